@@ -1,0 +1,44 @@
+"""Why a job was refused at acceptance. Each carries a stable code the API reports."""
+
+from __future__ import annotations
+
+
+class AcceptanceError(Exception):
+    """Bad input: nothing was written."""
+
+    code = "invalid"
+    status = 400
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class UnknownKind(AcceptanceError):
+    code = "unknown_kind"
+
+
+class InvalidPayload(AcceptanceError):
+    code = "invalid_payload"
+
+
+class InvalidOperationKey(AcceptanceError):
+    code = "invalid_operation_key"
+
+
+class PayloadTooLarge(AcceptanceError):
+    code = "too_large"
+    status = 413
+
+
+class UnsupportedDocument(AcceptanceError):
+    code = "unsupported_media_type"
+    status = 415
+
+
+class OperationKeyConflict(AcceptanceError):
+    """The key was already used for a different request by the same tenant and user."""
+
+    code = "operation_key_conflict"
+    status = 409

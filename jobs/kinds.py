@@ -1,0 +1,84 @@
+"""The one place job kinds are registered: name -> handler, payload schema, limits.
+
+The queue knows no workflow; apps register their kinds from ``AppConfig.ready()``.
+Acceptance refuses any kind that is not registered here (or not offered to users).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+from django.conf import settings
+
+if TYPE_CHECKING:
+    from .worker import JobContext
+
+
+class DocumentCheck(Protocol):
+    def __call__(self, *, content: bytes, name: str, content_type: str) -> str:
+        """Raise an AcceptanceError if the document is refused; return its media type."""
+
+
+class JobFailed(Exception):
+    """Raised by a handler to fail its job. ``retryable=False`` sends it to ``dead``."""
+
+    def __init__(self, message: str, *, retryable: bool = True, code: str = "handler_failed") -> None:
+        super().__init__(message)
+        self.message = message
+        self.retryable = retryable
+        self.code = code
+
+
+class JobDeferred(Exception):
+    """Raised by a handler to hand the job back until ``until`` without spending an attempt.
+
+    For a provider's 429: the outside system said "not now", which proves it did nothing.
+    """
+
+    def __init__(self, until: datetime, reason: str = "deferred") -> None:
+        super().__init__(reason)
+        self.until = until
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    handler: Callable[["JobContext"], dict[str, Any]]
+    payload_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
+    max_payload_bytes: int = 64 * 1024
+    deadline: timedelta = timedelta(minutes=5)
+    lease: timedelta | None = None
+    accepts_document: bool = False
+    max_document_bytes: int = 0
+    check_document: DocumentCheck | None = None
+    diagnostic: bool = False
+    description: str = ""
+
+
+_registry: dict[str, Kind] = {}
+
+
+def register(kind: Kind) -> Kind:
+    if kind.name in _registry and _registry[kind.name] is not kind:
+        raise ValueError(f"job kind {kind.name!r} is already registered")
+    _registry[kind.name] = kind
+    return kind
+
+
+def get(name: str) -> Kind | None:
+    return _registry.get(name)
+
+
+def offered(name: str) -> Kind | None:
+    """The kind if users may submit it: diagnostic kinds only when the setting allows."""
+    kind = _registry.get(name)
+    if kind is None or (kind.diagnostic and not settings.JOBS["DIAGNOSTIC_KINDS"]):
+        return None
+    return kind
+
+
+def offered_kinds() -> list[Kind]:
+    return [k for k in _registry.values() if offered(k.name)]

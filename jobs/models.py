@@ -1,0 +1,149 @@
+"""The job row is the queue entry: accepting a job commits this row and nothing else.
+
+Every state write goes through ``jobs.queue``; the models here only describe the rows.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractUser
+from django.db import models
+from django.db.models import Q
+
+
+class Tenant(models.Model):
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class User(AbstractUser):
+    """A person who belongs to exactly one tenant; identity alone decides the tenant."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, null=True, blank=True, related_name="members")
+
+
+class ApiToken(models.Model):
+    """A bearer token for API clients. Only the SHA-256 of the secret is kept."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="api_tokens")
+    prefix = models.CharField(max_length=12, help_text="The first characters, to tell tokens apart.")
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.user})"
+
+
+class JobQuerySet(models.QuerySet):
+    def for_tenant(self, tenant_id: int | None) -> "JobQuerySet":
+        return self.filter(tenant_id=tenant_id)
+
+    def needs_human(self) -> "JobQuerySet":
+        return self.filter(state__in=[Job.State.DEAD, Job.State.UNKNOWN])
+
+
+class Job(models.Model):
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        LEASED = "leased"
+        COMPLETED = "completed"
+        DEAD = "dead"
+        UNKNOWN = "unknown"
+
+    TERMINAL = frozenset({State.COMPLETED, State.DEAD, State.UNKNOWN})
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="jobs")
+    submitted_by = models.ForeignKey(User, on_delete=models.PROTECT, related_name="jobs")
+    kind = models.CharField(max_length=64)
+
+    # Immutable input: nothing writes these after acceptance.
+    payload = models.JSONField(default=dict, blank=True)
+    document = models.CharField(max_length=255, blank=True, help_text="Storage name of the accepted document.")
+    document_name = models.CharField(max_length=255, blank=True)
+    document_type = models.CharField(max_length=100, blank=True)
+    document_size = models.PositiveBigIntegerField(null=True, blank=True)
+    document_sha256 = models.CharField(max_length=64, blank=True)
+
+    operation_key = models.CharField(max_length=200)
+    request_fingerprint = models.CharField(max_length=64)
+
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    epoch = models.PositiveIntegerField(default=0, help_text="Ownership token; only ever grows.")
+    attempts = models.PositiveIntegerField(default=0)
+    max_attempts = models.PositiveIntegerField(default=3)
+    available_at = models.DateTimeField()
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    leased_by = models.CharField(max_length=100, blank=True)
+    deadline = models.DateTimeField()
+    external_started_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    result = models.JSONField(null=True, blank=True)
+
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = JobQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-id"]
+        permissions = [("triage_job", "Can retry, reconcile and discard jobs")]
+        constraints = [
+            # Idempotent acceptance is the database's promise, not a check-then-insert.
+            models.UniqueConstraint(
+                fields=["tenant", "submitted_by", "operation_key"], name="job_operation_key_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(state__in=["queued", "leased", "completed", "dead", "unknown"]),
+                name="job_state_valid",
+            ),
+        ]
+        indexes = [
+            # The claim: the oldest eligible queued job is the first entry of this index.
+            models.Index(fields=["available_at", "id"], condition=Q(state="queued"), name="job_claim_idx"),
+            # Recovery of expired leases reads only leased rows, oldest lease first.
+            models.Index(fields=["lease_expires_at"], condition=Q(state="leased"), name="job_lease_idx"),
+            # Deadline sweep over live jobs.
+            models.Index(fields=["deadline"], condition=Q(state__in=["queued", "leased"]), name="job_deadline_idx"),
+            # The tenant's list, newest first, optionally by state.
+            models.Index(fields=["tenant", "state", "-id"], name="job_tenant_state_idx"),
+            models.Index(fields=["tenant", "-id"], name="job_tenant_idx"),
+            models.Index(fields=["state", "updated_at"], name="job_state_updated_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"job {self.pk} ({self.kind}, {self.state})"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.state in self.TERMINAL
+
+
+class JobEvent(models.Model):
+    """Append-only telemetry of transitions and rejections. Never payload or document text.
+
+    ``to_state`` is empty for a rejected write (a stale completion, say): nothing moved,
+    but the attempt is on record.
+    """
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="events")
+    from_state = models.CharField(max_length=16, blank=True)
+    to_state = models.CharField(max_length=16, blank=True)
+    epoch = models.PositiveIntegerField()
+    actor = models.CharField(max_length=150)
+    reason = models.CharField(max_length=300, blank=True)
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["job", "id"], name="jobevent_job_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.job_id}: {self.from_state or '-'} -> {self.to_state or 'rejected'} @{self.epoch}"

@@ -1,0 +1,610 @@
+"""Every state write of a job, as a conditional write that states what must still hold.
+
+The job row is the queue entry. Each operation takes ``now`` from the caller's clock, is
+one short transaction, appends a ``JobEvent`` (never payload text) and returns what
+happened. A write whose WHERE clause no longer matches changes nothing: a stale worker's
+completion, say, is reported as rejected with the reason, and recorded as such.
+
+The hot path (claim, complete) is hand-written SQL: one statement per transition plus its
+event row, because the ORM's per-query overhead would dominate a loop whose database work
+is a few tens of microseconds. The colder operations use the ORM's ``filter().update()``,
+which is the same conditional UPDATE.
+
+SQLite: ``transaction.atomic()`` opens ``BEGIN IMMEDIATE`` (settings), so the claim holds
+the single write lock for one UPDATE and one INSERT. PostgreSQL: the claim's subquery
+takes the row ``FOR UPDATE SKIP LOCKED``, so concurrent claimers pass over each other's
+rows instead of queueing behind them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterator
+
+from contextlib import contextmanager
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+
+from . import documents, kinds
+from .errors import (
+    InvalidOperationKey,
+    InvalidPayload,
+    OperationKeyConflict,
+    PayloadTooLarge,
+    UnknownKind,
+    UnsupportedDocument,
+)
+from .models import Job, JobEvent
+
+log = logging.getLogger("jobs.queue")
+
+QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN = (
+    Job.State.QUEUED.value,
+    Job.State.LEASED.value,
+    Job.State.COMPLETED.value,
+    Job.State.DEAD.value,
+    Job.State.UNKNOWN.value,
+)
+MAX_OPERATION_KEY = 200
+
+
+# --- What the operations return ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a write did: applied (and the state it left), or rejected and why."""
+
+    applied: bool
+    state: str | None = None
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return self.applied
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A worker's authority over one job: valid only while the epoch is current."""
+
+    job_id: int
+    kind: str
+    epoch: int
+    attempt: int
+    lease_expires_at: datetime
+    deadline: datetime
+    payload: dict[str, Any]
+    worker: str
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    job: Job
+    created: bool
+
+
+class StaleEpoch(Exception):
+    """A fenced write found that the job is no longer this epoch's to write."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+# --- Accept ---------------------------------------------------------------------------
+
+
+def accept(
+    *,
+    tenant_id: int,
+    user_id: int,
+    kind: str,
+    payload: Any,
+    operation_key: str,
+    now: datetime,
+    document: documents.Upload | None = None,
+    offered_only: bool = True,
+) -> Acceptance:
+    """Commit a queued job, idempotently per tenant + user + operation key.
+
+    All validation happens before anything is written. The unique constraint, not a
+    prior look-up, decides a race between two requests carrying one key.
+    """
+    spec = kinds.offered(kind) if offered_only else kinds.get(kind)
+    if spec is None:
+        raise UnknownKind(f"unknown job kind {kind!r}", field="kind")
+    key = _check_operation_key(operation_key)
+    payload = {} if payload is None else payload
+    if not isinstance(payload, dict):
+        raise InvalidPayload("payload must be a JSON object", field="payload")
+    encoded = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if len(encoded.encode()) > spec.max_payload_bytes:
+        raise PayloadTooLarge(
+            f"payload is larger than {spec.max_payload_bytes} bytes for kind {kind!r}", field="payload"
+        )
+    _check_schema(spec, payload)
+    stored = None
+    if document is not None:
+        if not spec.accepts_document:
+            raise UnsupportedDocument(f"kind {kind!r} takes no document", field="document")
+        stored = documents.check_and_store(document, spec)
+    elif spec.accepts_document and spec.payload_schema.get("x-document-required"):
+        raise InvalidPayload("a document is required", field="document")
+
+    fingerprint = hashlib.sha256(
+        json.dumps([kind, encoded, stored.sha256 if stored else ""]).encode()
+    ).hexdigest()
+    try:
+        with transaction.atomic():
+            job = Job.objects.create(
+                tenant_id=tenant_id,
+                submitted_by_id=user_id,
+                kind=kind,
+                payload=payload,
+                document=stored.name if stored else "",
+                document_name=stored.original_name if stored else "",
+                document_type=stored.content_type if stored else "",
+                document_size=stored.size if stored else None,
+                document_sha256=stored.sha256 if stored else "",
+                operation_key=key,
+                request_fingerprint=fingerprint,
+                state=QUEUED,
+                max_attempts=settings.JOBS["MAX_ATTEMPTS"],
+                available_at=now,
+                deadline=now + spec.deadline,
+                created_at=now,
+                updated_at=now,
+            )
+            _record(job.pk, "", QUEUED, 0, f"user:{user_id}", "accepted", now)
+    except IntegrityError:
+        existing = Job.objects.filter(tenant_id=tenant_id, submitted_by_id=user_id, operation_key=key).first()
+        if existing is None:  # the constraint that fired was not ours
+            raise
+        if existing.request_fingerprint != fingerprint:
+            raise OperationKeyConflict(
+                "this Idempotency-Key was already used for a different request", field="operation_key"
+            ) from None
+        return Acceptance(existing, created=False)
+    _notify_accepted()
+    return Acceptance(job, created=True)
+
+
+def _check_operation_key(key: str | None) -> str:
+    key = (key or "").strip()
+    if not key:
+        raise InvalidOperationKey("an operation key (Idempotency-Key) is required", field="operation_key")
+    if len(key) > MAX_OPERATION_KEY or not key.isprintable():
+        raise InvalidOperationKey(
+            f"the operation key must be at most {MAX_OPERATION_KEY} printable characters", field="operation_key"
+        )
+    return key
+
+
+def _check_schema(spec: kinds.Kind, payload: dict[str, Any]) -> None:
+    import jsonschema
+
+    try:
+        jsonschema.validate(payload, spec.payload_schema)
+    except jsonschema.ValidationError as exc:
+        where = "payload" + "".join(f".{p}" for p in exc.absolute_path)
+        raise InvalidPayload(f"{where}: {exc.message}", field=where) from None
+
+
+def _notify_accepted() -> None:
+    """Wake idle PostgreSQL workers (LISTEN jobs_accepted); SQLite workers poll."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("NOTIFY jobs_accepted")
+
+
+# --- Claim ----------------------------------------------------------------------------
+
+
+def claim(*, now: datetime, worker: str, lease: timedelta | None = None) -> Claim | None:
+    """Lease the oldest eligible queued job to ``worker``, or return None.
+
+    The epoch and attempt count grow by one and the lease is set, never past the deadline.
+    A job found already past its deadline goes to ``dead`` instead, and the next is tried.
+    """
+    lease = lease or timedelta(seconds=settings.JOBS["DEFAULT_LEASE_SECONDS"])
+    sql = _claim_sql()
+    t_now = _db_time(now)
+    expires = _db_time(now + lease)
+    while True:
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute(sql, [t_now, t_now, t_now, expires, worker, t_now, t_now, t_now, t_now])
+                row = cursor.fetchone()
+                if row is None:
+                    return None
+                job_id, kind, state, epoch, attempts, lease_expires_at, deadline, payload = row
+                if state == LEASED:
+                    cursor.execute(_EVENT_SQL, [job_id, QUEUED, LEASED, epoch, f"worker:{worker}", "claimed", t_now])
+                else:
+                    cursor.execute(
+                        _EVENT_SQL, [job_id, QUEUED, DEAD, epoch, "queue", "deadline passed before claim", t_now]
+                    )
+                    continue
+        return Claim(
+            job_id=job_id,
+            kind=kind,
+            epoch=epoch,
+            attempt=attempts,
+            lease_expires_at=_py_time(lease_expires_at),
+            deadline=_py_time(deadline),
+            payload=json.loads(payload) if isinstance(payload, (str, bytes)) else payload,
+            worker=worker,
+        )
+
+
+def _claim_sql() -> str:
+    sql = _CLAIM_SQL.get(connection.vendor)
+    if sql is None:
+        table = Job._meta.db_table
+        least = "LEAST" if connection.vendor == "postgresql" else "MIN"
+        skip_locked = "FOR UPDATE SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
+        # The subquery is the index seek on job_claim_idx (state='queued', available_at, id).
+        sql = f"""
+            UPDATE {table} SET
+                state = CASE WHEN deadline > %s THEN 'leased' ELSE 'dead' END,
+                epoch = CASE WHEN deadline > %s THEN epoch + 1 ELSE epoch END,
+                attempts = CASE WHEN deadline > %s THEN attempts + 1 ELSE attempts END,
+                lease_expires_at = {least}(%s, deadline),
+                leased_by = %s,
+                updated_at = %s,
+                finished_at = CASE WHEN deadline > %s THEN NULL ELSE %s END
+            WHERE id = (
+                SELECT id FROM {table}
+                WHERE state = 'queued' AND available_at <= %s
+                ORDER BY available_at, id
+                LIMIT 1 {skip_locked}
+            ) AND state = 'queued'
+            RETURNING id, kind, state, epoch, attempts, lease_expires_at, deadline, payload
+        """
+        _CLAIM_SQL[connection.vendor] = sql
+    return sql
+
+
+_CLAIM_SQL: dict[str, str] = {}
+_EVENT_SQL = (
+    f"INSERT INTO {JobEvent._meta.db_table} (job_id, from_state, to_state, epoch, actor, reason, at) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s)"
+)
+
+
+# --- While the job runs -------------------------------------------------------------
+
+
+def _owned(job_id: int, epoch: int, now: datetime):
+    """The rows this epoch may still write: its own, leased, lease and deadline unexpired."""
+    return Job.objects.filter(
+        pk=job_id, epoch=epoch, state=LEASED, lease_expires_at__gt=now, deadline__gt=now
+    )
+
+
+def renew(*, job_id: int, epoch: int, now: datetime, lease: timedelta) -> Outcome:
+    """Extend the lease to ``now + lease``, never past the deadline.
+
+    Renewals are not transitions and leave no event; a rejected renewal does.
+    """
+    with transaction.atomic():
+        job = _owned(job_id, epoch, now).values("deadline").first()
+        if job is not None:
+            expires = min(now + lease, job["deadline"])
+            if _owned(job_id, epoch, now).update(lease_expires_at=expires, updated_at=now):
+                return Outcome(True, LEASED)
+        reason = _why_not_owned(job_id, epoch, now)
+        _record(job_id, LEASED, "", epoch, "queue", f"renewal rejected: {reason}", now)
+    return Outcome(False, None, reason)
+
+
+def mark_external_start(*, job_id: int, epoch: int, now: datetime, what: str = "external call") -> Outcome:
+    """Commit the marker *before* any outside call: after it, an expired lease means unknown."""
+    with transaction.atomic():
+        if _owned(job_id, epoch, now).update(external_started_at=now, updated_at=now):
+            _record(job_id, LEASED, LEASED, epoch, "worker", f"external start: {what}", now)
+            return Outcome(True, LEASED)
+        reason = _why_not_owned(job_id, epoch, now)
+        _record(job_id, LEASED, "", epoch, "queue", f"external start rejected: {reason}", now)
+    return Outcome(False, None, reason)
+
+
+def clear_external_start(*, job_id: int, epoch: int, now: datetime, what: str = "external call") -> Outcome:
+    """The outside call finished and its outcome is saved: a crash from here is safe again."""
+    with transaction.atomic():
+        if _owned(job_id, epoch, now).update(external_started_at=None, updated_at=now):
+            _record(job_id, LEASED, LEASED, epoch, "worker", f"external call settled: {what}", now)
+            return Outcome(True, LEASED)
+        reason = _why_not_owned(job_id, epoch, now)
+    return Outcome(False, None, reason)
+
+
+@contextmanager
+def fenced(*, job_id: int, epoch: int, now: datetime) -> Iterator[None]:
+    """A transaction that holds only while ``epoch`` still owns the job.
+
+    Other apps write their per-job rows (the agent's checkpoint) inside it, so a stale
+    worker cannot write one: the guarded UPDATE locks the job row first, and raises
+    ``StaleEpoch`` when it matches nothing.
+    """
+    with transaction.atomic():
+        if not _owned(job_id, epoch, now).update(updated_at=now):
+            raise StaleEpoch(_why_not_owned(job_id, epoch, now))
+        yield
+
+
+# --- Finish ---------------------------------------------------------------------------
+
+
+def complete(*, job_id: int, epoch: int, result: dict[str, Any], now: datetime, actor: str = "worker") -> Outcome:
+    """Save the result: only for this epoch, still leased, lease and deadline unexpired."""
+    t_now = _db_time(now)
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _complete_sql(),
+                [connection.ops.adapt_json_value(result, None), t_now, t_now, job_id, epoch, t_now, t_now],
+            )
+            if cursor.rowcount == 1:
+                cursor.execute(_EVENT_SQL, [job_id, LEASED, COMPLETED, epoch, actor, "completed", t_now])
+                return Outcome(True, COMPLETED)
+        reason = _why_not_owned(job_id, epoch, now)
+        _record(job_id, LEASED, "", epoch, actor, f"stale completion rejected: {reason}", now)
+    return Outcome(False, None, reason)
+
+
+def _complete_sql() -> str:
+    return (
+        f"UPDATE {Job._meta.db_table} SET state = 'completed', result = %s, lease_expires_at = NULL, "
+        "updated_at = %s, finished_at = %s, last_error = '' "
+        "WHERE id = %s AND epoch = %s AND state = 'leased' AND lease_expires_at > %s AND deadline > %s"
+    )
+
+
+def fail(
+    *,
+    job_id: int,
+    epoch: int,
+    error: str,
+    now: datetime,
+    retryable: bool = True,
+    actor: str = "worker",
+    rng: random.Random | None = None,
+) -> Outcome:
+    """A failed attempt: back to ``queued`` after a jittered backoff, or ``dead``.
+
+    Dead when the failure is not retryable, the attempts are spent, or the next try could
+    only start after the deadline. A failure after the external-start marker is ``unknown``:
+    nobody can say whether the outside effect happened.
+    """
+    error = error[:1000]
+    with transaction.atomic():
+        job = _held(job_id, epoch)
+        if job is None:
+            reason = _why_not_owned(job_id, epoch, now)
+            _record(job_id, LEASED, "", epoch, actor, f"failure report rejected: {reason}", now)
+            return Outcome(False, None, reason)
+        retry_at = now + backoff(job.attempts, rng=rng)
+        if job.external_started_at is not None:
+            to, why = UNKNOWN, "failed after external start"
+        elif not retryable:
+            to, why = DEAD, "failed, not retryable"
+        elif job.attempts >= job.max_attempts:
+            to, why = DEAD, f"failed, {job.attempts} attempts spent"
+        elif retry_at >= job.deadline:
+            to, why = DEAD, "failed, next try would start after the deadline"
+        else:
+            to, why = QUEUED, "failed, will retry"
+        changes: dict[str, Any] = {"state": to, "lease_expires_at": None, "last_error": error, "updated_at": now}
+        if to == QUEUED:
+            changes["available_at"] = retry_at
+        else:
+            changes["finished_at"] = now
+        Job.objects.filter(pk=job_id, epoch=epoch, state=LEASED).update(**changes)
+        _record(job_id, LEASED, to, epoch, actor, why, now)
+    return Outcome(True, to, why)
+
+
+def defer(*, job_id: int, epoch: int, until: datetime, now: datetime, reason: str, actor: str = "worker") -> Outcome:
+    """Hand the job back until ``until`` without spending the attempt.
+
+    For an outside system that said "not now" (a 429 with Retry-After: it did nothing, so
+    the external-start marker is cleared) and for a worker shutting down before it began.
+    Dead if ``until`` is not before the deadline.
+    """
+    with transaction.atomic():
+        job = _held(job_id, epoch)
+        if job is None:
+            why = _why_not_owned(job_id, epoch, now)
+            _record(job_id, LEASED, "", epoch, actor, f"deferral rejected: {why}", now)
+            return Outcome(False, None, why)
+        if until >= job.deadline:
+            to, changes = DEAD, {"finished_at": now, "last_error": f"{reason}; no time left before the deadline"}
+        else:
+            to, changes = QUEUED, {"available_at": until, "attempts": max(job.attempts - 1, 0)}
+        Job.objects.filter(pk=job_id, epoch=epoch, state=LEASED).update(
+            state=to, lease_expires_at=None, external_started_at=None, updated_at=now, **changes
+        )
+        _record(job_id, LEASED, to, epoch, actor, f"deferred: {reason}"[:300], now)
+    return Outcome(True, to, reason)
+
+
+def _held(job_id: int, epoch: int) -> Job | None:
+    """This epoch's leased job, locked for the rest of the transaction (PostgreSQL)."""
+    return (
+        Job.objects.select_for_update()
+        .filter(pk=job_id, epoch=epoch, state=LEASED)
+        .only("attempts", "max_attempts", "deadline", "external_started_at")
+        .first()
+    )
+
+
+def backoff(attempts: int, *, rng: random.Random | None = None) -> timedelta:
+    """Exponential backoff with jitter: base * 2^(n-1), capped, scaled by 50-100%."""
+    base = settings.JOBS["RETRY_BASE_SECONDS"] * 2 ** max(attempts - 1, 0)
+    capped = min(base, settings.JOBS["RETRY_MAX_SECONDS"])
+    return timedelta(seconds=capped * (0.5 + 0.5 * (rng or random).random()))
+
+
+# --- Recover --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Recovery:
+    requeued: list[int]
+    unknown: list[int]
+    dead: list[int]
+
+    @property
+    def total(self) -> int:
+        return len(self.requeued) + len(self.unknown) + len(self.dead)
+
+
+def recover(*, now: datetime, limit: int = 500) -> Recovery:
+    """Sweep expired leases and passed deadlines, in one bounded transaction.
+
+    Expired lease: back to ``queued``; ``unknown`` if the external-start marker is set
+    (nobody may repeat an outside call automatically); ``dead`` if the attempts are spent
+    or the deadline passed. Live jobs past their deadline: ``dead`` (``unknown`` if an
+    external call had started). Each UPDATE repeats the conditions in its WHERE clause,
+    so a job a worker completed a moment earlier is left alone.
+    """
+    table = Job._meta.db_table
+    t_now = _db_time(now)
+    requeued: list[int] = []
+    unknown: list[int] = []
+    dead: list[int] = []
+    events: list[JobEvent] = []
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            UPDATE {table} SET
+                state = CASE
+                    WHEN external_started_at IS NOT NULL THEN 'unknown'
+                    WHEN deadline <= %s OR attempts >= max_attempts THEN 'dead'
+                    ELSE 'queued' END,
+                available_at = %s, lease_expires_at = NULL, updated_at = %s,
+                finished_at = CASE
+                    WHEN external_started_at IS NOT NULL OR deadline <= %s OR attempts >= max_attempts
+                    THEN %s ELSE NULL END,
+                last_error = CASE
+                    WHEN external_started_at IS NOT NULL THEN 'lease expired after the external-start marker'
+                    WHEN deadline <= %s THEN 'deadline passed'
+                    WHEN attempts >= max_attempts THEN 'lease expired; attempts spent'
+                    ELSE 'lease expired' END
+            WHERE id IN (
+                SELECT id FROM {table} WHERE state = 'leased' AND lease_expires_at <= %s
+                ORDER BY lease_expires_at LIMIT %s
+            ) AND state = 'leased' AND lease_expires_at <= %s
+            RETURNING id, state, epoch, last_error
+            """,
+            [t_now, t_now, t_now, t_now, t_now, t_now, t_now, limit, t_now],
+        )
+        for job_id, state, epoch, why in cursor.fetchall():
+            {QUEUED: requeued, UNKNOWN: unknown, DEAD: dead}[state].append(job_id)
+            events.append(JobEvent(job_id=job_id, from_state=LEASED, to_state=state, epoch=epoch,
+                                   actor="recovery", reason=why, at=now))
+        for from_state in (QUEUED, LEASED):
+            cursor.execute(
+                f"""
+                UPDATE {table} SET
+                    state = CASE WHEN external_started_at IS NOT NULL THEN 'unknown' ELSE 'dead' END,
+                    lease_expires_at = NULL, updated_at = %s, finished_at = %s,
+                    last_error = 'deadline passed'
+                WHERE id IN (
+                    SELECT id FROM {table} WHERE state = %s AND deadline <= %s ORDER BY deadline LIMIT %s
+                ) AND state = %s AND deadline <= %s
+                RETURNING id, state, epoch
+                """,
+                [t_now, t_now, from_state, t_now, limit, from_state, t_now],
+            )
+            for job_id, state, epoch in cursor.fetchall():
+                (unknown if state == UNKNOWN else dead).append(job_id)
+                events.append(JobEvent(job_id=job_id, from_state=from_state, to_state=state, epoch=epoch,
+                                       actor="recovery", reason="deadline passed", at=now))
+        JobEvent.objects.bulk_create(events)
+    return Recovery(requeued, unknown, dead)
+
+
+# --- Staff ----------------------------------------------------------------------------
+
+
+def requeue(*, job_id: int, expected_state: str, actor: str, reason: str, now: datetime,
+            deadline: timedelta | None = None) -> Outcome:
+    """Staff move a dead or unknown job back to ``queued`` with fresh attempts.
+
+    Applies only if the job is still in the state the staff member saw. The epoch is kept
+    (the next claim raises it), so no token a worker ever held becomes valid again.
+    """
+    if expected_state not in (DEAD, UNKNOWN):
+        return Outcome(False, None, f"only dead or unknown jobs can be requeued, not {expected_state}")
+    with transaction.atomic():
+        job = Job.objects.filter(pk=job_id).only("kind", "epoch").first()
+        if job is None:
+            return Outcome(False, None, "no such job")
+        spec = kinds.get(job.kind)
+        new_deadline = now + (deadline or (spec.deadline if spec else timedelta(seconds=settings.JOBS["DEFAULT_DEADLINE_SECONDS"])))
+        moved = Job.objects.filter(pk=job_id, state=expected_state).update(
+            state=QUEUED, attempts=0, available_at=now, deadline=new_deadline, lease_expires_at=None,
+            external_started_at=None, finished_at=None, updated_at=now,
+        )
+        if not moved:
+            return Outcome(False, None, f"no longer {expected_state}")
+        _record(job_id, expected_state, QUEUED, job.epoch, actor, reason, now)
+    _notify_accepted()
+    return Outcome(True, QUEUED, reason)
+
+
+def resolve(*, job_id: int, expected_state: str, to_state: str, actor: str, reason: str, now: datetime,
+            result: dict[str, Any] | None = None) -> Outcome:
+    """Staff settle an unknown job as ``completed`` (with the outcome) or ``dead`` (discard)."""
+    if expected_state != UNKNOWN or to_state not in (COMPLETED, DEAD):
+        return Outcome(False, None, f"cannot move {expected_state} to {to_state}")
+    changes: dict[str, Any] = {"state": to_state, "updated_at": now, "finished_at": now, "lease_expires_at": None}
+    if to_state == COMPLETED:
+        changes["result"] = result or {}
+    with transaction.atomic():
+        job = Job.objects.filter(pk=job_id).only("epoch").first()
+        if job is None or not Job.objects.filter(pk=job_id, state=expected_state).update(**changes):
+            return Outcome(False, None, f"no longer {expected_state}")
+        _record(job_id, expected_state, to_state, job.epoch, actor, reason, now)
+    return Outcome(True, to_state, reason)
+
+
+# --- Helpers ---------------------------------------------------------------------------
+
+
+def _why_not_owned(job_id: int, epoch: int, now: datetime) -> str:
+    """Say which condition of the fenced write no longer holds (the cold path)."""
+    job = Job.objects.filter(pk=job_id).values("state", "epoch", "lease_expires_at", "deadline").first()
+    if job is None:
+        return "no such job"
+    if job["epoch"] != epoch:
+        return f"epoch {epoch} superseded by {job['epoch']}"
+    if job["state"] != LEASED:
+        return f"job is {job['state']}"
+    if job["deadline"] <= now:
+        return "deadline passed"
+    if job["lease_expires_at"] is None or job["lease_expires_at"] <= now:
+        return "lease expired"
+    return "conditions changed"
+
+
+def _record(job_id: int, from_state: str, to_state: str, epoch: int, actor: str, reason: str, now: datetime) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(_EVENT_SQL, [job_id, from_state, to_state, epoch, actor[:150], reason[:300], _db_time(now)])
+
+
+def _db_time(value: datetime) -> Any:
+    return connection.ops.adapt_datetimefield_value(value)
+
+
+def _py_time(value: Any) -> datetime:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(value).replace(tzinfo=timezone.utc)

@@ -1,0 +1,85 @@
+"""Fixtures: a logical clock, tenants and members as factories, accepted jobs."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from jobs import queue
+from jobs.clock import LogicalClock
+from jobs.members import create_member
+
+ROOT = Path(__file__).resolve().parent.parent
+_names = itertools.count(1)
+
+
+@pytest.fixture
+def clock() -> LogicalClock:
+    return LogicalClock()
+
+
+@pytest.fixture
+def make_member(db):
+    def make(tenant: str = "acme", username: str | None = None, **kwargs):
+        user, _ = create_member(username=username or f"user{next(_names)}", tenant_slug=tenant, **kwargs)
+        return user
+
+    return make
+
+
+@pytest.fixture
+def alice(make_member):
+    return make_member("acme", "alice", password="alice-pass-123")
+
+
+@pytest.fixture
+def bob(make_member):
+    return make_member("globex", "bob", password="bob-pass-123")
+
+
+@pytest.fixture
+def accept(clock, alice):
+    """Accept a job as alice (or another member) on the logical clock."""
+
+    def accept_(kind: str = "diagnostic.sleep", payload: dict | None = None, *, user=None,
+                key: str | None = None, **kwargs):
+        user = user or alice
+        return queue.accept(
+            tenant_id=user.tenant_id, user_id=user.pk, kind=kind, payload=payload or {},
+            operation_key=key or f"op-{next(_names)}", now=kwargs.pop("now", clock.now()),
+            offered_only=False, **kwargs,
+        ).job
+
+    return accept_
+
+
+def database_url() -> str:
+    """A DATABASE_URL for child processes: the test database this run created."""
+    s = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{s['NAME']}"
+    host = s.get("HOST") or "127.0.0.1"
+    port = s.get("PORT") or 5432
+    user = s.get("USER") or "postgres"
+    return f"postgresql://{user}@{host}:{port}/{s['NAME']}"
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(DATABASE_URL=database_url(), DJANGO_SETTINGS_MODULE="jobsite.settings", PYTHONPATH=str(ROOT))
+    env.update(extra)
+    return env
+
+
+PYTHON = sys.executable
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Members are made in almost every test; the production hasher is slow on purpose."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
