@@ -56,6 +56,9 @@ class Kind:
     check_document: DocumentCheck | None = None
     diagnostic: bool = False
     description: str = ""
+    # For staff pages: the kind's own view of a job's progress (the agent's checkpoint),
+    # so the queue app can show it without importing the app that owns it.
+    progress: Callable[[int], dict[str, Any] | None] | None = None
 
 
 _registry: dict[str, Kind] = {}
