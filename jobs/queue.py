@@ -28,7 +28,7 @@ from typing import Any, Iterator
 
 from contextlib import contextmanager
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, connection
 
 from . import documents, kinds
 from .errors import (
@@ -40,6 +40,7 @@ from .errors import (
     UnsupportedDocument,
 )
 from .models import Job, JobEvent
+from .writelock import write_transaction
 
 log = logging.getLogger("jobs.queue")
 
@@ -140,7 +141,7 @@ def accept(
         json.dumps([kind, encoded, stored.sha256 if stored else ""]).encode()
     ).hexdigest()
     try:
-        with transaction.atomic():
+        with write_transaction():
             job = Job.objects.create(
                 tenant_id=tenant_id,
                 submitted_by_id=user_id,
@@ -216,7 +217,7 @@ def claim(*, now: datetime, worker: str, lease: timedelta | None = None) -> Clai
     t_now = _db_time(now)
     expires = _db_time(now + lease)
     while True:
-        with transaction.atomic():
+        with write_transaction():
             with connection.cursor() as cursor:
                 cursor.execute(sql, [t_now, t_now, t_now, expires, worker, t_now, t_now, t_now, t_now])
                 row = cursor.fetchone()
@@ -292,7 +293,7 @@ def renew(*, job_id: int, epoch: int, now: datetime, lease: timedelta) -> Outcom
 
     Renewals are not transitions and leave no event; a rejected renewal does.
     """
-    with transaction.atomic():
+    with write_transaction():
         job = _owned(job_id, epoch, now).values("deadline").first()
         if job is not None:
             expires = min(now + lease, job["deadline"])
@@ -305,7 +306,7 @@ def renew(*, job_id: int, epoch: int, now: datetime, lease: timedelta) -> Outcom
 
 def mark_external_start(*, job_id: int, epoch: int, now: datetime, what: str = "external call") -> Outcome:
     """Commit the marker *before* any outside call: after it, an expired lease means unknown."""
-    with transaction.atomic():
+    with write_transaction():
         if _owned(job_id, epoch, now).update(external_started_at=now, updated_at=now):
             _record(job_id, LEASED, LEASED, epoch, "worker", f"external start: {what}", now)
             return Outcome(True, LEASED)
@@ -316,7 +317,7 @@ def mark_external_start(*, job_id: int, epoch: int, now: datetime, what: str = "
 
 def clear_external_start(*, job_id: int, epoch: int, now: datetime, what: str = "external call") -> Outcome:
     """The outside call finished and its outcome is saved: a crash from here is safe again."""
-    with transaction.atomic():
+    with write_transaction():
         if _owned(job_id, epoch, now).update(external_started_at=None, updated_at=now):
             _record(job_id, LEASED, LEASED, epoch, "worker", f"external call settled: {what}", now)
             return Outcome(True, LEASED)
@@ -332,7 +333,7 @@ def fenced(*, job_id: int, epoch: int, now: datetime) -> Iterator[None]:
     worker cannot write one: the guarded UPDATE locks the job row first, and raises
     ``StaleEpoch`` when it matches nothing.
     """
-    with transaction.atomic():
+    with write_transaction():
         if not _owned(job_id, epoch, now).update(updated_at=now):
             raise StaleEpoch(_why_not_owned(job_id, epoch, now))
         yield
@@ -344,7 +345,7 @@ def fenced(*, job_id: int, epoch: int, now: datetime) -> Iterator[None]:
 def complete(*, job_id: int, epoch: int, result: dict[str, Any], now: datetime, actor: str = "worker") -> Outcome:
     """Save the result: only for this epoch, still leased, lease and deadline unexpired."""
     t_now = _db_time(now)
-    with transaction.atomic():
+    with write_transaction():
         with connection.cursor() as cursor:
             cursor.execute(
                 _complete_sql(),
@@ -383,7 +384,7 @@ def fail(
     nobody can say whether the outside effect happened.
     """
     error = error[:1000]
-    with transaction.atomic():
+    with write_transaction():
         job = _held(job_id, epoch)
         if job is None:
             reason = _why_not_owned(job_id, epoch, now)
@@ -417,7 +418,7 @@ def defer(*, job_id: int, epoch: int, until: datetime, now: datetime, reason: st
     the external-start marker is cleared) and for a worker shutting down before it began.
     Dead if ``until`` is not before the deadline.
     """
-    with transaction.atomic():
+    with write_transaction():
         job = _held(job_id, epoch)
         if job is None:
             why = _why_not_owned(job_id, epoch, now)
@@ -480,7 +481,7 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
     unknown: list[int] = []
     dead: list[int] = []
     events: list[JobEvent] = []
-    with transaction.atomic(), connection.cursor() as cursor:
+    with write_transaction(), connection.cursor() as cursor:
         cursor.execute(
             f"""
             UPDATE {table} SET
@@ -543,7 +544,7 @@ def requeue(*, job_id: int, expected_state: str, actor: str, reason: str, now: d
     """
     if expected_state not in (DEAD, UNKNOWN):
         return Outcome(False, None, f"only dead or unknown jobs can be requeued, not {expected_state}")
-    with transaction.atomic():
+    with write_transaction():
         job = Job.objects.filter(pk=job_id).only("kind", "epoch").first()
         if job is None:
             return Outcome(False, None, "no such job")
@@ -568,7 +569,7 @@ def resolve(*, job_id: int, expected_state: str, to_state: str, actor: str, reas
     changes: dict[str, Any] = {"state": to_state, "updated_at": now, "finished_at": now, "lease_expires_at": None}
     if to_state == COMPLETED:
         changes["result"] = result or {}
-    with transaction.atomic():
+    with write_transaction():
         job = Job.objects.filter(pk=job_id).only("epoch").first()
         if job is None or not Job.objects.filter(pk=job_id, state=expected_state).update(**changes):
             return Outcome(False, None, f"no longer {expected_state}")

@@ -1,0 +1,57 @@
+"""Concurrency claims, proven with real OS processes on the real test database."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections import Counter
+
+import pytest
+
+from jobs.clock import system_clock
+from jobs.models import Job
+from tests.conftest import PYTHON, ROOT, child_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+def run_children(*argvs: list[str]) -> list[str]:
+    procs = [
+        subprocess.Popen([PYTHON, "-m", "tests.procs", *argv], cwd=ROOT, env=child_env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for argv in argvs
+    ]
+    outputs = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert "database is locked" not in err
+        outputs.append(out)
+    return outputs
+
+
+def test_two_claimers_in_two_processes_never_get_the_same_job_and_epoch(accept):
+    jobs = [accept("diagnostic.noop", now=system_clock.now()).pk for _ in range(300)]
+    start = str(time.time() + 1.5)  # both children start claiming at the same instant
+
+    outputs = run_children(["claim_all", "w1", start], ["claim_all", "w2", start])
+
+    claims = [tuple(map(int, line.split())) for out in outputs for line in out.splitlines()]
+    assert sorted(job for job, _ in claims) == sorted(jobs)  # each job claimed exactly once
+    assert Counter(epoch for _, epoch in claims) == {1: len(jobs)}
+    counts = [len(out.splitlines()) for out in outputs]
+    print("claims per process:", counts)
+    assert min(counts) > 0, "both processes should have claimed work"
+    assert Job.objects.filter(state="completed").count() == len(jobs)
+
+
+def test_two_processes_accepting_with_one_key_make_one_row(alice):
+    start = str(time.time() + 1.5)
+    argv = ["accept_once", "same-key", start, str(alice.tenant_id), str(alice.pk)]
+
+    outputs = run_children(argv, argv)
+
+    results = sorted(out.split()[1] for out in outputs)
+    assert results == ["False", "True"]
+    assert len({out.split()[0] for out in outputs}) == 1
+    assert Job.objects.filter(operation_key="same-key").count() == 1
