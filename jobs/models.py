@@ -59,7 +59,7 @@ class Job(models.Model):
 
     TERMINAL = frozenset({State.COMPLETED, State.DEAD, State.UNKNOWN})
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="jobs")
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="jobs", db_index=False)
     submitted_by = models.ForeignKey(User, on_delete=models.PROTECT, related_name="jobs")
     kind = models.CharField(max_length=64)
 
@@ -110,12 +110,11 @@ class Job(models.Model):
             models.Index(fields=["available_at", "id"], condition=Q(state="queued"), name="job_claim_idx"),
             # Recovery of expired leases reads only leased rows, oldest lease first.
             models.Index(fields=["lease_expires_at"], condition=Q(state="leased"), name="job_lease_idx"),
-            # Deadline sweep over live jobs.
-            models.Index(fields=["deadline"], condition=Q(state__in=["queued", "leased"]), name="job_deadline_idx"),
-            # The tenant's list, newest first, optionally by state.
-            models.Index(fields=["tenant", "state", "-id"], name="job_tenant_state_idx"),
+            # Deadline sweep over live jobs, one state at a time; also counts per state.
+            models.Index(fields=["state", "deadline"], name="job_deadline_idx"),
+            # The tenant's list, newest first. Deliberately no index that holds the state
+            # beyond the three above: every transition rewrites each of them.
             models.Index(fields=["tenant", "-id"], name="job_tenant_idx"),
-            models.Index(fields=["state", "updated_at"], name="job_state_updated_idx"),
         ]
 
     def __str__(self) -> str:
@@ -133,7 +132,7 @@ class JobEvent(models.Model):
     but the attempt is on record.
     """
 
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="events")
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="events", db_index=False)
     from_state = models.CharField(max_length=16, blank=True)
     to_state = models.CharField(max_length=16, blank=True)
     epoch = models.PositiveIntegerField()

@@ -1,0 +1,220 @@
+"""The queue benchmark: the project's claim -> complete path against a bare sqlite3 loop.
+
+Everything is measured in one run on throwaway SQLite files, so the figures are ratios
+taken on the same machine at the same moment: the project's path (Django, the queue
+module, the fair write lock) drains one copy of the data; a bare ``sqlite3`` loop running
+the same statements (event rows included) drains another. Child processes do the project's
+part, because Django's database settings are fixed per process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Callable
+
+from django.conf import settings
+
+MANAGE = str(Path(settings.BASE_DIR) / "manage.py")
+
+
+# --- Roles run inside child processes (DATABASE_URL points at a throwaway file) ---------
+
+
+def seed(jobs: int) -> None:
+    """Migrate a fresh database and add ``jobs`` queued diagnostic.noop jobs."""
+    from django.core.management import call_command
+
+    from .members import create_member
+    from .models import Job
+
+    call_command("migrate", verbosity=0)
+    user, _ = create_member(username="bench", tenant_slug="bench", password="bench-password")
+    now = datetime.now(timezone.utc) - timedelta(seconds=1)
+    batch = []
+    for n in range(jobs):
+        batch.append(Job(
+            tenant_id=user.tenant_id, submitted_by=user, kind="diagnostic.noop", payload={},
+            operation_key=f"bench-{n}", request_fingerprint="bench", state="queued",
+            available_at=now, deadline=now + timedelta(days=1), created_at=now, updated_at=now,
+        ))
+        if len(batch) == 5000:
+            Job.objects.bulk_create(batch)
+            batch = []
+    Job.objects.bulk_create(batch)
+
+
+def drain(worker: str) -> dict[str, float]:
+    """The project's path: queue.claim -> queue.complete until nothing is eligible."""
+    from . import queue
+    from .clock import system_clock
+
+    done = 0
+    t0, started = time.time(), time.perf_counter()
+    while (c := queue.claim(now=system_clock.now(), worker=worker)) is not None:
+        queue.complete(job_id=c.job_id, epoch=c.epoch, result={"ok": True}, now=system_clock.now())
+        done += 1
+    return {"jobs": done, "seconds": time.perf_counter() - started, "t0": t0, "t1": time.time()}
+
+
+def claim_time(claims: int) -> dict[str, float]:
+    """Mean seconds per claim at the current queue depth."""
+    from . import queue
+    from .clock import system_clock
+
+    started = time.perf_counter()
+    for n in range(claims):
+        queue.claim(now=system_clock.now(), worker="timer")
+    return {"mean": (time.perf_counter() - started) / claims}
+
+
+ROLES: dict[str, Callable[..., object]] = {"seed": seed, "drain": drain, "claim_time": claim_time}
+
+
+# --- The bare loop ------------------------------------------------------------------------
+
+
+def bare_drain(path: Path, synchronous: str) -> dict[str, float]:
+    """The same statements through the sqlite3 module: BEGIN IMMEDIATE, claim, event,
+    COMMIT; BEGIN IMMEDIATE, complete, event, COMMIT."""
+    from .queue import EVENT_SQL, claim_statement, complete_statement
+
+    claim_sql = claim_statement("sqlite").replace("%s", "?")
+    complete_sql = complete_statement().replace("%s", "?")
+    event_sql = EVENT_SQL.replace("%s", "?")
+    db = sqlite3.connect(path, isolation_level=None, timeout=5)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute(f"PRAGMA synchronous={synchronous}")
+    result = json.dumps({"ok": True})
+    done = 0
+
+    def ts(dt: datetime) -> str:
+        return dt.replace(tzinfo=None).isoformat(" ")
+
+    started = time.perf_counter()
+    while True:
+        now = datetime.now(timezone.utc)
+        t_now, expires = ts(now), ts(now + timedelta(seconds=30))
+        db.execute("BEGIN IMMEDIATE")
+        row = db.execute(claim_sql, [t_now, t_now, t_now, expires, "bare", t_now, t_now, t_now, t_now]).fetchone()
+        if row is None:
+            db.execute("COMMIT")
+            break
+        job_id, epoch = row[0], row[3]
+        db.execute(event_sql, [job_id, "queued", "leased", epoch, "worker:bare", "claimed", t_now])
+        db.execute("COMMIT")
+        t_now = ts(datetime.now(timezone.utc))
+        db.execute("BEGIN IMMEDIATE")
+        cur = db.execute(complete_sql, [result, t_now, t_now, job_id, epoch, t_now, t_now])
+        if cur.rowcount == 1:
+            db.execute(event_sql, [job_id, "leased", "completed", epoch, "worker", "completed", t_now])
+        db.execute("COMMIT")
+        done += 1
+    db.close()
+    return {"jobs": done, "seconds": time.perf_counter() - started}
+
+
+# --- Orchestration ------------------------------------------------------------------------
+
+
+@dataclass
+class Workspace:
+    root: Path
+    copies: int = 0
+
+    def url(self, name: str) -> str:
+        return f"sqlite:///{self.root / name}"
+
+    def copy(self, src: str, dst: str) -> Path:
+        """A fresh copy under a new name: a stale -wal beside a reused name would be replayed."""
+        for suffix in ("-wal", "-shm"):
+            if (self.root / (src + suffix)).exists():
+                raise RuntimeError("template database was not checkpointed")
+        self.copies += 1
+        target = self.root / f"{self.copies}-{dst}"
+        shutil.copyfile(self.root / src, target)
+        return target
+
+
+def child(role: str, url: str, synchronous: str = "FULL", **kwargs: object) -> subprocess.Popen:
+    env = dict(os.environ, DATABASE_URL=url, SQLITE_SYNCHRONOUS=synchronous, JOBS_LOG_LEVEL="WARNING")
+    return subprocess.Popen(
+        [sys.executable, MANAGE, "queuebench", "--role", role, "--role-args", json.dumps(kwargs)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def finish(proc: subprocess.Popen) -> dict:
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark child failed: {err.strip()[-2000:]}")
+    if "database is locked" in err:
+        raise RuntimeError("a child saw 'database is locked'")
+    return json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
+
+
+def make_template(ws: Workspace, name: str, jobs: int) -> None:
+    finish(child("seed", ws.url(name), jobs=jobs))
+    db = sqlite3.connect(ws.root / name)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.execute("PRAGMA journal_mode=DELETE")  # a single self-contained file to copy
+    db.close()
+
+
+def run(*, jobs: int, depths: tuple[int, int], rounds: int, out: Callable[[str], None]) -> dict:
+    figures: dict = {}
+    with tempfile.TemporaryDirectory(prefix="queuebench-") as tmp:
+        ws = Workspace(Path(tmp))
+        out(f"Seeding {jobs} queued jobs (throwaway files in {tmp}) ...")
+        make_template(ws, "template.sqlite3", jobs)
+
+        for sync in ("FULL", "NORMAL"):
+            best_project = best_bare = 0.0
+            for r in range(rounds):
+                project = finish(child("drain", ws.url(ws.copy("template.sqlite3", "p.sqlite3").name), sync,
+                                       worker="project"))
+                bare = bare_drain(ws.copy("template.sqlite3", "b.sqlite3"), sync)
+                assert project["jobs"] == bare["jobs"] == jobs, (project, bare)
+                best_project = max(best_project, jobs / project["seconds"])
+                best_bare = max(best_bare, jobs / bare["seconds"])
+            ratio = best_project / best_bare
+            figures[sync] = {"project": best_project, "bare": best_bare, "ratio": ratio}
+            out(f"synchronous={sync:<6} project {best_project:8.0f} jobs/s   bare sqlite3 {best_bare:8.0f} jobs/s"
+                f"   ratio {ratio:5.0%}  (target >= 50%)")
+
+        for sync in ("FULL", "NORMAL"):
+            one_rate = two_rate = 0.0
+            for r in range(rounds):
+                one = finish(child("drain", ws.url(ws.copy("template.sqlite3", "one.sqlite3").name), sync,
+                                   worker="solo"))
+                two_file = ws.copy("template.sqlite3", "two.sqlite3").name
+                pair = [child("drain", ws.url(two_file), sync, worker=f"w{n}") for n in (1, 2)]
+                results = [finish(p) for p in pair]
+                assert sum(r["jobs"] for r in results) == jobs
+                one_rate = max(one_rate, jobs / one["seconds"])
+                # From the first claim of either process to the last completion of both.
+                two_rate = max(two_rate, jobs / (max(r["t1"] for r in results) - min(r["t0"] for r in results)))
+                split = [r["jobs"] for r in results]
+            figures[f"processes_{sync}"] = {"one": one_rate, "two": two_rate, "split": split}
+            out(f"synchronous={sync:<6} 1 process {one_rate:8.0f} jobs/s   2 processes {two_rate:8.0f} jobs/s"
+                f"   ratio {two_rate / one_rate:4.2f}x  (target >= 1.0x)   jobs per process {split}")
+
+        times = {}
+        for depth in depths:
+            name = f"depth-{depth}.sqlite3"
+            make_template(ws, name, depth)
+            times[depth] = finish(child("claim_time", ws.url(name), "NORMAL", claims=200))["mean"]
+        small, large = depths
+        figures["claim_time"] = {str(k): v for k, v in times.items()}
+        out(f"claim time: {small:,} queued {times[small] * 1e6:7.0f} us   {large:,} queued "
+            f"{times[large] * 1e6:7.0f} us   ratio {times[large] / times[small]:4.2f}x  (target <= 1.5x)")
+    return figures
