@@ -27,7 +27,7 @@ def sleep(ctx: JobContext) -> dict[str, Any]:
     seconds = min(float(p.get("seconds", 0)), max(ctx.remaining().total_seconds(), 0))
     if ctx.stop.wait(seconds):
         raise JobFailed("stopped before finishing", retryable=True, code="shutdown")
-    return {"slept": seconds, "attempt": ctx.attempt}
+    return {"slept": seconds, "attempt": ctx.attempt, "epoch": ctx.epoch}
 
 
 register(Kind(

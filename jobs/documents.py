@@ -60,8 +60,13 @@ def read(name: str) -> bytes:
 
 
 def _write_once(target: Path, content: bytes) -> None:
-    """Write to a temporary file, fsync, then rename: never a half-written document."""
+    """Write to a temporary file, fsync, then rename: never a half-written document.
+
+    Bytes already stored are only touched: retention leaves recently touched files alone,
+    so a document re-uploaded while its last old job is being pruned survives.
+    """
     if target.exists():
+        os.utime(target)
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".incoming-")

@@ -13,12 +13,17 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 from django.conf import settings
 
 if TYPE_CHECKING:
-    from .worker import JobContext
+    from .context import JobContext
 
 
 class DocumentCheck(Protocol):
     def __call__(self, *, content: bytes, name: str, content_type: str) -> str:
         """Raise an AcceptanceError if the document is refused; return its media type."""
+
+
+class InputCheck(Protocol):
+    def __call__(self, *, payload: dict[str, Any], has_document: bool) -> None:
+        """Raise an AcceptanceError for input the schema alone cannot refuse."""
 
 
 class JobFailed(Exception):
@@ -54,6 +59,7 @@ class Kind:
     accepts_document: bool = False
     max_document_bytes: int = 0
     check_document: DocumentCheck | None = None
+    check_input: InputCheck | None = None
     diagnostic: bool = False
     description: str = ""
     # For staff pages: the kind's own view of a job's progress (the agent's checkpoint),

@@ -135,8 +135,8 @@ def accept(
         if not spec.accepts_document:
             raise UnsupportedDocument(f"kind {kind!r} takes no document", field="document")
         stored = documents.check_and_store(document, spec)
-    elif spec.accepts_document and spec.payload_schema.get("x-document-required"):
-        raise InvalidPayload("a document is required", field="document")
+    if spec.check_input is not None:
+        spec.check_input(payload=payload, has_document=document is not None)
 
     fingerprint = hashlib.sha256(
         json.dumps([kind, encoded, stored.sha256 if stored else ""]).encode()
@@ -163,6 +163,7 @@ def accept(
                 updated_at=now,
             )
             _record(job.pk, "", QUEUED, 0, f"user:{user_id}", "accepted", now)
+            _notify_accepted()
     except IntegrityError:
         existing = Job.objects.filter(tenant_id=tenant_id, submitted_by_id=user_id, operation_key=key).first()
         if existing is None:  # the constraint that fired was not ours
@@ -172,7 +173,6 @@ def accept(
                 "this Idempotency-Key was already used for a different request", field="operation_key"
             ) from None
         return Acceptance(existing, created=False)
-    _notify_accepted()
     return Acceptance(job, created=True)
 
 
@@ -198,7 +198,11 @@ def _check_schema(spec: kinds.Kind, payload: dict[str, Any]) -> None:
 
 
 def _notify_accepted() -> None:
-    """Wake idle PostgreSQL workers (LISTEN jobs_accepted); SQLite workers poll."""
+    """Wake idle PostgreSQL workers (LISTEN jobs_accepted); SQLite workers poll.
+
+    Sent inside the accepting transaction: PostgreSQL delivers it at commit, and a failure
+    rolls the row back, so an accepted request is never answered with an error.
+    """
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("NOTIFY jobs_accepted")
@@ -338,6 +342,14 @@ def clear_external_start(*, job_id: int, epoch: int, now: datetime, what: str = 
             return Outcome(True, LEASED)
         reason = _why_not_owned(job_id, epoch, now)
     return Outcome(False, None, reason)
+
+
+def note(*, job_id: int, epoch: int, actor: str, reason: str, now: datetime) -> None:
+    """Put something that moved no state on the job's timeline (a refused tool proposal).
+
+    Call it inside ``fenced()``, so only the epoch that owns the job can write one.
+    """
+    _record(job_id, LEASED, "", epoch, actor, reason, now)
 
 
 @contextmanager
@@ -575,7 +587,7 @@ def requeue(*, job_id: int, expected_state: str, actor: str, reason: str, now: d
         if not moved:
             return Outcome(False, None, f"no longer {expected_state}")
         _record(job_id, expected_state, QUEUED, job.epoch, actor, reason, now)
-    _notify_accepted()
+        _notify_accepted()
     return Outcome(True, QUEUED, reason)
 
 

@@ -15,24 +15,28 @@ from __future__ import annotations
 
 import fcntl
 import os
+import threading
 import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
-_files: dict[tuple[int, str], int] = {}
+_local = threading.local()
 SPIN_SECONDS = float(os.environ.get("SQLITE_LOCK_SPIN", "0.002"))
 
 
 def _lock_fd(path: str) -> int:
-    # flock belongs to an open file description, which a forked child would share with its
-    # parent: open one per process.
+    # flock belongs to an open file description: a forked child would share its parent's,
+    # and two threads sharing one would both "hold" the lock. Open one per process and thread
+    # (the worker's heartbeat thread writes too).
+    files = getattr(_local, "files", None)
+    if files is None:
+        files = _local.files = {}
     key = (os.getpid(), path)
-    fd = _files.get(key)
+    fd = files.get(key)
     if fd is None:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        _files[key] = fd
+        fd = files[key] = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     return fd
 
 

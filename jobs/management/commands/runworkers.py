@@ -1,0 +1,49 @@
+import os
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from jobs.supervisor import Supervisor, stop_signals
+
+
+def positive(value: str) -> float:
+    number = float(value)
+    if not number > 0:
+        raise ValueError(value)
+    return number
+
+
+class Command(BaseCommand):
+    help = (
+        "Run N supervised worker processes. SIGTERM/SIGINT: stop claiming, finish or give back "
+        "the current jobs within --grace seconds, exit 0; a second signal exits at once."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--processes", type=int, default=os.cpu_count() or 1,
+                            help="worker processes to run (default: the number of CPUs)")
+        parser.add_argument("--burst", action="store_true",
+                            help="drain the eligible jobs, then exit 0")
+        parser.add_argument("--lease", type=positive, default=settings.JOBS["DEFAULT_LEASE_SECONDS"],
+                            help="seconds a claim holds before it must be renewed (renewed every lease/3)")
+        parser.add_argument("--poll-interval", type=positive, default=1.0,
+                            help="longest wait of an idle worker between claims (backoff cap), seconds")
+        parser.add_argument("--grace", type=float, default=20.0,
+                            help="seconds a running job may take to finish after SIGTERM before it is given back")
+
+    def handle(self, *args, processes, burst, lease, poll_interval, grace, **options):
+        if processes < 1:
+            raise CommandError("--processes must be at least 1")
+        if grace < 0:
+            raise CommandError("--grace must not be negative")
+        supervisor = Supervisor(
+            processes=processes,
+            worker_options={"lease": timedelta(seconds=lease), "poll_interval": poll_interval, "burst": burst},
+            grace=grace,
+            burst=burst,
+        )
+        with stop_signals(supervisor.on_signal):
+            code = supervisor.run()
+        if code:
+            raise CommandError(f"workers exited with status {code}", returncode=code)

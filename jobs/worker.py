@@ -1,0 +1,472 @@
+"""One worker: recover, claim, run the handler under its budgets, finish with its own epoch.
+
+The loop knows nothing of argparse or signals (``jobs.supervisor`` and the ``runworkers``
+command wire those to ``Worker.stop``), so tests drive it directly: ``run_one()`` does at
+most one job, ``run()`` loops until stopped.
+
+The hot path per job is the claim and the completion (two short transactions) plus what
+the handler itself does. The recovery sweep runs at a bounded rate, and the heartbeat is a
+long-lived thread that writes only for jobs that outlive a third of their lease.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Callable
+
+from django.conf import settings
+from django.db import DatabaseError, close_old_connections, connection
+
+from . import kinds, queue
+from .clock import system_clock
+from .context import JobContext  # kinds.py also imports it from here, for type hints
+from .kinds import JobDeferred, JobFailed
+from .models import Job
+
+log = logging.getLogger("jobs.worker")
+
+NOTIFY_CHANNEL = "jobs_accepted"  # queue.accept sends NOTIFY jobs_accepted on PostgreSQL
+
+
+def default_name() -> str:
+    """``host:pid``: an operator (or the kill test) can find the process that holds a lease."""
+    return f"{socket.gethostname()[:80]}:{os.getpid()}"
+
+
+def _kv(**fields: Any) -> str:
+    """``key=value`` pairs; values with spaces are quoted. Never pass payload text here."""
+    parts = []
+    for key, value in fields.items():
+        text = "-" if value is None else str(value)
+        if not text or any(c in text for c in ' "='):
+            text = '"' + text.replace('"', "'") + '"'
+        parts.append(f"{key}={text}")
+    return " ".join(parts)
+
+
+@dataclass
+class WorkerStats:
+    """What one worker did; logged when it stops, read by tests."""
+
+    claimed: int = 0
+    completed: int = 0
+    failed: int = 0
+    deferred: int = 0
+    given_back: int = 0
+    left_to_lease: int = 0
+    rejected: int = 0  # stale or expired authority: a fenced write that changed nothing
+    recovered: int = 0
+    empty_polls: int = 0
+    errors: int = 0
+
+
+class IdleBackoff:
+    """Exponential backoff for an idle worker: start small, double, stop at the cap."""
+
+    def __init__(self, cap: float, start: float = 0.05) -> None:
+        self.cap = cap
+        self.start = min(start, cap)
+        self._next = self.start
+
+    def next_delay(self) -> float:
+        delay = self._next
+        self._next = min(self._next * 2, self.cap)
+        return delay
+
+    def reset(self) -> None:
+        self._next = self.start
+
+
+# --- Heartbeat ----------------------------------------------------------------------------
+
+
+class Beat:
+    """The renewal policy for one claim: every lease/3, never past the deadline, then stop.
+
+    The number of renewals is bounded by the job's budget: at most
+    ``ceil((deadline - claimed) / (lease / 3))``. A rejected renewal means the claim is
+    lost (recovered, superseded, or out of time); the handler is told to stop and the worker
+    writes nothing more for this epoch.
+    """
+
+    def __init__(self, claim: queue.Claim, ctx: JobContext, *, lease: timedelta, first_interval: timedelta,
+                 claimed_at: datetime) -> None:
+        self.claim = claim
+        self.ctx = ctx
+        self.lease = lease
+        self.interval = first_interval
+        self.lock = threading.Lock()  # held by a renewal in flight, and by the worker to end it
+        self.done = False
+        self.renewals = 0
+        self.max_renewals = max(1, math.ceil(3 * (claim.deadline - claimed_at) / lease))
+        self.lost = ""  # why the claim was lost, when it was
+        self.budget_spent = False
+        self.expires = claim.lease_expires_at
+        self.due = 0.0  # time.monotonic() of the next beat, kept by the heartbeat thread
+
+    def beat(self, now: datetime) -> bool:
+        """Renew once if the policy allows; return whether to keep beating."""
+        with self.lock:
+            if self.done or self.lost:
+                return False
+            if now >= self.claim.deadline or self.renewals >= self.max_renewals:
+                self.budget_spent = True
+                self.ctx.stop.set()  # the job's budget is spent: ask the handler to stop
+                return False
+            if self.expires >= self.claim.deadline:
+                return True  # the lease already reaches the deadline; wake at the deadline
+            outcome = queue.renew(job_id=self.claim.job_id, epoch=self.claim.epoch, now=now, lease=self.lease)
+            if not outcome:
+                self.lost = outcome.reason or "renewal rejected"
+                self.ctx.stop.set()
+                return False
+            self.renewals += 1
+            self.expires = min(now + self.lease, self.claim.deadline)
+            self.interval = self.lease / 3
+            return True
+
+    def end(self) -> None:
+        """The handler returned: no renewal may run from here on (waits for one in flight)."""
+        with self.lock:
+            self.done = True
+
+
+class Heartbeat:
+    """A long-lived thread renewing the current claim's lease while its handler runs.
+
+    One thread per worker, not one per job, and the worker never wakes it: it looks at the
+    current claim on its own schedule (every lease/3 when idle, at the claim's next due
+    time otherwise). A job that finishes within a third of its lease costs two attribute
+    writes here: no thread start, no context switch, no database write.
+    """
+
+    def __init__(self, clock: Any, idle_wait: timedelta) -> None:
+        self.clock = clock
+        self.idle_wait = idle_wait.total_seconds()
+        self._beat: Beat | None = None
+        self._closed = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, beat: Beat) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
+            self._thread.start()
+        beat.due = time.monotonic() + beat.interval.total_seconds()
+        self._beat = beat
+
+    def release(self, beat: Beat) -> None:
+        self._beat = None
+        beat.end()  # waits for a renewal in flight; none starts after this
+
+    def close(self) -> None:
+        self._closed.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        try:
+            while not self._closed.is_set():
+                beat = self._beat
+                if beat is None or beat.due == math.inf:  # idle, or this claim needs no more beats
+                    self._closed.wait(self.idle_wait)
+                    continue
+                to_deadline = (beat.claim.deadline - self.clock.now()).total_seconds()
+                wait = min(beat.due - time.monotonic(), to_deadline)
+                if wait > 0:
+                    self._closed.wait(min(wait, self.idle_wait))
+                    continue
+                try:
+                    keep_beating = beat.beat(self.clock.now())
+                    beat.due = time.monotonic() + beat.interval.total_seconds() if keep_beating else math.inf
+                except DatabaseError as exc:  # try again shortly; the lease has slack
+                    log.warning(_kv(event="renewal_error", job=beat.claim.job_id, epoch=beat.claim.epoch,
+                                    error=type(exc).__name__))
+                    close_old_connections()
+                    beat.due = time.monotonic() + min(1.0, beat.interval.total_seconds())
+        finally:
+            connection.close()  # this thread's own connection
+
+
+# --- PostgreSQL wake-ups --------------------------------------------------------------------
+
+
+class Listener:
+    """LISTEN jobs_accepted on a connection of its own; each notification wakes the worker.
+
+    Django's connection cannot wait for notifications while it runs transactions, so a
+    small thread owns a second, autocommit connection for the worker's lifetime.
+    """
+
+    def __init__(self, wake: threading.Event) -> None:
+        self._wake = wake
+        self._closed = threading.Event()
+        self._conn = connection.get_new_connection(connection.get_connection_params())
+        self._conn.autocommit = True
+        self._conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        self._thread = threading.Thread(target=self._run, name="listener", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while not self._closed.is_set():
+                for _ in self._conn.notifies(timeout=0.5):
+                    self._wake.set()
+        except Exception as exc:  # noqa: BLE001  polling still finds the work
+            if not self._closed.is_set():
+                log.warning(_kv(event="listener_lost", error=type(exc).__name__))
+
+    def close(self) -> None:
+        self._closed.set()
+        self._thread.join(timeout=2)
+        self._conn.close()
+
+
+# --- The worker -----------------------------------------------------------------------------
+
+
+class Worker:
+    """Claims and runs jobs until stopped (or, in burst mode, until nothing is eligible)."""
+
+    def __init__(
+        self,
+        *,
+        name: str | None = None,
+        lease: timedelta | None = None,
+        poll_interval: float = 1.0,
+        recover_every: timedelta | None = None,
+        grace: float = 20.0,
+        burst: bool = False,
+        clock: Any = system_clock,
+        listen: bool | None = None,
+    ) -> None:
+        self.name = name or default_name()
+        self.lease = lease or timedelta(seconds=settings.JOBS["DEFAULT_LEASE_SECONDS"])
+        # Sweeping is a write transaction: at most every lease/3 per worker (a dead worker's
+        # job waits at most lease + lease/3), and not more often than 4 times a second.
+        self.recover_every = recover_every or max(self.lease / 3, timedelta(seconds=0.25))
+        self.grace = grace
+        self.burst = burst
+        self.clock = clock
+        self.listen = listen
+        self.stats = WorkerStats()
+        self.idle = IdleBackoff(cap=poll_interval)
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._next_sweep: datetime | None = None
+        self._heartbeat = Heartbeat(clock, idle_wait=self.lease / 3)
+        self._current: JobContext | None = None
+        self._giving_back = False
+        self._grace_timer: threading.Timer | None = None
+
+    # -- control ------------------------------------------------------------------------
+
+    def stop(self, grace: float | None = None) -> None:
+        """Stop claiming; the running job gets ``grace`` seconds, then is asked to stop.
+
+        Safe to call from a signal handler: it only sets events and starts a timer.
+        """
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        self._wake.set()
+        grace = self.grace if grace is None else grace
+        self._grace_timer = threading.Timer(grace, self._give_back_current)
+        self._grace_timer.daemon = True
+        self._grace_timer.start()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def _give_back_current(self) -> None:
+        ctx = self._current
+        if ctx is not None:
+            self._giving_back = True
+            ctx.stop.set()
+
+    # -- the loop -----------------------------------------------------------------------
+
+    def run(self) -> WorkerStats:
+        """Loop until stopped; in burst mode, until no job is eligible. Returns the counts."""
+        listener = self._open_listener()
+        log.info(_kv(event="worker_started", worker=self.name, lease_s=self.lease.total_seconds(),
+                     poll_s=self.idle.cap, burst=self.burst, listen=listener is not None))
+        try:
+            while not self._stop.is_set():
+                close_old_connections()
+                try:
+                    if self.run_one():
+                        self.idle.reset()
+                        continue
+                    if self.burst and self._drained():
+                        break
+                except DatabaseError as exc:  # store unavailable: back off; leases cover our jobs
+                    self.stats.errors += 1
+                    log.warning(_kv(event="database_error", worker=self.name, error=type(exc).__name__))
+                    connection.close()
+                if not self.burst:
+                    self._wake.wait(self.idle.next_delay())
+                    self._wake.clear()
+        finally:
+            if listener is not None:
+                listener.close()
+            self.close()
+            log.info(_kv(event="worker_stopped", worker=self.name, **vars(self.stats)))
+        return self.stats
+
+    def close(self) -> None:
+        """End the heartbeat thread and close this thread's connection (``run`` does it itself)."""
+        if self._grace_timer is not None:
+            self._grace_timer.cancel()
+        self._heartbeat.close()
+        connection.close()
+
+    def run_one(self) -> bool:
+        """Sweep if due, claim one job and run it to the end. False: nothing was claimed."""
+        if self._stop.is_set():
+            return False
+        now = self.clock.now()
+        if self._next_sweep is None or now >= self._next_sweep:
+            self.sweep(now)
+        claim = queue.claim(now=now, worker=self.name, lease=self.lease)
+        if claim is None:
+            self.stats.empty_polls += 1
+            return False
+        self._execute(claim)
+        return True
+
+    def sweep(self, now: datetime | None = None) -> queue.Recovery:
+        """Recover expired leases and passed deadlines, and log each job it moved."""
+        now = now or self.clock.now()
+        self._next_sweep = now + self.recover_every
+        recovery = queue.recover(now=now)
+        for to, ids in (("queued", recovery.requeued), ("unknown", recovery.unknown), ("dead", recovery.dead)):
+            for job_id in ids:
+                log.info(_kv(event="recovered", job=job_id, to=to, worker=self.name))
+        self.stats.recovered += recovery.total
+        return recovery
+
+    def _drained(self) -> bool:
+        """Burst mode: nothing was claimable; one more sweep may requeue expired work."""
+        return self.sweep().total == 0 or self._stop.is_set()
+
+    def _open_listener(self) -> Listener | None:
+        if self.burst or self.listen is False or connection.vendor != "postgresql":
+            return None
+        try:
+            return Listener(self._wake)
+        except Exception as exc:  # noqa: BLE001  polling alone is correct, only slower
+            log.warning(_kv(event="listen_failed", worker=self.name, error=type(exc).__name__))
+            return None
+
+    # -- one job ------------------------------------------------------------------------
+
+    def _execute(self, claim: queue.Claim) -> None:
+        started = time.monotonic()
+        self.stats.claimed += 1
+        fields = dict(job=claim.job_id, kind=claim.kind, epoch=claim.epoch, attempt=claim.attempt)
+        log.info(_kv(event="claimed", **fields, worker=self.name))
+        spec = kinds.get(claim.kind)
+        if spec is None:  # a worker from an older deploy: hand it back for one that knows it
+            self._finish(claim, fields, started, "defer", self.clock.now() + timedelta(seconds=30),
+                         "no handler for this kind in this worker")
+            return
+        if self._stop.is_set():  # stop() came between the claim and here: do not start it
+            self._give_back(claim, fields, started)
+            return
+        ctx = JobContext(claim, clock=self.clock, stop=threading.Event())
+        beat = Beat(claim, ctx, lease=spec.lease or self.lease, first_interval=self.lease / 3,
+                    claimed_at=self.clock.now())
+        self._current = ctx
+        self._heartbeat.watch(beat)
+        try:
+            verdict = self._call(spec.handler, ctx)
+        finally:
+            self._heartbeat.release(beat)
+            self._current = None
+        if beat.lost:
+            self._rejected(fields, started, "renew", beat.lost)
+            return
+        if self._giving_back and verdict[0] == "fail":
+            self._give_back(claim, fields, started)
+            return
+        self._finish(claim, fields, started, *verdict)
+
+    def _call(self, handler: Callable[[JobContext], Any], ctx: JobContext) -> tuple[Any, ...]:
+        """Run the handler; turn how it ended into what to write."""
+        try:
+            result = handler(ctx)
+        except JobFailed as exc:
+            return ("fail", f"{exc.code}: {exc.message}", exc.retryable, exc.code)
+        except JobDeferred as exc:
+            return ("defer", exc.until, exc.reason)
+        except queue.StaleEpoch as exc:
+            return ("rejected", "fenced", exc.reason)
+        except Exception as exc:  # noqa: BLE001  any other exception is a safe, retryable failure
+            return ("fail", f"{type(exc).__name__}: {exc}", True, type(exc).__name__)
+        if not isinstance(result, dict):
+            return ("fail", f"handler returned {type(result).__name__}, not a dict", False, "bad_result")
+        return ("complete", result)
+
+    def _finish(self, claim: queue.Claim, fields: dict[str, Any], started: float, what: str, *args: Any) -> None:
+        now = self.clock.now()
+        job, epoch = claim.job_id, claim.epoch
+        if what == "complete":
+            outcome = queue.complete(job_id=job, epoch=epoch, result=args[0], now=now)
+            if outcome:
+                self.stats.completed += 1
+                log.info(_kv(event="completed", **fields, duration_ms=_ms(started), worker=self.name))
+        elif what == "fail":
+            error, retryable, code = args
+            outcome = queue.fail(job_id=job, epoch=epoch, error=error, retryable=retryable, now=now)
+            if outcome:
+                self.stats.failed += 1
+                log.info(_kv(event="failed", **fields, to=outcome.state, error=code, retryable=retryable,
+                             duration_ms=_ms(started), worker=self.name))
+        elif what == "defer":
+            until, reason = args
+            outcome = queue.defer(job_id=job, epoch=epoch, until=until, now=now, reason=reason)
+            if outcome:
+                self.stats.deferred += 1
+                log.info(_kv(event="deferred", **fields, to=outcome.state, until=until.isoformat(),
+                             duration_ms=_ms(started), worker=self.name))
+        else:  # "rejected": a fenced write inside the handler found the claim gone
+            self._rejected(fields, started, args[0], args[1])
+            return
+        if not outcome:
+            self._rejected(fields, started, what, outcome.reason)
+
+    def _give_back(self, claim: queue.Claim, fields: dict[str, Any], started: float) -> None:
+        """Shutting down and the handler stopped unfinished: requeue it, unless it reached outside."""
+        marker = Job.objects.filter(pk=claim.job_id, epoch=claim.epoch).values_list(
+            "external_started_at", flat=True).first()
+        if marker is not None:  # nobody knows whether the call happened: the lease decides (unknown)
+            self.stats.left_to_lease += 1
+            log.info(_kv(event="left_to_lease", **fields, reason="external start recorded",
+                         duration_ms=_ms(started), worker=self.name))
+            return
+        now = self.clock.now()
+        outcome = queue.defer(job_id=claim.job_id, epoch=claim.epoch, until=now, now=now,
+                              reason="worker shutting down")
+        if not outcome:
+            self._rejected(fields, started, "give_back", outcome.reason)
+            return
+        self.stats.given_back += 1
+        log.info(_kv(event="given_back", **fields, to=outcome.state, duration_ms=_ms(started), worker=self.name))
+
+    def _rejected(self, fields: dict[str, Any], started: float, write: str, reason: str) -> None:
+        """A stale or expired claim: counted and logged, never retried (a newer epoch owns it)."""
+        self.stats.rejected += 1
+        log.warning(_kv(event="stale_rejected", **fields, write=write, reason=reason,
+                        duration_ms=_ms(started), worker=self.name))
+
+
+def _ms(started: float) -> int:
+    return round((time.monotonic() - started) * 1000)
