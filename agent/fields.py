@@ -1,0 +1,231 @@
+"""The supplier fields finance requires on an invoice, found in its text and checked.
+
+Finding a field is reading a labelled line ("IBAN: ..."); checking it is a library's job:
+python-stdnum for the IBAN (mod-97) and VAT ids (per-country format and check digits),
+python-dateutil for dates, price-parser for amounts and currencies. Each field comes back
+``present``, ``missing`` or ``malformed`` with a short detail for Alice's note.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from typing import Any, Callable
+
+REQUIRED = (
+    "supplier_name",
+    "vat_id",
+    "invoice_number",
+    "invoice_date",
+    "currency",
+    "total_amount",
+    "iban",
+)
+LABELS = {
+    "supplier_name": "Supplier name",
+    "vat_id": "VAT / tax id",
+    "invoice_number": "Invoice number",
+    "invoice_date": "Invoice date",
+    "currency": "Currency",
+    "total_amount": "Total amount",
+    "iban": "IBAN / bank account",
+}
+# What to ask the supplier for, per field, in Alice's note.
+ASK = {
+    "supplier_name": "your company's legal name",
+    "vat_id": "your VAT id, with its country prefix",
+    "invoice_number": "the invoice number",
+    "invoice_date": "the invoice date",
+    "currency": "the currency of the invoice",
+    "total_amount": "the total amount due",
+    "iban": "the IBAN of the account we should pay into",
+}
+MAX_VALUE_CHARS = 120
+
+# Currencies the finance team pays in (a business rule, not a format check), and the
+# symbols suppliers print for them.
+CURRENCIES = frozenset({"EUR", "USD", "GBP", "CHF", "SEK", "DKK", "NOK", "PLN", "CZK", "HUF", "JPY", "CAD", "AUD"})
+SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "JPY", "Fr.": "CHF", "kr": "SEK", "zł": "PLN"}
+
+# Labels as suppliers print them; the value is the rest of the line.
+_PATTERNS = {
+    "supplier_name": r"(?:supplier(?:\s+name)?|seller|vendor|from|company)",
+    "vat_id": r"(?:vat(?:\s*(?:id|no\.?|number|reg(?:istration)?(?:\s+no\.?)?))?|tax\s*id|ust-?idnr\.?|tva)",
+    "invoice_number": r"(?:invoice\s*(?:number|no\.?|#)|invoice\s+id)",
+    "invoice_date": r"(?:invoice\s+date|date\s+of\s+issue|issue\s+date|date)",
+    "currency": r"(?:currency)",
+    "total_amount": r"(?:total(?:\s+(?:due|amount|payable))?|amount\s+due|grand\s+total)",
+    "iban": r"(?:iban)",
+    "account": r"(?:(?:bank\s+)?account(?:\s+(?:number|no\.?))?)",
+}
+_LINE = {
+    name: re.compile(rf"^[ \t]*{label}[ \t]*(?::|#|[ \t]{{2,}})[ \t]*(?P<value>\S.*?)[ \t]*$", re.IGNORECASE | re.MULTILINE)
+    for name, label in _PATTERNS.items()
+}
+
+
+@dataclass(frozen=True)
+class Field:
+    status: str  # present | missing | malformed
+    value: str | None
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "value": self.value, "detail": self.detail}
+
+
+def find(text: str, name: str) -> str | None:
+    """The value printed after a field's label, or None."""
+    match = _LINE[name].search(text)
+    if match is None:
+        return None
+    value = match.group("value").strip(" :\t")
+    return value[:MAX_VALUE_CHARS] or None
+
+
+def check_all(text: str, *, country: str | None = None) -> dict[str, dict[str, Any]]:
+    """Every required field, found in ``text`` and checked."""
+    total = find(text, "total_amount")
+    checks: dict[str, Callable[[], Field]] = {
+        "supplier_name": lambda: check_supplier_name(find(text, "supplier_name")),
+        "vat_id": lambda: check_vat_id(find(text, "vat_id"), country=country),
+        "invoice_number": lambda: check_invoice_number(find(text, "invoice_number")),
+        "invoice_date": lambda: check_invoice_date(find(text, "invoice_date")),
+        "currency": lambda: check_currency(find(text, "currency"), total=total),
+        "total_amount": lambda: check_total_amount(total),
+        "iban": lambda: check_iban(find(text, "iban"), account=find(text, "account")),
+    }
+    return {name: checks[name]().as_dict() for name in REQUIRED}
+
+
+def _missing(what: str) -> Field:
+    return Field("missing", None, f"no {what} found")
+
+
+def check_supplier_name(value: str | None) -> Field:
+    if not value:
+        return _missing("supplier name")
+    if not re.search(r"[^\W\d_]", value):
+        return Field("malformed", value, "the supplier name has no letters")
+    return Field("present", value, "")
+
+
+def check_vat_id(value: str | None, *, country: str | None = None) -> Field:
+    """A VAT id with a valid format and check digits for its country (python-stdnum)."""
+    from stdnum import get_cc_module
+    from stdnum.eu import vat as eu_vat
+    from stdnum.exceptions import ValidationError
+    from stdnum.util import clean
+
+    if not value:
+        return _missing("VAT / tax id")
+    compact = clean(value, " -./,:").upper().strip()
+    if not compact[:2].isalpha():
+        if not country:
+            return Field("malformed", value, "no country prefix, and no country given to check it against")
+        compact = country.upper() + compact
+    cc = compact[:2]
+    in_eu = cc.lower() in eu_vat.MEMBER_STATES or cc == "EL"
+    module = eu_vat if in_eu else get_cc_module(cc.lower(), "vat")
+    if module is None:
+        return Field("malformed", value, f"no VAT id check is known for country {cc}")
+    try:
+        number = module.validate(compact)
+    except ValidationError as exc:
+        return Field("malformed", value, f"not a valid {cc} VAT id: {_stdnum_reason(exc)}")
+    number = number if number.startswith(cc) else cc + number
+    return Field("present", number, f"valid {cc} VAT id format and check digits")
+
+
+def check_invoice_number(value: str | None) -> Field:
+    if not value:
+        return _missing("invoice number")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9\-/._ ]{0,39}", value):
+        return Field("malformed", value, "an invoice number is 1-40 letters, digits and - / . _")
+    return Field("present", value, "")
+
+
+def check_invoice_date(value: str | None, *, today: date | None = None) -> Field:
+    """A parseable date, not in the future and not absurdly old (python-dateutil)."""
+    from dateutil import parser
+
+    if not value:
+        return _missing("invoice date")
+    today = today or date.today()
+    try:
+        parsed = parser.parse(value, dayfirst=_day_first(value), default=parser.parse("2000-01-01")).date()
+    except (parser.ParserError, ValueError, OverflowError):
+        return Field("malformed", value, "not a date")
+    if parsed > today:
+        return Field("malformed", parsed.isoformat(), "the invoice date is in the future")
+    if parsed.year < today.year - 10:
+        return Field("malformed", parsed.isoformat(), "the invoice date is more than ten years old")
+    detail = ""
+    numbers = re.fullmatch(r"\s*(\d{1,2})[./-](\d{1,2})[./-]\d{2,4}\s*", value)
+    if numbers and numbers.group(1) != numbers.group(2) and int(numbers.group(1)) <= 12 and int(numbers.group(2)) <= 12:
+        detail = "day and month are ambiguous; read as day first"
+    return Field("present", parsed.isoformat(), detail)
+
+
+def _day_first(value: str) -> bool:
+    """Dotted and slashed numeric dates on European invoices put the day first."""
+    return bool(re.search(r"\d{1,2}[./]\d{1,2}[./]\d{2,4}", value))
+
+
+def check_total_amount(value: str | None) -> Field:
+    """A positive amount (price-parser reads 1.284,50 and 1,284.50 alike)."""
+    from price_parser import Price
+
+    if not value:
+        return _missing("total amount")
+    amount = Price.fromstring(value).amount
+    if amount is None:
+        return Field("malformed", value, "no amount could be read")
+    if amount <= 0:
+        return Field("malformed", str(amount), "the total is not a positive amount")
+    return Field("present", str(amount.quantize(Decimal("0.01"))), "")
+
+
+def check_currency(value: str | None, *, total: str | None = None) -> Field:
+    """The currency: a labelled code, else the symbol or code printed with the total."""
+    from price_parser import Price
+
+    found = value or (Price.fromstring(total).currency if total else None)
+    if not found:
+        return _missing("currency")
+    code = SYMBOLS.get(found.strip(), found.strip().upper())
+    if code not in CURRENCIES:
+        return Field("malformed", found[:MAX_VALUE_CHARS], "not a currency we pay in")
+    return Field("present", code, "" if value else "read from the total")
+
+
+def check_iban(value: str | None, *, account: str | None = None) -> Field:
+    """An IBAN with a valid country format and mod-97 checksum (python-stdnum)."""
+    from stdnum import iban
+    from stdnum.exceptions import ValidationError
+
+    if not value:
+        if account:
+            return Field("present", account, "a bank account without an IBAN: not checked, confirm it with the supplier")
+        return _missing("IBAN or bank account")
+    try:
+        number = iban.validate(value)
+    except ValidationError as exc:
+        return Field("malformed", value, f"not a valid IBAN: {_stdnum_reason(exc)}")
+    return Field("present", iban.format(number), "checksum (mod 97) and country format valid")
+
+
+def _stdnum_reason(exc: Exception) -> str:
+    from stdnum.exceptions import InvalidChecksum, InvalidComponent, InvalidFormat, InvalidLength
+
+    if isinstance(exc, InvalidChecksum):
+        return "the check digits do not match"
+    if isinstance(exc, InvalidLength):
+        return "wrong length"
+    if isinstance(exc, InvalidComponent):
+        return "a part of it (country or bank code) is not valid"
+    if isinstance(exc, InvalidFormat):
+        return "wrong format"
+    return "not valid"

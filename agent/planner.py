@@ -1,0 +1,230 @@
+"""The planner boundary: who proposes the next tool. Whatever it says, ``policy`` decides.
+
+``LocalPlanner`` (the default) proposes the fixed sequence from the checkpoint, with no
+outside call. ``ChatCompletionsPlanner`` asks an OpenAI-compatible chat-completions
+endpoint (``AGENT_PLANNER=openai``; off by default). Asking it is an external effect, so:
+
+- the external-start marker is committed before the request (a worker killed while it
+  waits leaves the job ``unknown``, never silently retried);
+- the request carries ``Idempotency-Key: job-<id>-epoch-<epoch>-step-<n>``: the same call
+  of the same owner repeats the key, a new epoch or step does not (one key per job and
+  epoch alone would make a deduplicating provider replay step 1's answer for step 2);
+- the answer is saved in the checkpoint, then the marker is cleared;
+- a 429 (with ``Retry-After``) proves the provider did nothing: the marker is cleared and
+  the job deferred without spending an attempt.
+
+The planner is told the job's shape and progress (steps done, field statuses), never the
+document's text or field values; nothing here logs the request or the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
+from typing import Any, Callable, Protocol
+
+from jobs.context import JobContext
+from jobs.kinds import JobDeferred, JobFailed
+
+from .policy import FINISH, MAX_STEPS, Proposal
+from .tools import SEQUENCE, TOOLS
+
+log = logging.getLogger("agent.planner")
+
+MAX_RESPONSE_BYTES = 64 * 1024
+DEFAULT_RETRY_AFTER = timedelta(seconds=30)
+SYSTEM_PROMPT = (
+    "You plan a document review for an accounts-payable clerk. Call exactly one function: "
+    "the next tool to run, or finish when the review is drafted. The tools are extract "
+    "(read the job's document), validate (check supplier fields) and draft (write a note "
+    "for the clerk), in that order, at most three steps. Always pass this job's job_id. "
+    "Never send email: the clerk sends it herself."
+)
+
+
+@dataclass(frozen=True)
+class View:
+    """What a planner is told: the job's shape and progress, never its text."""
+
+    job_id: int
+    step_index: int
+    steps_done: list[str]
+    max_steps: int
+    remaining_seconds: int
+    source: str
+    field_status: dict[str, str] = field(default_factory=dict)
+
+
+Save = Callable[[Proposal], None]
+
+
+class Planner(Protocol):
+    def propose(self, ctx: JobContext, view: View, save: Save) -> Proposal:
+        """The next tool and its arguments; ``save`` commits an outside answer before use."""
+
+
+class LocalPlanner:
+    """The deterministic default: the next tool of the sequence, then finish."""
+
+    def propose(self, ctx: JobContext, view: View, save: Save) -> Proposal:
+        if view.step_index >= len(SEQUENCE):
+            return Proposal(FINISH, {})
+        return Proposal(SEQUENCE[view.step_index], {"job_id": view.job_id})
+
+
+class ChatCompletionsPlanner:
+    """An OpenAI-compatible ``/chat/completions`` endpoint, asked through function calling."""
+
+    def __init__(self, *, base_url: str, model: str, api_key: str = "", timeout: float = 20.0) -> None:
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self.api_key = api_key
+        self.timeout = timeout
+
+    def propose(self, ctx: JobContext, view: View, save: Save) -> Proposal:
+        timeout = min(self.timeout, ctx.remaining().total_seconds())
+        if timeout < 1:
+            raise JobFailed("no time left before the deadline to ask the planner", retryable=False, code="no_time_left")
+        body = json.dumps(self.request_body(view)).encode()
+        key = f"job-{ctx.job_id}-epoch-{ctx.epoch}-step-{view.step_index}"
+        ctx.mark_external_start(f"planner call, step {view.step_index + 1}")
+        log.info("job %s: asking the planner for step %d", ctx.job_id, view.step_index + 1)
+        try:
+            answer = self._post(body, key=key, timeout=timeout)
+        except _Busy as busy:
+            ctx.clear_external_start("planner answered 429")
+            raise JobDeferred(ctx.now() + busy.retry_after, f"planner busy (429), retry after "
+                                                            f"{busy.retry_after.total_seconds():.0f} s") from None
+        except _Settled as settled:  # the provider answered or was never reached: safe to retry
+            ctx.clear_external_start(f"planner call failed: {settled.reason}")
+            raise JobFailed(f"planner call failed: {settled.reason}", retryable=settled.retryable,
+                            code="planner_error") from None
+        # Anything else (a timeout, a dropped connection) leaves the marker: the outcome is unknown.
+        proposal = parse_answer(answer)
+        save(proposal)
+        ctx.clear_external_start(f"planner answered, step {view.step_index + 1}")
+        return proposal
+
+    def request_body(self, view: View) -> dict[str, Any]:
+        functions = [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            for t in TOOLS.values()
+        ]
+        functions.append({"type": "function", "function": {
+            "name": FINISH, "description": "The review is drafted: stop.",
+            "parameters": {"type": "object", "properties": {}, "additionalProperties": False},
+        }})
+        return {
+            "model": self.model,
+            "temperature": 0,
+            "messages": [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": json.dumps(asdict(view), sort_keys=True)},
+            ],
+            "tools": functions,
+            "tool_choice": "required",
+        }
+
+    def _post(self, body: bytes, *, key: str, timeout: float) -> Any:
+        headers = {"Content-Type": "application/json", "Accept": "application/json", "Idempotency-Key": key}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                raw = response.read(MAX_RESPONSE_BYTES + 1)
+        except urllib.error.HTTPError as exc:
+            if exc.code == 429:
+                raise _Busy(retry_after(exc.headers.get("Retry-After"))) from None
+            raise _Settled(f"HTTP {exc.code}", retryable=exc.code >= 500) from None
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, ConnectionRefusedError):
+                raise _Settled("connection refused", retryable=True) from None
+            if isinstance(exc.reason, (socket.timeout, TimeoutError)):
+                raise JobFailed(f"no answer from the planner within {timeout:.0f} s", code="planner_timeout") from None
+            raise JobFailed(f"planner connection failed ({type(exc.reason).__name__})", code="planner_error") from None
+        except (socket.timeout, TimeoutError):
+            raise JobFailed(f"no answer from the planner within {timeout:.0f} s", code="planner_timeout") from None
+        if len(raw) > MAX_RESPONSE_BYTES:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return None
+
+
+class _Busy(Exception):
+    def __init__(self, retry_after: timedelta) -> None:
+        self.retry_after = retry_after
+
+
+class _Settled(Exception):
+    def __init__(self, reason: str, *, retryable: bool) -> None:
+        self.reason = reason
+        self.retryable = retryable
+
+
+def retry_after(header: str | None, *, now: datetime | None = None) -> timedelta:
+    """A Retry-After header (seconds or an HTTP date) as a delay; 30 s if absent or odd."""
+    if not header:
+        return DEFAULT_RETRY_AFTER
+    header = header.strip()
+    if header.isdigit():
+        return timedelta(seconds=max(int(header), 1))
+    try:
+        when = parsedate_to_datetime(header)
+    except (TypeError, ValueError):
+        return DEFAULT_RETRY_AFTER
+    now = now or datetime.now(when.tzinfo)
+    return max(when - now, timedelta(seconds=1))
+
+
+def parse_answer(answer: Any) -> Proposal:
+    """The function call in a chat-completions answer; an empty proposal if there is none."""
+    try:
+        message = answer["choices"][0]["message"]
+        calls = message.get("tool_calls") or []
+        if calls:
+            function = calls[0]["function"]
+            arguments = function.get("arguments")
+            return Proposal(function["name"], json.loads(arguments) if isinstance(arguments, str) else arguments)
+        content = json.loads(message.get("content") or "")
+        return Proposal(content["tool"], content.get("arguments"))
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        return Proposal("", None)
+
+
+def view_of(ctx: JobContext, *, step_index: int, latest_output: dict[str, Any], source: str) -> View:
+    statuses = {name: f["status"] for name, f in (latest_output.get("fields") or {}).items()}
+    return View(
+        job_id=ctx.job_id,
+        step_index=step_index,
+        steps_done=list(SEQUENCE[:step_index]),
+        max_steps=MAX_STEPS,
+        remaining_seconds=int(max(ctx.remaining().total_seconds(), 0)),
+        source=source,
+        field_status=statuses,
+    )
+
+
+def from_env(environ: dict[str, str] | None = None) -> Planner:
+    """``AGENT_PLANNER=openai`` selects the provider adapter; anything else the local planner."""
+    env = os.environ if environ is None else environ
+    if env.get("AGENT_PLANNER", "local").strip().lower() != "openai":
+        return LocalPlanner()
+    url = env.get("AGENT_PLANNER_URL", "").strip()
+    if not url:
+        raise JobFailed("AGENT_PLANNER=openai needs AGENT_PLANNER_URL", retryable=False, code="planner_misconfigured")
+    return ChatCompletionsPlanner(
+        base_url=url,
+        model=env.get("AGENT_PLANNER_MODEL", "gpt-4o-mini"),
+        api_key=env.get("AGENT_PLANNER_API_KEY", ""),
+        timeout=float(env.get("AGENT_PLANNER_TIMEOUT", "20")),
+    )

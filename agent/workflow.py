@@ -1,0 +1,179 @@
+"""The ``document_review`` handler: propose, check, run, checkpoint; resume from the checkpoint.
+
+Each loop asks the planner for the next tool, has ``policy`` check it, runs it, and commits
+the step inside ``ctx.fenced()`` (the transaction that holds only while this epoch owns the
+job), so a stale worker cannot write a checkpoint. A worker that starts on a job with a
+checkpoint resumes at its step and never repeats a finished one. A rejected proposal runs
+nothing: it is recorded in the checkpoint and the event timeline and ends the job as a
+non-retryable failure that staff see in ``last_error``.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any, Callable
+
+from jobs.context import JobContext
+from jobs.kinds import JobFailed, Kind
+from jobs import queue
+
+from . import documents, planner as planners
+from .models import Checkpoint
+from .policy import FINISH, Proposal, Rejection, check, safe_name
+from .tools import SEQUENCE, TOOLS
+
+log = logging.getLogger("agent.workflow")
+
+MAX_INLINE_CHARS = 100_000
+DEADLINE = timedelta(minutes=10)
+
+
+def review(ctx: JobContext) -> dict[str, Any]:
+    """The registered handler: the planner the environment selects (local by default)."""
+    return run(ctx, planner=planners.from_env())
+
+
+def run(ctx: JobContext, *, planner: planners.Planner,
+        after_step: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Run the remaining steps of this job's review and return its structured result.
+
+    ``after_step`` is called with the number of finished steps after each checkpoint
+    commits (tests use it to kill a worker between steps).
+    """
+    checkpoint = load(ctx)
+    if checkpoint.rejected:
+        # A refusal ends the job as dead; only staff requeue it, to try again from here.
+        # The refusal stays on the event timeline.
+        with ctx.fenced():
+            checkpoint.rejected = None
+            checkpoint.next_step = SEQUENCE[checkpoint.step_index] if checkpoint.step_index < len(SEQUENCE) else ""
+            checkpoint.updated_at = ctx.now()
+            checkpoint.save()
+    source = "document" if ctx.job()["document"] else "inline"
+    while True:
+        if ctx.stop.is_set():  # the worker is shutting down: stop between steps, resume later
+            raise JobFailed("stopped between steps; the checkpoint keeps the progress", code="shutdown")
+        step = checkpoint.step_index
+        proposal = saved_proposal(checkpoint)
+        if proposal is None:
+            view = planners.view_of(ctx, step_index=step, latest_output=checkpoint.latest_output, source=source)
+            proposal = planner.propose(ctx, view, lambda p: save_proposal(ctx, checkpoint, p))
+        rejection = check(proposal, job_id=ctx.job_id, step_index=step, remaining=ctx.remaining())
+        if rejection is not None:
+            reject(ctx, checkpoint, proposal, rejection)
+        if proposal.tool == FINISH:
+            break
+        output = TOOLS[proposal.tool].run(ctx, proposal.arguments, checkpoint.latest_output)
+        with ctx.fenced():
+            checkpoint.step_index = step + 1
+            checkpoint.next_step = SEQUENCE[step + 1] if step + 1 < len(SEQUENCE) else ""
+            checkpoint.latest_output = output
+            checkpoint.steps = [*checkpoint.steps, {"tool": proposal.tool, "at": ctx.now().isoformat(),
+                                                    "epoch": ctx.epoch}]
+            checkpoint.proposal = None
+            checkpoint.updated_at = ctx.now()
+            checkpoint.save()
+        log.info("job %s: step %d (%s) done", ctx.job_id, step + 1, proposal.tool)
+        if after_step is not None:
+            after_step(checkpoint.step_index)
+    return result(checkpoint)
+
+
+def load(ctx: JobContext) -> Checkpoint:
+    """This job's checkpoint, or a fresh one (saved with the first step)."""
+    checkpoint = Checkpoint.objects.filter(job_id=ctx.job_id).first()
+    if checkpoint is None:
+        checkpoint = Checkpoint(job_id=ctx.job_id, next_step=SEQUENCE[0], updated_at=ctx.now())
+    return checkpoint
+
+
+def saved_proposal(checkpoint: Checkpoint) -> Proposal | None:
+    """A provider's answer saved for this step: used instead of asking again."""
+    saved = checkpoint.proposal
+    if saved and saved.get("step") == checkpoint.step_index:
+        return Proposal(saved.get("tool", ""), saved.get("arguments"))
+    return None
+
+
+def save_proposal(ctx: JobContext, checkpoint: Checkpoint, proposal: Proposal) -> None:
+    with ctx.fenced():
+        checkpoint.proposal = {"step": checkpoint.step_index, "epoch": ctx.epoch, **proposal.as_dict()}
+        checkpoint.updated_at = ctx.now()
+        checkpoint.save()
+
+
+def reject(ctx: JobContext, checkpoint: Checkpoint, proposal: Proposal, rejection: Rejection) -> None:
+    """Record the refusal (checkpoint and event, in one fenced transaction), then end the job."""
+    name = safe_name(proposal.tool)
+    record = {
+        "step": checkpoint.step_index + 1,
+        "tool": name,
+        "code": rejection.code,
+        "message": rejection.message,
+        "at": ctx.now().isoformat(),
+    }
+    with ctx.fenced():
+        checkpoint.rejected = record
+        checkpoint.next_step = ""
+        checkpoint.proposal = None
+        checkpoint.updated_at = ctx.now()
+        checkpoint.save()
+        # Nothing moved (to_state empty), but the refusal is on the job's timeline.
+        queue.note(job_id=ctx.job_id, epoch=ctx.epoch, actor="agent.policy",
+                   reason=f"proposal rejected ({rejection.code}): tool {name}", now=ctx.now())
+    log.warning("job %s: proposal for step %d rejected: %s (tool %s)", ctx.job_id, record["step"], rejection.code, name)
+    raise JobFailed(_failure(record), retryable=False, code=rejection.code)
+
+
+def _failure(record: dict[str, Any]) -> str:
+    return f"proposal rejected at step {record['step']}: {record['message']}"
+
+
+def result(checkpoint: Checkpoint) -> dict[str, Any]:
+    """The saved result: fields with their status, the draft, the steps taken, warnings, pages."""
+    out = checkpoint.latest_output
+    return {
+        "fields": out["fields"],
+        "draft": out["draft"],
+        "steps": [{"tool": s["tool"], "at": s["at"]} for s in checkpoint.steps],
+        "warnings": out["warnings"],
+        "pages": out["pages"],
+    }
+
+
+def progress(job_id: int) -> dict[str, Any] | None:
+    """The checkpoint as staff pages show it; the extracted text is left out."""
+    checkpoint = Checkpoint.objects.filter(job_id=job_id).first()
+    if checkpoint is None:
+        return None
+    latest = dict(checkpoint.latest_output or {})
+    if "text" in latest:
+        latest["text"] = f"({len(latest['text'])} characters, not shown)"
+    return {
+        "step_index": checkpoint.step_index,
+        "next_step": checkpoint.next_step,
+        "latest_output": latest,
+        "updated_at": checkpoint.updated_at.isoformat(),
+        "steps": checkpoint.steps,
+        "rejected": checkpoint.rejected,
+    }
+
+
+KIND = Kind(
+    name="document_review",
+    handler=review,
+    payload_schema={
+        "type": "object",
+        "properties": {"text": {"type": "string", "minLength": 1, "maxLength": MAX_INLINE_CHARS}},
+        "additionalProperties": False,
+    },
+    max_payload_bytes=4 * MAX_INLINE_CHARS + 64,  # UTF-8 text of at most MAX_INLINE_CHARS characters
+    deadline=DEADLINE,
+    accepts_document=True,
+    max_document_bytes=documents.MAX_DOCUMENT_BYTES,
+    check_document=documents.check_document,
+    check_input=documents.check_input,
+    description="Review a supplier invoice: extract its text, check the required fields, draft a note for Alice.",
+    progress=progress,
+)

@@ -1,0 +1,163 @@
+"""The OpenAI-compatible planner adapter against a fake server on 127.0.0.1."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from agent import planner as planners, workflow
+from agent.models import Checkpoint
+from agent.planner import ChatCompletionsPlanner, LocalPlanner
+from agent.policy import Proposal
+from jobs import queue
+from jobs.kinds import JobFailed
+from jobs.models import Job, JobEvent
+
+from .conftest import drive
+from .fake_provider import tool_call
+
+
+def adapter(provider, **kwargs) -> ChatCompletionsPlanner:
+    return ChatCompletionsPlanner(base_url=provider.url, model="test-model", api_key="sk-test", **kwargs)
+
+
+def reasons(job) -> list[str]:
+    return list(JobEvent.objects.filter(job_id=job.pk).values_list("reason", flat=True))
+
+
+def test_the_local_planner_is_the_default_and_the_adapter_is_opt_in(provider):
+    assert isinstance(planners.from_env({}), LocalPlanner)
+    chosen = planners.from_env({"AGENT_PLANNER": "openai", "AGENT_PLANNER_URL": provider.url})
+    assert isinstance(chosen, ChatCompletionsPlanner) and chosen.url == provider.url + "/chat/completions"
+    with pytest.raises(JobFailed, match="AGENT_PLANNER_URL"):
+        planners.from_env({"AGENT_PLANNER": "openai"})
+
+
+def test_a_review_planned_by_the_provider_completes(review_job, claim, pdf, provider):
+    job = review_job(pdf)
+    assert drive(claim(), adapter(provider)).state == "completed"
+    job.refresh_from_db()
+    assert [s["tool"] for s in job.result["steps"]] == ["extract", "validate", "draft"]
+    assert job.external_started_at is None
+    assert len(provider.requests) == 4  # three tools, then finish
+    assert sum(r.startswith("external start: planner call") for r in reasons(job)) == 4
+    assert sum(r.startswith("external call settled") for r in reasons(job)) == 4
+
+
+def test_each_call_carries_an_idempotency_key_of_job_epoch_and_step(review_job, claim, pdf, provider):
+    job = review_job(pdf)
+    ctx = claim()
+    drive(ctx, adapter(provider))
+    keys = [r["headers"]["Idempotency-Key"] for r in provider.requests]
+    assert keys == [f"job-{job.pk}-epoch-{ctx.epoch}-step-{n}" for n in range(4)]
+    assert provider.requests[0]["headers"]["Authorization"] == "Bearer sk-test"
+    assert provider.requests[0]["path"] == "/v1/chat/completions"
+
+
+def test_the_marker_is_committed_before_the_call(review_job, claim, pdf, provider):
+    review_job(pdf)
+    ctx = claim()
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append(Job.objects.get(pk=ctx.job_id).external_started_at)
+        raise JobFailed("stop here", code="test")
+
+    planner = adapter(provider)
+    planner._post = spy
+    drive(ctx, planner)
+    assert seen and seen[0] is not None
+
+
+def test_a_429_defers_the_job_without_spending_an_attempt(review_job, claim, clock, pdf, provider):
+    job = review_job(pdf)
+    provider.mode, provider.retry_after = "busy", "30"
+    outcome = drive(claim(), adapter(provider))
+    job.refresh_from_db()
+    assert outcome.state == "queued" and job.attempts == 0
+    assert job.available_at == clock.now() + timedelta(seconds=30)
+    assert job.external_started_at is None
+    assert any(r.startswith("deferred: planner busy (429)") for r in reasons(job))
+
+    provider.mode = "follow"
+    clock.advance(30)
+    assert drive(claim(), adapter(provider)).state == "completed"
+    job.refresh_from_db()
+    assert job.attempts == 1 and job.epoch == 2
+
+
+def test_a_429_whose_retry_after_passes_the_deadline_ends_the_job(review_job, claim, pdf, provider):
+    job = review_job(pdf)
+    provider.mode, provider.retry_after = "busy", "3600"
+    assert drive(claim(), adapter(provider)).state == "dead"
+    assert "no time left before the deadline" in Job.objects.get(pk=job.pk).last_error
+
+
+def test_a_server_error_is_a_safe_retry_not_unknown(review_job, claim, pdf, provider):
+    job = review_job(pdf)
+    provider.mode = "error"
+    assert drive(claim(), adapter(provider)).state == "queued"
+    assert "HTTP 500" in Job.objects.get(pk=job.pk).last_error
+
+
+def test_a_call_that_times_out_leaves_the_job_unknown(review_job, claim, pdf, provider):
+    job = review_job(pdf)
+    provider.mode = "hang"
+    assert drive(claim(), adapter(provider, timeout=1)).state == "unknown"
+    assert "no answer from the planner" in Job.objects.get(pk=job.pk).last_error
+
+
+def test_a_provider_proposing_send_email_is_refused(review_job, claim, pdf, provider):
+    job = review_job(pdf)
+    provider.mode = "script"
+    provider.script = [tool_call("send_email", {"to": "supplier@example.com", "body": "hi"})]
+    assert drive(claim(), adapter(provider)).state == "dead"
+    assert Checkpoint.objects.get(job_id=job.pk).rejected["code"] == "tool_not_allowed"
+    assert Job.objects.get(pk=job.pk).external_started_at is None
+
+
+def test_a_garbled_answer_is_refused_not_run(review_job, claim, pdf, provider):
+    job = review_job(pdf)
+    provider.mode = "script"
+    provider.script = [{"choices": []}]
+    assert drive(claim(), adapter(provider)).state == "dead"
+    assert Checkpoint.objects.get(job_id=job.pk).rejected["code"] == "tool_not_allowed"
+
+
+class SaveThenCrash:
+    """A provider planner whose worker dies after the answer was saved, before the tool ran."""
+
+    def propose(self, ctx, view, save):
+        save(Proposal("extract", {"job_id": view.job_id}))
+        raise SystemExit("killed")
+
+
+class MustNotBeAsked:
+    def __init__(self):
+        self.asked = []
+
+    def propose(self, ctx, view, save):
+        self.asked.append(view.step_index)
+        return LocalPlanner().propose(ctx, view, save)
+
+
+def test_a_saved_answer_is_used_on_resume_instead_of_asking_again(review_job, claim, clock, pdf):
+    job = review_job(pdf)
+    with pytest.raises(SystemExit):
+        workflow.run(claim(lease=timedelta(seconds=10)), planner=SaveThenCrash())
+    assert Checkpoint.objects.get(job_id=job.pk).proposal["tool"] == "extract"
+    clock.advance(11)
+    queue.recover(now=clock.now())
+    again = MustNotBeAsked()
+    assert drive(claim(), again).state == "completed"
+    assert again.asked == [1, 2, 3]  # step 0's answer came from the checkpoint
+
+
+def test_retry_after_reads_seconds_and_http_dates():
+    from datetime import datetime, timezone
+
+    now = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+    assert planners.retry_after("12") == timedelta(seconds=12)
+    assert planners.retry_after("Thu, 01 Jan 2026 12:01:00 GMT", now=now) == timedelta(seconds=60)
+    assert planners.retry_after(None) == planners.retry_after("soon") == timedelta(seconds=30)

@@ -1,0 +1,226 @@
+"""The review, driven in-process as a worker would: claim, run the handler, complete."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+
+from agent import samples, workflow
+from agent.models import Checkpoint
+from agent.planner import LocalPlanner
+from jobs import kinds, queue
+from jobs.errors import InvalidPayload, PayloadTooLarge, UnsupportedDocument
+from jobs.models import Job
+
+from .conftest import drive
+
+FIELDS = ("supplier_name", "vat_id", "invoice_number", "invoice_date", "currency", "total_amount", "iban")
+
+
+def statuses(job: Job) -> dict[str, str]:
+    return {name: f["status"] for name, f in Job.objects.get(pk=job.pk).result["fields"].items()}
+
+
+def test_the_kind_is_registered_from_the_agent_app_with_its_limits():
+    kind = kinds.offered("document_review")
+    assert kind is not None and kind.accepts_document and kind.progress is workflow.progress
+    assert kind.max_document_bytes == 5 * 1024 * 1024
+
+
+def test_a_clean_invoice_pdf_completes_with_every_field_present(review_job, claim, pdf):
+    job = review_job(pdf)
+    ctx = claim()
+    result = workflow.run(ctx, planner=LocalPlanner())
+    assert queue.complete(job_id=ctx.job_id, epoch=ctx.epoch, result=result, now=ctx.now())
+
+    job.refresh_from_db()
+    assert job.state == "completed"
+    saved = job.result
+    assert set(saved) == {"fields", "draft", "steps", "warnings", "pages"}
+    assert set(saved["fields"]) == set(FIELDS)
+    assert all(f["status"] == "present" for f in saved["fields"].values()), saved["fields"]
+    assert saved["fields"]["iban"]["value"] == "DE89 3704 0044 0532 0130 00"
+    assert saved["fields"]["vat_id"]["value"] == "DE136695976"
+    assert saved["fields"]["invoice_date"]["value"] == "2026-03-14"
+    assert saved["fields"]["total_amount"]["value"] == "1333.87"
+    assert saved["fields"]["currency"]["value"] == "EUR"
+    assert [s["tool"] for s in saved["steps"]] == ["extract", "validate", "draft"]
+    assert all(set(s) == {"tool", "at"} and datetime.fromisoformat(s["at"]) for s in saved["steps"])
+    assert saved["pages"] == 1 and saved["warnings"] == []
+    assert "nothing to ask the supplier" in saved["draft"]
+    assert job.document_sha256 and job.document_type == "application/pdf"
+
+
+def test_the_checkpoint_is_written_after_every_step(review_job, claim, pdf):
+    review_job(pdf)
+    ctx = claim()
+    seen = []
+    workflow.run(ctx, planner=LocalPlanner(), after_step=lambda n: seen.append(
+        (n, Checkpoint.objects.get(job_id=ctx.job_id).next_step)))
+    assert seen == [(1, "validate"), (2, "draft"), (3, "")]
+    progress = workflow.progress(ctx.job_id)
+    assert progress["step_index"] == 3 and progress["next_step"] == ""
+    assert set(progress) >= {"step_index", "next_step", "latest_output", "updated_at"}
+
+
+def test_missing_fields_are_reported_and_asked_for(review_job, claim):
+    job = review_job(samples.MISSING_FIELDS_PDF)
+    drive(claim(), LocalPlanner())
+    got = statuses(job)
+    assert got["vat_id"] == got["invoice_date"] == got["iban"] == "missing"
+    assert got["supplier_name"] == got["invoice_number"] == got["total_amount"] == "present"
+    draft = Job.objects.get(pk=job.pk).result["draft"]
+    assert "Missing:" in draft and "- the IBAN of the account we should pay into: it is not on the invoice" in draft
+
+
+def test_a_bad_iban_is_malformed_by_its_mod_97_checksum(review_job, claim):
+    job = review_job(samples.BAD_IBAN_PDF)
+    drive(claim(), LocalPlanner())
+    iban = Job.objects.get(pk=job.pk).result["fields"]["iban"]
+    assert iban["status"] == "malformed" and "check digits" in iban["detail"]
+    assert "- the IBAN of the account we should pay into: the one on the invoice does not pass" in Job.objects.get(pk=job.pk).result["draft"]
+
+
+def test_a_scanned_pdf_without_text_completes_with_a_warning(review_job, claim):
+    job = review_job(samples.SCANNED_PDF)
+    drive(claim(), LocalPlanner())
+    saved = Job.objects.get(pk=job.pk).result
+    assert set(statuses(job).values()) == {"missing"}
+    assert any("no text layer" in w for w in saved["warnings"])
+
+
+@pytest.mark.parametrize("sample, number", [(samples.PLAIN_TEXT, "INV-2026-0143"), (samples.DOCX, "INV-2026-0144")])
+def test_plain_text_and_docx_documents_are_reviewed(review_job, claim, sample, number):
+    job = review_job(sample)
+    drive(claim(), LocalPlanner())
+    saved = Job.objects.get(pk=job.pk).result
+    assert saved["fields"]["invoice_number"]["value"] == number
+    assert set(statuses(job).values()) == {"present"}
+
+
+def test_inline_text_is_reviewed_without_a_document(review_job, claim):
+    job = review_job(text=samples.PLAIN_TEXT.read_text())
+    drive(claim(), LocalPlanner())
+    assert set(statuses(job).values()) == {"present"}
+    assert Job.objects.get(pk=job.pk).result["draft"].startswith("Review of the pasted text")
+
+
+def test_a_job_with_neither_text_nor_document_is_refused_at_acceptance(review_job):
+    with pytest.raises(InvalidPayload, match="send a document"):
+        review_job()
+    assert not Job.objects.exists()
+
+
+def test_a_job_with_both_text_and_document_is_refused_at_acceptance(review_job):
+    with pytest.raises(InvalidPayload, match="not both"):
+        review_job(samples.CLEAN_PDF, text="Invoice 1")
+    assert not Job.objects.exists()
+
+
+# --- acceptance -----------------------------------------------------------------------
+
+
+def test_an_oversized_document_is_refused_at_acceptance(review_job):
+    with pytest.raises(PayloadTooLarge, match="larger than"):
+        review_job(samples.oversized_pdf())
+    assert not Job.objects.exists()
+
+
+def test_a_document_over_the_page_limit_is_refused_at_acceptance(review_job):
+    with pytest.raises(PayloadTooLarge, match="25 pages; at most 20"):
+        review_job(samples.TOO_MANY_PAGES_PDF)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"\x89PNG\r\n\x1a\n" + b"\x00" * 100, "unsupported document type"),
+    (b"%PDF-1.7\nthis is not really a pdf", "cannot be read"),
+    (b"PK\x03\x04 not a zip", "unsupported document type"),
+])
+def test_unreadable_or_unsupported_documents_are_refused(review_job, content, message):
+    with pytest.raises(UnsupportedDocument, match=message):
+        review_job(content)
+
+
+def test_the_client_media_type_is_not_trusted(review_job, pdf):
+    job = review_job(pdf)  # sent as application/octet-stream
+    assert job.document_type == "application/pdf"
+
+
+def test_inline_text_must_fit_the_schema(review_job):
+    with pytest.raises(InvalidPayload):
+        review_job(text="")
+    with pytest.raises(PayloadTooLarge):
+        review_job(text="x" * 500_000)
+
+
+def test_the_stored_document_never_changes_after_acceptance(review_job, pdf, settings):
+    import hashlib
+
+    from jobs import documents
+
+    job = review_job(pdf)
+    assert hashlib.sha256(documents.read(job.document)).hexdigest() == job.document_sha256 == \
+        hashlib.sha256(pdf.read_bytes()).hexdigest()
+
+
+def test_a_stale_worker_cannot_write_a_checkpoint(review_job, claim, clock, pdf):
+    review_job(pdf)
+    stale = claim(lease=timedelta(seconds=10))
+    clock.advance(11)
+    queue.recover(now=clock.now())
+    fresh = claim(worker="w2")
+    with pytest.raises(queue.StaleEpoch):
+        workflow.run(stale, planner=LocalPlanner())
+    assert not Checkpoint.objects.exists()
+    assert drive(fresh, LocalPlanner()).state == "completed"
+    assert {s["epoch"] for s in Checkpoint.objects.get().steps} == {fresh.epoch}
+
+
+# --- under the real worker loop ---------------------------------------------------------
+
+
+def test_the_worker_loop_runs_a_review_to_completion(review_job, clock, pdf, monkeypatch):
+    from jobs.worker import Worker
+
+    monkeypatch.delenv("AGENT_PLANNER", raising=False)
+    job = review_job(pdf)
+    assert Worker(clock=clock, burst=True).run_one() is True
+    job.refresh_from_db()
+    assert job.state == "completed" and set(job.result) == {"fields", "draft", "steps", "warnings", "pages"}
+
+
+def test_the_worker_loop_records_a_refusal_with_its_code(review_job, clock, pdf, monkeypatch):
+    from agent.policy import Proposal
+    from jobs.worker import Worker
+
+    class Emailer:
+        def propose(self, ctx, view, save):
+            return Proposal("send_email", {"job_id": view.job_id})
+
+    monkeypatch.setattr("agent.planner.from_env", lambda: Emailer())
+    job = review_job(pdf)
+    Worker(clock=clock, burst=True).run_one()
+    job.refresh_from_db()
+    assert job.state == "dead"
+    assert job.last_error.startswith("tool_not_allowed: proposal rejected at step 1: tool 'send_email' is not allowed")
+
+
+def test_a_worker_asked_to_stop_stops_between_steps_and_keeps_the_checkpoint(review_job, claim, pdf):
+    review_job(pdf)
+    ctx = claim()
+    with pytest.raises(kinds.JobFailed, match="stopped between steps"):
+        workflow.run(ctx, planner=LocalPlanner(), after_step=lambda n: ctx.stop.set())
+    assert Checkpoint.objects.get().step_index == 1
+
+
+def test_submitsamples_submits_the_samples_once_and_reports_the_refused_one(alice):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("submitsamples", "alice", stdout=out)
+    call_command("submitsamples", "alice", stdout=out)
+    assert Job.objects.filter(kind="document_review", tenant=alice.tenant).count() == 6
+    assert out.getvalue().count("refused: too_large") == 2 and "(existing)" in out.getvalue()
