@@ -1,0 +1,116 @@
+"""Headless Chromium (Debian's, never a downloaded one) against a live server and a real worker.
+
+Skipped, with the reason printed, when /usr/bin/chromium (or $CHROMIUM) or the playwright
+package is missing; ``REQUIRE_BROWSER=1`` (as in CI) turns that into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.db import connections
+
+from tests.conftest import PYTHON, ROOT, child_env
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = ROOT / "artifacts"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+def off_loop(fn, *args, **kwargs):
+    """Make a database call on a plain thread, then close that thread's connection.
+
+    With Playwright's loop running, Django would keep this thread's connection in a
+    context variable of the loop's context: a second connection that nobody closes, which
+    blocks dropping the test database on PostgreSQL.
+    """
+    def call():
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(call).result()
+
+
+def _missing(reason: str):
+    if os.environ.get("REQUIRE_BROWSER") == "1":
+        pytest.fail(f"REQUIRE_BROWSER=1 but {reason}", pytrace=False)
+    pytest.skip(f"SKIPPED browser test: {reason}")
+
+
+@pytest.fixture
+def chromium(transactional_db):
+    """Per test, not per session: Playwright's sync API runs an event loop in this thread
+    while it lives, and Django refuses database calls beside one (use ``off_loop``). It is
+    torn down before the test database is flushed."""
+    if not os.access(CHROMIUM, os.X_OK):
+        _missing(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("the playwright package is not installed (pip install -e '.[test]')")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def browser_settings(settings, tmp_path):
+    settings.JOBS = {**settings.JOBS, "DIAGNOSTIC_KINDS": True}
+    settings.MEDIA_ROOT = tmp_path / "documents"
+    return settings
+
+
+@pytest.fixture
+def start_worker(live_server, browser_settings):
+    """Start ``manage.py runworkers --processes 1`` on the live server's database.
+
+    Stopped with SIGTERM at the end (the command finishes or gives back its job, exits 0).
+    """
+    procs: list[subprocess.Popen] = []
+
+    def start() -> subprocess.Popen:
+        cmd = [PYTHON, str(ROOT / "manage.py"), "runworkers", "--processes", "1", "--poll-interval", "0.5"]
+        env = child_env(JOBS_DIAGNOSTIC_KINDS="1", MEDIA_ROOT=str(browser_settings.MEDIA_ROOT))
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True)
+        procs.append(proc)
+        return proc
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@pytest.fixture
+def login(chromium, live_server):
+    """A fresh browser context logged in as ``username``; its page is returned."""
+    contexts = []
+
+    def login_(username: str, password: str):
+        context = chromium.new_context(base_url=live_server.url)
+        contexts.append(context)
+        page = context.new_page()
+        page.goto("/jobs/new")
+        page.fill("#id_username", username)
+        page.fill("#id_password", password)
+        page.click("button[type=submit]")
+        page.wait_for_url("**/jobs/new")
+        return page
+
+    yield login_
+    for context in contexts:
+        context.close()

@@ -1,0 +1,93 @@
+"""Alice submits a document in a real browser and watches a real worker finish it; Bob cannot see it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from jobs import kinds, queue
+from jobs.clock import system_clock
+
+from .conftest import ARTIFACTS, ROOT, off_loop
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+SAMPLES = sorted((ROOT / "agent" / "samples").glob("*.pdf"))
+TIMEOUT_MS = 30_000
+
+
+def submit_through_the_form(page) -> str:
+    """Upload a sample PDF for document_review when the agent offers it; else a diagnostic job."""
+    if kinds.offered("document_review") and SAMPLES:
+        page.select_option("#id_kind", "document_review")
+        page.set_input_files("#id_document", str(SAMPLES[0]))
+        kind = "document_review"
+    else:
+        page.select_option("#id_kind", "diagnostic.sleep")
+        if not page.is_visible("#id_payload"):
+            page.click("details summary")
+        page.fill("#id_payload", '{"seconds": 1}')
+        kind = "diagnostic.sleep"
+    page.click("#submit-form button[type=submit]")
+    page.wait_for_url(re.compile(r".*/jobs/\d+$"))
+    return kind
+
+
+def test_alice_watches_her_job_complete_without_reloading_and_bob_gets_a_404(
+    make_member, login, start_worker, live_server
+):
+    off_loop(make_member, "acme", "alice", password="alice-pass-123")
+    off_loop(make_member, "globex", "bob", password="bob-pass-123")
+    page = login("alice", "alice-pass-123")
+
+    # A refused form comes back in place (htmx swaps the 400), with the reason; no job is made.
+    page.select_option("#id_kind", "diagnostic.sleep")
+    page.click("details summary")
+    page.fill("#id_payload", '{"seconds": "soon"}')
+    page.click("#submit-form button[type=submit]")
+    assert "payload.seconds" in page.text_content("#form-error")
+    assert page.url.endswith("/jobs/new")
+    page.fill("#id_payload", "")
+
+    kind = submit_through_the_form(page)
+    job_url = page.url
+    assert page.text_content("#job-state") == "queued"  # no worker yet: accepted at once, not run
+    page.evaluate("window.__sameDocument = true")
+
+    start_worker()
+    page.wait_for_selector("#status[data-state=completed]", timeout=TIMEOUT_MS)
+    assert page.evaluate("window.__sameDocument") is True  # htmx swapped the status in; no reload
+    assert page.text_content("#job-state") == "completed"
+    timeline = page.text_content("#events")
+    assert "queued" in timeline and "leased" in timeline and "completed" in timeline
+
+    if kind == "document_review":
+        assert page.text_content("#draft").strip()
+        assert page.is_visible("#fields")
+        page.click("button[data-copy='#draft']")
+    else:
+        assert '"slept"' in page.text_content("#result")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "job-completed.png"), full_page=True)
+
+    bobs_page = login("bob", "bob-pass-123")
+    response = bobs_page.goto(job_url)
+    assert response.status == 404
+    assert "Not found" in bobs_page.text_content("h1")
+    api = bobs_page.request.get(job_url, headers={"Accept": "application/json"})
+    assert api.status == 404 and api.json()["error"] == "not_found"
+
+
+def test_the_job_list_updates_its_rows_while_jobs_run(make_member, login, start_worker):
+    alice = off_loop(make_member, "acme", "alice", password="alice-pass-123")
+    job = off_loop(queue.accept, tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.sleep",
+                   payload={"seconds": 0.5}, operation_key="list-test", now=system_clock.now()).job
+    page = login("alice", "alice-pass-123")
+    page.goto("/jobs")
+    row = f"#job-{job.pk} .badge"
+    assert page.text_content(row) == "queued"
+    page.evaluate("window.__sameDocument = true")
+    start_worker()
+    page.wait_for_selector(f"#job-{job.pk} .badge-completed", timeout=TIMEOUT_MS)
+    assert page.evaluate("window.__sameDocument") is True

@@ -1,0 +1,109 @@
+"""The served OpenAPI description stays true: real responses validate against it.
+
+Each documented (path, method, status) has a scenario below that produces it; the test
+fails if the document lists a status no scenario produces, or a scenario produces one the
+document does not list, or a body or a documented header does not match.
+"""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from django.db import OperationalError
+from django.test import Client
+from django.urls import resolve
+
+from jobs import queue
+from jobs.openapi import openapi
+
+from .conftest import key
+
+NOOP = {"kind": "diagnostic.noop", "payload": {}}
+
+
+def post(client, body=NOOP, *, idem: str | None = "auto", content_type="application/json", **headers):
+    if idem:
+        headers["Idempotency-Key"] = key() if idem == "auto" else idem
+    data = json.dumps(body) if content_type == "application/json" else body
+    return client.post("/jobs", data=data, content_type=content_type, headers=headers)
+
+
+def scenarios(alice, bob, api_client, accept, completed_job, monkeypatch):
+    """(path, method, status) -> a response that should match the document."""
+    client = api_client(alice)
+    conflict_key = key()
+    post(client, idem=conflict_key)
+
+    session = Client(enforce_csrf_checks=True)
+    session.force_login(alice)
+    done = completed_job({"fields": {}, "draft": "ok"})
+    queued = accept()
+
+    def unavailable(path_call):
+        with monkeypatch.context() as m:
+            def down(**kwargs):
+                raise OperationalError("database is locked")
+            m.setattr(queue, "accept", down)
+            m.setattr("jobs.status.job_status", down)
+            return path_call()
+
+    return {
+        ("/jobs", "post", 202): [post(client), post(client, idem=conflict_key)],
+        ("/jobs", "post", 400): [post(client, idem=None), post(client, {"kind": "nope"})],
+        ("/jobs", "post", 401): [post(Client())],
+        ("/jobs", "post", 403): [post(session)],
+        ("/jobs", "post", 405): [client.put("/jobs")],
+        ("/jobs", "post", 409): [post(client, {"kind": "diagnostic.sleep", "payload": {"seconds": 1}}, idem=conflict_key)],
+        ("/jobs", "post", 413): [post(client, {"kind": "diagnostic.noop", "payload": {"x": "y" * 300}})],
+        ("/jobs", "post", 415): [post(client, "hello", content_type="text/plain")],
+        ("/jobs", "post", 503): [unavailable(lambda: post(client))],
+        ("/jobs", "get", 200): [client.get("/jobs"), client.get("/jobs?state=queued&page=1")],
+        ("/jobs", "get", 400): [client.get("/jobs?state=nope")],
+        ("/jobs", "get", 401): [Client().get("/jobs")],
+        ("/jobs/{id}", "get", 200): [client.get(f"/jobs/{queued.pk}"), client.get(f"/jobs/{done.pk}")],
+        ("/jobs/{id}", "get", 401): [Client().get(f"/jobs/{queued.pk}")],
+        ("/jobs/{id}", "get", 404): [client.get(f"/jobs/{accept(user=bob).pk}"), client.get("/jobs/999999")],
+        ("/jobs/{id}", "get", 405): [client.delete(f"/jobs/{queued.pk}")],
+        ("/jobs/{id}", "get", 503): [unavailable(lambda: client.get(f"/jobs/{queued.pk}"))],
+    }
+
+
+def validator(doc, schema):
+    return jsonschema.Draft202012Validator({**schema, "components": doc["components"]})
+
+
+def test_the_served_document_is_the_one_in_the_code(client):
+    assert client.get("/openapi.json").json() == json.loads(json.dumps(openapi()))
+
+
+def test_documented_paths_resolve_to_views():
+    for path in openapi()["paths"]:
+        assert resolve(path.replace("{id}", "1")).url_name in {"jobs", "job_detail"}
+
+
+def test_every_documented_response_is_produced_and_matches_its_schema(alice, bob, api_client, accept,
+                                                                      completed_job, monkeypatch):
+    doc = openapi()
+    produced = scenarios(alice, bob, api_client, accept, completed_job, monkeypatch)
+    documented = {(path, method, int(code)) for path, item in doc["paths"].items()
+                  for method, op in item.items() for code in op["responses"]}
+    assert documented == set(produced)
+    for (path, method, code), responses in produced.items():
+        spec = doc["paths"][path][method]["responses"][str(code)]
+        schema = spec["content"]["application/json"]["schema"]
+        for response in responses:
+            assert response.status_code == code, (path, method, code, response.content)
+            assert response["Content-Type"] == "application/json"
+            validator(doc, schema).validate(response.json())
+            for header in spec.get("headers", {}):
+                if header == "Retry-After" and path == "/jobs/{id}" and response.json().get("state") == "completed":
+                    assert header not in response  # only while the job is not terminal
+                    continue
+                assert header in response, (path, method, code, header)
+
+
+@pytest.mark.parametrize("name", ["Accepted", "Job", "JobList", "Error"])
+def test_component_schemas_are_valid_json_schema(name):
+    jsonschema.Draft202012Validator.check_schema(openapi()["components"]["schemas"][name])

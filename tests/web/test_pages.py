@@ -1,0 +1,242 @@
+"""The htmx pages: log in, submit once, watch a job, list jobs; CSRF and escaping hold."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from jobs.models import Job
+
+HTMX = {"HX-Request": "true"}
+
+
+def form_key(response) -> str:
+    return re.search(rb'name="idempotency_key" value="([^"]+)"', response.content).group(1).decode()
+
+
+def csrf_token(client: Client, response) -> str:
+    return re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', response.content).group(1).decode()
+
+
+# --- Log in, identity ------------------------------------------------------------------------
+
+
+def test_pages_send_anonymous_browsers_to_the_login_page():
+    client = Client(headers={"Accept": "text/html"})
+    for url in ("/jobs", "/jobs/new", "/jobs/1"):
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/accounts/login/?next=")
+
+
+def test_an_expired_session_on_an_htmx_poll_redirects_the_whole_page_to_log_in():
+    response = Client().get("/jobs/1?poll=2", headers=HTMX)
+    assert response.status_code == 204 and response["HX-Redirect"].startswith("/accounts/login/")
+
+
+def test_alice_logs_in_with_her_password_and_lands_on_the_submit_form(alice):
+    client = Client(enforce_csrf_checks=True)
+    page = client.get("/accounts/login/")
+    response = client.post("/accounts/login/", {"username": "alice", "password": "alice-pass-123",
+                                                "csrfmiddlewaretoken": csrf_token(client, page)}, follow=True)
+    assert response.redirect_chain[-1][0] == "/jobs/new"
+    assert b'name="idempotency_key"' in response.content and b"acme" in response.content
+
+
+# --- Submit ------------------------------------------------------------------------------------
+
+
+def test_each_rendered_form_carries_its_own_operation_key(browser_client, alice):
+    client = browser_client(alice)
+    assert form_key(client.get("/jobs/new")) != form_key(client.get("/jobs/new"))
+
+
+def test_submitting_the_form_redirects_to_the_job_page(browser_client, alice):
+    client = browser_client(alice)
+    page = client.get("/jobs/new")
+    response = client.post("/jobs", {"kind": "webtest.echo", "text": "hello", "idempotency_key": form_key(page),
+                                     "csrfmiddlewaretoken": csrf_token(client, page)})
+    job = Job.objects.get()
+    assert response.status_code == 303 and response["Location"] == f"/jobs/{job.pk}"
+    assert job.payload == {"text": "hello"} and job.submitted_by == alice
+
+
+def test_a_double_click_or_resubmission_makes_one_job(browser_client, alice):
+    client = browser_client(alice)
+    page = client.get("/jobs/new")
+    form = {"kind": "webtest.echo", "text": "hello", "idempotency_key": form_key(page),
+            "csrfmiddlewaretoken": csrf_token(client, page)}
+    first = client.post("/jobs", form)
+    second = client.post("/jobs", form)
+    assert first["Location"] == second["Location"]
+    assert Job.objects.count() == 1
+
+
+def test_an_uploaded_document_is_accepted_through_htmx_with_a_client_redirect(browser_client, alice):
+    client = browser_client(alice)
+    page = client.get("/jobs/new")
+    response = client.post("/jobs", {
+        "kind": "webtest.echo", "idempotency_key": form_key(page),
+        "document": SimpleUploadedFile("invoice.txt", b"Supplier: ACME", content_type="text/plain"),
+    }, headers={**HTMX, "X-CSRFToken": csrf_token(client, page)})
+    job = Job.objects.get()
+    assert response["HX-Redirect"] == f"/jobs/{job.pk}"
+    assert job.document_name == "invoice.txt"
+
+
+def test_an_htmx_post_without_the_csrf_token_is_refused(browser_client, alice):
+    client = browser_client(alice)
+    page = client.get("/jobs/new")
+    response = client.post("/jobs", {"kind": "webtest.echo", "text": "x", "idempotency_key": form_key(page)},
+                           headers=HTMX)
+    assert response.status_code == 403
+    assert not Job.objects.exists()
+
+
+def test_a_session_json_post_without_the_csrf_token_is_refused_as_json(alice):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    response = client.post("/jobs", {"kind": "diagnostic.noop", "payload": {}}, content_type="application/json",
+                           headers={"Idempotency-Key": "k"})
+    assert response.status_code == 403 and response.json()["error"] == "csrf_failed"
+    assert not Job.objects.exists()
+
+
+def test_an_invalid_form_comes_back_with_the_error_and_the_same_key(browser_client, alice):
+    client = browser_client(alice)
+    page = client.get("/jobs/new")
+    response = client.post("/jobs", {"kind": "diagnostic.sleep", "payload": '{"seconds": "soon"}',
+                                     "idempotency_key": form_key(page)},
+                           headers={**HTMX, "X-CSRFToken": csrf_token(client, page)})
+    assert response.status_code == 400
+    assert b'id="form-error"' in response.content and b"payload.seconds" in response.content
+    assert form_key(response) == form_key(page)
+    assert b"<html" not in response.content  # the form partial only, for htmx to swap
+    assert not Job.objects.exists()
+
+
+def test_a_reused_form_with_changed_input_gets_a_conflict_and_a_fresh_key(browser_client, alice):
+    client = browser_client(alice)
+    page = client.get("/jobs/new")
+    base = {"kind": "webtest.echo", "idempotency_key": form_key(page), "csrfmiddlewaretoken": csrf_token(client, page)}
+    client.post("/jobs", {**base, "text": "first"})
+    response = client.post("/jobs", {**base, "text": "changed after going back"})
+    assert response.status_code == 409
+    assert form_key(response) != form_key(page)
+    assert Job.objects.count() == 1
+
+
+# --- The job page ---------------------------------------------------------------------------------
+
+
+def test_the_job_page_polls_its_status_starting_at_one_second(browser_client, alice, accept):
+    job = accept()
+    response = browser_client(alice).get(f"/jobs/{job.pk}")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f'hx-get="/jobs/{job.pk}?poll=1"' in html and 'hx-trigger="load delay:1s"' in html
+    assert 'src="/static/htmx.min.js"' in html and "unpkg" not in html and "cdn" not in html.lower()
+
+
+@pytest.mark.parametrize("poll, delay", [(1, 1), (2, 2), (3, 3), (4, 5), (5, 8), (6, 10), (50, 10)])
+def test_each_poll_backs_off_until_ten_seconds(browser_client, alice, accept, poll, delay):
+    job = accept()
+    response = browser_client(alice).get(f"/jobs/{job.pk}?poll={poll}", headers=HTMX)
+    html = response.content.decode()
+    assert html.lstrip().startswith('<section id="status"')
+    assert f'?poll={poll + 1}"' in html and f'hx-trigger="load delay:{delay}s"' in html
+
+
+def test_a_terminal_job_stops_polling(browser_client, alice, completed_job):
+    job = completed_job({"ok": True})
+    response = browser_client(alice).get(f"/jobs/{job.pk}?poll=3", headers=HTMX)
+    assert b'id="status"' in response.content
+    assert b"hx-trigger" not in response.content and b"hx-get" not in response.content
+
+
+def test_a_review_result_shows_the_fields_table_and_the_draft_with_a_copy_button(browser_client, alice,
+                                                                                   completed_job):
+    result = {
+        "fields": {
+            "supplier_name": {"status": "present", "value": "ACME GmbH", "detail": None},
+            "vat_id": {"status": "malformed", "value": "DE123", "detail": "bad check digit"},
+            "iban": {"status": "missing", "value": None, "detail": "not found"},
+        },
+        "draft": "Dear ACME GmbH,\nplease send your VAT id.",
+        "steps": [{"tool": "extract", "at": "t"}, {"tool": "validate", "at": "t"}, {"tool": "draft", "at": "t"}],
+        "warnings": ["vat_id has a bad check digit"],
+        "pages": 1,
+    }
+    job = completed_job(result)
+    html = browser_client(alice).get(f"/jobs/{job.pk}").content.decode()
+    assert 'id="fields"' in html and "ACME GmbH" in html and "badge-malformed" in html and "bad check digit" in html
+    assert 'id="draft"' in html and "please send your VAT id." in html and 'data-copy="#draft"' in html
+    assert "extract → validate → draft" in html
+
+
+def test_another_result_shape_is_shown_as_json(browser_client, alice, completed_job):
+    job = completed_job({"slept": 1.5, "attempt": 1})
+    html = browser_client(alice).get(f"/jobs/{job.pk}").content.decode()
+    assert 'id="result"' in html and "&quot;slept&quot;: 1.5" in html and 'id="fields"' not in html
+
+
+def test_document_derived_text_is_escaped(browser_client, alice, completed_job):
+    evil = "<script>alert(1)</script>"
+    job = completed_job({"fields": {"supplier_name": {"status": "present", "value": evil, "detail": evil}},
+                         "draft": evil})
+    Job.objects.filter(pk=job.pk).update(document_name=evil)
+    html = browser_client(alice).get(f"/jobs/{job.pk}").content.decode()
+    assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_another_tenants_job_page_is_the_same_404_as_an_unknown_one(browser_client, bob, accept):
+    job = accept()  # alice's
+    client = browser_client(bob)
+    foreign, unknown = client.get(f"/jobs/{job.pk}"), client.get(f"/jobs/{job.pk + 1000}")
+    assert foreign.status_code == unknown.status_code == 404
+    assert foreign.content == unknown.content and b"ACME" not in foreign.content
+
+
+# --- The list ---------------------------------------------------------------------------------
+
+
+def test_the_list_shows_the_tenants_jobs_newest_first_with_state_badges(browser_client, alice, bob, accept,
+                                                                       completed_job):
+    done = completed_job({"ok": True})
+    queued = accept()
+    bobs = accept(user=bob)
+    html = browser_client(alice).get("/jobs").content.decode()
+    assert html.index(f'id="job-{queued.pk}"') < html.index(f'id="job-{done.pk}"')
+    assert f'id="job-{bobs.pk}"' not in html
+    assert 'badge badge-queued' in html and 'badge badge-completed' in html
+
+
+def test_the_list_polls_its_rows_while_a_job_runs_and_stops_when_none_does(browser_client, alice, accept,
+                                                                          completed_job):
+    client = browser_client(alice)
+    done = completed_job({"ok": True})
+    rows = client.get("/jobs?state=completed", headers=HTMX).content.decode()
+    assert rows.lstrip().startswith('<tbody id="rows"') and "hx-trigger" not in rows and f"job-{done.pk}" in rows
+    accept()
+    rows = client.get("/jobs", headers=HTMX).content.decode()
+    assert 'hx-get="/jobs?state=&amp;page=1"' in rows and 'hx-trigger="load delay:3s"' in rows
+
+
+def test_the_list_filters_by_state_and_pages(browser_client, alice, accept, completed_job):
+    from jobs.status import PAGE_SIZE
+
+    done = completed_job({"ok": True})
+    for _ in range(PAGE_SIZE):
+        accept()
+    client = browser_client(alice)
+    assert f'id="job-{done.pk}"'.encode() not in client.get("/jobs").content
+    assert f'id="job-{done.pk}"'.encode() in client.get("/jobs?page=2").content
+    filtered = client.get("/jobs?state=completed").content.decode()
+    assert f'id="job-{done.pk}"' in filtered and filtered.count('id="job-') == 1
+
+
+def test_the_openapi_description_is_served(client):
+    response = client.get("/openapi.json")
+    assert response.status_code == 200 and response.json()["openapi"].startswith("3.1")
