@@ -1,41 +1,557 @@
-from django.contrib import admin
-from django.contrib.auth.admin import UserAdmin
+"""Staff triage: the admin opens on the jobs that need a human and moves them only through the queue.
 
-from .models import ApiToken, Job, JobEvent, Tenant, User
+Job pages are read-only for everyone: state, epoch, lease and result change only through
+the triage actions, which call ``jobs.queue`` with the state the staff member saw. Each
+action asks for a reason on a confirmation page first (as ``delete_selected`` does), and
+each move is recorded twice: a ``JobEvent`` (by the queue, actor ``staff:<username>``) and
+an admin ``LogEntry``.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.contrib.auth.admin import UserAdmin
+from django.core.exceptions import PermissionDenied
+from django.db.models import Case, Count, IntegerField, Q, Value, When
+from django.http import FileResponse, Http404, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.text import Truncator
+
+from . import documents, kinds, queue, tokens
+from .clock import system_clock
+from .models import ApiToken, Job, Tenant, User
+from .writelock import write_transaction
+
+QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN = (s.value for s in Job.State)
+
+
+# --- Tenants, members, tokens --------------------------------------------------------------
 
 
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "created_at"]
+    list_display = ["slug", "name", "member_count", "job_count", "created_at"]
+    search_fields = ["slug", "name"]
+    prepopulated_fields = {"slug": ["name"]}
+    readonly_fields = ["created_at"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(
+            _members=Count("members", distinct=True), _jobs=Count("jobs", distinct=True)
+        )
+
+    @admin.display(description="members", ordering="_members")
+    def member_count(self, obj: Tenant) -> int:
+        return obj._members
+
+    @admin.display(description="jobs", ordering="_jobs")
+    def job_count(self, obj: Tenant) -> int:
+        return obj._jobs
 
 
 @admin.register(User)
 class MemberAdmin(UserAdmin):
-    list_display = ["username", "tenant", "is_staff", "is_active"]
-    list_filter = ["tenant", "is_staff"]
+    list_display = ["username", "tenant", "email", "is_staff", "is_active", "last_login"]
+    list_filter = ["tenant", "is_staff", "is_active"]
+    list_select_related = ["tenant"]
+    search_fields = ["username", "email", "first_name", "last_name", "tenant__slug"]
     fieldsets = UserAdmin.fieldsets + (("Tenant", {"fields": ["tenant"]}),)
+    add_fieldsets = UserAdmin.add_fieldsets + (("Tenant", {"fields": ["tenant"]}),)
 
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ["prefix", "user", "created_at", "last_used_at"]
-    fields = ["prefix", "user", "created_at", "last_used_at"]
-    readonly_fields = fields
+    """Tokens show only their prefix; the secret is shown once, on the page that issues it."""
+
+    list_display = ["shown_prefix", "user", "tenant", "created_at", "last_used_at"]
+    list_filter = ["user__tenant"]
+    list_select_related = ["user__tenant"]
+    search_fields = ["prefix", "user__username"]
+    readonly_fields = ["shown_prefix", "user", "created_at", "last_used_at"]
+    autocomplete_fields = ["user"]
+
+    def get_fields(self, request, obj=None):
+        # Never the digest: it is all an attacker with the table would need to test guesses.
+        return ["user"] if obj is None else ["shown_prefix", "user", "created_at", "last_used_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else self.readonly_fields
+
+    @admin.display(description="token", ordering="prefix")
+    def shown_prefix(self, obj: ApiToken) -> str:
+        return f"{obj.prefix}…"
+
+    @admin.display(description="tenant", ordering="user__tenant__slug")
+    def tenant(self, obj: ApiToken) -> Tenant | None:
+        return obj.user.tenant
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            # Same shape as tokens.issue(); the plain token lives only in this request.
+            secret = tokens.PREFIX + secrets.token_urlsafe(32)
+            obj.prefix, obj.digest = secret[:10], tokens.digest(secret)
+            request._issued_api_token = secret
+        super().save_model(request, obj, form, change)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        secret = getattr(request, "_issued_api_token", None)
+        if secret is None:
+            return super().response_add(request, obj, post_url_continue)
+        response = TemplateResponse(request, "admin/jobs/apitoken/issued.html", {
+            **self.admin_site.each_context(request),
+            "opts": self.opts, "title": "API token issued", "token": secret, "original": obj,
+        })
+        response["Cache-Control"] = "no-store"
+        return response
 
 
-class JobEventInline(admin.TabularInline):
-    model = JobEvent
-    fields = ["at", "from_state", "to_state", "epoch", "actor", "reason"]
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
+# --- Jobs: list ------------------------------------------------------------------------------
+
+
+class StateFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+    NEEDS_HUMAN = "needs_human"
+
+    def lookups(self, request, model_admin):
+        return [(self.NEEDS_HUMAN, "Needs a human (dead or unknown)"), *Job.State.choices]
+
+    def queryset(self, request, queryset):
+        if self.value() == self.NEEDS_HUMAN:
+            return queryset.needs_human()
+        if self.value() in Job.State.values:
+            return queryset.filter(state=self.value())
+        return queryset
+
+
+class AgeFilter(admin.SimpleListFilter):
+    """Age since acceptance, on the admin's clock (a logical one in tests)."""
+
+    title = "age"
+    parameter_name = "age"
+    BANDS = {
+        "1h": ("Less than an hour", timedelta(0), timedelta(hours=1)),
+        "1d": ("1 to 24 hours", timedelta(hours=1), timedelta(days=1)),
+        "7d": ("1 to 7 days", timedelta(days=1), timedelta(days=7)),
+        "old": ("Older than 7 days", timedelta(days=7), None),
+    }
+
+    def __init__(self, request, params, model, model_admin):
+        self.clock = model_admin.clock
+        super().__init__(request, params, model, model_admin)
+
+    def lookups(self, request, model_admin):
+        return [(key, label) for key, (label, _, _) in self.BANDS.items()]
+
+    def queryset(self, request, queryset):
+        if self.value() not in self.BANDS:
+            return queryset
+        _, younger, older = self.BANDS[self.value()]
+        now = self.clock.now()
+        queryset = queryset.filter(created_at__lte=now - younger)
+        return queryset if older is None else queryset.filter(created_at__gt=now - older)
+
+
+def short_age(delta: timedelta) -> str:
+    seconds = max(int(delta.total_seconds()), 0)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours}h"
+    if hours:
+        return f"{hours}h {minutes}m"
+    return f"{minutes}m {seconds}s" if minutes else f"{seconds}s"
+
+
+# --- Jobs: triage actions --------------------------------------------------------------------
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(
+        max_length=300,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
+        help_text="Required. Recorded with your username on each job's timeline and in the admin log.",
+    )
+
+    def queue_arguments(self) -> dict[str, Any]:
+        return {}
+
+
+class OutcomeForm(ReasonForm):
+    outcome = forms.CharField(
+        max_length=20_000,
+        widget=forms.Textarea(attrs={"rows": 8, "cols": 80}),
+        help_text=(
+            "Required: what the external effect produced. A JSON object (starting with {) becomes the "
+            'job\'s result as it is; any other text is saved as {"note": "…"}. The tenant sees it.'
+        ),
+    )
+
+    def clean_outcome(self) -> dict[str, Any]:
+        text = self.cleaned_data["outcome"]
+        if not text.startswith("{"):
+            return {"note": text}
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"This starts with {{ but is not valid JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise forms.ValidationError("A JSON outcome must be an object.")
+        return value
+
+    def queue_arguments(self) -> dict[str, Any]:
+        return {"result": self.cleaned_data["outcome"]}
+
+
+@dataclass(frozen=True)
+class Triage:
+    """One staff move: from the state the staff member saw to the state it leaves."""
+
+    name: str
+    title: str
+    verb: str
+    done: str
+    from_state: str
+    to_state: str
+    explanation: str
+    form: type[ReasonForm] = ReasonForm
+
+    def run(self, **arguments: Any) -> queue.Outcome:
+        if self.to_state == QUEUED:
+            return queue.requeue(expected_state=self.from_state, **arguments)
+        return queue.resolve(expected_state=self.from_state, to_state=self.to_state, **arguments)
+
+
+RETRY = Triage(
+    "retry_dead", "Retry dead jobs", "Retry", "retried", DEAD, QUEUED,
+    "Back to queued with fresh attempts and a new deadline. The epoch is kept, and the next "
+    "claim raises it, so no token a worker ever held becomes valid again.",
+)
+RECONCILE_DONE = Triage(
+    "reconcile_done", "Reconcile unknown jobs as done", "Reconcile as done", "completed", UNKNOWN, COMPLETED,
+    "The external effect happened: the job is completed with the outcome you attach, and "
+    "nothing runs again.",
+    OutcomeForm,
+)
+RECONCILE_NOT_DONE = Triage(
+    "reconcile_not_done", "Reconcile unknown jobs as not done", "Reconcile as not done", "requeued",
+    UNKNOWN, QUEUED,
+    "The external effect did not happen: back to queued with fresh attempts and a new deadline, "
+    "so a worker runs it again.",
+)
+DISCARD = Triage(
+    "discard_unknown", "Discard unknown jobs", "Discard", "discarded", UNKNOWN, DEAD,
+    "Give up on the job: it goes to dead and nothing runs again (a retry stays possible).",
+)
+TRIAGES = {t.name: t for t in (RETRY, RECONCILE_DONE, RECONCILE_NOT_DONE, DISCARD)}
+
+
+# --- Jobs: the admin -------------------------------------------------------------------------
 
 
 @admin.register(Job)
 class JobAdmin(admin.ModelAdmin):
-    list_display = ["id", "tenant", "kind", "state", "attempts", "epoch", "created_at"]
-    list_filter = ["state", "kind", "tenant"]
-    inlines = [JobEventInline]
+    """Dead and unknown jobs first; read-only pages; the triage actions go through the queue."""
 
-    def get_readonly_fields(self, request, obj=None):
-        return [f.name for f in self.model._meta.fields]
+    clock = system_clock  # tests swap in a logical clock
+
+    list_display = ["id", "tenant", "kind", "state_badge", "attempt_count", "epoch", "short_error", "age"]
+    list_display_links = ["id"]
+    list_filter = [StateFilter, "tenant", "kind", AgeFilter]
+    list_select_related = ["tenant"]
+    list_per_page = 50
+    show_full_result_count = False  # the state counts above the list already say it
+    search_fields = ["=operation_key"]
+    search_help_text = "A job id, or an operation key (exact)."
+    actions = [RETRY.name, RECONCILE_DONE.name, RECONCILE_NOT_DONE.name, DISCARD.name]
+    change_list_template = "admin/jobs/job/change_list.html"
+    change_form_template = "admin/jobs/job/change_form.html"
+    fieldsets = [
+        (None, {"fields": ["id", "tenant", "submitted_by", "kind", "state", "epoch", "attempt_count",
+                           "last_error", "operation_key"]}),
+        ("Input", {"fields": ["input_summary", "document_summary"]}),
+        ("Checkpoint", {"fields": ["kind_progress"]}),
+        ("Result", {"fields": ["result_display"]}),
+        ("Timeline", {"fields": ["timeline"]}),
+        ("Times and lease", {"classes": ["collapse"], "fields": [
+            "created_at", "available_at", "deadline", "leased_by", "lease_expires_at",
+            "external_started_at", "updated_at", "finished_at",
+        ]}),
+    ]
+    readonly_fields = [name for _, options in fieldsets for name in options["fields"]]
+
+    # Nobody edits a job here: its state moves only through the queue (the actions), its input
+    # is immutable, and deleting it would delete its audit trail.
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def has_triage_permission(self, request) -> bool:
+        return request.user.has_perm(f"{self.opts.app_label}.triage_job")
+
+    def get_ordering(self, request):
+        needs_human_first = Case(
+            When(state=UNKNOWN, then=Value(0)), When(state=DEAD, then=Value(1)),
+            default=Value(2), output_field=IntegerField(),
+        )
+        return [needs_human_first.asc(), "-id"]
+
+    def get_search_results(self, request, queryset, search_term):
+        """Exact id or exact operation key: both are what a tenant quotes in a support request."""
+        term = search_term.strip().lstrip("#")
+        if not term:
+            return queryset, False
+        match = Q(operation_key=term)
+        if term.isdigit():
+            match |= Q(pk=int(term))
+        return queryset.filter(match), False
+
+    def changelist_view(self, request, extra_context=None):
+        counts = dict(Job.objects.order_by().values_list("state").annotate(n=Count("id")))
+        url = reverse("admin:jobs_job_changelist")
+        chips = [(StateFilter.NEEDS_HUMAN, "needs a human", counts.get(DEAD, 0) + counts.get(UNKNOWN, 0))]
+        chips += [(state, state, counts.get(state, 0)) for state in (UNKNOWN, DEAD, QUEUED, LEASED, COMPLETED)]
+        current = request.GET.get(StateFilter.parameter_name)
+        context = {"state_counts": [
+            {"state": value, "label": label, "count": n, "url": f"{url}?state={value}", "active": value == current}
+            for value, label, n in chips
+        ], **(extra_context or {})}
+        return super().changelist_view(request, context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        job = self.get_object(request, object_id)
+        buttons = []
+        if job is not None and self.has_triage_permission(request):
+            buttons = [t for t in TRIAGES.values() if t.from_state == job.state]
+        return super().change_view(request, object_id, form_url, {"triage_buttons": buttons, **(extra_context or {})})
+
+    def get_urls(self):
+        view = self.admin_site.admin_view
+        return [
+            path("<path:object_id>/document/", view(self.document_view), name="jobs_job_document"),
+            path("<path:object_id>/payload/", view(self.payload_view), name="jobs_job_payload"),
+            *super().get_urls(),
+        ]
+
+    # --- list columns
+
+    @admin.display(description="state", ordering="state")
+    def state_badge(self, obj: Job) -> str:
+        if obj.state in (DEAD, UNKNOWN):
+            return format_html('<strong class="job-state job-state-{}">{}</strong>', obj.state, obj.state)
+        return obj.state
+
+    @admin.display(description="attempts", ordering="attempts")
+    def attempt_count(self, obj: Job) -> str:
+        return f"{obj.attempts}/{obj.max_attempts}"
+
+    @admin.display(description="last error")
+    def short_error(self, obj: Job) -> str:
+        if not obj.last_error:
+            return "—"
+        return format_html('<span title="{}">{}</span>', obj.last_error, Truncator(obj.last_error).chars(60))
+
+    @admin.display(description="age", ordering="created_at")
+    def age(self, obj: Job) -> str:
+        return short_age(self.clock.now() - obj.created_at)
+
+    # --- the read-only job page
+
+    @admin.display(description="payload")
+    def input_summary(self, obj: Job) -> str:
+        """Keys and sizes, never the values of text: inline text is the tenant's document."""
+        if not obj.payload:
+            return "—"
+        rows = []
+        for key, value in obj.payload.items():
+            if isinstance(value, str):
+                shown = f"text, {len(value):,} characters"
+            elif isinstance(value, dict):
+                shown = f"object, {len(value)} keys"
+            elif isinstance(value, list):
+                shown = f"list, {len(value)} items"
+            else:
+                shown = json.dumps(value)  # numbers, booleans, null: settings, not content
+            rows.append((key, shown))
+        link = reverse("admin:jobs_job_payload", args=[obj.pk])
+        return format_html(
+            '<ul class="job-input">{}</ul><a href="{}">Download the payload (JSON)</a>',
+            format_html_join("", "<li><code>{}</code>: {}</li>", rows), link,
+        )
+
+    @admin.display(description="document")
+    def document_summary(self, obj: Job) -> str:
+        if not obj.document:
+            return "—"
+        link = reverse("admin:jobs_job_document", args=[obj.pk])
+        return format_html(
+            '{} ({}, {} bytes)<br>SHA-256 <code>{}</code><br><a href="{}">Download the document</a>',
+            obj.document_name or "document", obj.document_type or "unknown type",
+            f"{obj.document_size or 0:,}", obj.document_sha256, link,
+        )
+
+    @admin.display(description="checkpoint")
+    def kind_progress(self, obj: Job) -> str:
+        """The kind's own progress view (the agent's checkpoint), without importing its app."""
+        spec = kinds.get(obj.kind)
+        if spec is None or spec.progress is None:
+            return "— (this kind keeps no checkpoint)"
+        try:
+            progress = spec.progress(obj.pk)
+        except Exception as exc:  # a broken hook must not hide the rest of the page from staff
+            return format_html("unavailable: {}", f"{type(exc).__name__}: {exc}")
+        return pretty_json(progress) if progress else "— (none yet)"
+
+    @admin.display(description="result")
+    def result_display(self, obj: Job) -> str:
+        return "—" if obj.result is None else pretty_json(obj.result)
+
+    @admin.display(description="events")
+    def timeline(self, obj: Job) -> str:
+        rows = [
+            (e.at.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3], e.from_state or "—", e.to_state or "rejected",
+             e.epoch, e.actor, e.reason)
+            for e in obj.events.order_by("id")
+        ]
+        return format_html(
+            '<table class="job-timeline"><thead><tr><th>at (UTC)</th><th>from</th><th>to</th>'
+            "<th>epoch</th><th>actor</th><th>reason</th></tr></thead><tbody>{}</tbody></table>",
+            format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
+        )
+
+    # --- downloads (staff who may view the job)
+
+    def _viewable(self, request, object_id) -> Job:
+        job = self.get_object(request, object_id)
+        if job is None:
+            raise Http404("no such job")
+        if not self.has_view_permission(request, job):
+            raise PermissionDenied
+        return job
+
+    def document_view(self, request, object_id):
+        job = self._viewable(request, object_id)
+        root = documents.path("").resolve()
+        stored = documents.path(job.document).resolve() if job.document else None
+        if stored is None or not stored.is_relative_to(root) or not stored.is_file():
+            raise Http404("this job has no stored document")
+        # An attachment: the browser saves it, never renders a tenant's file in the admin's origin.
+        return FileResponse(stored.open("rb"), as_attachment=True, filename=job.document_name or f"job-{job.pk}",
+                            content_type="application/octet-stream")
+
+    def payload_view(self, request, object_id):
+        job = self._viewable(request, object_id)
+        response = HttpResponse(json.dumps(job.payload, indent=2, ensure_ascii=False), content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-payload.json"'
+        return response
+
+    # --- actions
+
+    @admin.action(permissions=["triage"], description="Retry selected dead jobs…")
+    def retry_dead(self, request, queryset):
+        return self._triage(request, queryset, RETRY)
+
+    @admin.action(permissions=["triage"], description="Reconcile selected unknown jobs as done (attach the outcome)…")
+    def reconcile_done(self, request, queryset):
+        return self._triage(request, queryset, RECONCILE_DONE)
+
+    @admin.action(permissions=["triage"], description="Reconcile selected unknown jobs as not done (requeue)…")
+    def reconcile_not_done(self, request, queryset):
+        return self._triage(request, queryset, RECONCILE_NOT_DONE)
+
+    @admin.action(permissions=["triage"], description="Discard selected unknown jobs (to dead)…")
+    def discard_unknown(self, request, queryset):
+        return self._triage(request, queryset, DISCARD)
+
+    def _triage(self, request, queryset, triage: Triage):
+        """Confirm first (reason, what moves, what is skipped); then move what is still as seen."""
+        if not self.has_triage_permission(request):
+            raise PermissionDenied
+        if request.POST.get("post"):
+            form = triage.form(request.POST)
+            if form.is_valid():
+                self._apply(request, queryset, triage, form)
+                return None
+        else:
+            form = triage.form()
+        jobs = list(queryset.select_related("tenant").order_by("pk"))
+        movable = [job for job in jobs if job.state == triage.from_state]
+        return TemplateResponse(request, "admin/jobs/job/triage_confirmation.html", {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": triage.title,
+            "triage": triage,
+            "form": form,
+            "jobs": jobs,
+            "movable": movable,
+            "skipped": [job for job in jobs if job.state != triage.from_state],
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "media": self.media + form.media,
+        })
+
+    def _apply(self, request, queryset, triage: Triage, form: ReasonForm) -> None:
+        selected = {int(pk) for pk in request.POST.getlist(helpers.ACTION_CHECKBOX_NAME) if pk.isdigit()}
+        seen = dict(parse_seen(request.POST.getlist("seen")))
+        targets = sorted(queryset.filter(pk__in=seen.keys() & selected).values_list("pk", flat=True))
+        reason = form.cleaned_data["reason"]
+        actor = f"staff:{request.user.get_username()}"
+        moved = [pk for pk in targets if self._move(request, triage, pk, seen[pk], actor, reason, form)]
+        skipped = sorted(selected - set(moved))
+        self.message_user(
+            request, f"{triage.verb}: {len(moved)} of {len(selected)} selected job(s) {triage.done} "
+            f"({triage.from_state} → {triage.to_state}).",
+            messages.SUCCESS if moved else messages.WARNING,
+        )
+        if skipped:
+            ids = ", ".join(f"#{pk}" for pk in skipped[:20]) + (" …" if len(skipped) > 20 else "")
+            self.message_user(
+                request, f"Skipped {len(skipped)} job(s) no longer {triage.from_state} as you saw them: {ids}.",
+                messages.WARNING,
+            )
+
+    def _move(self, request, triage: Triage, pk: int, seen_epoch: int, actor: str, reason: str,
+              form: ReasonForm) -> bool:
+        """One job, only if it is still in the state and epoch the confirmation page showed.
+
+        The row lock (PostgreSQL; on SQLite the write transaction holds the database's write lock)
+        keeps the epoch check and the queue's conditional write together, and the admin log entry
+        commits with the queue's event or not at all.
+        """
+        with write_transaction():
+            current = Job.objects.select_for_update().filter(pk=pk).values_list("state", "epoch").first()
+            if current != (triage.from_state, seen_epoch):
+                return False
+            outcome = triage.run(job_id=pk, actor=actor, reason=reason, now=self.clock.now(),
+                                 **form.queue_arguments())
+            if outcome:
+                self.log_change(request, Job.objects.get(pk=pk),
+                                f"{triage.verb} ({triage.from_state} → {triage.to_state}). Reason: {reason}")
+            return outcome.applied
+
+
+def parse_seen(values: list[str]):
+    """``"<id>:<epoch>"`` pairs the confirmation page rendered for the jobs it offered to move."""
+    for value in values:
+        pk, _, epoch = value.partition(":")
+        if pk.isdigit() and epoch.isdigit():
+            yield int(pk), int(epoch)
+
+
+def pretty_json(value: Any) -> str:
+    return format_html("<pre class=\"job-json\">{}</pre>", json.dumps(value, indent=2, ensure_ascii=False, default=str))

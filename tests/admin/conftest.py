@@ -1,0 +1,117 @@
+"""Admin fixtures: staff with and without the triage permission, jobs put in each state."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from datetime import timedelta
+from html import unescape
+
+import pytest
+from django.contrib.auth.models import Permission
+
+from jobs import kinds, queue
+from jobs.admin import JobAdmin
+from jobs.models import Job
+
+CHANGELIST = "/admin/jobs/job/"
+STATES = [s.value for s in Job.State]
+_earlier = itertools.count(1)
+
+
+@pytest.fixture(autouse=True)
+def admin_clock(clock, monkeypatch):
+    """The admin moves jobs on the same logical clock the tests' workers use."""
+    monkeypatch.setattr(JobAdmin, "clock", clock)
+    return clock
+
+
+@pytest.fixture(autouse=True)
+def media_root(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "documents"
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture
+def triager(make_member):
+    """Staff with every jobs permission, triage_job included (what createmember --staff gives)."""
+    return make_member("ops", "triager", staff=True)
+
+
+@pytest.fixture
+def viewer(make_member):
+    """Staff who may look at everything in the admin but holds no triage permission."""
+    user = make_member("ops", "viewer")
+    user.is_staff = True
+    user.save()
+    user.user_permissions.set(Permission.objects.filter(content_type__app_label="jobs", codename__startswith="view_"))
+    return user
+
+
+@pytest.fixture
+def in_state(clock, accept):
+    """Make a job and drive it through the queue into ``state``.
+
+    Each job is accepted a little earlier than the one before, so the claim below takes it
+    and not another queued job of the same test.
+    """
+
+    def make(state: str, *, kind: str = "diagnostic.sleep", payload: dict | None = None, **kwargs) -> Job:
+        job = accept(kind, payload or {"seconds": 1}, now=clock.now() - timedelta(seconds=next(_earlier)), **kwargs)
+        if state != "queued":
+            c = queue.claim(now=clock.now(), worker="w1", lease=timedelta(seconds=30))
+            assert c is not None and c.job_id == job.pk
+            if state == "completed":
+                assert queue.complete(job_id=c.job_id, epoch=c.epoch, result={"ok": 1}, now=clock.now())
+            elif state == "dead":
+                assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom: handler failed", now=clock.now(),
+                                  retryable=False).state == "dead"
+            elif state == "unknown":
+                assert queue.mark_external_start(job_id=c.job_id, epoch=c.epoch, now=clock.now())
+                assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="provider timed out",
+                                  now=clock.now()).state == "unknown"
+        job.refresh_from_db()
+        assert job.state == state
+        return job
+
+    return make
+
+
+@pytest.fixture
+def progress_kind(monkeypatch):
+    """A kind that takes documents and reports a checkpoint, as the agent's kind does."""
+    checkpoints: dict[int, dict] = {}
+    kind = kinds.Kind(
+        name="test.review", handler=lambda ctx: {}, accepts_document=True, max_document_bytes=10_000,
+        payload_schema={"type": "object"}, progress=checkpoints.get,
+    )
+    monkeypatch.setitem(kinds._registry, kind.name, kind)
+    return checkpoints
+
+
+def start_action(client, action: str, *jobs: Job, path: str = CHANGELIST):
+    """What the changelist's action form posts: the confirmation page comes back."""
+    return client.post(path, {"action": action, "index": 0, "_selected_action": [j.pk for j in jobs]})
+
+
+_HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
+
+
+def confirmation_fields(response) -> dict[str, list[str]]:
+    """The hidden fields the confirmation page's form would send (what the browser posts back)."""
+    html = response.content.decode()
+    form = html[html.index('<form method="post">'):]
+    fields: dict[str, list[str]] = {}
+    for name, value in _HIDDEN.findall(form):
+        if name != "csrfmiddlewaretoken":
+            fields.setdefault(name, []).append(unescape(value))
+    return fields
+
+
+def confirm(client, page, *, path: str = CHANGELIST, **form):
+    """Submit the confirmation page as rendered, with the staff member's reason (and outcome)."""
+    return client.post(path, {**confirmation_fields(page), **form})
+
+
+def messages_of(response) -> list[str]:
+    return [str(m) for m in response.wsgi_request._messages]

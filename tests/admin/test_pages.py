@@ -1,0 +1,237 @@
+"""Every admin page for jobs, tenants, members and tokens renders, and shows what triage needs."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.admin.models import LogEntry
+
+from jobs import documents, tokens
+from jobs.models import ApiToken, Job, Tenant, User
+
+from .conftest import CHANGELIST, STATES, confirm, start_action
+
+TRIAGE_ACTIONS = {"retry_dead": "dead", "reconcile_done": "unknown", "reconcile_not_done": "unknown",
+                  "discard_unknown": "unknown"}
+
+
+@pytest.fixture
+def one_of_each(in_state):
+    return {state: in_state(state) for state in ["dead", "unknown", "completed", "leased", "queued"]}
+
+
+def test_every_job_admin_page_renders(client, triager, one_of_each):
+    client.force_login(triager)
+    job = one_of_each["dead"]
+    urls = [
+        "/admin/", "/admin/jobs/", CHANGELIST, f"{CHANGELIST}?state=needs_human",
+        *[f"{CHANGELIST}?state={s}" for s in STATES],
+        f"{CHANGELIST}?tenant__id__exact={job.tenant_id}", f"{CHANGELIST}?kind=diagnostic.sleep",
+        *[f"{CHANGELIST}?age={band}" for band in ["1h", "1d", "7d", "old"]],
+        f"{CHANGELIST}?q={job.pk}", f"{CHANGELIST}?q={job.operation_key}", f"{CHANGELIST}?q=no-such-key",
+        f"{CHANGELIST}?o=4", f"{CHANGELIST}?o=-8",
+        *[f"{CHANGELIST}{j.pk}/change/" for j in one_of_each.values()],
+        f"{CHANGELIST}{job.pk}/history/", f"{CHANGELIST}{job.pk}/payload/",
+    ]
+    for url in urls:
+        assert client.get(url).status_code == 200, url
+
+
+@pytest.mark.parametrize("action,state", TRIAGE_ACTIONS.items())
+def test_every_confirmation_page_renders_with_its_form(client, triager, in_state, action, state):
+    job = in_state(state)
+    client.force_login(triager)
+    page = start_action(client, action, job)
+    assert page.status_code == 200
+    assert page.template_name == "admin/jobs/job/triage_confirmation.html"
+    assert b'name="reason"' in page.content
+    assert (b'name="outcome"' in page.content) == (action == "reconcile_done")
+
+
+def test_every_tenant_member_and_token_page_renders(client, triager, alice):
+    secret = tokens.issue(alice)
+    token = ApiToken.objects.get(digest=tokens.digest(secret))
+    client.force_login(triager)
+    urls = [
+        "/admin/jobs/tenant/", "/admin/jobs/tenant/add/", f"/admin/jobs/tenant/{alice.tenant_id}/change/",
+        "/admin/jobs/user/", "/admin/jobs/user/add/", f"/admin/jobs/user/{alice.pk}/change/",
+        f"/admin/jobs/user/{alice.pk}/password/",
+        "/admin/jobs/apitoken/", "/admin/jobs/apitoken/add/", f"/admin/jobs/apitoken/{token.pk}/change/",
+        f"/admin/jobs/apitoken/{token.pk}/delete/",
+    ]
+    for url in urls:
+        assert client.get(url).status_code == 200, url
+
+
+def test_the_list_opens_on_unknown_then_dead_jobs(client, triager, in_state):
+    queued, dead, completed, unknown = (in_state(s) for s in ["queued", "dead", "completed", "unknown"])
+    client.force_login(triager)
+    shown = list(client.get(CHANGELIST).context["cl"].result_list)
+    assert shown[:2] == [unknown, dead]
+    assert set(shown[2:]) == {queued, completed}
+
+
+def test_the_list_shows_counts_per_state_at_the_top(client, triager, in_state):
+    for state in ["dead", "dead", "unknown", "queued"]:
+        in_state(state)
+    client.force_login(triager)
+    text = client.get(CHANGELIST).content.decode()
+    for state, n in [("needs_human", 3), ("dead", 2), ("unknown", 1), ("queued", 1), ("completed", 0)]:
+        assert f'<span class="count" data-state="{state}">{n}</span>' in text
+    assert f'href="{CHANGELIST}?state=dead"' in text
+    assert text.index('data-state="unknown"') < text.index('data-state="dead"') < text.index('data-state="queued"')
+
+
+def test_the_list_columns_say_what_triage_needs(client, triager, in_state, clock):
+    job = in_state("dead")
+    clock.advance(hours=2, minutes=5)
+    Job.objects.filter(pk=job.pk).update(last_error="x" * 500)
+    client.force_login(triager)
+    text = client.get(CHANGELIST).content.decode()
+    assert ">acme<" in text and "diagnostic.sleep" in text and "1/3" in text
+    assert f'<span title="{"x" * 500}">{"x" * 59}…</span>' in text  # shortened, the whole error on hover
+    assert "2h 5m" in text
+
+
+def test_search_finds_a_job_by_id_or_operation_key(client, triager, in_state):
+    one, other = in_state("dead"), in_state("dead")
+    client.force_login(triager)
+    assert list(client.get(CHANGELIST, {"q": str(one.pk)}).context["cl"].result_list) == [one]
+    assert list(client.get(CHANGELIST, {"q": f"#{other.pk}"}).context["cl"].result_list) == [other]
+    assert list(client.get(CHANGELIST, {"q": other.operation_key}).context["cl"].result_list) == [other]
+    assert list(client.get(CHANGELIST, {"q": "nothing-like-it"}).context["cl"].result_list) == []
+
+
+def test_the_state_filter_has_a_needs_a_human_choice(client, triager, in_state):
+    dead, unknown, queued = in_state("dead"), in_state("unknown"), in_state("queued")
+    client.force_login(triager)
+    assert set(client.get(CHANGELIST, {"state": "needs_human"}).context["cl"].result_list) == {dead, unknown}
+    assert list(client.get(CHANGELIST, {"state": "queued"}).context["cl"].result_list) == [queued]
+
+
+def test_the_age_filter_uses_the_time_since_acceptance(client, triager, in_state, clock):
+    old = in_state("dead")
+    clock.advance(days=3)
+    new = in_state("dead")
+    client.force_login(triager)
+    assert list(client.get(CHANGELIST, {"age": "1h"}).context["cl"].result_list) == [new]
+    assert list(client.get(CHANGELIST, {"age": "7d"}).context["cl"].result_list) == [old]
+    assert list(client.get(CHANGELIST, {"age": "old"}).context["cl"].result_list) == []
+
+
+def test_the_job_page_shows_input_metadata_but_never_the_text(client, triager, in_state, progress_kind):
+    upload = documents.Upload(b"%PDF-1.4 supplier ACME GmbH IBAN DE89", "invoice.pdf", "application/pdf")
+    job = in_state("unknown", kind="test.review", payload={"text": "Confidential supplier letter", "pages": 2},
+                   document=upload)
+    client.force_login(triager)
+    text = client.get(f"{CHANGELIST}{job.pk}/change/").content.decode()
+    assert "Confidential supplier letter" not in text and "ACME GmbH" not in text
+    assert "text, 28 characters" in text and "<code>pages</code>: 2" in text
+    assert "invoice.pdf" in text and job.document_sha256 in text
+    assert f"{CHANGELIST}{job.pk}/document/" in text and f"{CHANGELIST}{job.pk}/payload/" in text
+
+
+def test_staff_download_the_stored_document_as_an_attachment(client, triager, in_state, progress_kind):
+    content = b"%PDF-1.4 supplier ACME GmbH"
+    job = in_state("dead", kind="test.review", payload={}, document=documents.Upload(content, "invoice.pdf", "application/pdf"))
+    client.force_login(triager)
+    response = client.get(f"{CHANGELIST}{job.pk}/document/")
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content) == content
+    assert response["Content-Disposition"].startswith('attachment; filename="invoice.pdf"')
+
+    payload = client.get(f"{CHANGELIST}{job.pk}/payload/")
+    assert payload["Content-Disposition"].startswith("attachment")
+    assert client.get(f"{CHANGELIST}{in_state('dead').pk}/document/").status_code == 404  # no document
+    assert client.get(f"{CHANGELIST}999999/document/").status_code == 404
+
+
+def test_the_job_page_shows_the_timeline_checkpoint_and_result(client, triager, in_state, progress_kind, clock):
+    job = in_state("completed", kind="test.review", payload={"text": "abc"})
+    progress_kind[job.pk] = {"step": 2, "next_step": "draft", "latest_safe_output": {"supplier": "ACME"}}
+    client.force_login(triager)
+    text = client.get(f"{CHANGELIST}{job.pk}/change/").content.decode()
+    assert "next_step" in text and "draft" in text and "&quot;supplier&quot;: &quot;ACME&quot;" in text
+    assert "&quot;ok&quot;: 1" in text  # the result
+    for actor in ("user:", "worker:w1"):
+        assert actor in text
+    assert text.count("<tr><td>") == job.events.count()
+
+
+def test_the_job_page_says_when_a_kind_keeps_no_checkpoint(client, triager, in_state):
+    job = in_state("dead")
+    client.force_login(triager)
+    assert b"this kind keeps no checkpoint" in client.get(f"{CHANGELIST}{job.pk}/change/").content
+
+
+def test_a_broken_checkpoint_hook_does_not_hide_the_job_page(client, triager, in_state, progress_kind, monkeypatch):
+    from jobs import kinds
+
+    job = in_state("dead", kind="test.review", payload={})
+
+    def broken(job_id):
+        raise RuntimeError("agent table missing")
+
+    monkeypatch.setitem(kinds._registry, "test.review", kinds.Kind(name="test.review", handler=lambda c: {}, progress=broken))
+    client.force_login(triager)
+    response = client.get(f"{CHANGELIST}{job.pk}/change/")
+    assert response.status_code == 200 and b"unavailable: RuntimeError: agent table missing" in response.content
+
+
+def test_the_history_page_lists_the_triage_log_entries(client, triager, in_state):
+    job = in_state("dead")
+    client.force_login(triager)
+    confirm(client, start_action(client, "retry_dead", job), reason="upstream fixed")
+    history = client.get(f"{CHANGELIST}{job.pk}/history/")
+    assert history.status_code == 200 and b"upstream fixed" in history.content
+    assert LogEntry.objects.get().user == triager
+
+
+def test_tokens_show_only_their_prefix_never_the_digest(client, triager, alice):
+    secret = tokens.issue(alice)
+    token = ApiToken.objects.get(digest=tokens.digest(secret))
+    client.force_login(triager)
+    for url in ["/admin/jobs/apitoken/", f"/admin/jobs/apitoken/{token.pk}/change/"]:
+        text = client.get(url).content.decode()
+        assert token.prefix in text
+        assert token.digest not in text and secret not in text
+
+
+def test_adding_a_token_shows_it_once_and_stores_only_its_digest(client, triager, alice):
+    client.force_login(triager)
+    response = client.post("/admin/jobs/apitoken/add/", {"user": alice.pk})
+    assert response.status_code == 200 and "no-store" in response["Cache-Control"]
+    secret = response.context["token"]
+    assert secret.startswith(tokens.PREFIX) and secret.encode() in response.content
+    assert tokens.user_for(secret) == alice
+    stored = ApiToken.objects.get(user=alice)
+    assert stored.digest == tokens.digest(secret) and stored.prefix == secret[:10]
+    assert secret not in client.get(f"/admin/jobs/apitoken/{stored.pk}/change/").content.decode()
+
+
+def test_revoking_a_token_in_the_admin_stops_it_working(client, triager, alice):
+    secret = tokens.issue(alice)
+    token = ApiToken.objects.get(digest=tokens.digest(secret))
+    client.force_login(triager)
+    assert client.post(f"/admin/jobs/apitoken/{token.pk}/delete/", {"post": "yes"}).status_code == 302
+    assert tokens.user_for(secret) is None
+
+
+def test_staff_add_a_tenant_and_a_member_in_it(client, triager):
+    client.force_login(triager)
+    assert client.post("/admin/jobs/tenant/add/", {"slug": "initech", "name": "Initech"}).status_code == 302
+    tenant = Tenant.objects.get(slug="initech")
+    response = client.post("/admin/jobs/user/add/", {
+        "username": "peter", "usable_password": "true", "password1": "tps-report-99", "password2": "tps-report-99",
+        "tenant": tenant.pk,
+    })
+    assert response.status_code == 302, response.context["adminform"].form.errors if response.context else None
+    assert User.objects.get(username="peter").tenant == tenant
+
+
+def test_a_document_review_job_page_renders_without_its_inline_text(client, triager, in_state):
+    job = in_state("queued", kind="document_review", payload={"text": "Invoice 2026-17 from ACME GmbH"})
+    client.force_login(triager)
+    response = client.get(f"{CHANGELIST}{job.pk}/change/")
+    assert response.status_code == 200
+    assert b"ACME GmbH" not in response.content and b"text, 30 characters" in response.content
+    assert b"none yet" in response.content  # the agent's hook answers; no checkpoint before a claim
