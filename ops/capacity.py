@@ -1,0 +1,180 @@
+"""The seed's capacity arithmetic, as pure functions: Little's law, utilisation, waves, load.
+
+These are workload calculations, not measurements: they ignore claim/commit overhead,
+provider quotas and runtime variance, which is why the warnings ask for headroom.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+THIN_HEADROOM = 0.20  # below this share of capacity left over, variance alone builds a queue
+POLLING_DOMINATES = 10  # polling reads per state write at which reads are the load to fix
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What arrives and what serves it. Rates are per second, times in seconds."""
+
+    rate: float
+    service: float
+    workers: int
+    deadline: float
+    burst: int = 0
+    pollers: int = 0
+    poll_interval: float = 1.0
+    writes_per_job: float = 5.0
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.rate < 0:
+            problems.append("the arrival rate cannot be negative")
+        if self.service <= 0:
+            problems.append("the service time must be positive")
+        if self.workers < 1:
+            problems.append("at least one worker is needed")
+        if self.deadline <= 0:
+            problems.append("the deadline must be positive")
+        if self.burst < 0 or self.pollers < 0 or self.writes_per_job < 0:
+            problems.append("burst, pollers and writes per job cannot be negative")
+        if self.poll_interval <= 0:
+            problems.append("the poll interval must be positive")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+@dataclass(frozen=True)
+class Wave:
+    number: int
+    jobs: int
+    finishes_at: float
+    margin: float | None = None  # seconds left before the deadline when the wave finishes
+
+
+@dataclass(frozen=True)
+class Plan:
+    workload: Workload
+    in_flight: float  # Little's law: L = λW
+    capacity: float  # jobs per second the workers can finish
+    utilisation: float
+    headroom: float
+    workers_needed: int  # the fewest workers whose capacity is not below the arrival rate
+    waves: list[Wave]
+    burst_finish: float | None
+    burst_margin: float | None
+    writes_per_second: float
+    reads_per_second: float
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def rate_per_minute(self) -> float:
+        return per_minute(self.workload.rate)
+
+    @property
+    def capacity_per_minute(self) -> float:
+        return per_minute(self.capacity)
+
+    @property
+    def utilisation_percent(self) -> float:
+        return round(self.utilisation * 100, 1)
+
+    @property
+    def headroom_percent(self) -> float:
+        return round(self.headroom * 100, 1)
+
+
+def in_flight(rate: float, service: float) -> float:
+    """Little's law: average jobs in the system = arrival rate × time each spends in it."""
+    return rate * service
+
+
+def capacity(workers: int, service: float) -> float:
+    """Jobs per second that ``workers`` finish when each takes ``service`` seconds."""
+    return workers / service
+
+
+def utilisation(rate: float, service: float, workers: int) -> float:
+    return rate / capacity(workers, service)
+
+
+def waves(burst: int, workers: int, service: float) -> list[Wave]:
+    """``burst`` jobs arriving together on independent workers finish in waves."""
+    result = []
+    for n in range(math.ceil(burst / workers)):
+        result.append(Wave(n + 1, min(workers, burst - n * workers), (n + 1) * service))
+    return result
+
+
+def writes_per_second(rate: float, writes_per_job: float) -> float:
+    return rate * writes_per_job
+
+
+def reads_per_second(pollers: int, poll_interval: float) -> float:
+    """Every polling client is a read each interval, however few jobs there are."""
+    return pollers / poll_interval
+
+
+def plan(workload: Workload) -> Plan:
+    w = workload
+    load = in_flight(w.rate, w.service)
+    util = utilisation(w.rate, w.service, w.workers)
+    burst_waves = [Wave(v.number, v.jobs, v.finishes_at, w.deadline - v.finishes_at)
+                   for v in waves(w.burst, w.workers, w.service)]
+    finish = burst_waves[-1].finishes_at if burst_waves else None
+    margin = w.deadline - finish if finish is not None else None
+    writes = writes_per_second(w.rate, w.writes_per_job)
+    reads = reads_per_second(w.pollers, w.poll_interval)
+    result = Plan(
+        workload=w, in_flight=load, capacity=capacity(w.workers, w.service), utilisation=util,
+        headroom=1 - util, workers_needed=max(1, math.ceil(round(load, 9))), waves=burst_waves,
+        burst_finish=finish, burst_margin=margin, writes_per_second=writes, reads_per_second=reads,
+    )
+    result.warnings.extend(warnings(result))
+    return result
+
+
+def warnings(p: Plan) -> list[str]:
+    """Plain-language warnings for what the numbers say is fragile."""
+    w = p.workload
+    said = []
+    if w.service >= w.deadline:
+        said.append(f"A job takes {w.service:g} s but its deadline is {w.deadline:g} s: every job would die.")
+    if p.utilisation > 1 + 1e-9:
+        said.append(
+            f"Overloaded: jobs arrive faster ({per_minute(w.rate):g}/min) than {w.workers} worker(s) finish them "
+            f"({per_minute(p.capacity):g}/min). The queue grows without bound; {p.workers_needed} workers are "
+            "the bare minimum."
+        )
+    elif p.headroom < THIN_HEADROOM - 1e-9:
+        said.append(
+            f"Thin headroom: the workers are busy {p.utilisation:.0%} of the time"
+            + (" with nothing to spare" if p.headroom < 1e-9 else "")
+            + ". Any variance in service time, a retry or a slow provider builds a queue; add a worker."
+        )
+    if p.burst_margin is not None:
+        if p.burst_margin < 0:
+            said.append(
+                f"A burst of {w.burst} misses the deadline: the last wave finishes at {p.burst_finish:g} s, "
+                f"{-p.burst_margin:g} s after the {w.deadline:g} s deadline. Add workers or lengthen the deadline."
+            )
+        elif p.burst_margin < w.service:
+            said.append(
+                f"Thin deadline margin: a burst of {w.burst} finishes at {p.burst_finish:g} s, only "
+                f"{p.burst_margin:g} s before the {w.deadline:g} s deadline (less than one job's "
+                f"{w.service:g} s). Claim overhead or one slow job is enough to miss it."
+            )
+    if p.reads_per_second > 0 and p.reads_per_second >= POLLING_DOMINATES * max(p.writes_per_second, 1e-9):
+        said.append(
+            f"Polling dominates: {p.reads_per_second:g} status reads/s against {p.writes_per_second:g} state "
+            "writes/s. More workers do not fix this; poll with backoff or less often."
+        )
+    return said
+
+
+def per_minute(per_second: float) -> float:
+    return round(per_second * 60, 6)

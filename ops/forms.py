@@ -1,0 +1,61 @@
+"""The instruments' controls, validated the same way for the page and the command."""
+
+from __future__ import annotations
+
+from django import forms
+
+from . import lab, units
+
+
+class LabForm(forms.Form):
+    lease = forms.IntegerField(min_value=lab.LEASES[0], max_value=lab.LEASES[-1], initial=10,
+                               help_text="Logical seconds, 5 to 30.")
+    crash = forms.ChoiceField(
+        choices=[("none", "none (healthy)"), ("before-effect", "before the external effect"),
+                 ("after-marker", "after the external-start marker")],
+        initial="none",
+    )
+
+
+class CapacityForm(forms.Form):
+    """Defaults are the seed's worked example."""
+
+    rate = forms.CharField(initial="6/min", required=False, help_text="Arrivals, e.g. 6/min, 0.1/s, 360/h.")
+    service = forms.FloatField(initial=20, min_value=0.001, required=False, help_text="Seconds per job.")
+    observed = forms.CharField(required=False, help_text="Or take rate and service time from the job table over "
+                                                          "this window, e.g. 1h, 30min, 7d.")
+    workers = forms.IntegerField(initial=3, min_value=1, max_value=10_000)
+    deadline = forms.FloatField(initial=90, min_value=0.001, help_text="Seconds.")
+    burst = forms.IntegerField(initial=12, min_value=0, max_value=1_000_000, required=False)
+    pollers = forms.IntegerField(initial=100, min_value=0, max_value=10_000_000, required=False)
+    poll_interval = forms.FloatField(initial=1, min_value=0.001, required=False, help_text="Seconds.")
+    writes_per_job = forms.FloatField(initial=5, min_value=0, required=False)
+
+    @classmethod
+    def seed_example(cls) -> dict[str, object]:
+        return {name: f.initial for name, f in cls.base_fields.items() if f.initial is not None}
+
+    def clean_rate(self) -> float | None:
+        value = self.cleaned_data["rate"].strip()
+        if not value:
+            return None
+        try:
+            return units.parse_rate(value)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+    def clean_observed(self):
+        value = self.cleaned_data["observed"].strip()
+        if not value:
+            return None
+        try:
+            return units.parse_duration(value)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("observed") and (data.get("rate") is None or data.get("service") is None) \
+                and not self.errors:
+            raise forms.ValidationError("Give a rate and a service time, or an observed window.")
+        return data

@@ -1,0 +1,119 @@
+"""Retention: delete finished jobs past their keep time, in bounded batches.
+
+Only ``completed`` and ``dead`` jobs go; ``unknown`` jobs wait for staff however old they
+are, and live jobs are never touched. A job's events and its agent checkpoint go with it
+(foreign keys with ``CASCADE``: this module does not need to know the agent), and so does
+its stored document once no remaining job names it. The idempotency key is a column of
+the job row, so it is kept exactly as long as the job: a client retrying a key after its
+job was pruned gets a new job.
+
+Each batch is one short write transaction, so workers keep claiming between batches. The
+batch's event counts are added to ``RetiredCount`` in the same transaction, so the
+``/metrics`` counters never go down when events are deleted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Callable
+
+from django.db.models import Count, F, Q
+
+from jobs import documents
+from jobs.models import Job, JobEvent
+from jobs.writelock import write_transaction
+
+from .models import RetiredCount
+
+PRUNABLE = (Job.State.COMPLETED, Job.State.DEAD)
+
+
+@dataclass
+class Report:
+    jobs: int = 0
+    events: int = 0
+    checkpoints: int = 0
+    documents: int = 0
+    batches: int = 0
+    deleted: Counter = field(default_factory=Counter)
+
+
+def prunable(*, older_than: timedelta, now: datetime):
+    """Finished jobs (completed, dead) whose last change is older than ``older_than``."""
+    cutoff = now - older_than
+    finished = Q(finished_at__lt=cutoff) | Q(finished_at__isnull=True, updated_at__lt=cutoff)
+    return Job.objects.filter(finished, state__in=PRUNABLE)
+
+
+def prune(*, older_than: timedelta, now: datetime, batch: int = 500, dry_run: bool = False,
+          say: Callable[[str], None] = lambda _: None) -> Report:
+    """Delete what ``prunable`` selects, ``batch`` jobs per transaction; or count it (dry run)."""
+    if batch < 1:
+        raise ValueError("the batch size must be at least 1")
+    if dry_run:
+        return _estimate(older_than=older_than, now=now, batch=batch)
+    report = Report()
+    last_id = 0
+    while True:
+        ids = list(prunable(older_than=older_than, now=now).filter(pk__gt=last_id)
+                   .order_by("pk").values_list("pk", flat=True)[:batch])
+        if not ids:
+            return report
+        last_id = ids[-1]
+        names = set(Job.objects.filter(pk__in=ids).exclude(document="").values_list("document", flat=True))
+        with write_transaction():
+            # Re-check the conditions inside the transaction: staff may have requeued one meanwhile.
+            doomed = prunable(older_than=older_than, now=now).filter(pk__in=ids)
+            _retire_counts(JobEvent.objects.filter(job__in=doomed))
+            _, deleted = doomed.delete()
+        report.batches += 1
+        report.deleted.update(deleted)
+        report.jobs += deleted.get("jobs.Job", 0)
+        report.events += deleted.get("jobs.JobEvent", 0)
+        report.checkpoints += sum(n for label, n in deleted.items() if label.endswith(".Checkpoint"))
+        report.documents += _delete_orphans(names)
+        say(f"batch {report.batches}: {deleted.get('jobs.Job', 0)} job(s), "
+            f"{deleted.get('jobs.JobEvent', 0)} event(s) deleted")
+
+
+def _retire_counts(events) -> None:
+    """Add the counts of events about to be deleted to what ``/metrics`` reports."""
+    rows = events.values("from_state", "to_state", "actor").annotate(n=Count("id"))
+    tally: Counter = Counter()
+    for row in rows:
+        if row["to_state"]:
+            tally[(RetiredCount.Metric.TRANSITIONS, row["from_state"], row["to_state"])] += row["n"]
+        else:
+            tally[(RetiredCount.Metric.STALE_REJECTIONS, "", "")] += row["n"]
+        if row["actor"] == "recovery":
+            tally[(RetiredCount.Metric.RECOVERIES, "", row["to_state"])] += row["n"]
+    for (metric, from_state, to_state), n in tally.items():
+        counted, _ = RetiredCount.objects.get_or_create(metric=metric, from_state=from_state, to_state=to_state)
+        RetiredCount.objects.filter(pk=counted.pk).update(value=F("value") + n)
+
+
+def _delete_orphans(names: set[str]) -> int:
+    """Delete stored documents that no remaining job names (one document may serve many jobs)."""
+    still_used = set(Job.objects.filter(document__in=names).values_list("document", flat=True))
+    removed = 0
+    for name in sorted(names - still_used):
+        target = documents.path(name)
+        if target.exists():
+            target.unlink()
+            removed += 1
+    return removed
+
+
+def _estimate(*, older_than: timedelta, now: datetime, batch: int) -> Report:
+    candidates = prunable(older_than=older_than, now=now)
+    jobs = candidates.count()
+    names = set(candidates.exclude(document="").values_list("document", flat=True))
+    kept = set(Job.objects.filter(document__in=names).exclude(pk__in=candidates.values("pk"))
+               .values_list("document", flat=True))
+    return Report(
+        jobs=jobs, events=JobEvent.objects.filter(job__in=candidates).count(),
+        documents=sum(1 for name in names - kept if documents.path(name).exists()),
+        batches=-(-jobs // batch),
+    )

@@ -1,0 +1,73 @@
+"""The staff pages: refused to anonymous and non-staff users; the lab and planner render their figures."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+PAGES = ["/ops/", "/ops/lab/", "/ops/capacity/"]
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_anonymous_visitors_are_sent_to_log_in(client_for, url):
+    response = client_for().get(url)
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_members_who_are_not_staff_are_refused(client_for, member, url):
+    assert client_for(member).get(url).status_code == 403
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_staff_see_the_pages(client_for, staff, url):
+    response = client_for(staff).get(url)
+    assert response.status_code == 200
+    assert "Operators' instruments" in response.content.decode()
+
+
+def test_the_lab_page_runs_the_experiment_and_shows_each_step(client_for, staff):
+    html = client_for(staff).get("/ops/lab/", {"lease": 10, "crash": "before-effect"}).content.decode()
+    assert 'data-final-state="completed"' in html
+    for step in ("accept", "claim", "execute", "recover", "complete", "inspect"):
+        assert f"<strong>{step}</strong>" in html
+    assert "epoch 1 superseded by 2" in html
+    assert '<span id="replacement">10 s</span>' in html
+
+
+def test_the_lab_page_shows_the_unknown_outcome_after_the_marker(client_for, staff):
+    html = client_for(staff).get("/ops/lab/", {"lease": 10, "crash": "after-marker"}).content.decode()
+    assert 'data-final-state="unknown"' in html
+    assert "no new worker attempt authorised automatically" in html
+
+
+def test_the_lab_page_refuses_a_lease_outside_5_to_30_without_running(client_for, staff):
+    html = client_for(staff).get("/ops/lab/", {"lease": 45, "crash": "none"}).content.decode()
+    assert "less than or equal to 30" in html
+    assert 'id="timeline"' not in html
+
+
+def test_the_capacity_page_opens_on_the_seeds_example(client_for, staff):
+    html = client_for(staff).get("/ops/capacity/").content.decode()
+    assert '<td id="in-flight">2 jobs</td>' in html
+    assert '<td id="capacity">9 jobs/min</td>' in html
+    assert "67 %" in html
+    assert "Last wave at 80 s: margin 10 s." in html
+    assert "0.5 /s" in html and "100 /s" in html
+    assert "Thin deadline margin" in html and "Polling dominates" in html
+
+
+def test_the_capacity_page_answers_htmx_with_the_plan_alone(client_for, staff):
+    response = client_for(staff).get("/ops/capacity/", {"rate": "6/min", "service": 20, "workers": 2, "deadline": 90},
+                                     headers={"HX-Request": "true"})
+    html = response.content.decode()
+    assert html.lstrip().startswith('<section id="plan">')
+    assert "100 %" in html and "Thin headroom" in html
+
+
+def test_the_capacity_page_explains_bad_input(client_for, staff):
+    html = client_for(staff).get("/ops/capacity/", {"rate": "lots", "service": 20, "workers": 3,
+                                                    "deadline": 90}).content.decode()
+    assert "not a rate" in html

@@ -1,0 +1,115 @@
+"""Retention: old completed and dead jobs go, with their events, checkpoints and orphan documents."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.apps import apps
+from django.core.management import call_command
+
+from jobs import documents, queue
+from jobs.models import Job, JobEvent
+from ops import retention
+from ops.models import RetiredCount
+
+pytestmark = pytest.mark.django_db
+
+MONTH = timedelta(days=30)
+
+
+def with_document(in_state, state: str, content: bytes):
+    return in_state(state, document=documents.Upload(content=content, name="invoice.txt", content_type="text/plain"))
+
+
+def test_old_completed_and_dead_jobs_go_with_their_events(in_state, clock):
+    done, dead = in_state("completed"), in_state("dead")
+    report = retention.prune(older_than=MONTH, now=clock.now() + MONTH + timedelta(days=1))
+    assert (report.jobs, report.batches) == (2, 1)
+    assert not Job.objects.filter(pk__in=[done.pk, dead.pk]).exists()
+    assert not JobEvent.objects.filter(job_id__in=[done.pk, dead.pk]).exists()
+    assert report.events == 6  # accepted, claimed, and completed/dead for each
+
+
+def test_unknown_jobs_awaiting_staff_are_kept_however_old(in_state, clock):
+    unknown = in_state("unknown")
+    retention.prune(older_than=MONTH, now=clock.now() + 10 * MONTH)
+    assert Job.objects.get(pk=unknown.pk).state == "unknown"
+    assert JobEvent.objects.filter(job_id=unknown.pk).exists()
+
+
+def test_recent_and_live_jobs_are_kept(in_state, clock):
+    queued, leased, recent = in_state("queued"), in_state("leased"), in_state("completed")
+    assert retention.prune(older_than=MONTH, now=clock.now() + MONTH - timedelta(hours=1)).jobs == 0
+    retention.prune(older_than=MONTH, now=clock.now() + 10 * MONTH)
+    assert set(Job.objects.values_list("pk", flat=True)) == {queued.pk, leased.pk}
+
+
+def test_jobs_go_in_bounded_batches(in_state, clock):
+    for _ in range(5):
+        in_state("completed")
+    report = retention.prune(older_than=MONTH, now=clock.now() + 2 * MONTH, batch=2)
+    assert (report.jobs, report.batches) == (5, 3)
+    assert not Job.objects.exists()
+
+
+def test_a_document_goes_only_when_no_remaining_job_uses_it(in_state, clock):
+    shared_old = with_document(in_state, "completed", b"shared invoice")
+    orphan = with_document(in_state, "dead", b"only this job's invoice")
+    clock.advance(days=40)
+    still_used = with_document(in_state, "completed", b"shared invoice")  # same bytes: same stored file
+    assert shared_old.document == still_used.document
+    report = retention.prune(older_than=MONTH, now=clock.now())
+    assert report.jobs == 2 and report.documents == 1
+    assert not documents.path(orphan.document).exists()
+    assert documents.path(still_used.document).exists()
+
+
+def test_the_agents_checkpoint_goes_with_its_job(in_state, clock):
+    if not apps.is_installed("agent"):
+        pytest.skip("the agent app is not installed")
+    Checkpoint = apps.get_model("agent", "Checkpoint")
+    job = in_state("completed")
+    Checkpoint.objects.create(job_id=job.pk, updated_at=clock.now())
+    report = retention.prune(older_than=MONTH, now=clock.now() + 2 * MONTH)
+    assert report.checkpoints == 1
+    assert not Checkpoint.objects.filter(job_id=job.pk).exists()
+
+
+def test_a_dry_run_counts_and_deletes_nothing(in_state, clock):
+    job = with_document(in_state, "completed", b"dry run invoice")
+    report = retention.prune(older_than=MONTH, now=clock.now() + 2 * MONTH, dry_run=True)
+    assert (report.jobs, report.events, report.documents) == (1, 3, 1)
+    assert Job.objects.filter(pk=job.pk).exists() and documents.path(job.document).exists()
+
+
+def test_deleted_events_are_kept_as_counts_for_the_metrics(in_state, clock):
+    in_state("completed")
+    retention.prune(older_than=MONTH, now=clock.now() + 2 * MONTH)
+    counted = {(r.metric, r.from_state, r.to_state): r.value for r in RetiredCount.objects.all()}
+    assert counted[("transitions", "queued", "leased")] == 1
+    assert counted[("transitions", "leased", "completed")] == 1
+
+
+def test_the_idempotency_key_lives_exactly_as_long_as_its_job(accept, clock):
+    job = accept("opstest.echo", {"text": "x"}, key="invoice-0142")
+    c = queue.claim(now=clock.now(), worker="w")
+    queue.complete(job_id=c.job_id, epoch=c.epoch, result={}, now=clock.now())
+    assert accept("opstest.echo", {"text": "x"}, key="invoice-0142").pk == job.pk  # same job while kept
+    retention.prune(older_than=MONTH, now=clock.now() + 2 * MONTH)
+    assert accept("opstest.echo", {"text": "x"}, key="invoice-0142").pk != job.pk  # a new job after pruning
+
+
+def test_the_command_prunes_by_age_and_reports(in_state, clock, monkeypatch):
+    from ops.management.commands import prunejobs
+
+    in_state("completed")
+    in_state("unknown")
+    monkeypatch.setattr(prunejobs.system_clock, "now", lambda: clock.now() + 2 * MONTH)
+    out = StringIO()
+    call_command("prunejobs", "--older-than", "30d", "--dry-run", stdout=out)
+    assert "Would delete 1 job(s)" in out.getvalue() and Job.objects.count() == 2
+    call_command("prunejobs", "--older-than", "30d", "--batch", "1", stdout=out)
+    assert "Deleted 1 job(s), 3 event(s)" in out.getvalue()
+    assert list(Job.objects.values_list("state", flat=True)) == ["unknown"]
