@@ -38,10 +38,12 @@ INSTALLED_APPS = [
     "template_partials",
     "jobs",
     "agent",
+    "ops",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "jobs.middleware.ApiErrorsMiddleware",  # JSON errors for API clients; 503 when the store is away
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
