@@ -98,7 +98,7 @@ def bare_drain(path: Path, synchronous: str) -> dict[str, float]:
     from .queue import EVENT_SQL, claim_statement, complete_statement
 
     claim_sql = claim_statement("sqlite").replace("%s", "?")
-    complete_sql = complete_statement().replace("%s", "?")
+    complete_sql = complete_statement("sqlite").replace("%s", "?")
     event_sql = EVENT_SQL.replace("%s", "?")
     db = sqlite3.connect(path, isolation_level=None, timeout=5)
     db.execute("PRAGMA journal_mode=WAL")
@@ -173,9 +173,10 @@ def finish(proc: subprocess.Popen) -> dict:
 
 def make_template(ws: Workspace, name: str, jobs: int) -> None:
     finish(child("seed", ws.url(name), jobs=jobs))
+    # Fold the WAL into the file: the copies are self-contained, and still in WAL mode, so
+    # processes opening one together need not switch its journal mode (an exclusive step).
     db = sqlite3.connect(ws.root / name)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    db.execute("PRAGMA journal_mode=DELETE")  # a single self-contained file to copy
     db.close()
 
 

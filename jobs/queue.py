@@ -221,18 +221,26 @@ def claim(*, now: datetime, worker: str, lease: timedelta | None = None) -> Clai
     vendor = connections[DEFAULT_DB_ALIAS].vendor
     sql = _statements(vendor)
     t_now, expires = _raw_time(vendor, now), _raw_time(vendor, now + lease)
+    params = (t_now, t_now, t_now, expires, worker, t_now, t_now, t_now, t_now)
+    actor = f"worker:{worker}"
     while True:
-        with raw_write_transaction() as cursor:
-            cursor.execute(sql["claim"], (t_now, t_now, t_now, expires, worker, t_now, t_now, t_now, t_now))
-            row = cursor.fetchone()
-            if row is None:
-                return None
-            job_id, kind, state, epoch, attempts, lease_expires_at, deadline, payload = row
-            if state == LEASED:
-                cursor.execute(sql["event"], (job_id, QUEUED, LEASED, epoch, f"worker:{worker}", "claimed", t_now))
-            else:
-                cursor.execute(sql["event"], (job_id, QUEUED, DEAD, epoch, "queue", "deadline passed before claim", t_now))
-                continue
+        if vendor == "postgresql":  # one statement writes the claim and its event
+            with raw_write_transaction(explicit=False) as cursor:
+                cursor.execute(sql["claim"], (*params, actor, t_now))
+                row = cursor.fetchone()
+        else:
+            with raw_write_transaction() as cursor:
+                cursor.execute(sql["claim"], params)
+                row = cursor.fetchone()
+                if row is not None:
+                    dead = row[2] != LEASED
+                    cursor.execute(sql["event"], (row[0], QUEUED, row[2], row[3], "queue" if dead else actor,
+                                                  "deadline passed before claim" if dead else "claimed", t_now))
+        if row is None:
+            return None
+        job_id, kind, state, epoch, attempts, lease_expires_at, deadline, payload = row
+        if state != LEASED:
+            continue
         return Claim(
             job_id=job_id,
             kind=kind,
@@ -248,7 +256,7 @@ def claim(*, now: datetime, worker: str, lease: timedelta | None = None) -> Clai
 @functools.cache
 def _statements(vendor: str) -> dict[str, str]:
     """The hot path's statements in the driver's own placeholder style (see writelock)."""
-    statements = {"claim": claim_statement(vendor), "complete": complete_statement(), "event": EVENT_SQL}
+    statements = {"claim": claim_statement(vendor), "complete": complete_statement(vendor), "event": EVENT_SQL}
     if vendor == "sqlite":
         statements = {name: sql.replace("%s", "?") for name, sql in statements.items()}
     return statements
@@ -262,7 +270,12 @@ def _raw_time(vendor: str, value: datetime) -> Any:
 
 
 def claim_statement(vendor: str) -> str:
-    """The claim as one statement (``%s`` placeholders); the benchmark's bare loop runs it too."""
+    """The claim as one statement (``%s`` placeholders); the benchmark's bare loop runs it too.
+
+    On PostgreSQL the statement also writes the event row (a data-modifying CTE), so a claim
+    is one round trip in autocommit; SQLite cannot put an INSERT in a CTE, so there the
+    event is a second statement in the same BEGIN IMMEDIATE transaction.
+    """
     table = Job._meta.db_table
     if vendor == "postgresql":
         least, hint, skip_locked = "LEAST", "", "FOR UPDATE SKIP LOCKED"
@@ -272,7 +285,7 @@ def claim_statement(vendor: str) -> str:
         least, hint, skip_locked = "MIN", "INDEXED BY job_claim_idx", ""
     # The subquery is the index seek on job_claim_idx (available_at, id WHERE state='queued');
     # the outer state check makes the UPDATE conditional on its own.
-    return f"""
+    update = f"""
         UPDATE {table} SET
             state = CASE WHEN deadline > %s THEN 'leased' ELSE 'dead' END,
             epoch = CASE WHEN deadline > %s THEN epoch + 1 ELSE epoch END,
@@ -288,6 +301,20 @@ def claim_statement(vendor: str) -> str:
             LIMIT 1 {skip_locked}
         ) AND state = 'queued'
         RETURNING id, kind, state, epoch, attempts, lease_expires_at, deadline, payload
+    """
+    if vendor != "postgresql":
+        return update
+    return f"""
+        WITH claimed AS ({update}),
+        recorded AS (
+            INSERT INTO {JobEvent._meta.db_table} (job_id, from_state, to_state, epoch, actor, reason, at)
+            SELECT id, 'queued', state, epoch,
+                   CASE WHEN state = 'leased' THEN %s ELSE 'queue' END,
+                   CASE WHEN state = 'leased' THEN 'claimed' ELSE 'deadline passed before claim' END,
+                   %s
+            FROM claimed
+        )
+        SELECT id, kind, state, epoch, attempts, lease_expires_at, deadline, payload FROM claimed
     """
 
 
@@ -374,25 +401,40 @@ def complete(*, job_id: int, epoch: int, result: dict[str, Any], now: datetime, 
     conn = connections[DEFAULT_DB_ALIAS]
     sql = _statements(conn.vendor)
     t_now = _raw_time(conn.vendor, now)
-    with raw_write_transaction() as cursor:
-        cursor.execute(
-            sql["complete"], (conn.ops.adapt_json_value(result, None), t_now, t_now, job_id, epoch, t_now, t_now)
-        )
-        if cursor.rowcount == 1:
-            cursor.execute(sql["event"], (job_id, LEASED, COMPLETED, epoch, actor, "completed", t_now))
-            return Outcome(True, COMPLETED)
+    params = (conn.ops.adapt_json_value(result, None), t_now, t_now, job_id, epoch, t_now, t_now)
+    if conn.vendor == "postgresql":  # one statement writes the completion and its event
+        with raw_write_transaction(explicit=False) as cursor:
+            cursor.execute(sql["complete"], (*params, actor, t_now))
+            if cursor.rowcount == 1:
+                return Outcome(True, COMPLETED)
+    else:
+        with raw_write_transaction() as cursor:
+            cursor.execute(sql["complete"], params)
+            if cursor.rowcount == 1:
+                cursor.execute(sql["event"], (job_id, LEASED, COMPLETED, epoch, actor, "completed", t_now))
+                return Outcome(True, COMPLETED)
     with write_transaction():
         reason = _why_not_owned(job_id, epoch, now)
         _record(job_id, LEASED, "", epoch, actor, f"stale completion rejected: {reason}", now)
     return Outcome(False, None, reason)
 
 
-def complete_statement() -> str:
-    """The fenced completion as one statement; the benchmark's bare loop runs it too."""
-    return (
+def complete_statement(vendor: str) -> str:
+    """The fenced completion as one statement; the benchmark's bare loop runs it too.
+
+    On PostgreSQL it writes the event row too (see ``claim_statement``).
+    """
+    update = (
         f"UPDATE {Job._meta.db_table} SET state = 'completed', result = %s, lease_expires_at = NULL, "
         "updated_at = %s, finished_at = %s, last_error = '' "
         "WHERE id = %s AND epoch = %s AND state = 'leased' AND lease_expires_at > %s AND deadline > %s"
+    )
+    if vendor != "postgresql":
+        return update
+    return (
+        f"WITH completed AS ({update} RETURNING id, epoch) "
+        f"INSERT INTO {JobEvent._meta.db_table} (job_id, from_state, to_state, epoch, actor, reason, at) "
+        "SELECT id, 'leased', 'completed', epoch, %s, 'completed', %s FROM completed"
     )
 
 

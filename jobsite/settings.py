@@ -106,7 +106,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "NAME": os.environ.get("SQLITE_TEST_NAME") or str(VAR_DIR / "test.sqlite3"),
     }
 else:
-    DATABASES["default"].setdefault("OPTIONS", {})
+    # Django's own cursors bind parameters on the client and never prepare; the queue's hot
+    # path (claim, complete) binds on the server and prepares its statements once per
+    # connection, which psycopg allows only with a threshold set.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 5)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "jobs.User"

@@ -36,3 +36,16 @@ def test_the_claim_is_an_index_seek_on_sqlite():
         plan = " / ".join(row[-1] for row in cursor.fetchall())
     assert "USING INDEX job_claim_idx" in plan or "USING COVERING INDEX job_claim_idx" in plan, plan
     assert "TEMP B-TREE" not in plan, plan
+
+
+@pytest.mark.slow
+def test_workerbench_drains_through_real_runworkers_and_a_bare_loop():
+    done = subprocess.run(
+        [PYTHON, "manage.py", "workerbench", "--jobs", "40", "--processes", "1,2", "--postgres", ""],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if "runworkers" in line and "bare loop" in line]
+    assert len(lines) == 2, done.stdout
+    assert "claims per worker [40]" in lines[0]
+    assert "scaling (runworkers)" in done.stdout

@@ -1,0 +1,24 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from jobs import workerbench
+
+
+class Command(BaseCommand):
+    help = (
+        "Drain N no-op jobs through real `runworkers --burst` processes (1, 2, 4) and through a bare "
+        "driver loop of the same statements at the same process counts; print jobs/s and ratios, on "
+        "SQLite and on PostgreSQL (throwaway databases)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--jobs", type=int, default=3000)
+        parser.add_argument("--processes", default="1,2,4", help="Comma-separated process counts.")
+        parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres",
+                            help="A PostgreSQL server URL to make throwaway databases on ('' to skip).")
+
+    def handle(self, *args, jobs, processes, postgres, **options):
+        try:
+            counts = [int(p) for p in processes.split(",")]
+        except ValueError:
+            raise CommandError("--processes takes numbers, e.g. 1,2,4") from None
+        workerbench.run(jobs=jobs, counts=counts, postgres_url=postgres or None, out=self.stdout.write)

@@ -1,0 +1,234 @@
+"""The worker benchmark: real ``runworkers --burst`` processes against a bare loop.
+
+For each store (SQLite; PostgreSQL when reachable) and each process count, one run drains N
+``diagnostic.noop`` jobs through ``manage.py runworkers --processes P --burst`` and, on a
+copy of the same data, P bare processes run the same statements through the driver alone
+(sqlite3; psycopg with ``FOR UPDATE SKIP LOCKED``). Rates are taken from the first claim to
+the last completion, so process start-up is not counted on either side: for the workers
+from the event rows they wrote, for the bare loop from the clocks of its processes.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from .benchmark import MANAGE, Workspace, finish, make_template
+from .queue import EVENT_SQL, claim_statement, complete_statement
+
+
+def _ts(dt: datetime) -> str:
+    return dt.replace(tzinfo=None).isoformat(" ")
+
+
+# --- Bare loops (one per process) ------------------------------------------------------------
+
+
+def bare_sqlite(path: str, synchronous: str, out: Any) -> None:
+    import sqlite3
+
+    claim_sql = claim_statement("sqlite").replace("%s", "?")
+    complete_sql = complete_statement("sqlite").replace("%s", "?")
+    event_sql = EVENT_SQL.replace("%s", "?")
+    db = sqlite3.connect(path, isolation_level=None, timeout=30)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute(f"PRAGMA synchronous={synchronous}")
+    done, t0, locked = 0, time.time(), 0
+    while True:
+        now = datetime.now(timezone.utc)
+        t_now, expires = _ts(now), _ts(now + timedelta(seconds=30))
+        db.execute("BEGIN IMMEDIATE")
+        row = db.execute(claim_sql, [t_now, t_now, t_now, expires, "bare", t_now, t_now, t_now, t_now]).fetchone()
+        if row is None:
+            db.execute("COMMIT")
+            break
+        db.execute(event_sql, [row[0], "queued", "leased", row[3], "worker:bare", "claimed", t_now])
+        db.execute("COMMIT")
+        t_now = _ts(datetime.now(timezone.utc))
+        db.execute("BEGIN IMMEDIATE")
+        if db.execute(complete_sql, ['{"ok": true}', t_now, t_now, row[0], row[3], t_now, t_now]).rowcount == 1:
+            db.execute(event_sql, [row[0], "leased", "completed", row[3], "worker", "completed", t_now])
+        db.execute("COMMIT")
+        done += 1
+    out.put({"jobs": done, "t0": t0, "t1": time.time()})
+
+
+def bare_postgres(dsn: str, out: Any) -> None:
+    """The same single statements as the project's path, in autocommit: one round trip each."""
+    import psycopg
+
+    claim_sql, complete_sql = claim_statement("postgresql"), complete_statement("postgresql")
+    db = psycopg.connect(dsn, autocommit=True)
+    result = psycopg.types.json.Jsonb({"ok": True})
+    done, t0 = 0, time.time()
+    while True:
+        now = datetime.now(timezone.utc)
+        row = db.execute(claim_sql, [now, now, now, now + timedelta(seconds=30), "bare", now, now, now, now,
+                                     "worker:bare", now]).fetchone()
+        if row is None:
+            break
+        now = datetime.now(timezone.utc)
+        db.execute(complete_sql, [result, now, now, row[0], row[3], now, now, "worker", now])
+        done += 1
+    db.close()
+    out.put({"jobs": done, "t0": t0, "t1": time.time()})
+
+
+def run_bare(target: Callable[..., None], processes: int, *args: Any) -> dict[str, Any]:
+    # Forked, not spawned: the children need the statements, not a Django set-up of their own.
+    ctx = multiprocessing.get_context("fork")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=target, args=(*args, out)) for _ in range(processes)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=600)
+        if p.exitcode != 0:
+            raise RuntimeError(f"a bare loop process failed (exit code {p.exitcode})")
+    results = [out.get(timeout=5) for _ in procs]
+    jobs = sum(r["jobs"] for r in results)
+    span = max(r["t1"] for r in results) - min(r["t0"] for r in results)
+    return {"jobs": jobs, "rate": jobs / span, "split": [r["jobs"] for r in results]}
+
+
+# --- The workers -----------------------------------------------------------------------------
+
+
+def run_workers(url: str, processes: int, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """``runworkers --burst`` to the end; the rate from its own claim and completion events."""
+    done = subprocess.run(
+        [sys.executable, MANAGE, "runworkers", "--processes", str(processes), "--burst", "--lease", "30",
+         "--poll-interval", "0.05"],
+        env=dict(os.environ, DATABASE_URL=url, JOBS_LOG_LEVEL="WARNING", **(env or {})),
+        capture_output=True, text=True, timeout=900,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"runworkers failed: {done.stderr[-2000:]}")
+    if "database is locked" in done.stderr:
+        raise RuntimeError("runworkers saw 'database is locked'")
+    return _rate_from_events(url)
+
+
+def _rate_from_events(url: str) -> dict[str, Any]:
+    sql = (
+        "SELECT MIN(CASE WHEN to_state = 'leased' THEN at END), MAX(CASE WHEN to_state = 'completed' THEN at END), "
+        "SUM(CASE WHEN to_state = 'completed' THEN 1 ELSE 0 END) FROM jobs_jobevent"
+    )
+    workers = "SELECT actor, COUNT(*) FROM jobs_jobevent WHERE to_state = 'leased' GROUP BY actor"
+    if url.startswith("sqlite"):
+        import sqlite3
+
+        db = sqlite3.connect(url.removeprefix("sqlite:///"))
+        first, last, jobs = db.execute(sql).fetchone()
+        split = [n for _, n in db.execute(workers)]
+        db.close()
+        first, last = (datetime.fromisoformat(v) for v in (first, last))
+    else:
+        import psycopg
+
+        with psycopg.connect(url) as db:
+            first, last, jobs = db.execute(sql).fetchone()
+            split = [n for _, n in db.execute(workers)]
+    return {"jobs": jobs, "rate": jobs / (last - first).total_seconds(), "split": split}
+
+
+# --- PostgreSQL throwaway databases ----------------------------------------------------------
+
+
+class PostgresScratch:
+    """Throwaway databases on a PostgreSQL server, copied from one seeded template."""
+
+    def __init__(self, server_url: str) -> None:
+        self.server_url = server_url
+        self.base = server_url.rsplit("/", 1)[0]
+        self.prefix = f"jobsbench_{os.getpid()}"
+        self.made: list[str] = []
+
+    def _admin(self, sql: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.server_url, autocommit=True) as db:
+            db.execute(sql)
+
+    def create(self, name: str, template: str | None = None) -> str:
+        full = f"{self.prefix}_{name}"
+        self._admin(f'CREATE DATABASE "{full}"' + (f' TEMPLATE "{self.prefix}_{template}"' if template else ""))
+        self.made.append(full)
+        return f"{self.base}/{full}"
+
+    def drop_all(self) -> None:
+        for name in reversed(self.made):
+            self._admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def postgres_reachable(url: str) -> bool:
+    try:
+        import psycopg
+
+        psycopg.connect(url, connect_timeout=3).close()
+        return True
+    except Exception:
+        return False
+
+
+# --- The run -------------------------------------------------------------------------------
+
+
+def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable[[str], None]) -> dict:
+    figures: dict[str, Any] = {"sqlite": {}, "postgresql": {}}
+    with tempfile.TemporaryDirectory(prefix="workerbench-") as tmp:
+        ws = Workspace(Path(tmp))
+        out(f"SQLite (synchronous=FULL): {jobs} diagnostic.noop jobs per run")
+        make_template(ws, "template.sqlite3", jobs)
+        for p in counts:
+            workers = run_workers(ws.url(ws.copy("template.sqlite3", "w.sqlite3").name), p)
+            bare = run_bare(bare_sqlite, p, str(ws.copy("template.sqlite3", "b.sqlite3")), "FULL")
+            figures["sqlite"][p] = {"workers": workers, "bare": bare}
+            _line(out, p, workers, bare)
+        _scaling(out, figures["sqlite"], counts)
+
+    if postgres_url and postgres_reachable(postgres_url):
+        scratch = PostgresScratch(postgres_url)
+        try:
+            out(f"PostgreSQL ({postgres_url.rsplit('@', 1)[-1]}): {jobs} diagnostic.noop jobs per run")
+            template = scratch.create("template")
+            finish(_seed_child(template, jobs))
+            for n, p in enumerate(counts):
+                workers = run_workers(scratch.create(f"w{n}", "template"), p)
+                dsn = scratch.create(f"b{n}", "template")
+                bare = run_bare(bare_postgres, p, dsn)
+                figures["postgresql"][p] = {"workers": workers, "bare": bare}
+                _line(out, p, workers, bare)
+            _scaling(out, figures["postgresql"], counts)
+        finally:
+            scratch.drop_all()
+    else:
+        out("PostgreSQL: not reachable; skipped (set --postgres URL)")
+    return figures
+
+
+def _seed_child(url: str, jobs: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, MANAGE, "queuebench", "--role", "seed", "--role-args", json.dumps({"jobs": jobs})],
+        env=dict(os.environ, DATABASE_URL=url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def _line(out: Callable[[str], None], p: int, workers: dict, bare: dict) -> None:
+    out(f"  {p} process{'es' if p > 1 else '  '}: runworkers {workers['rate']:7.0f} jobs/s   bare loop "
+        f"{bare['rate']:7.0f} jobs/s   ratio {workers['rate'] / bare['rate']:5.0%}   "
+        f"claims per worker {sorted(workers['split'], reverse=True)}")
+
+
+def _scaling(out: Callable[[str], None], rows: dict, counts: list[int]) -> None:
+    one = rows[counts[0]]["workers"]["rate"]
+    out("  scaling (runworkers): " + ", ".join(
+        f"{p}: {rows[p]['workers']['rate'] / one:4.2f}x" for p in counts))
