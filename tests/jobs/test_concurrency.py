@@ -7,6 +7,7 @@ import time
 from collections import Counter
 
 import pytest
+from django.db import connection
 
 from jobs.clock import system_clock
 from jobs.models import Job
@@ -55,3 +56,14 @@ def test_two_processes_accepting_with_one_key_make_one_row(alice):
     assert results == ["False", "True"]
     assert len({out.split()[0] for out in outputs}) == 1
     assert Job.objects.filter(operation_key="same-key").count() == 1
+
+
+def test_an_accepted_job_survives_its_store_being_recreated(accept):
+    """The seed's 'stores recreated': a new process on the same database finds the job."""
+    job = accept("diagnostic.noop", now=system_clock.now())
+    connection.close()  # this process's store is gone
+
+    (out,) = run_children(["claim_all", "fresh", str(time.time())])
+
+    assert out.split() == [str(job.pk), "1"]
+    assert Job.objects.get(pk=job.pk).state == "completed"
