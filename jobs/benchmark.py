@@ -94,13 +94,13 @@ ROLES: dict[str, Callable[..., object]] = {"seed": seed, "drain": drain, "claim_
 
 def bare_drain(path: Path, synchronous: str) -> dict[str, float]:
     """The same statements through the sqlite3 module: BEGIN IMMEDIATE, claim, event,
-    COMMIT; BEGIN IMMEDIATE, complete, event, COMMIT."""
+    COMMIT; BEGIN IMMEDIATE, complete, event, COMMIT. Several may run on one file."""
     from .queue import EVENT_SQL, claim_statement, complete_statement
 
     claim_sql = claim_statement("sqlite").replace("%s", "?")
     complete_sql = complete_statement("sqlite").replace("%s", "?")
     event_sql = EVENT_SQL.replace("%s", "?")
-    db = sqlite3.connect(path, isolation_level=None, timeout=5)
+    db = sqlite3.connect(path, isolation_level=None, timeout=30)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute(f"PRAGMA synchronous={synchronous}")
     result = json.dumps({"ok": True})
@@ -109,7 +109,7 @@ def bare_drain(path: Path, synchronous: str) -> dict[str, float]:
     def ts(dt: datetime) -> str:
         return dt.replace(tzinfo=None).isoformat(" ")
 
-    started = time.perf_counter()
+    t0, started = time.time(), time.perf_counter()
     while True:
         now = datetime.now(timezone.utc)
         t_now, expires = ts(now), ts(now + timedelta(seconds=30))
@@ -129,7 +129,7 @@ def bare_drain(path: Path, synchronous: str) -> dict[str, float]:
         db.execute("COMMIT")
         done += 1
     db.close()
-    return {"jobs": done, "seconds": time.perf_counter() - started}
+    return {"jobs": done, "seconds": time.perf_counter() - started, "t0": t0, "t1": time.time()}
 
 
 # --- Orchestration ------------------------------------------------------------------------

@@ -21,44 +21,15 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from .benchmark import MANAGE, Workspace, finish, make_template
-from .queue import EVENT_SQL, claim_statement, complete_statement
-
-
-def _ts(dt: datetime) -> str:
-    return dt.replace(tzinfo=None).isoformat(" ")
+from .benchmark import MANAGE, Workspace, bare_drain, finish, make_template
+from .queue import claim_statement, complete_statement
 
 
 # --- Bare loops (one per process) ------------------------------------------------------------
 
 
 def bare_sqlite(path: str, synchronous: str, out: Any) -> None:
-    import sqlite3
-
-    claim_sql = claim_statement("sqlite").replace("%s", "?")
-    complete_sql = complete_statement("sqlite").replace("%s", "?")
-    event_sql = EVENT_SQL.replace("%s", "?")
-    db = sqlite3.connect(path, isolation_level=None, timeout=30)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute(f"PRAGMA synchronous={synchronous}")
-    done, t0, locked = 0, time.time(), 0
-    while True:
-        now = datetime.now(timezone.utc)
-        t_now, expires = _ts(now), _ts(now + timedelta(seconds=30))
-        db.execute("BEGIN IMMEDIATE")
-        row = db.execute(claim_sql, [t_now, t_now, t_now, expires, "bare", t_now, t_now, t_now, t_now]).fetchone()
-        if row is None:
-            db.execute("COMMIT")
-            break
-        db.execute(event_sql, [row[0], "queued", "leased", row[3], "worker:bare", "claimed", t_now])
-        db.execute("COMMIT")
-        t_now = _ts(datetime.now(timezone.utc))
-        db.execute("BEGIN IMMEDIATE")
-        if db.execute(complete_sql, ['{"ok": true}', t_now, t_now, row[0], row[3], t_now, t_now]).rowcount == 1:
-            db.execute(event_sql, [row[0], "leased", "completed", row[3], "worker", "completed", t_now])
-        db.execute("COMMIT")
-        done += 1
-    out.put({"jobs": done, "t0": t0, "t1": time.time()})
+    out.put(bare_drain(Path(path), synchronous))
 
 
 def bare_postgres(dsn: str, out: Any) -> None:

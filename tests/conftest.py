@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,17 @@ def child_env(**extra: str) -> dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+def wait_for(predicate, timeout: float = 20.0, every: float = 0.02):
+    """Poll until ``predicate()`` is truthy and return it; fail after ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"not true within {timeout} s: {predicate}")
 
 
 @pytest.fixture(autouse=True)

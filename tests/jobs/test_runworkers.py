@@ -13,19 +13,11 @@ from django.core.management import CommandError, call_command
 
 from jobs.clock import system_clock
 from jobs.models import Job, JobEvent
-from tests.conftest import PYTHON, ROOT, child_env
+from tests.conftest import PYTHON, ROOT, child_env, wait_for
 
 pytestmark = pytest.mark.slow
 
 
-def wait_for(predicate, timeout: float = 20.0, every: float = 0.05):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"not true within {timeout} s: {predicate}")
 
 
 class Workers:

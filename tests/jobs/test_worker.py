@@ -8,12 +8,13 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection  # noqa: F401  read by the skipif condition below
 
 from jobs import kinds, queue
 from jobs.kinds import JobDeferred, JobFailed, Kind
 from jobs.models import Job, JobEvent
 from jobs.worker import Beat, IdleBackoff, JobContext, Worker
+from tests.conftest import wait_for
 
 LEASE = timedelta(seconds=10)
 
@@ -48,15 +49,6 @@ def events(job) -> list[tuple[str, str, int]]:
     return list(JobEvent.objects.filter(job_id=job.pk).values_list("from_state", "to_state", "epoch"))
 
 
-def wait_for(predicate, timeout: float = 10.0, every: float = 0.02):
-    """Poll until ``predicate()`` is truthy; fail the test after ``timeout`` seconds."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"not true within {timeout} s: {predicate}")
 
 
 # --- run_one ------------------------------------------------------------------------------
