@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Callable
 
@@ -155,9 +155,16 @@ def check_invoice_date(value: str | None, *, today: date | None = None) -> Field
         return _missing("invoice date")
     today = today or date.today()
     try:
-        parsed = parser.parse(value, dayfirst=_day_first(value), default=parser.parse("2000-01-01")).date()
+        # Two different defaults: a part the invoice leaves out (the year, say) shows up as a
+        # difference, instead of being silently filled in.
+        parsed, other = (
+            parser.parse(value, dayfirst=_day_first(value), default=datetime(*fill)).date()
+            for fill in ((2000, 1, 1), (2001, 2, 2))
+        )
     except (parser.ParserError, ValueError, OverflowError):
         return Field("malformed", value, "not a date")
+    if parsed != other:
+        return Field("malformed", value, "not a full date (day, month and year)")
     if parsed > today:
         return Field("malformed", parsed.isoformat(), "the invoice date is in the future")
     if parsed.year < today.year - 10:
@@ -183,8 +190,15 @@ def check_total_amount(value: str | None) -> Field:
     amount = Price.fromstring(value).amount
     if amount is None:
         return Field("malformed", value, "no amount could be read")
-    if amount <= 0:
-        return Field("malformed", str(amount), "the total is not a positive amount")
+    # price-parser reads "-120.00" and "EUR -120.00" as 120.00: a sign before the first
+    # digit (or accounting brackets) makes it negative.
+    first_digit = re.search(r"\d", value)
+    if first_digit and (re.search(r"[-\u2212]", value[: first_digit.start()]) or value.strip().startswith("(")):
+        amount = -amount
+    if amount < 0:
+        return Field("malformed", str(amount), "the total is negative: a credit note, not an invoice?")
+    if amount == 0:
+        return Field("malformed", str(amount), "the total is zero")
     return Field("present", str(amount.quantize(Decimal("0.01"))), "")
 
 

@@ -10,7 +10,8 @@ its ``JobContext``: there is no argument that names a file or another job's docu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
+from decimal import Decimal
 from typing import Any, Callable
 
 from jobs.context import JobContext
@@ -61,6 +62,7 @@ def extract(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]
     return {
         "text": read.text,
         "pages": read.pages,
+        "has_text": bool(read.text.strip()),
         "source": source,
         "document_name": (job["document_name"] or "")[:120],
         "warnings": _bounded(warnings + read.warnings),
@@ -72,6 +74,7 @@ def validate(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any
     return {
         "fields": fields.check_all(previous["text"], country=arguments.get("country")),
         "pages": previous["pages"],
+        "has_text": bool(previous["text"].strip()),
         "source": previous["source"],
         "document_name": previous["document_name"],
         "warnings": _bounded(previous["warnings"]),
@@ -84,38 +87,97 @@ def draft(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]) 
 
 
 def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
+    """Alice's note: what was found, what is missing or wrong, and a part to paste to the supplier.
+
+    The supplier part names the invoice (its number and date when they were found), quotes
+    each value that failed its check with the reason, and asks for what is missing. A
+    document with no readable text (a scan) asks for a readable copy instead of claiming
+    that every field is absent from it.
+    """
     what = checked["document_name"] or ("the pasted text" if checked["source"] == "inline" else "the document")
+    found_fields = checked["fields"]
+    readable = checked.get("has_text", True)
     found, missing, wrong = [], [], []
     for name in fields.REQUIRED:
-        field = checked["fields"][name]
+        field = found_fields[name]
         label = fields.LABELS[name]
         if field["status"] == "present":
-            found.append(f"- {label}: {field['value']}" + (f" ({field['detail']})" if field["detail"] else ""))
+            found.append(f"- {label}: {_shown(name, field, found_fields)}" + (f" ({field['detail']})" if field["detail"] else ""))
         elif field["status"] == "missing":
-            missing.append((name, f"- {label}"))
+            missing.append(name)
         else:
-            wrong.append((name, f"- {label}: {field['value']} ({field['detail']})"))
+            wrong.append(name)
     pages = checked["pages"]
-    lines = [f"Review of {what} ({pages} page{'s' if pages != 1 else ''})", ""]
-    lines += ["Found:", *(found or ["- none of the required fields"]), ""]
+    lines = [f"Review of {what} ({pages} page{'s' if pages != 1 else ''})"]
+    if not readable:
+        lines.append("No text could be read: the document looks scanned, so its fields could not be checked.")
+    else:
+        counts = [f"{len(found)} of {len(fields.REQUIRED)} required fields found and valid"]
+        counts += [f"{len(missing)} missing"] if missing else []
+        counts += [f"{len(wrong)} to correct"] if wrong else []
+        lines.append(", ".join(counts) + ".")
+    lines.append("")
+    if readable:
+        lines += ["Found:", *(found or ["- none of the required fields"]), ""]
     if missing:
-        lines += ["Missing:", *(line for _, line in missing), ""]
+        lines += ["Missing:" if readable else "Not readable:", *(f"- {fields.LABELS[n]}" for n in missing), ""]
     if wrong:
-        lines += ["Needs correcting:", *(line for _, line in wrong), ""]
+        lines += ["Needs correcting:", *(f"- {fields.LABELS[n]}: {found_fields[n]['value']} ({found_fields[n]['detail']})"
+                                         for n in wrong), ""]
     if checked["warnings"]:
         lines += ["Notes:", *(f"- {w}" for w in checked["warnings"]), ""]
-    if missing or wrong:
-        opening = {
-            "friendly": "Hi, thanks for the invoice! Could you help us with a few details:",
-            "formal": "Dear supplier, before we can process this invoice we need the following from you:",
-        }.get(tone, "Questions for the supplier (to paste into your email): to process this invoice, please send us")
-        lines.append(opening)
-        lines += [f"- {fields.ASK[name]}: it is not on the invoice" for name, _ in missing]
-        lines += [f"- {fields.ASK[name]}: the one on the invoice does not pass our check" for name, _ in wrong]
+    if not readable:
+        asks = ["- A copy of the invoice as a PDF with selectable text: the copy we received is a scanned "
+                "image, and we cannot read its details."]
+    else:
+        asks = [f"- {_capital(fields.ASK[n])}: it is not on the invoice." for n in missing]
+        asks += [f"- {_capital(fields.ASK[n])}: the invoice shows {found_fields[n]['value']} "
+                 f"({found_fields[n]['detail']})." for n in wrong]
+    if asks:
+        invoice = _invoice_reference(found_fields)
+        opening, closing = {
+            "friendly": (f"Hi, thanks for {invoice}! Before we can process it, could you help us with the following?",
+                         "Thanks a lot!"),
+            "formal": (f"Dear Sir or Madam, regarding {invoice}: before we can process it, we need the following "
+                       "from you.", "We look forward to your reply."),
+        }.get(tone, (f"Regarding {invoice}: before we can process it, we need the following.",
+                     "Could you send us a corrected invoice, or these details? Thank you."))
+        lines += ["To ask the supplier (ready to paste into your email):", opening, *asks, closing]
     else:
         lines.append("All required fields are present and pass their checks; nothing to ask the supplier.")
     note = "\n".join(lines)
     return note if len(note) <= MAX_DRAFT_CHARS else note[: MAX_DRAFT_CHARS - 1] + "…"
+
+
+def _shown(name: str, field: dict[str, Any], all_fields: dict[str, Any]) -> str:
+    """A found value as Alice reads it: the total with its currency, the date spelled out."""
+    value = field["value"]
+    if name == "total_amount":
+        currency = all_fields["currency"]
+        amount = f"{Decimal(value):,.2f}"
+        return f"{currency['value']} {amount}" if currency["status"] == "present" else amount
+    if name == "invoice_date":
+        return _long_date(value)
+    return str(value)
+
+
+def _long_date(iso: str) -> str:
+    day = date.fromisoformat(iso)
+    return f"{day.day} {day:%B %Y}"
+
+
+def _invoice_reference(found_fields: dict[str, Any]) -> str:
+    """'your invoice INV-1 of 14 March 2026', with what was found of number and date."""
+    reference = "your invoice"
+    if found_fields["invoice_number"]["status"] == "present":
+        reference += f" {found_fields['invoice_number']['value']}"
+    if found_fields["invoice_date"]["status"] == "present":
+        reference += f" of {_long_date(found_fields['invoice_date']['value'])}"
+    return reference
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _bounded(warnings: list[str]) -> list[str]:

@@ -71,7 +71,13 @@ def test_missing_fields_are_reported_and_asked_for(review_job, claim):
     assert got["vat_id"] == got["invoice_date"] == got["iban"] == "missing"
     assert got["supplier_name"] == got["invoice_number"] == got["total_amount"] == "present"
     draft = Job.objects.get(pk=job.pk).result["draft"]
-    assert "Missing:" in draft and "- the IBAN of the account we should pay into: it is not on the invoice" in draft
+    assert "4 of 7 required fields found and valid, 3 missing." in draft
+    assert "Missing:\n- VAT / tax id\n- Invoice date\n- IBAN / bank account\n" in draft
+    # The part for the supplier names the invoice and asks for each missing field.
+    supplier = draft.split("To ask the supplier (ready to paste into your email):\n")[1]
+    assert supplier.startswith("Regarding your invoice INV-2026-0142: ")
+    assert "- The IBAN of the account we should pay into: it is not on the invoice." in supplier
+    assert "- Your VAT id, with its country prefix: it is not on the invoice." in supplier
 
 
 def test_a_bad_iban_is_malformed_by_its_mod_97_checksum(review_job, claim):
@@ -79,7 +85,13 @@ def test_a_bad_iban_is_malformed_by_its_mod_97_checksum(review_job, claim):
     drive(claim(), LocalPlanner())
     iban = Job.objects.get(pk=job.pk).result["fields"]["iban"]
     assert iban["status"] == "malformed" and "check digits" in iban["detail"]
-    assert "- the IBAN of the account we should pay into: the one on the invoice does not pass" in Job.objects.get(pk=job.pk).result["draft"]
+    draft = Job.objects.get(pk=job.pk).result["draft"]
+    supplier = draft.split("To ask the supplier (ready to paste into your email):\n")[1]
+    assert supplier.startswith("Regarding your invoice INV-2026-0142 of 14 March 2026: ")
+    # The supplier is told which IBAN failed and why, and asked for the right one: one question only.
+    assert ("- The IBAN of the account we should pay into: the invoice shows DE89 3704 0044 0532 0130 01 "
+            "(not a valid IBAN: the check digits do not match).") in supplier
+    assert supplier.count("\n- ") == 1
 
 
 def test_a_scanned_pdf_without_text_completes_with_a_warning(review_job, claim):
@@ -88,6 +100,12 @@ def test_a_scanned_pdf_without_text_completes_with_a_warning(review_job, claim):
     saved = Job.objects.get(pk=job.pk).result
     assert set(statuses(job).values()) == {"missing"}
     assert any("no text layer" in w for w in saved["warnings"])
+    # Nothing could be read, so the note asks for a readable copy; it does not tell the
+    # supplier that seven fields are absent from an invoice nobody could read.
+    draft = saved["draft"]
+    assert "No text could be read" in draft and "Not readable:" in draft and "Found:" not in draft
+    assert "- A copy of the invoice as a PDF with selectable text" in draft
+    assert "it is not on the invoice" not in draft
 
 
 @pytest.mark.parametrize("sample, number", [(samples.PLAIN_TEXT, "INV-2026-0143"), (samples.DOCX, "INV-2026-0144")])
