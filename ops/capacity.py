@@ -12,6 +12,7 @@ from typing import Any
 
 THIN_HEADROOM = 0.20  # below this share of capacity left over, variance alone builds a queue
 POLLING_DOMINATES = 10  # polling reads per state write at which reads are the load to fix
+WAVES_SHOWN = 8  # a longer burst is shown as its first waves, a gap, and its last wave
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,21 @@ class Plan:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def waves_shown(self) -> list[Wave | None]:
+        """All waves of a short burst; of a long one the first few, ``None`` for the gap, the last.
+
+        A burst of a million on one worker is a million waves: the page and the command show
+        the shape, not a 100 MB table.
+        """
+        if len(self.waves) <= WAVES_SHOWN + 1:
+            return list(self.waves)
+        return [*self.waves[:WAVES_SHOWN], None, self.waves[-1]]
+
+    @property
+    def waves_hidden(self) -> int:
+        return len(self.waves) - sum(1 for wave in self.waves_shown if wave is not None)
 
     @property
     def rate_per_minute(self) -> float:

@@ -3,7 +3,10 @@
 Only ``completed`` and ``dead`` jobs go; ``unknown`` jobs wait for staff however old they
 are, and live jobs are never touched. A job's events and its agent checkpoint go with it
 (foreign keys with ``CASCADE``: this module does not need to know the agent), and so does
-its stored document once no remaining job names it. The idempotency key is a column of
+its stored document once no remaining job names it and nobody has stored it again for
+``DOCUMENT_GRACE`` (acceptance stores or touches the file before it commits the job row that
+names it, so a file touched just now may belong to a job that is not visible yet). The
+idempotency key is a column of
 the job row, so it is kept exactly as long as the job: a client retrying a key after its
 job was pruned gets a new job.
 
@@ -14,9 +17,11 @@ batch's event counts are added to ``RetiredCount`` in the same transaction, so t
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Callable
 
 from django.db.models import Count, F, Q
@@ -28,6 +33,9 @@ from jobs.writelock import write_transaction
 from .models import RetiredCount
 
 PRUNABLE = (Job.State.COMPLETED, Job.State.DEAD)
+# A stored file modified this recently is left alone: an acceptance may have just stored or
+# touched it (``documents._write_once``) and not yet committed the job that names it.
+DOCUMENT_GRACE = timedelta(hours=1)
 
 
 @dataclass
@@ -95,15 +103,31 @@ def _retire_counts(events) -> None:
 
 
 def _delete_orphans(names: set[str]) -> int:
-    """Delete stored documents that no remaining job names (one document may serve many jobs)."""
+    """Delete stored documents that no remaining job names (one document may serve many jobs).
+
+    The file's age is checked last, just before the unlink, so an acceptance that touched it
+    after the reference check is still seen.
+    """
     still_used = set(Job.objects.filter(document__in=names).values_list("document", flat=True))
     removed = 0
     for name in sorted(names - still_used):
         target = documents.path(name)
-        if target.exists():
-            target.unlink()
+        if _settled(target):
+            target.unlink(missing_ok=True)
             removed += 1
     return removed
+
+
+def _settled(target: Path) -> bool:
+    """The file exists and was not stored or touched within ``DOCUMENT_GRACE``.
+
+    Wall-clock time, not the injectable clock: file times are the filesystem's.
+    """
+    try:
+        touched = target.stat().st_mtime
+    except FileNotFoundError:
+        return False
+    return time.time() - touched >= DOCUMENT_GRACE.total_seconds()
 
 
 def _estimate(*, older_than: timedelta, now: datetime, batch: int) -> Report:
@@ -114,6 +138,6 @@ def _estimate(*, older_than: timedelta, now: datetime, batch: int) -> Report:
                .values_list("document", flat=True))
     return Report(
         jobs=jobs, events=JobEvent.objects.filter(job__in=candidates).count(),
-        documents=sum(1 for name in names - kept if documents.path(name).exists()),
+        documents=sum(1 for name in names - kept if _settled(documents.path(name))),
         batches=-(-jobs // batch),
     )

@@ -96,3 +96,13 @@ def test_durations_read_as_operators_write_them():
     assert units.parse_duration("30", default_unit="d").days == 30
     with pytest.raises(ValueError):
         units.parse_duration("0s")
+
+
+def test_a_long_burst_is_shown_as_its_first_waves_and_its_last():
+    p = plan(Workload(workers=1, burst=1000, **SEED))
+    assert len(p.waves) == 1000
+    shown = p.waves_shown
+    assert [w.finishes_at for w in shown[:-2]] == [20 * n for n in range(1, capacity.WAVES_SHOWN + 1)]
+    assert shown[-2] is None and shown[-1].finishes_at == 20_000
+    assert p.waves_hidden == 1000 - capacity.WAVES_SHOWN - 1
+    assert plan(Workload(workers=3, burst=12, **SEED)).waves_shown == plan(Workload(workers=3, burst=12, **SEED)).waves

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from jobs import queue
+
+from .conftest import SECRET
+
 pytestmark = pytest.mark.django_db
 
 PAGES = ["/ops/", "/ops/lab/", "/ops/capacity/"]
@@ -71,3 +75,34 @@ def test_the_capacity_page_explains_bad_input(client_for, staff):
     html = client_for(staff).get("/ops/capacity/", {"rate": "lots", "service": 20, "workers": 3,
                                                     "deadline": 90}).content.decode()
     assert "not a rate" in html
+
+
+def test_the_capacity_page_takes_rate_and_service_time_from_the_job_table(client_for, staff, accept, clock,
+                                                                           monkeypatch):
+    from ops import views
+
+    # Six jobs accepted over the last half hour, each completed 20 s after its claim.
+    for _ in range(6):
+        accept("opstest.echo", {"text": SECRET}, now=clock.now())
+        c = queue.claim(now=clock.now(), worker="w")
+        clock.advance(20)
+        assert queue.complete(job_id=c.job_id, epoch=c.epoch, result={}, now=clock.now())
+        clock.advance(5 * 60)
+    monkeypatch.setattr(views.system_clock, "now", lambda: clock.now())
+    html = client_for(staff).get("/ops/capacity/", {"observed": "1h", "workers": 1, "deadline": 90}).content.decode()
+    assert "6 job(s) accepted, 6 completion(s) measured" in " ".join(html.split())
+    assert '<td id="rate">0.1 jobs/min' in html
+    assert "<td>20 s</td>" in html  # the measured mean service time
+    assert SECRET not in html
+
+
+def test_the_capacity_page_asks_for_a_service_time_when_the_window_has_no_completion(client_for, staff):
+    html = client_for(staff).get("/ops/capacity/", {"observed": "1h", "workers": 1, "deadline": 90}).content.decode()
+    assert "give the service time yourself" in html and 'id="figures"' not in html
+
+
+def test_the_capacity_page_summarises_a_huge_burst_instead_of_listing_every_wave(client_for, staff):
+    html = client_for(staff).get("/ops/capacity/", {"rate": "6/min", "service": 20, "workers": 1, "deadline": 90,
+                                                    "burst": 100_000}).content.decode()
+    assert "99991 more waves" in html and "2e+06 s" in html
+    assert len(html) < 50_000

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from datetime import timedelta
 from io import StringIO
 
@@ -19,8 +21,12 @@ pytestmark = pytest.mark.django_db
 MONTH = timedelta(days=30)
 
 
-def with_document(in_state, state: str, content: bytes):
-    return in_state(state, document=documents.Upload(content=content, name="invoice.txt", content_type="text/plain"))
+def with_document(in_state, state: str, content: bytes, *, stored_hours_ago: float = 2):
+    """A job with a stored document whose file was written ``stored_hours_ago`` (wall clock)."""
+    job = in_state(state, document=documents.Upload(content=content, name="invoice.txt", content_type="text/plain"))
+    then = time.time() - stored_hours_ago * 3600
+    os.utime(documents.path(job.document), (then, then))
+    return job
 
 
 def test_old_completed_and_dead_jobs_go_with_their_events(in_state, clock):
@@ -64,6 +70,16 @@ def test_a_document_goes_only_when_no_remaining_job_uses_it(in_state, clock):
     assert report.jobs == 2 and report.documents == 1
     assert not documents.path(orphan.document).exists()
     assert documents.path(still_used.document).exists()
+
+
+def test_a_document_stored_again_just_now_is_kept_though_no_job_names_it_yet(in_state, clock):
+    """An acceptance touches the file before it commits its job: pruning must not pull it away."""
+    old = with_document(in_state, "completed", b"re-uploaded invoice")
+    os.utime(documents.path(old.document))  # the same bytes, accepted again a moment ago
+    report = retention.prune(older_than=MONTH, now=clock.now() + 2 * MONTH)
+    assert report.jobs == 1 and report.documents == 0
+    assert documents.path(old.document).exists()
+    assert retention.prune(older_than=MONTH, now=clock.now() + 2 * MONTH, dry_run=True).documents == 0
 
 
 def test_the_agents_checkpoint_goes_with_its_job(in_state, clock):
@@ -113,3 +129,16 @@ def test_the_command_prunes_by_age_and_reports(in_state, clock, monkeypatch):
     call_command("prunejobs", "--older-than", "30d", "--batch", "1", stdout=out)
     assert "Deleted 1 job(s), 3 event(s)" in out.getvalue()
     assert list(Job.objects.values_list("state", flat=True)) == ["unknown"]
+
+
+def test_the_command_keeps_30_days_unless_told_otherwise(in_state, clock, monkeypatch):
+    from ops.management.commands import prunejobs
+
+    in_state("completed")
+    out = StringIO()
+    monkeypatch.setattr(prunejobs.system_clock, "now", lambda: clock.now() + MONTH - timedelta(hours=1))
+    call_command("prunejobs", "--dry-run", stdout=out)
+    assert "Would delete 0 job(s)" in out.getvalue()
+    monkeypatch.setattr(prunejobs.system_clock, "now", lambda: clock.now() + MONTH + timedelta(hours=1))
+    call_command("prunejobs", "--dry-run", stdout=out)
+    assert "Would delete 1 job(s)" in out.getvalue()

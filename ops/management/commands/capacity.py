@@ -70,7 +70,7 @@ def as_text(plan: capacity.Plan, seen: measures.Observed | None) -> str:
         f"{plan.workers_needed} worker(s) cover the average with nothing to spare",
     ]
     if plan.waves:
-        finish = ", ".join(f"{v.finishes_at:g}" for v in plan.waves)
+        finish = ", ".join("…" if v is None else f"{v.finishes_at:g}" for v in plan.waves_shown)
         lines.append(f"Burst of {w.burst}    {len(plan.waves)} wave(s) finishing at {finish} s; "
                      f"deadline {w.deadline:g} s, margin {plan.burst_margin:g} s")
     lines += [

@@ -1,4 +1,4 @@
-"""``manage.py prunejobs --older-than 30d``: retention, in bounded batches (run it daily)."""
+"""``manage.py prunejobs [--older-than 30d]``: retention, in bounded batches (run it daily)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,16 @@ from django.core.management.base import BaseCommand, CommandError
 from jobs.clock import system_clock
 from ops import retention, units
 
+RETENTION = "30d"  # the retention the README states; --older-than overrides it
+
 
 class Command(BaseCommand):
     help = ("Delete completed and dead jobs finished longer ago than --older-than, with their events, "
             "checkpoints and documents no other job uses. Unknown jobs are never touched.")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--older-than", required=True, help="age since the job finished: 30d, 12h")
+        parser.add_argument("--older-than", default=RETENTION,
+                            help=f"age since the job finished: 30d, 12h (default {RETENTION})")
         parser.add_argument("--batch", type=int, default=500, help="jobs per transaction (default 500)")
         parser.add_argument("--dry-run", action="store_true", help="count what would go; delete nothing")
 
@@ -30,4 +33,9 @@ class Command(BaseCommand):
         self.stdout.write(f"{verb} {report.jobs} job(s), {report.events} event(s), "
                           + ("" if dry_run else f"{report.checkpoints} checkpoint(s), ")
                           + f"{report.documents} document(s) in {report.batches} batch(es); "
-                          f"finished before {age} ago. Unknown jobs are kept for staff.")
+                          f"finished more than {_span(age)} ago. Unknown jobs are kept for staff.")
+
+
+def _span(age) -> str:
+    """``30 days``, ``12:00:00``: the age as the operator wrote it, not ``30 days, 0:00:00``."""
+    return f"{age.days} day(s)" if age.days and not age.seconds and not age.microseconds else str(age)
