@@ -95,3 +95,29 @@ def wait_for(predicate, timeout: float = 20.0, every: float = 0.02):
 def _fast_password_hashing(settings):
     """Members are made in almost every test; the production hasher is slow on purpose."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def drive_to(job, state: str, *, now):
+    """Drive an accepted job with the real queue operations into ``state`` and return it.
+
+    The claim must take this job: accept it earlier than any other queued job of the test.
+    """
+    from datetime import timedelta
+
+    from jobs.models import Job
+
+    if state != Job.State.QUEUED:
+        c = queue.claim(now=now, worker="w1", lease=timedelta(seconds=30))
+        assert c is not None and c.job_id == job.pk
+        if state == Job.State.COMPLETED:
+            assert queue.complete(job_id=c.job_id, epoch=c.epoch, result={"ok": 1}, now=now)
+        elif state == Job.State.DEAD:
+            assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom: handler failed", now=now,
+                              retryable=False).state == "dead"
+        elif state == Job.State.UNKNOWN:
+            assert queue.mark_external_start(job_id=c.job_id, epoch=c.epoch, now=now)
+            assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="provider timed out", now=now).state == "unknown"
+    job.refresh_from_db()
+    assert job.state == state
+    return job
+

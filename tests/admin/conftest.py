@@ -10,9 +10,10 @@ from html import unescape
 import pytest
 from django.contrib.auth.models import Permission
 
-from jobs import kinds, queue
+from jobs import kinds
 from jobs.admin import JobAdmin
 from jobs.models import Job
+from tests.conftest import drive_to
 
 CHANGELIST = "/admin/jobs/job/"
 STATES = [s.value for s in Job.State]
@@ -58,21 +59,7 @@ def in_state(clock, accept):
 
     def make(state: str, *, kind: str = "diagnostic.sleep", payload: dict | None = None, **kwargs) -> Job:
         job = accept(kind, payload or {"seconds": 1}, now=clock.now() - timedelta(seconds=next(_earlier)), **kwargs)
-        if state != "queued":
-            c = queue.claim(now=clock.now(), worker="w1", lease=timedelta(seconds=30))
-            assert c is not None and c.job_id == job.pk
-            if state == "completed":
-                assert queue.complete(job_id=c.job_id, epoch=c.epoch, result={"ok": 1}, now=clock.now())
-            elif state == "dead":
-                assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom: handler failed", now=clock.now(),
-                                  retryable=False).state == "dead"
-            elif state == "unknown":
-                assert queue.mark_external_start(job_id=c.job_id, epoch=c.epoch, now=clock.now())
-                assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="provider timed out",
-                                  now=clock.now()).state == "unknown"
-        job.refresh_from_db()
-        assert job.state == state
-        return job
+        return drive_to(job, state, now=clock.now())
 
     return make
 

@@ -8,8 +8,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from django.test import Client
 
-from jobs import kinds, queue
+from jobs import kinds
 from jobs.clock import LogicalClock
+from tests.conftest import drive_to
 
 SECRET = "CONFIDENTIAL-INVOICE-TEXT-4711"  # must never appear in metrics or command output
 _earlier = itertools.count(1)
@@ -62,19 +63,6 @@ def in_state(clock, accept):
     def make(state: str, *, kind: str = "opstest.echo", payload: dict | None = None, **kwargs):
         job = accept(kind, payload or {"text": SECRET}, now=clock.now() - timedelta(microseconds=next(_earlier)),
                      **kwargs)
-        if state != "queued":
-            c = queue.claim(now=clock.now(), worker="w1", lease=timedelta(seconds=30))
-            assert c is not None and c.job_id == job.pk
-            if state == "completed":
-                assert queue.complete(job_id=c.job_id, epoch=c.epoch, result={"ok": 1}, now=clock.now())
-            elif state == "dead":
-                assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", now=clock.now(),
-                                  retryable=False).state == "dead"
-            elif state == "unknown":
-                assert queue.mark_external_start(job_id=c.job_id, epoch=c.epoch, now=clock.now())
-                assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="timed out", now=clock.now()).state == "unknown"
-        job.refresh_from_db()
-        assert job.state == state
-        return job
+        return drive_to(job, state, now=clock.now())
 
     return make
