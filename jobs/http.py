@@ -9,6 +9,8 @@ in JSON, and the submission parsed into what ``queue.accept`` takes. Errors are 
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +25,14 @@ from .clock import system_clock
 from .documents import Upload
 from .errors import AcceptanceError
 from .models import User
+
+# How deep a payload may nest. Deeper JSON is refused as a 400 rather than risking a
+# RecursionError (a 500) while it is parsed, validated or encoded.
+MAX_PAYLOAD_DEPTH = 32
+# A claimed media type worth storing (the column holds 100 characters); anything else is
+# stored as application/octet-stream: the client's claim is not evidence anyway.
+_MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*")
+MAX_MEDIA_TYPE = 100
 
 # Retry-After hints, in seconds.
 RETRY_AFTER_ACCEPTED = 1
@@ -131,7 +141,10 @@ def identify(request: HttpRequest) -> Identity | None:
     if request.method not in ("GET", "HEAD", "OPTIONS", "TRACE"):
         check = _CsrfCheck(lambda r: None)
         check.process_request(request)
-        reason = check.process_view(request, None, (), {})
+        try:
+            reason = check.process_view(request, None, (), {})  # reads the form for its token
+        except RequestDataTooBig:
+            raise HttpError(413, "too_large", "the form's fields are too large") from None
         if reason:
             raise HttpError(403, "csrf_failed", f"CSRF check failed: {reason}")
     return Identity(request.user, "session")
@@ -154,15 +167,23 @@ def max_request_bytes() -> int:
     return largest + settings.DATA_UPLOAD_MAX_MEMORY_SIZE
 
 
+def refuse_oversized(request: HttpRequest) -> None:
+    """413 on the declared length alone, before anything reads the body.
+
+    Call it before the CSRF check too: that check reads the form to find its token.
+    """
+    length = request.META.get("CONTENT_LENGTH") or "0"
+    if length.isdigit() and int(length) > max_request_bytes():
+        raise HttpError(413, "too_large", f"the request body is larger than {max_request_bytes()} bytes")
+
+
 def parse_submission(request: HttpRequest) -> Submission:
     """JSON ``{"kind", "payload"}`` or a form (multipart with an optional ``document``).
 
     Owner or tenant fields in the body are ignored: identity decides them. Raises
     ``HttpError`` (400, 413, 415) before anything is written.
     """
-    length = request.META.get("CONTENT_LENGTH") or "0"
-    if length.isdigit() and int(length) > max_request_bytes():
-        raise HttpError(413, "too_large", f"the request body is larger than {max_request_bytes()} bytes")
+    refuse_oversized(request)
     try:
         if request.content_type == "application/json":
             return _parse_json(request)
@@ -170,22 +191,66 @@ def parse_submission(request: HttpRequest) -> Submission:
             return _parse_form(request)
     except RequestDataTooBig:
         raise HttpError(413, "too_large", "the request body is too large") from None
+    except RecursionError:
+        raise HttpError(400, "invalid_payload", f"the JSON nests deeper than {MAX_PAYLOAD_DEPTH} levels",
+                        field="payload") from None
     except (MultiPartParserError, TooManyFieldsSent) as exc:
         raise HttpError(400, "malformed_body", f"the form could not be read: {exc}") from None
     raise HttpError(415, "unsupported_media_type",
                     "send application/json or multipart/form-data", field="Content-Type")
 
 
+def _loads(text: str | bytes) -> Any:
+    """Strict JSON: no NaN or Infinity, spelt out or overflowed to (1e400); neither is JSON."""
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a JSON value")
+
+    def finite(literal: str) -> float:
+        number = float(literal)
+        if not math.isfinite(number):
+            raise ValueError(f"{literal} is out of range")
+        return number
+
+    return json.loads(text, parse_constant=constant, parse_float=finite)
+
+
+def check_storable(value: Any, where: str = "payload", depth: int = 0) -> None:
+    """Refuse what JSON parsing lets through but neither database stores.
+
+    NUL characters (PostgreSQL's jsonb refuses them), lone UTF-16 surrogates (not UTF-8),
+    and nesting past ``MAX_PAYLOAD_DEPTH``: each would otherwise fail inside the accepting
+    transaction as a 500 instead of a 400 that names the field.
+    """
+    if depth > MAX_PAYLOAD_DEPTH:
+        raise HttpError(400, "invalid_payload", f"{where} nests deeper than {MAX_PAYLOAD_DEPTH} levels", field=where)
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise HttpError(400, "invalid_payload", f"{where} contains an unpaired surrogate", field=where) from None
+        if "\x00" in value:
+            raise HttpError(400, "invalid_payload", f"{where} contains a NUL character", field=where)
+    elif isinstance(value, dict):
+        for name, item in value.items():
+            check_storable(name, where, depth + 1)
+            check_storable(item, f"{where}.{name}", depth + 1)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            check_storable(item, f"{where}.{index}", depth + 1)
+
+
 def _parse_json(request: HttpRequest) -> Submission:
     try:
-        body = json.loads(request.body or b"null")
+        body = _loads(request.body or b"null")
     except (ValueError, UnicodeDecodeError):
         raise HttpError(400, "malformed_json", "the body is not valid JSON") from None
     if not isinstance(body, dict):
         raise HttpError(400, "invalid", 'the body must be a JSON object {"kind": ..., "payload": {...}}')
+    payload = body.get("payload", {})
+    check_storable(payload)
     return Submission(
         kind=_kind(body.get("kind")),
-        payload=body.get("payload", {}),
+        payload=payload,
         operation_key=request.headers.get("Idempotency-Key", ""),
         document=None,
     )
@@ -196,24 +261,32 @@ def _parse_form(request: HttpRequest) -> Submission:
     payload: Any = {}
     if form.get("payload", "").strip():
         try:
-            payload = json.loads(form["payload"])
+            payload = _loads(form["payload"])
         except ValueError:
             raise HttpError(400, "invalid_payload", "payload is not valid JSON", field="payload") from None
     if form.get("text", "").strip():
         if not isinstance(payload, dict):
             raise HttpError(400, "invalid_payload", "payload must be a JSON object", field="payload")
         payload = {**payload, "text": form["text"]}
+    check_storable(payload)
     upload = request.FILES.get("document")
     document = None
     if upload is not None:
         document = Upload(content=upload.read(), name=upload.name or "document",
-                          content_type=upload.content_type or "application/octet-stream")
+                          content_type=_media_type(upload.content_type))
     return Submission(
         kind=_kind(form.get("kind")),
         payload=payload,
         operation_key=request.headers.get("Idempotency-Key") or form.get("idempotency_key", ""),
         document=document,
     )
+
+
+def _media_type(claimed: str | None) -> str:
+    claimed = (claimed or "").strip()
+    if len(claimed) <= MAX_MEDIA_TYPE and _MEDIA_TYPE.fullmatch(claimed):
+        return claimed
+    return "application/octet-stream"
 
 
 def _kind(value: Any) -> str:

@@ -41,18 +41,29 @@ def jobs(request: HttpRequest) -> HttpResponse:
 
 
 def submit(request: HttpRequest) -> HttpResponse:
-    identity = caller(request)
+    try:
+        http.refuse_oversized(request)  # first: the CSRF check in caller() reads the form
+        identity = caller(request)
+    except HttpError as exc:
+        if exc.status != 413:
+            raise
+        return refused(request, exc)
     try:
         acceptance = http.submit(request, identity)
     except HttpError as exc:
-        if http.wants_json(request):
-            raise
-        return render_form(request, code=exc.status, error=exc)
+        return refused(request, exc)
     url = status.status_url(acceptance.job.pk)
     if http.wants_json(request):
         return JsonResponse(status.accepted_json(acceptance.job), status=202,
                             headers={"Location": url, "Retry-After": str(http.RETRY_AFTER_ACCEPTED)})
     return HttpResponseClientRedirect(url) if request.htmx else see_other(url)
+
+
+def refused(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    """API clients get the JSON error (via the middleware); browsers the form with the reason."""
+    if http.wants_json(request):
+        raise exc
+    return render_form(request, code=exc.status, error=exc)
 
 
 def job_list(request: HttpRequest) -> HttpResponse:
@@ -95,13 +106,16 @@ def job_new(request: HttpRequest) -> HttpResponse:
 def render_form(request: HttpRequest, *, code: int = 200, error: HttpError | None = None) -> HttpResponse:
     """The submit form with a fresh operation key, or the same key again after an error.
 
-    A conflict (409) means this form's key is spent, so the form gets a new one.
+    A conflict (409) means this form's key is spent, so the form gets a new one. A body
+    refused as too large (413) is never read, not even to refill the form: its key was
+    never used, so a fresh one is as good.
     """
-    key = request.POST.get("idempotency_key") if error and error.status != 409 else None
+    values = request.POST if error and error.status != 413 else {}
+    key = values.get("idempotency_key") if error and error.status != 409 else None
     template = "jobs/job_new.html" + ("#form" if request.htmx else "")
     return render(request, template, {
         "kinds": kinds.offered_kinds(), "operation_key": key or uuid.uuid4().hex, "error": error,
-        "values": request.POST if error else {},
+        "values": values,
     }, status=code)
 
 

@@ -18,3 +18,17 @@ document.addEventListener("click", async (event) => {
   const note = button.parentElement.querySelector("[data-copied]");
   if (note) note.hidden = false;
 });
+
+// Polls ([data-poll]) re-arm themselves by being swapped in again. A poll that fails (the job
+// store briefly unavailable, another 5xx, the network away) is not swapped, so its one-shot "load"
+// trigger would never fire again and the page would stop updating at a live state. Ask again
+// after the server's Retry-After, or the longest poll delay (10 s), bounded to 1..10 s.
+document.addEventListener("htmx:afterRequest", (event) => {
+  const elt = event.detail.elt;
+  const status = event.detail.xhr ? event.detail.xhr.status : 0;
+  if (event.detail.successful || !elt.matches("[data-poll]")) return;
+  if (status !== 0 && status < 500) return;  // a 4xx will not get better by asking again
+  const hinted = Number.parseInt((status && event.detail.xhr.getResponseHeader("Retry-After")) || "", 10);
+  const seconds = Math.min(Math.max(Number.isNaN(hinted) ? 10 : hinted, 1), 10);
+  setTimeout(() => { if (elt.isConnected) htmx.trigger(elt, "poll-retry"); }, seconds * 1000);
+});

@@ -91,3 +91,27 @@ def test_the_job_list_updates_its_rows_while_jobs_run(make_member, login, start_
     start_worker()
     page.wait_for_selector(f"#job-{job.pk} .badge-completed", timeout=TIMEOUT_MS)
     assert page.evaluate("window.__sameDocument") is True
+
+
+def test_a_failed_poll_is_retried_and_the_page_still_reaches_completed(make_member, login, start_worker):
+    """A 503 on a status poll is not swapped; without a retry the page would freeze at queued."""
+    alice = off_loop(make_member, "acme", "alice", password="alice-pass-123")
+    job = off_loop(queue.accept, tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.sleep",
+                   payload={"seconds": 0.2}, operation_key="retry-test", now=system_clock.now()).job
+    page = login("alice", "alice-pass-123")
+    failed = []
+
+    def unavailable_once(route):
+        if failed:
+            return route.continue_()
+        failed.append(route.request.url)
+        route.fulfill(status=503, headers={"Retry-After": "1"}, body="unavailable")
+
+    page.route(re.compile(r".*/jobs/\d+\?poll=\d+$"), unavailable_once)
+    with page.expect_response(lambda r: r.status == 503, timeout=TIMEOUT_MS):
+        page.goto(f"/jobs/{job.pk}")
+    assert page.text_content("#job-state") == "queued" and failed
+    page.evaluate("window.__sameDocument = true")
+    start_worker()
+    page.wait_for_selector("#status[data-state=completed]", timeout=TIMEOUT_MS)
+    assert page.evaluate("window.__sameDocument") is True

@@ -116,6 +116,51 @@ def test_a_body_that_is_not_a_json_object_is_400(api_client, alice, raw):
     assert not Job.objects.exists()
 
 
+@pytest.mark.parametrize("raw, field", [
+    ('{"kind": "diagnostic.sleep", "payload": {"seconds": NaN}}', None),
+    ('{"kind": "diagnostic.sleep", "payload": {"seconds": -Infinity}}', None),
+    ('{"kind": "diagnostic.sleep", "payload": {"seconds": 1e400}}', None),
+    ('{"kind": "webtest.echo", "payload": {"text": "\\ud800"}}', "payload.text"),
+    ('{"kind": "webtest.echo", "payload": {"text": "a\\u0000b"}}', "payload.text"),
+    ('{"kind": "webtest.echo", "payload": {"\\u0000": "b"}}', "payload"),
+    ('{"kind": "webtest.echo", "payload": {"text": ' + "[" * 40 + "]" * 40 + "}}", "payload.text" + ".0" * 32),
+    ('{"kind": "webtest.echo", "payload": ' + "[" * 100_000 + "]" * 100_000 + "}", "payload"),
+])
+def test_json_that_parses_but_no_database_stores_is_400_not_500(api_client, alice, raw, field):
+    """NaN, Infinity, lone surrogates, NUL (PostgreSQL's jsonb) and deep nesting: refused up front."""
+    client = api_client(alice)
+    client.raise_request_exception = False  # a 500 must show up as a 500 here, not as an exception
+    body = assert_error(post_json(client, raw, idempotency_key=key()), 400, field=field)
+    assert body["error"] in {"malformed_json", "invalid_payload"}
+    assert not Job.objects.exists() and not JobEvent.objects.exists()
+
+
+@pytest.mark.parametrize("payload, field", [('{"text": "\\ud800"}', "payload.text"), ('{"seconds": NaN}', "payload"),
+                                            ("[" * 100_000, "payload")])
+def test_a_form_payload_that_no_database_stores_is_400(api_client, alice, payload, field):
+    client = api_client(alice)
+    client.raise_request_exception = False
+    response = client.post("/jobs", {"kind": "webtest.echo", "idempotency_key": key(), "payload": payload})
+    assert_error(response, 400, "invalid_payload", field)
+    response = client.post("/jobs", {"kind": "webtest.echo", "idempotency_key": key(), "text": "a\x00b"})
+    assert_error(response, 400, "invalid_payload", "payload.text")
+    assert not Job.objects.exists()
+
+
+def test_a_documents_odd_claimed_media_type_is_stored_as_octet_stream(api_client, alice):
+    """The claim is the client's (a 100-character column); nonsense must not become a 500."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client = api_client(alice)
+    client.raise_request_exception = False
+    response = client.post("/jobs", {
+        "kind": "webtest.echo", "idempotency_key": key(),
+        "document": SimpleUploadedFile("a.txt", b"hello", content_type="text/" + "x" * 300),
+    })
+    assert response.status_code == 202, response.content
+    assert Job.objects.get().document_type == "application/octet-stream"
+
+
 def test_diagnostic_kinds_are_unknown_unless_offered(api_client, alice, settings):
     settings.JOBS = {**settings.JOBS, "DIAGNOSTIC_KINDS": False}
     response = post_json(api_client(alice), {"kind": "diagnostic.noop", "payload": {}}, idempotency_key=key())

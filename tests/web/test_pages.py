@@ -117,6 +117,28 @@ def test_an_invalid_form_comes_back_with_the_error_and_the_same_key(browser_clie
     assert not Job.objects.exists()
 
 
+@pytest.mark.parametrize("document_bytes", [0, None])
+def test_a_form_over_the_size_limits_comes_back_as_413_with_the_form(browser_client, alice, settings,
+                                                                      document_bytes):
+    """Fields over DATA_UPLOAD_MAX_MEMORY_SIZE (found by the CSRF check, which reads the form),
+    and a body declared larger than any document (refused before anything reads it)."""
+    from jobs import http
+
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100  # smaller than the form's own fields
+    client = browser_client(alice)
+    page = client.get("/jobs/new")
+    form = {"kind": "webtest.echo", "idempotency_key": form_key(page), "text": "y" * 300,
+            "csrfmiddlewaretoken": csrf_token(client, page)}
+    size = http.max_request_bytes() + 1 if document_bytes is None else document_bytes
+    if size:
+        form["document"] = SimpleUploadedFile("big.txt", b"x" * size, content_type="text/plain")
+    response = client.post("/jobs", form, headers=HTMX)
+    assert response.status_code == 413, response.content[:300]
+    assert b'id="form-error"' in response.content and b"<html" not in response.content
+    assert form_key(response) != form_key(page)  # the refused body was not read back into the form
+    assert not Job.objects.exists()
+
+
 def test_a_reused_form_with_changed_input_gets_a_conflict_and_a_fresh_key(browser_client, alice):
     client = browser_client(alice)
     page = client.get("/jobs/new")
@@ -136,7 +158,8 @@ def test_the_job_page_polls_its_status_starting_at_one_second(browser_client, al
     response = browser_client(alice).get(f"/jobs/{job.pk}")
     assert response.status_code == 200
     html = response.content.decode()
-    assert f'hx-get="/jobs/{job.pk}?poll=1"' in html and 'hx-trigger="load delay:1s"' in html
+    assert f'hx-get="/jobs/{job.pk}?poll=1"' in html and 'hx-trigger="load delay:1s, poll-retry"' in html
+    assert "data-poll" in html  # static/jobs.js re-arms a poll that failed (poll-retry)
     assert 'src="/static/htmx.min.js"' in html and "unpkg" not in html and "cdn" not in html.lower()
 
 
@@ -146,7 +169,7 @@ def test_each_poll_backs_off_until_ten_seconds(browser_client, alice, accept, po
     response = browser_client(alice).get(f"/jobs/{job.pk}?poll={poll}", headers=HTMX)
     html = response.content.decode()
     assert html.lstrip().startswith('<section id="status"')
-    assert f'?poll={poll + 1}"' in html and f'hx-trigger="load delay:{delay}s"' in html
+    assert f'?poll={poll + 1}"' in html and f'hx-trigger="load delay:{delay}s, poll-retry"' in html
 
 
 def test_a_terminal_job_stops_polling(browser_client, alice, completed_job):
@@ -154,6 +177,7 @@ def test_a_terminal_job_stops_polling(browser_client, alice, completed_job):
     response = browser_client(alice).get(f"/jobs/{job.pk}?poll=3", headers=HTMX)
     assert b'id="status"' in response.content
     assert b"hx-trigger" not in response.content and b"hx-get" not in response.content
+    assert b"data-poll" not in response.content
 
 
 def test_a_review_result_shows_the_fields_table_and_the_draft_with_a_copy_button(browser_client, alice,
@@ -221,7 +245,7 @@ def test_the_list_polls_its_rows_while_a_job_runs_and_stops_when_none_does(brows
     assert rows.lstrip().startswith('<tbody id="rows"') and "hx-trigger" not in rows and f"job-{done.pk}" in rows
     accept()
     rows = client.get("/jobs", headers=HTMX).content.decode()
-    assert 'hx-get="/jobs?state=&amp;page=1"' in rows and 'hx-trigger="load delay:3s"' in rows
+    assert 'hx-get="/jobs?state=&amp;page=1"' in rows and 'hx-trigger="load delay:3s, poll-retry"' in rows
 
 
 def test_the_list_filters_by_state_and_pages(browser_client, alice, accept, completed_job):
