@@ -5,15 +5,17 @@ one short transaction, appends a ``JobEvent`` (never payload text) and returns w
 happened. A write whose WHERE clause no longer matches changes nothing: a stale worker's
 completion, say, is reported as rejected with the reason, and recorded as such.
 
-The hot path (claim, complete) is hand-written SQL: one statement per transition plus its
-event row, because the ORM's per-query overhead would dominate a loop whose database work
-is a few tens of microseconds. The colder operations use the ORM's ``filter().update()``,
-which is the same conditional UPDATE.
+The hot path (claim, complete) is hand-written SQL on the driver's cursor
+(``jobs.writelock``): one statement per transition plus its event row, because the ORM's
+per-query overhead would dominate a loop whose database work is a few tens of
+microseconds. The colder operations use the ORM's ``filter().update()``, which is the
+same conditional UPDATE, inside ``write_transaction()``.
 
-SQLite: ``transaction.atomic()`` opens ``BEGIN IMMEDIATE`` (settings), so the claim holds
-the single write lock for one UPDATE and one INSERT. PostgreSQL: the claim's subquery
-takes the row ``FOR UPDATE SKIP LOCKED``, so concurrent claimers pass over each other's
-rows instead of queueing behind them.
+SQLite: every write transaction is ``BEGIN IMMEDIATE`` (settings), so the claim holds the
+single write lock for one UPDATE and one INSERT, behind a fair cross-process lock.
+PostgreSQL: the claim's subquery takes the row ``FOR UPDATE SKIP LOCKED``, so concurrent
+claimers pass over each other's rows instead of queueing behind them, and the transition
+and its event are one statement.
 """
 
 from __future__ import annotations
@@ -21,15 +23,17 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import logging
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from contextlib import contextmanager
 from typing import Any, Iterator
 
-from contextlib import contextmanager
+import jsonschema
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections
+from django.db.models import DateTimeField, F, Value
+from django.db.models.functions import Least
 
 from . import documents, kinds
 from .errors import (
@@ -42,8 +46,6 @@ from .errors import (
 )
 from .models import Job, JobEvent
 from .writelock import raw_write_transaction, write_transaction
-
-log = logging.getLogger("jobs.queue")
 
 QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN = (
     Job.State.QUEUED.value,
@@ -130,13 +132,12 @@ def accept(
             f"payload is larger than {spec.max_payload_bytes} bytes for kind {kind!r}", field="payload"
         )
     _check_schema(spec, payload)
-    stored = None
-    if document is not None:
-        if not spec.accepts_document:
-            raise UnsupportedDocument(f"kind {kind!r} takes no document", field="document")
-        stored = documents.check_and_store(document, spec)
+    if document is not None and not spec.accepts_document:
+        raise UnsupportedDocument(f"kind {kind!r} takes no document", field="document")
     if spec.check_input is not None:
         spec.check_input(payload=payload, has_document=document is not None)
+    # Stored (named by its digest, written once) before the row that names it commits.
+    stored = documents.check_and_store(document, spec) if document is not None else None
 
     fingerprint = hashlib.sha256(
         json.dumps([kind, encoded, stored.sha256 if stored else ""]).encode()
@@ -188,8 +189,6 @@ def _check_operation_key(key: str | None) -> str:
 
 
 def _check_schema(spec: kinds.Kind, payload: dict[str, Any]) -> None:
-    import jsonschema
-
     try:
         jsonschema.validate(payload, spec.payload_schema)
     except jsonschema.ValidationError as exc:
@@ -340,11 +339,9 @@ def renew(*, job_id: int, epoch: int, now: datetime, lease: timedelta) -> Outcom
     Renewals are not transitions and leave no event; a rejected renewal does.
     """
     with write_transaction():
-        job = _owned(job_id, epoch, now).values("deadline").first()
-        if job is not None:
-            expires = min(now + lease, job["deadline"])
-            if _owned(job_id, epoch, now).update(lease_expires_at=expires, updated_at=now):
-                return Outcome(True, LEASED)
+        expires = Least(Value(now + lease, output_field=DateTimeField()), F("deadline"))
+        if _owned(job_id, epoch, now).update(lease_expires_at=expires, updated_at=now):
+            return Outcome(True, LEASED)
         reason = _why_not_owned(job_id, epoch, now)
         _record(job_id, LEASED, "", epoch, "queue", f"renewal rejected: {reason}", now)
     return Outcome(False, None, reason)
