@@ -85,14 +85,14 @@ def find(text: str, name: str) -> str | None:
     return value[:MAX_VALUE_CHARS] or None
 
 
-def check_all(text: str, *, country: str | None = None) -> dict[str, dict[str, Any]]:
-    """Every required field, found in ``text`` and checked."""
+def check_all(text: str, *, country: str | None = None, today: date | None = None) -> dict[str, dict[str, Any]]:
+    """Every required field, found in ``text`` and checked (dates against ``today``)."""
     total = find(text, "total_amount")
     checks: dict[str, Callable[[], Field]] = {
         "supplier_name": lambda: check_supplier_name(find(text, "supplier_name")),
         "vat_id": lambda: check_vat_id(find(text, "vat_id"), country=country),
         "invoice_number": lambda: check_invoice_number(find(text, "invoice_number")),
-        "invoice_date": lambda: check_invoice_date(find(text, "invoice_date")),
+        "invoice_date": lambda: check_invoice_date(find(text, "invoice_date"), today=today),
         "currency": lambda: check_currency(find(text, "currency"), total=total),
         "total_amount": lambda: check_total_amount(total),
         "iban": lambda: check_iban(find(text, "iban"), account=find(text, "account")),

@@ -19,7 +19,7 @@ class LogicalClock:
     """A clock that only moves when told to."""
 
     def __init__(self, start: datetime | None = None) -> None:
-        self._now = start or datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+        self._now = start or datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 
     def now(self) -> datetime:
         return self._now

@@ -28,6 +28,15 @@ def test_the_kind_is_registered_from_the_agent_app_with_its_limits():
     assert kind.max_document_bytes == 5 * 1024 * 1024
 
 
+def test_the_invoice_date_is_checked_against_the_jobs_clock_not_the_machines(review_job, claim, clock, pdf):
+    clock.advance(days=-90)  # the logical clock now stands before the invoice's 14 March 2026
+    review_job(pdf)
+    ctx = claim()
+    result = workflow.run(ctx, planner=LocalPlanner())
+    date_field = result["fields"]["invoice_date"]
+    assert date_field["status"] == "malformed" and "future" in date_field["detail"]
+
+
 def test_a_clean_invoice_pdf_completes_with_every_field_present(review_job, claim, pdf):
     job = review_job(pdf)
     ctx = claim()
