@@ -10,6 +10,9 @@ idempotency key is a column of
 the job row, so it is kept exactly as long as the job: a client retrying a key after its
 job was pruned gets a new job.
 
+Stored files that no job names at all (an upload whose request then failed, a temporary file
+left by a crash mid-write) are swept at the end of each run, past the same grace.
+
 Each batch is one short write transaction, so workers keep claiming between batches. The
 batch's event counts are added to ``RetiredCount`` in the same transaction, so the
 ``/metrics`` counters never go down when events are deleted.
@@ -44,6 +47,7 @@ class Report:
     events: int = 0
     checkpoints: int = 0
     documents: int = 0
+    strays: int = 0
     batches: int = 0
     deleted: Counter = field(default_factory=Counter)
 
@@ -68,6 +72,7 @@ def prune(*, older_than: timedelta, now: datetime, batch: int = 500, dry_run: bo
         ids = list(prunable(older_than=older_than, now=now).filter(pk__gt=last_id)
                    .order_by("pk").values_list("pk", flat=True)[:batch])
         if not ids:
+            report.strays = sweep_strays(batch=batch)
             return report
         last_id = ids[-1]
         names = set(Job.objects.filter(pk__in=ids).exclude(document="").values_list("document", flat=True))
@@ -118,6 +123,31 @@ def _delete_orphans(names: set[str]) -> int:
     return removed
 
 
+def stray_documents(*, batch: int = 500):
+    """Stored files past the grace that no job names, ``batch`` names per reference check."""
+    root = Path(documents.path(""))
+    if not root.is_dir():
+        return
+    files = (p for p in sorted(root.glob("*/*")) if p.is_file() and _settled(p))
+    while chunk := [next(files, None) for _ in range(batch)]:
+        chunk = [p for p in chunk if p is not None]
+        if not chunk:
+            return
+        names = {p.relative_to(root).as_posix(): p for p in chunk}
+        named = set(Job.objects.filter(document__in=list(names)).values_list("document", flat=True))
+        yield from (p for name, p in names.items() if name not in named)
+
+
+def sweep_strays(*, batch: int = 500) -> int:
+    """Delete what ``stray_documents`` finds, checking each file's age again just before."""
+    removed = 0
+    for target in stray_documents(batch=batch):
+        if _settled(target):
+            target.unlink(missing_ok=True)
+            removed += 1
+    return removed
+
+
 def _settled(target: Path) -> bool:
     """The file exists and was not stored or touched within ``DOCUMENT_GRACE``.
 
@@ -139,5 +169,6 @@ def _estimate(*, older_than: timedelta, now: datetime, batch: int) -> Report:
     return Report(
         jobs=jobs, events=JobEvent.objects.filter(job__in=candidates).count(),
         documents=sum(1 for name in names - kept if _settled(documents.path(name))),
+        strays=sum(1 for _ in stray_documents(batch=batch)),
         batches=-(-jobs // batch),
     )

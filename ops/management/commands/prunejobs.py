@@ -32,7 +32,8 @@ class Command(BaseCommand):
         verb = "Would delete" if dry_run else "Deleted"
         self.stdout.write(f"{verb} {report.jobs} job(s), {report.events} event(s), "
                           + ("" if dry_run else f"{report.checkpoints} checkpoint(s), ")
-                          + f"{report.documents} document(s) in {report.batches} batch(es); "
+                          + f"{report.documents} document(s) in {report.batches} batch(es), "
+                          f"{report.strays} stray stored file(s) no job names; "
                           f"finished more than {_span(age)} ago. Unknown jobs are kept for staff.")
 
 
