@@ -32,3 +32,27 @@ document.addEventListener("htmx:afterRequest", (event) => {
   const seconds = Math.min(Math.max(Number.isNaN(hinted) ? 10 : hinted, 1), 10);
   setTimeout(() => { if (elt.isConnected) htmx.trigger(elt, "poll-retry"); }, seconds * 1000);
 });
+
+// The submit form swaps in its own 400/409/413/415 answers (the form with its error). Any other
+// failure (an expired CSRF token's 403, the job store unavailable, the network away) would leave
+// the page silent: say what happened and that submitting again is safe (the same operation key
+// finds the same job).
+document.addEventListener("htmx:afterRequest", (event) => {
+  const form = event.detail.elt;
+  if (event.detail.successful || !form.matches("#submit-form")) return;
+  const status = event.detail.xhr ? event.detail.xhr.status : 0;
+  if ([400, 409, 413, 415].includes(status)) return;
+  let note = form.querySelector("[data-submit-failure]");
+  if (!note) {
+    note = document.createElement("p");
+    note.className = "error";
+    note.setAttribute("role", "alert");
+    note.dataset.submitFailure = "";
+    form.prepend(note);
+  }
+  note.textContent = status === 403
+    ? "Your session has expired: reload the page and submit again."
+    : status === 0
+      ? "The site could not be reached. Nothing was lost: submit again."
+      : `The site could not accept this just now (HTTP ${status}). Submitting again is safe: it will not make a second job.`;
+});

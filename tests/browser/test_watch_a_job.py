@@ -115,3 +115,30 @@ def test_a_failed_poll_is_retried_and_the_page_still_reaches_completed(make_memb
     start_worker()
     page.wait_for_selector("#status[data-state=completed]", timeout=TIMEOUT_MS)
     assert page.evaluate("window.__sameDocument") is True
+
+
+def test_a_submit_the_site_cannot_take_says_so_and_a_second_try_makes_one_job(make_member, login, browser_settings):
+    """A 503 on submit is not the form's to swap in; the page says so, and retrying is safe."""
+    alice = off_loop(make_member, "acme", "alice", password="alice-pass-123")
+    page = login("alice", "alice-pass-123")
+    refused = []
+
+    def unavailable_once(route):
+        if refused or route.request.method != "POST":
+            return route.continue_()
+        refused.append(route.request.url)
+        route.fulfill(status=503, headers={"Retry-After": "1"}, content_type="application/json",
+                      body='{"error": "unavailable", "detail": "the job store is unavailable"}')
+
+    page.route(re.compile(r".*/jobs$"), unavailable_once)
+    page.select_option("#id_kind", "diagnostic.sleep")
+    page.click("details summary")
+    page.fill("#id_payload", '{"seconds": 0.1}')
+    page.click("#submit-form button[type=submit]")
+    note = page.wait_for_selector("[data-submit-failure]", timeout=TIMEOUT_MS)
+    assert "HTTP 503" in note.text_content() and "safe" in note.text_content()
+    assert refused and page.url.endswith("/jobs/new")
+
+    page.click("#submit-form button[type=submit]")  # the same form, so the same operation key
+    page.wait_for_url(re.compile(r".*/jobs/\d+$"))
+    assert off_loop(lambda: list(alice.jobs.values_list("state", flat=True))) == ["queued"]
