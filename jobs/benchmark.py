@@ -53,11 +53,11 @@ def seed(jobs: int) -> None:
     Job.objects.bulk_create(batch)
 
 
-def drain(worker: str, start_at: float = 0.0) -> dict[str, float]:
+def drain(worker: str, barrier: str = "", parties: int = 1) -> dict[str, float]:
     """The project's path: queue.claim -> queue.complete until nothing is eligible.
 
-    ``start_at`` lines up sibling processes, so process start-up does not decide which of
-    them gets the work.
+    Sibling processes meet at ``barrier`` (a folder) once connected, so process start-up
+    does not decide which of them gets the work.
     """
     from django.db import connection
 
@@ -65,8 +65,10 @@ def drain(worker: str, start_at: float = 0.0) -> dict[str, float]:
     from .clock import system_clock
 
     connection.ensure_connection()
-    while time.time() < start_at:
-        time.sleep(0.0005)
+    if barrier:
+        Path(barrier, worker).touch()
+        while len(list(Path(barrier).iterdir())) < parties:
+            time.sleep(0.0005)
     done = 0
     t0, started = time.time(), time.perf_counter()
     while (c := queue.claim(now=system_clock.now(), worker=worker)) is not None:
@@ -207,8 +209,9 @@ def run(*, jobs: int, depths: tuple[int, int], rounds: int, out: Callable[[str],
                 one = finish(child("drain", ws.url(ws.copy("template.sqlite3", "one.sqlite3").name), sync,
                                    worker="solo"))
                 two_file = ws.copy("template.sqlite3", "two.sqlite3").name
-                start_at = time.time() + 2.0
-                pair = [child("drain", ws.url(two_file), sync, worker=f"w{n}", start_at=start_at) for n in (1, 2)]
+                barrier = Path(tempfile.mkdtemp(dir=ws.root, prefix="barrier-"))
+                pair = [child("drain", ws.url(two_file), sync, worker=f"w{n}", barrier=str(barrier), parties=2)
+                        for n in (1, 2)]
                 results = [finish(p) for p in pair]
                 assert sum(r["jobs"] for r in results) == jobs
                 one_rate = max(one_rate, jobs / one["seconds"])

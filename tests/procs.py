@@ -9,33 +9,44 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 
 import django
 
 
-def claim_all(worker: str, start_at: str) -> None:
+def meet(barrier: str, parties: str) -> None:
+    """Connect, then wait for the sibling processes at ``barrier`` (a folder), so they really race."""
+    from django.db import connection
+
+    connection.ensure_connection()
+    if not barrier:
+        return
+    Path(barrier, str(os.getpid())).touch()
+    deadline = time.monotonic() + 60
+    while len(list(Path(barrier).iterdir())) < int(parties) and time.monotonic() < deadline:
+        time.sleep(0.0005)
+
+
+def claim_all(worker: str, barrier: str = "", parties: str = "1") -> None:
     """Claim until the queue is empty, completing each job; print 'job epoch' per claim."""
     from django.db import connection
 
     from jobs import queue
     from jobs.clock import system_clock
 
-    # Start together with the sibling process, so the two really race.
-    while time.time() < float(start_at):
-        time.sleep(0.001)
+    meet(barrier, parties)
     while (c := queue.claim(now=system_clock.now(), worker=worker)) is not None:
         queue.complete(job_id=c.job_id, epoch=c.epoch, result={"by": worker}, now=system_clock.now())
         print(c.job_id, c.epoch, flush=True)
     connection.close()
 
 
-def accept_once(key: str, start_at: str, tenant_id: str, user_id: str) -> None:
+def accept_once(key: str, barrier: str, parties: str, tenant_id: str, user_id: str) -> None:
     """Accept one job with the given key; print the job id and whether it was created."""
     from jobs import queue
     from jobs.clock import system_clock
 
-    while time.time() < float(start_at):
-        time.sleep(0.001)
+    meet(barrier, parties)
     acceptance = queue.accept(tenant_id=int(tenant_id), user_id=int(user_id), kind="diagnostic.noop",
                               payload={}, operation_key=key, now=system_clock.now(), offered_only=False)
     print(acceptance.job.pk, acceptance.created, flush=True)

@@ -15,7 +15,7 @@ from tests.conftest import PYTHON, ROOT
 @pytest.mark.slow
 def test_queuebench_drains_both_ways_and_prints_its_figures():
     done = subprocess.run(
-        [PYTHON, "manage.py", "queuebench", "--jobs", "60", "--rounds", "1", "--depths", "20,200", "--json"],
+        [PYTHON, "manage.py", "queuebench", "--jobs", "200", "--rounds", "1", "--depths", "20,200", "--json"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import time
 from collections import Counter
 
 import pytest
@@ -31,11 +30,11 @@ def run_children(*argvs: list[str]) -> list[str]:
     return outputs
 
 
-def test_two_claimers_in_two_processes_never_get_the_same_job_and_epoch(accept):
+def test_two_claimers_in_two_processes_never_get_the_same_job_and_epoch(accept, tmp_path):
     jobs = [accept("diagnostic.noop", now=system_clock.now()).pk for _ in range(300)]
-    start = str(time.time() + 1.5)  # both children start claiming at the same instant
+    barrier = str(tmp_path)  # both children start claiming once both are connected
 
-    outputs = run_children(["claim_all", "w1", start], ["claim_all", "w2", start])
+    outputs = run_children(["claim_all", "w1", barrier, "2"], ["claim_all", "w2", barrier, "2"])
 
     claims = [tuple(map(int, line.split())) for out in outputs for line in out.splitlines()]
     assert sorted(job for job, _ in claims) == sorted(jobs)  # each job claimed exactly once
@@ -46,9 +45,8 @@ def test_two_claimers_in_two_processes_never_get_the_same_job_and_epoch(accept):
     assert Job.objects.filter(state="completed").count() == len(jobs)
 
 
-def test_two_processes_accepting_with_one_key_make_one_row(alice):
-    start = str(time.time() + 1.5)
-    argv = ["accept_once", "same-key", start, str(alice.tenant_id), str(alice.pk)]
+def test_two_processes_accepting_with_one_key_make_one_row(alice, tmp_path):
+    argv = ["accept_once", "same-key", str(tmp_path), "2", str(alice.tenant_id), str(alice.pk)]
 
     outputs = run_children(argv, argv)
 
@@ -63,7 +61,7 @@ def test_an_accepted_job_survives_its_store_being_recreated(accept):
     job = accept("diagnostic.noop", now=system_clock.now())
     connection.close()  # this process's store is gone
 
-    (out,) = run_children(["claim_all", "fresh", str(time.time())])
+    (out,) = run_children(["claim_all", "fresh"])
 
     assert out.split() == [str(job.pk), "1"]
     assert Job.objects.get(pk=job.pk).state == "completed"
