@@ -54,7 +54,7 @@ def events_query(*, job_id: int):
 
 
 def job_page(*, tenant_id: int | None, state: str = "", page: Any = 1) -> Page:
-    """The tenant's jobs, newest first, optionally in one state (job_tenant_state_idx)."""
+    """The tenant's jobs, newest first (job_tenant_idx), optionally in one state."""
     jobs = Job.objects.for_tenant(tenant_id).only(*LIST_FIELDS).order_by("-id")
     if state in Job.State.values:
         jobs = jobs.filter(state=state)
