@@ -92,6 +92,13 @@ def wait_for(predicate, timeout: float = 20.0, every: float = 0.02):
 
 
 @pytest.fixture(autouse=True)
+def media_root(settings, tmp_path):
+    """Every test stores documents in its own folder, never in the project's var/."""
+    settings.MEDIA_ROOT = tmp_path / "documents"
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     """Members are made in almost every test; the production hasher is slow on purpose."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -27,12 +27,6 @@ def admin_clock(clock, monkeypatch):
     return clock
 
 
-@pytest.fixture(autouse=True)
-def media_root(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "documents"
-    return settings.MEDIA_ROOT
-
-
 @pytest.fixture
 def triager(make_member):
     """Staff with every jobs permission, triage_job included (what createmember --staff gives)."""

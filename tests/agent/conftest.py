@@ -23,12 +23,6 @@ from .fake_provider import FakeProvider
 LEASE = timedelta(minutes=10)  # capped at the deadline by the claim
 
 
-@pytest.fixture(autouse=True)
-def _media_root(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "documents"
-    return settings.MEDIA_ROOT
-
-
 @pytest.fixture
 def review_job(accept):
     """Accept a document_review job for a sample file (a Path) or inline text."""

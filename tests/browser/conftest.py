@@ -63,9 +63,8 @@ def chromium(transactional_db):
 
 
 @pytest.fixture
-def browser_settings(settings, tmp_path):
+def browser_settings(settings):
     settings.JOBS = {**settings.JOBS, "DIAGNOSTIC_KINDS": True}
-    settings.MEDIA_ROOT = tmp_path / "documents"
     return settings
 
 

@@ -23,9 +23,8 @@ def clock() -> LogicalClock:
 
 
 @pytest.fixture(autouse=True)
-def ops_kind(monkeypatch, settings, tmp_path):
+def ops_kind(monkeypatch):
     """A kind that takes text and documents, so the tests need neither the agent nor the web tests."""
-    settings.MEDIA_ROOT = tmp_path / "documents"
     kind = kinds.Kind(
         name="opstest.echo", handler=lambda ctx: {"echo": True},
         payload_schema={"type": "object", "properties": {"text": {"type": "string"}}},

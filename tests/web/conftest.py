@@ -32,9 +32,8 @@ ECHO = kinds.get("webtest.echo") or kinds.register(kinds.Kind(
 
 
 @pytest.fixture(autouse=True)
-def _web_settings(settings, tmp_path):
+def _web_settings(settings):
     settings.JOBS = {**settings.JOBS, "DIAGNOSTIC_KINDS": True}
-    settings.MEDIA_ROOT = tmp_path / "documents"
 
 
 @pytest.fixture
