@@ -20,6 +20,7 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.auth.admin import UserAdmin
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.db.models import Case, Count, IntegerField, Q, Value, When
 from django.http import FileResponse, Http404, HttpResponse
 from django.template.response import TemplateResponse
@@ -30,7 +31,6 @@ from django.utils.text import Truncator
 from . import documents, kinds, queue, tokens
 from .clock import system_clock
 from .models import ApiToken, Job, Tenant, User
-from .writelock import write_transaction
 
 QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN = (s.value for s in Job.State)
 
@@ -529,16 +529,12 @@ class JobAdmin(admin.ModelAdmin):
               form: ReasonForm) -> bool:
         """One job, only if it is still in the state and epoch the confirmation page showed.
 
-        The row lock (PostgreSQL; on SQLite the write transaction holds the database's write lock)
-        keeps the epoch check and the queue's conditional write together, and the admin log entry
-        commits with the queue's event or not at all.
+        The queue's conditional write checks both; the admin log entry commits with the
+        queue's event or not at all.
         """
-        with write_transaction():
-            current = Job.objects.select_for_update().filter(pk=pk).values_list("state", "epoch").first()
-            if current != (triage.from_state, seen_epoch):
-                return False
-            outcome = triage.run(job_id=pk, actor=actor, reason=reason, now=self.clock.now(),
-                                 **form.queue_arguments())
+        with transaction.atomic():
+            outcome = triage.run(job_id=pk, expected_epoch=seen_epoch, actor=actor, reason=reason,
+                                 now=self.clock.now(), **form.queue_arguments())
             if outcome:
                 self.log_change(request, Job.objects.get(pk=pk),
                                 f"{triage.verb} ({triage.from_state} → {triage.to_state}). Reason: {reason}")

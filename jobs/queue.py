@@ -604,46 +604,59 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
 # --- Staff ----------------------------------------------------------------------------
 
 
-def requeue(*, job_id: int, expected_state: str, actor: str, reason: str, now: datetime,
+def requeue(*, job_id: int, expected_state: str, expected_epoch: int, actor: str, reason: str, now: datetime,
             deadline: timedelta | None = None) -> Outcome:
     """Staff move a dead or unknown job back to ``queued`` with fresh attempts.
 
-    Applies only if the job is still in the state the staff member saw. The epoch is kept
-    (the next claim raises it), so no token a worker ever held becomes valid again.
+    Applies only while the job is still in the state and epoch the staff member saw. The
+    epoch is kept (the next claim raises it), so no token a worker ever held becomes valid
+    again.
     """
     if expected_state not in (DEAD, UNKNOWN):
         return Outcome(False, None, f"only dead or unknown jobs can be requeued, not {expected_state}")
     with write_transaction():
-        job = Job.objects.filter(pk=job_id).only("kind", "epoch").first()
-        if job is None:
+        kind = Job.objects.filter(pk=job_id).values_list("kind", flat=True).first()
+        if kind is None:
             return Outcome(False, None, "no such job")
-        spec = kinds.get(job.kind)
-        new_deadline = now + (deadline or (spec.deadline if spec else timedelta(seconds=settings.JOBS["DEFAULT_DEADLINE_SECONDS"])))
-        moved = Job.objects.filter(pk=job_id, state=expected_state).update(
-            state=QUEUED, attempts=0, available_at=now, deadline=new_deadline, lease_expires_at=None,
+        spec = kinds.get(kind)
+        budget = deadline or (spec.deadline if spec else timedelta(seconds=settings.JOBS["DEFAULT_DEADLINE_SECONDS"]))
+        moved = Job.objects.filter(pk=job_id, state=expected_state, epoch=expected_epoch).update(
+            state=QUEUED, attempts=0, available_at=now, deadline=now + budget, lease_expires_at=None,
             external_started_at=None, finished_at=None, updated_at=now,
         )
         if not moved:
-            return Outcome(False, None, f"no longer {expected_state}")
-        _record(job_id, expected_state, QUEUED, job.epoch, actor, reason, now)
+            return Outcome(False, None, _why_not_as_seen(job_id, expected_state, expected_epoch))
+        _record(job_id, expected_state, QUEUED, expected_epoch, actor, reason, now)
         _notify_accepted()
     return Outcome(True, QUEUED, reason)
 
 
-def resolve(*, job_id: int, expected_state: str, to_state: str, actor: str, reason: str, now: datetime,
-            result: dict[str, Any] | None = None) -> Outcome:
-    """Staff settle an unknown job as ``completed`` (with the outcome) or ``dead`` (discard)."""
+def resolve(*, job_id: int, expected_state: str, expected_epoch: int, to_state: str, actor: str, reason: str,
+            now: datetime, result: dict[str, Any] | None = None) -> Outcome:
+    """Staff settle an unknown job as ``completed`` (with the outcome) or ``dead`` (discard).
+
+    Applies only while the job is still in the state and epoch the staff member saw.
+    """
     if expected_state != UNKNOWN or to_state not in (COMPLETED, DEAD):
         return Outcome(False, None, f"cannot move {expected_state} to {to_state}")
     changes: dict[str, Any] = {"state": to_state, "updated_at": now, "finished_at": now, "lease_expires_at": None}
     if to_state == COMPLETED:
         changes["result"] = result or {}
     with write_transaction():
-        job = Job.objects.filter(pk=job_id).only("epoch").first()
-        if job is None or not Job.objects.filter(pk=job_id, state=expected_state).update(**changes):
-            return Outcome(False, None, f"no longer {expected_state}")
-        _record(job_id, expected_state, to_state, job.epoch, actor, reason, now)
+        if not Job.objects.filter(pk=job_id, state=expected_state, epoch=expected_epoch).update(**changes):
+            return Outcome(False, None, _why_not_as_seen(job_id, expected_state, expected_epoch))
+        _record(job_id, expected_state, to_state, expected_epoch, actor, reason, now)
     return Outcome(True, to_state, reason)
+
+
+def _why_not_as_seen(job_id: int, state: str, epoch: int) -> str:
+    """Why a staff move found the job changed since the staff member saw it."""
+    current = Job.objects.filter(pk=job_id).values_list("state", "epoch").first()
+    if current is None:
+        return "no such job"
+    if current[0] != state:
+        return f"no longer {state} (now {current[0]})"
+    return f"epoch {epoch} superseded by {current[1]}"
 
 
 # --- Helpers ---------------------------------------------------------------------------

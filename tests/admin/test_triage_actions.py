@@ -149,7 +149,8 @@ def test_a_job_a_worker_completed_after_the_page_was_shown_is_skipped_not_overwr
     page = start_action(client, "retry_dead", job)
 
     # Meanwhile: someone else retries it, and a worker claims and completes it.
-    assert queue.requeue(job_id=job.pk, expected_state="dead", actor="staff:other", reason="r", now=clock.now())
+    assert queue.requeue(job_id=job.pk, expected_state="dead", expected_epoch=job.epoch, actor="staff:other",
+                         reason="r", now=clock.now())
     c = queue.claim(now=clock.now(), worker="w2")
     assert queue.complete(job_id=c.job_id, epoch=c.epoch, result={"review": "done"}, now=clock.now())
     before = snapshot(job)
@@ -168,8 +169,8 @@ def test_an_unknown_job_another_staff_member_discarded_meanwhile_is_not_reconcil
     job = in_state("unknown")
     client.force_login(triager)
     page = start_action(client, "reconcile_done", job)
-    assert queue.resolve(job_id=job.pk, expected_state="unknown", to_state="dead", actor="staff:other",
-                         reason="duplicate", now=clock.now())
+    assert queue.resolve(job_id=job.pk, expected_state="unknown", expected_epoch=job.epoch, to_state="dead",
+                         actor="staff:other", reason="duplicate", now=clock.now())
 
     confirm(client, page, reason="it was sent", outcome="sent")
     job.refresh_from_db()
@@ -182,7 +183,8 @@ def test_a_job_that_died_again_since_the_page_was_shown_is_skipped(client, triag
     client.force_login(triager)
     page = start_action(client, "retry_dead", job)
 
-    assert queue.requeue(job_id=job.pk, expected_state="dead", actor="staff:other", reason="r", now=clock.now())
+    assert queue.requeue(job_id=job.pk, expected_state="dead", expected_epoch=job.epoch, actor="staff:other",
+                         reason="r", now=clock.now())
     c = queue.claim(now=clock.now(), worker="w2")
     assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="again", now=clock.now(), retryable=False).state == "dead"
     before = snapshot(job)

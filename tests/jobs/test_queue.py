@@ -370,8 +370,8 @@ def test_a_staff_requeue_never_lowers_the_epoch(clock, accept):
     queue.mark_external_start(job_id=c.job_id, epoch=c.epoch, now=clock.now())
     clock.advance(11)
     queue.recover(now=clock.now())
-    assert queue.requeue(job_id=job.pk, expected_state="unknown", actor="staff:sam", reason="checked",
-                         now=clock.now())
+    assert queue.requeue(job_id=job.pk, expected_state="unknown", expected_epoch=c.epoch, actor="staff:sam",
+                         reason="checked", now=clock.now())
     again = claim(clock, "w2")
     assert again.epoch == c.epoch + 1 and again.attempt == 1
     assert not queue.complete(job_id=c.job_id, epoch=c.epoch, result={}, now=clock.now())
@@ -379,10 +379,28 @@ def test_a_staff_requeue_never_lowers_the_epoch(clock, accept):
 
 def test_a_staff_action_applies_only_in_the_state_the_staff_member_saw(clock, accept):
     job = accept()
-    assert not queue.requeue(job_id=job.pk, expected_state="dead", actor="staff:sam", reason="x", now=clock.now())
-    assert not queue.resolve(job_id=job.pk, expected_state="unknown", to_state="completed", actor="staff:sam",
+    assert not queue.requeue(job_id=job.pk, expected_state="dead", expected_epoch=job.epoch, actor="staff:sam",
                              reason="x", now=clock.now())
+    assert not queue.resolve(job_id=job.pk, expected_state="unknown", expected_epoch=job.epoch, to_state="completed",
+                             actor="staff:sam", reason="x", now=clock.now())
     assert state(job) == "queued"
+
+
+def test_a_staff_action_applies_only_in_the_epoch_the_staff_member_saw(clock, accept):
+    """Dead at epoch 1, retried and dead again at epoch 2: a page showing epoch 1 moves nothing."""
+    job = accept()
+    c = claim(clock)
+    queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", retryable=False, now=clock.now())
+    assert queue.requeue(job_id=job.pk, expected_state="dead", expected_epoch=c.epoch, actor="staff:sam",
+                         reason="first look", now=clock.now())
+    again = claim(clock, "w2")
+    queue.fail(job_id=again.job_id, epoch=again.epoch, error="boom", retryable=False, now=clock.now())
+
+    stale = queue.requeue(job_id=job.pk, expected_state="dead", expected_epoch=c.epoch, actor="staff:sam",
+                          reason="from an old page", now=clock.now())
+
+    assert not stale and stale.reason == f"epoch {c.epoch} superseded by {again.epoch}"
+    assert state(job) == "dead"
 
 
 # --- the event log -----------------------------------------------------------------------------
