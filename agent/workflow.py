@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Any, Callable
 
 from jobs.context import JobContext
-from jobs.kinds import JobFailed, Kind
+from jobs.kinds import JobFailed, Kind, Limits
 from jobs import queue
 
 from . import documents, planner as planners
@@ -64,7 +64,9 @@ def run(ctx: JobContext, *, planner: planners.Planner,
             reject(ctx, checkpoint, proposal, rejection)
         if proposal.tool == FINISH:
             break
-        output = TOOLS[proposal.tool].run(ctx, proposal.arguments, checkpoint.latest_output)
+        tool = TOOLS[proposal.tool]
+        with ctx.time_limit(tool.budget.total_seconds(), too_slow(proposal.tool, tool.budget)):
+            output = tool.run(ctx, proposal.arguments, checkpoint.latest_output)
         with ctx.fenced():
             checkpoint.step_index = step + 1
             checkpoint.next_step = SEQUENCE[step + 1] if step + 1 < len(SEQUENCE) else ""
@@ -78,6 +80,18 @@ def run(ctx: JobContext, *, planner: planners.Planner,
         if after_step is not None:
             after_step(checkpoint.step_index)
     return result(checkpoint)
+
+
+# What Alice reads when a step is killed at its time budget (the worker enforces it).
+TOO_SLOW = {
+    "extract": "the document is too complex to read within {seconds} s",
+    "validate": "the document's text is too complex to check within {seconds} s",
+    "draft": "the review note could not be written within {seconds} s",
+}
+
+
+def too_slow(tool: str, budget: timedelta) -> str:
+    return TOO_SLOW[tool].format(seconds=f"{budget.total_seconds():g}")
 
 
 def load(ctx: JobContext) -> Checkpoint:
@@ -174,6 +188,10 @@ KIND = Kind(
     max_document_bytes=documents.MAX_DOCUMENT_BYTES,
     check_document=documents.check_document,
     check_input=documents.check_input,
+    # Reading a user's document is where a hostile one would hurt: in a child process under
+    # hard limits, each step within its budget.
+    isolated=True,
+    limits=Limits(memory_mb=512, cpu_seconds=60),
     description="Review a supplier invoice: extract its text, check the required fields, draft a note for Alice.",
     progress=progress,
 )

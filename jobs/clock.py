@@ -1,13 +1,20 @@
 """Where queue operations get ``now`` from.
 
-Every queue operation takes ``now`` as an argument; callers take it from a clock. Workers
-and views use the system clock; tests and the lease lab pass a logical clock they advance
-by hand, so the seed's experiments run without sleeping.
+Every queue operation takes ``now`` as an argument; callers take it from a ``Clock``.
+Workers and views use the system clock; tests and the lease lab pass a logical clock they
+advance by hand, so lease and crash experiments run without sleeping.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from typing import Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """The current time, timezone-aware (UTC)."""
+        ...
 
 
 class SystemClock:

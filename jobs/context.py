@@ -5,20 +5,40 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any, Iterator
+from typing import Any, Iterator, Protocol
 
 from . import documents, queue
-from .clock import SystemClock
+from .clock import Clock, system_clock
 from .models import Job
+
+
+class TimeLimits(Protocol):
+    """Who enforces ``JobContext.time_limit``: the worker that runs an isolated handler."""
+
+    def enter(self, seconds: float, reason: str) -> None: ...
+
+    def leave(self) -> None: ...
+
+
+class Unenforced:
+    """In-process handlers: a time limit is advice (the job's deadline still ends the job)."""
+
+    def enter(self, seconds: float, reason: str) -> None:
+        pass
+
+    def leave(self) -> None:
+        pass
 
 
 class JobContext:
     """One claim of one job. Every write it offers is fenced by the claim's epoch."""
 
-    def __init__(self, claim: queue.Claim, *, clock: Any = None, stop: threading.Event | None = None) -> None:
+    def __init__(self, claim: queue.Claim, *, clock: Clock = system_clock, stop: threading.Event | None = None,
+                 limits: TimeLimits | None = None) -> None:
         self.claim = claim
-        self.clock = clock or SystemClock()
+        self.clock = clock
         self.stop = stop or threading.Event()
+        self._limits = limits or Unenforced()
         self._job: dict[str, Any] | None = None
 
     @property
@@ -47,6 +67,20 @@ class JobContext:
     def remaining(self) -> timedelta:
         """The job's budget: time left before its deadline."""
         return self.claim.deadline - self.clock.now()
+
+    @contextmanager
+    def time_limit(self, seconds: float, reason: str) -> Iterator[None]:
+        """Run the block within ``seconds`` of wall-clock time.
+
+        For an isolated kind the worker kills the handler's process past it, and the job fails,
+        not retryable, with ``reason`` (in words for the person who submitted it: "the
+        document is too complex to read within 10 s"). In-process it is not enforced.
+        """
+        self._limits.enter(seconds, reason)
+        try:
+            yield
+        finally:
+            self._limits.leave()
 
     def job(self) -> dict[str, Any]:
         """This job's row (tenant and document metadata), read once."""

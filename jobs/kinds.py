@@ -6,9 +6,10 @@ Acceptance refuses any kind that is not registered here (or not offered to users
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from django.conf import settings
 
@@ -49,6 +50,19 @@ class JobDeferred(Exception):
 
 
 @dataclass(frozen=True)
+class Limits:
+    """Hard limits on an isolated handler, per job (see ``jobs.sandbox``).
+
+    ``memory_mb`` is what the handler may add to its process's address space; ``cpu_seconds``
+    the CPU time it may burn. Wall-clock time is bounded by the job's deadline and by the
+    ``JobContext.time_limit`` sections the handler declares.
+    """
+
+    memory_mb: int = 512
+    cpu_seconds: float = 60.0
+
+
+@dataclass(frozen=True)
 class Kind:
     name: str
     handler: Callable[["JobContext"], dict[str, Any]]
@@ -61,6 +75,10 @@ class Kind:
     check_document: DocumentCheck | None = None
     check_input: InputCheck | None = None
     diagnostic: bool = False
+    # Kinds that read what users send run in a child process under ``limits``, so no input
+    # can exhaust the worker's memory, hold its CPU or outlive the job's deadline.
+    isolated: bool = False
+    limits: Limits = field(default_factory=Limits)
     description: str = ""
     # For staff pages: the kind's own view of a job's progress (the agent's checkpoint),
     # so the queue app can show it without importing the app that owns it.
@@ -75,6 +93,24 @@ def register(kind: Kind) -> Kind:
         raise ValueError(f"job kind {kind.name!r} is already registered")
     _registry[kind.name] = kind
     return kind
+
+
+@contextmanager
+def registered(kind: Kind) -> Iterator[Kind]:
+    """Register ``kind`` for the duration of the block, then restore what the name had.
+
+    For code that needs a kind briefly (tests, experiments); apps register theirs for good
+    with ``register`` from ``AppConfig.ready()``.
+    """
+    previous = _registry.get(kind.name)
+    _registry[kind.name] = kind
+    try:
+        yield kind
+    finally:
+        if previous is None:
+            _registry.pop(kind.name, None)
+        else:
+            _registry[kind.name] = previous
 
 
 def get(name: str) -> Kind | None:

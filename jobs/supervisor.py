@@ -28,6 +28,8 @@ from typing import Any, Callable, Iterator
 
 from django.db import connections
 
+from .logs import event
+
 log = logging.getLogger("jobs.worker")
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -78,10 +80,10 @@ class Supervisor:
     def on_signal(self, signum: int) -> None:
         """First signal: stop gracefully. Second: kill the workers and exit at once."""
         if not self._stopping:
-            log.info(f"event=supervisor_stopping signal={signal.Signals(signum).name} grace_s={self.grace}")
+            event(log, logging.INFO, "supervisor_stopping", signal=signal.Signals(signum).name, grace_s=self.grace)
             self.stop()
             return
-        log.warning(f"event=supervisor_exit_now signal={signal.Signals(signum).name}")
+        event(log, logging.WARNING, "supervisor_exit_now", signal=signal.Signals(signum).name)
         self._signal_all(signal.SIGKILL)
         os._exit(1)
 
@@ -102,8 +104,8 @@ class Supervisor:
 
     def run(self) -> int:
         """Start the workers and keep N running until stopped (or drained, in burst mode)."""
-        log.info(f"event=supervisor_started processes={self.processes} burst={self.burst} "
-                 f"method={self.start_method} pid={os.getpid()}")
+        event(log, logging.INFO, "supervisor_started", processes=self.processes, burst=self.burst,
+              method=self.start_method, pid=os.getpid())
         for slot in self._slots:
             self._start(slot)
         while True:
@@ -116,14 +118,14 @@ class Supervisor:
                 self._reap(slot)
             if self._stopping:
                 if all(s.process is None for s in self._slots):
-                    log.info("event=supervisor_stopped")
+                    event(log, logging.INFO, "supervisor_stopped")
                     return 0
                 if time.monotonic() >= self._kill_at:
-                    log.warning("event=grace_expired action=kill")
+                    event(log, logging.WARNING, "grace_expired", action="kill")
                     self._signal_all(signal.SIGKILL)
                     self._kill_at = float("inf")
             elif self.burst and all(s.done for s in self._slots):
-                log.info("event=supervisor_drained")
+                event(log, logging.INFO, "supervisor_drained")
                 return 0
 
     def _reap(self, slot: Slot) -> None:
@@ -138,8 +140,8 @@ class Supervisor:
                 slot.done = True
                 return
             lived = time.monotonic() - slot.started
-            log.warning(f"event=worker_died slot={slot.number} pid={process.pid} exitcode={code} "
-                        f"lived_s={lived:.1f} action=replace")
+            event(log, logging.WARNING, "worker_died", slot=slot.number, pid=process.pid, exitcode=code,
+                  lived_s=round(lived, 1), action="replace")
             crash_loop = code is not None and code >= 0 and lived < RESTART_BACKOFF  # not a kill: its own failure
             slot.not_before = time.monotonic() + (RESTART_BACKOFF if crash_loop else 0)
             slot.restarts += 1
@@ -161,7 +163,7 @@ class Supervisor:
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
         slot.started = time.monotonic()
-        log.info(f"event=worker_started slot={slot.number} pid={slot.process.pid}")
+        event(log, logging.INFO, "worker_process_started", slot=slot.number, pid=slot.process.pid)
 
 
 def worker_process(worker_options: dict[str, Any], grace: float, parent_pid: int) -> None:

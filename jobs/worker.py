@@ -6,7 +6,9 @@ most one job, ``run()`` loops until stopped.
 
 The hot path per job is the claim and the completion (two short transactions) plus what
 the handler itself does. The recovery sweep runs at a bounded rate, and the heartbeat is a
-long-lived thread that writes only for jobs that outlive a third of their lease.
+long-lived thread that writes only for jobs that outlive a third of their lease. Kinds that
+read what users send run their handler in a child process under hard limits
+(``jobs.sandbox``); cheap kinds run in the worker itself.
 """
 
 from __future__ import annotations
@@ -19,18 +21,20 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Callable
 
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
 
 from . import kinds, queue
-from .clock import system_clock
-from .context import JobContext  # kinds.py also imports it from here, for type hints
-from .kinds import JobDeferred, JobFailed
+from .clock import Clock, system_clock
+from .context import JobContext
+from .logs import event
 from .models import Job
+from .sandbox import Sandbox
+from .verdicts import Completed, Deferred, Failed, Lost, Verdict, judge
 
 log = logging.getLogger("jobs.worker")
+INFO, WARNING = logging.INFO, logging.WARNING
 
 NOTIFY_CHANNEL = "jobs_accepted"  # queue.accept sends NOTIFY jobs_accepted on PostgreSQL
 
@@ -38,28 +42,6 @@ NOTIFY_CHANNEL = "jobs_accepted"  # queue.accept sends NOTIFY jobs_accepted on P
 def default_name() -> str:
     """``host:pid``: an operator (or the kill test) can find the process that holds a lease."""
     return f"{socket.gethostname()[:80]}:{os.getpid()}"
-
-
-class _kv:
-    """``key=value`` pairs for one log line; values with spaces are quoted.
-
-    Formatted only if a handler emits the record: at WARNING a job's two INFO lines cost
-    nothing on the hot path. Never pass payload text here.
-    """
-
-    __slots__ = ("fields",)
-
-    def __init__(self, **fields: Any) -> None:
-        self.fields = fields
-
-    def __str__(self) -> str:
-        parts = []
-        for key, value in self.fields.items():
-            text = "-" if value is None else str(value)
-            if not text or any(c in text for c in ' "='):
-                text = '"' + text.replace('"', "'") + '"'
-            parts.append(f"{key}={text}")
-        return " ".join(parts)
 
 
 @dataclass
@@ -120,7 +102,7 @@ class Beat:
         self.lost = ""  # why the claim was lost, when it was
         self.budget_spent = False
         self.expires = claim.lease_expires_at
-        self.due = 0.0  # time.monotonic() of the next beat, kept by the heartbeat thread
+        self.due: datetime | None = None  # on the worker's clock; None: no more beats
 
     def beat(self, now: datetime) -> bool:
         """Renew once if the policy allows; return whether to keep beating."""
@@ -154,11 +136,13 @@ class Heartbeat:
 
     One thread per worker, not one per job, and the worker never wakes it: it looks at the
     current claim on its own schedule (every lease/3 when idle, at the claim's next due
-    time otherwise). A job that finishes within a third of its lease costs two attribute
-    writes here: no thread start, no context switch, no database write.
+    time otherwise), on the worker's clock. A job that finishes within a third of its lease
+    costs two attribute writes here: no thread start, no context switch, no database write.
+    The thread holds no database connection between beats, so a handler sandbox forked
+    from the worker never inherits one.
     """
 
-    def __init__(self, clock: Any, idle_wait: timedelta) -> None:
+    def __init__(self, clock: Clock, idle_wait: timedelta) -> None:
         self.clock = clock
         self.idle_wait = idle_wait.total_seconds()
         self._beat: Beat | None = None
@@ -169,7 +153,7 @@ class Heartbeat:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
             self._thread.start()
-        beat.due = time.monotonic() + beat.interval.total_seconds()
+        beat.due = self.clock.now() + beat.interval
         self._beat = beat
 
     def release(self, beat: Beat) -> None:
@@ -182,27 +166,25 @@ class Heartbeat:
             self._thread.join(timeout=5)
 
     def _run(self) -> None:
-        try:
-            while not self._closed.is_set():
-                beat = self._beat
-                if beat is None or beat.due == math.inf:  # idle, or this claim needs no more beats
-                    self._closed.wait(self.idle_wait)
-                    continue
-                to_deadline = (beat.claim.deadline - self.clock.now()).total_seconds()
-                wait = min(beat.due - time.monotonic(), to_deadline)
-                if wait > 0:
-                    self._closed.wait(min(wait, self.idle_wait))
-                    continue
-                try:
-                    keep_beating = beat.beat(self.clock.now())
-                    beat.due = time.monotonic() + beat.interval.total_seconds() if keep_beating else math.inf
-                except DatabaseError as exc:  # try again shortly; the lease has slack
-                    log.warning(_kv(event="renewal_error", job=beat.claim.job_id, epoch=beat.claim.epoch,
-                                    error=type(exc).__name__))
-                    close_old_connections()
-                    beat.due = time.monotonic() + min(1.0, beat.interval.total_seconds())
-        finally:
-            connection.close()  # this thread's own connection
+        while not self._closed.is_set():
+            beat = self._beat
+            if beat is None or beat.due is None:  # idle, or this claim needs no more beats
+                self._closed.wait(self.idle_wait)
+                continue
+            now = self.clock.now()
+            wait = (min(beat.due, beat.claim.deadline) - now).total_seconds()
+            if wait > 0:
+                self._closed.wait(min(wait, self.idle_wait))
+                continue
+            try:
+                keep_beating = beat.beat(now)
+                beat.due = now + beat.interval if keep_beating else None
+            except DatabaseError as exc:  # try again shortly; the lease has slack
+                event(log, WARNING, "renewal_error", job=beat.claim.job_id, epoch=beat.claim.epoch,
+                      error=type(exc).__name__, detail=str(exc)[:200])
+                beat.due = now + min(timedelta(seconds=1), beat.interval)
+            finally:
+                connection.close()
 
 
 # --- PostgreSQL wake-ups --------------------------------------------------------------------
@@ -212,31 +194,63 @@ class Listener:
     """LISTEN jobs_accepted on a connection of its own; each notification wakes the worker.
 
     Django's connection cannot wait for notifications while it runs transactions, so a
-    small thread owns a second, autocommit connection for the worker's lifetime.
+    small thread owns a second, autocommit connection for the worker's lifetime. When that
+    connection is lost (the database restarted, the network failed) the thread reconnects
+    with backoff and listens again, waking the worker once so it polls for anything it
+    missed meanwhile.
     """
+
+    BACKOFF = (0.5, 1.0, 2.0, 5.0)
 
     def __init__(self, wake: threading.Event) -> None:
         self._wake = wake
         self._closed = threading.Event()
-        self._conn = connection.get_new_connection(connection.get_connection_params())
-        self._conn.autocommit = True
-        self._conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        self._conn: object | None = self._connect()
+        self.reconnects = 0
         self._thread = threading.Thread(target=self._run, name="listener", daemon=True)
         self._thread.start()
 
+    def _connect(self):  # type: ignore[no-untyped-def]
+        conn = connection.get_new_connection(connection.get_connection_params())
+        conn.autocommit = True
+        conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        return conn
+
     def _run(self) -> None:
-        try:
-            while not self._closed.is_set():
-                for _ in self._conn.notifies(timeout=0.5):
+        failures = 0
+        while not self._closed.is_set():
+            if self._conn is None:
+                try:
+                    self._conn = self._connect()
+                except Exception as exc:  # noqa: BLE001  still away: try again later
+                    self._closed.wait(self.BACKOFF[min(failures, len(self.BACKOFF) - 1)])
+                    failures += 1
+                    continue
+                failures = 0
+                self.reconnects += 1
+                event(log, INFO, "listener_reconnected", reconnects=self.reconnects)
+                self._wake.set()
+            try:
+                for _ in self._conn.notifies(timeout=0.5):  # type: ignore[attr-defined]
                     self._wake.set()
-        except Exception as exc:  # noqa: BLE001  polling still finds the work
-            if not self._closed.is_set():
-                log.warning(_kv(event="listener_lost", error=type(exc).__name__))
+            except Exception as exc:  # noqa: BLE001  polling still finds the work meanwhile
+                if self._closed.is_set():
+                    return
+                event(log, WARNING, "listener_lost", error=type(exc).__name__, detail=str(exc)[:200])
+                self._discard()
+
+    def _discard(self) -> None:
+        conn, self._conn = self._conn, None
+        try:
+            if conn is not None:
+                conn.close()  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001  already broken
+            pass
 
     def close(self) -> None:
         self._closed.set()
         self._thread.join(timeout=2)
-        self._conn.close()
+        self._discard()
 
 
 # --- The worker -----------------------------------------------------------------------------
@@ -254,8 +268,9 @@ class Worker:
         recover_every: timedelta | None = None,
         grace: float = 20.0,
         burst: bool = False,
-        clock: Any = system_clock,
+        clock: Clock = system_clock,
         listen: bool | None = None,
+        isolate: bool | None = None,
     ) -> None:
         self.name = name or default_name()
         self.lease = lease or timedelta(seconds=settings.JOBS["DEFAULT_LEASE_SECONDS"])
@@ -266,6 +281,10 @@ class Worker:
         self.burst = burst
         self.clock = clock
         self.listen = listen
+        # Isolated kinds run in a child process unless this is off (tests that drive a
+        # worker in-process on a logical clock turn it off).
+        self.isolate = settings.JOBS["ISOLATE_HANDLERS"] if isolate is None else isolate
+        self.sandbox = Sandbox()
         self.stats = WorkerStats()
         self.idle = IdleBackoff(cap=poll_interval)
         self._stop = threading.Event()
@@ -307,8 +326,8 @@ class Worker:
     def run(self) -> WorkerStats:
         """Loop until stopped; in burst mode, until no job is eligible. Returns the counts."""
         listener = self._open_listener()
-        log.info(_kv(event="worker_started", worker=self.name, lease_s=self.lease.total_seconds(),
-                     poll_s=self.idle.cap, burst=self.burst, listen=listener is not None))
+        event(log, INFO, "worker_started", worker=self.name, lease_s=self.lease.total_seconds(),
+              poll_s=self.idle.cap, burst=self.burst, listen=listener is not None, isolate=self.isolate)
         try:
             while not self._stop.is_set():
                 close_old_connections()
@@ -320,7 +339,8 @@ class Worker:
                         break
                 except DatabaseError as exc:  # store unavailable: back off; leases cover our jobs
                     self.stats.errors += 1
-                    log.warning(_kv(event="database_error", worker=self.name, error=type(exc).__name__))
+                    event(log, WARNING, "database_error", worker=self.name, error=type(exc).__name__,
+                          detail=str(exc)[:200])
                     connection.close()
                 if not self.burst:
                     self._wake.wait(self.idle.next_delay())
@@ -329,14 +349,15 @@ class Worker:
             if listener is not None:
                 listener.close()
             self.close()
-            log.info(_kv(event="worker_stopped", worker=self.name, **vars(self.stats)))
+            event(log, INFO, "worker_stopped", worker=self.name, **vars(self.stats))
         return self.stats
 
     def close(self) -> None:
-        """End the heartbeat thread and close this thread's connection (``run`` does it itself)."""
+        """End the heartbeat thread and the sandbox, close this thread's connection."""
         if self._grace_timer is not None:
             self._grace_timer.cancel()
         self._heartbeat.close()
+        self.sandbox.close()
         connection.close()
 
     def run_one(self) -> bool:
@@ -360,7 +381,7 @@ class Worker:
         recovery = queue.recover(now=now)
         for to, ids in (("queued", recovery.requeued), ("unknown", recovery.unknown), ("dead", recovery.dead)):
             for job_id in ids:
-                log.info(_kv(event="recovered", job=job_id, to=to, worker=self.name))
+                event(log, INFO, "recovered", job=job_id, to=to, worker=self.name)
         self.stats.recovered += recovery.total
         return recovery
 
@@ -374,7 +395,7 @@ class Worker:
         try:
             return Listener(self._wake)
         except Exception as exc:  # noqa: BLE001  polling alone is correct, only slower
-            log.warning(_kv(event="listen_failed", worker=self.name, error=type(exc).__name__))
+            event(log, WARNING, "listen_failed", worker=self.name, error=type(exc).__name__, detail=str(exc)[:200])
             return None
 
     # -- one job ------------------------------------------------------------------------
@@ -383,11 +404,11 @@ class Worker:
         started = time.monotonic()
         self.stats.claimed += 1
         fields = dict(job=claim.job_id, kind=claim.kind, epoch=claim.epoch, attempt=claim.attempt)
-        log.info(_kv(event="claimed", **fields, worker=self.name))
+        event(log, INFO, "claimed", **fields, worker=self.name)
         spec = kinds.get(claim.kind)
         if spec is None:  # a worker from an older deploy: hand it back for one that knows it
-            self._finish(claim, fields, started, "defer", self.clock.now() + timedelta(seconds=30),
-                         "no handler for this kind in this worker")
+            until = self.clock.now() + timedelta(seconds=30)
+            self._finish(claim, fields, started, Deferred(until, "no handler for this kind in this worker"))
             return
         if self._stop.is_set():  # stop() came between the claim and here: do not start it
             self._give_back(claim, fields, started)
@@ -398,70 +419,60 @@ class Worker:
         self._current = ctx
         self._heartbeat.watch(beat)
         try:
-            verdict = self._call(spec.handler, ctx)
+            verdict = self._handle(spec, ctx)
         finally:
             self._heartbeat.release(beat)
             self._current = None
         if beat.lost:
             self._rejected(fields, started, "renew", beat.lost)
             return
-        if self._giving_back and verdict[0] == "fail":
+        if self._giving_back and isinstance(verdict, Failed):
             self._give_back(claim, fields, started)
             return
-        self._finish(claim, fields, started, *verdict)
+        self._finish(claim, fields, started, verdict)
 
-    def _call(self, handler: Callable[[JobContext], Any], ctx: JobContext) -> tuple[Any, ...]:
-        """Run the handler; turn how it ended into what to write."""
-        try:
-            result = handler(ctx)
-        except JobFailed as exc:
-            return ("fail", f"{exc.code}: {exc.message}", exc.retryable, exc.code)
-        except JobDeferred as exc:
-            return ("defer", exc.until, exc.reason)
-        except queue.StaleEpoch as exc:
-            return ("rejected", "fenced", exc.reason)
-        except Exception as exc:  # noqa: BLE001  any other exception is a safe, retryable failure
-            return ("fail", f"{type(exc).__name__}: {exc}", True, type(exc).__name__)
-        if not isinstance(result, dict):
-            return ("fail", f"handler returned {type(result).__name__}, not a dict", False, "bad_result")
-        return ("complete", result)
+    def _handle(self, spec: kinds.Kind, ctx: JobContext) -> Verdict:
+        """Run the handler: in the sandbox for isolated kinds, else right here."""
+        if spec.isolated and self.isolate:
+            return self.sandbox.run(ctx.claim, spec, stop=ctx.stop, clock=self.clock)
+        return judge(spec.handler, ctx)
 
-    def _finish(self, claim: queue.Claim, fields: dict[str, Any], started: float, what: str, *args: Any) -> None:
+    def _finish(self, claim: queue.Claim, fields: dict[str, object], started: float, verdict: Verdict) -> None:
         now = self.clock.now()
         job, epoch = claim.job_id, claim.epoch
-        if what == "complete":
-            outcome = queue.complete(job_id=job, epoch=epoch, result=args[0], now=now)
+        if isinstance(verdict, Completed):
+            outcome, write = queue.complete(job_id=job, epoch=epoch, result=verdict.result, now=now), "complete"
             if outcome:
                 self.stats.completed += 1
-                log.info(_kv(event="completed", **fields, duration_ms=_ms(started), worker=self.name))
-        elif what == "fail":
-            error, retryable, code = args
-            outcome = queue.fail(job_id=job, epoch=epoch, error=error, retryable=retryable, now=now)
+                event(log, INFO, "completed", **fields, duration_ms=_ms(started), worker=self.name)
+        elif isinstance(verdict, Failed):
+            outcome, write = queue.fail(job_id=job, epoch=epoch, error=verdict.error, retryable=verdict.retryable,
+                                        now=now), "fail"
             if outcome:
                 self.stats.failed += 1
-                log.info(_kv(event="failed", **fields, to=outcome.state, error=code, retryable=retryable,
-                             duration_ms=_ms(started), worker=self.name))
-        elif what == "defer":
-            until, reason = args
-            outcome = queue.defer(job_id=job, epoch=epoch, until=until, now=now, reason=reason)
+                event(log, INFO, "failed", **fields, to=outcome.state, error=verdict.code,
+                      retryable=verdict.retryable, duration_ms=_ms(started), worker=self.name)
+        elif isinstance(verdict, Deferred):
+            outcome, write = queue.defer(job_id=job, epoch=epoch, until=verdict.until, now=now,
+                                         reason=verdict.reason), "defer"
             if outcome:
                 self.stats.deferred += 1
-                log.info(_kv(event="deferred", **fields, to=outcome.state, until=until.isoformat(),
-                             duration_ms=_ms(started), worker=self.name))
-        else:  # "rejected": a fenced write inside the handler found the claim gone
-            self._rejected(fields, started, args[0], args[1])
+                event(log, INFO, "deferred", **fields, to=outcome.state, until=verdict.until.isoformat(),
+                      duration_ms=_ms(started), worker=self.name)
+        else:  # Lost: a fenced write inside the handler found the claim gone
+            self._rejected(fields, started, "fenced", verdict.reason)
             return
         if not outcome:
-            self._rejected(fields, started, what, outcome.reason)
+            self._rejected(fields, started, write, outcome.reason)
 
-    def _give_back(self, claim: queue.Claim, fields: dict[str, Any], started: float) -> None:
+    def _give_back(self, claim: queue.Claim, fields: dict[str, object], started: float) -> None:
         """Shutting down and the handler stopped unfinished: requeue it, unless it reached outside."""
         marker = Job.objects.filter(pk=claim.job_id, epoch=claim.epoch).values_list(
             "external_started_at", flat=True).first()
         if marker is not None:  # nobody knows whether the call happened: the lease decides (unknown)
             self.stats.left_to_lease += 1
-            log.info(_kv(event="left_to_lease", **fields, reason="external start recorded",
-                         duration_ms=_ms(started), worker=self.name))
+            event(log, INFO, "left_to_lease", **fields, reason="external start recorded",
+                  duration_ms=_ms(started), worker=self.name)
             return
         now = self.clock.now()
         outcome = queue.defer(job_id=claim.job_id, epoch=claim.epoch, until=now, now=now,
@@ -470,13 +481,13 @@ class Worker:
             self._rejected(fields, started, "give_back", outcome.reason)
             return
         self.stats.given_back += 1
-        log.info(_kv(event="given_back", **fields, to=outcome.state, duration_ms=_ms(started), worker=self.name))
+        event(log, INFO, "given_back", **fields, to=outcome.state, duration_ms=_ms(started), worker=self.name)
 
-    def _rejected(self, fields: dict[str, Any], started: float, write: str, reason: str) -> None:
+    def _rejected(self, fields: dict[str, object], started: float, write: str, reason: str) -> None:
         """A stale or expired claim: counted and logged, never retried (a newer epoch owns it)."""
         self.stats.rejected += 1
-        log.warning(_kv(event="stale_rejected", **fields, write=write, reason=reason,
-                        duration_ms=_ms(started), worker=self.name))
+        event(log, WARNING, "stale_rejected", **fields, write=write, reason=reason,
+              duration_ms=_ms(started), worker=self.name)
 
 
 def _ms(started: float) -> int:

@@ -132,7 +132,6 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 
 # Accepted documents are stored once, named by their SHA-256, never rewritten.
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "documents"))
-MEDIA_URL = "/media/"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
@@ -143,17 +142,28 @@ JOBS = {
     "DEFAULT_DEADLINE_SECONDS": float(os.environ.get("JOBS_DEADLINE_SECONDS", "300")),
     "RETRY_BASE_SECONDS": float(os.environ.get("JOBS_RETRY_BASE_SECONDS", "2")),
     "RETRY_MAX_SECONDS": float(os.environ.get("JOBS_RETRY_MAX_SECONDS", "60")),
-    "MAX_PAYLOAD_BYTES": 64 * 1024,
     # The diagnostic kind (sleeps, can mark an external start) is for tests and the
     # benchmarks; users are offered it only when this is on.
     "DIAGNOSTIC_KINDS": env_bool("JOBS_DIAGNOSTIC_KINDS", False),
+    # Kinds that read user documents run their handler in a child process under hard
+    # memory, CPU and time limits (jobs.sandbox). Off only for tests that drive a worker
+    # in-process on a logical clock.
+    "ISOLATE_HANDLERS": env_bool("JOBS_ISOLATE_HANDLERS", True),
 }
 
+# Worker, supervisor and sandbox lines: key=value by default, one JSON object a line with
+# JOBS_LOG_FORMAT=json (jobs.logs).
+LOG_FORMAT = os.environ.get("JOBS_LOG_FORMAT", "keyvalue").strip().lower()
+if LOG_FORMAT not in {"keyvalue", "json"}:
+    raise ValueError("JOBS_LOG_FORMAT must be keyvalue or json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "keyvalue": {"()": "jobs.logs.KeyValueFormatter"},
+        "json": {"()": "jobs.logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "loggers": {
         "jobs": {"handlers": ["console"], "level": os.environ.get("JOBS_LOG_LEVEL", "INFO")},
         "agent": {"handlers": ["console"], "level": os.environ.get("JOBS_LOG_LEVEL", "INFO")},

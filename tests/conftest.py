@@ -99,6 +99,25 @@ def media_root(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def _handlers_in_process(settings):
+    """Workers driven in-process run every handler in-process: a sandbox forked from the test
+    would neither see the test's uncommitted rows nor its logical clock. Tests of isolation
+    turn it back on; worker processes started by tests isolate as in production."""
+    settings.JOBS = {**settings.JOBS, "ISOLATE_HANDLERS": False}
+
+
+@pytest.fixture
+def register_kind():
+    """Register kinds for one test; each is removed again when the test ends."""
+    from contextlib import ExitStack
+
+    from jobs import kinds
+
+    with ExitStack() as stack:
+        yield lambda kind: stack.enter_context(kinds.registered(kind))
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     """Members are made in almost every test; the production hasher is slow on purpose."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -126,7 +126,9 @@ def test_staff_requeue_of_a_refused_job_resumes_from_its_checkpoint(review_job, 
     job = review_job(pdf)
     drive(claim(), ScriptedPlanner(next_tool, Proposal("send_email", {})))
     assert_refused(job, "tool_not_allowed", step=2)
-    assert queue.requeue(job_id=job.pk, expected_state="dead", actor="staff", reason="retry", now=clock.now())
+    job.refresh_from_db()
+    assert queue.requeue(job_id=job.pk, expected_state="dead", expected_epoch=job.epoch, actor="staff",
+                         reason="retry", now=clock.now())
     drive(claim(), ScriptedPlanner(next_tool, next_tool, Proposal(FINISH, {})))
     job.refresh_from_db()
     assert job.state == "completed" and ran == ["extract", "validate", "draft"]

@@ -1,0 +1,282 @@
+"""Run a kind's handler in a child process under hard limits, so no input can hurt the worker.
+
+The worker process claims, renews the lease and writes the job's outcome. An isolated kind's
+handler runs in a child process forked from it, which serves many jobs one at a time (a fork
+costs a few milliseconds once, not per job) and is replaced after ``MAX_JOBS`` of them, after
+any limit ended one, or when it died. For each job the child gets:
+
+- a memory limit: ``RLIMIT_AS`` at the child's address space now plus the kind's
+  ``memory_mb``; an allocation past it raises ``MemoryError``, which ends the job as not
+  retryable (``jobs.verdicts.judge``), and the child is replaced;
+- a CPU-time limit: the soft ``RLIMIT_CPU`` at the CPU time used so far plus the kind's
+  ``cpu_seconds``; past it the kernel kills the child with ``SIGXCPU``;
+- wall-clock limits, enforced here by the worker: the job's deadline (the child is killed
+  just before it, so the failure can still be written), and inside it each
+  ``JobContext.time_limit()`` section the handler declares.
+
+A child killed for a limit ends its job with a reason in plain words, not retryable: the
+input caused it and would cause it again. The queue turns that failure into ``unknown`` when
+the handler had committed the external-start marker. The handler's own writes (checkpoints,
+the marker) are fenced by the epoch exactly as in-process, from the child's own database
+connection. The heartbeat keeps renewing in the worker whatever the handler does, since the
+handler no longer shares its interpreter.
+
+Asking the handler to stop (shutdown, a lost lease) sends the child ``SIGUSR1``, which sets
+its ``JobContext.stop``; a handler that has not answered ``STOP_GRACE`` seconds later is
+killed and reported as stopped (retryable: it was not the input's fault).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import multiprocessing
+import os
+import resource
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connections
+
+from . import kinds
+from .clock import Clock, system_clock
+from .context import JobContext
+from .logs import event
+from .queue import Claim
+from .verdicts import Failed, Verdict, failed, judge
+
+log = logging.getLogger("jobs.worker")
+
+MAX_JOBS = 200  # jobs one child serves before it is replaced (bounds any slow growth)
+POLL = 0.1  # seconds between looks at the stop flag while the handler runs
+DEADLINE_MARGIN = 0.25  # kill this long before the deadline, so the failure can be written
+STOP_GRACE = 2.0  # seconds a handler asked to stop may take before it is killed
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+@dataclass(frozen=True)
+class Task:
+    """What the worker sends the child for one job."""
+
+    claim: Claim
+    kind: str
+    limits: kinds.Limits
+
+
+class Sandbox:
+    """The worker's side: one child process at a time, started when first needed."""
+
+    def __init__(self, *, max_jobs: int = MAX_JOBS) -> None:
+        self.max_jobs = max_jobs
+        self.started = 0  # children started, for tests and the worker's stats
+        self.pid: int | None = None
+        self._process: Any = None
+        self._conn: Any = None
+        self._served = 0
+
+    def run(self, claim: Claim, spec: kinds.Kind, *, stop: threading.Event, clock: Clock = system_clock) -> Verdict:
+        """Run one job's handler in the child and return its verdict, or why it was killed."""
+        self._ensure_child()
+        self._conn.send(Task(claim, spec.name, spec.limits))
+        to_deadline = (claim.deadline - clock.now()).total_seconds() - DEADLINE_MARGIN
+        deadline_at = time.monotonic() + to_deadline
+        section: tuple[float, str] | None = None  # (kill at, reason) of a time_limit section
+        stop_at = math.inf
+        while True:
+            now = time.monotonic()
+            if stop.is_set() and stop_at == math.inf:
+                stop_at = now + STOP_GRACE
+                self._signal(signal.SIGUSR1)
+            kill_at, why = deadline_at, failed(
+                "deadline", "the job ran out of time: its deadline passed before it finished", retryable=False)
+            if section is not None and section[0] < kill_at:
+                kill_at, why = section[0], failed("time_limit", section[1], retryable=False)
+            if stop_at < kill_at:
+                kill_at, why = stop_at, failed("stopped", "the handler did not stop when asked", retryable=True)
+            if now >= kill_at:
+                self._kill()
+                event(log, logging.WARNING, "handler_killed", job=claim.job_id, epoch=claim.epoch, reason=why.code)
+                return why
+            if not self._conn.poll(min(kill_at - now, POLL)):
+                continue
+            try:
+                message = self._conn.recv()
+            except (EOFError, OSError):
+                return self._died(claim, spec)
+            if message[0] == "limit":
+                _, seconds, reason = message
+                section = (time.monotonic() + seconds, reason)
+            elif message[0] == "unlimit":
+                section = None
+            else:  # ("verdict", verdict, retire)
+                _, verdict, retire = message
+                self._served += 1
+                if retire or self._served >= self.max_jobs:
+                    self.close()
+                return verdict
+
+    def close(self) -> None:
+        """End the child: it exits when its pipe closes; a stuck one is killed."""
+        process, conn = self._process, self._conn
+        self._process = self._conn = self.pid = None
+        if conn is not None:
+            conn.close()
+        if process is not None:
+            process.join(timeout=2)
+            if process.exitcode is None:
+                process.kill()
+                process.join()
+
+    # -- the child's life -------------------------------------------------------------------
+
+    def _ensure_child(self) -> None:
+        if self._process is not None and self._process.exitcode is None:
+            return
+        self.close()
+        parent_end, child_end = multiprocessing.Pipe(duplex=True)
+        # Forked from the worker between jobs: the registry of kinds, the settings and the
+        # code are the worker's own. The child opens its own database connections.
+        process = multiprocessing.get_context("fork").Process(
+            target=_child_main, args=(child_end, os.getpid()), name="handler-sandbox", daemon=True)
+        process.start()
+        child_end.close()
+        self._process, self._conn, self.pid = process, parent_end, process.pid
+        self._served = 0
+        self.started += 1
+
+    def _signal(self, signum: int) -> None:
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signum)
+            except ProcessLookupError:
+                pass
+
+    def _kill(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+        self.close()
+
+    def _died(self, claim: Claim, spec: kinds.Kind) -> Verdict:
+        """The child ended mid-job: say why in words."""
+        process = self._process
+        if process is not None:
+            process.join(timeout=2)
+        code = process.exitcode if process is not None else None
+        self.close()
+        event(log, logging.WARNING, "handler_died", job=claim.job_id, epoch=claim.epoch, exitcode=code)
+        if code == -signal.SIGXCPU:
+            return failed("cpu_limit", f"the job needed more than {spec.limits.cpu_seconds:g} s of processor time",
+                          retryable=False)
+        if code is not None and code < 0:
+            return failed("handler_crashed", f"the handler's process died ({signal.Signals(-code).name})",
+                          retryable=True)
+        return failed("handler_crashed", f"the handler's process exited with status {code}", retryable=True)
+
+
+# --- In the child -------------------------------------------------------------------------------
+
+
+class _Reporter:
+    """``JobContext.time_limit`` in the child: tell the worker, which enforces it."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    def enter(self, seconds: float, reason: str) -> None:
+        self._conn.send(("limit", seconds, reason))
+
+    def leave(self) -> None:
+        self._conn.send(("unlimit",))
+
+
+_inherited: list[Any] = []  # the worker's connection objects: kept, never used or closed here
+
+
+def _child_main(conn: Any, worker_pid: int) -> None:
+    _die_with(signal.SIGKILL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the supervisor's to interpret
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a SIGXCPU kill writes no core file
+    _forget_inherited_connections()
+    stop = threading.Event()
+    signal.signal(signal.SIGUSR1, lambda signum, frame: stop.set())
+    if os.getppid() != worker_pid:
+        os._exit(0)
+    while True:
+        try:
+            task: Task = conn.recv()
+        except (EOFError, OSError):
+            os._exit(0)
+        stop.clear()
+        verdict, retire = _run(task, conn, stop)
+        conn.send(("verdict", verdict, retire))
+        if retire:
+            os._exit(0)
+
+
+def _run(task: Task, conn: Any, stop: threading.Event) -> tuple[Verdict, bool]:
+    spec = kinds.get(task.kind)
+    if spec is None:
+        return failed("unknown_kind", f"no handler for kind {task.kind!r}", retryable=True), False
+    ctx = JobContext(task.claim, clock=system_clock, stop=stop, limits=_Reporter(conn))
+    with _limited(task.limits):
+        verdict = judge(spec.handler, ctx)
+    # After a memory failure the heap may be fragmented and large: start afresh.
+    retire = isinstance(verdict, Failed) and verdict.code == "memory_limit"
+    return verdict, retire
+
+
+class _limited:
+    """Set the memory and CPU limits for one job; lift them afterwards (soft limits only)."""
+
+    def __init__(self, limits: kinds.Limits) -> None:
+        self.limits = limits
+
+    def __enter__(self) -> None:
+        self.saved = {r: resource.getrlimit(r) for r in (resource.RLIMIT_AS, resource.RLIMIT_CPU)}
+        address_space = _address_space() + self.limits.memory_mb * 1024 * 1024
+        _set_soft(resource.RLIMIT_AS, address_space)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        _set_soft(resource.RLIMIT_CPU, math.ceil(usage.ru_utime + usage.ru_stime + self.limits.cpu_seconds))
+
+    def __exit__(self, *exc: object) -> None:
+        for limit, (soft, hard) in self.saved.items():
+            resource.setrlimit(limit, (soft, hard))
+
+
+def _set_soft(limit: int, value: int) -> None:
+    _, hard = resource.getrlimit(limit)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(limit, (value, hard))
+
+
+def _address_space() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * _PAGE
+
+
+def _forget_inherited_connections() -> None:
+    """Open this process's own database connections, never touching the worker's.
+
+    A connection carried across fork must not be used, or closed (closing a PostgreSQL one
+    would end the worker's session): the inherited handler is kept aside and a fresh one
+    takes its place.
+    """
+    from asgiref.local import Local
+
+    _inherited.append(connections._connections)
+    connections._connections = Local(connections.thread_critical)
+
+
+def _die_with(signum: int) -> None:
+    """Linux: get ``signum`` when the worker dies, even by SIGKILL."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signum)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass

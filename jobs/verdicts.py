@@ -1,0 +1,78 @@
+"""How a handler's run ended, as small values the worker turns into one queue write.
+
+``judge`` runs a handler and maps every way it can end to a verdict: its result, a failure
+(retryable or not), a deferral, or the discovery that this epoch no longer owns the job. The
+verdicts are plain frozen dataclasses, so a handler that ran in a child process
+(``jobs.sandbox``) sends its verdict back to the worker as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Callable, Union
+
+from .kinds import JobDeferred, JobFailed
+from .queue import StaleEpoch
+
+if TYPE_CHECKING:
+    from .context import JobContext
+
+
+@dataclass(frozen=True)
+class Completed:
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Failed:
+    """``error`` is what staff read in ``last_error``; ``code`` is what the logs count."""
+
+    error: str
+    code: str
+    retryable: bool = True
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """Hand the job back until ``until`` without spending the attempt (a provider's 429)."""
+
+    until: datetime
+    reason: str
+
+
+@dataclass(frozen=True)
+class Lost:
+    """A fenced write inside the handler found that this epoch no longer owns the job."""
+
+    reason: str
+
+
+Verdict = Union[Completed, Failed, Deferred, Lost]
+
+
+def failed(code: str, message: str, *, retryable: bool) -> Failed:
+    return Failed(f"{code}: {message}", code, retryable)
+
+
+def judge(handler: Callable[["JobContext"], Any], ctx: "JobContext") -> Verdict:
+    """Run the handler; turn how it ended into what to write."""
+    try:
+        result = handler(ctx)
+    except JobFailed as exc:
+        return failed(exc.code, exc.message, retryable=exc.retryable)
+    except JobDeferred as exc:
+        return Deferred(exc.until, exc.reason)
+    except StaleEpoch as exc:
+        return Lost(exc.reason)
+    except MemoryError:
+        # Under an isolated kind's memory limit this is the input's doing: retrying it
+        # would fail the same way.
+        return failed("memory_limit", "the job needed more memory than it is allowed", retryable=False)
+    except RecursionError:
+        return failed("too_deep", "the input nests too deeply to be processed", retryable=False)
+    except Exception as exc:  # noqa: BLE001  any other exception is a safe, retryable failure
+        return Failed(f"{type(exc).__name__}: {exc}", type(exc).__name__, True)
+    if not isinstance(result, dict):
+        return failed("bad_result", f"handler returned {type(result).__name__}, not a dict", retryable=False)
+    return Completed(result)

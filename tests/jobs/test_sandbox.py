@@ -1,0 +1,152 @@
+"""Isolated handlers: a handler that eats memory, CPU or time is killed at its limit, the job
+ends with the reason in words, and the worker goes on to the next job, no bigger than before.
+
+Real processes on a real database: the worker runs in this test process and forks its
+handler sandbox, which commits through its own connection.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+
+from jobs.clock import system_clock
+from jobs.kinds import Kind, Limits
+from jobs.models import Job, JobEvent
+from jobs.worker import Worker
+
+
+def hog(ctx):
+    """Hold ever more memory, a megabyte at a time, up to 4 GB."""
+    held = []
+    for _ in range(4096):
+        held.append(bytearray(1024 * 1024))
+    return {"held_mb": len(held)}
+
+
+def spin_within(seconds):
+    def spin(ctx):
+        with ctx.time_limit(seconds, f"the document is too complex to read within {seconds:g} s"):
+            while True:
+                pass
+    return spin
+
+
+def burn(ctx):
+    while True:
+        pass
+
+
+def oversleep(ctx):
+    time.sleep(60)  # deaf to ctx.stop, like a parser stuck in C
+    return {}
+
+
+def pid_and_stop(ctx):
+    stopped = ctx.stop.wait(30)
+    return {"pid": os.getpid(), "stopped": stopped}
+
+
+def child_pid(ctx):
+    return {"pid": os.getpid()}
+
+
+@pytest.fixture
+def isolated(settings, transactional_db, register_kind, accept):
+    """Register an isolated kind with ``handler`` and accept a job of it (committed)."""
+    settings.JOBS = {**settings.JOBS, "ISOLATE_HANDLERS": True}
+
+    def make(name, handler, *, limits=Limits(), deadline=timedelta(minutes=1), payload=None):
+        register_kind(Kind(name=name, handler=handler, isolated=True, limits=limits, deadline=deadline,
+                           diagnostic=True))
+        return accept(name, payload or {}, now=system_clock.now())
+
+    return make
+
+
+@pytest.fixture
+def worker():
+    w = Worker(name="w1", lease=timedelta(seconds=30), listen=False)
+    yield w
+    w.close()
+
+
+def row(job) -> Job:
+    return Job.objects.get(pk=job.pk)
+
+
+def served_next(worker, accept) -> None:
+    """The worker is alive and well: the next job completes."""
+    nxt = accept("diagnostic.noop", now=system_clock.now())
+    assert worker.run_one()
+    assert row(nxt).state == "completed"
+
+
+def test_a_handler_runs_in_a_child_process_that_serves_many_jobs(isolated, worker, accept):
+    jobs = [isolated("test.pid", child_pid) for _ in range(3)]
+    for _ in jobs:
+        assert worker.run_one()
+    pids = {row(j).result["pid"] for j in jobs}
+    assert all(row(j).state == "completed" for j in jobs)
+    assert pids == {worker.sandbox.pid} and os.getpid() not in pids
+    assert worker.sandbox.started == 1
+
+
+def test_memory_past_the_limit_ends_the_job_not_retried_and_the_worker_does_not_grow(isolated, worker, accept):
+    job = isolated("test.hog", hog, limits=Limits(memory_mb=64))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert worker.run_one()
+    got = row(job)
+    assert got.state == "dead" and got.attempts == 1
+    assert got.last_error == "memory_limit: the job needed more memory than it is allowed"
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 32 * 1024  # KiB: the worker held none of it
+    served_next(worker, accept)
+
+
+def test_a_time_limit_section_past_its_budget_is_killed_with_its_reason(isolated, worker, accept):
+    first = isolated("test.pid", child_pid)
+    job = isolated("test.spin", spin_within(0.5))
+    worker.run_one()
+    killed_pid = row(first).result["pid"]
+    started = time.monotonic()
+    assert worker.run_one()
+    assert time.monotonic() - started < 5
+    got = row(job)
+    assert (got.state, got.last_error) == ("dead", "time_limit: the document is too complex to read within 0.5 s")
+    assert JobEvent.objects.filter(job=job, to_state="dead", reason="failed, not retryable").exists()
+    served_next(worker, accept)
+    after = isolated("test.pid", child_pid)
+    worker.run_one()
+    assert row(after).result["pid"] not in (killed_pid, os.getpid())  # the killed child was replaced
+
+
+def test_cpu_time_past_the_limit_kills_the_child(isolated, worker, accept):
+    job = isolated("test.burn", burn, limits=Limits(cpu_seconds=1))
+    assert worker.run_one()
+    got = row(job)
+    assert (got.state, got.last_error) == ("dead", "cpu_limit: the job needed more than 1 s of processor time")
+    served_next(worker, accept)
+
+
+def test_a_handler_deaf_to_stop_never_runs_more_than_a_second_past_the_deadline(isolated, worker, accept):
+    job = isolated("test.oversleep", oversleep, deadline=timedelta(seconds=2))
+    assert worker.run_one()
+    got = row(job)
+    ended = JobEvent.objects.filter(job=job, to_state="dead").get().at
+    assert ended - got.deadline < timedelta(seconds=1)
+    assert got.last_error.startswith("deadline: the job ran out of time")
+    served_next(worker, accept)
+
+
+def test_a_stop_request_reaches_the_handler_in_its_process(isolated, worker, accept):
+    """Shutdown sets the handler's stop flag in the child; this handler returns when it sees it."""
+    job = isolated("test.stop", pid_and_stop)
+    threading.Timer(0.5, worker._give_back_current).start()
+    assert worker.run_one()
+    got = row(job)
+    assert got.result["stopped"] is True and got.result["pid"] != os.getpid()
