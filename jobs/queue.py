@@ -333,39 +333,53 @@ def _owned(job_id: int, epoch: int, now: datetime):
     )
 
 
+@contextmanager
+def _while_owned(job_id: int, epoch: int, now: datetime, *, write: str, **changes: Any) -> Iterator[None]:
+    """Apply ``changes`` and run the block in one transaction, only while ``epoch`` owns the job.
+
+    When it no longer does, nothing is written but the rejection (an event naming ``write``
+    and why), and ``StaleEpoch`` is raised. The guarded UPDATE comes first, so it also
+    locks the job row for the block.
+    """
+    with write_transaction():
+        if _owned(job_id, epoch, now).update(updated_at=now, **changes):
+            yield
+            return
+        reason = _why_not_owned(job_id, epoch, now)
+        _record(job_id, LEASED, "", epoch, "queue", f"{write} rejected: {reason}", now)
+    raise StaleEpoch(reason)
+
+
+def _owned_write(job_id: int, epoch: int, now: datetime, *, write: str, note: str = "", **changes: Any) -> Outcome:
+    """``_while_owned`` as an Outcome; ``note`` puts the write on the job's timeline."""
+    try:
+        with _while_owned(job_id, epoch, now, write=write, **changes):
+            if note:
+                _record(job_id, LEASED, LEASED, epoch, "worker", note, now)
+    except StaleEpoch as exc:
+        return Outcome(False, None, exc.reason)
+    return Outcome(True, LEASED)
+
+
 def renew(*, job_id: int, epoch: int, now: datetime, lease: timedelta) -> Outcome:
     """Extend the lease to ``now + lease``, never past the deadline.
 
     Renewals are not transitions and leave no event; a rejected renewal does.
     """
-    with write_transaction():
-        expires = Least(Value(now + lease, output_field=DateTimeField()), F("deadline"))
-        if _owned(job_id, epoch, now).update(lease_expires_at=expires, updated_at=now):
-            return Outcome(True, LEASED)
-        reason = _why_not_owned(job_id, epoch, now)
-        _record(job_id, LEASED, "", epoch, "queue", f"renewal rejected: {reason}", now)
-    return Outcome(False, None, reason)
+    expires = Least(Value(now + lease, output_field=DateTimeField()), F("deadline"))
+    return _owned_write(job_id, epoch, now, write="renewal", lease_expires_at=expires)
 
 
 def mark_external_start(*, job_id: int, epoch: int, now: datetime, what: str = "external call") -> Outcome:
     """Commit the marker *before* any outside call: after it, an expired lease means unknown."""
-    with write_transaction():
-        if _owned(job_id, epoch, now).update(external_started_at=now, updated_at=now):
-            _record(job_id, LEASED, LEASED, epoch, "worker", f"external start: {what}", now)
-            return Outcome(True, LEASED)
-        reason = _why_not_owned(job_id, epoch, now)
-        _record(job_id, LEASED, "", epoch, "queue", f"external start rejected: {reason}", now)
-    return Outcome(False, None, reason)
+    return _owned_write(job_id, epoch, now, write="external start", note=f"external start: {what}",
+                        external_started_at=now)
 
 
 def clear_external_start(*, job_id: int, epoch: int, now: datetime, what: str = "external call") -> Outcome:
     """The outside call finished and its outcome is saved: a crash from here is safe again."""
-    with write_transaction():
-        if _owned(job_id, epoch, now).update(external_started_at=None, updated_at=now):
-            _record(job_id, LEASED, LEASED, epoch, "worker", f"external call settled: {what}", now)
-            return Outcome(True, LEASED)
-        reason = _why_not_owned(job_id, epoch, now)
-    return Outcome(False, None, reason)
+    return _owned_write(job_id, epoch, now, write="external settle", note=f"external call settled: {what}",
+                        external_started_at=None)
 
 
 def note(*, job_id: int, epoch: int, actor: str, reason: str, now: datetime) -> None:
@@ -381,12 +395,9 @@ def fenced(*, job_id: int, epoch: int, now: datetime) -> Iterator[None]:
     """A transaction that holds only while ``epoch`` still owns the job.
 
     Other apps write their per-job rows (the agent's checkpoint) inside it, so a stale
-    worker cannot write one: the guarded UPDATE locks the job row first, and raises
-    ``StaleEpoch`` when it matches nothing.
+    worker cannot write one: it gets ``StaleEpoch``, and the rejection is on the timeline.
     """
-    with write_transaction():
-        if not _owned(job_id, epoch, now).update(updated_at=now):
-            raise StaleEpoch(_why_not_owned(job_id, epoch, now))
+    with _while_owned(job_id, epoch, now, write="fenced write"):
         yield
 
 
@@ -449,11 +460,13 @@ def fail(
 
     Dead when the failure is not retryable, the attempts are spent, or the next try could
     only start after the deadline. A failure after the external-start marker is ``unknown``:
-    nobody can say whether the outside effect happened.
+    nobody can say whether the outside effect happened. Like ``complete``, it holds only for
+    this epoch while its lease and the deadline hold: past them the claim is no longer the
+    worker's to settle, and recovery decides (``queued``, ``dead`` or ``unknown``).
     """
     error = error[:1000]
     with write_transaction():
-        job = _held(job_id, epoch)
+        job = _held(job_id, epoch, now)
         if job is None:
             reason = _why_not_owned(job_id, epoch, now)
             _record(job_id, LEASED, "", epoch, actor, f"failure report rejected: {reason}", now)
@@ -484,10 +497,10 @@ def defer(*, job_id: int, epoch: int, until: datetime, now: datetime, reason: st
 
     For an outside system that said "not now" (a 429 with Retry-After: it did nothing, so
     the external-start marker is cleared) and for a worker shutting down before it began.
-    Dead if ``until`` is not before the deadline.
+    Dead if ``until`` is not before the deadline. Fenced like ``complete``.
     """
     with write_transaction():
-        job = _held(job_id, epoch)
+        job = _held(job_id, epoch, now)
         if job is None:
             why = _why_not_owned(job_id, epoch, now)
             _record(job_id, LEASED, "", epoch, actor, f"deferral rejected: {why}", now)
@@ -503,11 +516,10 @@ def defer(*, job_id: int, epoch: int, until: datetime, now: datetime, reason: st
     return Outcome(True, to, reason)
 
 
-def _held(job_id: int, epoch: int) -> Job | None:
-    """This epoch's leased job, locked for the rest of the transaction (PostgreSQL)."""
+def _held(job_id: int, epoch: int, now: datetime) -> Job | None:
+    """This epoch's job while it owns it, locked for the rest of the transaction (PostgreSQL)."""
     return (
-        Job.objects.select_for_update()
-        .filter(pk=job_id, epoch=epoch, state=LEASED)
+        _owned(job_id, epoch, now).select_for_update()
         .only("attempts", "max_attempts", "deadline", "external_started_at")
         .first()
     )
@@ -541,10 +553,15 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
     (nobody may repeat an outside call automatically); ``dead`` if the attempts are spent
     or the deadline passed. Live jobs past their deadline: ``dead`` (``unknown`` if an
     external call had started). Each UPDATE repeats the conditions in its WHERE clause,
-    so a job a worker completed a moment earlier is left alone.
+    so a job a worker completed a moment earlier is left alone; on PostgreSQL rows locked
+    by another transaction are skipped and swept next time.
     """
     table = Job._meta.db_table
     lease_hint = "INDEXED BY job_lease_idx" if connection.vendor == "sqlite" else ""
+    # PostgreSQL: rows another transaction holds (a worker stopped inside its own write) are
+    # passed over until it lets go, rather than waited for: one stuck process must not stop
+    # every worker's sweep.
+    skip_locked = "FOR UPDATE SKIP LOCKED" if connection.vendor == "postgresql" else ""
     t_now = _db_time(now)
     requeued: list[int] = []
     unknown: list[int] = []
@@ -553,6 +570,10 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
     with write_transaction(), connection.cursor() as cursor:
         cursor.execute(
             f"""
+            WITH picked AS (
+                SELECT id FROM {table} {lease_hint} WHERE state = 'leased' AND lease_expires_at <= %s
+                ORDER BY lease_expires_at LIMIT %s {skip_locked}
+            )
             UPDATE {table} SET
                 state = CASE
                     WHEN external_started_at IS NOT NULL THEN 'unknown'
@@ -567,13 +588,10 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
                     WHEN deadline <= %s THEN 'deadline passed'
                     WHEN attempts >= max_attempts THEN 'lease expired; attempts spent'
                     ELSE 'lease expired' END
-            WHERE id IN (
-                SELECT id FROM {table} {lease_hint} WHERE state = 'leased' AND lease_expires_at <= %s
-                ORDER BY lease_expires_at LIMIT %s
-            ) AND state = 'leased' AND lease_expires_at <= %s
+            WHERE id IN (SELECT id FROM picked) AND state = 'leased' AND lease_expires_at <= %s
             RETURNING id, state, epoch, last_error
             """,
-            [t_now, t_now, t_now, t_now, t_now, t_now, t_now, limit, t_now],
+            [t_now, limit, t_now, t_now, t_now, t_now, t_now, t_now, t_now],
         )
         for job_id, state, epoch, why in cursor.fetchall():
             {QUEUED: requeued, UNKNOWN: unknown, DEAD: dead}[state].append(job_id)
@@ -582,16 +600,18 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
         for from_state in (QUEUED, LEASED):
             cursor.execute(
                 f"""
+                WITH picked AS (
+                    SELECT id FROM {table} WHERE state = %s AND deadline <= %s ORDER BY deadline LIMIT %s
+                    {skip_locked}
+                )
                 UPDATE {table} SET
                     state = CASE WHEN external_started_at IS NOT NULL THEN 'unknown' ELSE 'dead' END,
                     lease_expires_at = NULL, updated_at = %s, finished_at = %s,
                     last_error = 'deadline passed'
-                WHERE id IN (
-                    SELECT id FROM {table} WHERE state = %s AND deadline <= %s ORDER BY deadline LIMIT %s
-                ) AND state = %s AND deadline <= %s
+                WHERE id IN (SELECT id FROM picked) AND state = %s AND deadline <= %s
                 RETURNING id, state, epoch
                 """,
-                [t_now, t_now, from_state, t_now, limit, from_state, t_now],
+                [from_state, t_now, limit, t_now, t_now, from_state, t_now],
             )
             for job_id, state, epoch in cursor.fetchall():
                 (unknown if state == UNKNOWN else dead).append(job_id)

@@ -5,10 +5,18 @@ steps (1, 2, 5, 10... ms) before it looks again. A process in a tight claim/comp
 commits and re-takes the lock long before a sleeping rival wakes, so a second worker
 process can starve and get no job at all. Taking an exclusive ``flock`` on a file beside
 the database first puts the waiters in the kernel's queue instead: the lock is handed over
-as soon as it is released. The busy timeout stays as the guarantee for writers that do not
-take the flock (Django's own writes, the admin, migrations).
+as soon as it is released.
 
-PostgreSQL needs none of this: row locks and ``SKIP LOCKED`` let claimers pass each other.
+The flock only orders writers; SQLite's own lock keeps them correct. So a writer waits for
+the flock at most ``SQLITE_LOCK_WAIT`` seconds and then goes on without it, with SQLite's
+busy timeout (shortened by the time already spent) as the bound: a process stopped while
+holding the flock (SIGSTOP, a frozen VM) costs the others that wait once, not forever, and
+a writer that cannot get SQLite's lock either gives up with "database is locked" (a JSON
+503 on the web, a backoff in the worker) within the busy timeout. While such a stuck holder
+is known, later writers in the same process do not wait for the flock at all.
+
+PostgreSQL needs none of this: row locks and ``SKIP LOCKED`` let claimers pass each other,
+and the connection's lock and statement timeouts bound every wait (settings).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
 _local = threading.local()
@@ -41,23 +50,102 @@ def _lock_fd(path: str) -> int:
     return fd
 
 
-def _acquire(fd: int) -> None:
-    """Take the lock, trying without blocking for a moment first.
+class _Waiter:
+    """Blocks on the flock in a thread of its own, for a caller that may stop waiting.
+
+    It waits on a file description of its own, so when it gets the lock after its caller
+    gave up, it can release exactly that lock and nobody else's.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        self._got = threading.Event()
+        self._done = threading.Event()  # it got the lock after being abandoned, and let go
+        self._abandoned = False
+        self._guard = threading.Lock()
+        threading.Thread(target=self._wait, name="writelock-waiter", daemon=True).start()
+
+    def _wait(self) -> None:
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        with self._guard:
+            if not self._abandoned:
+                self._got.set()
+                return
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+        self._done.set()
+
+    def wait(self, timeout: float) -> bool:
+        if self._got.wait(timeout):
+            return True
+        with self._guard:
+            if self._got.is_set():
+                return True
+            self._abandoned = True
+            return False
+
+    @property
+    def pending(self) -> bool:
+        """Abandoned and still blocked: the holder it waits for has not let go."""
+        return self._abandoned and not self._done.is_set()
+
+
+_stuck: dict[tuple[int, str], _Waiter] = {}  # per process and lock file: an abandoned waiter
+
+
+def _acquire(path: str) -> tuple[int | None, float]:
+    """Take the flock; return the descriptor that holds it (None: not taken) and the wait.
 
     A writer's transaction is a fraction of a millisecond, while waking a process that
     sleeps in the kernel can cost as much on a virtual machine; a short spin lets the
-    waiter take the lock the moment it is released. Past the spin it blocks (FIFO-ish).
+    waiter take the lock the moment it is released. Past the spin it blocks in the kernel's
+    queue, for at most ``SQLITE_LOCK_WAIT`` seconds.
     """
-    deadline = time.perf_counter() + SPIN_SECONDS
+    started = time.perf_counter()
+    fd = _lock_fd(path)
+    spin_until = started + SPIN_SECONDS
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
+            return fd, time.perf_counter() - started
         except BlockingIOError:
-            if time.perf_counter() > deadline:
+            if time.perf_counter() > spin_until:
                 break
             os.sched_yield()  # with more writers than cores, let the holder run
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    key = (os.getpid(), path)
+    stuck = _stuck.get(key)
+    if stuck is not None and stuck.pending:
+        return None, time.perf_counter() - started  # known stuck holder: go straight to SQLite
+    waiter = _Waiter(path)
+    if waiter.wait(settings.SQLITE_LOCK_WAIT):
+        _stuck.pop(key, None)
+        return waiter.fd, time.perf_counter() - started
+    _stuck[key] = waiter
+    return None, time.perf_counter() - started
+
+
+def _release(fd: int | None) -> None:
+    if fd is None:
+        return
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    if fd not in getattr(_local, "files", {}).values():
+        os.close(fd)  # a waiter's own descriptor
+
+
+@contextmanager
+def _bounded_busy_timeout(conn: Any, waited: float) -> Iterator[None]:
+    """After a wait for the flock, give SQLite only what is left of the busy timeout."""
+    full = settings.SQLITE_BUSY_TIMEOUT
+    if waited < 0.01:
+        yield
+        return
+    conn.ensure_connection()
+    raw = conn.connection
+    raw.execute(f"PRAGMA busy_timeout = {max(int((full - waited) * 1000), 1)}")
+    try:
+        yield
+    finally:
+        raw.execute(f"PRAGMA busy_timeout = {int(full * 1000)}")
 
 
 def _lock_path(conn: Any) -> str | None:
@@ -76,13 +164,12 @@ def write_transaction() -> Iterator[None]:
         with transaction.atomic():
             yield
         return
-    fd = _lock_fd(path)
-    _acquire(fd)
+    fd, waited = _acquire(path)
     try:
-        with transaction.atomic():
+        with _bounded_busy_timeout(conn, waited), transaction.atomic():
             yield
     finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        _release(fd)
 
 
 @contextmanager
@@ -108,11 +195,9 @@ def raw_write_transaction(*, explicit: bool = True) -> Iterator[Any]:
             yield _prepared_cursor(conn)
         return
     path = _lock_path(conn)
-    fd = _lock_fd(path) if path else None
-    if fd is not None:
-        _acquire(fd)
+    fd, waited = _acquire(path) if path else (None, 0.0)
     try:
-        with conn.wrap_database_errors:
+        with conn.wrap_database_errors, _bounded_busy_timeout(conn, waited):
             cursor = _prepared_cursor(conn)
             cursor.execute("BEGIN IMMEDIATE" if conn.vendor == "sqlite" else "BEGIN")
             try:
@@ -122,8 +207,7 @@ def raw_write_transaction(*, explicit: bool = True) -> Iterator[Any]:
                 raise
             cursor.execute("COMMIT")
     finally:
-        if fd is not None:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+        _release(fd)
 
 
 def _prepared_cursor(conn: Any) -> Any:

@@ -84,6 +84,9 @@ SQLITE_SYNCHRONOUS = os.environ.get("SQLITE_SYNCHRONOUS", "FULL").upper()
 if SQLITE_SYNCHRONOUS not in {"FULL", "NORMAL"}:
     raise ValueError("SQLITE_SYNCHRONOUS must be FULL or NORMAL")
 SQLITE_BUSY_TIMEOUT = float(os.environ.get("SQLITE_BUSY_TIMEOUT", "5"))
+# How long a queue writer waits for the fair write lock (jobs.writelock) before it goes on
+# with SQLite's own lock alone; part of the busy timeout, never more than half of it.
+SQLITE_LOCK_WAIT = min(float(os.environ.get("SQLITE_LOCK_WAIT", "1")), SQLITE_BUSY_TIMEOUT / 2)
 
 DATABASES = {
     "default": dj_database_url.parse(
@@ -109,7 +112,32 @@ else:
     # Django's own cursors bind parameters on the client and never prepare; the queue's hot
     # path (claim, complete) binds on the server and prepares its statements once per
     # connection, which psycopg allows only with a threshold set.
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 5)
+    options = DATABASES["default"].setdefault("OPTIONS", {})
+    options.setdefault("prepare_threshold", 5)
+    # Every wait is bounded, so one stopped or cut-off process costs at most its own jobs:
+    # a lock held elsewhere fails the waiter after DB_LOCK_TIMEOUT (the queue's sweeps skip
+    # locked rows instead), a runaway statement ends after DB_STATEMENT_TIMEOUT (set it to
+    # 0 for a long migration), and the server ends a session left idle inside a transaction
+    # (a SIGSTOPped worker) after DB_IDLE_IN_TRANSACTION_TIMEOUT, releasing its row locks.
+    options.setdefault("options", " ".join(
+        f"-c {name}={os.environ.get(variable, default)}"
+        for name, variable, default in (
+            ("lock_timeout", "DB_LOCK_TIMEOUT", "5s"),
+            ("statement_timeout", "DB_STATEMENT_TIMEOUT", "30s"),
+            ("idle_in_transaction_session_timeout", "DB_IDLE_IN_TRANSACTION_TIMEOUT", "15s"),
+        )
+    ))
+    # A dead network path is noticed within a third of a lease, not after the kernel's
+    # retransmission timeout (about 15 minutes): TCP keepalives on an idle connection,
+    # tcp_user_timeout on one waiting for an answer, and a bounded connect.
+    _lease_third_ms = int(float(os.environ.get("JOBS_LEASE_SECONDS", "30")) * 1000 / 3)
+    for name, value in (("connect_timeout", 5), ("keepalives", 1), ("keepalives_idle", 5),
+                        ("keepalives_interval", 2), ("keepalives_count", 2),
+                        ("tcp_user_timeout", _lease_third_ms)):
+        options.setdefault(name, value)
+# A persistent connection that died (the database restarted) is noticed before a request
+# uses it, instead of failing that request with a 503.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "jobs.User"

@@ -159,14 +159,27 @@ def test_completion_with_an_expired_lease_is_rejected_even_before_recovery(clock
 def test_completion_after_the_deadline_is_rejected(clock, accept):
     job = accept()
     c = claim(clock)
-    for _ in range(40):  # renew until the deadline, as a heartbeat would
-        clock.advance(8)
-        if not queue.renew(job_id=c.job_id, epoch=c.epoch, now=clock.now(), lease=LEASE):
-            break
-    clock.advance(seconds=max((job.deadline - clock.now()).total_seconds(), 0))
+    clock.advance(5)
+    assert queue.renew(job_id=c.job_id, epoch=c.epoch, now=clock.now(), lease=timedelta(days=1))
+    assert Job.objects.get(pk=job.pk).lease_expires_at == job.deadline  # the lease reaches the deadline
+    clock.advance(seconds=(job.deadline - clock.now()).total_seconds())
     outcome = queue.complete(job_id=c.job_id, epoch=c.epoch, result={}, now=clock.now())
-    assert not outcome and outcome.reason in {"deadline passed", "lease expired"}
+    assert not outcome and outcome.reason == "deadline passed"
     assert Job.objects.get(pk=c.job_id).result is None
+
+
+@pytest.mark.parametrize("write", ["fail", "defer"])
+def test_a_failure_or_deferral_after_the_lease_expired_is_rejected_like_a_completion(clock, accept, write):
+    accept()
+    c = claim(clock)
+    clock.advance(10)
+    if write == "fail":
+        outcome = queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", now=clock.now())
+    else:
+        outcome = queue.defer(job_id=c.job_id, epoch=c.epoch, until=clock.now(), now=clock.now(), reason="429")
+    assert not outcome and outcome.reason == "lease expired"
+    assert Job.objects.get(pk=c.job_id).state == "leased"  # recovery, not the stale worker, decides
+    assert queue.recover(now=clock.now()).requeued == [c.job_id]
 
 
 def test_completion_saves_the_result_and_clears_the_lease(clock, accept):
@@ -180,6 +193,30 @@ def test_completion_saves_the_result_and_clears_the_lease(clock, accept):
 
 
 # --- renew and the external-start marker ------------------------------------------------------
+
+
+@pytest.mark.parametrize("write, recorded", [
+    ("renew", "renewal rejected: epoch 1 superseded by 2"),
+    ("mark_external_start", "external start rejected: epoch 1 superseded by 2"),
+    ("clear_external_start", "external settle rejected: epoch 1 superseded by 2"),
+    ("fenced", "fenced write rejected: epoch 1 superseded by 2"),
+])
+def test_every_write_of_a_running_claim_records_its_rejection(clock, accept, write, recorded):
+    job = accept()
+    stale = claim(clock)
+    clock.advance(11)
+    queue.recover(now=clock.now())
+    claim(clock, "w2")
+    args = dict(job_id=job.pk, epoch=stale.epoch, now=clock.now())
+    if write == "renew":
+        assert not queue.renew(**args, lease=LEASE)
+    elif write == "fenced":
+        with pytest.raises(queue.StaleEpoch):
+            with queue.fenced(**args):
+                pytest.fail("the block of a stale fenced write must not run")
+    else:
+        assert not getattr(queue, write)(**args)
+    assert list(JobEvent.objects.filter(job=job, to_state="").values_list("reason", flat=True)) == [recorded]
 
 
 def test_renew_extends_the_lease_but_never_past_the_deadline(clock, accept):
