@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET
 from jobs.clock import system_clock
 
 from . import capacity, lab, measures, metrics
-from .access import staff_only
+from .access import staff_only, staff_or_scrape_token
 from .forms import CapacityForm, LabForm
 
 SEED_CASES = [(10, "none"), (10, "before-effect"), (30, "before-effect"), (10, "after-marker")]
@@ -61,16 +61,7 @@ def capacity_page(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@staff_or_scrape_token
 def metrics_view(request: HttpRequest) -> HttpResponse:
     """Prometheus text: staff sessions, or ``Authorization: Bearer $METRICS_TOKEN``."""
-    header = request.headers.get("Authorization", "")
-    if header:
-        if not metrics.token_matches(header):
-            return HttpResponse("invalid metrics token\n", status=401, content_type="text/plain",
-                                headers={"WWW-Authenticate": 'Bearer realm="metrics"'})
-    elif not request.user.is_authenticated:
-        return HttpResponse("log in as staff or send 'Authorization: Bearer <METRICS_TOKEN>'\n", status=401,
-                            content_type="text/plain", headers={"WWW-Authenticate": 'Bearer realm="metrics"'})
-    elif not (request.user.is_active and request.user.is_staff):
-        return HttpResponse("staff only\n", status=403, content_type="text/plain")
     return HttpResponse(metrics.exposition(), content_type=metrics.CONTENT_TYPE)

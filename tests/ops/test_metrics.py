@@ -37,10 +37,13 @@ def test_anonymous_scrapes_get_401(client_for):
     response = client_for().get("/metrics")
     assert response.status_code == 401
     assert "Bearer" in response["WWW-Authenticate"]
+    assert response.content == b"log in as staff or send 'Authorization: Bearer <METRICS_TOKEN>'\n"
 
 
 def test_members_who_are_not_staff_get_403(client_for, member):
-    assert client_for(member).get("/metrics").status_code == 403
+    response = client_for(member).get("/metrics")
+    assert response.status_code == 403
+    assert response.content == b"staff only\n"
 
 
 def test_staff_sessions_may_scrape(client_for, staff):
@@ -60,6 +63,20 @@ def test_the_configured_token_may_scrape_and_any_other_may_not(monkeypatch):
 def test_no_token_is_accepted_when_none_is_configured(monkeypatch):
     monkeypatch.delenv("METRICS_TOKEN", raising=False)
     assert Client(headers={"Authorization": "Bearer "}).get("/metrics").status_code == 401
+
+
+def test_a_wrong_token_is_refused_even_beside_a_staff_session(monkeypatch, client_for, staff):
+    monkeypatch.setenv("METRICS_TOKEN", "s3cret-scrape-token")
+    client = client_for(staff)
+    response = client.get("/metrics", headers={"Authorization": "Bearer wrong"})
+    assert response.status_code == 401
+    assert 'realm="metrics"' in response["WWW-Authenticate"]
+    assert client.get("/metrics").status_code == 200
+
+
+def test_a_token_with_characters_outside_ascii_is_refused_not_an_error(monkeypatch):
+    monkeypatch.setenv("METRICS_TOKEN", "s3cret-scrape-token")
+    assert Client(headers={"Authorization": "Bearer s3cret-scrapé-token"}).get("/metrics").status_code == 401
 
 
 def test_jobs_are_counted_by_state_and_kind(in_state, scrape, clock):
