@@ -39,20 +39,17 @@ def lab_page(request: HttpRequest) -> HttpResponse:
 @require_GET
 @staff_only
 def capacity_page(request: HttpRequest) -> HttpResponse:
-    # Without a query the page opens on the seed's worked example, already computed.
-    form = CapacityForm(request.GET or CapacityForm.seed_example())
+    # Without a query the page opens on the form's example workload, already computed.
+    form = CapacityForm(request.GET or CapacityForm.example())
     plan, seen, error = None, None, ""
     if form.is_valid():
-        d = form.cleaned_data
-        given = dict(workers=d["workers"], deadline=d["deadline"], burst=d["burst"] or 0,
-                     pollers=d["pollers"] or 0, poll_interval=d["poll_interval"] or 1,
-                     writes_per_job=5 if d["writes_per_job"] is None else d["writes_per_job"])
+        given = dict(form.cleaned_data)  # blank optional fields are None: the Workload's defaults apply
+        window, rate = given.pop("observed"), given.pop("rate")
         try:
-            if d["observed"]:
-                workload, seen = measures.observed_workload(window=d["observed"], now=system_clock.now(),
-                                                            service=d["service"], **given)
+            if window:
+                workload, seen = measures.observed_workload(window=window, now=system_clock.now(), **given)
             else:
-                workload = capacity.Workload(rate=d["rate"], service=d["service"], **given)
+                workload = capacity.workload(rate=rate, **given)
             plan = capacity.plan(workload)
         except ValueError as exc:
             error = str(exc)
