@@ -12,7 +12,9 @@ from . import capacity, lab, measures, metrics
 from .access import staff_only, staff_or_scrape_token
 from .forms import CapacityForm, LabForm
 
-SEED_CASES = [(10, "none"), (10, "before-effect"), (30, "before-effect"), (10, "after-marker")]
+# Linked from the lab page: a healthy run, a crash before the effect with a short and a long
+# lease, and a crash after the external-start marker.
+LAB_CASES = [(10, "none"), (10, "before-effect"), (30, "before-effect"), (10, "after-marker")]
 
 
 @require_GET
@@ -33,7 +35,7 @@ def lab_page(request: HttpRequest) -> HttpResponse:
         except lab.LabError as exc:
             error = str(exc)
     return render(request, "ops/lab.html", {"form": form, "timeline": timeline, "error": error,
-                                            "seed_cases": SEED_CASES})
+                                            "lab_cases": LAB_CASES})
 
 
 @require_GET
