@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "jobs",
     "agent",
     "ops",
+    "bench",
 ]
 
 MIDDLEWARE = [

@@ -1,4 +1,4 @@
-"""The seed's capacity arithmetic, as pure functions: Little's law, utilisation, waves, load.
+"""Capacity arithmetic for the job queue, as pure functions: Little's law, utilisation, waves, load.
 
 These are workload calculations, not measurements: they ignore claim/commit overhead,
 provider quotas and runtime variance, which is why the warnings ask for headroom.
@@ -102,6 +102,15 @@ class Plan:
     @property
     def headroom_percent(self) -> float:
         return round(self.headroom * 100, 1)
+
+
+def workload(**given: Any) -> Workload:
+    """A ``Workload`` from what the operator gave: a value left out (``None``) takes the field's default.
+
+    The page's blank fields and the command's unset options both arrive as ``None``, so the
+    defaults are written once, on ``Workload``.
+    """
+    return Workload(**{name: value for name, value in given.items() if value is not None})
 
 
 def in_flight(rate: float, service: float) -> float:

@@ -1,11 +1,12 @@
-"""The seed's lease lab, run with the real queue operations on a throwaway database.
+"""The lease lab: what a lease's length and a worker's crash do to one job.
 
-A lease (5-30 logical seconds) and a crash position (none, before the external effect,
-after the external-start marker) go in; a timeline comes out: accept, claim, execute,
-recover, complete, inspect, with the owner, input, durable output and possible failure at
-each step. The experiment runs in a child process (``manage.py leaselab``) whose
-``DATABASE_URL`` is a fresh SQLite file in a temporary directory, so it can never write to
-the live store, whatever that is. Time is a ``LogicalClock``: nothing sleeps.
+It runs the real queue operations on a throwaway database. A lease (5-30 logical seconds)
+and a crash position (none, before the external effect, after the external-start marker)
+go in; a timeline comes out: accept, claim, execute, recover, complete, inspect, with the
+owner, input, durable output and possible failure at each step. The experiment runs in a
+child process (``manage.py leaselab``) whose ``DATABASE_URL`` is a fresh SQLite file in a
+temporary directory, so it can never write to the live store, whatever that is. Time is a
+``LogicalClock``: nothing sleeps.
 """
 
 from __future__ import annotations
@@ -29,7 +30,10 @@ WORK_SECONDS = 3  # logical seconds the handler works: shorter than the shortest
 THROWAWAY_ENV = "LEASELAB_DATABASE"  # the child refuses to run unless its database is this new file
 MANAGE = str(Path(settings.BASE_DIR) / "manage.py")
 
-# The seed's table: what each case must show.
+# What each case should show, printed beside what the run observed so that a difference
+# stands out: a healthy run completes once; a crash before any outside effect is redelivered
+# when the lease expires and the first worker's late write is refused; a crash after the
+# external-start marker leaves the job unknown, for staff, and no worker tries it again.
 CASES = {
     "none": ("Healthy", "Completed; no replacement attempt"),
     "before-effect": ("Recoverable crash", "Earliest replacement at the lease; pure work redelivers; "
@@ -332,7 +336,7 @@ class _Lab:
 
 
 def verdict(tl: Timeline) -> str:
-    """The outcome in the seed's words."""
+    """The observed outcome, worded like ``CASES`` so the two read side by side."""
     if tl.final_state == "completed" and tl.earliest_replacement is None:
         return "Completed; no replacement attempt."
     if tl.final_state == "completed":
@@ -347,7 +351,7 @@ def verdict(tl: Timeline) -> str:
 def as_text(tl: dict[str, Any]) -> str:
     """The timeline as the command prints it."""
     lines = [f"Lease lab: lease {tl['lease']} s, crash {tl['crash']} — {tl['case']}",
-             f"Expected (seed): {tl['expected']}", ""]
+             f"Expected: {tl['expected']}", ""]
     for n, s in enumerate(tl["steps"], 1):
         lines += [f"{n:>2}. t={s['t']:>4g} s  {s['step'].upper():<9} state {s['state']}, epoch {s['epoch']}",
                   f"      owner:   {s['owner']}",

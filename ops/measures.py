@@ -81,12 +81,13 @@ def observe(*, window: timedelta, now: datetime) -> Observed:
 def observed_workload(*, window: timedelta, now: datetime, service: float | None = None, **given):
     """A ``capacity.Workload`` whose rate (and service time) the job table supplies.
 
-    ``service`` is the fallback when the window holds no completion to measure.
+    ``service`` is the fallback when the window holds no completion to measure; the rest of
+    ``given`` goes to ``capacity.workload`` as it is.
     """
-    from .capacity import Workload
+    from .capacity import workload
 
     seen = observe(window=window, now=now)
     service = seen.service if seen.service is not None else service
     if not service:
         raise ValueError(f"no job completed in the last {window}: give the service time yourself")
-    return Workload(rate=seen.rate, service=service, **given), seen
+    return workload(rate=seen.rate, service=service, **given), seen

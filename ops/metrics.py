@@ -21,12 +21,9 @@ ids, tenants, payload or document text.
 
 from __future__ import annotations
 
-import hmac
-import os
 from datetime import datetime, timedelta
 from typing import Callable, Iterable, Iterator
 
-from django.conf import settings
 from django.db import connection
 from django.db.models import Count, Min
 from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE, CollectorRegistry, generate_latest
@@ -134,13 +131,6 @@ def exposition(collector: JobsCollector | None = None) -> bytes:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(collector or JobsCollector())
     return generate_latest(registry)
-
-
-def token_matches(header: str) -> bool:
-    """``Authorization: Bearer <METRICS_TOKEN>``, compared in constant time."""
-    expected = getattr(settings, "METRICS_TOKEN", None) or os.environ.get("METRICS_TOKEN", "")
-    scheme, _, given = header.partition(" ")
-    return bool(expected) and scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), expected)
 
 
 def _bound(value: float) -> str:

@@ -9,10 +9,12 @@ from django.views.decorators.http import require_GET
 from jobs.clock import system_clock
 
 from . import capacity, lab, measures, metrics
-from .access import staff_only
+from .access import staff_only, staff_or_scrape_token
 from .forms import CapacityForm, LabForm
 
-SEED_CASES = [(10, "none"), (10, "before-effect"), (30, "before-effect"), (10, "after-marker")]
+# Linked from the lab page: a healthy run, a crash before the effect with a short and a long
+# lease, and a crash after the external-start marker.
+LAB_CASES = [(10, "none"), (10, "before-effect"), (30, "before-effect"), (10, "after-marker")]
 
 
 @require_GET
@@ -33,26 +35,23 @@ def lab_page(request: HttpRequest) -> HttpResponse:
         except lab.LabError as exc:
             error = str(exc)
     return render(request, "ops/lab.html", {"form": form, "timeline": timeline, "error": error,
-                                            "seed_cases": SEED_CASES})
+                                            "lab_cases": LAB_CASES})
 
 
 @require_GET
 @staff_only
 def capacity_page(request: HttpRequest) -> HttpResponse:
-    # Without a query the page opens on the seed's worked example, already computed.
-    form = CapacityForm(request.GET or CapacityForm.seed_example())
+    # Without a query the page opens on the form's example workload, already computed.
+    form = CapacityForm(request.GET or CapacityForm.example())
     plan, seen, error = None, None, ""
     if form.is_valid():
-        d = form.cleaned_data
-        given = dict(workers=d["workers"], deadline=d["deadline"], burst=d["burst"] or 0,
-                     pollers=d["pollers"] or 0, poll_interval=d["poll_interval"] or 1,
-                     writes_per_job=5 if d["writes_per_job"] is None else d["writes_per_job"])
+        given = dict(form.cleaned_data)  # blank optional fields are None: the Workload's defaults apply
+        window, rate = given.pop("observed"), given.pop("rate")
         try:
-            if d["observed"]:
-                workload, seen = measures.observed_workload(window=d["observed"], now=system_clock.now(),
-                                                            service=d["service"], **given)
+            if window:
+                workload, seen = measures.observed_workload(window=window, now=system_clock.now(), **given)
             else:
-                workload = capacity.Workload(rate=d["rate"], service=d["service"], **given)
+                workload = capacity.workload(rate=rate, **given)
             plan = capacity.plan(workload)
         except ValueError as exc:
             error = str(exc)
@@ -61,16 +60,7 @@ def capacity_page(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@staff_or_scrape_token
 def metrics_view(request: HttpRequest) -> HttpResponse:
     """Prometheus text: staff sessions, or ``Authorization: Bearer $METRICS_TOKEN``."""
-    header = request.headers.get("Authorization", "")
-    if header:
-        if not metrics.token_matches(header):
-            return HttpResponse("invalid metrics token\n", status=401, content_type="text/plain",
-                                headers={"WWW-Authenticate": 'Bearer realm="metrics"'})
-    elif not request.user.is_authenticated:
-        return HttpResponse("log in as staff or send 'Authorization: Bearer <METRICS_TOKEN>'\n", status=401,
-                            content_type="text/plain", headers={"WWW-Authenticate": 'Bearer realm="metrics"'})
-    elif not (request.user.is_active and request.user.is_staff):
-        return HttpResponse("staff only\n", status=403, content_type="text/plain")
     return HttpResponse(metrics.exposition(), content_type=metrics.CONTENT_TYPE)

@@ -1,4 +1,4 @@
-"""The seed's worked numbers, from the pure functions."""
+"""The example workload's numbers (6/min at 20 s, 90 s deadline), from the pure functions."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from ops import capacity, units
 from ops.capacity import Workload, plan
 
-SEED = dict(rate=units.parse_rate("6/min"), service=20, deadline=90)
+EXAMPLE = dict(rate=units.parse_rate("6/min"), service=20, deadline=90)
 
 
 def test_six_a_minute_is_a_tenth_of_a_job_per_second():
@@ -18,11 +18,11 @@ def test_six_a_minute_is_a_tenth_of_a_job_per_second():
 
 def test_littles_law_gives_two_jobs_in_flight_at_six_a_minute_and_20_seconds():
     assert capacity.in_flight(0.1, 20) == pytest.approx(2)
-    assert plan(Workload(workers=3, **SEED)).in_flight == pytest.approx(2)
+    assert plan(Workload(workers=3, **EXAMPLE)).in_flight == pytest.approx(2)
 
 
 def test_two_workers_supply_exactly_six_a_minute_with_no_headroom():
-    p = plan(Workload(workers=2, **SEED))
+    p = plan(Workload(workers=2, **EXAMPLE))
     assert p.capacity_per_minute == pytest.approx(6)
     assert p.utilisation == pytest.approx(1.0)
     assert p.headroom == pytest.approx(0.0)
@@ -31,7 +31,7 @@ def test_two_workers_supply_exactly_six_a_minute_with_no_headroom():
 
 
 def test_three_workers_give_nine_a_minute_at_about_67_percent():
-    p = plan(Workload(workers=3, **SEED))
+    p = plan(Workload(workers=3, **EXAMPLE))
     assert p.capacity_per_minute == pytest.approx(9)
     assert p.utilisation == pytest.approx(2 / 3)
     assert p.utilisation_percent == pytest.approx(66.7)
@@ -39,7 +39,7 @@ def test_three_workers_give_nine_a_minute_at_about_67_percent():
 
 
 def test_twelve_at_once_on_three_workers_finish_in_waves_at_20_40_60_80_with_10_seconds_margin():
-    p = plan(Workload(workers=3, burst=12, **SEED))
+    p = plan(Workload(workers=3, burst=12, **EXAMPLE))
     assert [w.finishes_at for w in p.waves] == [20, 40, 60, 80]
     assert [w.jobs for w in p.waves] == [3, 3, 3, 3]
     assert p.burst_finish == 80 and p.burst_margin == 10
@@ -47,24 +47,24 @@ def test_twelve_at_once_on_three_workers_finish_in_waves_at_20_40_60_80_with_10_
 
 
 def test_four_workers_finish_the_burst_in_three_waves_with_room_to_spare():
-    p = plan(Workload(workers=4, burst=12, **SEED))
+    p = plan(Workload(workers=4, burst=12, **EXAMPLE))
     assert [w.finishes_at for w in p.waves] == [20, 40, 60]
     assert p.burst_margin == 30
     assert not any("deadline" in w for w in p.warnings)
 
 
 def test_a_burst_that_misses_the_deadline_says_so():
-    p = plan(Workload(workers=2, burst=12, **SEED))
+    p = plan(Workload(workers=2, burst=12, **EXAMPLE))
     assert p.burst_finish == 120 and p.burst_margin == -30
     assert any("misses the deadline" in w for w in p.warnings)
 
 
 def test_five_writes_a_job_at_six_a_minute_are_half_a_write_per_second():
-    assert plan(Workload(workers=3, writes_per_job=5, **SEED)).writes_per_second == pytest.approx(0.5)
+    assert plan(Workload(workers=3, writes_per_job=5, **EXAMPLE)).writes_per_second == pytest.approx(0.5)
 
 
 def test_a_hundred_clients_polling_every_second_are_a_hundred_reads_per_second_and_dominate():
-    p = plan(Workload(workers=3, pollers=100, poll_interval=1, **SEED))
+    p = plan(Workload(workers=3, pollers=100, poll_interval=1, **EXAMPLE))
     assert p.reads_per_second == pytest.approx(100)
     assert any("Polling dominates" in w and "More workers do not fix" in w for w in p.warnings)
 
@@ -78,7 +78,7 @@ def test_overload_is_called_out_with_the_minimum_worker_count():
 
 @pytest.mark.parametrize("bad", [dict(workers=0), dict(service=0), dict(deadline=-1), dict(poll_interval=0)])
 def test_impossible_workloads_are_refused_with_a_reason(bad):
-    values = dict(workers=3, **SEED) | bad
+    values = dict(workers=3, **EXAMPLE) | bad
     with pytest.raises(ValueError):
         Workload(**values)
 
@@ -99,10 +99,18 @@ def test_durations_read_as_operators_write_them():
 
 
 def test_a_long_burst_is_shown_as_its_first_waves_and_its_last():
-    p = plan(Workload(workers=1, burst=1000, **SEED))
+    p = plan(Workload(workers=1, burst=1000, **EXAMPLE))
     assert len(p.waves) == 1000
     shown = p.waves_shown
     assert [w.finishes_at for w in shown[:-2]] == [20 * n for n in range(1, capacity.WAVES_SHOWN + 1)]
     assert shown[-2] is None and shown[-1].finishes_at == 20_000
     assert p.waves_hidden == 1000 - capacity.WAVES_SHOWN - 1
-    assert plan(Workload(workers=3, burst=12, **SEED)).waves_shown == plan(Workload(workers=3, burst=12, **SEED)).waves
+    assert plan(Workload(workers=3, burst=12, **EXAMPLE)).waves_shown == plan(Workload(workers=3, burst=12, **EXAMPLE)).waves
+
+
+def test_a_value_left_out_takes_the_workloads_default_and_a_given_one_is_kept():
+    left_out = capacity.workload(workers=3, burst=None, pollers=None, poll_interval=None, writes_per_job=None,
+                                 **EXAMPLE)
+    assert left_out == Workload(workers=3, **EXAMPLE)
+    given = capacity.workload(workers=3, burst=0, pollers=7, poll_interval=2, writes_per_job=0, **EXAMPLE)
+    assert (given.burst, given.pollers, given.poll_interval, given.writes_per_job) == (0, 7, 2, 0)

@@ -1,7 +1,8 @@
-"""``manage.py capacity``: the seed's example, and rates observed in the job table."""
+"""``manage.py capacity``: the example workload, and rates observed in the job table."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from io import StringIO
 
@@ -9,10 +10,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from jobs import queue
+from ops.capacity import Workload
 
 from .conftest import SECRET
 
-SEED_ARGS = ["--rate", "6/min", "--service", "20", "--workers", "3", "--deadline", "90", "--burst", "12",
+EXAMPLE_ARGS = ["--rate", "6/min", "--service", "20", "--workers", "3", "--deadline", "90", "--burst", "12",
              "--pollers", "100", "--poll-interval", "1"]
 
 
@@ -22,8 +24,8 @@ def run(*args: str) -> str:
     return out.getvalue()
 
 
-def test_the_command_prints_the_seeds_numbers():
-    text = run(*SEED_ARGS)
+def test_the_command_prints_the_example_numbers():
+    text = run(*EXAMPLE_ARGS)
     assert "λW = 2 jobs" in text
     assert "3 worker(s): 9/min" in text
     assert "Utilisation     67%" in text
@@ -34,10 +36,17 @@ def test_the_command_prints_the_seeds_numbers():
 
 
 def test_the_command_speaks_json_for_scripts():
-    body = json.loads(run(*SEED_ARGS, "--json"))
+    body = json.loads(run(*EXAMPLE_ARGS, "--json"))
     assert body["in_flight"] == pytest.approx(2)
     assert [w["finishes_at"] for w in body["waves"]] == [20, 40, 60, 80]
     assert body["burst_margin"] == 10
+
+
+def test_options_left_out_take_the_workloads_own_defaults():
+    body = json.loads(run("--rate", "6/min", "--service", "20", "--deadline", "90", "--json"))
+    defaults = {f.name: f.default for f in dataclasses.fields(Workload) if f.default is not dataclasses.MISSING}
+    assert {name: body["workload"][name] for name in defaults} == defaults
+    assert body["waves"] == [] and body["reads_per_second"] == 0
 
 
 def test_the_command_needs_a_rate_and_service_time_or_a_window():

@@ -1,4 +1,4 @@
-"""The lease lab: the seed's four cases come out as the seed says, on a throwaway database."""
+"""The lease lab: its four cases come out as ``lab.CASES`` expects, on a throwaway database."""
 
 from __future__ import annotations
 

@@ -53,7 +53,7 @@ def test_the_lab_page_refuses_a_lease_outside_5_to_30_without_running(client_for
     assert 'id="timeline"' not in html
 
 
-def test_the_capacity_page_opens_on_the_seeds_example(client_for, staff):
+def test_the_capacity_page_opens_on_the_example_workload(client_for, staff):
     html = client_for(staff).get("/ops/capacity/").content.decode()
     assert '<td id="in-flight">2 jobs</td>' in html
     assert '<td id="capacity">9 jobs/min</td>' in html
@@ -69,6 +69,15 @@ def test_the_capacity_page_answers_htmx_with_the_plan_alone(client_for, staff):
     html = response.content.decode()
     assert html.lstrip().startswith('<section id="plan">')
     assert "100 %" in html and "Thin headroom" in html
+
+
+def test_blank_optional_fields_on_the_capacity_page_take_the_workloads_defaults(client_for, staff):
+    html = client_for(staff).get("/ops/capacity/", {"rate": "6/min", "service": 20, "workers": 3, "deadline": 90,
+                                                    "burst": "", "pollers": "", "poll_interval": "",
+                                                    "writes_per_job": ""}).content.decode()
+    assert '<td id="writes">0.5 /s (5 per job)</td>' in html
+    assert '<td id="reads">0 /s (0 client(s) every 1 s)</td>' in html
+    assert 'id="waves"' not in html
 
 
 def test_the_capacity_page_explains_bad_input(client_for, staff):

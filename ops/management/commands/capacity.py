@@ -1,4 +1,4 @@
-"""``manage.py capacity --rate 6/min --service 20 --workers 3 ...``: the seed's arithmetic."""
+"""``manage.py capacity --rate 6/min --service 20 --workers 3 ...``: the capacity planner's arithmetic."""
 
 from __future__ import annotations
 
@@ -24,11 +24,12 @@ class Command(BaseCommand):
         parser.add_argument("--workers", type=int, default=1)
         parser.add_argument("--deadline", type=float, default=None,
                             help="a job's deadline in seconds (default: JOBS_DEADLINE_SECONDS)")
-        parser.add_argument("--burst", type=int, default=0, help="jobs arriving at once")
-        parser.add_argument("--pollers", type=int, default=0, help="clients polling job status")
-        parser.add_argument("--poll-interval", type=float, default=1.0, help="seconds between one client's polls")
-        parser.add_argument("--writes-per-job", type=float, default=5.0)
-        parser.add_argument("--json", action="store_true")
+        # Left unset, these take capacity.Workload's defaults (no burst, no pollers, 1 s, 5 writes).
+        parser.add_argument("--burst", type=int, help="jobs arriving at once")
+        parser.add_argument("--pollers", type=int, help="clients polling job status")
+        parser.add_argument("--poll-interval", type=float, help="seconds between one client's polls")
+        parser.add_argument("--writes-per-job", type=float, help="state writes per job")
+        parser.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(self, *args, **o) -> None:
         given = dict(workers=o["workers"], deadline=o["deadline"] or settings.JOBS["DEFAULT_DEADLINE_SECONDS"],
@@ -42,11 +43,11 @@ class Command(BaseCommand):
             elif o["rate"] is None or o["service"] is None:
                 raise CommandError("give --rate and --service, or --observed WINDOW")
             else:
-                workload = capacity.Workload(rate=units.parse_rate(o["rate"]), service=o["service"], **given)
+                workload = capacity.workload(rate=units.parse_rate(o["rate"]), service=o["service"], **given)
             plan = capacity.plan(workload)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        if o["json"]:
+        if o["as_json"]:
             body = plan.as_dict()
             if seen is not None:
                 body["observed"] = {"window_seconds": seen.window.total_seconds(), "arrivals": seen.arrivals,

@@ -1,4 +1,4 @@
-"""``manage.py leaselab --lease 10 --crash before-effect``: the seed's lease experiment."""
+"""``manage.py leaselab --lease 10 --crash before-effect``: the lease experiment, as text or JSON."""
 
 from __future__ import annotations
 
@@ -11,18 +11,18 @@ from ops import lab
 
 
 class Command(BaseCommand):
-    help = ("Run the seed's lease experiment with the real queue operations on a logical clock, against a "
+    help = ("Run the lease experiment with the real queue operations on a logical clock, against a "
             "throwaway SQLite database (never the live one), and print the timeline.")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--lease", type=int, required=True, help="lease in logical seconds, 5 to 30")
         parser.add_argument("--crash", choices=lab.CRASHES, default="none",
                             help="where the first worker stops: none, before-effect, after-marker")
-        parser.add_argument("--json", action="store_true", help="print the timeline as JSON")
+        parser.add_argument("--json", action="store_true", dest="as_json", help="print the timeline as JSON")
         # The child process the command starts for itself; refused on any database but a new file.
         parser.add_argument("--in-throwaway-database", action="store_true", help=argparse.SUPPRESS)
 
-    def handle(self, *args, lease: int, crash: str, json: bool, in_throwaway_database: bool, **options) -> None:
+    def handle(self, *args, lease: int, crash: str, as_json: bool, in_throwaway_database: bool, **options) -> None:
         try:
             if in_throwaway_database:
                 timeline = lab.experiment(lease=lease, crash=crash).as_dict()
@@ -30,7 +30,4 @@ class Command(BaseCommand):
                 timeline = lab.run(lease=lease, crash=crash)
         except lab.LabError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(_json.dumps(timeline, indent=2) if json else lab.as_text(timeline))
-
-
-_json = json
+        self.stdout.write(json.dumps(timeline, indent=2) if as_json else lab.as_text(timeline))

@@ -10,7 +10,6 @@ from the event rows they wrote, for the bare loop from the clocks of its process
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import subprocess
@@ -21,8 +20,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from .benchmark import MANAGE, Workspace, bare_drain, finish, make_template
-from .queue import claim_statement, complete_statement
+from jobs.queue import claim_statement, complete_statement
+
+from .queuebench import MANAGE, Workspace, bare_drain, child, finish, make_template
 
 
 # --- Bare loops (one per process) ------------------------------------------------------------
@@ -115,7 +115,7 @@ def _rate_from_events(url: str) -> dict[str, Any]:
 
 
 class PostgresScratch:
-    """Throwaway databases on a PostgreSQL server, copied from one seeded template."""
+    """Throwaway databases on a PostgreSQL server, each a copy of one filled template."""
 
     def __init__(self, server_url: str) -> None:
         self.server_url = server_url
@@ -171,7 +171,7 @@ def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable
         try:
             out(f"PostgreSQL ({postgres_url.rsplit('@', 1)[-1]}): {jobs} diagnostic.noop jobs per run")
             template = scratch.create("template")
-            finish(_seed_child(template, jobs))
+            finish(child("fill", template, jobs=jobs))
             for n, p in enumerate(counts):
                 workers = run_workers(scratch.create(f"w{n}", "template"), p)
                 dsn = scratch.create(f"b{n}", "template")
@@ -184,13 +184,6 @@ def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable
     else:
         out("PostgreSQL: not reachable; skipped (set --postgres URL)")
     return figures
-
-
-def _seed_child(url: str, jobs: int) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, MANAGE, "queuebench", "--role", "seed", "--role-args", json.dumps({"jobs": jobs})],
-        env=dict(os.environ, DATABASE_URL=url), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
 
 
 def _line(out: Callable[[str], None], p: int, workers: dict, bare: dict) -> None:

@@ -1,8 +1,13 @@
+"""``manage.py queuebench``: the queue's claim -> complete path against a bare sqlite3 loop."""
+
+from __future__ import annotations
+
+import argparse
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from jobs import benchmark
+from bench import queuebench
 
 
 class Command(BaseCommand):
@@ -12,31 +17,25 @@ class Command(BaseCommand):
         "one process against two; claim time at two queue depths. Prints the figures."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--jobs", type=int, default=5000, help="Jobs to drain per measurement.")
         parser.add_argument("--depths", default="1000,100000", help="Two queue depths for the claim time.")
         parser.add_argument("--rounds", type=int, default=2, help="Best of this many drains per setting.")
-        parser.add_argument("--json", action="store_true", help="Also print the figures as JSON.")
-        parser.add_argument("--role", choices=sorted(benchmark.ROLES), help="(internal) run one child role.")
+        parser.add_argument("--json", action="store_true", dest="as_json", help="Also print the figures as JSON.")
+        parser.add_argument("--role", choices=sorted(queuebench.ROLES), help="(internal) run one child role.")
         parser.add_argument("--role-args", default="{}", help="(internal) the role's arguments as JSON.")
 
-    def handle(self, *args, jobs, depths, rounds, json: bool, role, role_args, **options):
+    def handle(self, *args, jobs: int, depths: str, rounds: int, as_json: bool, role: str | None, role_args: str,
+               **options) -> None:
         if role:
-            result = benchmark.ROLES[role](**_loads(role_args))
-            self.stdout.write(_dumps(result or {}))
+            # A child process of the benchmark: one role on the database its DATABASE_URL names.
+            result = queuebench.ROLES[role](**json.loads(role_args))
+            self.stdout.write(json.dumps(result or {}))
             return
         try:
             small, large = (int(d) for d in depths.split(","))
         except ValueError:
             raise CommandError("--depths takes two numbers, e.g. 1000,100000") from None
-        figures = benchmark.run(jobs=jobs, depths=(small, large), rounds=rounds, out=self.stdout.write)
-        if json:
-            self.stdout.write(_dumps(figures))
-
-
-def _loads(text: str) -> dict:
-    return json.loads(text)
-
-
-def _dumps(value) -> str:
-    return json.dumps(value)
+        figures = queuebench.run(jobs=jobs, depths=(small, large), rounds=rounds, out=self.stdout.write)
+        if as_json:
+            self.stdout.write(json.dumps(figures))

@@ -1,6 +1,12 @@
+"""``manage.py workerbench``: real ``runworkers --burst`` processes against a bare driver loop."""
+
+from __future__ import annotations
+
+import argparse
+
 from django.core.management.base import BaseCommand, CommandError
 
-from jobs import workerbench
+from bench import workerbench
 
 
 class Command(BaseCommand):
@@ -10,13 +16,13 @@ class Command(BaseCommand):
         "SQLite and on PostgreSQL (throwaway databases)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--jobs", type=int, default=3000)
         parser.add_argument("--processes", default="1,2,4", help="Comma-separated process counts.")
         parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres",
                             help="A PostgreSQL server URL to make throwaway databases on ('' to skip).")
 
-    def handle(self, *args, jobs, processes, postgres, **options):
+    def handle(self, *args, jobs: int, processes: str, postgres: str, **options) -> None:
         try:
             counts = [int(p) for p in processes.split(",")]
         except ValueError:

@@ -30,12 +30,12 @@ MANAGE = str(Path(settings.BASE_DIR) / "manage.py")
 # --- Roles run inside child processes (DATABASE_URL points at a throwaway file) ---------
 
 
-def seed(jobs: int) -> None:
+def fill(jobs: int) -> None:
     """Migrate a fresh database and add ``jobs`` queued diagnostic.noop jobs."""
     from django.core.management import call_command
 
-    from .members import create_member
-    from .models import Job
+    from jobs.members import create_member
+    from jobs.models import Job
 
     call_command("migrate", verbosity=0)
     user, _ = create_member(username="bench", tenant_slug="bench", password="bench-password")
@@ -61,8 +61,8 @@ def drain(worker: str, barrier: str = "", parties: int = 1) -> dict[str, float]:
     """
     from django.db import connection
 
-    from . import queue
-    from .clock import system_clock
+    from jobs import queue
+    from jobs.clock import system_clock
 
     connection.ensure_connection()
     if barrier:
@@ -79,8 +79,8 @@ def drain(worker: str, barrier: str = "", parties: int = 1) -> dict[str, float]:
 
 def claim_time(claims: int) -> dict[str, float]:
     """Mean seconds per claim at the current queue depth."""
-    from . import queue
-    from .clock import system_clock
+    from jobs import queue
+    from jobs.clock import system_clock
 
     started = time.perf_counter()
     for n in range(claims):
@@ -88,7 +88,7 @@ def claim_time(claims: int) -> dict[str, float]:
     return {"mean": (time.perf_counter() - started) / claims}
 
 
-ROLES: dict[str, Callable[..., object]] = {"seed": seed, "drain": drain, "claim_time": claim_time}
+ROLES: dict[str, Callable[..., object]] = {"fill": fill, "drain": drain, "claim_time": claim_time}
 
 
 # --- The bare loop ------------------------------------------------------------------------
@@ -97,7 +97,7 @@ ROLES: dict[str, Callable[..., object]] = {"seed": seed, "drain": drain, "claim_
 def bare_drain(path: Path, synchronous: str) -> dict[str, float]:
     """The same statements through the sqlite3 module: BEGIN IMMEDIATE, claim, event,
     COMMIT; BEGIN IMMEDIATE, complete, event, COMMIT. Several may run on one file."""
-    from .queue import EVENT_SQL, claim_statement, complete_statement
+    from jobs.queue import EVENT_SQL, claim_statement, complete_statement
 
     claim_sql = claim_statement("sqlite").replace("%s", "?")
     complete_sql = complete_statement("sqlite").replace("%s", "?")
@@ -174,7 +174,7 @@ def finish(proc: subprocess.Popen) -> dict:
 
 
 def make_template(ws: Workspace, name: str, jobs: int) -> None:
-    finish(child("seed", ws.url(name), jobs=jobs))
+    finish(child("fill", ws.url(name), jobs=jobs))
     # Fold the WAL into the file: the copies are self-contained, and still in WAL mode, so
     # processes opening one together need not switch its journal mode (an exclusive step).
     db = sqlite3.connect(ws.root / name)
@@ -186,7 +186,7 @@ def run(*, jobs: int, depths: tuple[int, int], rounds: int, out: Callable[[str],
     figures: dict = {}
     with tempfile.TemporaryDirectory(prefix="queuebench-") as tmp:
         ws = Workspace(Path(tmp))
-        out(f"Seeding {jobs} queued jobs (throwaway files in {tmp}) ...")
+        out(f"Queueing {jobs} jobs (throwaway files in {tmp}) ...")
         make_template(ws, "template.sqlite3", jobs)
 
         for sync in ("FULL", "NORMAL"):

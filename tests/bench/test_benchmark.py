@@ -1,4 +1,4 @@
-"""The benchmark command keeps working, and the claim stays an index seek."""
+"""The benchmark commands keep working, and the claim stays an index seek."""
 
 from __future__ import annotations
 
