@@ -227,6 +227,13 @@ def test_an_invalid_token_is_401_even_with_a_session(alice, header):
     assert not Job.objects.exists()
 
 
+def test_a_valid_token_needs_no_csrf_token_even_beside_a_session(api_client, alice):
+    client = api_client(alice)  # enforces CSRF checks
+    client.force_login(alice)
+    response = post_json(client, {"kind": "diagnostic.noop", "payload": {}}, idempotency_key=key())
+    assert response.status_code == 202, response.content
+
+
 def test_a_revoked_token_is_401(api_client, alice):
     client = api_client(alice)
     alice.api_tokens.all().delete()
@@ -299,6 +306,7 @@ def test_get_shows_state_attempts_and_history_without_result_while_queued(api_cl
     body = response.json()
     assert (body["id"], body["kind"], body["state"], body["attempts"]) == (job.pk, "diagnostic.sleep", "queued", 0)
     assert body["events"] == [{"from": None, "to": "queued", "epoch": 0, "at": body["created_at"], "reason": "accepted"}]
+    assert body["created_at"] == job.created_at.isoformat() and body["created_at"].endswith("+00:00")
     assert "result" not in body and "payload" not in body
     assert int(response["Retry-After"]) >= 1
 
@@ -372,6 +380,8 @@ def test_the_list_is_the_tenants_jobs_newest_first_with_paging_and_a_state_filte
     completed = client.get("/jobs?state=completed").json()
     assert [j["id"] for j in completed["jobs"]] == [done.pk]
     assert_error(client.get("/jobs?state=bogus"), 400, "invalid", "state")
+    assert_error(client.get("/jobs?page=first"), 400, "invalid", "page")
+    assert client.get("/jobs?state=&page=1").json()["jobs"] == first["jobs"]  # the page's "all"
 
 
 @pytest.mark.django_db(transaction=True)

@@ -95,6 +95,16 @@ def test_an_htmx_post_without_the_csrf_token_is_refused(browser_client, alice):
     assert not Job.objects.exists()
 
 
+def test_a_browser_post_with_a_wrong_csrf_token_gets_the_error_page(browser_client, alice):
+    client = browser_client(alice)
+    page = client.get("/jobs/new")
+    response = client.post("/jobs", {"kind": "webtest.echo", "text": "x", "idempotency_key": form_key(page),
+                                     "csrfmiddlewaretoken": "x" * 64})
+    assert response.status_code == 403 and b"<h1>Error 403</h1>" in response.content
+    assert b"CSRF check failed" in response.content
+    assert not Job.objects.exists()
+
+
 def test_a_session_json_post_without_the_csrf_token_is_refused_as_json(alice):
     client = Client(enforce_csrf_checks=True)
     client.force_login(alice)
