@@ -176,4 +176,5 @@ KIND = Kind(
     check_input=documents.check_input,
     description="Review a supplier invoice: extract its text, check the required fields, draft a note for Alice.",
     progress=progress,
+    result_template="agent/review_result.html",
 )

@@ -81,15 +81,6 @@ def retry_after(job: Job, now: datetime) -> int:
     return min(max(math.ceil(age / 10), 1), POLL_DELAYS[-1])
 
 
-def is_review_result(result: Any) -> bool:
-    """True when a result has the document review's shape: a fields table and a draft."""
-    return (
-        isinstance(result, dict)
-        and isinstance(result.get("fields"), dict)
-        and all(isinstance(v, dict) for v in result["fields"].values())
-    )
-
-
 def job_json(status: JobStatus) -> dict[str, Any]:
     """The job as ``GET /jobs/<id>`` answers it in JSON (``schemas.Job``)."""
     return schemas.Job.of(status.job, status.events).to_json()

@@ -76,8 +76,9 @@ def job_detail(call: Call, job_id: int) -> HttpResponse:
         live = {} if job.is_terminal else {"Retry-After": str(status.retry_after(job, system_clock.now()))}
         return call.json(schemas.Job.of(job, found.events), headers=live)
     polls = status.poll_count(call.request.GET.get("poll"))
+    kind = kinds.get(job.kind)
     return call.page("jobs/job_detail.html", {
-        "job": job, "events": found.events, "review": status.is_review_result(job.result),
+        "job": job, "events": found.events, "result_template": kind.result_template if kind else "",
         "delay": status.poll_delay(polls), "next_poll": polls + 1,
     }, partial="status")
 
