@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.db import OperationalError, connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from jobs import http, queue, status
+from jobs import http, status
 from jobs.models import Job, JobEvent
 
 from .conftest import key
@@ -248,15 +249,26 @@ def test_other_methods_are_405_with_allow(api_client, alice, method, url):
     assert "GET" in response["Allow"]
 
 
-def test_the_store_being_unavailable_is_503_with_retry_after_and_no_row(api_client, alice, monkeypatch):
-    def locked(**kwargs):
-        raise OperationalError("database is locked")
+def test_the_store_failing_after_the_job_row_is_written_is_503_with_retry_after_and_no_row(api_client, alice):
+    """The store fails on the statement after the job's INSERT: the whole acceptance rolls back."""
+    client = api_client(alice)
+    written: list[str] = []
 
-    monkeypatch.setattr(queue, "accept", locked)
-    response = post_json(api_client(alice), {"kind": "diagnostic.noop", "payload": {}}, idempotency_key=key())
+    def fail_after_the_job_row(execute, sql, params, many, context):
+        if written == ["job"]:
+            written.append("failed")
+            raise OperationalError("disk I/O error")
+        result = execute(sql, params, many, context)
+        if re.match(r'\s*INSERT INTO "?jobs_job"?\s', sql, re.IGNORECASE):
+            written.append("job")
+        return result
+
+    with connection.execute_wrapper(fail_after_the_job_row):
+        response = post_json(client, {"kind": "diagnostic.noop", "payload": {}}, idempotency_key=key())
+    assert written == ["job", "failed"]  # the row was written, then the store failed
     assert_error(response, 503, "unavailable")
     assert response["Retry-After"] == str(http.RETRY_AFTER_UNAVAILABLE)
-    assert not Job.objects.exists()
+    assert not Job.objects.exists() and not JobEvent.objects.exists()
 
 
 def test_a_status_read_while_the_store_is_unavailable_is_503(api_client, alice, accept, monkeypatch):
