@@ -194,4 +194,5 @@ KIND = Kind(
     limits=Limits(memory_mb=512, cpu_seconds=60),
     description="Review a supplier invoice: extract its text, check the required fields, draft a note for Alice.",
     progress=progress,
+    result_template="agent/review_result.html",
 )

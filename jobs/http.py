@@ -1,26 +1,35 @@
-"""HTTP plumbing for the job endpoints: who is asking, what they want back, what they sent.
+"""The HTTP edge of the job endpoints: one trip per request, then the view.
 
-The same URLs serve browsers (session, HTML) and API clients (bearer token, JSON). Views
-stay thin by asking this module three questions: the caller's identity, whether to answer
-in JSON, and the submission parsed into what ``queue.accept`` takes. Errors are raised as
-``HttpError`` and rendered as ``{"error": code, "detail": text}`` for API clients.
+The same URLs serve browsers (session, HTML, htmx) and API clients (bearer token, JSON).
+``endpoint`` wraps a view and resolves everything the view needs once, in an order that
+matters: the method (405), the declared body size (413, before anything reads the body),
+the caller (bearer token or session, 401), Django's CSRF check for session requests that
+change state, and whether to answer in JSON. The view gets a ``Call`` and raises
+``HttpError`` for a refusal, which is answered here: JSON (``schemas.Error``) for API
+clients, the login page, the submit form again or the error page for browsers.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
-from django.middleware.csrf import CsrfViewMiddleware
+from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.http import require_http_methods
+from pydantic import BaseModel, ValidationError
 
-from . import kinds, queue, tokens
+from . import kinds, queue, schemas, tokens
 from .clock import system_clock
 from .documents import Upload
 from .errors import AcceptanceError
@@ -37,6 +46,8 @@ MAX_MEDIA_TYPE = 100
 # Retry-After hints, in seconds.
 RETRY_AFTER_ACCEPTED = 1
 RETRY_AFTER_UNAVAILABLE = 2
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 
 # Generic codes for errors that carry no code of their own (Http404, 405 from a decorator).
 STATUS_CODES = {
@@ -63,7 +74,7 @@ class HttpError(Exception):
         self.headers = headers or {}
 
     @classmethod
-    def from_acceptance(cls, exc) -> "HttpError":
+    def from_acceptance(cls, exc: AcceptanceError) -> HttpError:
         """Wrap a ``jobs.errors.AcceptanceError`` (it already knows its status and code)."""
         return cls(exc.status, exc.code, exc.message, field=exc.field)
 
@@ -71,19 +82,26 @@ class HttpError(Exception):
 def json_error(status: int, code: str | None = None, detail: str | None = None, *,
                field: str | None = None, headers: dict[str, str] | None = None) -> JsonResponse:
     default_code, default_detail = STATUS_CODES.get(status, ("error", "the request failed"))
-    body: dict[str, Any] = {"error": code or default_code, "detail": detail or default_detail}
-    if field:
-        body["field"] = field
-    response = JsonResponse(body, status=status)
-    for name, value in (headers or {}).items():
-        response[name] = value
+    body = schemas.Error.of(code or default_code, detail or default_detail, field)
+    response = JsonResponse(body.to_json(), status=status, headers=headers)
     if status == 401:
         response["WWW-Authenticate"] = 'Bearer realm="jobs"'
     return response
 
 
-def error_response(exc: HttpError) -> JsonResponse:
-    return json_error(exc.status, exc.code, exc.detail, field=exc.field, headers=exc.headers)
+def error_response(request: HttpRequest, exc: HttpError, *, as_json: bool | None = None) -> HttpResponse:
+    """The error as this caller expects it: JSON, the login page on a 401, or the error page."""
+    if as_json is None:
+        as_json = wants_json(request)
+    if as_json:
+        return json_error(exc.status, exc.code, exc.detail, field=exc.field, headers=exc.headers)
+    if exc.status == 401:
+        login = redirect_to_login(request.get_full_path())
+        if request.htmx:  # a poll whose session expired: send the whole page to log in
+            return HttpResponse(status=204, headers={"HX-Redirect": login["Location"]})
+        return login
+    body = render_to_string("error.html", {"status": exc.status, "detail": exc.detail})
+    return HttpResponse(body, status=exc.status, headers=exc.headers)
 
 
 # --- Content negotiation ---------------------------------------------------------------
@@ -94,7 +112,7 @@ def wants_json(request: HttpRequest) -> bool:
 
     Browsers (and htmx) always send ``text/html`` in Accept; curl sends ``*/*``.
     """
-    if request.headers.get("HX-Request") == "true":
+    if request.htmx:
         return False
     if "HTTP_AUTHORIZATION" in request.META:
         return True
@@ -117,17 +135,12 @@ class Identity:
         return self.user.tenant_id
 
 
-class _CsrfCheck(CsrfViewMiddleware):
-    def _reject(self, request, reason):  # return the reason instead of a response
-        return reason
-
-
-def identify(request: HttpRequest) -> Identity | None:
-    """The caller, from a bearer token or else the session; None if neither.
+def identify(request: HttpRequest) -> Identity:
+    """The caller, from a bearer token or else the session; 401 if neither.
 
     A request that presents an Authorization header is judged by it alone (never by a
     session cookie it also carries), so it needs no CSRF token: a cross-site form cannot
-    set that header. Session requests that change state must pass the CSRF check.
+    set that header.
     """
     header = request.META.get("HTTP_AUTHORIZATION")
     if header is not None:
@@ -137,17 +150,80 @@ def identify(request: HttpRequest) -> Identity | None:
             raise HttpError(401, "invalid_token", "the bearer token is missing, malformed or revoked")
         return Identity(user, "token")
     if not request.user.is_authenticated:
-        return None
-    if request.method not in ("GET", "HEAD", "OPTIONS", "TRACE"):
-        check = _CsrfCheck(lambda r: None)
-        check.process_request(request)
-        try:
-            reason = check.process_view(request, None, (), {})  # reads the form for its token
-        except RequestDataTooBig:
-            raise HttpError(413, "too_large", "the form's fields are too large") from None
-        if reason:
-            raise HttpError(403, "csrf_failed", f"CSRF check failed: {reason}")
+        raise HttpError(401, "unauthenticated", "log in, or send 'Authorization: Bearer <token>'")
     return Identity(request.user, "session")
+
+
+# --- The endpoint ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request to a job endpoint, resolved once: who asks, and in what to answer."""
+
+    request: HttpRequest
+    identity: Identity
+    wants_json: bool
+
+    @property
+    def tenant_id(self) -> int | None:
+        return self.identity.tenant_id
+
+    @property
+    def htmx(self) -> bool:
+        return bool(self.request.htmx)
+
+    def json(self, body: schemas.Body, *, status: int = 200, headers: dict[str, str] | None = None) -> JsonResponse:
+        return JsonResponse(body.to_json(), status=status, headers=headers)
+
+    def page(self, template: str, context: dict[str, Any], *, partial: str | None = None,
+             status: int = 200) -> HttpResponse:
+        """The page, or only its ``partial`` when htmx asks for it."""
+        name = f"{template}#{partial}" if partial and self.htmx else template
+        return render(self.request, name, context, status=status)
+
+
+View = Callable[..., HttpResponse]
+Refused = Callable[[HttpRequest, HttpError], HttpResponse]
+
+
+def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], View]:
+    """Make a job endpoint of ``view(call, *args, **kwargs)``.
+
+    ``refused(request, error)`` answers a browser whose state-changing request was refused
+    (the submit form again, with the reason); every other error goes to ``error_response``.
+    """
+    def decorate(view: View) -> View:
+        def run(request: HttpRequest, *args: Any, call: Call, **kwargs: Any) -> HttpResponse:
+            return view(call, *args, **kwargs)
+
+        # Django's CSRF check as its middleware runs it; settings.CSRF_FAILURE_VIEW answers a failure.
+        checked = csrf_protect(run)
+
+        @csrf_exempt  # applied below, and only where it belongs: after the size check, for sessions
+        @require_http_methods(list(methods))
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            as_json = wants_json(request)
+            changes_state = request.method not in SAFE_METHODS
+            try:
+                if changes_state:
+                    refuse_oversized(request)  # first: the CSRF check reads the form
+                call = Call(request, identify(request), as_json)
+                if call.identity.via == "session" and changes_state:
+                    try:
+                        return checked(request, *args, call=call, **kwargs)
+                    except RequestDataTooBig:  # the CSRF check read a form whose fields are too large
+                        raise HttpError(413, "too_large", "the form's fields are too large") from None
+                return run(request, *args, call=call, **kwargs)
+            except HttpError as exc:
+                if refused is not None and changes_state and not as_json and exc.status != 401:
+                    return refused(request, exc)
+                return error_response(request, exc, as_json=as_json)
+
+        return wrapper
+
+    return decorate
 
 
 # --- The submission ----------------------------------------------------------------------
@@ -168,17 +244,14 @@ def max_request_bytes() -> int:
 
 
 def refuse_oversized(request: HttpRequest) -> None:
-    """413 on the declared length alone, before anything reads the body.
-
-    Call it before the CSRF check too: that check reads the form to find its token.
-    """
+    """413 on the declared length alone, before anything reads the body."""
     length = request.META.get("CONTENT_LENGTH") or "0"
     if length.isdigit() and int(length) > max_request_bytes():
         raise HttpError(413, "too_large", f"the request body is larger than {max_request_bytes()} bytes")
 
 
 def parse_submission(request: HttpRequest) -> Submission:
-    """JSON ``{"kind", "payload"}`` or a form (multipart with an optional ``document``).
+    """JSON (``schemas.JobRequest``) or a form (``schemas.JobForm``, with an optional ``document``).
 
     Owner or tenant fields in the body are ignored: identity decides them. Raises
     ``HttpError`` (400, 413, 415) before anything is written.
@@ -198,6 +271,22 @@ def parse_submission(request: HttpRequest) -> Submission:
         raise HttpError(400, "malformed_body", f"the form could not be read: {exc}") from None
     raise HttpError(415, "unsupported_media_type",
                     "send application/json or multipart/form-data", field="Content-Type")
+
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def validated(model: type[Model], data: Any) -> Model:
+    """``data`` read through ``model``, or a 400 that names the first field at fault."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0])  # the models are flat: their fields are the inputs
+        described = model.model_fields[field].description
+        detail = f"{field}: {error['msg']}" + (f" ({described})" if described else "")
+        code = "invalid_payload" if field == "payload" else "invalid"
+        raise HttpError(400, code, detail, field=field) from None
 
 
 def _loads(text: str | bytes) -> Any:
@@ -246,38 +335,34 @@ def _parse_json(request: HttpRequest) -> Submission:
         raise HttpError(400, "malformed_json", "the body is not valid JSON") from None
     if not isinstance(body, dict):
         raise HttpError(400, "invalid", 'the body must be a JSON object {"kind": ..., "payload": {...}}')
-    payload = body.get("payload", {})
-    check_storable(payload)
-    return Submission(
-        kind=_kind(body.get("kind")),
-        payload=payload,
-        operation_key=request.headers.get("Idempotency-Key", ""),
-        document=None,
-    )
+    check_storable(body.get("payload"))
+    parsed = validated(schemas.JobRequest, body)
+    return Submission(kind=parsed.kind, payload=parsed.payload,
+                      operation_key=request.headers.get("Idempotency-Key", ""), document=None)
 
 
 def _parse_form(request: HttpRequest) -> Submission:
-    form = request.POST
+    fields = {name: request.POST[name] for name in schemas.JobForm.model_fields if name in request.POST}
+    form = validated(schemas.JobForm, {**fields, "document": request.FILES.get("document")})
     payload: Any = {}
-    if form.get("payload", "").strip():
+    if form.payload.strip():
         try:
-            payload = _loads(form["payload"])
+            payload = _loads(form.payload)
         except ValueError:
             raise HttpError(400, "invalid_payload", "payload is not valid JSON", field="payload") from None
-    if form.get("text", "").strip():
+    if form.text.strip():
         if not isinstance(payload, dict):
             raise HttpError(400, "invalid_payload", "payload must be a JSON object", field="payload")
-        payload = {**payload, "text": form["text"]}
+        payload = {**payload, "text": form.text}
     check_storable(payload)
-    upload = request.FILES.get("document")
     document = None
-    if upload is not None:
-        document = Upload(content=upload.read(), name=upload.name or "document",
-                          content_type=_media_type(upload.content_type))
+    if form.document is not None:
+        document = Upload(content=form.document.read(), name=form.document.name or "document",
+                          content_type=_media_type(form.document.content_type))
     return Submission(
-        kind=_kind(form.get("kind")),
+        kind=form.kind,
         payload=payload,
-        operation_key=request.headers.get("Idempotency-Key") or form.get("idempotency_key", ""),
+        operation_key=request.headers.get("Idempotency-Key") or form.idempotency_key,
         document=document,
     )
 
@@ -289,20 +374,14 @@ def _media_type(claimed: str | None) -> str:
     return "application/octet-stream"
 
 
-def _kind(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise HttpError(400, "invalid", "kind is required: one of the offered job kinds", field="kind")
-    return value.strip()
-
-
-def submit(request: HttpRequest, identity: Identity) -> queue.Acceptance:
+def submit(call: Call) -> queue.Acceptance:
     """Parse the request and accept it as the caller: one transaction, or an HttpError."""
-    if identity.tenant_id is None:
+    if call.tenant_id is None:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
-    submission = parse_submission(request)
+    submission = parse_submission(call.request)
     try:
         return queue.accept(
-            tenant_id=identity.tenant_id, user_id=identity.user.pk, kind=submission.kind,
+            tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=submission.kind,
             payload=submission.payload, operation_key=submission.operation_key,
             document=submission.document, now=system_clock.now(),
         )

@@ -83,6 +83,9 @@ class Kind:
     # For staff pages: the kind's own view of a job's progress (the agent's checkpoint),
     # so the queue app can show it without importing the app that owns it.
     progress: Callable[[int], dict[str, Any] | None] | None = None
+    # For the job page: the template that shows a completed job's result (given ``result``),
+    # so the queue app shows it without knowing its shape. Empty: the result as JSON.
+    result_template: str = ""
 
 
 _registry: dict[str, Kind] = {}

@@ -13,12 +13,12 @@ import logging
 import sys
 from typing import Callable
 
-from django.contrib.auth.views import redirect_to_login
 from django.core.signals import got_request_exception
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.utils.cache import patch_vary_headers
+from django_htmx.middleware import HtmxDetails
 
 from . import http
 
@@ -33,6 +33,10 @@ class ApiErrorsMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        # This middleware runs before django-htmx's and answers for requests that never reach
+        # it (an error in a middleware between), so it sets ``request.htmx`` the same way.
+        if not hasattr(request, "htmx"):
+            request.htmx = HtmxDetails(request)
         response = self.get_response(request)
         if response.status_code == 500 and getattr(request, "_jobs_store_unavailable", False):
             response = unavailable(request)  # raised in a middleware, not a view
@@ -46,24 +50,10 @@ class ApiErrorsMiddleware:
         return response
 
     def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
-        if isinstance(exc, http.HttpError):
-            return render_error(request, exc)
         if isinstance(exc, UNAVAILABLE):
             log.warning("job store unavailable: %s %s: %s", request.method, request.path, exc)
             return unavailable(request)
         return None
-
-
-def render_error(request: HttpRequest, exc: http.HttpError) -> HttpResponse:
-    if http.wants_json(request):
-        return http.error_response(exc)
-    if exc.status == 401:
-        response = redirect_to_login(request.get_full_path())
-        if request.headers.get("HX-Request") == "true":
-            response = HttpResponse(status=204, headers={"HX-Redirect": response["Location"]})
-        return response
-    body = render_to_string("error.html", {"status": exc.status, "detail": exc.detail})
-    return HttpResponse(body, status=exc.status, headers=exc.headers)
 
 
 def unavailable(request: HttpRequest) -> HttpResponse:

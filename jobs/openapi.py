@@ -1,28 +1,130 @@
-"""The OpenAPI 3.1 description of the JSON API, served at ``/openapi.json``.
+"""The OpenAPI 3.1 description of the JSON API, served at ``/openapi.json``, generated.
 
-Written as data next to the code it describes; ``tests/web/test_openapi.py`` validates
-real responses against these schemas for every documented status, so it stays true.
+Bodies are the JSON Schemas of the ``jobs.schemas`` models the views answer with; paths come
+from ``OPERATIONS``, one row per method and path naming its statuses and models. A new
+endpoint is a new row; a new error is an ``Answer`` in the rows that can give it.
+``tests/web/test_openapi.py`` checks real responses against the document for every row.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
 from typing import Any
 
-from .models import Job
+from pydantic import BaseModel
+from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
-STATES = list(Job.State.values)
+from . import schemas
+from .queue import MAX_OPERATION_KEY
+
+REF = "#/components/schemas/{model}"
 
 
-def _error(description: str) -> dict[str, Any]:
-    return {"description": description,
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+@dataclass(frozen=True)
+class Answer:
+    """One documented status: its description, its body's model and its headers."""
+
+    description: str
+    model: type[BaseModel] = schemas.Error
+    headers: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str
+    path: str  # OpenAPI's form: {name} for an integer path parameter
+    url_name: str  # the Django URL it is served at (tests check the two agree)
+    operation_id: str
+    summary: str
+    answers: dict[int, Answer]
+    body: dict[str, type[BaseModel]] = field(default_factory=dict)  # media type -> model
+    query: type[BaseModel] | None = None
+    headers: tuple[dict[str, Any], ...] = ()  # request headers, as OpenAPI parameters
 
 
 RETRY_AFTER = {"description": "Seconds to wait before asking again", "schema": {"type": "integer", "minimum": 1}}
-TIME = {"type": ["string", "null"], "format": "date-time"}
+LOCATION = {"description": "The job's status URL", "schema": {"type": "string"}}
+IDEMPOTENCY_KEY = {
+    "name": "Idempotency-Key", "in": "header", "required": False,
+    "description": "The operation key: required here or as the form field idempotency_key. "
+                   "The same key and request give the same job; a different request, 409.",
+    "schema": {"type": "string", "maxLength": MAX_OPERATION_KEY},
+}
+
+UNAUTHENTICATED = Answer("No or invalid credentials")
+NOT_ALLOWED = Answer("Method not allowed")
+
+
+def unavailable(what: str = "The job store is unavailable") -> Answer:
+    return Answer(what, headers={"Retry-After": RETRY_AFTER})
+
+
+OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        "post", "/jobs", "jobs", "submitJob", "Accept a job (idempotent per Idempotency-Key)",
+        body={"application/json": schemas.JobRequest, "multipart/form-data": schemas.JobForm},
+        headers=(IDEMPOTENCY_KEY,),
+        answers={
+            202: Answer("Accepted: a queued job was committed (or this key's job is returned again)",
+                        schemas.Accepted, headers={"Location": LOCATION, "Retry-After": RETRY_AFTER}),
+            400: Answer("Invalid input; `field` says which"),
+            401: UNAUTHENTICATED,
+            403: Answer("CSRF check failed (session requests), or the account has no tenant"),
+            405: NOT_ALLOWED,
+            409: Answer("The Idempotency-Key was already used for a different request"),
+            413: Answer("The payload, the document or the body is too large"),
+            415: Answer("Unsupported body or document media type"),
+            503: unavailable("The job store is unavailable; nothing was accepted"),
+        },
+    ),
+    Operation(
+        "get", "/jobs", "jobs", "listJobs", "The tenant's jobs, newest first",
+        query=schemas.JobListQuery,
+        answers={
+            200: Answer("One page of jobs", schemas.JobList),
+            400: Answer("Unknown state, or a page that is not a positive integer"),
+            401: UNAUTHENTICATED,
+            503: unavailable(),
+        },
+    ),
+    Operation(
+        "get", "/jobs/{id}", "job_detail", "getJob", "A job's state, attempts, history, and its result once completed",
+        answers={
+            200: Answer("The job", schemas.Job,
+                        headers={"Retry-After": {**RETRY_AFTER, "description": "Present while the job is not terminal"}}),
+            401: UNAUTHENTICATED,
+            404: Answer("No such job for this tenant (unknown and foreign ids answer alike)"),
+            405: NOT_ALLOWED,
+            503: unavailable(),
+        },
+    ),
+)
+
+
+class _Generator(GenerateJsonSchema):
+    """Pydantic's JSON Schema without a title on every property: the names say it."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
+def components() -> dict[str, Any]:
+    """Every model the operations name, by name; query models become parameters instead."""
+    models = {(op.query, "validation") for op in OPERATIONS if op.query}
+    models |= {(model, "validation") for op in OPERATIONS for model in op.body.values()}
+    models |= {(answer.model, "serialization") for op in OPERATIONS for answer in op.answers.values()}
+    ordered = sorted(models, key=lambda item: (item[0].__name__, item[1]))
+    _, defs = models_json_schema(ordered, ref_template=REF, schema_generator=_Generator)
+    return defs["$defs"]
 
 
 def openapi() -> dict[str, Any]:
+    schemas_ = components()
+    query_schemas = {op.query.__name__: schemas_.pop(op.query.__name__) for op in OPERATIONS if op.query}
+    paths: dict[str, dict[str, Any]] = {}
+    for op in OPERATIONS:
+        paths.setdefault(op.path, {})[op.method] = _operation(op, query_schemas)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -35,182 +137,41 @@ def openapi() -> dict[str, Any]:
         },
         "servers": [{"url": "/"}],
         "security": [{"bearer": []}, {"session": []}],
-        "paths": {
-            "/jobs": {
-                "post": {
-                    "operationId": "submitJob",
-                    "summary": "Accept a job (idempotent per Idempotency-Key)",
-                    "parameters": [{
-                        "name": "Idempotency-Key", "in": "header", "required": False,
-                        "description": "The operation key: required here or as the form field idempotency_key. "
-                                       "The same key and request give the same job; a different request, 409.",
-                        "schema": {"type": "string", "maxLength": 200},
-                    }],
-                    "requestBody": {
-                        "required": True,
-                        "content": {
-                            "application/json": {"schema": {"$ref": "#/components/schemas/JobRequest"}},
-                            "multipart/form-data": {"schema": {"$ref": "#/components/schemas/JobForm"}},
-                        },
-                    },
-                    "responses": {
-                        "202": {
-                            "description": "Accepted: a queued job was committed (or this key's job is returned again)",
-                            "headers": {
-                                "Location": {"description": "The job's status URL", "schema": {"type": "string"}},
-                                "Retry-After": RETRY_AFTER,
-                            },
-                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Accepted"}}},
-                        },
-                        "400": _error("Invalid input; `field` says which"),
-                        "401": _error("No or invalid credentials"),
-                        "403": _error("CSRF check failed (session requests), or the account has no tenant"),
-                        "405": _error("Method not allowed"),
-                        "409": _error("The Idempotency-Key was already used for a different request"),
-                        "413": _error("The payload, the document or the body is too large"),
-                        "415": _error("Unsupported body or document media type"),
-                        "503": {**_error("The job store is unavailable; nothing was accepted"),
-                                "headers": {"Retry-After": RETRY_AFTER}},
-                    },
-                },
-                "get": {
-                    "operationId": "listJobs",
-                    "summary": "The tenant's jobs, newest first",
-                    "parameters": [
-                        {"name": "state", "in": "query", "schema": {"type": "string", "enum": STATES}},
-                        {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1}},
-                    ],
-                    "responses": {
-                        "200": {"description": "One page of jobs",
-                                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JobList"}}}},
-                        "400": _error("Unknown state"),
-                        "401": _error("No or invalid credentials"),
-                    },
-                },
-            },
-            "/jobs/{id}": {
-                "get": {
-                    "operationId": "getJob",
-                    "summary": "A job's state, attempts, history, and its result once completed",
-                    "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}],
-                    "responses": {
-                        "200": {
-                            "description": "The job",
-                            "headers": {"Retry-After": {**RETRY_AFTER, "description": "Present while the job is not terminal"}},
-                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Job"}}},
-                        },
-                        "401": _error("No or invalid credentials"),
-                        "404": _error("No such job for this tenant (unknown and foreign ids answer alike)"),
-                        "405": _error("Method not allowed"),
-                        "503": {**_error("The job store is unavailable"), "headers": {"Retry-After": RETRY_AFTER}},
-                    },
-                },
-            },
-        },
+        "paths": paths,
         "components": {
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer", "description": "A token from `manage.py createtoken`"},
                 "session": {"type": "apiKey", "in": "cookie", "name": "sessionid"},
             },
-            "schemas": {
-                "JobRequest": {
-                    "type": "object",
-                    "required": ["kind"],
-                    "properties": {
-                        "kind": {"type": "string", "examples": ["document_review"]},
-                        "payload": {"type": "object", "description": "Checked against the kind's JSON Schema"},
-                    },
-                },
-                "JobForm": {
-                    "type": "object",
-                    "required": ["kind"],
-                    "properties": {
-                        "kind": {"type": "string"},
-                        "text": {"type": "string", "description": "Becomes payload.text"},
-                        "document": {"type": "string", "contentMediaType": "application/octet-stream"},
-                        "payload": {"type": "string", "description": "A JSON object (optional)"},
-                        "idempotency_key": {"type": "string", "maxLength": 200},
-                    },
-                },
-                "Accepted": {
-                    "type": "object",
-                    "required": ["id", "state", "status_url"],
-                    "properties": {
-                        "id": {"type": "integer"},
-                        "state": {"type": "string", "enum": STATES},
-                        "status_url": {"type": "string"},
-                    },
-                    "additionalProperties": False,
-                },
-                "Event": {
-                    "type": "object",
-                    "required": ["from", "to", "epoch", "at", "reason"],
-                    "properties": {
-                        "from": {"type": ["string", "null"], "description": "null for acceptance"},
-                        "to": {"type": ["string", "null"], "description": "null for a rejected write"},
-                        "epoch": {"type": "integer"},
-                        "at": {"type": "string", "format": "date-time"},
-                        "reason": {"type": "string"},
-                    },
-                    "additionalProperties": False,
-                },
-                "Job": {
-                    "type": "object",
-                    "required": ["id", "kind", "state", "attempts", "max_attempts", "created_at", "updated_at",
-                                 "finished_at", "deadline", "status_url", "events"],
-                    "properties": {
-                        "id": {"type": "integer"},
-                        "kind": {"type": "string"},
-                        "state": {"type": "string", "enum": STATES},
-                        "attempts": {"type": "integer", "minimum": 0},
-                        "max_attempts": {"type": "integer", "minimum": 1},
-                        "created_at": TIME,
-                        "updated_at": TIME,
-                        "finished_at": TIME,
-                        "deadline": TIME,
-                        "status_url": {"type": "string"},
-                        "events": {"type": "array", "items": {"$ref": "#/components/schemas/Event"}},
-                        "result": {"description": "Only when state is completed; its shape depends on the kind"},
-                    },
-                    "additionalProperties": False,
-                },
-                "JobSummary": {
-                    "type": "object",
-                    "required": ["id", "kind", "state", "attempts", "created_at", "updated_at", "finished_at", "status_url"],
-                    "properties": {
-                        "id": {"type": "integer"},
-                        "kind": {"type": "string"},
-                        "state": {"type": "string", "enum": STATES},
-                        "attempts": {"type": "integer"},
-                        "created_at": TIME,
-                        "updated_at": TIME,
-                        "finished_at": TIME,
-                        "status_url": {"type": "string"},
-                    },
-                    "additionalProperties": False,
-                },
-                "JobList": {
-                    "type": "object",
-                    "required": ["jobs", "page", "pages", "next", "previous"],
-                    "properties": {
-                        "jobs": {"type": "array", "items": {"$ref": "#/components/schemas/JobSummary"}},
-                        "page": {"type": "integer"},
-                        "pages": {"type": "integer"},
-                        "next": {"type": ["string", "null"]},
-                        "previous": {"type": ["string", "null"]},
-                    },
-                    "additionalProperties": False,
-                },
-                "Error": {
-                    "type": "object",
-                    "required": ["error", "detail"],
-                    "properties": {
-                        "error": {"type": "string", "description": "A stable code, e.g. operation_key_conflict"},
-                        "detail": {"type": "string", "description": "A human explanation"},
-                        "field": {"type": "string", "description": "The input at fault, for 400s"},
-                    },
-                    "additionalProperties": False,
-                },
-            },
+            "schemas": schemas_,
         },
     }
+
+
+def _operation(op: Operation, query_schemas: dict[str, Any]) -> dict[str, Any]:
+    parameters = [{"name": name, "in": "path", "required": True, "schema": {"type": "integer"}}
+                  for name in re.findall(r"{(\w+)}", op.path)]
+    if op.query:
+        query = query_schemas[op.query.__name__]
+        parameters += [{"name": name, "in": "query", "required": name in query.get("required", ()), "schema": schema}
+                       for name, schema in query["properties"].items()]
+    parameters += op.headers
+    operation: dict[str, Any] = {"operationId": op.operation_id, "summary": op.summary}
+    if parameters:
+        operation["parameters"] = parameters
+    if op.body:
+        operation["requestBody"] = {"required": True, "content": {
+            media_type: {"schema": {"$ref": REF.format(model=model.__name__)}} for media_type, model in op.body.items()
+        }}
+    operation["responses"] = {str(status): _response(answer) for status, answer in sorted(op.answers.items())}
+    return operation
+
+
+def _response(answer: Answer) -> dict[str, Any]:
+    response: dict[str, Any] = {
+        "description": answer.description,
+        "content": {"application/json": {"schema": {"$ref": REF.format(model=answer.model.__name__)}}},
+    }
+    if answer.headers:
+        response["headers"] = answer.headers
+    return response

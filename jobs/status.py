@@ -16,6 +16,7 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 from django.http import Http404
 
+from . import schemas
 from .models import Job, JobEvent
 
 STATUS_FIELDS = (
@@ -80,67 +81,6 @@ def retry_after(job: Job, now: datetime) -> int:
     return min(max(math.ceil(age / 10), 1), POLL_DELAYS[-1])
 
 
-def is_review_result(result: Any) -> bool:
-    """True when a result has the document review's shape: a fields table and a draft."""
-    return (
-        isinstance(result, dict)
-        and isinstance(result.get("fields"), dict)
-        and all(isinstance(v, dict) for v in result["fields"].values())
-    )
-
-
-# --- JSON shapes ---------------------------------------------------------------------------
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value else None
-
-
-def status_url(job_id: int) -> str:
-    return f"/jobs/{job_id}"
-
-
 def job_json(status: JobStatus) -> dict[str, Any]:
-    job = status.job
-    body: dict[str, Any] = {
-        "id": job.pk,
-        "kind": job.kind,
-        "state": job.state,
-        "attempts": job.attempts,
-        "max_attempts": job.max_attempts,
-        "created_at": _iso(job.created_at),
-        "updated_at": _iso(job.updated_at),
-        "finished_at": _iso(job.finished_at),
-        "deadline": _iso(job.deadline),
-        "status_url": status_url(job.pk),
-        "events": [
-            {"from": e.from_state or None, "to": e.to_state or None, "epoch": e.epoch, "at": _iso(e.at),
-             "reason": e.reason}
-            for e in status.events
-        ],
-    }
-    if job.state == Job.State.COMPLETED:
-        body["result"] = job.result
-    return body
-
-
-def accepted_json(job: Job) -> dict[str, Any]:
-    return {"id": job.pk, "state": job.state, "status_url": status_url(job.pk)}
-
-
-def list_json(page: Page, state: str) -> dict[str, Any]:
-    def link(number: int) -> str:
-        return f"/jobs?page={number}" + (f"&state={state}" if state else "")
-
-    return {
-        "jobs": [
-            {"id": j.pk, "kind": j.kind, "state": j.state, "attempts": j.attempts,
-             "created_at": _iso(j.created_at), "updated_at": _iso(j.updated_at),
-             "finished_at": _iso(j.finished_at), "status_url": status_url(j.pk)}
-            for j in page.object_list
-        ],
-        "page": page.number,
-        "pages": page.paginator.num_pages,
-        "next": link(page.next_page_number()) if page.has_next() else None,
-        "previous": link(page.previous_page_number()) if page.has_previous() else None,
-    }
+    """The job as ``GET /jobs/<id>`` answers it in JSON (``schemas.Job``)."""
+    return schemas.Job.of(status.job, status.events).to_json()

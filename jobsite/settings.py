@@ -149,6 +149,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
+CSRF_FAILURE_VIEW = "jobs.views.csrf_failure"  # the product's JSON or HTML error, not Django's page
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.db import OperationalError, connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from jobs import http, queue, status
+from jobs import http, status
 from jobs.models import Job, JobEvent
 
 from .conftest import key
@@ -227,6 +228,13 @@ def test_an_invalid_token_is_401_even_with_a_session(alice, header):
     assert not Job.objects.exists()
 
 
+def test_a_valid_token_needs_no_csrf_token_even_beside_a_session(api_client, alice):
+    client = api_client(alice)  # enforces CSRF checks
+    client.force_login(alice)
+    response = post_json(client, {"kind": "diagnostic.noop", "payload": {}}, idempotency_key=key())
+    assert response.status_code == 202, response.content
+
+
 def test_a_revoked_token_is_401(api_client, alice):
     client = api_client(alice)
     alice.api_tokens.all().delete()
@@ -241,15 +249,26 @@ def test_other_methods_are_405_with_allow(api_client, alice, method, url):
     assert "GET" in response["Allow"]
 
 
-def test_the_store_being_unavailable_is_503_with_retry_after_and_no_row(api_client, alice, monkeypatch):
-    def locked(**kwargs):
-        raise OperationalError("database is locked")
+def test_the_store_failing_after_the_job_row_is_written_is_503_with_retry_after_and_no_row(api_client, alice):
+    """The store fails on the statement after the job's INSERT: the whole acceptance rolls back."""
+    client = api_client(alice)
+    written: list[str] = []
 
-    monkeypatch.setattr(queue, "accept", locked)
-    response = post_json(api_client(alice), {"kind": "diagnostic.noop", "payload": {}}, idempotency_key=key())
+    def fail_after_the_job_row(execute, sql, params, many, context):
+        if written == ["job"]:
+            written.append("failed")
+            raise OperationalError("disk I/O error")
+        result = execute(sql, params, many, context)
+        if re.match(r'\s*INSERT INTO "?jobs_job"?\s', sql, re.IGNORECASE):
+            written.append("job")
+        return result
+
+    with connection.execute_wrapper(fail_after_the_job_row):
+        response = post_json(client, {"kind": "diagnostic.noop", "payload": {}}, idempotency_key=key())
+    assert written == ["job", "failed"]  # the row was written, then the store failed
     assert_error(response, 503, "unavailable")
     assert response["Retry-After"] == str(http.RETRY_AFTER_UNAVAILABLE)
-    assert not Job.objects.exists()
+    assert not Job.objects.exists() and not JobEvent.objects.exists()
 
 
 def test_a_status_read_while_the_store_is_unavailable_is_503(api_client, alice, accept, monkeypatch):
@@ -299,6 +318,7 @@ def test_get_shows_state_attempts_and_history_without_result_while_queued(api_cl
     body = response.json()
     assert (body["id"], body["kind"], body["state"], body["attempts"]) == (job.pk, "diagnostic.sleep", "queued", 0)
     assert body["events"] == [{"from": None, "to": "queued", "epoch": 0, "at": body["created_at"], "reason": "accepted"}]
+    assert body["created_at"] == job.created_at.isoformat() and body["created_at"].endswith("+00:00")
     assert "result" not in body and "payload" not in body
     assert int(response["Retry-After"]) >= 1
 
@@ -372,6 +392,8 @@ def test_the_list_is_the_tenants_jobs_newest_first_with_paging_and_a_state_filte
     completed = client.get("/jobs?state=completed").json()
     assert [j["id"] for j in completed["jobs"]] == [done.pk]
     assert_error(client.get("/jobs?state=bogus"), 400, "invalid", "state")
+    assert_error(client.get("/jobs?page=first"), 400, "invalid", "page")
+    assert client.get("/jobs?state=&page=1").json()["jobs"] == first["jobs"]  # the page's "all"
 
 
 @pytest.mark.django_db(transaction=True)

@@ -95,6 +95,16 @@ def test_an_htmx_post_without_the_csrf_token_is_refused(browser_client, alice):
     assert not Job.objects.exists()
 
 
+def test_a_browser_post_with_a_wrong_csrf_token_gets_the_error_page(browser_client, alice):
+    client = browser_client(alice)
+    page = client.get("/jobs/new")
+    response = client.post("/jobs", {"kind": "webtest.echo", "text": "x", "idempotency_key": form_key(page),
+                                     "csrfmiddlewaretoken": "x" * 64})
+    assert response.status_code == 403 and b"<h1>Error 403</h1>" in response.content
+    assert b"CSRF check failed" in response.content
+    assert not Job.objects.exists()
+
+
 def test_a_session_json_post_without_the_csrf_token_is_refused_as_json(alice):
     client = Client(enforce_csrf_checks=True)
     client.force_login(alice)
@@ -180,24 +190,63 @@ def test_a_terminal_job_stops_polling(browser_client, alice, completed_job):
     assert b"data-poll" not in response.content
 
 
+REVIEW = {
+    "fields": {
+        "supplier_name": {"status": "present", "value": "ACME GmbH", "detail": None},
+        "vat_id": {"status": "malformed", "value": "DE123", "detail": "bad check digit"},
+        "iban": {"status": "missing", "value": None, "detail": "not found"},
+    },
+    "draft": "Dear ACME GmbH,\nplease send your VAT id.",
+    "steps": [{"tool": "extract", "at": "t"}, {"tool": "validate", "at": "t"}, {"tool": "draft", "at": "t"}],
+    "warnings": ["vat_id has a bad check digit"],
+    "pages": 1,
+}
+
+
+def review_job(completed_job, result):
+    return completed_job(result, kind="document_review", payload={"text": "Supplier: ACME GmbH"})
+
+
 def test_a_review_result_shows_the_fields_table_and_the_draft_with_a_copy_button(browser_client, alice,
                                                                                    completed_job):
-    result = {
-        "fields": {
-            "supplier_name": {"status": "present", "value": "ACME GmbH", "detail": None},
-            "vat_id": {"status": "malformed", "value": "DE123", "detail": "bad check digit"},
-            "iban": {"status": "missing", "value": None, "detail": "not found"},
-        },
-        "draft": "Dear ACME GmbH,\nplease send your VAT id.",
-        "steps": [{"tool": "extract", "at": "t"}, {"tool": "validate", "at": "t"}, {"tool": "draft", "at": "t"}],
-        "warnings": ["vat_id has a bad check digit"],
-        "pages": 1,
-    }
-    job = completed_job(result)
+    job = review_job(completed_job, REVIEW)
     html = browser_client(alice).get(f"/jobs/{job.pk}").content.decode()
     assert 'id="fields"' in html and "ACME GmbH" in html and "badge-malformed" in html and "bad check digit" in html
     assert 'id="draft"' in html and "please send your VAT id." in html and 'data-copy="#draft"' in html
     assert "extract → validate → draft" in html
+    assert 'id="result"' not in html
+
+
+def test_the_kind_presents_its_result_so_another_kinds_review_shaped_result_is_json(browser_client, alice,
+                                                                                    completed_job):
+    """The job page knows no result shape: only the kind that made a result chooses its template."""
+    job = completed_job(REVIEW, kind="webtest.echo")
+    html = browser_client(alice).get(f"/jobs/{job.pk}").content.decode()
+    assert 'id="result"' in html and "&quot;supplier_name&quot;" in html
+    assert 'id="fields"' not in html and 'id="draft"' not in html
+
+
+def test_a_review_reconciled_by_staff_with_a_note_is_shown_as_json(browser_client, alice, completed_job):
+    job = review_job(completed_job, {"note": "paid by phone"})
+    html = browser_client(alice).get(f"/jobs/{job.pk}?poll=2", headers=HTMX).content.decode()
+    assert 'id="result"' in html and "paid by phone" in html and 'id="fields"' not in html
+
+
+def test_the_jobs_app_never_imports_the_agent():
+    """Dependencies point one way: agent/ registers its kind (and its result template) with jobs/."""
+    import ast
+    from pathlib import Path
+
+    import jobs
+
+    imported = set()
+    for path in Path(jobs.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {(path.name, alias.name) for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                imported.add((path.name, node.module or ""))
+    assert imported and not [(f, m) for f, m in imported if m == "agent" or m.startswith("agent.")]
 
 
 def test_another_result_shape_is_shown_as_json(browser_client, alice, completed_job):
@@ -208,10 +257,11 @@ def test_another_result_shape_is_shown_as_json(browser_client, alice, completed_
 
 def test_document_derived_text_is_escaped(browser_client, alice, completed_job):
     evil = "<script>alert(1)</script>"
-    job = completed_job({"fields": {"supplier_name": {"status": "present", "value": evil, "detail": evil}},
-                         "draft": evil})
+    job = review_job(completed_job, {"fields": {"supplier_name": {"status": "present", "value": evil, "detail": evil}},
+                                     "draft": evil})
     Job.objects.filter(pk=job.pk).update(document_name=evil)
     html = browser_client(alice).get(f"/jobs/{job.pk}").content.decode()
+    assert 'id="fields"' in html and 'id="draft"' in html  # shown by the review's own template
     assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 

@@ -1,0 +1,178 @@
+"""The JSON shapes of the job API, each defined once.
+
+Views build their JSON answers from these models (``Body.to_json``) and read JSON and form
+submissions through them; ``jobs.openapi`` generates ``/openapi.json`` from their JSON
+Schemas. A field added here is in the answer and in the document at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Annotated, Any
+from urllib.parse import urlencode
+
+from django.urls import reverse
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StringConstraints,
+                      WithJsonSchema)
+from pydantic.json_schema import SkipJsonSchema
+
+from . import models
+from .queue import MAX_OPERATION_KEY
+
+State = models.Job.State
+
+# Times are written as Python's isoformat() has always written them here ("+00:00", not "Z").
+Time = Annotated[
+    datetime,
+    PlainSerializer(lambda value: value.isoformat(), return_type=str),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+Kind = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1),
+    Field(description="One of the offered job kinds", examples=["document_review"]),
+]
+
+
+def status_url(job_id: int) -> str:
+    return reverse("job_detail", args=[job_id])
+
+
+# --- Answers ---------------------------------------------------------------------------------
+
+
+class Body(BaseModel):
+    """A JSON answer. A field that was not given is not sent (``result`` until completion)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+class Error(Body):
+    """Every error answer: a stable code, a human text, and for a 400 the input at fault."""
+
+    error: str = Field(description="A stable code, e.g. operation_key_conflict")
+    detail: str = Field(description="A human explanation")
+    field: str | SkipJsonSchema[None] = Field(default=None, description="The input at fault, for 400s")
+
+    @classmethod
+    def of(cls, code: str, detail: str, field: str | None = None) -> Error:
+        return cls(error=code, detail=detail, **({"field": field} if field else {}))
+
+
+class Accepted(Body):
+    id: int
+    state: State
+    status_url: str
+
+    @classmethod
+    def of(cls, job: models.Job) -> Accepted:
+        return cls(id=job.pk, state=job.state, status_url=status_url(job.pk))
+
+
+class Event(Body):
+    from_: str | None = Field(alias="from", description="null for acceptance")
+    to: str | None = Field(description="null for a rejected write")
+    epoch: int
+    at: Time
+    reason: str
+
+    @classmethod
+    def of(cls, event: models.JobEvent) -> Event:
+        return cls(**{"from": event.from_state or None}, to=event.to_state or None, epoch=event.epoch,
+                   at=event.at, reason=event.reason)
+
+
+class Job(Body):
+    id: int
+    kind: str
+    state: State
+    attempts: int = Field(ge=0)
+    max_attempts: int = Field(ge=1)
+    created_at: Time
+    updated_at: Time
+    finished_at: Time | None
+    deadline: Time
+    status_url: str
+    events: list[Event]
+    result: Any = Field(default=None, description="Only when state is completed; its shape depends on the kind")
+
+    @classmethod
+    def of(cls, job: models.Job, events: Iterable[models.JobEvent]) -> Job:
+        completed = {"result": job.result} if job.state == State.COMPLETED else {}
+        return cls(
+            id=job.pk, kind=job.kind, state=job.state, attempts=job.attempts, max_attempts=job.max_attempts,
+            created_at=job.created_at, updated_at=job.updated_at, finished_at=job.finished_at,
+            deadline=job.deadline, status_url=status_url(job.pk), events=[Event.of(e) for e in events],
+            **completed,
+        )
+
+
+class JobSummary(Body):
+    id: int
+    kind: str
+    state: State
+    attempts: int = Field(ge=0)
+    created_at: Time
+    updated_at: Time
+    finished_at: Time | None
+    status_url: str
+
+    @classmethod
+    def of(cls, job: models.Job) -> JobSummary:
+        return cls(id=job.pk, kind=job.kind, state=job.state, attempts=job.attempts, created_at=job.created_at,
+                   updated_at=job.updated_at, finished_at=job.finished_at, status_url=status_url(job.pk))
+
+
+class JobList(Body):
+    jobs: list[JobSummary]
+    page: int
+    pages: int
+    next: str | None
+    previous: str | None
+
+    @classmethod
+    def of(cls, page: Any, state: str | None) -> JobList:
+        """One ``django.core.paginator.Page`` of jobs, linking to its neighbours."""
+        def link(number: int) -> str:
+            return reverse("jobs") + "?" + urlencode({"page": number, **({"state": state} if state else {})})
+
+        return cls(
+            jobs=[JobSummary.of(job) for job in page.object_list],
+            page=page.number,
+            pages=page.paginator.num_pages,
+            next=link(page.next_page_number()) if page.has_next() else None,
+            previous=link(page.previous_page_number()) if page.has_previous() else None,
+        )
+
+
+# --- Requests --------------------------------------------------------------------------------
+
+
+class JobRequest(BaseModel):
+    """The JSON body of POST /jobs. Other fields (an owner, a tenant) are ignored: identity decides."""
+
+    kind: Kind
+    payload: Annotated[dict[str, Any], BeforeValidator(lambda value: {} if value is None else value)] = Field(
+        default_factory=dict, description="Checked against the kind's JSON Schema")
+
+
+class JobForm(BaseModel):
+    """The multipart form of POST /jobs (the browser's submit form posts it too)."""
+
+    kind: Kind
+    text: str = Field(default="", description="Becomes payload.text")
+    payload: str = Field(default="", description="A JSON object (optional)")
+    idempotency_key: str = Field(default="", json_schema_extra={"maxLength": MAX_OPERATION_KEY},
+                                 description="The operation key, when the Idempotency-Key header is not sent")
+    document: Annotated[Any, WithJsonSchema({"type": "string", "contentMediaType": "application/octet-stream"})] = (
+        Field(default=None, description="The document (an uploaded file)"))
+
+
+class JobListQuery(BaseModel):
+    """The query of GET /jobs. An empty state (the page's "all") means any state."""
+
+    state: Annotated[State | SkipJsonSchema[None], BeforeValidator(lambda value: value or None)] = None
+    page: int = Field(default=1, ge=1)
