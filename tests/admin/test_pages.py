@@ -47,16 +47,20 @@ def test_every_confirmation_page_renders_with_its_form(client, triager, in_state
     assert (b'name="outcome"' in page.content) == (action == "reconcile_done")
 
 
-def test_every_tenant_member_and_token_page_renders(client, triager, alice):
+def test_every_tenant_member_group_and_token_page_renders_for_a_superuser(client, superuser, alice, triager):
     secret = tokens.issue(alice)
     token = ApiToken.objects.get(digest=tokens.digest(secret))
-    client.force_login(triager)
+    group = triager.groups.get()
+    client.force_login(superuser)
     urls = [
         "/admin/jobs/tenant/", "/admin/jobs/tenant/add/", f"/admin/jobs/tenant/{alice.tenant_id}/change/",
         "/admin/jobs/user/", "/admin/jobs/user/add/", f"/admin/jobs/user/{alice.pk}/change/",
         f"/admin/jobs/user/{alice.pk}/password/",
+        "/admin/auth/group/", "/admin/auth/group/add/", f"/admin/auth/group/{group.pk}/change/",
         "/admin/jobs/apitoken/", "/admin/jobs/apitoken/add/", f"/admin/jobs/apitoken/{token.pk}/change/",
+        *[f"/admin/jobs/apitoken/?status={status}" for status in ("live", "expired", "revoked")],
         f"/admin/jobs/apitoken/{token.pk}/delete/",
+        *[f"{CHANGELIST}{job.pk}/change/" for job in Job.objects.all()],
     ]
     for url in urls:
         assert client.get(url).status_code == 200, url
@@ -186,38 +190,8 @@ def test_the_history_page_lists_the_triage_log_entries(client, triager, in_state
     assert LogEntry.objects.get().user == triager
 
 
-def test_tokens_show_only_their_prefix_never_the_digest(client, triager, alice):
-    secret = tokens.issue(alice)
-    token = ApiToken.objects.get(digest=tokens.digest(secret))
-    client.force_login(triager)
-    for url in ["/admin/jobs/apitoken/", f"/admin/jobs/apitoken/{token.pk}/change/"]:
-        text = client.get(url).content.decode()
-        assert token.prefix in text
-        assert token.digest not in text and secret not in text
-
-
-def test_adding_a_token_shows_it_once_and_stores_only_its_digest(client, triager, alice):
-    client.force_login(triager)
-    response = client.post("/admin/jobs/apitoken/add/", {"user": alice.pk})
-    assert response.status_code == 200 and "no-store" in response["Cache-Control"]
-    secret = response.context["token"]
-    assert secret.startswith(tokens.PREFIX) and secret.encode() in response.content
-    assert tokens.user_for(secret) == alice
-    stored = ApiToken.objects.get(user=alice)
-    assert stored.digest == tokens.digest(secret) and stored.prefix == secret[:10]
-    assert secret not in client.get(f"/admin/jobs/apitoken/{stored.pk}/change/").content.decode()
-
-
-def test_revoking_a_token_in_the_admin_stops_it_working(client, triager, alice):
-    secret = tokens.issue(alice)
-    token = ApiToken.objects.get(digest=tokens.digest(secret))
-    client.force_login(triager)
-    assert client.post(f"/admin/jobs/apitoken/{token.pk}/delete/", {"post": "yes"}).status_code == 302
-    assert tokens.user_for(secret) is None
-
-
-def test_staff_add_a_tenant_and_a_member_in_it(client, triager):
-    client.force_login(triager)
+def test_a_superuser_adds_a_tenant_and_a_member_in_it(client, superuser):
+    client.force_login(superuser)
     assert client.post("/admin/jobs/tenant/add/", {"slug": "initech", "name": "Initech"}).status_code == 302
     tenant = Tenant.objects.get(slug="initech")
     response = client.post("/admin/jobs/user/add/", {
