@@ -465,7 +465,7 @@ class JobAdmin(admin.ModelAdmin):
             "external_started_at", "updated_at", "finished_at",
         ]}),
     ]
-    readonly_fields = [name for _, options in fieldsets for name in options["fields"]]
+    readonly_fields = [*(name for _, options in fieldsets for name in options["fields"]), "input_downloads"]
 
     # Nobody edits a job here: its state moves only through the queue (the actions), its input
     # is immutable, and deleting it would delete its audit trail.
@@ -480,6 +480,29 @@ class JobAdmin(admin.ModelAdmin):
 
     def has_triage_permission(self, request) -> bool:
         return request.user.has_perm(f"{self.opts.app_label}.triage_job")
+
+    def may_see_input(self, request) -> bool:
+        """Inline text and documents are the tenants' content: superusers only, and each
+        download is logged. Triage works from the metadata, the checkpoint and the result."""
+        return request.user.is_active and request.user.is_superuser
+
+    # The query-string lookups the declared filters use, and nothing else: Django's default
+    # lets any lookup on the job's own fields through (``?payload__text__icontains=...`` would
+    # search the tenants' inline text), so everything else is a 400.
+    allowed_lookups = frozenset({
+        StateFilter.parameter_name, AgeFilter.parameter_name,  # state=, age=
+        "tenant__id__exact", "tenant__isnull",  # the tenant filter (RelatedFieldListFilter)
+        "kind", "kind__isnull",  # the kind filter (AllValuesFieldListFilter)
+    })
+
+    def lookup_allowed(self, lookup, value, request=None):
+        return lookup in self.allowed_lookups
+
+    def get_fieldsets(self, request, obj=None):
+        if not self.may_see_input(request):
+            return self.fieldsets
+        return [(name, {**options, "fields": [*options["fields"], "input_downloads"]} if name == "Input" else options)
+                for name, options in self.fieldsets]
 
     def get_ordering(self, request):
         needs_human_first = Case(
@@ -565,22 +588,25 @@ class JobAdmin(admin.ModelAdmin):
             else:
                 shown = json.dumps(value)  # numbers, booleans, null: settings, not content
             rows.append((key, shown))
-        link = reverse("admin:jobs_job_payload", args=[obj.pk])
-        return format_html(
-            '<ul class="job-input">{}</ul><a href="{}">Download the payload (JSON)</a>',
-            format_html_join("", "<li><code>{}</code>: {}</li>", rows), link,
-        )
+        return format_html('<ul class="job-input">{}</ul>', format_html_join("", "<li><code>{}</code>: {}</li>", rows))
 
     @admin.display(description="document")
     def document_summary(self, obj: Job) -> str:
         if not obj.document:
             return "—"
-        link = reverse("admin:jobs_job_document", args=[obj.pk])
         return format_html(
-            '{} ({}, {} bytes)<br>SHA-256 <code>{}</code><br><a href="{}">Download the document</a>',
+            "{} ({}, {} bytes)<br>SHA-256 <code>{}</code>",
             obj.document_name or "document", obj.document_type or "unknown type",
-            f"{obj.document_size or 0:,}", obj.document_sha256, link,
+            f"{obj.document_size or 0:,}", obj.document_sha256,
         )
+
+    @admin.display(description="content")
+    def input_downloads(self, obj: Job) -> str:
+        """Only on superusers' pages (see get_fieldsets); each download is logged."""
+        links = [(reverse("admin:jobs_job_payload", args=[obj.pk]), "Download the payload (JSON)")]
+        if obj.document:
+            links.append((reverse("admin:jobs_job_document", args=[obj.pk]), "Download the document"))
+        return format_html_join(" · ", '<a href="{}">{}</a>', links)
 
     @admin.display(description="checkpoint")
     def kind_progress(self, obj: Job) -> str:
@@ -611,30 +637,33 @@ class JobAdmin(admin.ModelAdmin):
             format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
         )
 
-    # --- downloads (staff who may view the job)
+    # --- downloads of the input (superusers only, each one logged)
 
-    def _viewable(self, request, object_id) -> Job:
+    def _input_of(self, request, object_id) -> Job:
+        if not self.may_see_input(request):
+            raise PermissionDenied
         job = self.get_object(request, object_id)
         if job is None:
             raise Http404("no such job")
-        if not self.has_view_permission(request, job):
-            raise PermissionDenied
         return job
 
     def document_view(self, request, object_id):
-        job = self._viewable(request, object_id)
+        job = self._input_of(request, object_id)
         root = documents.path("").resolve()
         stored = documents.path(job.document).resolve() if job.document else None
         if stored is None or not stored.is_relative_to(root) or not stored.is_file():
             raise Http404("this job has no stored document")
+        self.log_change(request, job, f"Downloaded the document ({job.document_name or 'unnamed'}).")
         # An attachment: the browser saves it, never renders a tenant's file in the admin's origin.
         return FileResponse(stored.open("rb"), as_attachment=True, filename=job.document_name or f"job-{job.pk}",
                             content_type="application/octet-stream")
 
     def payload_view(self, request, object_id):
-        job = self._viewable(request, object_id)
+        job = self._input_of(request, object_id)
+        self.log_change(request, job, "Downloaded the payload.")
         response = HttpResponse(json.dumps(job.payload, indent=2, ensure_ascii=False), content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-payload.json"'
+        response["Cache-Control"] = "no-store"
         return response
 
     # --- actions
