@@ -24,6 +24,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Case, Count, IntegerField, Q, Value, When
 from django.http import FileResponse, Http404, HttpResponse
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
@@ -626,16 +627,7 @@ class JobAdmin(admin.ModelAdmin):
 
     @admin.display(description="events")
     def timeline(self, obj: Job) -> str:
-        rows = [
-            (e.at.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3], e.from_state or "—", e.to_state or "rejected",
-             e.epoch, e.actor, e.reason)
-            for e in obj.events.order_by("id")
-        ]
-        return format_html(
-            '<table class="job-timeline"><thead><tr><th>at (UTC)</th><th>from</th><th>to</th>'
-            "<th>epoch</th><th>actor</th><th>reason</th></tr></thead><tbody>{}</tbody></table>",
-            format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
-        )
+        return render_to_string("admin/jobs/job/timeline.html", {"events": obj.events.order_by("id")})
 
     # --- downloads of the input (superusers only, each one logged)
 

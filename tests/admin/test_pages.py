@@ -184,7 +184,10 @@ def test_the_job_page_shows_the_timeline_checkpoint_and_result(client, triager, 
     assert "&quot;ok&quot;: 1" in text  # the result
     for actor in ("user:", "worker:w1"):
         assert actor in text
-    assert text.count("<tr><td>") == job.events.count()
+    rows = text[text.index('<table class="job-timeline">'):].split("</table>")[0].count("<tr><td>")
+    assert rows == job.events.count() == 3
+    first = job.events.order_by("id").first()
+    assert f"<td>{first.at:%Y-%m-%d %H:%M:%S}.000</td><td>—</td><td>queued</td>" in text
 
 
 def test_the_job_page_says_when_a_kind_keeps_no_checkpoint(client, triager, in_state):
