@@ -10,7 +10,6 @@ an admin ``LogEntry``.
 from __future__ import annotations
 
 import json
-import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -18,11 +17,14 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
-from django.contrib.auth.admin import UserAdmin
+from django.contrib.admin.utils import unquote
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Case, Count, IntegerField, Q, Value, When
 from django.http import FileResponse, Http404, HttpResponse
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
@@ -35,7 +37,7 @@ from .models import ApiToken, Job, Tenant, User
 QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN = (s.value for s in Job.State)
 
 
-# --- Tenants, members, tokens --------------------------------------------------------------
+# --- Tenants, members, groups, tokens ------------------------------------------------------
 
 
 @admin.register(Tenant)
@@ -59,8 +61,20 @@ class TenantAdmin(admin.ModelAdmin):
         return obj._jobs
 
 
+# What makes a user more than a tenant's member. Only superusers ever change these.
+PRIVILEGE_FIELDS = ["is_superuser", "is_staff", "groups", "user_permissions"]
+
+
 @admin.register(User)
 class MemberAdmin(UserAdmin):
+    """Superusers manage users. Anyone else let in here (granted ``change_user``) edits
+    ordinary fields only: never anyone's privileges, never a superuser's account, never
+    another user's password, never its own tenant (which would let it act as that tenant).
+
+    The limits are in the form (read-only fields) *and* in the save (stored values put back,
+    whatever was posted), so a forged POST changes nothing either.
+    """
+
     list_display = ["username", "tenant", "email", "is_staff", "is_active", "last_login"]
     list_filter = ["tenant", "is_staff", "is_active"]
     list_select_related = ["tenant"]
@@ -68,24 +82,162 @@ class MemberAdmin(UserAdmin):
     fieldsets = UserAdmin.fieldsets + (("Tenant", {"fields": ["tenant"]}),)
     add_fieldsets = UserAdmin.add_fieldsets + (("Tenant", {"fields": ["tenant"]}),)
 
+    def has_add_permission(self, request):
+        # A new member with a password of one's choosing is a way into that tenant.
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None):
+        if obj is not None and obj.is_superuser and not request.user.is_superuser:
+            return False
+        return super().has_change_permission(request, obj)
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if not request.user.is_superuser:
+            fields += PRIVILEGE_FIELDS
+            if obj is not None and obj.pk == request.user.pk:
+                fields.append("tenant")
+        return fields
+
+    def save_model(self, request, obj, form, change):
+        if not request.user.is_superuser:
+            stored = User.objects.filter(pk=obj.pk).first() if change else None
+            obj.is_superuser = bool(stored and stored.is_superuser)
+            obj.is_staff = bool(stored and stored.is_staff)
+            if stored is not None and obj.pk == request.user.pk:
+                obj.tenant_id = stored.tenant_id
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request, form, formsets, change):
+        if request.user.is_superuser:
+            return super().save_related(request, form, formsets, change)
+        user = form.instance
+        groups, permissions = list(user.groups.all()), list(user.user_permissions.all())
+        super().save_related(request, form, formsets, change)
+        user.groups.set(groups)
+        user.user_permissions.set(permissions)
+
+    def user_change_password(self, request, id, form_url=""):
+        if not request.user.is_superuser and unquote(id) != str(request.user.pk):
+            raise PermissionDenied
+        return super().user_change_password(request, id, form_url)
+
+
+if admin.site.is_registered(Group):
+    admin.site.unregister(Group)
+
+
+@admin.register(Group)
+class SuperuserGroupAdmin(GroupAdmin):
+    """Groups hold permissions, so only superusers see or change them (whatever else is granted)."""
+
+    def has_module_permission(self, request):
+        return request.user.is_superuser
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_add_permission(self, request):
+        return request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+
+class TokenAddForm(forms.ModelForm):
+    class Meta:
+        model = ApiToken
+        fields = ["user", "expires_at"]
+
+    def clean_expires_at(self):
+        expires_at = self.cleaned_data["expires_at"]
+        if expires_at is not None and expires_at <= system_clock.now():
+            raise forms.ValidationError(
+                "An expiry must be in the future (leave it empty for a token that does not expire)."
+            )
+        return expires_at
+
+
+class TokenStatusFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return [("live", "Live"), ("expired", "Expired"), ("revoked", "Revoked")]
+
+    def queryset(self, request, queryset):
+        now = system_clock.now()
+        if self.value() == "revoked":
+            return queryset.filter(revoked_at__isnull=False)
+        if self.value() == "expired":
+            return queryset.filter(revoked_at__isnull=True, expires_at__lte=now)
+        if self.value() == "live":
+            return queryset.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now), revoked_at__isnull=True)
+        return queryset
+
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    """Tokens show only their prefix; the secret is shown once, on the page that issues it."""
+    """Tokens show only their prefix; the secret is shown once, on the page that issues it.
 
-    list_display = ["shown_prefix", "user", "tenant", "created_at", "last_used_at"]
-    list_filter = ["user__tenant"]
+    Superusers manage everyone's tokens; anyone else granted token permissions sees, issues
+    and revokes only its own. Nothing on a token is edited: it is revoked (kept, for audit).
+    """
+
+    list_display = ["shown_prefix", "user", "tenant", "status", "created_at", "expires_at", "last_used_at",
+                    "revoked_at"]
+    list_filter = [TokenStatusFilter, "user__tenant"]
     list_select_related = ["user__tenant"]
     search_fields = ["prefix", "user__username"]
-    readonly_fields = ["shown_prefix", "user", "created_at", "last_used_at"]
-    autocomplete_fields = ["user"]
+    actions = ["revoke_tokens"]
+    change_form_template = "admin/jobs/apitoken/change_form.html"
+    # Never the digest: it is all an attacker with the table would need to test guesses.
+    shown_fields = ["shown_prefix", "user", "status", "created_at", "expires_at", "last_used_at", "revoked_at"]
+    readonly_fields = shown_fields
+
+    def get_queryset(self, request):
+        tokens_ = super().get_queryset(request)
+        return tokens_ if request.user.is_superuser else tokens_.filter(user=request.user)
 
     def get_fields(self, request, obj=None):
-        # Never the digest: it is all an attacker with the table would need to test guesses.
-        return ["user"] if obj is None else ["shown_prefix", "user", "created_at", "last_used_at"]
+        return ["user", "expires_at"] if obj is None else self.shown_fields
 
     def get_readonly_fields(self, request, obj=None):
         return [] if obj is None else self.readonly_fields
+
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = TokenAddForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_autocomplete_fields(self, request):
+        return ["user"] if request.user.is_superuser else []
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "user" and not request.user.is_superuser:
+            kwargs["queryset"] = User.objects.filter(pk=request.user.pk)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)  # revoke instead: the row is the audit record
+        return actions
+
+    def has_change_permission(self, request, obj=None):
+        return False  # nothing on a token is edited; revoking needs has_revoke_permission
+
+    def has_revoke_permission(self, request) -> bool:
+        return super().has_change_permission(request)
+
+    def has_delete_permission(self, request, obj=None):
+        # Only as part of deleting a user; everyone else revokes.
+        return request.user.is_superuser
 
     @admin.display(description="token", ordering="prefix")
     def shown_prefix(self, obj: ApiToken) -> str:
@@ -95,13 +247,21 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def tenant(self, obj: ApiToken) -> Tenant | None:
         return obj.user.tenant
 
+    @admin.display(description="status")
+    def status(self, obj: ApiToken) -> str:
+        if obj.revoked_at is not None:
+            return "revoked"
+        if obj.expires_at is not None and obj.expires_at <= system_clock.now():
+            return "expired"
+        return "live"
+
     def save_model(self, request, obj, form, change):
-        if not change:
-            # Same shape as tokens.issue(); the plain token lives only in this request.
-            secret = tokens.PREFIX + secrets.token_urlsafe(32)
-            obj.prefix, obj.digest = secret[:10], tokens.digest(secret)
-            request._issued_api_token = secret
-        super().save_model(request, obj, form, change)
+        if change:
+            raise PermissionDenied
+        if obj.user_id != request.user.pk and not request.user.is_superuser:
+            raise PermissionDenied  # the form offers only oneself; this is for a forged POST
+        # The plain token lives only in this request, for the page that shows it once.
+        request._issued_api_token = tokens.issue(obj.user, expires_at=obj.expires_at, row=obj)
 
     def response_add(self, request, obj, post_url_continue=None):
         secret = getattr(request, "_issued_api_token", None)
@@ -113,6 +273,23 @@ class ApiTokenAdmin(admin.ModelAdmin):
         })
         response["Cache-Control"] = "no-store"
         return response
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        token = self.get_object(request, object_id)
+        revocable = token is not None and token.revoked_at is None and self.has_revoke_permission(request)
+        return super().change_view(request, object_id, form_url, {"revocable": revocable, **(extra_context or {})})
+
+    @admin.action(permissions=["revoke"], description="Revoke selected tokens")
+    def revoke_tokens(self, request, queryset):
+        revoked = tokens.revoke(queryset, now=system_clock.now())
+        for token in ApiToken.objects.filter(pk__in=revoked).select_related("user"):
+            self.log_change(request, token, "Revoked.")
+        selected = queryset.count()
+        self.message_user(
+            request, f"Revoked {len(revoked)} of {selected} selected token(s)."
+            + (f" {selected - len(revoked)} had been revoked already." if selected > len(revoked) else ""),
+            messages.SUCCESS if revoked else messages.WARNING,
+        )
 
 
 # --- Jobs: list ------------------------------------------------------------------------------
@@ -289,7 +466,7 @@ class JobAdmin(admin.ModelAdmin):
             "external_started_at", "updated_at", "finished_at",
         ]}),
     ]
-    readonly_fields = [name for _, options in fieldsets for name in options["fields"]]
+    readonly_fields = [*(name for _, options in fieldsets for name in options["fields"]), "input_downloads"]
 
     # Nobody edits a job here: its state moves only through the queue (the actions), its input
     # is immutable, and deleting it would delete its audit trail.
@@ -304,6 +481,29 @@ class JobAdmin(admin.ModelAdmin):
 
     def has_triage_permission(self, request) -> bool:
         return request.user.has_perm(f"{self.opts.app_label}.triage_job")
+
+    def may_see_input(self, request) -> bool:
+        """Inline text and documents are the tenants' content: superusers only, and each
+        download is logged. Triage works from the metadata, the checkpoint and the result."""
+        return request.user.is_active and request.user.is_superuser
+
+    # The query-string lookups the declared filters use, and nothing else: Django's default
+    # lets any lookup on the job's own fields through (``?payload__text__icontains=...`` would
+    # search the tenants' inline text), so everything else is a 400.
+    allowed_lookups = frozenset({
+        StateFilter.parameter_name, AgeFilter.parameter_name,  # state=, age=
+        "tenant__id__exact", "tenant__isnull",  # the tenant filter (RelatedFieldListFilter)
+        "kind", "kind__isnull",  # the kind filter (AllValuesFieldListFilter)
+    })
+
+    def lookup_allowed(self, lookup, value, request=None):
+        return lookup in self.allowed_lookups
+
+    def get_fieldsets(self, request, obj=None):
+        if not self.may_see_input(request):
+            return self.fieldsets
+        return [(name, {**options, "fields": [*options["fields"], "input_downloads"]} if name == "Input" else options)
+                for name, options in self.fieldsets]
 
     def get_ordering(self, request):
         needs_human_first = Case(
@@ -389,22 +589,25 @@ class JobAdmin(admin.ModelAdmin):
             else:
                 shown = json.dumps(value)  # numbers, booleans, null: settings, not content
             rows.append((key, shown))
-        link = reverse("admin:jobs_job_payload", args=[obj.pk])
-        return format_html(
-            '<ul class="job-input">{}</ul><a href="{}">Download the payload (JSON)</a>',
-            format_html_join("", "<li><code>{}</code>: {}</li>", rows), link,
-        )
+        return format_html('<ul class="job-input">{}</ul>', format_html_join("", "<li><code>{}</code>: {}</li>", rows))
 
     @admin.display(description="document")
     def document_summary(self, obj: Job) -> str:
         if not obj.document:
             return "—"
-        link = reverse("admin:jobs_job_document", args=[obj.pk])
         return format_html(
-            '{} ({}, {} bytes)<br>SHA-256 <code>{}</code><br><a href="{}">Download the document</a>',
+            "{} ({}, {} bytes)<br>SHA-256 <code>{}</code>",
             obj.document_name or "document", obj.document_type or "unknown type",
-            f"{obj.document_size or 0:,}", obj.document_sha256, link,
+            f"{obj.document_size or 0:,}", obj.document_sha256,
         )
+
+    @admin.display(description="content")
+    def input_downloads(self, obj: Job) -> str:
+        """Only on superusers' pages (see get_fieldsets); each download is logged."""
+        links = [(reverse("admin:jobs_job_payload", args=[obj.pk]), "Download the payload (JSON)")]
+        if obj.document:
+            links.append((reverse("admin:jobs_job_document", args=[obj.pk]), "Download the document"))
+        return format_html_join(" · ", '<a href="{}">{}</a>', links)
 
     @admin.display(description="checkpoint")
     def kind_progress(self, obj: Job) -> str:
@@ -424,41 +627,35 @@ class JobAdmin(admin.ModelAdmin):
 
     @admin.display(description="events")
     def timeline(self, obj: Job) -> str:
-        rows = [
-            (e.at.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3], e.from_state or "—", e.to_state or "rejected",
-             e.epoch, e.actor, e.reason)
-            for e in obj.events.order_by("id")
-        ]
-        return format_html(
-            '<table class="job-timeline"><thead><tr><th>at (UTC)</th><th>from</th><th>to</th>'
-            "<th>epoch</th><th>actor</th><th>reason</th></tr></thead><tbody>{}</tbody></table>",
-            format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
-        )
+        return render_to_string("admin/jobs/job/timeline.html", {"events": obj.events.order_by("id")})
 
-    # --- downloads (staff who may view the job)
+    # --- downloads of the input (superusers only, each one logged)
 
-    def _viewable(self, request, object_id) -> Job:
+    def _input_of(self, request, object_id) -> Job:
+        if not self.may_see_input(request):
+            raise PermissionDenied
         job = self.get_object(request, object_id)
         if job is None:
             raise Http404("no such job")
-        if not self.has_view_permission(request, job):
-            raise PermissionDenied
         return job
 
     def document_view(self, request, object_id):
-        job = self._viewable(request, object_id)
+        job = self._input_of(request, object_id)
         root = documents.path("").resolve()
         stored = documents.path(job.document).resolve() if job.document else None
         if stored is None or not stored.is_relative_to(root) or not stored.is_file():
             raise Http404("this job has no stored document")
+        self.log_change(request, job, f"Downloaded the document ({job.document_name or 'unnamed'}).")
         # An attachment: the browser saves it, never renders a tenant's file in the admin's origin.
         return FileResponse(stored.open("rb"), as_attachment=True, filename=job.document_name or f"job-{job.pk}",
                             content_type="application/octet-stream")
 
     def payload_view(self, request, object_id):
-        job = self._viewable(request, object_id)
+        job = self._input_of(request, object_id)
+        self.log_change(request, job, "Downloaded the payload.")
         response = HttpResponse(json.dumps(job.payload, indent=2, ensure_ascii=False), content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-payload.json"'
+        response["Cache-Control"] = "no-store"
         return response
 
     # --- actions

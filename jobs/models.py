@@ -29,13 +29,21 @@ class User(AbstractUser):
 
 
 class ApiToken(models.Model):
-    """A bearer token for API clients. Only the SHA-256 of the secret is kept."""
+    """A bearer token for API clients. Only the SHA-256 of the secret is kept.
+
+    A revoked token keeps its row (who had it, when it was last used, when it was revoked):
+    revocation is an audit fact, not a deletion.
+    """
 
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="api_tokens")
     prefix = models.CharField(max_length=12, help_text="The first characters, to tell tokens apart.")
     digest = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(
+        null=True, blank=True, help_text="When it last authenticated a request (to the minute)."
+    )
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Empty: the token does not expire.")
+    revoked_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.user})"

@@ -29,17 +29,26 @@ def admin_clock(clock, monkeypatch):
 
 @pytest.fixture
 def triager(make_member):
-    """Staff with every jobs permission, triage_job included (what createmember --staff gives)."""
+    """A triage member, as createmember --staff makes one: in the Triage group (view jobs, triage them)."""
     return make_member("ops", "triager", staff=True)
 
 
 @pytest.fixture
 def viewer(make_member):
-    """Staff who may look at everything in the admin but holds no triage permission."""
+    """Staff who may look at every jobs model in the admin but holds no triage permission."""
     user = make_member("ops", "viewer")
     user.is_staff = True
     user.save()
     user.user_permissions.set(Permission.objects.filter(content_type__app_label="jobs", codename__startswith="view_"))
+    return user
+
+
+@pytest.fixture
+def superuser(make_member):
+    """An administrator: manages users, groups and tokens, and may download jobs' input."""
+    user = make_member("ops", "root")
+    user.is_staff = user.is_superuser = True
+    user.save()
     return user
 
 

@@ -1,4 +1,5 @@
-"""Only staff reach the admin; only holders of jobs.triage_job move jobs; nobody edits one."""
+"""Only staff reach the admin; only holders of jobs.triage_job move jobs; nobody edits one; only
+superusers download a job's input."""
 
 from __future__ import annotations
 
@@ -93,11 +94,14 @@ def test_the_changelist_offers_no_bulk_delete(client, admin_user, in_state):
     assert "delete_selected" not in client.get(CHANGELIST).content.decode()
 
 
-def test_downloads_need_view_permission_on_jobs(client, make_member, in_state):
+def test_downloads_of_a_jobs_input_are_refused_to_staff_who_are_not_superusers(client, make_member, viewer,
+                                                                              triager, in_state):
     job = in_state("dead")
-    staff = make_member("ops", "tokens-only")
-    staff.is_staff = True
-    staff.save()
-    client.force_login(staff)
-    assert client.get(f"{CHANGELIST}{job.pk}/payload/").status_code == 403
-    assert client.get(f"{CHANGELIST}{job.pk}/document/").status_code == 403
+    bare = make_member("ops", "tokens-only")
+    bare.is_staff = True
+    bare.save()
+    for staff in (bare, viewer, triager):
+        client.force_login(staff)
+        assert client.get(f"{CHANGELIST}{job.pk}/payload/").status_code == 403
+        assert client.get(f"{CHANGELIST}{job.pk}/document/").status_code == 403
+    assert not LogEntry.objects.exists()

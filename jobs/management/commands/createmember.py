@@ -9,8 +9,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("username")
         parser.add_argument("--tenant", required=True, help="Tenant slug, e.g. acme.")
-        parser.add_argument("--password", help="Password; a random one is generated and printed if omitted.")
-        parser.add_argument("--staff", action="store_true", help="May use the admin (staff triage).")
+        parser.add_argument("--password", help="Password (checked by the site's password validators); "
+                                               "a random one is generated and printed if omitted.")
+        parser.add_argument("--staff", action="store_true",
+                            help=f"A triage member: may use the admin to view and triage jobs "
+                                 f"(the {members.TRIAGE_GROUP!r} group), not to manage users or tokens.")
 
     def handle(self, *args, username, tenant, password, staff, **options):
         try:

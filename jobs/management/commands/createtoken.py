@@ -3,6 +3,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from jobs import tokens
+from jobs.clock import system_clock
 from jobs.models import User
 
 
@@ -11,13 +12,20 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("username")
+        parser.add_argument("--expires", metavar="LIFETIME",
+                            help="Let the token expire after this long, e.g. 90d or 12h (default: never).")
 
-    def handle(self, *args, username, **options):
+    def handle(self, *args, username, expires, **options):
         user = User.objects.filter(username=username).first()
         if user is None:
             raise CommandError(f"no user named {username!r}")
         if user.tenant_id is None:
             raise CommandError(f"{username!r} belongs to no tenant; create members with createmember")
-        token = tokens.issue(user)
-        sys.stderr.write("Use it as 'Authorization: Bearer <token>'. It is shown only this once.\n")
+        try:
+            expires_at = system_clock.now() + tokens.lifetime(expires) if expires else None
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        token = tokens.issue(user, expires_at=expires_at)
+        until = f" It expires at {expires_at:%Y-%m-%d %H:%M} UTC." if expires_at else ""
+        sys.stderr.write(f"Use it as 'Authorization: Bearer <token>'. It is shown only this once.{until}\n")
         self.stdout.write(token)
