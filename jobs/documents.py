@@ -1,7 +1,9 @@
-"""Accepted documents: checked before anything is written, stored once by SHA-256.
+"""Accepted documents: checked before anything is written, stored once per tenant by SHA-256.
 
-A stored document is never rewritten: its name is its digest, so the same bytes map to
-the same file and a job's input cannot change after acceptance.
+A stored document is never rewritten: its name is its tenant and its digest, so the same
+bytes from one tenant map to the same file and a job's input cannot change after
+acceptance. Each tenant has its own files: whether another tenant ever sent the same bytes
+changes nothing a request can observe, not even how long acceptance takes.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class Stored:
     sha256: str
 
 
-def check_and_store(upload: Upload, spec) -> Stored:
+def check_and_store(upload: Upload, spec, *, tenant_id: int) -> Stored:
     limit = spec.max_document_bytes
     if limit and len(upload.content) > limit:
         raise PayloadTooLarge(f"the document is larger than {limit} bytes", field="document")
@@ -45,7 +47,7 @@ def check_and_store(upload: Upload, spec) -> Stored:
     if spec.check_document is not None:
         content_type = spec.check_document(content=upload.content, name=upload.name, content_type=upload.content_type)
     digest = hashlib.sha256(upload.content).hexdigest()
-    name = f"{digest[:2]}/{digest}"
+    name = f"{tenant_id}/{digest[:2]}/{digest}"
     _write_once(path(name), upload.content)
     original = os.path.basename(upload.name or "document")[:255]
     return Stored(name, original, content_type, len(upload.content), digest)

@@ -5,6 +5,8 @@ Every state write goes through ``jobs.queue``; the models here only describe the
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.db.models import Q
@@ -55,6 +57,12 @@ class JobQuerySet(models.QuerySet):
 
     def needs_human(self) -> "JobQuerySet":
         return self.filter(state__in=[Job.State.DEAD, Job.State.UNKNOWN])
+
+    def finished_before(self, cutoff: datetime) -> "JobQuerySet":
+        """Jobs retention may delete: finished (completed or dead) and last changed before
+        ``cutoff``. ``unknown`` jobs wait for staff however old; live jobs are never here."""
+        finished = Q(finished_at__lt=cutoff) | Q(finished_at__isnull=True, updated_at__lt=cutoff)
+        return self.filter(finished, state__in=[Job.State.COMPLETED, Job.State.DEAD])
 
 
 class Job(models.Model):

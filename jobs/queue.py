@@ -27,7 +27,7 @@ import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import jsonschema
 from django.conf import settings
@@ -137,7 +137,7 @@ def accept(
     if spec.check_input is not None:
         spec.check_input(payload=payload, has_document=document is not None)
     # Stored (named by its digest, written once) before the row that names it commits.
-    stored = documents.check_and_store(document, spec) if document is not None else None
+    stored = documents.check_and_store(document, spec, tenant_id=tenant_id) if document is not None else None
 
     fingerprint = hashlib.sha256(
         json.dumps([kind, encoded, stored.sha256 if stored else ""]).encode()
@@ -677,6 +677,26 @@ def _why_not_as_seen(job_id: int, state: str, epoch: int) -> str:
     if current[0] != state:
         return f"no longer {state} (now {current[0]})"
     return f"epoch {epoch} superseded by {current[1]}"
+
+
+# --- Retention -------------------------------------------------------------------------
+
+
+def delete_finished(*, ids: list[int], cutoff: datetime,
+                    retiring: Callable[[Any], None] | None = None) -> dict[str, int]:
+    """Delete those of ``ids`` that are still finished before ``cutoff``, in one transaction.
+
+    The condition is checked again inside the transaction (staff may have requeued one
+    meanwhile). Events and other per-job rows go with their job (foreign keys with
+    CASCADE). ``retiring`` is called inside the transaction with the events about to be
+    deleted, so a caller can keep their counts. Returns Django's deleted counts per model.
+    """
+    with write_transaction():
+        doomed = Job.objects.finished_before(cutoff).filter(pk__in=ids)
+        if retiring is not None:
+            retiring(JobEvent.objects.filter(job__in=doomed))
+        _, deleted = doomed.delete()
+    return deleted
 
 
 # --- Helpers ---------------------------------------------------------------------------

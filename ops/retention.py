@@ -27,15 +27,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable
 
-from django.db.models import Count, F, Q
+from django.db.models import Count, F
 
-from jobs import documents
+from jobs import documents, queue
 from jobs.models import Job, JobEvent
-from jobs.writelock import write_transaction
 
 from .models import RetiredCount
 
-PRUNABLE = (Job.State.COMPLETED, Job.State.DEAD)
 # A stored file modified this recently is left alone: an acceptance may have just stored or
 # touched it (``documents._write_once``) and not yet committed the job that names it.
 DOCUMENT_GRACE = timedelta(hours=1)
@@ -54,9 +52,7 @@ class Report:
 
 def prunable(*, older_than: timedelta, now: datetime):
     """Finished jobs (completed, dead) whose last change is older than ``older_than``."""
-    cutoff = now - older_than
-    finished = Q(finished_at__lt=cutoff) | Q(finished_at__isnull=True, updated_at__lt=cutoff)
-    return Job.objects.filter(finished, state__in=PRUNABLE)
+    return Job.objects.finished_before(now - older_than)
 
 
 def prune(*, older_than: timedelta, now: datetime, batch: int = 500, dry_run: bool = False,
@@ -76,11 +72,7 @@ def prune(*, older_than: timedelta, now: datetime, batch: int = 500, dry_run: bo
             return report
         last_id = ids[-1]
         names = set(Job.objects.filter(pk__in=ids).exclude(document="").values_list("document", flat=True))
-        with write_transaction():
-            # Re-check the conditions inside the transaction: staff may have requeued one meanwhile.
-            doomed = prunable(older_than=older_than, now=now).filter(pk__in=ids)
-            _retire_counts(JobEvent.objects.filter(job__in=doomed))
-            _, deleted = doomed.delete()
+        deleted = queue.delete_finished(ids=ids, cutoff=now - older_than, retiring=_retire_counts)
         report.batches += 1
         report.deleted.update(deleted)
         report.jobs += deleted.get("jobs.Job", 0)
@@ -128,7 +120,8 @@ def stray_documents(*, batch: int = 500):
     root = Path(documents.path(""))
     if not root.is_dir():
         return
-    files = (p for p in sorted(root.glob("*/*")) if p.is_file() and _settled(p))
+    # <tenant>/<xx>/<digest>, and <xx>/<digest> from before documents were kept per tenant.
+    files = (p for p in sorted(root.rglob("*")) if p.is_file() and _settled(p))
     while chunk := [next(files, None) for _ in range(batch)]:
         chunk = [p for p in chunk if p is not None]
         if not chunk:

@@ -82,12 +82,15 @@ def test_a_document_stored_again_just_now_is_kept_though_no_job_names_it_yet(in_
     assert retention.prune(older_than=MONTH, now=clock.now() + 2 * MONTH, dry_run=True).documents == 0
 
 
-def _stray(content: bytes, *, hours_ago: float):
-    """A stored file no job names, as an upload whose request failed after storing it leaves."""
+def _stray(content: bytes, *, hours_ago: float, prefix: str = "7/"):
+    """A stored file no job names, as an upload whose request failed after storing it leaves.
+
+    ``prefix`` is the tenant's folder; "" is the layout from before documents were per tenant.
+    """
     import hashlib
 
     digest = hashlib.sha256(content).hexdigest()
-    target = documents.path(f"{digest[:2]}/{digest}")
+    target = documents.path(f"{prefix}{digest[:2]}/{digest}")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(content)
     then = time.time() - hours_ago * 3600
@@ -95,10 +98,11 @@ def _stray(content: bytes, *, hours_ago: float):
     return target
 
 
-def test_stored_files_no_job_names_are_swept_once_past_the_grace(in_state, clock):
+@pytest.mark.parametrize("prefix", ["7/", ""], ids=["per-tenant", "old-layout"])
+def test_stored_files_no_job_names_are_swept_once_past_the_grace(in_state, clock, prefix):
     live = with_document(in_state, "queued", b"a live job's invoice")
-    old_stray = _stray(b"an upload whose request then failed", hours_ago=2)
-    new_stray = _stray(b"an upload being accepted right now", hours_ago=0)
+    old_stray = _stray(b"an upload whose request then failed", hours_ago=2, prefix=prefix)
+    new_stray = _stray(b"an upload being accepted right now", hours_ago=0, prefix=prefix)
 
     assert retention.prune(older_than=MONTH, now=clock.now(), dry_run=True).strays == 1
     assert old_stray.exists()
