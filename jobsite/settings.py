@@ -220,7 +220,9 @@ AXES_HTTP_RESPONSE_CODE = 429
 def client_ip_address(request) -> str | None:
     """The client's address: behind the proxy, the X-Real-IP nginx sets (it overwrites any
     the client sent); otherwise the socket's peer. Used by the login throttling."""
-    if BEHIND_PROXY and request.META.get("HTTP_X_REAL_IP"):
+    from django.conf import settings
+
+    if settings.BEHIND_PROXY and request.META.get("HTTP_X_REAL_IP"):
         return request.META["HTTP_X_REAL_IP"]
     return request.META.get("REMOTE_ADDR")
 
