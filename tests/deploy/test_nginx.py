@@ -228,14 +228,20 @@ def stack(gunicorn, certificate, tmp_path_factory):
         stop(proc)
 
 
+def login_page_seconds(port: int) -> float:
+    status, _, body, seconds = request(port, "GET", "/accounts/login/", headers={"Accept": "text/html"})
+    assert status == 200 and b"Log in" in body
+    return seconds
+
+
 def test_three_slow_bodies_hold_nginx_connections_not_the_gunicorn_workers(stack):
+    alone = sorted(login_page_seconds(stack["https"]) for _ in range(5))[2]  # the median, workers warmed up
     slow = [open_slow_client(stack["https"], tls=True) for _ in range(3)]
     try:
         time.sleep(0.3)  # let nginx take them all in
-        status, headers, body, seconds = request(stack["https"], "GET", "/accounts/login/",
-                                                 headers={"Accept": "text/html"})
-        assert status == 200 and b"Log in" in body
-        assert seconds < 1.0, f"a normal GET waited {seconds:.2f} s behind three slow bodies"
+        beside = login_page_seconds(stack["https"])
+        print(f"GET through nginx: {alone * 1000:.0f} ms alone, {beside * 1000:.0f} ms beside three slow bodies")
+        assert beside < alone + 1.0, f"a normal GET waited {beside:.2f} s behind three slow bodies"
         for sock in slow:  # still waiting for their bodies: nothing was answered or dropped
             sock.setblocking(False)
             with pytest.raises((BlockingIOError, ssl.SSLWantReadError)):
