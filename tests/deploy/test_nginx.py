@@ -302,6 +302,7 @@ def test_nginx_answers_json_502_when_gunicorn_is_not_running(certificate, tmp_pa
 
         status, headers, body, _ = request(https_port, "GET", "/jobs", headers={"Accept": "text/html"})
         assert status == 502 and headers["Content-Type"].startswith("text/html")
+        assert headers["Content-Security-Policy"] == "default-src 'none'"
         assert b"Briefly unavailable" in body
     finally:
         stop(proc)
