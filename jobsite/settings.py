@@ -7,9 +7,12 @@ environment variables (``DATABASE_URL``, ``SECRET_KEY``, ``DEBUG``...).
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("JOBSITE_VAR_DIR", BASE_DIR / "var"))
@@ -23,9 +26,58 @@ def env_bool(name: str, default: bool = False) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
 DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = os.environ.get("SECRET_KEY") or "insecure-development-key-set-SECRET_KEY-in-production"
-ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",") if h]
+
+# --- The secret key: production fails closed ---------------------------------------
+# With DEBUG on and no SECRET_KEY, a development key is used. It carries Django's
+# "django-insecure-" prefix, so `check --deploy` names it. With DEBUG off, start-up stops
+# unless SECRET_KEY is set to a key of this deployment's own: anyone holding a published
+# key can forge sessions, password-reset links and signed cookies (messages).
+DEVELOPMENT_SECRET_KEY = "django-insecure-development-key-never-use-it-with-DEBUG-off"
+PUBLISHED_SECRET_KEYS = {
+    DEVELOPMENT_SECRET_KEY,
+    "insecure-development-key-set-SECRET_KEY-in-production",  # the key earlier versions shipped
+}
+SECRET_KEY = os.environ.get("SECRET_KEY", "").strip()
+if not DEBUG and not SECRET_KEY:
+    raise ImproperlyConfigured(
+        "SECRET_KEY is not set and DEBUG is off: set SECRET_KEY to a long random value of this "
+        "deployment's own, e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))' "
+        "(or set DEBUG=1 for development)."
+    )
+if not DEBUG and (SECRET_KEY in PUBLISHED_SECRET_KEYS or SECRET_KEY.startswith("django-insecure-")):
+    raise ImproperlyConfigured(
+        "SECRET_KEY is a published development key and DEBUG is off: set SECRET_KEY to a long "
+        "random value of this deployment's own (or set DEBUG=1 for development)."
+    )
+SECRET_KEY = SECRET_KEY or DEVELOPMENT_SECRET_KEY
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+
+# --- HTTPS behind the proxy of deploy/ ---------------------------------------------
+# BEHIND_PROXY: requests come only through nginx (deploy/nginx/jobsite.conf), which sets
+# X-Forwarded-Proto and X-Real-IP itself, so both may be trusted. HTTPS: the site is served
+# over HTTPS only (redirect, HSTS, cookies that never travel in clear). Both default off
+# for development and loopback tests; a production deployment sets HTTPS=1 (which implies
+# BEHIND_PROXY unless it is set to 0, e.g. for gunicorn serving TLS itself).
+HTTPS = env_bool("HTTPS", False)
+BEHIND_PROXY = env_bool("BEHIND_PROXY", HTTPS)
+if BEHIND_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = HTTPS
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = int(os.environ.get("HSTS_SECONDS", "31536000")) if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("HSTS_PRELOAD", True)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -34,6 +86,8 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "csp",
+    "axes",
     "django_htmx",
     "template_partials",
     "jobs",
@@ -51,8 +105,30 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a lockout into the login page with its message
 ]
+
+# --- Content-Security-Policy, on in every environment ------------------------------
+# Scripts and styles come only from this site's static files: no inline <script>, <style>,
+# style= or on*= attributes, no eval (htmx is configured without it in _base.html's meta
+# tag, and without the <style> it would inject for its indicators: static/site.css has them).
+# Being on in development and tests too means a page that breaks under it breaks everywhere.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF],
+        "connect-src": [SELF],
+        "font-src": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+        "base-uri": [NONE],
+        "object-src": [NONE],
+    },
+}
 
 ROOT_URLCONF = "jobsite.urls"
 WSGI_APPLICATION = "jobsite.wsgi.application"
@@ -144,8 +220,43 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "jobs.User"
 
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# --- Login throttling (django-axes) ------------------------------------------------
+# Failed logins are counted per username (stops guessing one account from many
+# addresses) and per client address (stops one address spraying many accounts), each
+# against LOGIN_FAILURE_LIMIT within the cool-off. A locked username or address gets the
+# login page with a message and status 429 until LOGIN_COOLOFF_MINUTES pass after its last
+# failure; staff see and clear lockouts in the admin (Axes: access attempts). A success
+# does not reset the counts: deleting by address would also wipe an attacker's failures
+# against other accounts from that address whenever he logs in to his own.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # refuses a locked-out login before checking the password
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
+AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = False
+AXES_LOCKOUT_TEMPLATE = "registration/login.html"
+AXES_HTTP_RESPONSE_CODE = 429
+
+
+def client_ip_address(request) -> str | None:
+    """The client's address: behind the proxy, the X-Real-IP nginx sets (it overwrites any
+    the client sent); otherwise the socket's peer. Used by the login throttling."""
+    from django.conf import settings
+
+    if settings.BEHIND_PROXY and request.META.get("HTTP_X_REAL_IP"):
+        return request.META["HTTP_X_REAL_IP"]
+    return request.META.get("REMOTE_ADDR")
+
+
+AXES_CLIENT_IP_CALLABLE = client_ip_address
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
@@ -195,6 +306,9 @@ LOGGING = {
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "loggers": {
+        # Django logs to the console only with DEBUG on; in production a 500's traceback
+        # must still reach the process's log (gunicorn's stderr).
+        "django": {"handlers": ["console"], "level": "ERROR", "propagate": False},
         "jobs": {"handlers": ["console"], "level": os.environ.get("JOBS_LOG_LEVEL", "INFO")},
         "agent": {"handlers": ["console"], "level": os.environ.get("JOBS_LOG_LEVEL", "INFO")},
     },

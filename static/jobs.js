@@ -33,6 +33,22 @@ document.addEventListener("htmx:afterRequest", (event) => {
   setTimeout(() => { if (elt.isConnected) htmx.trigger(elt, "poll-retry"); }, seconds * 1000);
 });
 
+// htmx leaves 4xx answers unswapped; the submit form's 400/409/413/415 answers are the form
+// again with its error, so swap those in. (Here rather than in an hx-on attribute: the
+// Content-Security-Policy allows no inline handlers.)
+document.addEventListener("htmx:beforeSwap", (event) => {
+  if (!event.detail.elt.matches("#submit-form")) return;
+  if ([400, 409, 413, 415].includes(event.detail.xhr.status)) {
+    event.detail.shouldSwap = true;
+    event.detail.isError = false;
+  }
+});
+
+// <select data-autosubmit>: choosing an option submits its form (the job list's state filter).
+document.addEventListener("change", (event) => {
+  if (event.target.matches("select[data-autosubmit]") && event.target.form) event.target.form.submit();
+});
+
 // The submit form swaps in its own 400/409/413/415 answers (the form with its error). Any other
 // failure (an expired CSRF token's 403, the job store unavailable, the network away) would leave
 // the page silent: say what happened and that submitting again is safe (the same operation key

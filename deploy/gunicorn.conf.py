@@ -1,0 +1,27 @@
+"""gunicorn for the job site, behind the nginx of deploy/nginx/jobsite.conf.
+
+    gunicorn -c deploy/gunicorn.conf.py jobsite.wsgi:application
+
+Sync workers are safe here only because nginx reads each request body whole (and buffers
+each response) before a worker is involved: a client that trickles its body, or never
+finishes it, holds an nginx connection, which costs almost nothing, not one of the few
+workers. Never let clients reach this port directly (it binds to loopback).
+"""
+
+import multiprocessing
+import os
+
+bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
+# Requests are short (acceptance is one transaction; status reads are two indexed
+# queries), so CPU-bound: about two workers per core. Workers run no jobs (runworkers does).
+workers = int(os.environ.get("GUNICORN_WORKERS", 2 * multiprocessing.cpu_count() + 1))
+worker_class = "sync"
+timeout = 30           # a worker silent this long is killed and replaced
+graceful_timeout = 30  # on SIGTERM, requests in flight get this long to finish
+max_requests = 2000    # recycle workers now and then, staggered, against slow leaks
+max_requests_jitter = 200
+# nginx on this host is the only client: trust its X-Forwarded-Proto (gunicorn's default
+# too, stated here because the settings' BEHIND_PROXY relies on the same header).
+forwarded_allow_ips = "127.0.0.1"
+accesslog = "-"        # method, path, status and timing: never bodies or documents
+errorlog = "-"

@@ -1,0 +1,113 @@
+"""Login throttling (django-axes): failures count per username and per client address.
+
+A username or an address with LOGIN_FAILURE_LIMIT failures inside the cool-off is locked:
+the login page says so (429) and even the right password is refused, from any address for
+that username, and for any username from that address. Others are unaffected.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from axes.models import AccessAttempt
+from django.conf import settings
+from django.db.models import F
+from django.contrib.auth import SESSION_KEY
+
+pytestmark = pytest.mark.django_db
+
+ALICE_HOME, ALICE_AWAY, BOB_HOME, OFFICE = "10.0.0.1", "10.0.0.2", "10.0.0.3", "127.0.0.1"
+LIMIT = settings.AXES_FAILURE_LIMIT
+
+
+def log_in(client, username: str, password: str, address: str, **headers):
+    client.cookies.clear()
+    return client.post("/accounts/login/", {"username": username, "password": password},
+                       REMOTE_ADDR=address, HTTP_ACCEPT="text/html", **headers)
+
+
+def logged_in(response) -> bool:
+    return response.status_code == 302 and SESSION_KEY in response.wsgi_request.session
+
+
+def locked_out(response) -> bool:
+    text = response.content.decode()
+    return response.status_code == 429 and 'id="locked-out"' in text and "Too many failed log-ins" in text
+
+
+def fail_until_locked(client, username: str, address: str, **headers):
+    for attempt in range(1, LIMIT + 1):
+        response = log_in(client, username, "wrong-password", address, **headers)
+        if attempt < LIMIT:
+            assert response.status_code == 200 and "did not match" in response.content.decode()
+    return response
+
+
+def test_the_settings_throttle_per_username_and_per_address():
+    assert settings.AXES_LOCKOUT_PARAMETERS == ["username", "ip_address"]
+    assert 3 <= LIMIT <= 20 and settings.AXES_COOLOFF_TIME == timedelta(minutes=15)
+
+
+def test_wrong_passwords_lock_the_account_and_the_right_one_is_then_refused_with_a_message(client, alice, bob):
+    last = fail_until_locked(client, "alice", ALICE_HOME)
+    assert locked_out(last)
+    assert "paused for 15 minutes" in last.content.decode()
+
+    right = log_in(client, "alice", "alice-pass-123", ALICE_HOME)
+    assert locked_out(right) and not logged_in(right)
+    assert 'value="alice"' in right.content.decode()  # the form keeps the username
+
+    # Per username: the account is locked wherever alice (or an attacker) tries from.
+    assert locked_out(log_in(client, "alice", "alice-pass-123", ALICE_AWAY))
+    # Per address: that address may not try other accounts either.
+    assert locked_out(log_in(client, "bob", "bob-pass-123", ALICE_HOME))
+    # Another user from another address is unaffected.
+    assert logged_in(log_in(client, "bob", "bob-pass-123", BOB_HOME))
+
+
+def test_fewer_failures_than_the_limit_do_not_lock(client, alice):
+    for _ in range(LIMIT - 1):
+        log_in(client, "alice", "wrong-password", ALICE_HOME)
+    assert logged_in(log_in(client, "alice", "alice-pass-123", ALICE_HOME))
+
+
+def test_an_address_spraying_many_usernames_is_locked(client, alice):
+    for n in range(LIMIT):
+        last = log_in(client, f"guess{n}", "wrong-password", "10.9.9.9")
+    assert locked_out(last)
+    assert locked_out(log_in(client, "alice", "alice-pass-123", "10.9.9.9"))
+    assert logged_in(log_in(client, "alice", "alice-pass-123", ALICE_HOME))
+
+
+def test_the_lockout_ends_after_the_cool_off(client, alice):
+    fail_until_locked(client, "alice", ALICE_HOME)
+    assert locked_out(log_in(client, "alice", "alice-pass-123", ALICE_HOME))
+    AccessAttempt.objects.update(attempt_time=F("attempt_time") - timedelta(minutes=16))
+    assert logged_in(log_in(client, "alice", "alice-pass-123", ALICE_HOME))
+
+
+def test_behind_the_proxy_the_address_is_nginxs_x_real_ip(client, settings, alice, bob):
+    """Every request reaches gunicorn from nginx on 127.0.0.1: counting that address would
+    lock everyone out together."""
+    settings.BEHIND_PROXY = True
+    fail_until_locked(client, "mallory", OFFICE, HTTP_X_REAL_IP="203.0.113.7")
+    assert locked_out(log_in(client, "bob", "bob-pass-123", OFFICE, HTTP_X_REAL_IP="203.0.113.7"))
+    assert logged_in(log_in(client, "bob", "bob-pass-123", OFFICE, HTTP_X_REAL_IP="198.51.100.2"))
+    assert set(AccessAttempt.objects.values_list("ip_address", flat=True)) == {"203.0.113.7"}
+
+
+def test_a_superuser_sees_lockouts_in_the_admin(client, alice, make_member):
+    fail_until_locked(client, "alice", ALICE_HOME)
+    admin = make_member("acme", "root", password="root-pass-123")
+    admin.is_staff = admin.is_superuser = True
+    admin.save()
+    client.force_login(admin)
+
+    index = client.get("/admin/", REMOTE_ADDR=BOB_HOME)
+    assert "Access attempts" in index.content.decode()
+    listing = client.get("/admin/axes/accessattempt/?locked_out=yes", REMOTE_ADDR=BOB_HOME)
+    assert listing.status_code == 200
+    text = listing.content.decode()
+    assert "alice" in text and ALICE_HOME in text
+    assert "wrong-password" not in text  # the admin never shows a password tried

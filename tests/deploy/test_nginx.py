@@ -1,0 +1,330 @@
+"""gunicorn behind the nginx of deploy/, on loopback, with the production settings.
+
+The shipped deploy/nginx/jobsite.conf runs as it is, with only its ports, paths and TLS
+certificate substituted, in a private nginx (its own prefix, temporary folders, pid and
+logs): the system's nginx is never started or touched. gunicorn runs with
+deploy/gunicorn.conf.py and three sync workers, as many as the slow clients.
+
+Skipped, with the reason printed, when nginx or openssl is missing; ``REQUIRE_NGINX=1``
+(as in CI) turns that into a failure.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PYTHON, ROOT
+
+pytestmark = [pytest.mark.nginx, pytest.mark.slow]
+
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+SHIPPED = ROOT / "deploy" / "nginx" / "jobsite.conf"
+SLOW_BODY = 100 * 1024  # what each slow client declares; it sends one byte of it
+
+
+def _missing(reason: str):
+    if os.environ.get("REQUIRE_NGINX") == "1":
+        pytest.fail(f"REQUIRE_NGINX=1 but {reason}", pytrace=False)
+    pytest.skip(f"SKIPPED nginx deployment test: {reason}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(predicate, timeout: float, what: str, proc: subprocess.Popen | None = None, log: Path | None = None):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc is not None and proc.poll() is not None:
+            detail = log.read_text() if log and log.exists() else ""
+            raise AssertionError(f"{what}: the process exited with {proc.returncode}\n{detail}")
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{what}: not within {timeout} s")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
+
+
+def _tls() -> ssl.SSLContext:
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE  # a self-signed certificate made for this run
+    return context
+
+
+def request(port: int, method: str, path: str, *, tls: bool = True, headers: dict | None = None,
+            body: bytes | None = None, timeout: float = 10.0):
+    """One request on a new connection: (status, headers, body bytes, seconds taken)."""
+    started = time.monotonic()
+    if tls:
+        conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=timeout, context=_tls())
+    else:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        response = conn.getresponse()
+        data = response.read()
+        return response.status, response.headers, data, time.monotonic() - started
+    finally:
+        conn.close()
+
+
+def open_slow_client(port: int, *, tls: bool) -> socket.socket:
+    """A login POST that declares a 100 KB form body, sends one byte of it and holds on."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    if tls:
+        sock = _tls().wrap_socket(sock, server_hostname="localhost")
+    sock.sendall(
+        b"POST /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        # Origin and a CSRF cookie pass Django's first CSRF checks, so it goes on to read the form.
+        b"Origin: https://127.0.0.1\r\nX-Forwarded-Proto: https\r\nCookie: csrftoken=" + b"c" * 32 + b"\r\n"
+        b"Content-Type: application/x-www-form-urlencoded\r\n"
+        + f"Content-Length: {SLOW_BODY}\r\n\r\n".encode() + b"u"
+    )
+    return sock
+
+
+def nginx_config(workdir: Path, *, upstream_port: int, http_port: int, https_port: int, cert: Path, key: Path) -> Path:
+    """The shipped site file with this run's ports, paths and certificate, in a private nginx.conf."""
+    site = SHIPPED.read_text()
+    substitutions = [
+        ("listen 80;", f"listen 127.0.0.1:{http_port};"),
+        ("listen [::]:80;", ""),
+        ("listen 443 ssl http2;", f"listen 127.0.0.1:{https_port} ssl http2;"),
+        ("listen [::]:443 ssl http2;", ""),
+        ("/etc/letsencrypt/live/jobs.example.com/fullchain.pem", str(cert)),
+        ("/etc/letsencrypt/live/jobs.example.com/privkey.pem", str(key)),
+        ("127.0.0.1:8000", f"127.0.0.1:{upstream_port}"),
+        ("/srv/jobsite", str(ROOT)),
+    ]
+    for old, new in substitutions:
+        assert old in site, f"deploy/nginx/jobsite.conf no longer contains {old!r}: update this test"
+        site = site.replace(old, new)
+    (workdir / "jobsite.conf").write_text(site)
+    for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        (workdir / name).mkdir(exist_ok=True)
+    # As root, nginx's workers would switch to "nobody", who cannot enter pytest's 0700
+    # temporary folders: keep them as the user running the tests.
+    user = "user root;" if os.geteuid() == 0 else ""
+    main = f"""
+{user}
+worker_processes 1;
+pid {workdir}/nginx.pid;
+error_log {workdir}/error.log warn;
+events {{ worker_connections 256; }}
+http {{
+    include /etc/nginx/mime.types;
+    default_type application/octet-stream;
+    access_log {workdir}/access.log;
+    client_body_temp_path {workdir}/body;
+    proxy_temp_path {workdir}/proxy;
+    fastcgi_temp_path {workdir}/fastcgi;
+    uwsgi_temp_path {workdir}/uwsgi;
+    scgi_temp_path {workdir}/scgi;
+    include {workdir}/jobsite.conf;
+}}
+"""
+    conf = workdir / "nginx.conf"
+    conf.write_text(main)
+    return conf
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def start_nginx(workdir: Path, upstream_port: int, cert: Path, key: Path):
+    workdir.mkdir(parents=True, exist_ok=True)
+    http_port, https_port = free_port(), free_port()
+    conf = nginx_config(workdir, upstream_port=upstream_port, http_port=http_port, https_port=https_port,
+                        cert=cert, key=key)
+    log = workdir / "error.log"
+    test = subprocess.run([NGINX, "-t", "-p", str(workdir), "-c", str(conf), "-e", str(log)],
+                          capture_output=True, text=True, timeout=30)
+    assert test.returncode == 0, test.stderr
+    proc = subprocess.Popen([NGINX, "-p", str(workdir), "-c", str(conf), "-e", str(log), "-g", "daemon off;"],
+                            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_until(lambda: _listening(https_port) and _listening(http_port), 15, "nginx listening", proc, log)
+    return proc, http_port, https_port
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory):
+    if not os.access(NGINX, os.X_OK):
+        _missing(f"no nginx at {NGINX} (apt-get install nginx)")
+    openssl = shutil.which("openssl")
+    if not openssl:
+        _missing("no openssl to make a test certificate (apt-get install openssl)")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=30)
+    return cert, key
+
+
+@pytest.fixture(scope="module")
+def gunicorn(certificate, tmp_path_factory):
+    """gunicorn with deploy/gunicorn.conf.py and the production environment (HTTPS=1)."""
+    folder = tmp_path_factory.mktemp("gunicorn")
+    port = free_port()
+    env = dict(os.environ, DEBUG="0", HTTPS="1", SECRET_KEY=secrets.token_urlsafe(50),
+               ALLOWED_HOSTS="127.0.0.1,localhost", DATABASE_URL=f"sqlite:///{folder / 'site.sqlite3'}",
+               JOBSITE_VAR_DIR=str(folder / "var"), DJANGO_SETTINGS_MODULE="jobsite.settings", PYTHONPATH=str(ROOT))
+    env.pop("GUNICORN_CMD_ARGS", None)
+    log = folder / "gunicorn.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [PYTHON, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py"), "--bind", f"127.0.0.1:{port}",
+             "--workers", "3", "jobsite.wsgi:application"],
+            cwd=ROOT, env=env, start_new_session=True, stdout=out, stderr=subprocess.STDOUT,
+        )
+    try:
+        def up() -> bool:
+            try:
+                return request(port, "GET", "/accounts/login/", tls=False, timeout=2)[0] in {200, 301}
+            except OSError:
+                return False
+
+        wait_until(up, 30, "gunicorn answering", proc, log)
+        yield port
+    finally:
+        stop(proc)
+
+
+@pytest.fixture(scope="module")
+def stack(gunicorn, certificate, tmp_path_factory):
+    proc, http_port, https_port = start_nginx(tmp_path_factory.mktemp("nginx"), gunicorn, *certificate)
+    try:
+        yield {"gunicorn": gunicorn, "http": http_port, "https": https_port}
+    finally:
+        stop(proc)
+
+
+def login_page_seconds(port: int) -> float:
+    status, _, body, seconds = request(port, "GET", "/accounts/login/", headers={"Accept": "text/html"})
+    assert status == 200 and b"Log in" in body
+    return seconds
+
+
+def test_three_slow_bodies_hold_nginx_connections_not_the_gunicorn_workers(stack):
+    alone = sorted(login_page_seconds(stack["https"]) for _ in range(5))[2]  # the median, workers warmed up
+    slow = [open_slow_client(stack["https"], tls=True) for _ in range(3)]
+    try:
+        time.sleep(0.3)  # let nginx take them all in
+        beside = login_page_seconds(stack["https"])
+        print(f"GET through nginx: {alone * 1000:.0f} ms alone, {beside * 1000:.0f} ms beside three slow bodies")
+        assert beside < alone + 1.0, f"a normal GET waited {beside:.2f} s behind three slow bodies"
+        for sock in slow:  # still waiting for their bodies: nothing was answered or dropped
+            sock.setblocking(False)
+            with pytest.raises((BlockingIOError, ssl.SSLWantReadError)):
+                sock.recv(1)
+    finally:
+        for sock in slow:
+            sock.close()
+
+
+def test_a_body_over_the_limit_gets_the_products_json_413_and_browsers_a_page(stack):
+    too_big = 9 * 1024 * 1024
+    for headers, kind in (({"Authorization": "Bearer x", "Accept": "application/json"}, "json"),
+                          ({"Accept": "*/*"}, "json"),
+                          ({"Accept": "text/html,application/xhtml+xml"}, "html"),
+                          ({"Accept": "text/html", "HX-Request": "true"}, "html")):
+        conn = http.client.HTTPSConnection("127.0.0.1", stack["https"], timeout=10, context=_tls())
+        try:
+            # The declared length alone is refused: the body is never sent.
+            conn.putrequest("POST", "/jobs")
+            for name, value in {**headers, "Content-Type": "application/json", "Content-Length": str(too_big)}.items():
+                conn.putheader(name, value)
+            conn.endheaders()
+            response = conn.getresponse()
+            body = response.read()
+        finally:
+            conn.close()
+        assert response.status == 413
+        if kind == "json":
+            assert response.headers["Content-Type"].startswith("application/json")
+            assert json.loads(body) == {"error": "too_large",
+                                        "detail": "the request body is larger than this site accepts (8 MB); nothing was accepted"}
+        else:
+            assert response.headers["Content-Type"].startswith("text/html")
+            assert b"larger than the site accepts" in body and b"<a href=\"/jobs/new\">" in body
+
+
+def test_production_headers_come_through_and_plain_http_is_redirected(stack):
+    status, headers, _, _ = request(stack["https"], "GET", "/accounts/login/", headers={"Accept": "text/html"})
+    assert status == 200
+    assert headers["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains; preload"
+    assert "script-src 'self'" in headers["Content-Security-Policy"]
+    cookie = headers["Set-Cookie"]
+    assert cookie.startswith("csrftoken=") and "Secure" in cookie
+
+    status, headers, _, _ = request(stack["http"], "GET", "/jobs?state=queued", tls=False)
+    assert status == 301
+    assert headers["Location"] == "https://127.0.0.1/jobs?state=queued"
+
+
+def test_nginx_answers_json_502_when_gunicorn_is_not_running(certificate, tmp_path):
+    proc, _, https_port = start_nginx(tmp_path / "nginx", free_port(), *certificate)  # nothing listens upstream
+    try:
+        status, headers, body, _ = request(https_port, "GET", "/jobs/1", headers={"Authorization": "Bearer x"})
+        assert status == 502
+        assert headers["Content-Type"].startswith("application/json")
+        assert headers["Retry-After"] == "2"
+        assert json.loads(body)["error"] == "bad_gateway"
+
+        status, headers, body, _ = request(https_port, "GET", "/jobs", headers={"Accept": "text/html"})
+        assert status == 502 and headers["Content-Type"].startswith("text/html")
+        assert headers["Content-Security-Policy"] == "default-src 'none'"
+        assert b"Briefly unavailable" in body
+    finally:
+        stop(proc)
+
+
+def test_the_same_slow_bodies_sent_straight_to_gunicorn_hold_every_worker(stack):
+    """What nginx prevents: without it, the three slow clients occupy the three sync workers."""
+    port = stack["gunicorn"]
+    slow = [open_slow_client(port, tls=False) for _ in range(3)]
+    try:
+        time.sleep(0.3)
+        with pytest.raises((TimeoutError, socket.timeout)):
+            request(port, "GET", "/accounts/login/", tls=False, headers={"X-Forwarded-Proto": "https"}, timeout=3)
+    finally:
+        for sock in slow:
+            sock.close()
+
+    def answers() -> bool:  # the workers come back once the slow clients hang up
+        try:
+            return request(port, "GET", "/accounts/login/", tls=False, timeout=2,
+                           headers={"X-Forwarded-Proto": "https"})[0] == 200
+        except OSError:
+            return False
+
+    wait_until(answers, 40, "gunicorn free again")
