@@ -18,7 +18,6 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.utils.cache import patch_vary_headers
-from django_htmx.middleware import HtmxDetails
 
 from . import http
 
@@ -33,10 +32,6 @@ class ApiErrorsMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        # This middleware runs before django-htmx's and answers for requests that never reach
-        # it (an error in a middleware between), so it sets ``request.htmx`` the same way.
-        if not hasattr(request, "htmx"):
-            request.htmx = HtmxDetails(request)
         response = self.get_response(request)
         if response.status_code == 500 and getattr(request, "_jobs_store_unavailable", False):
             response = unavailable(request)  # raised in a middleware, not a view
