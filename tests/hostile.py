@@ -8,8 +8,12 @@ the few seconds the DOCX bomb takes to compress.
     from tests import hostile
     hostile.docx_bomb()          # ~600 KB, word/document.xml unpacks to 200 MiB
     hostile.docx_empty_runs()    # ~27 KB, three million empty runs
+    hostile.docx_understated()   # the bomb, declaring its main part as 64 KB
+    hostile.docx_many_elements() # 1.5 MB, within every declared limit, 600,000 elements
     hostile.cpu_heavy_pdf()      # ~160 KB, 20 pages of empty text operations
     hostile.recursive_pdf()      # 10 KB, raises RecursionError in pypdf's extract_text
+    hostile.pdf_xref_bomb()      # 6 KB, declares 1.9 million objects
+    hostile.pdf_page_tree_bomb() # 3 KB, a page tree of a billion pages declaring one
     hostile.total_and_spaces()   # 3.6 KB of inline text: "Total" and spaces
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import io
+import struct
 import zipfile
 import zlib
 from typing import Iterable, Iterator
@@ -112,6 +117,41 @@ def docx_empty_runs(runs: int = 3_000_000) -> bytes:
     return docx([b"<w:p>", *_repeat(b"<w:r/>", runs * len(b"<w:r/>")), b"</w:p>"])
 
 
+@functools.cache
+def docx_understated(declared: int = 64 * 1024) -> bytes:
+    """The DOCX bomb with its main part declared as ``declared`` bytes unpacked (64 KB).
+
+    The zip's local header and central directory both state the small size, so a reader
+    that trusts the declaration sees an ordinary part (it is even smaller than its packed
+    data); the deflate stream still inflates to 200 MiB. A reader that inflates until the
+    stream ends gets all of it; Python's zipfile stops at the declared size and reports a
+    CRC mismatch.
+    """
+    data = bytearray(docx_bomb())
+    info = zipfile.ZipFile(io.BytesIO(bytes(data))).getinfo("word/document.xml")
+    struct.pack_into("<I", data, info.header_offset + 22, declared)  # local header: uncompressed size
+    end = data.rfind(b"PK\x05\x06")
+    (offset,) = struct.unpack_from("<I", data, end + 16)
+    while data[offset:offset + 4] == b"PK\x01\x02":
+        name_length, extra_length, comment_length = struct.unpack_from("<HHH", data, offset + 28)
+        if data[offset + 46:offset + 46 + name_length] == b"word/document.xml":
+            struct.pack_into("<I", data, offset + 24, declared)  # central directory: uncompressed size
+        offset += 46 + name_length + extra_length + comment_length
+    return bytes(data)
+
+
+@functools.cache
+def docx_many_elements(elements: int = 600_000) -> bytes:
+    """A DOCX of about 1.5 MB whose main part is ``elements`` empty paragraphs (15 MB).
+
+    Each paragraph carries a different revision id, so the part packs only 10 to 1 and
+    its declared sizes are within every limit a central-directory check can apply. It
+    holds no text, so no text limit stops a reader either: only a limit on the number of
+    elements read does. python-docx builds a node and a proxy for each of them.
+    """
+    return docx(b'<w:p w:rsidR="%08X"/>' % n for n in range(elements))
+
+
 def pdf(contents: list[bytes], *, compress: bool = True) -> bytes:
     """A PDF with one page per content stream (Helvetica as /F1), xref table and all.
 
@@ -167,6 +207,58 @@ def recursive_pdf(depth: int = 5_000) -> bytes:
     recognise runs it again and again for nothing.
     """
     return pdf([b"BT /F1 12 Tf " + b"[" * depth + b"]" * depth + b" TJ ET"], compress=False)
+
+
+@functools.cache
+def pdf_xref_bomb(objects: int = 1_900_000) -> bytes:
+    """A one-page PDF of about 6 KB whose cross-reference stream lists ``objects`` objects.
+
+    The stream is 3 bytes per entry, compressed 1000 to 1; every entry points at the same
+    offset. Opening the file (before a page or any text is read) makes pypdf decode the
+    stream and build a table entry per object: about 5 s and 200 MB for 1.9 million, just
+    under pypdf's default ceiling of 2 million. Its page tree is ordinary.
+    """
+    out = io.BytesIO()
+    out.write(b"%PDF-1.7\n")
+    offsets = {}
+    for number, body in ((1, b"<< /Type /Catalog /Pages 2 0 R >>"), (2, b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>"),
+                         (3, b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] >>")):
+        offsets[number] = out.tell()
+        out.write(b"%d 0 obj\n%s\nendobj\n" % (number, body))
+    xref = out.tell()
+    entries = bytearray(b"\x00\x00\xff")  # object 0: free
+    for number in (1, 2, 3):
+        entries += b"\x01" + struct.pack(">H", offsets[number])
+    entries += b"\x01\x00\x09" * (objects - 4)  # the rest: "in use at offset 9"
+    data = zlib.compress(bytes(entries), 9)
+    out.write(b"4 0 obj\n<< /Type /XRef /Size %d /W [1 2 0] /Root 1 0 R /Filter /FlateDecode /Length %d >>\n"
+              b"stream\n%s\nendstream\nendobj\nstartxref\n%d\n%%%%EOF\n" % (objects, len(data), data, xref))
+    return out.getvalue()
+
+
+@functools.cache
+def pdf_page_tree_bomb(depth: int = 30) -> bytes:
+    """A PDF of about 3 KB whose page tree names the same subtree twice at each of ``depth`` levels.
+
+    Every node declares ``/Count 1``, so the tree looks like one page; walking it visits
+    2**30 pages from 33 objects. pypdf stops after its own limit of 100,000 entries (most
+    of a second); a reader with no limit never finishes.
+    """
+    objects = {1: b"<< /Type /Catalog /Pages 2 0 R >>"}
+    for number in range(2, depth + 2):
+        objects[number] = b"<< /Type /Pages /Kids [%d 0 R %d 0 R] /Count 1 >>" % (number + 1, number + 1)
+    objects[depth + 2] = b"<< /Type /Page /MediaBox [0 0 595 842] >>"
+    out = io.BytesIO()
+    out.write(b"%PDF-1.7\n")
+    offsets = []
+    for number in sorted(objects):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n%s\nendobj\n" % (number, objects[number]))
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    out.write(b"".join(b"%010d 00000 n \n" % offset for offset in offsets))
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
+    return out.getvalue()
 
 
 def total_and_spaces(size: int = 3_600) -> str:
