@@ -1,19 +1,40 @@
-"""Which documents the review accepts, and reading their text.
+"""Which documents the review accepts, and reading their text within fixed bounds.
 
-Acceptance (``check_document``) trusts the bytes, not the client's file name or media type:
-it sniffs the format, opens the document with the same reader extraction will use, and
-refuses what it cannot read or what is over the page limit, before anything is stored.
+Acceptance (``check_document``) runs in the web process and trusts the bytes, not the
+client's file name or media type. It never reads a whole document: it sniffs the format
+and checks only what the document declares about its structure, before anything is
+inflated or stored. For a DOCX that is the zip's central directory (the number of parts,
+each part's declared unpacked size and compression ratio, their total, the compression
+method, and a main document part); for a PDF the cross-reference table (the number of
+objects) and the page tree (the number of pages); no text is extracted. A document over a
+limit is refused with an error that names the limit.
+
+Extraction (``read_text``) runs in the worker and is bounded whatever acceptance let
+through: a DOCX's main part is streamed through an XML parser that builds no tree and stops
+at ``MAX_TEXT_CHARS`` characters or ``MAX_DOCX_ELEMENTS`` elements, after the same structural
+checks; a PDF is read page by page with pypdf until the text limit. A document that cannot
+be read raises the same refusals acceptance uses (``jobs.errors``): they are caused by the
+bytes, so reading them again would fail again.
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import struct
 import zipfile
 from dataclasses import dataclass, field
-from typing import Callable
+from xml.parsers import expat
 
-from jobs.errors import InvalidPayload, PayloadTooLarge, UnsupportedDocument
+from jobs.errors import (
+    AcceptanceError,
+    DamagedDocument,
+    DocumentTooComplex,
+    DocumentUnpacksTooLarge,
+    InvalidPayload,
+    PayloadTooLarge,
+    UnsupportedDocument,
+)
 
 log = logging.getLogger("agent.documents")
 
@@ -21,12 +42,39 @@ PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 TEXT = "text/plain"
 
-MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
+MB = 1024 * 1024
+MAX_DOCUMENT_BYTES = 5 * MB
 MAX_PAGES = 20
 MAX_TEXT_CHARS = 100_000
 # A plain-text or DOCX "page" for the page limit: what fits on a printed page, roughly.
 CHARS_PER_PAGE = 3_000
 SUPPORTED = "PDF, DOCX or plain text (UTF-8)"
+
+# DOCX structure, from the zip's central directory (what each part declares; nothing is
+# inflated to check it). A Word invoice has 10 to 30 parts and a few hundred KB unpacked;
+# its XML packs 3 to 35 times smaller (a machine-made, very repetitive one up to ~70),
+# images about 1 to 1. Bombs pack hundreds of times smaller.
+MAX_DOCX_PARTS = 1_000
+MAX_DOCX_PART_BYTES = 20 * MB
+MAX_DOCX_UNPACKED_BYTES = 50 * MB
+MAX_DOCX_RATIO = 200
+DOCX_RATIO_FROM_BYTES = 1 * MB  # smaller parts may pack as well as they like: they stay small
+DOCX_COMPRESSION = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED}  # what Word writes
+DOCX_MAIN_PART = "word/document.xml"
+# Extraction reads at most this many XML elements of the main part (a heavily formatted
+# 20-page invoice has well under 200,000).
+MAX_DOCX_ELEMENTS = 500_000
+# PDF structure: objects in the cross-reference table(s). A 20-page invoice has tens to a
+# few thousand.
+MAX_PDF_OBJECTS = 50_000
+# Nodes visited to count the pages (a 20-page PDF's page tree has a few dozen).
+PDF_PAGE_TREE_NODES = 1_000
+
+DAMAGED_PDF = "the PDF is damaged and cannot be read; submit a new copy"
+DAMAGED_DOCX = "the DOCX is damaged and cannot be read; submit a new copy"
+
+_ZIP_MAGIC = b"PK\x03\x04"
+_ZIP_END = b"PK\x05\x06"
 
 
 @dataclass
@@ -39,15 +87,19 @@ class Text:
 
 
 def check_document(*, content: bytes, name: str, content_type: str) -> str:
-    """Refuse an unreadable, unsupported or too long document; return its real media type."""
+    """Refuse an unsupported, damaged or over-limit document; return its real media type.
+
+    Cheap whatever the bytes say: it reads declarations (zip directory, PDF cross-reference
+    table and page tree), never the text.
+    """
+    if content.startswith(_ZIP_MAGIC):
+        check_docx(content)
+        return DOCX
     media_type = sniff(content)
     if media_type is None:
         raise UnsupportedDocument(f"unsupported document type: send {SUPPORTED}", field="document")
-    pages = _open(content, media_type).pages
-    if pages > MAX_PAGES:
-        raise PayloadTooLarge(f"the document has {pages} pages; at most {MAX_PAGES} are accepted", field="document")
-    if pages == 0:
-        raise UnsupportedDocument("the document has no pages", field="document")
+    pages = _pdf_reader(content)[1] if media_type == PDF else _text_pages(content.decode("utf-8"))
+    _check_pages(pages)
     return media_type
 
 
@@ -63,14 +115,11 @@ def sniff(content: bytes) -> str | None:
     """The media type the bytes really are, or None: the client's claim is not evidence."""
     if content.startswith(b"%PDF-"):
         return PDF
-    if content.startswith(b"PK\x03\x04"):
+    if content.startswith(_ZIP_MAGIC):
         try:
-            with zipfile.ZipFile(io.BytesIO(content)) as archive:
-                if "word/document.xml" in archive.namelist():
-                    return DOCX
-        except zipfile.BadZipFile:
+            return DOCX if any(info.filename == DOCX_MAIN_PART for info in _docx_parts(content)) else None
+        except (UnsupportedDocument, DocumentTooComplex):
             return None
-        return None
     if b"\x00" in content:
         return None
     try:
@@ -81,17 +130,32 @@ def sniff(content: bytes) -> str | None:
 
 
 def read_text(content: bytes, media_type: str) -> Text:
-    """The text of an accepted document, at most MAX_TEXT_CHARS, with extraction warnings."""
-    opened = _open(content, media_type)
-    result = Text(text="", pages=opened.pages, warnings=list(opened.warnings))
-    text = opened.text()
+    """The text of an accepted document, at most MAX_TEXT_CHARS, with extraction warnings.
+
+    Raises the refusals of ``jobs.errors`` (damaged, over a limit, unsupported) for a
+    document that cannot be read: the same bytes would fail the same way again.
+    """
+    warnings: list[str] = []
+    if media_type == PDF:
+        text, pages = _pdf_text(content)
+    elif media_type == DOCX:
+        text = _docx_text(content)
+        pages = _text_pages(text)
+        if pages > MAX_PAGES:  # checked here: acceptance does not read a DOCX's text
+            raise PayloadTooLarge(f"the document has more than {MAX_PAGES * CHARS_PER_PAGE:,} characters, over "
+                                  f"{MAX_PAGES} pages of {CHARS_PER_PAGE:,}; at most {MAX_PAGES} pages are "
+                                  "accepted", field="document")
+    elif media_type == TEXT:
+        text = content.decode("utf-8", errors="replace")
+        pages = _text_pages(text)
+    else:
+        raise UnsupportedDocument(f"unsupported document type: send {SUPPORTED}", field="document")
     if not text.strip():
-        result.warnings.append("no text layer: the document looks scanned; ask for a text PDF or check it by eye")
+        warnings.append("no text layer: the document looks scanned; ask for a text PDF or check it by eye")
     if len(text) > MAX_TEXT_CHARS:
         text = text[:MAX_TEXT_CHARS]
-        result.warnings.append(f"text cut to the first {MAX_TEXT_CHARS} characters")
-    result.text = text
-    return result
+        warnings.append(f"text cut to the first {MAX_TEXT_CHARS} characters")
+    return Text(text=text, pages=pages, warnings=warnings)
 
 
 def inline_text(text: str) -> Text:
@@ -99,66 +163,313 @@ def inline_text(text: str) -> Text:
     return read_text(text.encode("utf-8"), TEXT)
 
 
-@dataclass
-class _Opened:
-    pages: int
-    text: Callable[[], str]
-    warnings: list[str] = field(default_factory=list)
+def _text_pages(text: str) -> int:
+    return max(1, -(-len(text) // CHARS_PER_PAGE))
 
 
-def _open(content: bytes, media_type: str) -> _Opened:
-    if media_type == PDF:
-        return _open_pdf(content)
-    if media_type == DOCX:
-        return _open_docx(content)
-    if media_type == TEXT:
-        decoded = content.decode("utf-8", errors="replace")
-        return _Opened(pages=max(1, -(-len(decoded) // CHARS_PER_PAGE)), text=lambda: decoded)
-    raise UnsupportedDocument(f"unsupported document type: send {SUPPORTED}", field="document")
+def _check_pages(pages: int) -> None:
+    if pages > MAX_PAGES:
+        raise PayloadTooLarge(f"the document has {pages} pages; at most {MAX_PAGES} are accepted", field="document")
+    if pages == 0:
+        raise UnsupportedDocument("the document has no pages", field="document")
 
 
-def _open_pdf(content: bytes) -> _Opened:
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
+# --- DOCX -------------------------------------------------------------------------------
+
+
+def check_docx(content: bytes) -> dict[str, zipfile.ZipInfo]:
+    """The DOCX's parts by name, once its declared structure is within every limit.
+
+    Reads the zip's end record (for the part count) and then its central directory (for
+    each part's declared sizes); inflates nothing. Python's zipfile never inflates a part
+    past its declared size (a part that lies fails its CRC check), so the declared sizes
+    bound what extraction can be made to unpack.
+    """
+    infos = _docx_parts(content)
+    parts = {info.filename: info for info in infos}
+    if DOCX_MAIN_PART not in parts:
+        raise UnsupportedDocument(f"unsupported document type: send {SUPPORTED}", field="document")
+    if len(parts) < len(infos):  # readers disagree on which copy of a part counts
+        raise DamagedDocument("the DOCX is damaged (it names a part twice) and cannot be read; submit a new copy",
+                              field="document")
+    total = 0
+    for info in infos:
+        part = _part_name(info.filename)
+        if info.compress_type not in DOCX_COMPRESSION:
+            raise UnsupportedDocument(f"the DOCX packs {part} with a compression method Word does not use; "
+                                      "save it again from your word processor", field="document")
+        if info.flag_bits & 0x1:
+            raise UnsupportedDocument("the DOCX is encrypted; send it without a password", field="document")
+        if info.file_size > MAX_DOCX_PART_BYTES:
+            raise DocumentUnpacksTooLarge(f"{part} unpacks to {_mb(info.file_size)}; at most "
+                                          f"{_mb(MAX_DOCX_PART_BYTES)} per part is accepted", field="document")
+        ratio = info.file_size / max(info.compress_size, 1)
+        if info.file_size > DOCX_RATIO_FROM_BYTES and ratio > MAX_DOCX_RATIO:
+            raise DocumentUnpacksTooLarge(f"{part} unpacks to {ratio:,.0f} times its packed size; at most "
+                                          f"{MAX_DOCX_RATIO} times is accepted for a part over "
+                                          f"{_mb(DOCX_RATIO_FROM_BYTES)}", field="document")
+        total += info.file_size
+    if total > MAX_DOCX_UNPACKED_BYTES:
+        raise DocumentUnpacksTooLarge(f"the DOCX unpacks to {_mb(total)}; at most {_mb(MAX_DOCX_UNPACKED_BYTES)} "
+                                      "is accepted", field="document")
+    return parts
+
+
+def _docx_parts(content: bytes) -> list[zipfile.ZipInfo]:
+    """The zip's directory, read only once its end record declares a bounded part count."""
+    declared = _zip_declared_parts(content)
+    if declared is not None and declared > MAX_DOCX_PARTS:
+        raise DocumentTooComplex(_too_many_parts(declared), field="document")
+    try:
+        with zipfile.ZipFile(io.BytesIO(content)) as archive:
+            infos = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError):
+        raise UnsupportedDocument(f"unsupported document type: send {SUPPORTED}", field="document") from None
+    if len(infos) > MAX_DOCX_PARTS:
+        raise DocumentTooComplex(_too_many_parts(len(infos)), field="document")
+    return infos
+
+
+def _zip_declared_parts(content: bytes) -> int | None:
+    """The number of entries the zip's end record declares (ZIP64's marker counts as many).
+
+    Read before ``zipfile`` builds an object per entry: 5 MB can describe ~100,000 of them.
+    """
+    at = content.rfind(_ZIP_END, max(0, len(content) - 22 - 0xFFFF))
+    if at < 0 or at + 22 > len(content):
+        return None
+    (entries,) = struct.unpack_from("<H", content, at + 10)
+    return entries
+
+
+def _too_many_parts(count: int) -> str:
+    return f"the DOCX has {count:,} parts; at most {MAX_DOCX_PARTS:,} are accepted"
+
+
+def _part_name(name: str) -> str:
+    return name if len(name) <= 80 and name.isprintable() else "a part"
+
+
+def _mb(size: int) -> str:
+    return f"{size / MB:,.1f} MB" if size % MB else f"{size // MB} MB"
+
+
+def _docx_text(content: bytes) -> str:
+    """The main part's text, streamed: no tree, at most MAX_TEXT_CHARS and MAX_DOCX_ELEMENTS."""
+    parts = check_docx(content)
+    reader = _DocxText()
+    parser = reader.parser()
+    try:
+        with zipfile.ZipFile(io.BytesIO(content)) as archive, archive.open(parts[DOCX_MAIN_PART]) as part:
+            while chunk := part.read(64 * 1024):
+                parser.Parse(chunk, False)
+            parser.Parse(b"", True)
+    except _Enough:
+        pass
+    except (expat.ExpatError, zipfile.BadZipFile, EOFError, OSError, ValueError, RuntimeError,
+            NotImplementedError) as exc:
+        log.warning("docx unreadable: %s", type(exc).__name__)
+        raise DamagedDocument(DAMAGED_DOCX, field="document") from None
+    return "".join(reader.parts)
+
+
+class _Enough(Exception):
+    """The text limit is reached: stop reading, keep what was read."""
+
+
+class _DocxText:
+    """The text of WordprocessingML, from parser events (python-docx's reading, without a tree).
+
+    Paragraphs end with a newline (at most one blank line in a row); a table row is its
+    cells joined by two spaces (the field patterns read "IBAN  NL91 ..." as a label and
+    its value); tabs and breaks inside runs become tab and newline. ``mc:Fallback``
+    repeats its ``mc:Choice`` for old readers and is skipped.
+    """
+
+    W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.newlines = 0  # newlines just emitted, in a row
+        self.elements = 0
+        self.in_text = False
+        self.runs = 0  # open w:r elements
+        self.skipping = 0  # depth inside mc:Fallback
+        self.rows: list[int] = []  # per open w:tr: cells started
+        self.cells: list[bool] = []  # per open w:tc: a paragraph has ended in it
+
+    def parser(self) -> expat.XMLParserType:
+        parser = expat.ParserCreate(namespace_separator=" ")
+        parser.buffer_text = True
+        parser.StartElementHandler = self.start
+        parser.EndElementHandler = self.end
+        parser.CharacterDataHandler = self.characters
+        # Word never writes a DTD: refusing one refuses every entity trick with it.
+        parser.StartDoctypeDeclHandler = self.doctype
+        parser.EntityDeclHandler = self.doctype
+        return parser
+
+    def emit(self, text: str) -> None:
+        if text == "\n":
+            if self.newlines >= 2:  # one blank line is layout; a thousand are padding
+                return
+            self.newlines += 1
+        else:
+            self.newlines = 0
+        self.parts.append(text)
+        self.size += len(text)
+        if self.size > MAX_TEXT_CHARS:
+            raise _Enough
+
+    def start(self, name: str, attributes: dict) -> None:
+        self.elements += 1
+        if self.elements > MAX_DOCX_ELEMENTS:
+            raise DocumentTooComplex(f"the DOCX has more than {MAX_DOCX_ELEMENTS:,} XML elements in its text; "
+                                     f"at most {MAX_DOCX_ELEMENTS:,} are read", field="document")
+        if self.skipping or name == f"{self.MC} Fallback":
+            self.skipping += 1
+            return
+        ns, _, tag = name.rpartition(" ")
+        if ns != self.W:
+            return
+        if tag == "r":
+            self.runs += 1
+        elif tag == "t":
+            self.in_text = True
+        elif tag == "p":
+            if self.cells and self.cells[-1]:
+                self.emit("\n")  # a second paragraph in the same table cell
+        elif tag == "tr":
+            self.rows.append(0)
+        elif tag == "tc":
+            if self.rows:
+                if self.rows[-1]:
+                    self.emit("  ")
+                self.rows[-1] += 1
+            self.cells.append(False)
+        elif self.runs and tag in ("tab", "ptab"):
+            self.emit("\t")
+        elif self.runs and tag in ("br", "cr"):
+            self.emit("\n")
+        elif self.runs and tag == "noBreakHyphen":
+            self.emit("-")
+
+    def end(self, name: str) -> None:
+        if self.skipping:
+            self.skipping -= 1
+            return
+        ns, _, tag = name.rpartition(" ")
+        if ns != self.W:
+            return
+        if tag == "r":
+            self.runs -= 1
+        elif tag == "t":
+            self.in_text = False
+        elif tag == "p":
+            if self.cells:
+                self.cells[-1] = True
+            else:
+                self.emit("\n")
+        elif tag == "tc" and self.cells:
+            self.cells.pop()
+        elif tag == "tr" and self.rows:
+            self.rows.pop()
+            self.emit("\n")
+
+    def characters(self, data: str) -> None:
+        if self.in_text and not self.skipping:
+            self.emit(data)
+
+    def doctype(self, *args: object) -> None:
+        raise expat.ExpatError("a document type declaration in a DOCX part")
+
+
+# --- PDF --------------------------------------------------------------------------------
+
+
+def _pdf_reader(content: bytes):
+    """A pypdf reader and the page count, once the PDF's declared structure is within limits.
+
+    Reads the cross-reference table(s) and the page tree, never a content stream. pypdf
+    stops reading a cross-reference stream that declares more than MAX_PDF_OBJECTS
+    entries before it builds them.
+    """
+    from pypdf import PdfReader, apply_configuration
+    from pypdf.errors import LimitReachedError
 
     try:
-        reader = PdfReader(io.BytesIO(content))
+        reader = PdfReader(io.BytesIO(content), xref_stream_maximum_entries=MAX_PDF_OBJECTS)
         if reader.is_encrypted:
             raise UnsupportedDocument("the PDF is encrypted; send it without a password", field="document")
-        pages = len(reader.pages)
-    except UnsupportedDocument:
+        objects = sum(len(table) for table in reader.xref.values()) + len(reader.xref_objStm)
+        if objects > MAX_PDF_OBJECTS:
+            raise DocumentTooComplex(_too_many_objects(objects), field="document")
+        declared = _declared_pages(reader)
+        if declared is not None and declared > MAX_PAGES:
+            raise PayloadTooLarge(f"the document has {declared} pages; at most {MAX_PAGES} are accepted",
+                                  field="document")
+        # A page tree may lie about its /Count and name the same subtree many times over.
+        with apply_configuration(page_tree_maximum_entries=PDF_PAGE_TREE_NODES,
+                                 page_tree_maximum_page_entries=PDF_PAGE_TREE_NODES * 100):
+            pages = len(reader.pages)
+    except AcceptanceError:
         raise
-    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
-        raise UnsupportedDocument(f"the PDF cannot be read ({type(exc).__name__})", field="document") from None
-
-    def text() -> str:
-        parts: list[str] = []
-        size = 0
-        for page in reader.pages:
-            if size > MAX_TEXT_CHARS:
-                break
-            try:
-                part = page.extract_text() or ""
-            except (PyPdfError, ValueError, KeyError, TypeError) as exc:
-                log.warning("pdf page unreadable: %s", type(exc).__name__)
-                part = ""
-            parts.append(part)
-            size += len(part)
-        return "\n".join(parts)
-
-    return _Opened(pages=pages, text=text)
+    except Exception as exc:  # noqa: BLE001  a damaged file raises anything, RecursionError included
+        if _caused_by(exc, LimitReachedError):
+            raise DocumentTooComplex(f"the PDF is over a structural limit: at most {MAX_PDF_OBJECTS:,} objects "
+                                     f"and {MAX_PAGES} pages are accepted", field="document") from None
+        log.warning("pdf unreadable: %s", type(exc).__name__)
+        raise DamagedDocument(DAMAGED_PDF, field="document") from None
+    return reader, pages
 
 
-def _open_docx(content: bytes) -> _Opened:
-    import docx
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``kind`` is ``exc`` or in its chain (pypdf wraps its limits in read errors)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kind):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
+
+def _declared_pages(reader) -> int | None:
+    """The page tree's declared /Count: refuses a long PDF before walking its tree."""
     try:
-        document = docx.Document(io.BytesIO(content))
-    except Exception as exc:  # python-docx raises a variety of zip/XML errors
-        raise UnsupportedDocument(f"the DOCX cannot be read ({type(exc).__name__})", field="document") from None
-    lines = [p.text for p in document.paragraphs]
-    for table in document.tables:
-        for row in table.rows:
-            lines.append("  ".join(cell.text for cell in row.cells))
-    text = "\n".join(lines)
-    return _Opened(pages=max(1, -(-len(text) // CHARS_PER_PAGE)), text=lambda: text)
+        count = reader.trailer["/Root"]["/Pages"]["/Count"]
+    except (KeyError, TypeError, AttributeError):
+        return None
+    return count if isinstance(count, int) else None
+
+
+def _too_many_objects(count: int) -> str:
+    return f"the PDF has {count:,} objects; at most {MAX_PDF_OBJECTS:,} are accepted"
+
+
+def _pdf_text(content: bytes) -> tuple[str, int]:
+    """The text of each page in turn until MAX_TEXT_CHARS, and the page count."""
+    from pypdf.errors import LimitReachedError
+
+    reader, pages = _pdf_reader(content)
+    _check_pages(pages)
+    parts: list[str] = []
+    size = 0
+    for number, page in enumerate(reader.pages, 1):
+        if size > MAX_TEXT_CHARS:
+            break
+        try:
+            part = page.extract_text() or ""
+        except Exception as exc:  # noqa: BLE001  a damaged page raises anything, RecursionError included
+            if _caused_by(exc, LimitReachedError) or _caused_by(exc, MemoryError):
+                raise DocumentTooComplex(f"page {number} of the PDF is too complex to read: its content is over "
+                                         "the reader's limits", field="document") from None
+            log.warning("pdf page %d unreadable: %s", number, type(exc).__name__)
+            raise DamagedDocument(DAMAGED_PDF, field="document") from None
+        parts.append(part)
+        size += len(part)
+    return "\n".join(parts), pages
+

@@ -49,7 +49,8 @@ MAX_VALUE_CHARS = 120
 CURRENCIES = frozenset({"EUR", "USD", "GBP", "CHF", "SEK", "DKK", "NOK", "PLN", "CZK", "HUF", "JPY", "CAD", "AUD"})
 SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "JPY", "Fr.": "CHF", "kr": "SEK", "zł": "PLN"}
 
-# Labels as suppliers print them; the value is the rest of the line.
+# Labels as suppliers print them, at the start of a line; the value is the rest of the line
+# after a colon, a "#" or a gap of two or more spaces or tabs.
 _PATTERNS = {
     "supplier_name": r"(?:supplier(?:\s+name)?|seller|vendor|from|company)",
     "vat_id": r"(?:vat(?:\s*(?:id|no\.?|number|reg(?:istration)?(?:\s+no\.?)?))?|tax\s*id|ust-?idnr\.?|tva)",
@@ -60,8 +61,14 @@ _PATTERNS = {
     "iban": r"(?:iban)",
     "account": r"(?:(?:bank\s+)?account(?:\s+(?:number|no\.?))?)",
 }
+# Matched against one line at a time (``re.match``: only from its start), in time linear in
+# the line. The runs of spaces and tabs around the separator are possessive (``*+``,
+# ``{2,}+``): each takes all the blanks there are and never gives any back, so no two
+# quantifiers share the same blanks and a line without a value fails after one pass over
+# them. Only the label may backtrack, to a shorter alternative ("total" for "total amount"),
+# a handful of times per line. The value runs to the end of the line; ``find`` strips it.
 _LINE = {
-    name: re.compile(rf"^[ \t]*{label}[ \t]*(?::|#|[ \t]{{2,}})[ \t]*(?P<value>\S.*?)[ \t]*$", re.IGNORECASE | re.MULTILINE)
+    name: re.compile(rf"[ \t]*+{label}(?:[ \t]*+[:#][ \t]*+|[ \t]{{2,}}+)(?P<value>\S.*)", re.IGNORECASE)
     for name, label in _PATTERNS.items()
 }
 
@@ -77,12 +84,14 @@ class Field:
 
 
 def find(text: str, name: str) -> str | None:
-    """The value printed after a field's label, or None."""
-    match = _LINE[name].search(text)
-    if match is None:
-        return None
-    value = match.group("value").strip(" :\t")
-    return value[:MAX_VALUE_CHARS] or None
+    """The value printed after a field's label on the first line that has one, or None."""
+    pattern = _LINE[name]
+    for line in text.splitlines():
+        match = pattern.match(line)
+        if match is not None:
+            value = match.group("value").strip(" :\t")
+            return value[:MAX_VALUE_CHARS] or None
+    return None
 
 
 def check_all(text: str, *, country: str | None = None, today: date | None = None) -> dict[str, dict[str, Any]]:

@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any, Callable
 
 from jobs.context import JobContext
+from jobs.errors import AcceptanceError
 from jobs.kinds import JobFailed
 
 from . import documents, fields
@@ -48,17 +49,23 @@ def extract(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]
     """This job's document (or inline text) as text, its page count and any warnings."""
     job = ctx.job()
     warnings: list[str] = []
-    if job["document"]:
-        read = documents.read_text(ctx.document(), job["document_type"] or documents.sniff(ctx.document()) or "")
-        source = "document"
-        if ctx.payload.get("text"):
-            warnings.append("inline text ignored: the uploaded document was reviewed")
-    elif ctx.payload.get("text"):
-        read = documents.inline_text(ctx.payload["text"])
-        source = "inline"
-    else:
-        raise JobFailed("nothing to review: the job has neither a document nor inline text",
-                        retryable=False, code="nothing_to_review")
+    try:
+        if job["document"]:
+            content = ctx.document()
+            read = documents.read_text(content, job["document_type"] or documents.sniff(content) or "")
+            source = "document"
+            if ctx.payload.get("text"):
+                warnings.append("inline text ignored: the uploaded document was reviewed")
+        elif ctx.payload.get("text"):
+            read = documents.inline_text(ctx.payload["text"])
+            source = "inline"
+        else:
+            raise JobFailed("nothing to review: the job has neither a document nor inline text",
+                            retryable=False, code="nothing_to_review")
+    except AcceptanceError as exc:
+        # Damaged, over a limit, unsupported: the document's own bytes, which do not change,
+        # so another attempt would fail the same way.
+        raise JobFailed(exc.message, retryable=False, code=exc.code) from None
     return {
         "text": read.text,
         "pages": read.pages,

@@ -42,3 +42,27 @@ class OperationKeyConflict(AcceptanceError):
 
     code = "operation_key_conflict"
     status = 409
+
+
+class DocumentUnpacksTooLarge(PayloadTooLarge):
+    """A packed document (a DOCX is a zip) declares more unpacked bytes than a review reads.
+
+    Decided from the sizes the document declares, before anything is unpacked.
+    """
+
+    code = "unpacks_too_large"
+    status = 413
+
+
+class DocumentTooComplex(PayloadTooLarge):
+    """A document with more structure (zip parts, PDF objects, XML elements) than a review reads."""
+
+    code = "too_complex"
+    status = 413
+
+
+class DamagedDocument(UnsupportedDocument):
+    """A document of a supported type that cannot be read: its bytes are damaged."""
+
+    code = "damaged_document"
+    status = 400

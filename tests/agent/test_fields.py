@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import signal
+from contextlib import contextmanager
 from datetime import date
 
 import pytest
 
-from agent import fields, tools
+from agent import fields, tools, workflow
+from tests import hostile
 
 TODAY = date(2026, 6, 1)
 
@@ -76,3 +79,95 @@ def test_the_note_for_the_supplier_follows_the_tone(tone, opening, closing):
     assert supplier[0].startswith(opening) and supplier[-1].endswith(closing)
     assert "- The total amount due: the invoice shows -5.00 (the total is negative" in note
     assert "- The IBAN of the account we should pay into: it is not on the invoice." in note
+
+
+# --- the field patterns on hostile text ---------------------------------------------------
+#
+# Inline text may be 100,000 characters. A pattern whose quantifiers share the blanks after
+# a label tries every way of splitting them before it gives up: cubic time, minutes for a
+# few KB. Each case below is at the maximum size and must finish within a generous bound
+# (an interval timer interrupts the regex engine if it does not).
+
+MAX_TEXT = workflow.MAX_INLINE_CHARS
+BOUND = 1.0  # seconds, for work the patterns do in a few milliseconds
+SAMPLE_LABELS = [
+    ("supplier_name", "Supplier"), ("supplier_name", "Supplier name"), ("vat_id", "VAT"),
+    ("vat_id", "VAT reg no"), ("vat_id", "Tax id"), ("invoice_number", "Invoice no"),
+    ("invoice_number", "Invoice number"), ("invoice_date", "Invoice date"), ("invoice_date", "Date of issue"),
+    ("currency", "Currency"), ("total_amount", "Total"), ("total_amount", "Total amount"),
+    ("total_amount", "Grand total"), ("iban", "IBAN"), ("account", "Bank account no"),
+]
+
+
+def _fill(unit: str, size: int = MAX_TEXT) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def hostile_texts(label: str) -> dict[str, tuple[str, str | None]]:
+    """Shapes of text that make a backtracking label pattern slow: text, the value to find."""
+    rest = MAX_TEXT - len(label)
+    return {
+        "blanks after the label": (label + " " * rest, None),
+        "tabs after the label": (label + "\t" * rest, None),
+        "blanks and tabs mixed": (label + _fill(" \t", rest), None),
+        "blanks then a colon": (label + " " * (rest - 1) + ":", None),
+        "blanks around a colon": (label + " " * (rest // 2) + ":" + " " * (rest - rest // 2 - 1), None),
+        "colons and blanks": (label + _fill(" :", rest), None),
+        "the label repeated": (_fill(label + " "), None),
+        "many lines of label and blanks": (_fill(label + " " * 200 + "\n"), None),
+        "many lines of label, blanks, colon": (_fill(label + " " * 100 + ":\n"), None),
+        "a value, then blanks to the end": (label + ": 42" + " " * (rest - 4), "42"),
+        "a value, blanks, one more word": (label + ": 42" + " " * (rest - 6) + " x",
+                                           ("42" + " " * rest)[:fields.MAX_VALUE_CHARS]),
+    }
+
+
+@contextmanager
+def finishes_within(seconds: float):
+    """Fail (TimeoutError) if the block runs longer than ``seconds``; the regex engine checks signals."""
+    def interrupt(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("shape", list(hostile_texts("Total")))
+@pytest.mark.parametrize("name, label", SAMPLE_LABELS)
+def test_each_field_pattern_is_fast_on_hostile_text(name, label, shape):
+    text, expected = hostile_texts(label)[shape]
+    assert len(text) == MAX_TEXT
+    with finishes_within(BOUND):
+        found = fields.find(text, name)
+    assert found == expected
+
+
+@pytest.mark.parametrize("shape", list(hostile_texts("Total")))
+def test_checking_every_field_is_fast_on_hostile_text(shape):
+    # Every label's hostile lines in one text of the maximum size, checked as the workflow does.
+    lines = [hostile_texts(label)[shape][0][:MAX_TEXT // len(SAMPLE_LABELS)] for _, label in SAMPLE_LABELS]
+    text = "\n".join(lines)[:MAX_TEXT]
+    with finishes_within(BOUND * 2):
+        checked = fields.check_all(text, today=TODAY)
+    assert set(checked) == set(fields.REQUIRED)
+
+
+def test_three_and_a_half_kb_of_total_and_spaces_is_checked_at_once():
+    text = hostile.total_and_spaces()
+    assert len(text) == 3_600
+    with finishes_within(BOUND):
+        checked = fields.check_all(text, today=TODAY)
+    assert checked["total_amount"]["status"] == "missing"
+
+
+def test_a_label_and_its_value_are_on_one_line():
+    # A label is read on one line: "Invoice" at the end of one line and "number: 7" on the
+    # next are not a label and its value.
+    assert fields.find("Invoice\nnumber: 7", "invoice_number") is None
+    assert fields.find("Invoice\nInvoice number: 7", "invoice_number") == "7"
+    assert fields.find("Total amount:\nTotal:  EUR 5.00 \r\n", "total_amount") == "EUR 5.00"

@@ -1,0 +1,111 @@
+"""Reading documents: the streaming DOCX reader, and the limits' room for real invoices."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+from pypdf import PdfReader
+
+from agent import documents, fields, samples
+from tests import hostile
+
+W = hostile.W_NS
+
+
+def docx_text(body: str) -> str:
+    return documents.read_text(hostile.docx(body.encode()), documents.DOCX).text
+
+
+def test_the_docx_reader_reads_what_python_docx_reads():
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("Supplier: Nordlicht GmbH")
+    table = document.add_table(rows=2, cols=2)
+    for row, (label, value) in zip(table.rows, [("IBAN", "NL91 ABNA 0417 1643 00"), ("Total due", "EUR 12.00")]):
+        row.cells[0].text, row.cells[1].text = label, value
+    document.add_paragraph("Thank you")
+    out = io.BytesIO()
+    document.save(out)
+
+    text = documents.read_text(out.getvalue(), documents.DOCX).text
+    expected = [p.text for p in document.paragraphs]
+    expected += ["  ".join(cell.text for cell in row.cells) for row in table.rows]
+    assert all(line in text.splitlines() for line in expected), text
+    # In document order, so a table's rows stay between the paragraphs around it.
+    assert text.index("Supplier") < text.index("IBAN  NL91") < text.index("Thank you")
+    assert fields.find(text, "iban") == "NL91 ABNA 0417 1643 00"
+    assert fields.find(text, "total_amount") == "EUR 12.00"
+
+
+def test_runs_tabs_and_breaks_are_read_as_text_and_tab_stops_are_not():
+    text = docx_text(
+        '<w:p><w:pPr><w:tabs><w:tab w:val="left" w:pos="720"/></w:tabs></w:pPr>'
+        '<w:r><w:t>Invoice</w:t></w:r><w:r><w:t xml:space="preserve"> no</w:t><w:tab/><w:t>INV-7</w:t></w:r>'
+        '<w:r><w:br/><w:t>second line</w:t></w:r></w:p>')
+    assert text == "Invoice no\tINV-7\nsecond line\n"
+
+
+def test_paragraphs_in_one_table_cell_stay_in_the_cell():
+    text = docx_text('<w:tbl><w:tr><w:tc><w:p><w:r><w:t>Bank</w:t></w:r></w:p><w:p><w:r><w:t>IBAN</w:t></w:r></w:p>'
+                     '</w:tc><w:tc><w:p><w:r><w:t>DE89 3704 0044 0532 0130 00</w:t></w:r></w:p></w:tc></w:tr></w:tbl>')
+    assert text == "Bank\nIBAN  DE89 3704 0044 0532 0130 00\n"
+
+
+def test_alternate_content_is_read_once():
+    mc = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+    text = docx_text(f'<w:p><w:r><mc:AlternateContent xmlns:mc="{mc}">'
+                     '<mc:Choice Requires="wps"><w:t>Total: 5</w:t></mc:Choice>'
+                     '<mc:Fallback><w:t>Total: 5</w:t></mc:Fallback></mc:AlternateContent></w:r></w:p>')
+    assert text == "Total: 5\n"
+
+
+def test_blank_paragraphs_do_not_fill_the_text_limit():
+    text = docx_text("<w:p/>" * 150_000 + "<w:p><w:r><w:t>IBAN: DE89 3704 0044 0532 0130 00</w:t></w:r></w:p>")
+    assert text == "\n\nIBAN: DE89 3704 0044 0532 0130 00\n"
+
+
+def test_docx_text_stops_at_the_text_limit(monkeypatch):
+    monkeypatch.setattr(documents, "MAX_PAGES", 1_000)  # the page limit would refuse it first
+    line = "Delivery note line " + "x" * 81  # 100 characters and a newline
+    read = documents.read_text(hostile.docx(hostile.paragraphs(*[line] * 2_000)), documents.DOCX)
+    assert len(read.text) == documents.MAX_TEXT_CHARS
+    assert read.warnings == [f"text cut to the first {documents.MAX_TEXT_CHARS} characters"]
+
+
+def test_a_docx_just_inside_the_page_limit_is_read_whole():
+    line = "x" * 99
+    read = documents.read_text(hostile.docx(hostile.paragraphs(*[line] * 590)), documents.DOCX)
+    assert (len(read.text), read.pages, read.warnings) == (59_000, 20, [])
+
+
+# --- the limits leave real invoices room ----------------------------------------------
+
+
+def test_the_sample_docx_is_far_inside_every_docx_limit():
+    content = samples.DOCX.read_bytes()
+    infos = zipfile.ZipFile(io.BytesIO(content)).infolist()
+    assert len(infos) * 20 < documents.MAX_DOCX_PARTS
+    assert sum(i.file_size for i in infos) * 20 < documents.MAX_DOCX_UNPACKED_BYTES
+    assert max(i.file_size for i in infos) * 20 < documents.MAX_DOCX_PART_BYTES
+    assert max(i.file_size / i.compress_size for i in infos) * 5 < documents.MAX_DOCX_RATIO
+    reader = documents._DocxText()
+    parser = reader.parser()
+    parser.Parse(zipfile.ZipFile(io.BytesIO(content)).read("word/document.xml"), True)
+    assert reader.elements * 100 < documents.MAX_DOCX_ELEMENTS
+
+
+@pytest.mark.parametrize("sample", [samples.CLEAN_PDF, samples.SCANNED_PDF, samples.TOO_MANY_PAGES_PDF])
+def test_the_sample_pdfs_are_far_inside_the_object_limit(sample):
+    reader = PdfReader(sample)
+    objects = sum(len(table) for table in reader.xref.values()) + len(reader.xref_objStm)
+    assert objects * 100 < documents.MAX_PDF_OBJECTS
+    assert len(reader.pages) * 10 < documents.PDF_PAGE_TREE_NODES
+
+
+def test_a_docx_over_the_ratio_limit_only_for_a_part_under_a_megabyte_is_accepted():
+    # Small parts may pack as well as they like (styles often pack 30 to 1): they stay small.
+    small = hostile.docx(hostile.paragraphs("Invoice no: 1"), extra={"word/styles.xml": b" " * 900_000})
+    assert documents.check_document(content=small, name="x.docx", content_type="") == documents.DOCX
