@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Any, Callable
 
 from jobs.context import JobContext
-from jobs.kinds import JobFailed, Kind, Limits
+from jobs.kinds import JobFailed, Kind, Limits, Summary
 from jobs import queue
 
 from . import documents, planner as planners
@@ -145,7 +145,8 @@ def _failure(record: dict[str, Any]) -> str:
 
 
 def result(checkpoint: Checkpoint) -> dict[str, Any]:
-    """The saved result: fields with their status, the draft, the steps taken, warnings, pages."""
+    """The saved result: fields with their status, the draft, the steps taken, warnings, pages,
+    and whether any text could be read at all."""
     out = checkpoint.latest_output
     return {
         "fields": out["fields"],
@@ -153,7 +154,26 @@ def result(checkpoint: Checkpoint) -> dict[str, Any]:
         "steps": [{"tool": s["tool"], "at": s["at"]} for s in checkpoint.steps],
         "warnings": out["warnings"],
         "pages": out["pages"],
+        "readable": out.get("has_text", True),
     }
+
+
+def summarize(result: dict[str, Any]) -> Summary:
+    """The review's outcome for Alice's list: OK, what to correct, or unreadable."""
+    found = result["fields"]
+    reference = " · ".join(
+        str(found[name]["value"]) for name in ("supplier_name", "invoice_number")
+        if found.get(name, {}).get("status") == "present"
+    )
+    if not result.get("readable", True):
+        return Summary("unreadable", "unreadable", True, reference)
+    wrong = sum(1 for f in found.values() if f["status"] == "malformed")
+    missing = sum(1 for f in found.values() if f["status"] == "missing")
+    if not (wrong or missing):
+        return Summary("ok", "OK", False, reference)
+    text = ", ".join(part for part in (f"{wrong} to correct" if wrong else "", f"{missing} missing" if missing else "")
+                     if part)
+    return Summary("to_correct", text, True, reference)
 
 
 def progress(job_id: int) -> dict[str, Any] | None:
@@ -194,5 +214,6 @@ KIND = Kind(
     limits=Limits(memory_mb=512, cpu_seconds=60),
     description="Review a supplier invoice: extract its text, check the required fields, draft a note for Alice.",
     progress=progress,
+    summarize=summarize,
     result_template="agent/review_result.html",
 )

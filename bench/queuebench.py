@@ -97,7 +97,7 @@ ROLES: dict[str, Callable[..., object]] = {"fill": fill, "drain": drain, "claim_
 def bare_drain(path: Path, synchronous: str) -> dict[str, float]:
     """The same statements through the sqlite3 module: BEGIN IMMEDIATE, claim, event,
     COMMIT; BEGIN IMMEDIATE, complete, event, COMMIT. Several may run on one file."""
-    from jobs.queue import EVENT_SQL, claim_statement, complete_statement
+    from jobs.queue import EVENT_SQL, claim_statement, complete_statement, summary_values
 
     claim_sql = claim_statement("sqlite").replace("%s", "?")
     complete_sql = complete_statement("sqlite").replace("%s", "?")
@@ -125,7 +125,7 @@ def bare_drain(path: Path, synchronous: str) -> dict[str, float]:
         db.execute("COMMIT")
         t_now = ts(datetime.now(timezone.utc))
         db.execute("BEGIN IMMEDIATE")
-        cur = db.execute(complete_sql, [result, t_now, t_now, job_id, epoch, t_now, t_now])
+        cur = db.execute(complete_sql, [result, *summary_values(None), t_now, t_now, job_id, epoch, t_now, t_now])
         if cur.rowcount == 1:
             db.execute(event_sql, [job_id, "leased", "completed", epoch, "worker", "completed", t_now])
         db.execute("COMMIT")

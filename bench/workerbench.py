@@ -20,7 +20,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from jobs.queue import claim_statement, complete_statement
+from jobs.queue import claim_statement, complete_statement, summary_values
 
 from .queuebench import MANAGE, Workspace, bare_drain, child, finish, make_template
 
@@ -47,7 +47,7 @@ def bare_postgres(dsn: str, out: Any) -> None:
         if row is None:
             break
         now = datetime.now(timezone.utc)
-        db.execute(complete_sql, [result, now, now, row[0], row[3], now, now, "worker", now])
+        db.execute(complete_sql, [result, *summary_values(None), now, now, row[0], row[3], now, now, "worker", now])
         done += 1
     db.close()
     out.put({"jobs": done, "t0": t0, "t1": time.time()})

@@ -100,7 +100,9 @@ class JobContext:
         return documents.read(name)
 
     def mark_external_start(self, what: str = "external call") -> None:
-        outcome = queue.mark_external_start(job_id=self.job_id, epoch=self.epoch, now=self.now(), what=what)
+        """Commit the marker before an outside call; only with a third of a lease still ahead."""
+        outcome = queue.mark_external_start(job_id=self.job_id, epoch=self.epoch, now=self.now(), what=what,
+                                            min_left=self.claim.lease / 3)
         if not outcome:
             raise queue.StaleEpoch(outcome.reason)
 

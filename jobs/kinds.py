@@ -50,6 +50,20 @@ class JobDeferred(Exception):
 
 
 @dataclass(frozen=True)
+class Summary:
+    """A completed job's outcome in a few words, as its kind reads its own result.
+
+    Stored on the job row, so lists can show, filter and search outcomes without loading
+    results or knowing their shape.
+    """
+
+    outcome: str  # a short code the kind defines ("ok", "to_correct", "unreadable")
+    text: str  # in the submitter's words ("OK", "2 to correct")
+    needs_action: bool  # the submitter has something to do about it
+    reference: str = ""  # words to find the job by (the supplier, the invoice number)
+
+
+@dataclass(frozen=True)
 class Limits:
     """Hard limits on an isolated handler, per job (see ``jobs.sandbox``).
 
@@ -80,6 +94,8 @@ class Kind:
     isolated: bool = False
     limits: Limits = field(default_factory=Limits)
     description: str = ""
+    # A completed job's result in a few words (Summary), stored with the completion.
+    summarize: Callable[[dict[str, Any]], Summary] | None = None
     # For staff pages: the kind's own view of a job's progress (the agent's checkpoint),
     # so the queue app can show it without importing the app that owns it.
     progress: Callable[[int], dict[str, Any] | None] | None = None

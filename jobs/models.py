@@ -101,6 +101,16 @@ class Job(models.Model):
     external_started_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     result = models.JSONField(null=True, blank=True)
+    # The kind's reading of its result (kinds.Summary), written with the completion.
+    outcome = models.CharField(max_length=32, blank=True)
+    outcome_text = models.CharField(max_length=100, blank=True)
+    needs_action = models.BooleanField(default=False)
+    reference = models.CharField(max_length=200, blank=True, help_text="Words to find the job by.")
+
+    # Submitted together (several documents in one go); empty for a job on its own.
+    batch = models.CharField(max_length=64, blank=True)
+    # Higher first, within the fairness rule (see jobs.queue.claim).
+    priority = models.SmallIntegerField(default=0)
 
     created_at = models.DateTimeField()
     updated_at = models.DateTimeField()
@@ -131,6 +141,8 @@ class Job(models.Model):
             # The tenant's list, newest first. Deliberately no index that holds the state
             # beyond the three above: every transition rewrites each of them.
             models.Index(fields=["tenant", "-id"], name="job_tenant_idx"),
+            # A batch's jobs, for its progress page.
+            models.Index(fields=["tenant", "batch"], condition=~Q(batch=""), name="job_batch_idx"),
         ]
 
     def __str__(self) -> str:

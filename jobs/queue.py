@@ -84,6 +84,7 @@ class Claim:
     deadline: datetime
     payload: dict[str, Any]
     worker: str
+    lease: timedelta = timedelta(seconds=30)  # the length each renewal grants
 
 
 @dataclass(frozen=True)
@@ -113,11 +114,19 @@ def accept(
     now: datetime,
     document: documents.Upload | None = None,
     offered_only: bool = True,
+    batch: str = "",
+    priority: int = 0,
+    available_at: datetime | None = None,
+    max_attempts: int | None = None,
+    deadline: timedelta | None = None,
 ) -> Acceptance:
     """Commit a queued job, idempotently per tenant + user + operation key.
 
     All validation happens before anything is written. The unique constraint, not a
-    prior look-up, decides a race between two requests carrying one key.
+    prior look-up, decides a race between two requests carrying one key. ``available_at``
+    holds the job back until then (its deadline counts from then); ``max_attempts`` and
+    ``deadline`` override the defaults for this job; ``batch`` groups jobs submitted
+    together; ``priority`` orders claims within the fairness rule.
     """
     spec = kinds.offered(kind) if offered_only else kinds.get(kind)
     if spec is None:
@@ -139,8 +148,11 @@ def accept(
     # Stored (named by its digest, written once) before the row that names it commits.
     stored = documents.check_and_store(document, spec, tenant_id=tenant_id) if document is not None else None
 
+    start = max(available_at or now, now)
+    options = [priority, start.isoformat() if available_at else "", max_attempts or 0,
+               deadline.total_seconds() if deadline else 0]
     fingerprint = hashlib.sha256(
-        json.dumps([kind, encoded, stored.sha256 if stored else ""]).encode()
+        json.dumps([kind, encoded, stored.sha256 if stored else "", *(options if any(options) else [])]).encode()
     ).hexdigest()
     try:
         with write_transaction():
@@ -157,9 +169,11 @@ def accept(
                 operation_key=key,
                 request_fingerprint=fingerprint,
                 state=QUEUED,
-                max_attempts=settings.JOBS["MAX_ATTEMPTS"],
-                available_at=now,
-                deadline=now + spec.deadline,
+                max_attempts=max_attempts or settings.JOBS["MAX_ATTEMPTS"],
+                available_at=start,
+                deadline=start + (deadline or spec.deadline),
+                batch=batch[:64],
+                priority=priority,
                 created_at=now,
                 updated_at=now,
             )
@@ -249,6 +263,7 @@ def claim(*, now: datetime, worker: str, lease: timedelta | None = None) -> Clai
             deadline=_py_time(deadline),
             payload=json.loads(payload) if isinstance(payload, (str, bytes)) else payload,
             worker=worker,
+            lease=lease,
         )
 
 
@@ -326,15 +341,17 @@ EVENT_SQL = (
 # --- While the job runs -------------------------------------------------------------
 
 
-def _owned(job_id: int, epoch: int, now: datetime):
-    """The rows this epoch may still write: its own, leased, lease and deadline unexpired."""
+def _owned(job_id: int, epoch: int, now: datetime, lease_left: timedelta = timedelta(0)):
+    """The rows this epoch may still write: its own, leased, lease and deadline unexpired
+    (the lease with at least ``lease_left`` to run)."""
     return Job.objects.filter(
-        pk=job_id, epoch=epoch, state=LEASED, lease_expires_at__gt=now, deadline__gt=now
+        pk=job_id, epoch=epoch, state=LEASED, lease_expires_at__gt=now + lease_left, deadline__gt=now
     )
 
 
 @contextmanager
-def _while_owned(job_id: int, epoch: int, now: datetime, *, write: str, **changes: Any) -> Iterator[None]:
+def _while_owned(job_id: int, epoch: int, now: datetime, *, write: str, lease_left: timedelta = timedelta(0),
+                 **changes: Any) -> Iterator[None]:
     """Apply ``changes`` and run the block in one transaction, only while ``epoch`` owns the job.
 
     When it no longer does, nothing is written but the rejection (an event naming ``write``
@@ -342,18 +359,19 @@ def _while_owned(job_id: int, epoch: int, now: datetime, *, write: str, **change
     locks the job row for the block.
     """
     with write_transaction():
-        if _owned(job_id, epoch, now).update(updated_at=now, **changes):
+        if _owned(job_id, epoch, now, lease_left).update(updated_at=now, **changes):
             yield
             return
-        reason = _why_not_owned(job_id, epoch, now)
+        reason = _why_not_owned(job_id, epoch, now, lease_left)
         _record(job_id, LEASED, "", epoch, "queue", f"{write} rejected: {reason}", now)
     raise StaleEpoch(reason)
 
 
-def _owned_write(job_id: int, epoch: int, now: datetime, *, write: str, note: str = "", **changes: Any) -> Outcome:
+def _owned_write(job_id: int, epoch: int, now: datetime, *, write: str, note: str = "",
+                 lease_left: timedelta = timedelta(0), **changes: Any) -> Outcome:
     """``_while_owned`` as an Outcome; ``note`` puts the write on the job's timeline."""
     try:
-        with _while_owned(job_id, epoch, now, write=write, **changes):
+        with _while_owned(job_id, epoch, now, write=write, lease_left=lease_left, **changes):
             if note:
                 _record(job_id, LEASED, LEASED, epoch, "worker", note, now)
     except StaleEpoch as exc:
@@ -370,10 +388,16 @@ def renew(*, job_id: int, epoch: int, now: datetime, lease: timedelta) -> Outcom
     return _owned_write(job_id, epoch, now, write="renewal", lease_expires_at=expires)
 
 
-def mark_external_start(*, job_id: int, epoch: int, now: datetime, what: str = "external call") -> Outcome:
-    """Commit the marker *before* any outside call: after it, an expired lease means unknown."""
+def mark_external_start(*, job_id: int, epoch: int, now: datetime, what: str = "external call",
+                        min_left: timedelta = timedelta(0)) -> Outcome:
+    """Commit the marker *before* any outside call: after it, an expired lease means unknown.
+
+    Only while the lease has at least ``min_left`` to run: an outside call started on a
+    lease about to lapse (renewals failing, say) would likely outlive it, and another host
+    would then find the job ``unknown`` for nothing.
+    """
     return _owned_write(job_id, epoch, now, write="external start", note=f"external start: {what}",
-                        external_started_at=now)
+                        lease_left=min_left, external_started_at=now)
 
 
 def clear_external_start(*, job_id: int, epoch: int, now: datetime, what: str = "external call") -> Outcome:
@@ -404,12 +428,15 @@ def fenced(*, job_id: int, epoch: int, now: datetime) -> Iterator[None]:
 # --- Finish ---------------------------------------------------------------------------
 
 
-def complete(*, job_id: int, epoch: int, result: dict[str, Any], now: datetime, actor: str = "worker") -> Outcome:
-    """Save the result: only for this epoch, still leased, lease and deadline unexpired."""
+def complete(*, job_id: int, epoch: int, result: dict[str, Any], now: datetime, actor: str = "worker",
+             summary: kinds.Summary | None = None) -> Outcome:
+    """Save the result (and the kind's summary of it): only for this epoch, still leased,
+    lease and deadline unexpired."""
     conn = connections[DEFAULT_DB_ALIAS]
     sql = _statements(conn.vendor)
     t_now = _raw_time(conn.vendor, now)
-    params = (conn.ops.adapt_json_value(result, None), t_now, t_now, job_id, epoch, t_now, t_now)
+    params = (conn.ops.adapt_json_value(result, None), *summary_values(summary), t_now, t_now,
+              job_id, epoch, t_now, t_now)
     if conn.vendor == "postgresql":  # one statement writes the completion and its event
         with raw_write_transaction(explicit=False) as cursor:
             cursor.execute(sql["complete"], (*params, actor, t_now))
@@ -427,13 +454,23 @@ def complete(*, job_id: int, epoch: int, result: dict[str, Any], now: datetime, 
     return Outcome(False, None, reason)
 
 
+def summary_values(summary: kinds.Summary | None) -> tuple[str, str, bool, str]:
+    """The summary columns of ``complete_statement``, in its order (empty without one)."""
+    if summary is None:
+        return ("", "", False, "")
+    return (summary.outcome[:32], summary.text[:100], summary.needs_action, summary.reference[:200])
+
+
 def complete_statement(vendor: str) -> str:
     """The fenced completion as one statement; the benchmark's bare loop runs it too.
 
-    On PostgreSQL it writes the event row too (see ``claim_statement``).
+    Parameters: the result, ``summary_values``, updated and finished times, then the fence
+    (id, epoch, now for the lease, now for the deadline). On PostgreSQL it writes the event
+    row too (see ``claim_statement``): add the actor and the time.
     """
     update = (
-        f"UPDATE {Job._meta.db_table} SET state = 'completed', result = %s, lease_expires_at = NULL, "
+        f"UPDATE {Job._meta.db_table} SET state = 'completed', result = %s, outcome = %s, outcome_text = %s, "
+        "needs_action = %s, reference = %s, lease_expires_at = NULL, "
         "updated_at = %s, finished_at = %s, last_error = '' "
         "WHERE id = %s AND epoch = %s AND state = 'leased' AND lease_expires_at > %s AND deadline > %s"
     )
@@ -702,7 +739,7 @@ def delete_finished(*, ids: list[int], cutoff: datetime,
 # --- Helpers ---------------------------------------------------------------------------
 
 
-def _why_not_owned(job_id: int, epoch: int, now: datetime) -> str:
+def _why_not_owned(job_id: int, epoch: int, now: datetime, lease_left: timedelta = timedelta(0)) -> str:
     """Say which condition of the fenced write no longer holds (the cold path)."""
     job = Job.objects.filter(pk=job_id).values("state", "epoch", "lease_expires_at", "deadline").first()
     if job is None:
@@ -715,6 +752,8 @@ def _why_not_owned(job_id: int, epoch: int, now: datetime) -> str:
         return "deadline passed"
     if job["lease_expires_at"] is None or job["lease_expires_at"] <= now:
         return "lease expired"
+    if job["lease_expires_at"] <= now + lease_left:
+        return f"less than {lease_left.total_seconds():g} s of lease left"
     return "conditions changed"
 
 

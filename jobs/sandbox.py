@@ -37,7 +37,8 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
 
 from django.db import connections
 
@@ -55,6 +56,17 @@ POLL = 0.1  # seconds between looks at the stop flag while the handler runs
 DEADLINE_MARGIN = 0.25  # kill this long before the deadline, so the failure can be written
 STOP_GRACE = 2.0  # seconds a handler asked to stop may take before it is killed
 _PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+class Lease(Protocol):
+    """The worker's view of the claim's lease (``jobs.worker.Beat``)."""
+
+    expires: datetime
+    fenced: bool
+
+    def fence_due(self, now: datetime) -> bool: ...
+
+    def fence(self, why: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -77,8 +89,14 @@ class Sandbox:
         self._conn: Any = None
         self._served = 0
 
-    def run(self, claim: Claim, spec: kinds.Kind, *, stop: threading.Event, clock: Clock = system_clock) -> Verdict:
-        """Run one job's handler in the child and return its verdict, or why it was killed."""
+    def run(self, claim: Claim, spec: kinds.Kind, *, stop: threading.Event, clock: Clock = system_clock,
+            lease: Lease | None = None) -> Verdict:
+        """Run one job's handler in the child and return its verdict, or why it was killed.
+
+        With ``lease``, the worker's view of the claim: when it is overdue for renewal the
+        claim is given up (``Lease.fence``), and a handler still running when the lease
+        ends is killed, so no work outlives the lease by more than a poll.
+        """
         self._ensure_child()
         self._conn.send(Task(claim, spec.name, spec.limits))
         to_deadline = (claim.deadline - clock.now()).total_seconds() - DEADLINE_MARGIN
@@ -87,8 +105,12 @@ class Sandbox:
         stop_at = math.inf
         while True:
             now = time.monotonic()
+            if lease is not None and not stop.is_set() and lease.fence_due(clock.now()):
+                lease.fence("lease not renewed in time")
             if stop.is_set() and stop_at == math.inf:
                 stop_at = now + STOP_GRACE
+                if lease is not None and lease.fenced:  # never past the lease
+                    stop_at = min(stop_at, now + (lease.expires - clock.now()).total_seconds())
                 self._signal(signal.SIGUSR1)
             kill_at, why = deadline_at, failed(
                 "deadline", "the job ran out of time: its deadline passed before it finished", retryable=False)
@@ -141,7 +163,13 @@ class Sandbox:
         # code are the worker's own. The child opens its own database connections.
         process = multiprocessing.get_context("fork").Process(
             target=_child_main, args=(child_end, os.getpid()), name="handler-sandbox", daemon=True)
-        process.start()
+        # SIGUSR1 stays blocked across the fork until the child has its handler: an early stop
+        # request must not kill it with the signal's default action.
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         child_end.close()
         self._process, self._conn, self.pid = process, parent_end, process.pid
         self._served = 0
@@ -203,6 +231,7 @@ def _child_main(conn: Any, worker_pid: int) -> None:
     _forget_inherited_connections()
     stop = threading.Event()
     signal.signal(signal.SIGUSR1, lambda signum, frame: stop.set())
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
     if os.getppid() != worker_pid:
         os._exit(0)
     while True:

@@ -87,6 +87,12 @@ class Beat:
     ``ceil((deadline - claimed) / (lease / 3))``. A rejected renewal means the claim is
     lost (recovered, superseded, or out of time); the handler is told to stop and the worker
     writes nothing more for this epoch.
+
+    Self-fencing: when renewals fail (the database unreachable, a network cut) the worker
+    cannot know whether its lease will be honoured, and past its end another host may run
+    the job. So at two thirds of the lease since the last successful renewal the claim is
+    given up: the handler is told to stop, an isolated one is killed when the lease ends,
+    and the worker writes nothing more for this epoch.
     """
 
     def __init__(self, claim: queue.Claim, ctx: JobContext, *, lease: timedelta, first_interval: timedelta,
@@ -101,6 +107,7 @@ class Beat:
         self.max_renewals = max(1, math.ceil(3 * (claim.deadline - claimed_at) / lease))
         self.lost = ""  # why the claim was lost, when it was
         self.budget_spent = False
+        self.fenced = False
         self.expires = claim.lease_expires_at
         self.due: datetime | None = None  # on the worker's clock; None: no more beats
 
@@ -124,6 +131,20 @@ class Beat:
             self.expires = min(now + self.lease, self.claim.deadline)
             self.interval = self.lease / 3
             return True
+
+    def fence_due(self, now: datetime) -> bool:
+        """Two thirds of the lease have passed since it was last renewed (a lease that already
+        reaches the deadline needs no renewal: the deadline ends the job instead)."""
+        return self.expires < self.claim.deadline and now >= self.expires - self.lease / 3
+
+    def fence(self, why: str) -> None:
+        """Give the claim up without a word from the database (see the class docstring)."""
+        with self.lock:
+            if self.done or self.lost:
+                return
+            self.lost = f"self-fenced: {why}"
+            self.fenced = True
+            self.ctx.stop.set()
 
     def end(self) -> None:
         """The handler returned: no renewal may run from here on (waits for one in flight)."""
@@ -156,6 +177,10 @@ class Heartbeat:
         beat.due = self.clock.now() + beat.interval
         self._beat = beat
 
+    @property
+    def current(self) -> Beat | None:
+        return self._beat
+
     def release(self, beat: Beat) -> None:
         self._beat = None
         beat.end()  # waits for a renewal in flight; none starts after this
@@ -179,9 +204,15 @@ class Heartbeat:
             try:
                 keep_beating = beat.beat(now)
                 beat.due = now + beat.interval if keep_beating else None
-            except DatabaseError as exc:  # try again shortly; the lease has slack
+            except DatabaseError as exc:  # try again shortly, while the lease has slack
                 event(log, WARNING, "renewal_error", job=beat.claim.job_id, epoch=beat.claim.epoch,
                       error=type(exc).__name__, detail=str(exc)[:200])
+                now = self.clock.now()
+                if beat.fence_due(now):
+                    beat.fence(f"lease not renewed since {beat.expires - beat.lease:%H:%M:%S} "
+                               f"({type(exc).__name__})")
+                    event(log, WARNING, "self_fenced", job=beat.claim.job_id, epoch=beat.claim.epoch,
+                          lease_expires=beat.expires.isoformat())
                 beat.due = now + min(timedelta(seconds=1), beat.interval)
             finally:
                 connection.close()
@@ -434,14 +465,16 @@ class Worker:
     def _handle(self, spec: kinds.Kind, ctx: JobContext) -> Verdict:
         """Run the handler: in the sandbox for isolated kinds, else right here."""
         if spec.isolated and self.isolate:
-            return self.sandbox.run(ctx.claim, spec, stop=ctx.stop, clock=self.clock)
+            return self.sandbox.run(ctx.claim, spec, stop=ctx.stop, clock=self.clock, lease=self._heartbeat.current)
         return judge(spec.handler, ctx)
 
     def _finish(self, claim: queue.Claim, fields: dict[str, object], started: float, verdict: Verdict) -> None:
         now = self.clock.now()
         job, epoch = claim.job_id, claim.epoch
         if isinstance(verdict, Completed):
-            outcome, write = queue.complete(job_id=job, epoch=epoch, result=verdict.result, now=now), "complete"
+            summary = self._summarize(claim, verdict.result)
+            outcome, write = queue.complete(job_id=job, epoch=epoch, result=verdict.result, now=now,
+                                            summary=summary), "complete"
             if outcome:
                 self.stats.completed += 1
                 event(log, INFO, "completed", **fields, duration_ms=_ms(started), worker=self.name)
@@ -464,6 +497,17 @@ class Worker:
             return
         if not outcome:
             self._rejected(fields, started, write, outcome.reason)
+
+    def _summarize(self, claim: queue.Claim, result: dict[str, object]) -> kinds.Summary | None:
+        """The kind's summary of its result; a summary that fails costs the summary, not the job."""
+        spec = kinds.get(claim.kind)
+        if spec is None or spec.summarize is None:
+            return None
+        try:
+            return spec.summarize(result)
+        except Exception as exc:  # noqa: BLE001  the result is saved either way
+            event(log, WARNING, "summary_failed", job=claim.job_id, kind=claim.kind, error=type(exc).__name__)
+            return None
 
     def _give_back(self, claim: queue.Claim, fields: dict[str, object], started: float) -> None:
         """Shutting down and the handler stopped unfinished: requeue it, unless it reached outside."""

@@ -46,7 +46,7 @@ def test_a_clean_invoice_pdf_completes_with_every_field_present(review_job, clai
     job.refresh_from_db()
     assert job.state == "completed"
     saved = job.result
-    assert set(saved) == {"fields", "draft", "steps", "warnings", "pages"}
+    assert set(saved) == {"fields", "draft", "steps", "warnings", "pages", "readable"}
     assert set(saved["fields"]) == set(FIELDS)
     assert all(f["status"] == "present" for f in saved["fields"].values()), saved["fields"]
     assert saved["fields"]["iban"]["value"] == "DE89 3704 0044 0532 0130 00"
@@ -214,7 +214,28 @@ def test_the_worker_loop_runs_a_review_to_completion(review_job, clock, pdf, mon
     job = review_job(pdf)
     assert Worker(clock=clock, burst=True).run_one() is True
     job.refresh_from_db()
-    assert job.state == "completed" and set(job.result) == {"fields", "draft", "steps", "warnings", "pages"}
+    assert job.state == "completed"
+    assert set(job.result) == {"fields", "draft", "steps", "warnings", "pages", "readable"}
+
+
+@pytest.mark.parametrize("sample, outcome, text, needs_action", [
+    (samples.CLEAN_PDF, "ok", "OK", False),
+    (samples.BAD_IBAN_PDF, "to_correct", "1 to correct", True),
+    (samples.MISSING_FIELDS_PDF, "to_correct", "3 missing", True),
+    (samples.SCANNED_PDF, "unreadable", "unreadable", True),
+])
+def test_the_worker_stores_the_reviews_outcome_with_the_completion(review_job, clock, monkeypatch, sample, outcome,
+                                                                   text, needs_action):
+    from jobs.worker import Worker
+
+    monkeypatch.delenv("AGENT_PLANNER", raising=False)
+    job = review_job(sample)
+    Worker(clock=clock, burst=True).run_one()
+    job.refresh_from_db()
+    assert (job.state, job.outcome, job.outcome_text, job.needs_action) == ("completed", outcome, text, needs_action)
+    # What Alice searches by: the supplier and the invoice number (none on a scan).
+    expected = "" if outcome == "unreadable" else "Nordlicht Bürobedarf GmbH · INV-2026-0142"
+    assert job.reference == expected
 
 
 def test_the_worker_loop_records_a_refusal_with_its_code(review_job, clock, pdf, monkeypatch):

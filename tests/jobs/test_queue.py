@@ -463,3 +463,14 @@ def test_the_event_log_records_every_transition_and_no_payload_text(clock, accep
     ]
     dumped = json.dumps(list(JobEvent.objects.values()), default=str)
     assert "Initech" not in dumped and "DE89" not in dumped
+
+
+def test_no_external_start_on_a_lease_about_to_lapse(clock, accept):
+    job = accept()
+    c = claim(clock)
+    clock.advance(LEASE.total_seconds() - 2)  # no renewal came: 2 s of the lease left
+    outcome = queue.mark_external_start(job_id=job.pk, epoch=c.epoch, now=clock.now(), min_left=LEASE / 3)
+    assert not outcome and outcome.reason == f"less than {LEASE.total_seconds() / 3:g} s of lease left"
+    assert Job.objects.get(pk=job.pk).external_started_at is None
+    assert JobEvent.objects.filter(job=job, reason__startswith="external start rejected: less than").exists()
+    assert queue.mark_external_start(job_id=job.pk, epoch=c.epoch, now=clock.now(), min_left=timedelta(seconds=1))

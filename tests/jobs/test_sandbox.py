@@ -150,3 +150,24 @@ def test_a_stop_request_reaches_the_handler_in_its_process(isolated, worker, acc
     assert worker.run_one()
     got = row(job)
     assert got.result["stopped"] is True and got.result["pid"] != os.getpid()
+
+
+def test_a_self_fenced_handler_deaf_to_stop_is_killed_when_its_lease_ends(isolated, accept, monkeypatch):
+    from django.db import OperationalError
+
+    from jobs import queue
+
+    def unreachable(**kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(queue, "renew", unreachable)
+    job = isolated("test.oversleep", oversleep)
+    w = Worker(name="w1", lease=timedelta(seconds=1.5), listen=False)
+    try:
+        assert w.run_one()
+        ended = system_clock.now()
+    finally:
+        w.close()
+    got = row(job)
+    assert got.state == "leased" and w.stats.rejected == 1  # gave the claim up, wrote nothing
+    assert ended - got.lease_expires_at < timedelta(seconds=0.5)  # killed at the lease's end, not the deadline's

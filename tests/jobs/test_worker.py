@@ -384,3 +384,42 @@ def test_on_postgresql_notify_wakes_an_idle_worker_long_before_its_poll_interval
     wait_for(lambda: w.stats.empty_polls >= 1)  # now waiting 30 s before the next poll
     job = accept_committed("diagnostic.noop", now=system_clock.now())
     wait_for(lambda: Job.objects.get(pk=job.pk).state == "completed", timeout=5)
+
+
+# --- self-fencing: renewals failing, the handler stops before the lease ends --------------------
+
+
+@pytest.fixture
+def renewals_fail(monkeypatch):
+    from django.db import OperationalError
+
+    def unreachable(**kwargs):
+        raise OperationalError("could not connect to server: Connection timed out")
+
+    monkeypatch.setattr(queue, "renew", unreachable)
+
+
+def test_a_worker_that_cannot_renew_stops_its_handler_before_the_lease_ends(accept_committed, renewals_fail,
+                                                                            register_kind, caplog):
+    from jobs.clock import system_clock
+
+    seen = {}
+
+    def work_until_told(ctx):
+        if ctx.stop.wait(10):
+            seen["stopped_at"] = system_clock.now()
+        return {"done": True}
+
+    register_kind(Kind(name="test.long", handler=work_until_told, diagnostic=True))
+    job = accept_committed("test.long", {}, now=system_clock.now())
+    w = Worker(name="w1", lease=timedelta(seconds=0.9), listen=False)
+    try:
+        with caplog.at_level(logging.INFO, logger="jobs.worker"):
+            assert w.run_one()
+    finally:
+        w.close()
+    row = Job.objects.get(pk=job.pk)
+    assert seen["stopped_at"] < row.lease_expires_at  # told to stop while the lease still held
+    assert (row.state, row.result) == ("leased", None)  # and wrote nothing: recovery decides
+    assert w.stats.rejected == 1 and w.stats.completed == 0
+    assert logged(caplog, "self_fenced") and logged(caplog, "stale_rejected")[0]["reason"].startswith("self-fenced")
