@@ -132,6 +132,14 @@ def registered(kind: Kind) -> Iterator[Kind]:
             _registry[kind.name] = previous
 
 
+def limits_for(kind: Kind) -> Limits:
+    """The kind's limits, with what ``JOBS["KIND_LIMITS"][kind.name]`` overrides (settings)."""
+    override = settings.JOBS.get("KIND_LIMITS", {}).get(kind.name)
+    if not override:
+        return kind.limits
+    return Limits(**{**vars(kind.limits), **override})
+
+
 def get(name: str) -> Kind | None:
     return _registry.get(name)
 

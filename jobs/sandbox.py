@@ -98,7 +98,8 @@ class Sandbox:
         ends is killed, so no work outlives the lease by more than a poll.
         """
         self._ensure_child()
-        self._conn.send(Task(claim, spec.name, spec.limits))
+        limits = kinds.limits_for(spec)
+        self._conn.send(Task(claim, spec.name, limits))
         to_deadline = (claim.deadline - clock.now()).total_seconds() - DEADLINE_MARGIN
         deadline_at = time.monotonic() + to_deadline
         section: tuple[float, str] | None = None  # (kill at, reason) of a time_limit section
@@ -196,7 +197,7 @@ class Sandbox:
         self.close()
         event(log, logging.WARNING, "handler_died", job=claim.job_id, epoch=claim.epoch, exitcode=code)
         if code == -signal.SIGXCPU:
-            return failed("cpu_limit", f"the job needed more than {spec.limits.cpu_seconds:g} s of processor time",
+            return failed("cpu_limit", f"the job needed more than {kinds.limits_for(spec).cpu_seconds:g} s of processor time",
                           retryable=False)
         if code is not None and code < 0:
             return failed("handler_crashed", f"the handler's process died ({signal.Signals(-code).name})",

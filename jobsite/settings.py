@@ -6,6 +6,7 @@ environment variables (``DATABASE_URL``, ``SECRET_KEY``, ``DEBUG``...).
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -290,6 +291,9 @@ JOBS = {
     # memory, CPU and time limits (jobs.sandbox). Off only for tests that drive a worker
     # in-process on a logical clock.
     "ISOLATE_HANDLERS": env_bool("JOBS_ISOLATE_HANDLERS", True),
+    # Per-kind overrides of an isolated kind's limits, e.g.
+    # JOBS_KIND_LIMITS='{"document_review": {"memory_mb": 1024, "cpu_seconds": 120}}'.
+    "KIND_LIMITS": json.loads(os.environ.get("JOBS_KIND_LIMITS") or "{}"),
 }
 
 # Worker, supervisor and sandbox lines: key=value by default, one JSON object a line with

@@ -71,8 +71,12 @@ def database_url() -> str:
 
 
 def child_env(**extra: str) -> dict[str, str]:
+    """The environment of a process a test starts: this test's database and document store."""
+    from django.conf import settings
+
     env = dict(os.environ)
-    env.update(DATABASE_URL=database_url(), DJANGO_SETTINGS_MODULE="jobsite.settings", PYTHONPATH=str(ROOT))
+    env.update(DATABASE_URL=database_url(), DJANGO_SETTINGS_MODULE="jobsite.settings", PYTHONPATH=str(ROOT),
+               MEDIA_ROOT=str(settings.MEDIA_ROOT))
     env.update(extra)
     return env
 

@@ -1,0 +1,79 @@
+"""Hostile documents against real worker processes: each is stopped at its limit, with the reason
+in words, and the same worker goes on to serve the next job."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from agent import samples
+from jobs.clock import system_clock
+from jobs.documents import Upload
+from jobs.models import Job, JobEvent
+from tests import hostile
+from tests.conftest import PYTHON, ROOT, child_env
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def submit(transactional_db, accept, bob):
+    """Accept a review as alice (a document) or as bob (another tenant), committed."""
+
+    def submit_(content: bytes | None = None, *, text: str | None = None, user=None, name="invoice.pdf"):
+        upload = Upload(content, name, "application/octet-stream") if content is not None else None
+        payload = {"text": text} if text is not None else {}
+        return accept("document_review", payload, document=upload, user=user, now=system_clock.now())
+
+    return submit_
+
+
+def drain(**env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [PYTHON, "manage.py", "runworkers", "--processes", "1", "--burst", "--lease", "30"],
+        cwd=ROOT, env=child_env(JOBS_LOG_LEVEL="INFO", **env), capture_output=True, text=True, timeout=180,
+    )
+
+
+def held_for(job: Job) -> float:
+    """Seconds from the claim to the job's end, from its events."""
+    events = {e.to_state: e.at for e in JobEvent.objects.filter(job=job)}
+    return (events["dead"] - events["leased"]).total_seconds()
+
+
+def test_a_cpu_heavy_pdf_is_stopped_at_its_step_budget_and_the_worker_serves_the_next_tenant(submit, bob):
+    heavy = submit(hostile.cpu_heavy_pdf())
+    theirs = submit(samples.CLEAN_PDF.read_bytes(), user=bob)
+    done = drain()
+    assert done.returncode == 0, done.stderr[-2000:]
+    heavy.refresh_from_db()
+    theirs.refresh_from_db()
+    assert (heavy.state, heavy.attempts) == ("dead", 1)  # the input's fault: not tried again
+    assert heavy.last_error == "time_limit: the document is too complex to read within 10 s"
+    assert held_for(heavy) < 12  # the extract step's 10 s budget, not minutes of parsing
+    assert theirs.state == "completed" and theirs.leased_by == heavy.leased_by  # same worker process
+
+
+def test_a_document_past_the_memory_limit_fails_in_words_and_the_worker_goes_on(submit):
+    heavy = submit(hostile.cpu_heavy_pdf())
+    after = submit(text=samples.PLAIN_TEXT.read_text())
+    done = drain(JOBS_KIND_LIMITS=json.dumps({"document_review": {"memory_mb": 64}}))
+    assert done.returncode == 0, done.stderr[-2000:]
+    heavy.refresh_from_db()
+    after.refresh_from_db()
+    assert (heavy.state, heavy.last_error) == ("dead", "memory_limit: the job needed more memory than it is allowed")
+    assert after.state == "completed" and after.leased_by == heavy.leased_by
+
+
+def test_a_text_built_to_make_patterns_backtrack_is_reviewed_within_its_budget(submit, bob):
+    slow_text = submit(text=hostile.total_and_spaces())
+    theirs = submit(text=samples.PLAIN_TEXT.read_text(), user=bob)
+    done = drain()
+    assert done.returncode == 0, done.stderr[-2000:]
+    slow_text.refresh_from_db()
+    theirs.refresh_from_db()
+    assert slow_text.state == theirs.state == "completed"
+    events = {e.to_state: e.at for e in JobEvent.objects.filter(job=slow_text)}
+    assert (events["completed"] - events["leased"]).total_seconds() < 5
