@@ -154,7 +154,7 @@ TEMPLATES = [
 # sqlite:////absolute/path.sqlite3. Unset: a SQLite file in the project folder.
 #
 # SQLite: WAL lets readers (status polls) run beside the single writer; IMMEDIATE makes
-# every atomic() block take the write lock up front (the seed's BEGIN IMMEDIATE), so a
+# every atomic() block take the write lock up front (BEGIN IMMEDIATE), so a
 # claim never upgrades a read lock and deadlocks; the busy timeout makes a waiting writer
 # queue instead of failing at once. synchronous=FULL by default: a 202 promises the job
 # survives a power loss, not only a crash of the process (see the README).

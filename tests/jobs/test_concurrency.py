@@ -57,7 +57,7 @@ def test_two_processes_accepting_with_one_key_make_one_row(alice, tmp_path):
 
 
 def test_an_accepted_job_survives_its_store_being_recreated(accept):
-    """The seed's 'stores recreated': a new process on the same database finds the job."""
+    """A store opened afresh: a new process on the same database finds the job."""
     job = accept("diagnostic.noop", now=system_clock.now())
     connection.close()  # this process's store is gone
 

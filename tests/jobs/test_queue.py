@@ -1,4 +1,4 @@
-"""The queue's promises, on a logical clock: the seed's experiments without sleeping."""
+"""The queue's promises, on a logical clock: leases, crashes and stale writes without sleeping."""
 
 from __future__ import annotations
 
