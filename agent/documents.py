@@ -464,7 +464,9 @@ def _pdf_text(content: bytes) -> tuple[str, int]:
         try:
             part = page.extract_text() or ""
         except Exception as exc:  # noqa: BLE001  a damaged page raises anything, RecursionError included
-            if _caused_by(exc, LimitReachedError) or _caused_by(exc, MemoryError):
+            if _caused_by(exc, MemoryError):  # the job's memory limit: the worker says so in words
+                raise MemoryError from None
+            if _caused_by(exc, LimitReachedError):
                 raise DocumentTooComplex(f"page {number} of the PDF is too complex to read: its content is over "
                                          "the reader's limits", field="document") from None
             log.warning("pdf page %d unreadable: %s", number, type(exc).__name__)

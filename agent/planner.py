@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any, Callable, Protocol
 
+from jobs import queue
 from jobs.context import JobContext
 from jobs.kinds import JobDeferred, JobFailed
 
@@ -94,14 +95,20 @@ class ChatCompletionsPlanner:
             raise JobFailed("no time left before the deadline to ask the planner", retryable=False, code="no_time_left")
         body = json.dumps(self.request_body(view)).encode()
         key = f"job-{ctx.job_id}-epoch-{ctx.epoch}-step-{view.step_index}"
+        with ctx.provider_slot():  # one of the calls all workers on all hosts may have in flight
+            return self._ask(ctx, view, save, body=body, key=key, timeout=timeout)
+
+    def _ask(self, ctx: JobContext, view: View, save: Save, *, body: bytes, key: str, timeout: float) -> Proposal:
         ctx.mark_external_start(f"planner call, step {view.step_index + 1}")
         log.info("job %s: asking the planner for step %d", ctx.job_id, view.step_index + 1)
         try:
             answer = self._post(body, key=key, timeout=timeout)
         except _Busy as busy:
             ctx.clear_external_start("planner answered 429")
-            raise JobDeferred(ctx.now() + busy.retry_after, f"planner busy (429), retry after "
-                                                            f"{busy.retry_after.total_seconds():.0f} s") from None
+            until = ctx.now() + busy.retry_after
+            queue.hold_provider(until=until)  # every worker holds off, not just this one
+            raise JobDeferred(until, f"planner busy (429), retry after "
+                                     f"{busy.retry_after.total_seconds():.0f} s") from None
         except _Settled as settled:  # the provider answered or was never reached: safe to retry
             ctx.clear_external_start(f"planner call failed: {settled.reason}")
             raise JobFailed(f"planner call failed: {settled.reason}", retryable=settled.retryable,

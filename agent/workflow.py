@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Any, Callable
 
 from jobs.context import JobContext
-from jobs.kinds import JobFailed, Kind, Limits, Summary
+from jobs.kinds import JobCancelled, JobFailed, Kind, Limits, Summary
 from jobs import queue
 
 from . import documents, planner as planners
@@ -52,6 +52,8 @@ def run(ctx: JobContext, *, planner: planners.Planner,
             checkpoint.save()
     source = "document" if ctx.job()["document"] else "inline"
     while True:
+        if ctx.cancelled():  # someone asked to cancel: stop between steps; the worker records it
+            raise JobCancelled()
         if ctx.stop.is_set():  # the worker is shutting down: stop between steps, resume later
             raise JobFailed("stopped between steps; the checkpoint keeps the progress", code="shutdown")
         step = checkpoint.step_index

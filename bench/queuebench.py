@@ -5,6 +5,11 @@ taken on the same machine at the same moment: the project's path (Django, the qu
 module, the fair write lock) drains one copy of the data; a bare ``sqlite3`` loop running
 the same statements (event rows included) drains another. Child processes do the project's
 part, because Django's database settings are fixed per process.
+
+Fairness costs are measured against the first-in first-out claim the queue had before
+tenants took turns (``FIFO_CLAIM``: the oldest eligible job, on its own index, which the
+benchmark adds to its throwaway files): the claim time with 1,000 tenants and 100,000
+queued jobs, and the drain rate.
 """
 
 from __future__ import annotations
@@ -30,40 +35,79 @@ MANAGE = str(Path(settings.BASE_DIR) / "manage.py")
 # --- Roles run inside child processes (DATABASE_URL points at a throwaway file) ---------
 
 
-def fill(jobs: int) -> None:
-    """Migrate a fresh database and add ``jobs`` queued diagnostic.noop jobs."""
+# Today's claim before tenants took turns: the oldest eligible job, on an index of its own.
+FIFO_INDEX = "CREATE INDEX job_fifo_idx ON jobs_job (available_at, id) WHERE state = 'queued'"
+FIFO_CLAIM = """
+    UPDATE jobs_job SET state = 'leased', epoch = epoch + 1, attempts = attempts + 1,
+        lease_expires_at = MIN(?, deadline), leased_by = ?, updated_at = ?, finished_at = NULL
+    WHERE id = (SELECT id FROM jobs_job INDEXED BY job_fifo_idx
+                WHERE state = 'queued' AND available_at <= ? ORDER BY available_at, id LIMIT 1)
+      AND state = 'queued'
+    RETURNING id, kind, state, epoch, attempts, lease_expires_at, deadline, payload, tenant_id"""
+
+
+def fill(jobs: int, tenants: int = 1) -> None:
+    """Migrate a fresh database and add ``jobs`` queued diagnostic.noop jobs of ``tenants``.
+
+    The jobs are stamped with the turns acceptance would give them (every tenant's backlog
+    starting at the head), and the first-in first-out index is added for comparison.
+    """
     from django.core.management import call_command
+    from django.db import connection
 
     from jobs.members import create_member
-    from jobs.models import Job
+    from jobs.models import Job, Tenant
+    from jobs.statements import STRIDE
 
     call_command("migrate", verbosity=0)
-    user, _ = create_member(username="bench", tenant_slug="bench", password="bench-password")
+    user, _ = create_member(username="bench", tenant_slug="bench", password="Bench-password-1")
+    ids = [user.tenant_id] + [Tenant.objects.create(slug=f"t{n}", name=f"T{n}").pk for n in range(1, tenants)]
     now = datetime.now(timezone.utc) - timedelta(seconds=1)
     batch = []
     for n in range(jobs):
         batch.append(Job(
-            tenant_id=user.tenant_id, submitted_by=user, kind="diagnostic.noop", payload={},
-            operation_key=f"bench-{n}", request_fingerprint="bench", state="queued",
+            tenant_id=ids[n % tenants], submitted_by=user, kind="diagnostic.noop", payload={},
+            operation_key=f"bench-{n}", request_fingerprint="bench", state="queued", turn=(n // tenants) * STRIDE,
             available_at=now, deadline=now + timedelta(days=1), created_at=now, updated_at=now,
         ))
         if len(batch) == 5000:
             Job.objects.bulk_create(batch)
             batch = []
     Job.objects.bulk_create(batch)
+    with connection.cursor() as cursor:
+        cursor.execute(FIFO_INDEX)
+        cursor.execute("ANALYZE")
 
 
-def drain(worker: str, barrier: str = "", parties: int = 1) -> dict[str, float]:
+def fifo_claim(*, now: datetime, worker: str) -> object | None:
+    """The first-in first-out claim, on the same transaction and event as the project's."""
+    from jobs import queue
+    from jobs.writelock import raw_write_transaction
+
+    t_now, expires = queue._raw_time("sqlite", now), queue._raw_time("sqlite", now + timedelta(seconds=30))
+    with raw_write_transaction() as cursor:
+        cursor.execute(FIFO_CLAIM, (expires, worker, t_now, t_now))
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        cursor.execute(queue._event_sql("sqlite"), (row[0], "queued", "leased", row[3], f"worker:{worker}", "claimed",
+                                                     t_now))
+    return queue.Claim(job_id=row[0], kind=row[1], epoch=row[3], attempt=row[4], lease_expires_at=now,
+                       deadline=now, payload={}, worker=worker)
+
+
+def drain(worker: str, barrier: str = "", parties: int = 1, fifo: bool = False) -> dict[str, float]:
     """The project's path: queue.claim -> queue.complete until nothing is eligible.
 
     Sibling processes meet at ``barrier`` (a folder) once connected, so process start-up
-    does not decide which of them gets the work.
+    does not decide which of them gets the work. ``fifo``: claim with ``FIFO_CLAIM``.
     """
     from django.db import connection
 
     from jobs import queue
     from jobs.clock import system_clock
 
+    claim = fifo_claim if fifo else queue.claim
     connection.ensure_connection()
     if barrier:
         Path(barrier, worker).touch()
@@ -71,20 +115,21 @@ def drain(worker: str, barrier: str = "", parties: int = 1) -> dict[str, float]:
             time.sleep(0.0005)
     done = 0
     t0, started = time.time(), time.perf_counter()
-    while (c := queue.claim(now=system_clock.now(), worker=worker)) is not None:
+    while (c := claim(now=system_clock.now(), worker=worker)) is not None:
         queue.complete(job_id=c.job_id, epoch=c.epoch, result={"ok": True}, now=system_clock.now())
         done += 1
     return {"jobs": done, "seconds": time.perf_counter() - started, "t0": t0, "t1": time.time()}
 
 
-def claim_time(claims: int) -> dict[str, float]:
-    """Mean seconds per claim at the current queue depth."""
+def claim_time(claims: int, fifo: bool = False) -> dict[str, float]:
+    """Mean seconds per claim at the current queue depth (``fifo``: with ``FIFO_CLAIM``)."""
     from jobs import queue
     from jobs.clock import system_clock
 
+    claim = fifo_claim if fifo else queue.claim
     started = time.perf_counter()
     for n in range(claims):
-        queue.claim(now=system_clock.now(), worker="timer")
+        claim(now=system_clock.now(), worker="timer")
     return {"mean": (time.perf_counter() - started) / claims}
 
 
@@ -95,13 +140,16 @@ ROLES: dict[str, Callable[..., object]] = {"fill": fill, "drain": drain, "claim_
 
 
 def bare_drain(path: Path, synchronous: str) -> dict[str, float]:
-    """The same statements through the sqlite3 module: BEGIN IMMEDIATE, claim, event,
-    COMMIT; BEGIN IMMEDIATE, complete, event, COMMIT. Several may run on one file."""
-    from jobs.queue import EVENT_SQL, claim_statement, complete_statement, summary_values
+    """The same statements through the sqlite3 module: BEGIN IMMEDIATE, stamp the jobs come
+    due (if any), pick, count the tenant's running job (if it keeps a count), lease, event,
+    COMMIT; BEGIN IMMEDIATE, complete, release the count, event, COMMIT. Several may run on
+    one file."""
+    from jobs import statements as sql
 
-    claim_sql = claim_statement("sqlite").replace("%s", "?")
-    complete_sql = complete_statement("sqlite").replace("%s", "?")
-    event_sql = EVENT_SQL.replace("%s", "?")
+    any_due, stamp, pick, count, lease = (sql.any_due("sqlite"), sql.stamp_due("sqlite"), sql.pick("sqlite"),
+                                          sql.count_running("sqlite"), sql.lease("sqlite"))
+    complete_sql, release = sql.complete("sqlite"), sql.release_running("sqlite")
+    event_sql = sql.for_driver("sqlite", sql.EVENT_SQL)
     db = sqlite3.connect(path, isolation_level=None, timeout=30)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute(f"PRAGMA synchronous={synchronous}")
@@ -116,17 +164,24 @@ def bare_drain(path: Path, synchronous: str) -> dict[str, float]:
         now = datetime.now(timezone.utc)
         t_now, expires = ts(now), ts(now + timedelta(seconds=30))
         db.execute("BEGIN IMMEDIATE")
-        row = db.execute(claim_sql, [t_now, t_now, t_now, expires, "bare", t_now, t_now, t_now, t_now]).fetchone()
-        if row is None:
+        if db.execute(any_due, [t_now]).fetchone():
+            db.execute(stamp, [t_now, sql.DUE_BATCH])
+        picked = db.execute(pick, [t_now, t_now, sql.CANDIDATES]).fetchone()
+        if picked is None:
             db.execute("COMMIT")
             break
+        if picked[2]:
+            db.execute(count, [picked[1]])
+        row = db.execute(lease, [expires, "bare", t_now, picked[0]]).fetchone()
         job_id, epoch = row[0], row[3]
         db.execute(event_sql, [job_id, "queued", "leased", epoch, "worker:bare", "claimed", t_now])
         db.execute("COMMIT")
         t_now = ts(datetime.now(timezone.utc))
         db.execute("BEGIN IMMEDIATE")
-        cur = db.execute(complete_sql, [result, *summary_values(None), t_now, t_now, job_id, epoch, t_now, t_now])
-        if cur.rowcount == 1:
+        done_row = db.execute(complete_sql, [result, *sql.summary_values(None), t_now, t_now, job_id, epoch, t_now,
+                                             t_now]).fetchone()
+        if done_row is not None:
+            db.execute(release, [done_row[0]])
             db.execute(event_sql, [job_id, "leased", "completed", epoch, "worker", "completed", t_now])
         db.execute("COMMIT")
         done += 1
@@ -173,8 +228,8 @@ def finish(proc: subprocess.Popen) -> dict:
     return json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
 
 
-def make_template(ws: Workspace, name: str, jobs: int) -> None:
-    finish(child("fill", ws.url(name), jobs=jobs))
+def make_template(ws: Workspace, name: str, jobs: int, tenants: int = 1) -> None:
+    finish(child("fill", ws.url(name), jobs=jobs, tenants=tenants))
     # Fold the WAL into the file: the copies are self-contained, and still in WAL mode, so
     # processes opening one together need not switch its journal mode (an exclusive step).
     db = sqlite3.connect(ws.root / name)
@@ -182,7 +237,7 @@ def make_template(ws: Workspace, name: str, jobs: int) -> None:
     db.close()
 
 
-def run(*, jobs: int, depths: tuple[int, int], rounds: int, out: Callable[[str], None]) -> dict:
+def run(*, jobs: int, depths: tuple[int, int], rounds: int, out: Callable[[str], None], tenants: int = 1000) -> dict:
     figures: dict = {}
     with tempfile.TemporaryDirectory(prefix="queuebench-") as tmp:
         ws = Workspace(Path(tmp))
@@ -226,9 +281,35 @@ def run(*, jobs: int, depths: tuple[int, int], rounds: int, out: Callable[[str],
         for depth in depths:
             name = f"depth-{depth}.sqlite3"
             make_template(ws, name, depth)
-            times[depth] = finish(child("claim_time", ws.url(name), "NORMAL", claims=200))["mean"]
+            times[depth] = finish(child("claim_time", ws.url(ws.copy(name, "t.sqlite3").name), "NORMAL",
+                                        claims=200))["mean"]
         small, large = depths
         figures["claim_time"] = {str(k): v for k, v in times.items()}
         out(f"claim time: {small:,} queued {times[small] * 1e6:7.0f} us   {large:,} queued "
             f"{times[large] * 1e6:7.0f} us   ratio {times[large] / times[small]:4.2f}x  (target <= 1.5x)")
+
+        # What fairness costs: the turn-taking claim against the first-in first-out one.
+        name = f"tenants-{large}.sqlite3"
+        make_template(ws, name, large, tenants=tenants)
+        fair = fifo = float("inf")
+        for r in range(rounds):  # interleaved, best of each
+            fair = min(fair, finish(child("claim_time", ws.url(ws.copy(name, "fair.sqlite3").name), "NORMAL",
+                                          claims=500))["mean"])
+            fifo = min(fifo, finish(child("claim_time", ws.url(ws.copy(name, "fifo.sqlite3").name), "NORMAL",
+                                          claims=500, fifo=True))["mean"])
+        figures["fair_claim"] = {"fair": fair, "fifo": fifo, "ratio": fair / fifo}
+        out(f"claim time, {tenants:,} tenants, {large:,} queued: taking turns {fair * 1e6:6.0f} us   "
+            f"first in first out {fifo * 1e6:6.0f} us   ratio {fair / fifo:4.2f}x  (target <= 1.5x)")
+        name = f"drain-{tenants}.sqlite3"
+        make_template(ws, name, jobs, tenants=tenants)
+        fair_rate = fifo_rate = 0.0
+        for r in range(rounds):
+            fair_run = finish(child("drain", ws.url(ws.copy(name, "fd.sqlite3").name), "FULL", worker="fair"))
+            fifo_run = finish(child("drain", ws.url(ws.copy(name, "ff.sqlite3").name), "FULL", worker="fifo",
+                                    fifo=True))
+            fair_rate = max(fair_rate, jobs / fair_run["seconds"])
+            fifo_rate = max(fifo_rate, jobs / fifo_run["seconds"])
+        figures["fair_drain"] = {"fair": fair_rate, "fifo": fifo_rate, "ratio": fair_rate / fifo_rate}
+        out(f"drain, {tenants:,} tenants, synchronous=FULL: taking turns {fair_rate:7.0f} jobs/s   "
+            f"first in first out {fifo_rate:7.0f} jobs/s   ratio {fair_rate / fifo_rate:5.0%}  (target >= 85%)")
     return figures

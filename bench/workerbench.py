@@ -20,7 +20,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from jobs.queue import claim_statement, complete_statement, summary_values
+from jobs import statements as sql
 
 from .queuebench import MANAGE, Workspace, bare_drain, child, finish, make_template
 
@@ -36,18 +36,21 @@ def bare_postgres(dsn: str, out: Any) -> None:
     """The same single statements as the project's path, in autocommit: one round trip each."""
     import psycopg
 
-    claim_sql, complete_sql = claim_statement("postgresql"), complete_statement("postgresql")
+    claim_sql, complete_sql = sql.claim_postgresql(), sql.complete("postgresql")
     db = psycopg.connect(dsn, autocommit=True)
     result = psycopg.types.json.Jsonb({"ok": True})
     done, t0 = 0, time.time()
     while True:
         now = datetime.now(timezone.utc)
-        row = db.execute(claim_sql, [now, now, now, now + timedelta(seconds=30), "bare", now, now, now, now,
-                                     "worker:bare", now]).fetchone()
+        row = db.execute(claim_sql, [now, sql.DUE_BATCH, now, now, sql.CANDIDATES, now + timedelta(seconds=30), "bare",
+                                     now, "worker:bare", now], prepare=True).fetchone()
         if row is None:
             break
+        if row[2] != "leased":
+            continue  # 'busy' or 'stamped': try again, as the queue does
         now = datetime.now(timezone.utc)
-        db.execute(complete_sql, [result, *summary_values(None), now, now, row[0], row[3], now, now, "worker", now])
+        db.execute(complete_sql, [result, *sql.summary_values(None), now, now, row[0], row[3], now, now, "worker",
+                                  now], prepare=True)
         done += 1
     db.close()
     out.put({"jobs": done, "t0": t0, "t1": time.time()})

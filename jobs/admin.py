@@ -34,7 +34,7 @@ from . import documents, kinds, queue, tokens
 from .clock import system_clock
 from .models import ApiToken, Job, Tenant, User
 
-QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN = (s.value for s in Job.State)
+QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN, CANCELLED = (s.value for s in Job.State)
 
 
 # --- Tenants, members, groups, tokens ------------------------------------------------------
@@ -42,10 +42,32 @@ QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN = (s.value for s in Job.State)
 
 @admin.register(Tenant)
 class TenantAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "member_count", "job_count", "created_at"]
+    """Tenants and how they share the workers: a weight, a running limit, a waiting limit."""
+
+    list_display = ["slug", "name", "weight", "max_running", "max_waiting", "member_count", "job_count",
+                    "created_at"]
     search_fields = ["slug", "name"]
     prepopulated_fields = {"slug": ["name"]}
-    readonly_fields = ["created_at"]
+    readonly_fields = ["created_at", "running"]
+    fieldsets = [
+        (None, {"fields": ["slug", "name", "created_at"]}),
+        ("Sharing the workers", {
+            "fields": ["weight", "max_running", "max_waiting", "running"],
+            "description": "Tenants take turns; a weight of 2 gets twice the turns of 1. A running limit "
+                           "caps this tenant's jobs running at once on all workers; a waiting limit caps "
+                           "its jobs waiting (empty: the site's default).",
+        }),
+    ]
+
+    def save_model(self, request, obj, form, change):
+        # The running count is the queue's to keep: never written back from this form.
+        fields = [name for name in form.changed_data if name != "running"]
+        if change:
+            obj.save(update_fields=fields or None)
+        else:
+            obj.save()
+        if "max_running" in form.changed_data:
+            queue.recount_running(tenant_id=obj.pk)
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(

@@ -9,6 +9,7 @@ from typing import Any, Iterator, Protocol
 
 from . import documents, queue
 from .clock import Clock, system_clock
+from .kinds import JobDeferred
 from .models import Job
 
 
@@ -81,6 +82,26 @@ class JobContext:
             yield
         finally:
             self._limits.leave()
+
+    def cancelled(self) -> bool:
+        """Whether someone asked to cancel this job; a handler checks between its steps and,
+        if so, stops by raising ``jobs.kinds.JobCancelled``."""
+        return queue.cancel_requested(job_id=self.job_id, epoch=self.epoch)
+
+    @contextmanager
+    def provider_slot(self) -> Iterator[None]:
+        """Hold one of the provider calls allowed in flight at once, on every host.
+
+        Without a free slot (or while every worker holds off after the provider's 429) the
+        job is handed back, without spending its attempt, to try again shortly.
+        """
+        slot = queue.take_provider_slot(job_id=self.job_id, epoch=self.epoch, now=self.now())
+        if not slot:
+            raise JobDeferred(slot.retry_at or self.now(), "waiting for a provider slot")
+        try:
+            yield
+        finally:
+            queue.release_provider_slot(job_id=self.job_id, epoch=self.epoch, number=slot.number)
 
     def job(self) -> dict[str, Any]:
         """This job's row (tenant and document metadata), read once."""

@@ -2,16 +2,19 @@
 
 ``diagnostic.noop`` does nothing (the benchmarks measure the queue alone);
 ``diagnostic.sleep`` sleeps, optionally after committing the external-start marker, and can
-fail its first attempts, so tests can crash workers at chosen points.
+fail its first attempts, so tests can crash workers at chosen points; with ``settle`` it
+makes an outside call that runs its course (in a provider slot with ``provider``).
 """
 
 from __future__ import annotations
 
+import time
+from contextlib import nullcontext
 from datetime import timedelta
 from typing import Any
 
 from .context import JobContext
-from .kinds import JobFailed, Kind, register
+from .kinds import JobCancelled, JobFailed, Kind, register
 
 
 def noop(ctx: JobContext) -> dict[str, Any]:
@@ -22,11 +25,27 @@ def sleep(ctx: JobContext) -> dict[str, Any]:
     p = ctx.payload
     if ctx.attempt <= p.get("fail_attempts", 0):
         raise JobFailed(f"diagnostic failure on attempt {ctx.attempt}", retryable=True)
+    seconds = min(float(p.get("seconds", 0)), max(ctx.remaining().total_seconds(), 0))
+    if p.get("settle"):
+        return call(ctx, seconds, provider=bool(p.get("provider")))
     if p.get("external"):
         ctx.mark_external_start("diagnostic external call")
-    seconds = min(float(p.get("seconds", 0)), max(ctx.remaining().total_seconds(), 0))
     if ctx.stop.wait(seconds):
+        if ctx.cancelled():
+            raise JobCancelled()
         raise JobFailed("stopped before finishing", retryable=True, code="shutdown")
+    return {"slept": seconds, "attempt": ctx.attempt, "epoch": ctx.epoch}
+
+
+def call(ctx: JobContext, seconds: float, *, provider: bool) -> dict[str, Any]:
+    """An outside call that takes ``seconds``: marked first, never recalled once started, its
+    outcome recorded when it settles; a cancellation asked for meanwhile takes effect after."""
+    with ctx.provider_slot() if provider else nullcontext():
+        ctx.mark_external_start("diagnostic outside call")
+        time.sleep(seconds)
+        ctx.clear_external_start("diagnostic outside call")
+    if ctx.cancelled():
+        raise JobCancelled()
     return {"slept": seconds, "attempt": ctx.attempt, "epoch": ctx.epoch}
 
 
@@ -49,11 +68,13 @@ register(Kind(
             "seconds": {"type": "number", "minimum": 0, "maximum": 60},
             "external": {"type": "boolean"},
             "fail_attempts": {"type": "integer", "minimum": 0, "maximum": 10},
+            "settle": {"type": "boolean"},
+            "provider": {"type": "boolean"},
         },
         "additionalProperties": False,
     },
     max_payload_bytes=1024,
     deadline=timedelta(minutes=10),
     diagnostic=True,
-    description="Sleeps; may mark an external start first; may fail its first attempts.",
+    description="Sleeps; may mark an external start first, make an outside call, fail its first attempts.",
 ))

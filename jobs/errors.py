@@ -66,3 +66,14 @@ class DamagedDocument(UnsupportedDocument):
 
     code = "damaged_document"
     status = 400
+
+
+class TenantQueueFull(AcceptanceError):
+    """The tenant has its limit of jobs waiting: try again once some have started."""
+
+    code = "tenant_queue_full"
+    status = 429
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -49,6 +49,11 @@ class JobDeferred(Exception):
         self.reason = reason
 
 
+class JobCancelled(Exception):
+    """Raised by a handler that saw its job's cancel request (``JobContext.cancelled()``):
+    the worker acknowledges it (``cancelled``) instead of completing or failing the job."""
+
+
 @dataclass(frozen=True)
 class Summary:
     """A completed job's outcome in a few words, as its kind reads its own result.

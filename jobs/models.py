@@ -8,14 +8,31 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractUser
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
 
 class Tenant(models.Model):
+    """A customer organisation. Its jobs share the workers fairly with other tenants'."""
+
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    # Fair claims (jobs.queue): a tenant of weight 2 gets twice the turns of one of weight 1.
+    weight = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(100)],
+        help_text="Turns this tenant gets relative to others (1-100).")
+    max_running = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)],
+        help_text="At most this many of its jobs running at once, across all workers; empty: no limit.")
+    max_waiting = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)],
+        help_text="At most this many of its jobs waiting; past it submissions get 429. Empty: the default.")
+    # Jobs of this tenant leased right now, kept only while max_running is set (the claim
+    # checks and raises it in one conditional write; leaving the lease lowers it).
+    running = models.PositiveIntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["slug"]
@@ -59,10 +76,10 @@ class JobQuerySet(models.QuerySet):
         return self.filter(state__in=[Job.State.DEAD, Job.State.UNKNOWN])
 
     def finished_before(self, cutoff: datetime) -> "JobQuerySet":
-        """Jobs retention may delete: finished (completed or dead) and last changed before
-        ``cutoff``. ``unknown`` jobs wait for staff however old; live jobs are never here."""
+        """Jobs retention may delete: finished (completed, dead or cancelled) and last changed
+        before ``cutoff``. ``unknown`` jobs wait for staff however old; live jobs are never here."""
         finished = Q(finished_at__lt=cutoff) | Q(finished_at__isnull=True, updated_at__lt=cutoff)
-        return self.filter(finished, state__in=[Job.State.COMPLETED, Job.State.DEAD])
+        return self.filter(finished, state__in=[Job.State.COMPLETED, Job.State.DEAD, Job.State.CANCELLED])
 
 
 class Job(models.Model):
@@ -72,8 +89,9 @@ class Job(models.Model):
         COMPLETED = "completed"
         DEAD = "dead"
         UNKNOWN = "unknown"
+        CANCELLED = "cancelled"
 
-    TERMINAL = frozenset({State.COMPLETED, State.DEAD, State.UNKNOWN})
+    TERMINAL = frozenset({State.COMPLETED, State.DEAD, State.UNKNOWN, State.CANCELLED})
 
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="jobs", db_index=False)
     submitted_by = models.ForeignKey(User, on_delete=models.PROTECT, related_name="jobs")
@@ -99,6 +117,11 @@ class Job(models.Model):
     leased_by = models.CharField(max_length=100, blank=True)
     deadline = models.DateTimeField()
     external_started_at = models.DateTimeField(null=True, blank=True)
+    # Someone asked to cancel the job while it ran; its worker acknowledges (jobs.queue.cancel).
+    cancel_requested_at = models.DateTimeField(null=True, blank=True)
+    # The job's place in the fair order of claims, stamped when it becomes claimable
+    # (jobs.queue); empty while it waits for its time.
+    turn = models.BigIntegerField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     result = models.JSONField(null=True, blank=True)
     # The kind's reading of its result (kinds.Summary), written with the completion.
@@ -127,13 +150,19 @@ class Job(models.Model):
                 fields=["tenant", "submitted_by", "operation_key"], name="job_operation_key_unique"
             ),
             models.CheckConstraint(
-                condition=Q(state__in=["queued", "leased", "completed", "dead", "unknown"]),
+                condition=Q(state__in=["queued", "leased", "completed", "dead", "unknown", "cancelled"]),
                 name="job_state_valid",
             ),
         ]
         indexes = [
-            # The claim: the oldest eligible queued job is the first entry of this index.
-            models.Index(fields=["available_at", "id"], condition=Q(state="queued"), name="job_claim_idx"),
+            # The claim: the highest priority, then the earliest turn, is the first entry.
+            models.Index(fields=["-priority", "turn", "id"], condition=Q(state="queued", turn__isnull=False),
+                         name="job_claim_idx"),
+            # A tenant's waiting jobs: its latest turn (to stamp the next) and how many wait.
+            models.Index(fields=["tenant", "priority", "turn"], condition=Q(state="queued"), name="job_waiting_idx"),
+            # Queued jobs not yet stamped with a turn (waiting for their time), soonest first.
+            models.Index(fields=["available_at"], condition=Q(state="queued", turn__isnull=True),
+                         name="job_due_idx"),
             # Recovery of expired leases reads only leased rows, oldest lease first.
             models.Index(fields=["lease_expires_at"], condition=Q(state="leased"), name="job_lease_idx"),
             # Deadline sweep over live jobs, one state at a time; also counts per state.
@@ -174,3 +203,27 @@ class JobEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.job_id}: {self.from_state or '-'} -> {self.to_state or 'rejected'} @{self.epoch}"
+
+
+class ProviderSlot(models.Model):
+    """One of the calls to the model provider that may be in flight at once, on any host.
+
+    A slot is held by a job's epoch and lasts as long as that claim's lease: when the job
+    is no longer leased on that epoch (finished, recovered, or its worker died and the lease
+    ran out), the slot is free again without anyone releasing it.
+    """
+
+    number = models.PositiveSmallIntegerField(primary_key=True)
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    epoch = models.PositiveIntegerField(default=0)
+    taken_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"provider slot {self.number}" + (f" (job {self.job_id})" if self.job_id else "")
+
+
+class ProviderHold(models.Model):
+    """Until when every worker holds off calling the provider (its 429 with Retry-After)."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    hold_until = models.DateTimeField()

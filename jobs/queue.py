@@ -24,7 +24,8 @@ import functools
 import hashlib
 import json
 import random
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
@@ -32,11 +33,12 @@ from typing import Any, Callable, Iterator
 import jsonschema
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections
-from django.db.models import DateTimeField, F, Value
-from django.db.models.functions import Least
+from django.db.models import DateTimeField, Exists, F, OuterRef, Value
+from django.db.models.functions import Greatest, Least
 
-from . import documents, kinds
+from . import documents, kinds, statements
 from .errors import (
+    TenantQueueFull,
     InvalidOperationKey,
     InvalidPayload,
     OperationKeyConflict,
@@ -44,17 +46,19 @@ from .errors import (
     UnknownKind,
     UnsupportedDocument,
 )
-from .models import Job, JobEvent
+from .models import Job, JobEvent, ProviderHold, ProviderSlot, Tenant
 from .writelock import raw_write_transaction, write_transaction
 
-QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN = (
+QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN, CANCELLED = (
     Job.State.QUEUED.value,
     Job.State.LEASED.value,
     Job.State.COMPLETED.value,
     Job.State.DEAD.value,
     Job.State.UNKNOWN.value,
+    Job.State.CANCELLED.value,
 )
 MAX_OPERATION_KEY = 200
+CANCEL_REQUESTED = "cancel requested"
 
 
 # --- What the operations return ----------------------------------------------------
@@ -145,6 +149,7 @@ def accept(
         raise UnsupportedDocument(f"kind {kind!r} takes no document", field="document")
     if spec.check_input is not None:
         spec.check_input(payload=payload, has_document=document is not None)
+    _check_waiting(tenant_id, user_id, key)
     # Stored (named by its digest, written once) before the row that names it commits.
     stored = documents.check_and_store(document, spec, tenant_id=tenant_id) if document is not None else None
 
@@ -177,6 +182,8 @@ def accept(
                 created_at=now,
                 updated_at=now,
             )
+            if start <= now:  # claimable now: its place among the tenants' turns
+                _raw_execute(functools.partial(statements.stamp_one, fair=settings.JOBS["FAIR_CLAIMS"]), job.pk)
             _record(job.pk, "", QUEUED, 0, f"user:{user_id}", "accepted", now)
             _notify_accepted()
     except IntegrityError:
@@ -189,6 +196,48 @@ def accept(
             ) from None
         return Acceptance(existing, created=False)
     return Acceptance(job, created=True)
+
+
+def _check_waiting(tenant_id: int, user_id: int, key: str) -> None:
+    """Refuse a new job of a tenant that has its limit of jobs waiting (429), writing nothing.
+
+    A retry of a request already accepted is not a new job: it gets its job, full or not.
+    Two submissions racing for the last place may both get in; the limit holds within that.
+    """
+    limit = waiting_limit(tenant_id)
+    if not limit:
+        return
+    if waiting(tenant_id, upto=limit) < limit:
+        return
+    if Job.objects.filter(tenant_id=tenant_id, submitted_by_id=user_id, operation_key=key).exists():
+        return
+    raise TenantQueueFull(
+        f"your organisation already has {limit} jobs waiting; submit more once some have started",
+        retry_after=settings.JOBS["TENANT_FULL_RETRY_AFTER"],
+    )
+
+
+def waiting_limit(tenant_id: int) -> int | None:
+    """The tenant's own limit of waiting jobs, else the default (settings); None: no limit."""
+    own = Tenant.objects.filter(pk=tenant_id).values_list("max_waiting", flat=True).first()
+    return own or settings.JOBS["TENANT_MAX_WAITING"] or None
+
+
+def waiting(tenant_id: int, *, upto: int) -> int:
+    """How many of the tenant's jobs wait (queued), counted up to ``upto`` (job_waiting_idx)."""
+    return Job.objects.filter(tenant_id=tenant_id, state=QUEUED).order_by()[:upto].count()
+
+
+def _raw_execute(statement: Callable[[str], str], *params: Any) -> None:
+    """One of ``jobs.statements`` on the driver's cursor, in the current transaction."""
+    conn = connections[DEFAULT_DB_ALIAS]
+    conn.ensure_connection()
+    with conn.wrap_database_errors:
+        cursor = conn.connection.cursor()
+        try:
+            cursor.execute(statement(conn.vendor), params)
+        finally:
+            cursor.close()
 
 
 def _check_operation_key(key: str | None) -> str:
@@ -225,33 +274,41 @@ def _notify_accepted() -> None:
 
 
 def claim(*, now: datetime, worker: str, lease: timedelta | None = None) -> Claim | None:
-    """Lease the oldest eligible queued job to ``worker``, or return None.
+    """Lease the job whose turn it is to ``worker``, or return None.
 
-    The epoch and attempt count grow by one and the lease is set, never past the deadline.
-    A job found already past its deadline goes to ``dead`` instead, and the next is tried.
+    Tenants take turns (``jobs.statements``): the claim takes the first claimable job in
+    (priority, turn) order, passing over tenants at their running limit. The epoch and
+    attempt count grow by one and the lease is set, never past the deadline. Queued jobs
+    already past their deadline are left to ``recover``, which makes them ``dead``.
     """
     lease = lease or timedelta(seconds=settings.JOBS["DEFAULT_LEASE_SECONDS"])
     vendor = connections[DEFAULT_DB_ALIAS].vendor
-    sql = _statements(vendor)
+    fair = settings.JOBS["FAIR_CLAIMS"]
     t_now, expires = _raw_time(vendor, now), _raw_time(vendor, now + lease)
-    params = (t_now, t_now, t_now, expires, worker, t_now, t_now, t_now, t_now)
     actor = f"worker:{worker}"
-    while True:
-        if vendor == "postgresql":  # one statement writes the claim and its event
+    for _ in range(3):  # PostgreSQL: try again after a 'busy' or 'stamped' answer (jobs.statements)
+        if vendor == "postgresql":  # one statement stamps, claims and writes the event
             with raw_write_transaction(explicit=False) as cursor:
-                cursor.execute(sql["claim"], (*params, actor, t_now))
+                cursor.execute(statements.claim_postgresql(fair), (
+                    t_now, statements.DUE_BATCH, t_now, t_now, statements.CANDIDATES, expires, worker, t_now,
+                    actor, t_now))
                 row = cursor.fetchone()
         else:
             with raw_write_transaction() as cursor:
-                cursor.execute(sql["claim"], params)
+                if cursor.execute(statements.any_due(vendor), (t_now,)).fetchone():
+                    cursor.execute(statements.stamp_due(vendor, fair), (t_now, statements.DUE_BATCH))
+                cursor.execute(statements.pick(vendor), (t_now, t_now, statements.CANDIDATES))
+                picked = cursor.fetchone()
+                if picked is None:
+                    return None
+                if picked[2]:  # a tenant with a running limit: count it (it is under the limit)
+                    cursor.execute(statements.count_running(vendor), (picked[1],))
+                cursor.execute(statements.lease(vendor), (expires, worker, t_now, picked[0]))
                 row = cursor.fetchone()
-                if row is not None:
-                    dead = row[2] != LEASED
-                    cursor.execute(sql["event"], (row[0], QUEUED, row[2], row[3], "queue" if dead else actor,
-                                                  "deadline passed before claim" if dead else "claimed", t_now))
+                cursor.execute(_event_sql(vendor), (row[0], QUEUED, LEASED, row[3], actor, "claimed", t_now))
         if row is None:
             return None
-        job_id, kind, state, epoch, attempts, lease_expires_at, deadline, payload = row
+        job_id, kind, state, epoch, attempts, lease_expires_at, deadline, payload, _tenant = row
         if state != LEASED:
             continue
         return Claim(
@@ -265,15 +322,12 @@ def claim(*, now: datetime, worker: str, lease: timedelta | None = None) -> Clai
             worker=worker,
             lease=lease,
         )
+    return None
 
 
 @functools.cache
-def _statements(vendor: str) -> dict[str, str]:
-    """The hot path's statements in the driver's own placeholder style (see writelock)."""
-    statements = {"claim": claim_statement(vendor), "complete": complete_statement(vendor), "event": EVENT_SQL}
-    if vendor == "sqlite":
-        statements = {name: sql.replace("%s", "?") for name, sql in statements.items()}
-    return statements
+def _event_sql(vendor: str) -> str:
+    return statements.for_driver(vendor, statements.EVENT_SQL)
 
 
 def _raw_time(vendor: str, value: datetime) -> Any:
@@ -281,61 +335,6 @@ def _raw_time(vendor: str, value: datetime) -> Any:
     if vendor == "postgresql":
         return value
     return str(value.astimezone(timezone.utc).replace(tzinfo=None))
-
-
-def claim_statement(vendor: str) -> str:
-    """The claim as one statement (``%s`` placeholders); the benchmark's bare loop runs it too.
-
-    On PostgreSQL the statement also writes the event row (a data-modifying CTE), so a claim
-    is one round trip in autocommit; SQLite cannot put an INSERT in a CTE, so there the
-    event is a second statement in the same BEGIN IMMEDIATE transaction.
-    """
-    table = Job._meta.db_table
-    if vendor == "postgresql":
-        least, hint, skip_locked = "LEAST", "", "FOR UPDATE SKIP LOCKED"
-    else:
-        # Without statistics SQLite may pick another index on state and sort; the hint
-        # keeps the claim an index seek whatever the queue depth.
-        least, hint, skip_locked = "MIN", "INDEXED BY job_claim_idx", ""
-    # The subquery is the index seek on job_claim_idx (available_at, id WHERE state='queued');
-    # the outer state check makes the UPDATE conditional on its own.
-    update = f"""
-        UPDATE {table} SET
-            state = CASE WHEN deadline > %s THEN 'leased' ELSE 'dead' END,
-            epoch = CASE WHEN deadline > %s THEN epoch + 1 ELSE epoch END,
-            attempts = CASE WHEN deadline > %s THEN attempts + 1 ELSE attempts END,
-            lease_expires_at = {least}(%s, deadline),
-            leased_by = %s,
-            updated_at = %s,
-            finished_at = CASE WHEN deadline > %s THEN NULL ELSE %s END
-        WHERE id = (
-            SELECT id FROM {table} {hint}
-            WHERE state = 'queued' AND available_at <= %s
-            ORDER BY available_at, id
-            LIMIT 1 {skip_locked}
-        ) AND state = 'queued'
-        RETURNING id, kind, state, epoch, attempts, lease_expires_at, deadline, payload
-    """
-    if vendor != "postgresql":
-        return update
-    return f"""
-        WITH claimed AS ({update}),
-        recorded AS (
-            INSERT INTO {JobEvent._meta.db_table} (job_id, from_state, to_state, epoch, actor, reason, at)
-            SELECT id, 'queued', state, epoch,
-                   CASE WHEN state = 'leased' THEN %s ELSE 'queue' END,
-                   CASE WHEN state = 'leased' THEN 'claimed' ELSE 'deadline passed before claim' END,
-                   %s
-            FROM claimed
-        )
-        SELECT id, kind, state, epoch, attempts, lease_expires_at, deadline, payload FROM claimed
-    """
-
-
-EVENT_SQL = (
-    f"INSERT INTO {JobEvent._meta.db_table} (job_id, from_state, to_state, epoch, actor, reason, at) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s)"
-)
 
 
 # --- While the job runs -------------------------------------------------------------
@@ -382,10 +381,14 @@ def _owned_write(job_id: int, epoch: int, now: datetime, *, write: str, note: st
 def renew(*, job_id: int, epoch: int, now: datetime, lease: timedelta) -> Outcome:
     """Extend the lease to ``now + lease``, never past the deadline.
 
-    Renewals are not transitions and leave no event; a rejected renewal does.
+    Renewals are not transitions and leave no event; a rejected renewal does. A renewal
+    tells the worker when someone asked to cancel the job (``Outcome.reason``).
     """
     expires = Least(Value(now + lease, output_field=DateTimeField()), F("deadline"))
-    return _owned_write(job_id, epoch, now, write="renewal", lease_expires_at=expires)
+    outcome = _owned_write(job_id, epoch, now, write="renewal", lease_expires_at=expires)
+    if outcome and cancel_requested(job_id=job_id, epoch=epoch):
+        return Outcome(True, LEASED, CANCEL_REQUESTED)
+    return outcome
 
 
 def mark_external_start(*, job_id: int, epoch: int, now: datetime, what: str = "external call",
@@ -433,54 +436,27 @@ def complete(*, job_id: int, epoch: int, result: dict[str, Any], now: datetime, 
     """Save the result (and the kind's summary of it): only for this epoch, still leased,
     lease and deadline unexpired."""
     conn = connections[DEFAULT_DB_ALIAS]
-    sql = _statements(conn.vendor)
-    t_now = _raw_time(conn.vendor, now)
-    params = (conn.ops.adapt_json_value(result, None), *summary_values(summary), t_now, t_now,
+    vendor = conn.vendor
+    t_now = _raw_time(vendor, now)
+    params = (conn.ops.adapt_json_value(result, None), *statements.summary_values(summary), t_now, t_now,
               job_id, epoch, t_now, t_now)
-    if conn.vendor == "postgresql":  # one statement writes the completion and its event
+    if vendor == "postgresql":  # one statement writes the completion and its event
         with raw_write_transaction(explicit=False) as cursor:
-            cursor.execute(sql["complete"], (*params, actor, t_now))
+            cursor.execute(statements.complete(vendor), (*params, actor, t_now))
             if cursor.rowcount == 1:
                 return Outcome(True, COMPLETED)
     else:
         with raw_write_transaction() as cursor:
-            cursor.execute(sql["complete"], params)
-            if cursor.rowcount == 1:
-                cursor.execute(sql["event"], (job_id, LEASED, COMPLETED, epoch, actor, "completed", t_now))
+            cursor.execute(statements.complete(vendor), params)
+            done = cursor.fetchone()
+            if done is not None:
+                cursor.execute(statements.release_running(vendor), (done[0],))
+                cursor.execute(_event_sql(vendor), (job_id, LEASED, COMPLETED, epoch, actor, "completed", t_now))
                 return Outcome(True, COMPLETED)
     with write_transaction():
         reason = _why_not_owned(job_id, epoch, now)
         _record(job_id, LEASED, "", epoch, actor, f"stale completion rejected: {reason}", now)
     return Outcome(False, None, reason)
-
-
-def summary_values(summary: kinds.Summary | None) -> tuple[str, str, bool, str]:
-    """The summary columns of ``complete_statement``, in its order (empty without one)."""
-    if summary is None:
-        return ("", "", False, "")
-    return (summary.outcome[:32], summary.text[:100], summary.needs_action, summary.reference[:200])
-
-
-def complete_statement(vendor: str) -> str:
-    """The fenced completion as one statement; the benchmark's bare loop runs it too.
-
-    Parameters: the result, ``summary_values``, updated and finished times, then the fence
-    (id, epoch, now for the lease, now for the deadline). On PostgreSQL it writes the event
-    row too (see ``claim_statement``): add the actor and the time.
-    """
-    update = (
-        f"UPDATE {Job._meta.db_table} SET state = 'completed', result = %s, outcome = %s, outcome_text = %s, "
-        "needs_action = %s, reference = %s, lease_expires_at = NULL, "
-        "updated_at = %s, finished_at = %s, last_error = '' "
-        "WHERE id = %s AND epoch = %s AND state = 'leased' AND lease_expires_at > %s AND deadline > %s"
-    )
-    if vendor != "postgresql":
-        return update
-    return (
-        f"WITH completed AS ({update} RETURNING id, epoch) "
-        f"INSERT INTO {JobEvent._meta.db_table} (job_id, from_state, to_state, epoch, actor, reason, at) "
-        "SELECT id, 'leased', 'completed', epoch, %s, 'completed', %s FROM completed"
-    )
 
 
 def fail(
@@ -521,10 +497,11 @@ def fail(
             to, why = QUEUED, "failed, will retry"
         changes: dict[str, Any] = {"state": to, "lease_expires_at": None, "last_error": error, "updated_at": now}
         if to == QUEUED:
-            changes["available_at"] = retry_at
+            changes.update(available_at=retry_at, turn=None)  # a new turn when the backoff is over
         else:
             changes["finished_at"] = now
         Job.objects.filter(pk=job_id, epoch=epoch, state=LEASED).update(**changes)
+        _release_running(job.tenant_id)
         _record(job_id, LEASED, to, epoch, actor, why, now)
     return Outcome(True, to, why)
 
@@ -545,10 +522,11 @@ def defer(*, job_id: int, epoch: int, until: datetime, now: datetime, reason: st
         if until >= job.deadline:
             to, changes = DEAD, {"finished_at": now, "last_error": f"{reason}; no time left before the deadline"}
         else:
-            to, changes = QUEUED, {"available_at": until, "attempts": max(job.attempts - 1, 0)}
+            to, changes = QUEUED, {"available_at": until, "attempts": max(job.attempts - 1, 0), "turn": None}
         Job.objects.filter(pk=job_id, epoch=epoch, state=LEASED).update(
             state=to, lease_expires_at=None, external_started_at=None, updated_at=now, **changes
         )
+        _release_running(job.tenant_id)
         _record(job_id, LEASED, to, epoch, actor, f"deferred: {reason}"[:300], now)
     return Outcome(True, to, reason)
 
@@ -557,9 +535,22 @@ def _held(job_id: int, epoch: int, now: datetime) -> Job | None:
     """This epoch's job while it owns it, locked for the rest of the transaction (PostgreSQL)."""
     return (
         _owned(job_id, epoch, now).select_for_update()
-        .only("attempts", "max_attempts", "deadline", "external_started_at")
+        .only("tenant_id", "attempts", "max_attempts", "deadline", "external_started_at")
         .first()
     )
+
+
+def recount_running(*, tenant_id: int) -> None:
+    """Count the tenant's running jobs afresh: when staff set or change its running limit."""
+    with write_transaction():
+        running = Job.objects.filter(tenant_id=tenant_id, state=LEASED).count()
+        Tenant.objects.filter(pk=tenant_id).update(running=running)
+
+
+def _release_running(tenant_id: int, jobs: int = 1) -> None:
+    """Jobs of the tenant stopped running: lower its count, if it keeps one (a running limit)."""
+    Tenant.objects.filter(pk=tenant_id, max_running__isnull=False).update(
+        running=Greatest(F("running") - jobs, Value(0)))
 
 
 def backoff(attempts: int, *, rng: random.Random | None = None) -> timedelta:
@@ -577,19 +568,21 @@ class Recovery:
     requeued: list[int]
     unknown: list[int]
     dead: list[int]
+    cancelled: list[int] = field(default_factory=list)
 
     @property
     def total(self) -> int:
-        return len(self.requeued) + len(self.unknown) + len(self.dead)
+        return len(self.requeued) + len(self.unknown) + len(self.dead) + len(self.cancelled)
 
 
 def recover(*, now: datetime, limit: int = 500) -> Recovery:
     """Sweep expired leases and passed deadlines, in one bounded transaction.
 
     Expired lease: back to ``queued``; ``unknown`` if the external-start marker is set
-    (nobody may repeat an outside call automatically); ``dead`` if the attempts are spent
-    or the deadline passed. Live jobs past their deadline: ``dead`` (``unknown`` if an
-    external call had started). Each UPDATE repeats the conditions in its WHERE clause,
+    (nobody may repeat an outside call automatically); ``cancelled`` if someone had asked
+    to cancel it (nobody will run it again); ``dead`` if the attempts are spent or the
+    deadline passed. Live jobs past their deadline: ``dead`` (``unknown`` if an external
+    call had started). Each UPDATE repeats the conditions in its WHERE clause,
     so a job a worker completed a moment earlier is left alone; on PostgreSQL rows locked
     by another transaction are skipped and swept next time.
     """
@@ -603,6 +596,7 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
     requeued: list[int] = []
     unknown: list[int] = []
     dead: list[int] = []
+    cancelled: list[int] = []
     events: list[JobEvent] = []
     with write_transaction(), connection.cursor() as cursor:
         cursor.execute(
@@ -614,24 +608,29 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
             UPDATE {table} SET
                 state = CASE
                     WHEN external_started_at IS NOT NULL THEN 'unknown'
+                    WHEN cancel_requested_at IS NOT NULL THEN 'cancelled'
                     WHEN deadline <= %s OR attempts >= max_attempts THEN 'dead'
                     ELSE 'queued' END,
-                available_at = %s, lease_expires_at = NULL, updated_at = %s,
+                available_at = %s, lease_expires_at = NULL, updated_at = %s, turn = NULL,
                 finished_at = CASE
-                    WHEN external_started_at IS NOT NULL OR deadline <= %s OR attempts >= max_attempts
+                    WHEN external_started_at IS NOT NULL OR cancel_requested_at IS NOT NULL
+                         OR deadline <= %s OR attempts >= max_attempts
                     THEN %s ELSE NULL END,
                 last_error = CASE
                     WHEN external_started_at IS NOT NULL THEN 'lease expired after the external-start marker'
+                    WHEN cancel_requested_at IS NOT NULL THEN 'cancelled; its worker did not answer'
                     WHEN deadline <= %s THEN 'deadline passed'
                     WHEN attempts >= max_attempts THEN 'lease expired; attempts spent'
                     ELSE 'lease expired' END
             WHERE id IN (SELECT id FROM picked) AND state = 'leased' AND lease_expires_at <= %s
-            RETURNING id, state, epoch, last_error
+            RETURNING id, state, epoch, last_error, tenant_id
             """,
             [t_now, limit, t_now, t_now, t_now, t_now, t_now, t_now, t_now],
         )
-        for job_id, state, epoch, why in cursor.fetchall():
-            {QUEUED: requeued, UNKNOWN: unknown, DEAD: dead}[state].append(job_id)
+        left: Counter[int] = Counter()  # jobs that stopped running, per tenant
+        for job_id, state, epoch, why, tenant_id in cursor.fetchall():
+            {QUEUED: requeued, UNKNOWN: unknown, DEAD: dead, CANCELLED: cancelled}[state].append(job_id)
+            left[tenant_id] += 1
             events.append(JobEvent(job_id=job_id, from_state=LEASED, to_state=state, epoch=epoch,
                                    actor="recovery", reason=why, at=now))
         for from_state in (QUEUED, LEASED):
@@ -646,16 +645,20 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
                     lease_expires_at = NULL, updated_at = %s, finished_at = %s,
                     last_error = 'deadline passed'
                 WHERE id IN (SELECT id FROM picked) AND state = %s AND deadline <= %s
-                RETURNING id, state, epoch
+                RETURNING id, state, epoch, tenant_id
                 """,
                 [from_state, t_now, limit, t_now, t_now, from_state, t_now],
             )
-            for job_id, state, epoch in cursor.fetchall():
+            for job_id, state, epoch, tenant_id in cursor.fetchall():
                 (unknown if state == UNKNOWN else dead).append(job_id)
+                if from_state == LEASED:
+                    left[tenant_id] += 1
                 events.append(JobEvent(job_id=job_id, from_state=from_state, to_state=state, epoch=epoch,
                                        actor="recovery", reason="deadline passed", at=now))
+        for tenant_id, n in left.items():
+            _release_running(tenant_id, n)
         JobEvent.objects.bulk_create(events)
-    return Recovery(requeued, unknown, dead)
+    return Recovery(requeued, unknown, dead, cancelled)
 
 
 # --- Staff ----------------------------------------------------------------------------
@@ -679,7 +682,7 @@ def requeue(*, job_id: int, expected_state: str, expected_epoch: int, actor: str
         budget = deadline or (spec.deadline if spec else timedelta(seconds=settings.JOBS["DEFAULT_DEADLINE_SECONDS"]))
         moved = Job.objects.filter(pk=job_id, state=expected_state, epoch=expected_epoch).update(
             state=QUEUED, attempts=0, available_at=now, deadline=now + budget, lease_expires_at=None,
-            external_started_at=None, finished_at=None, updated_at=now,
+            external_started_at=None, cancel_requested_at=None, finished_at=None, updated_at=now, turn=None,
         )
         if not moved:
             return Outcome(False, None, _why_not_as_seen(job_id, expected_state, expected_epoch))
@@ -714,6 +717,124 @@ def _why_not_as_seen(job_id: int, state: str, epoch: int) -> str:
     if current[0] != state:
         return f"no longer {state} (now {current[0]})"
     return f"epoch {epoch} superseded by {current[1]}"
+
+
+# --- Cancellation ------------------------------------------------------------------------
+
+
+def cancel(*, job_id: int, actor: str, reason: str, now: datetime) -> Outcome:
+    """Cancel a job: at once while it waits, by request while it runs.
+
+    ``queued`` becomes ``cancelled`` (a conditional write: a claim racing it wins or loses
+    whole). A ``leased`` job gets a recorded cancel request, which its worker acknowledges
+    with a fenced write (``acknowledge_cancel``); until then a completion may still win. A
+    second request, or one for a job already cancelled, changes nothing and says so. Other
+    finished jobs are not cancellable (``Outcome.applied`` is False, ``state`` says why).
+    """
+    with write_transaction():
+        current = Job.objects.filter(pk=job_id).values_list("state", "epoch", "cancel_requested_at").first()
+        if current is None:
+            return Outcome(False, None, "no such job")
+        state, epoch, requested = current
+        if state == QUEUED and Job.objects.filter(pk=job_id, state=QUEUED, epoch=epoch).update(
+                state=CANCELLED, finished_at=now, updated_at=now, turn=None, last_error=""):
+            _record(job_id, QUEUED, CANCELLED, epoch, actor, reason or "cancelled", now)
+            return Outcome(True, CANCELLED, "cancelled")
+        if state == LEASED and requested is None and Job.objects.filter(
+                pk=job_id, state=LEASED, epoch=epoch, cancel_requested_at__isnull=True).update(
+                cancel_requested_at=now, updated_at=now):
+            _record(job_id, LEASED, LEASED, epoch, actor, f"cancel requested: {reason}" if reason else
+                    "cancel requested", now)
+            return Outcome(True, LEASED, "cancel requested")
+    if state == LEASED:
+        return Outcome(True, LEASED, "cancel requested")  # asked before: harmless
+    if state == CANCELLED:
+        return Outcome(True, CANCELLED, "already cancelled")
+    if state == QUEUED:  # claimed between the read and the write: ask its worker instead
+        return cancel(job_id=job_id, actor=actor, reason=reason, now=now)
+    return Outcome(False, state, f"a {state} job cannot be cancelled")
+
+
+def cancel_requested(*, job_id: int, epoch: int) -> bool:
+    """Whether someone asked to cancel this epoch's run of the job."""
+    return Job.objects.filter(pk=job_id, epoch=epoch, cancel_requested_at__isnull=False).exists()
+
+
+def acknowledge_cancel(*, job_id: int, epoch: int, now: datetime, actor: str = "worker") -> Outcome:
+    """The worker stopped a job someone asked to cancel: ``leased`` → ``cancelled``.
+
+    Fenced like a completion. With the external-start marker still set (an outside call
+    whose outcome nobody recorded) it is ``unknown`` instead: staff decide.
+    """
+    with write_transaction():
+        job = _held(job_id, epoch, now)
+        if job is None:
+            why = _why_not_owned(job_id, epoch, now)
+            _record(job_id, LEASED, "", epoch, actor, f"cancellation rejected: {why}", now)
+            return Outcome(False, None, why)
+        if job.external_started_at is not None:
+            to, why = UNKNOWN, "cancelled while an outside call was in flight; its outcome is unknown"
+        else:
+            to, why = CANCELLED, "cancelled"
+        Job.objects.filter(pk=job_id, epoch=epoch, state=LEASED).update(
+            state=to, finished_at=now, updated_at=now, lease_expires_at=None, turn=None,
+            last_error="" if to == CANCELLED else why)
+        _release_running(job.tenant_id)
+        _record(job_id, LEASED, to, epoch, actor, why, now)
+    return Outcome(True, to, why)
+
+
+# --- The provider budget -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A call to the model provider this epoch may make now; or, if not, when to ask again."""
+
+    number: int | None
+    retry_at: datetime | None = None
+
+    def __bool__(self) -> bool:
+        return self.number is not None
+
+
+def take_provider_slot(*, job_id: int, epoch: int, now: datetime) -> Slot:
+    """One of the ``PROVIDER_SLOTS`` calls allowed in flight at once, across all hosts.
+
+    A slot is free when no job holds it or its holder no longer owns its lease (finished,
+    recovered, or its worker died and the lease ran out), so nobody has to release the slot
+    of a dead worker. While every worker holds off (the provider's 429, ``hold_provider``)
+    no slot is given.
+    """
+    with write_transaction():
+        held = ProviderHold.objects.filter(pk=1, hold_until__gt=now).values_list("hold_until", flat=True).first()
+        if held is not None:
+            return Slot(None, held)
+        slots = settings.JOBS["PROVIDER_SLOTS"]
+        if ProviderSlot.objects.filter(number__lt=slots).count() < slots:
+            ProviderSlot.objects.bulk_create([ProviderSlot(number=n) for n in range(slots)], ignore_conflicts=True)
+        holder = Job.objects.filter(pk=OuterRef("job_id"), epoch=OuterRef("epoch"), state=LEASED,
+                                    lease_expires_at__gt=now)
+        free = (ProviderSlot.objects.filter(number__lt=slots).exclude(Exists(holder)).order_by("number")
+                .select_for_update(skip_locked=True).values_list("number", flat=True).first())
+        if free is None:
+            return Slot(None, now + timedelta(seconds=1 + random.random() * 2))
+        ProviderSlot.objects.filter(number=free).update(job_id=job_id, epoch=epoch, taken_at=now)
+    return Slot(free)
+
+
+def release_provider_slot(*, job_id: int, epoch: int, number: int) -> None:
+    """Give the slot back as soon as the call is over (its lease would free it later anyway)."""
+    with write_transaction():
+        ProviderSlot.objects.filter(number=number, job_id=job_id, epoch=epoch).update(job=None, taken_at=None)
+
+
+def hold_provider(*, until: datetime) -> None:
+    """Every worker holds off calling the provider until ``until`` (it answered 429)."""
+    with write_transaction():
+        later = Greatest(F("hold_until"), Value(until, output_field=DateTimeField()))
+        if not ProviderHold.objects.filter(pk=1).update(hold_until=later):
+            ProviderHold.objects.get_or_create(pk=1, defaults={"hold_until": until})
 
 
 # --- Retention -------------------------------------------------------------------------
@@ -759,7 +880,8 @@ def _why_not_owned(job_id: int, epoch: int, now: datetime, lease_left: timedelta
 
 def _record(job_id: int, from_state: str, to_state: str, epoch: int, actor: str, reason: str, now: datetime) -> None:
     with connection.cursor() as cursor:
-        cursor.execute(EVENT_SQL, [job_id, from_state, to_state, epoch, actor[:150], reason[:300], _db_time(now)])
+        cursor.execute(statements.EVENT_SQL, [job_id, from_state, to_state, epoch, actor[:150], reason[:300],
+                                              _db_time(now)])
 
 
 def _db_time(value: datetime) -> Any:

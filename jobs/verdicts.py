@@ -1,7 +1,8 @@
 """How a handler's run ended, as small values the worker turns into one queue write.
 
 ``judge`` runs a handler and maps every way it can end to a verdict: its result, a failure
-(retryable or not), a deferral, or the discovery that this epoch no longer owns the job. The
+(retryable or not), a deferral, a cancellation it saw, or the discovery that this epoch no
+longer owns the job. The
 verdicts are plain frozen dataclasses, so a handler that ran in a child process
 (``jobs.sandbox``) sends its verdict back to the worker as it is.
 """
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Union
 
-from .kinds import JobDeferred, JobFailed
+from .kinds import JobCancelled, JobDeferred, JobFailed
 from .queue import StaleEpoch
 
 if TYPE_CHECKING:
@@ -42,13 +43,18 @@ class Deferred:
 
 
 @dataclass(frozen=True)
+class Cancelled:
+    """The handler stopped because someone asked to cancel the job."""
+
+
+@dataclass(frozen=True)
 class Lost:
     """A fenced write inside the handler found that this epoch no longer owns the job."""
 
     reason: str
 
 
-Verdict = Union[Completed, Failed, Deferred, Lost]
+Verdict = Union[Completed, Failed, Deferred, Cancelled, Lost]
 
 
 def failed(code: str, message: str, *, retryable: bool) -> Failed:
@@ -63,6 +69,8 @@ def judge(handler: Callable[["JobContext"], Any], ctx: "JobContext") -> Verdict:
         return failed(exc.code, exc.message, retryable=exc.retryable)
     except JobDeferred as exc:
         return Deferred(exc.until, exc.reason)
+    except JobCancelled:
+        return Cancelled()
     except StaleEpoch as exc:
         return Lost(exc.reason)
     except MemoryError:

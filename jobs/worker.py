@@ -31,7 +31,7 @@ from .context import JobContext
 from .logs import event
 from .models import Job
 from .sandbox import Sandbox
-from .verdicts import Completed, Deferred, Failed, Lost, Verdict, judge
+from .verdicts import Cancelled, Completed, Deferred, Failed, Lost, Verdict, judge
 
 log = logging.getLogger("jobs.worker")
 INFO, WARNING = logging.INFO, logging.WARNING
@@ -54,6 +54,7 @@ class WorkerStats:
     deferred: int = 0
     given_back: int = 0
     left_to_lease: int = 0
+    cancelled: int = 0
     rejected: int = 0  # stale or expired authority: a fenced write that changed nothing
     recovered: int = 0
     empty_polls: int = 0
@@ -108,6 +109,7 @@ class Beat:
         self.lost = ""  # why the claim was lost, when it was
         self.budget_spent = False
         self.fenced = False
+        self.cancel_requested = False
         self.expires = claim.lease_expires_at
         self.due: datetime | None = None  # on the worker's clock; None: no more beats
 
@@ -127,6 +129,10 @@ class Beat:
                 self.lost = outcome.reason or "renewal rejected"
                 self.ctx.stop.set()
                 return False
+            if outcome.reason == queue.CANCEL_REQUESTED and not self.cancel_requested:
+                # Someone asked to cancel: tell the handler, and keep the lease while it settles.
+                self.cancel_requested = True
+                self.ctx.stop.set()
             self.renewals += 1
             self.expires = min(now + self.lease, self.claim.deadline)
             self.interval = self.lease / 3
@@ -457,6 +463,9 @@ class Worker:
         if beat.lost:
             self._rejected(fields, started, "renew", beat.lost)
             return
+        if isinstance(verdict, Cancelled) or (beat.cancel_requested and not isinstance(verdict, (Completed, Lost))):
+            self._acknowledge_cancel(claim, fields, started)
+            return
         if self._giving_back and isinstance(verdict, Failed):
             self._give_back(claim, fields, started)
             return
@@ -492,11 +501,22 @@ class Worker:
                 self.stats.deferred += 1
                 event(log, INFO, "deferred", **fields, to=outcome.state, until=verdict.until.isoformat(),
                       duration_ms=_ms(started), worker=self.name)
-        else:  # Lost: a fenced write inside the handler found the claim gone
+        elif isinstance(verdict, Lost):  # a fenced write inside the handler found the claim gone
             self._rejected(fields, started, "fenced", verdict.reason)
+            return
+        else:  # Cancelled is acknowledged before we get here
             return
         if not outcome:
             self._rejected(fields, started, write, outcome.reason)
+
+    def _acknowledge_cancel(self, claim: queue.Claim, fields: dict[str, object], started: float) -> None:
+        """The handler stopped for a cancel request: record the job as cancelled (fenced)."""
+        outcome = queue.acknowledge_cancel(job_id=claim.job_id, epoch=claim.epoch, now=self.clock.now())
+        if not outcome:
+            self._rejected(fields, started, "cancel", outcome.reason)
+            return
+        self.stats.cancelled += 1
+        event(log, INFO, "cancelled", **fields, to=outcome.state, duration_ms=_ms(started), worker=self.name)
 
     def _summarize(self, claim: queue.Claim, result: dict[str, object]) -> kinds.Summary | None:
         """The kind's summary of its result; a summary that fails costs the summary, not the job."""

@@ -294,6 +294,15 @@ JOBS = {
     # Per-kind overrides of an isolated kind's limits, e.g.
     # JOBS_KIND_LIMITS='{"document_review": {"memory_mb": 1024, "cpu_seconds": 120}}'.
     "KIND_LIMITS": json.loads(os.environ.get("JOBS_KIND_LIMITS") or "{}"),
+    # Tenants take turns (jobs.statements); JOBS_FAIR_CLAIMS=0 serves jobs first come, first
+    # served instead (one tenant, or to measure what fairness costs).
+    "FAIR_CLAIMS": env_bool("JOBS_FAIR_CLAIMS", True),
+    # The default of what staff can set per tenant in the admin: jobs waiting at most (past
+    # it a submission gets 429; 0: no limit), and the seconds a refused client is told to wait.
+    "TENANT_MAX_WAITING": int(os.environ.get("JOBS_TENANT_MAX_WAITING", "5000")),
+    "TENANT_FULL_RETRY_AFTER": 30,
+    # Calls to the model provider in flight at once, across all workers and hosts.
+    "PROVIDER_SLOTS": int(os.environ.get("JOBS_PROVIDER_SLOTS", "4")),
 }
 
 # Worker, supervisor and sandbox lines: key=value by default, one JSON object a line with

@@ -130,13 +130,20 @@ def _fast_password_hashing(settings):
 def drive_to(job, state: str, *, now):
     """Drive an accepted job with the real queue operations into ``state`` and return it.
 
-    The claim must take this job: accept it earlier than any other queued job of the test.
+    Its turn comes first, whatever else the test queued (the fair claim would otherwise
+    serve another tenant's job before it).
     """
     from datetime import timedelta
 
+    from django.db.models import Min
+
     from jobs.models import Job
 
-    if state != Job.State.QUEUED:
+    if state == Job.State.CANCELLED:
+        assert queue.cancel(job_id=job.pk, actor="user:test", reason="", now=now).state == "cancelled"
+    elif state != Job.State.QUEUED:
+        head = Job.objects.filter(state="queued", turn__isnull=False).aggregate(turn=Min("turn"))["turn"] or 0
+        Job.objects.filter(pk=job.pk).update(turn=head - 1, priority=32767)
         c = queue.claim(now=now, worker="w1", lease=timedelta(seconds=30))
         assert c is not None and c.job_id == job.pk
         if state == Job.State.COMPLETED:
@@ -147,6 +154,7 @@ def drive_to(job, state: str, *, now):
         elif state == Job.State.UNKNOWN:
             assert queue.mark_external_start(job_id=c.job_id, epoch=c.epoch, now=now)
             assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="provider timed out", now=now).state == "unknown"
+        Job.objects.filter(pk=job.pk).update(priority=0)
     job.refresh_from_db()
     assert job.state == state
     return job

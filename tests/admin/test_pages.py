@@ -221,7 +221,7 @@ def test_the_history_page_lists_the_triage_log_entries(client, triager, in_state
 
 def test_a_superuser_adds_a_tenant_and_a_member_in_it(client, superuser):
     client.force_login(superuser)
-    assert client.post("/admin/jobs/tenant/add/", {"slug": "initech", "name": "Initech"}).status_code == 302
+    assert client.post("/admin/jobs/tenant/add/", {"slug": "initech", "name": "Initech", "weight": 1}).status_code == 302
     tenant = Tenant.objects.get(slug="initech")
     response = client.post("/admin/jobs/user/add/", {
         "username": "peter", "usable_password": "true", "password1": "tps-report-99", "password2": "tps-report-99",
@@ -238,3 +238,18 @@ def test_a_document_review_job_page_renders_without_its_inline_text(client, tria
     assert response.status_code == 200
     assert b"ACME GmbH" not in response.content and b"text, 30 characters" in response.content
     assert b"none yet" in response.content  # the agent's hook answers; no checkpoint before a claim
+
+
+def test_staff_set_a_tenants_weight_and_limits_and_its_running_count_follows(client, superuser, alice, clock):
+    from jobs import queue
+    from jobs.models import Tenant
+
+    job = queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
+                       operation_key="k1", now=clock.now(), offered_only=False).job
+    assert queue.claim(now=clock.now(), worker="w1").job_id == job.pk  # one running, while unlimited
+    client.force_login(superuser)
+    response = client.post(f"/admin/jobs/tenant/{alice.tenant_id}/change/", {
+        "slug": "acme", "name": "Acme", "weight": 3, "max_running": 2, "max_waiting": 50})
+    assert response.status_code == 302
+    tenant = Tenant.objects.get(pk=alice.tenant_id)
+    assert (tenant.weight, tenant.max_running, tenant.max_waiting, tenant.running) == (3, 2, 50, 1)

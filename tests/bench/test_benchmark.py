@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from django.db import connection
 
-from jobs import queue
+from jobs import statements
 from tests.conftest import PYTHON, ROOT
 
 
@@ -26,16 +26,25 @@ def test_queuebench_drains_both_ways_and_prints_its_figures():
     assert "ratio" in done.stdout and "claim time" in done.stdout
 
 
+def plan_of(sql: str, params: list) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
+        return " / ".join(row[-1] for row in cursor.fetchall())
+
+
 @pytest.mark.django_db
 def test_the_claim_is_an_index_seek_on_sqlite():
     if connection.vendor != "sqlite":
         pytest.skip("SQLite's plan; PostgreSQL's claim is measured by queuebench")
-    sql = queue.claim_statement("sqlite").replace("%s", "?")
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN QUERY PLAN " + sql, ["2026-01-01 00:00:00"] * 9)
-        plan = " / ".join(row[-1] for row in cursor.fetchall())
-    assert "USING INDEX job_claim_idx" in plan or "USING COVERING INDEX job_claim_idx" in plan, plan
-    assert "TEMP B-TREE" not in plan, plan
+    now = "2026-01-01 00:00:00"
+    pick = plan_of(statements.pick("sqlite"), [now, now, statements.CANDIDATES])
+    # The candidates come off the claim index in order: no sort of all queued jobs.
+    assert "SCAN jobs_job USING INDEX job_claim_idx" in pick or "SEARCH jobs_job USING INDEX job_claim_idx" in pick, pick
+    assert pick.count("TEMP B-TREE") <= 1, pick  # only the outer ORDER BY over at most CANDIDATES rows
+    due = plan_of(statements.stamp_due("sqlite"), [now, statements.DUE_BATCH])
+    assert "USING INDEX job_due_idx" in due, due
+    # ... and the rows to stamp are looked up by their ids, never through every queued job.
+    assert due.startswith("SEARCH jobs_job USING INTEGER PRIMARY KEY"), due
 
 
 @pytest.mark.slow

@@ -113,12 +113,13 @@ def test_the_lease_never_reaches_past_the_deadline(clock, accept):
     assert c.lease_expires_at == job.deadline
 
 
-def test_a_job_past_its_deadline_goes_dead_instead_of_being_claimed(clock, accept):
+def test_a_job_past_its_deadline_is_never_claimed_and_recovery_makes_it_dead(clock, accept):
     job = accept()
     clock.advance(seconds=(job.deadline - clock.now()).total_seconds())
     assert claim(clock) is None
+    assert queue.recover(now=clock.now()).dead == [job.pk]
     row = Job.objects.get(pk=job.pk)
-    assert (row.state, row.attempts) == ("dead", 0)
+    assert (row.state, row.attempts, row.last_error) == ("dead", 0, "deadline passed")
 
 
 def test_a_lease_expires_and_a_second_worker_claims_epoch_2(clock, accept):

@@ -23,11 +23,11 @@ pytestmark = pytest.mark.slow
 class Workers:
     """A ``runworkers`` process group; whatever the test does, nothing outlives it."""
 
-    def __init__(self, log: Path, *args: str) -> None:
+    def __init__(self, log: Path, *args: str, **env: str) -> None:
         self.log = log
         self._out = log.open("wb")
         self.proc = subprocess.Popen(
-            [PYTHON, "manage.py", "runworkers", *args], cwd=ROOT, env=child_env(JOBS_LOG_LEVEL="INFO"),
+            [PYTHON, "manage.py", "runworkers", *args], cwd=ROOT, env=child_env(JOBS_LOG_LEVEL="INFO", **env),
             stdout=self._out, stderr=subprocess.STDOUT, start_new_session=True,
         )
 
