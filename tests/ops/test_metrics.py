@@ -167,3 +167,11 @@ def test_no_document_text_ids_or_tenants_in_the_exposition(in_state, scrape, acc
     assert "acme" not in text and "alice" not in text
     labels = {name for _, pairs in samples(text) for name, _ in pairs}
     assert labels <= {"state", "kind", "from", "to", "le"}
+
+
+def test_cancelled_jobs_are_counted_by_state_and_transition(scrape, accept, clock):
+    job = accept("diagnostic.noop")
+    queue.cancel(job_id=job.pk, actor="user:1", reason="", now=clock.now())
+    text = scrape()
+    assert sample(text, "jobsite_jobs", state="cancelled", kind="diagnostic.noop") == 1
+    assert sample(text, "jobsite_job_transitions_total", **{"from": "queued", "to": "cancelled"}) == 1

@@ -38,6 +38,13 @@ def test_old_completed_and_dead_jobs_go_with_their_events(in_state, clock):
     assert report.events == 6  # accepted, claimed, and completed/dead for each
 
 
+def test_cancelled_jobs_are_kept_as_long_as_completed_ones(in_state, clock):
+    cancelled = in_state("cancelled")
+    assert retention.prune(older_than=MONTH, now=clock.now() + MONTH - timedelta(hours=1)).jobs == 0
+    assert retention.prune(older_than=MONTH, now=clock.now() + MONTH + timedelta(days=1)).jobs == 1
+    assert not Job.objects.filter(pk=cancelled.pk).exists()
+
+
 def test_unknown_jobs_awaiting_staff_are_kept_however_old(in_state, clock):
     unknown = in_state("unknown")
     retention.prune(older_than=MONTH, now=clock.now() + 10 * MONTH)
