@@ -96,7 +96,7 @@ class JobContext:
         job is handed back, without spending its attempt, to try again shortly.
         """
         slot = queue.take_provider_slot(job_id=self.job_id, epoch=self.epoch, now=self.now())
-        if not slot:
+        if slot.number is None:
             raise JobDeferred(slot.retry_at or self.now(), "waiting for a provider slot")
         try:
             yield

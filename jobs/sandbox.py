@@ -293,13 +293,12 @@ def _forget_inherited_connections() -> None:
     """Open this process's own database connections, never touching the worker's.
 
     A connection carried across fork must not be used, or closed (closing a PostgreSQL one
-    would end the worker's session): the inherited handler is kept aside and a fresh one
-    takes its place.
+    would end the worker's session): each inherited driver connection is kept aside, never
+    freed, and Django opens a new one on first use.
     """
-    from asgiref.local import Local
-
-    _inherited.append(connections._connections)
-    connections._connections = Local(connections.thread_critical)
+    for conn in connections.all(initialized_only=True):
+        _inherited.append(conn.connection)
+        conn.connection = None
 
 
 def _die_with(signum: int) -> None:

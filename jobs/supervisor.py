@@ -69,7 +69,7 @@ class Supervisor:
     start_method: str = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
 
     def __post_init__(self) -> None:
-        self._ctx = multiprocessing.get_context(self.start_method)
+        self._ctx: Any = multiprocessing.get_context(self.start_method)
         self._slots = [Slot(n) for n in range(1, self.processes + 1)]
         self._stopping = False
         self._kill_at = 0.0

@@ -21,6 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
@@ -242,12 +243,12 @@ class Listener:
     def __init__(self, wake: threading.Event) -> None:
         self._wake = wake
         self._closed = threading.Event()
-        self._conn: object | None = self._connect()
+        self._conn: Any = self._connect()
         self.reconnects = 0
         self._thread = threading.Thread(target=self._run, name="listener", daemon=True)
         self._thread.start()
 
-    def _connect(self):  # type: ignore[no-untyped-def]
+    def _connect(self) -> Any:
         conn = connection.get_new_connection(connection.get_connection_params())
         conn.autocommit = True
         conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
@@ -268,7 +269,7 @@ class Listener:
                 event(log, INFO, "listener_reconnected", reconnects=self.reconnects)
                 self._wake.set()
             try:
-                for _ in self._conn.notifies(timeout=0.5):  # type: ignore[attr-defined]
+                for _ in self._conn.notifies(timeout=0.5):
                     self._wake.set()
             except Exception as exc:  # noqa: BLE001  polling still finds the work meanwhile
                 if self._closed.is_set():
@@ -280,7 +281,7 @@ class Listener:
         conn, self._conn = self._conn, None
         try:
             if conn is not None:
-                conn.close()  # type: ignore[attr-defined]
+                conn.close()
         except Exception:  # noqa: BLE001  already broken
             pass
 
