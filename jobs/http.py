@@ -663,9 +663,8 @@ def _sentence(text: str) -> str:
 
 def size_words(size: int) -> str:
     """30 MB, 5.1 MB, 812 KB: rounded up, so a file just over a limit never reads as at it."""
-    if size >= MB:
-        value = math.ceil(size / MB * 10) / 10
-        return f"{value:.0f} MB" if value >= 10 or value == int(value) else f"{value:.1f} MB"
-    if size >= 1024:
-        return f"{math.ceil(size / 1024)} KB"
+    for unit, scale in (("MB", MB), ("KB", 1024)):
+        if size >= scale:
+            value = math.ceil(size / scale * 10) / 10
+            return f"{value:.0f} {unit}" if value >= 10 or value == int(value) else f"{value:.1f} {unit}"
     return f"{size} bytes"

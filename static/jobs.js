@@ -181,12 +181,13 @@ window.addEventListener("pageshow", (event) => {
 
 // --- Choosing files: a list of what will be sent (with what will be refused, before sending),
 // drag and drop onto the drop zone, and a Remove button per file.
-function sizeWords(bytes) {
-  if (bytes >= 1048576) {
-    const mb = Math.ceil((bytes / 1048576) * 10) / 10;
-    return `${mb >= 10 || Number.isInteger(mb) ? mb.toFixed(0) : mb.toFixed(1)} MB`;
+function sizeWords(bytes) {  // as jobs.http.size_words says it: rounded up, one decimal below 10
+  for (const [unit, scale] of [["MB", 1048576], ["KB", 1024]]) {
+    if (bytes < scale) continue;
+    const value = Math.ceil((bytes / scale) * 10) / 10;
+    return `${value >= 10 || Number.isInteger(value) ? value.toFixed(0) : value.toFixed(1)} ${unit}`;
   }
-  return bytes >= 1024 ? `${Math.ceil(bytes / 1024)} KB` : `${bytes} bytes`;
+  return `${bytes} bytes`;
 }
 
 function setUpDropzone(zone) {
