@@ -82,12 +82,19 @@ def list_query(call: Call) -> tuple[schemas.JobListQuery, str]:
     data = call.request.GET.dict()
     if call.wants_json:
         return http.validated(schemas.JobListQuery, data), ""
-    try:
-        return http.validated(schemas.JobListQuery, data), ""
-    except HttpError as exc:
-        dropped = {name: value for name, value in data.items() if name != exc.field}
-        query = schemas.JobListQuery.model_validate(dropped) if exc.field else schemas.JobListQuery()
-        return query, f"The filter “{exc.field}” was not understood, so it is not applied."
+    dropped: list[str] = []
+    while True:
+        try:
+            query = http.validated(schemas.JobListQuery, data)
+        except HttpError as exc:
+            if not exc.field or exc.field not in data:
+                return schemas.JobListQuery(), "The filters were not understood, so none is applied."
+            dropped.append(exc.field)
+            data = {name: value for name, value in data.items() if name != exc.field}
+            continue
+        names = ", ".join(f"“{name}”" for name in dropped)
+        return query, (f"The filter{'s' if len(dropped) > 1 else ''} {names} {'were' if len(dropped) > 1 else 'was'} "
+                       "not understood, so not applied." if dropped else "")
 
 
 def job_filter(call: Call, query: schemas.JobListQuery) -> status.JobFilter:
@@ -113,7 +120,8 @@ def job_list(call: Call) -> HttpResponse:
         "notice": notice,
         "states": status.STATE_CHOICES, "outcomes": status.outcome_choices(),
         "filtered": any(name not in ("scope", "tz") for name in params),
-        "needing_action": status.needing_action(tenant_id=f.tenant_id, user_id=f.user_id),
+        # The count is in the page's quick filters, which a poll of the rows does not replace.
+        "needing_action": None if call.htmx else status.needing_action(tenant_id=f.tenant_id, user_id=f.user_id),
         "poll_seconds": status.LIST_POLL_SECONDS, "live": any(not job.is_terminal for job in page),
         "poll_query": urlencode({**params, "page": page.number}),
         "scope_query": {scope: urlencode({**params, "scope": scope}) for scope in ("mine", "team")},

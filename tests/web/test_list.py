@@ -123,6 +123,9 @@ def test_a_filter_the_page_cannot_read_is_dropped_and_said_while_the_api_refuses
     assert response.status_code == 200
     html = response.content.decode()
     assert "The filter “state” was not understood" in html and f'id="job-{job.pk}"' in html
+    several = browser_client(alice).get("/jobs?state=bogus&page=first&since=yesterday&q=")
+    assert several.status_code == 200
+    assert "The filters “state”, “page”, “since” were not understood" in several.content.decode()
     assert api_client(alice).get("/jobs?state=bogus").status_code == 400
     assert api_client(alice).get("/jobs?tz=Mars/Olympus").status_code == 400
 
