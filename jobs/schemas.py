@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.urls import reverse
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StringConstraints,
-                      WithJsonSchema, field_validator)
+                      WithJsonSchema, field_validator, model_serializer)
 from pydantic.json_schema import SkipJsonSchema
 
 from . import models
@@ -101,7 +101,17 @@ def _summary(job: models.Job) -> dict[str, Any]:
 
 
 class Summarized(Body):
-    """Fields every job answer carries besides its state: what it was, and how it turned out."""
+    """Fields every job answer carries besides its state: what it was, and how it turned out.
+
+    Serialized after the answer's own fields, where they were added: an answer reads as it
+    always did, with these at its end.
+    """
+
+    @model_serializer(mode="wrap")
+    def _added_fields_last(self, handler: Any):  # no return annotation: the JSON Schema stays the model's
+        data = handler(self)
+        added = Summarized.model_fields
+        return {**{k: v for k, v in data.items() if k not in added}, **{k: v for k, v in data.items() if k in added}}
 
     document_name: str | None = Field(description="The uploaded document's file name; null for pasted text")
     batch: str | None = Field(description="The batch it was submitted in, with other documents; null if alone")

@@ -176,3 +176,13 @@ def test_a_job_moved_by_staff_changes_its_row(browser_client, alice, alices_day,
                          reason="retry", now=clock.now())
     html = browser_client(alice).get("/jobs?needs_action=1").content.decode()
     assert dead.pk not in rows(html) and Job.objects.get(pk=dead.pk).state == "queued"
+
+
+def test_the_added_fields_come_after_the_ones_answers_always_had(api_client, alice, alices_day):
+    job = api_client(alice).get(f"/jobs/{alices_day['ok'].pk}").json()
+    assert list(job) == ["id", "kind", "state", "attempts", "max_attempts", "created_at", "updated_at", "finished_at",
+                         "deadline", "status_url", "events", "result", "document_name", "batch", "outcome",
+                         "outcome_text", "needs_action", "reference"]
+    listed = api_client(alice).get("/jobs").json()["jobs"][0]
+    assert list(listed)[:8] == ["id", "kind", "state", "attempts", "created_at", "updated_at", "finished_at",
+                                "status_url"]
