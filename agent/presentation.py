@@ -30,8 +30,13 @@ SUPPLIER_MESSAGE_AFTER = "To ask the supplier (ready to paste into your email):"
 
 
 def _fields(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The result's fields in the order finance reads them (fields.REQUIRED): PostgreSQL's jsonb
+    keeps an object's keys in an order of its own, so the stored order says nothing."""
     found = result.get("fields") if isinstance(result, dict) else None
-    return found if isinstance(found, dict) else {}
+    if not isinstance(found, dict):
+        return {}
+    order = {name: index for index, name in enumerate(fields.REQUIRED)}
+    return dict(sorted(found.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
 
 
 def label(name: str) -> str:

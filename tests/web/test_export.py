@@ -70,3 +70,15 @@ def test_api_clients_export_with_their_token_and_only_their_tenants_jobs(api_cli
     mine = reviewed(review_result())
     reviewed(review_result(), user=bob)
     assert [r["Job"] for r in read_csv(api_client(alice).get("/jobs/export.csv"))] == [str(mine.pk)]
+
+
+def test_fields_keep_finances_order_whatever_order_the_store_gives_them_back(browser_client, alice, reviewed):
+    """PostgreSQL's jsonb returns an object's keys shortest first: the page and the CSV follow the kind's order."""
+    result = review_result()
+    result["fields"] = dict(reversed(list(result["fields"].items())))
+    job = reviewed(result)
+    header = list(read_csv(browser_client(alice).get("/jobs/export.csv"))[0])
+    assert header[2:16:2] == ["Supplier name", "VAT / tax id", "Invoice number", "Invoice date", "Currency",
+                              "Total amount", "IBAN / bank account"]
+    html = browser_client(alice).get(f"/jobs/{job.pk}").content.decode()
+    assert html.index(">Supplier name<") < html.index(">VAT / tax id<") < html.index(">IBAN / bank account<")
