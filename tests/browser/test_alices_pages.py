@@ -19,6 +19,7 @@ from tests.web.conftest import review_result
 
 from .audit import audit
 from .conftest import off_loop
+from .test_content_security_policy import refused, watch
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -45,6 +46,7 @@ def test_alice_lands_on_her_list_reviews_the_samples_as_a_batch_and_finds_what_n
         make_member, new_context, start_worker, tmp_path):
     off_loop(make_member, "acme", *ALICE[:1], password=ALICE[1])
     page = new_context(permissions=["clipboard-read", "clipboard-write"]).new_page()
+    console = watch(page)  # and nothing the Content-Security-Policy refuses, on any of these pages
 
     # Landing: the site's home asks her to log in, then shows her list.
     page.goto("/")
@@ -140,6 +142,7 @@ def test_alice_lands_on_her_list_reviews_the_samples_as_a_batch_and_finds_what_n
             with page.expect_download() as note:
                 page.click("#download-note")
             assert "To ask the supplier" in open(note.value.path(), encoding="utf-8").read()
+    assert refused(page, console) == []
 
 
 def accept_document(alice, name: str = "invoice-clean.pdf", path=samples.CLEAN_PDF, **kwargs):
