@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from jobs import queue
 
-from .conftest import off_loop
+from .conftest import ARTIFACTS, off_loop
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -100,6 +100,9 @@ def test_staff_pages_and_the_admin_work_under_the_policy(make_member, login):
     page.goto("/admin/jobs/job/")
     assert page.is_visible(".triage-counts")
     assert page.eval_on_selector(".triage-counts", "e => getComputedStyle(e).display") == "flex"  # jobs-admin.css
+    assert page.eval_on_selector(".triage-counts li", "e => getComputedStyle(e).listStyleType") == "none"  # no bullets
+    assert "Docket staff" in page.text_content("#site-name")
+    page.screenshot(path=str(ARTIFACTS / "admin-jobs-1280.png"), full_page=True)
     page.goto(f"/admin/jobs/job/{job.pk}/change/")
     page.wait_for_selector("#content-main")
 
