@@ -19,6 +19,7 @@ from jobs.kinds import JobCancelled, JobFailed, Kind, Limits, Summary
 from jobs import queue
 
 from . import documents, planner as planners
+from .presentation import REVIEW
 from .models import Checkpoint
 from .policy import FINISH, Proposal, Rejection, check, safe_name
 from .tools import SEQUENCE, TOOLS
@@ -218,4 +219,5 @@ KIND = Kind(
     progress=progress,
     summarize=summarize,
     result_template="agent/review_result.html",
+    presentation=REVIEW,
 )

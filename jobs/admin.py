@@ -465,14 +465,15 @@ class JobAdmin(admin.ModelAdmin):
 
     clock = system_clock  # tests swap in a logical clock
 
-    list_display = ["id", "tenant", "kind", "state_badge", "attempt_count", "epoch", "short_error", "age"]
+    list_display = ["id", "document_column", "tenant", "submitter", "kind", "state_badge", "attempt_count", "epoch",
+                    "short_error", "age"]
     list_display_links = ["id"]
-    list_filter = [StateFilter, "tenant", "kind", AgeFilter]
-    list_select_related = ["tenant"]
+    list_filter = [StateFilter, "tenant", ("submitted_by", admin.RelatedOnlyFieldListFilter), "kind", AgeFilter]
+    list_select_related = ["tenant", "submitted_by"]
     list_per_page = 50
     show_full_result_count = False  # the state counts above the list already say it
     search_fields = ["=operation_key"]
-    search_help_text = "A job id, or an operation key (exact)."
+    search_help_text = "A job id, an operation key (exact), or words of a document's file name."
     actions = [RETRY.name, RECONCILE_DONE.name, RECONCILE_NOT_DONE.name, DISCARD.name]
     change_list_template = "admin/jobs/job/change_list.html"
     change_form_template = "admin/jobs/job/change_form.html"
@@ -515,6 +516,7 @@ class JobAdmin(admin.ModelAdmin):
     allowed_lookups = frozenset({
         StateFilter.parameter_name, AgeFilter.parameter_name,  # state=, age=
         "tenant__id__exact", "tenant__isnull",  # the tenant filter (RelatedFieldListFilter)
+        "submitted_by__id__exact", "submitted_by__isnull",  # the submitter filter (RelatedOnlyFieldListFilter)
         "kind", "kind__isnull",  # the kind filter (AllValuesFieldListFilter)
     })
 
@@ -535,12 +537,13 @@ class JobAdmin(admin.ModelAdmin):
         return [needs_human_first.asc(), "-id"]
 
     def get_search_results(self, request, queryset, search_term):
-        """Exact id or exact operation key: both are what a tenant quotes in a support request."""
+        """Exact id or exact operation key (what a tenant quotes in a support request), or words of
+        the document's file name (what it is called). Never the input's content."""
         term = search_term.strip().lstrip("#")
         if not term:
             return queryset, False
-        match = Q(operation_key=term)
-        if term.isdigit():
+        match = Q(operation_key=term) | Q(document_name__icontains=term)
+        if term.isdigit() and len(term) < 19:
             match |= Q(pk=int(term))
         return queryset.filter(match), False
 
@@ -579,15 +582,29 @@ class JobAdmin(admin.ModelAdmin):
             return format_html('<strong class="job-state job-state-{}">{}</strong>', obj.state, obj.state)
         return obj.state
 
+    @admin.display(description="document", ordering="document_name")
+    def document_column(self, obj: Job) -> str:  # not "document": that is the stored file's field
+        if not obj.document_name:
+            return "—"
+        return format_html('<span class="job-document" title="{}">{}</span>', obj.document_name,
+                           Truncator(obj.document_name).chars(40))
+
+    @admin.display(description="submitter", ordering="submitted_by__username")
+    def submitter(self, obj: Job) -> str:
+        return obj.submitted_by.get_username()
+
     @admin.display(description="attempts", ordering="attempts")
     def attempt_count(self, obj: Job) -> str:
         return f"{obj.attempts}/{obj.max_attempts}"
 
     @admin.display(description="last error")
     def short_error(self, obj: Job) -> str:
+        """One line (jobs-admin.css); the full text on the job's page and on hover."""
         if not obj.last_error:
             return "—"
-        return format_html('<span title="{}">{}</span>', obj.last_error, Truncator(obj.last_error).chars(60))
+        first_line = obj.last_error.splitlines()[0]
+        return format_html('<span class="job-error" title="{}">{}</span>', obj.last_error,
+                           Truncator(first_line).chars(60))
 
     @admin.display(description="age", ordering="created_at")
     def age(self, obj: Job) -> str:

@@ -12,10 +12,12 @@ clients, the login page, the submit form again or the error page for browsers.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
 from django.conf import settings
@@ -29,11 +31,11 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods
 from pydantic import BaseModel, ValidationError
 
-from . import kinds, queue, schemas, tokens
+from . import documents, kinds, queue, schemas, tokens
 from .clock import system_clock
 from .documents import Upload
 from .errors import AcceptanceError
-from .models import User
+from .models import Job, User
 
 # How deep a payload may nest. Deeper JSON is refused as a 400 rather than risking a
 # RecursionError (a 500) while it is parsed, validated or encoded.
@@ -100,8 +102,24 @@ def error_response(request: HttpRequest, exc: HttpError, *, as_json: bool | None
         if request.htmx:  # a poll whose session expired: send the whole page to log in
             return HttpResponse(status=204, headers={"HX-Redirect": login["Location"]})
         return login
-    body = render_to_string("error.html", {"status": exc.status, "detail": exc.detail})
+    title, detail = ERROR_PAGES.get(exc.code) or (ERROR_TITLES.get(exc.status, "That did not work"), _sentence(exc.detail))
+    body = render_to_string("error.html", {"status": exc.status, "title": title, "detail": detail}, request=request)
     return HttpResponse(body, status=exc.status, headers=exc.headers)
+
+
+# Error pages for browsers, in people's words (API clients get the codes and messages).
+ERROR_PAGES = {
+    "csrf_failed": ("This page has expired", "It was open for a long time, or you logged in again elsewhere. "
+                    "Go back, reload the page and send it again: nothing is sent twice."),
+    "no_tenant": ("No team", "Your account belongs to no team, so it cannot send documents. "
+                  "Ask your staff to add you to one."),
+    "not_failed": ("Not failed", "Only a failed document can be submitted again."),
+    "document_gone": ("The document is no longer kept", "Choose the file again on the Review documents page."),
+}
+ERROR_TITLES = {
+    400: "That request could not be used", 403: "Not allowed", 404: "Not found", 405: "Not possible here",
+    409: "Not possible now", 413: "Too large", 415: "Not a supported kind of file",
+}
 
 
 # --- Content negotiation ---------------------------------------------------------------
@@ -208,7 +226,7 @@ def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], 
             changes_state = request.method not in SAFE_METHODS
             try:
                 if changes_state:
-                    refuse_oversized(request)  # first: the CSRF check reads the form
+                    refuse_oversized(request, batch=not as_json)  # first: the CSRF check reads the form
                 call = Call(request, identify(request), as_json)
                 if call.identity.via == "session" and changes_state:
                     try:
@@ -237,17 +255,19 @@ class Submission:
     document: Upload | None
 
 
-def max_request_bytes() -> int:
-    """The largest body worth reading: the largest document any kind takes, plus the form."""
+def max_request_bytes(*, batch: bool = False) -> int:
+    """The largest body worth reading: the largest document any kind takes (``MAX_BATCH_FILES``
+    of them for the browser's form, which sends several at once), plus the form."""
     largest = max((k.max_document_bytes for k in kinds.offered_kinds()), default=0)
-    return largest + settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return largest * (MAX_BATCH_FILES if batch else 1) + settings.DATA_UPLOAD_MAX_MEMORY_SIZE
 
 
-def refuse_oversized(request: HttpRequest) -> None:
+def refuse_oversized(request: HttpRequest, *, batch: bool = False) -> None:
     """413 on the declared length alone, before anything reads the body."""
     length = request.META.get("CONTENT_LENGTH") or "0"
-    if length.isdigit() and int(length) > max_request_bytes():
-        raise HttpError(413, "too_large", f"the request body is larger than {max_request_bytes()} bytes")
+    limit = max_request_bytes(batch=batch)
+    if length.isdigit() and int(length) > limit:
+        raise HttpError(413, "too_large", f"the request body is larger than {limit} bytes")
 
 
 def parse_submission(request: HttpRequest) -> Submission:
@@ -387,3 +407,264 @@ def submit(call: Call) -> queue.Acceptance:
         )
     except AcceptanceError as exc:
         raise HttpError.from_acceptance(exc) from None
+
+
+# --- The browser's form: several documents at once -------------------------------------
+
+# How many files one submission of the form may carry; each becomes a job of its own.
+MAX_BATCH_FILES = 20
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A refused part of the submit form, in the words of the person who sent it."""
+
+    field: str  # the form's field: "document", "text", "kind", "payload", or "" for the whole form
+    message: str
+    name: str = ""  # the refused file's name
+    status: int = 400
+
+
+class FormRefused(HttpError):
+    """Nothing the form sent was accepted; each refusal is shown next to its field."""
+
+    def __init__(self, refusals: list[Refusal]) -> None:
+        first = refusals[0]
+        super().__init__(first.status, "form_refused", first.message, field=first.field or None)
+        self.refusals = refusals
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What one submission of the form made: its jobs (one per document), and what was refused."""
+
+    batch: str  # empty for a single document
+    jobs: list[Job] = field(default_factory=list)
+    refused: list[Refusal] = field(default_factory=list)
+
+
+def submit_form(call: Call) -> Sent:
+    """Accept each file of the browser's form (and the pasted text) as a job of its own.
+
+    Operation keys derive from the form's key and what it carries (kind, options, text, each
+    file's name and SHA-256): a double click, a retried request or the same batch sent again
+    after Back finds the jobs it made; the same form with other files makes new ones. A file
+    refused (too large, not a document) is named with the reason while the others go through.
+    Raises ``FormRefused`` when nothing was accepted.
+    """
+    if call.tenant_id is None:
+        raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
+    request = call.request
+    try:
+        post, files = request.POST, request.FILES.getlist("document")
+    except RequestDataTooBig:
+        raise HttpError(413, "too_large", "the request body is too large") from None
+    except (MultiPartParserError, TooManyFieldsSent) as exc:
+        raise HttpError(400, "malformed_body", f"the form could not be read: {exc}") from None
+    try:
+        form = validated(schemas.JobForm, {name: post[name] for name in schemas.JobForm.model_fields if name in post})
+    except HttpError as exc:
+        raise FormRefused([refusal(exc.status, exc.code, exc.detail, exc.field)]) from None
+    spec = kinds.offered(form.kind)
+    if spec is None:
+        raise FormRefused([refusal(400, "unknown_kind", "", "kind")])
+    if len(files) > MAX_BATCH_FILES:
+        raise FormRefused([Refusal("document", f"You chose {len(files)} files; at most {MAX_BATCH_FILES} can be "
+                                               "sent at once. Send them in smaller groups.")])
+    key = (request.headers.get("Idempotency-Key") or form.idempotency_key).strip()
+    if not key:
+        raise FormRefused([refusal(400, "invalid_operation_key", "", "operation_key")])
+    options = _form_options(form.payload)
+    text = form.text if form.text.strip() else ""
+    try:
+        check_storable(text, "payload.text")
+    except HttpError as exc:
+        raise FormRefused([refusal(exc.status, exc.code, exc.detail, exc.field, spec=spec)]) from None
+
+    digest = hashlib.sha256(json.dumps(
+        [key, form.kind, options, text, [(f.name, f.size, _sha256(f)) for f in files]]).encode()).hexdigest()
+    several = len(files) + bool(text) > 1
+    sent = Sent(batch=f"b{digest[:23]}" if several else "")
+
+    def accept(payload: dict[str, Any], suffix: str, upload: Upload | None = None, name: str = "") -> None:
+        try:
+            accepted = queue.accept(
+                tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=form.kind, payload=payload,
+                operation_key=f"form-{digest}-{suffix}", document=upload, batch=sent.batch, now=system_clock.now(),
+            )
+        except AcceptanceError as exc:
+            size = len(upload.content) if upload else None
+            sent.refused.append(refusal(exc.status, exc.code, exc.message, exc.field, name=name, spec=spec, size=size))
+            return
+        sent.jobs.append(accepted.job)
+
+    for index, upload_file in enumerate(files):
+        name = os.path.basename(upload_file.name or "document")
+        if spec.max_document_bytes and upload_file.size > spec.max_document_bytes:  # never read into memory
+            sent.refused.append(refusal(413, "too_large", "", "document", name=name, spec=spec, size=upload_file.size))
+            continue
+        upload = Upload(content=upload_file.read(), name=upload_file.name or "document",
+                        content_type=_media_type(upload_file.content_type))
+        accept(options, str(index), upload, name)
+    if text:
+        accept({**options, "text": text}, "text", name="Pasted text" if files else "")
+    if not files and not text:
+        accept(options, "form")
+    if not sent.jobs:
+        raise FormRefused(sent.refused)
+    return sent
+
+
+def _sha256(upload_file: Any) -> str:
+    digest = hashlib.sha256()
+    for chunk in upload_file.chunks():
+        digest.update(chunk)
+    upload_file.seek(0)
+    return digest.hexdigest()
+
+
+def _form_options(text: str) -> dict[str, Any]:
+    """The form's advanced options (a JSON object), for every document it sends."""
+    if not text.strip():
+        return {}
+    try:
+        options = _loads(text)
+    except ValueError:
+        raise FormRefused([Refusal("payload", "The advanced options are not valid JSON.")]) from None
+    except RecursionError:
+        raise FormRefused([Refusal("payload", "The advanced options nest too deeply.")]) from None
+    if not isinstance(options, dict):
+        raise FormRefused([Refusal("payload", 'The advanced options must be a JSON object, like {"seconds": 2}.')])
+    try:
+        check_storable(options)
+    except HttpError as exc:
+        raise FormRefused([Refusal("payload", f"The advanced options cannot be stored: {exc.detail}.")]) from None
+    return options
+
+
+def submit_again(call: Call, job_id: int) -> queue.Acceptance:
+    """A failed job's input (its document or text) as a new job, under a new key (the form's)."""
+    if call.tenant_id is None:
+        raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
+    job = (Job.objects.for_tenant(call.tenant_id).filter(pk=job_id)
+           .only("kind", "state", "payload", "document", "document_name", "document_type").first())
+    if job is None:
+        raise HttpError(404, "not_found", "no such job")
+    if job.state != Job.State.DEAD:
+        raise HttpError(409, "not_failed", "only a failed job can be submitted again")
+    key = (call.request.POST.get("idempotency_key") or "").strip()
+    upload = None
+    if job.document:
+        try:
+            content = documents.read(job.document)
+        except FileNotFoundError:
+            raise HttpError(409, "document_gone", "this job's document is no longer kept: choose the file "
+                                                  "again on the submit page") from None
+        upload = Upload(content=content, name=job.document_name or "document", content_type=job.document_type)
+    try:
+        return queue.accept(tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=job.kind,
+                            payload=job.payload, operation_key=f"again-{job.pk}-{key}" if key else "",
+                            document=upload, now=system_clock.now())
+    except AcceptanceError as exc:
+        raise HttpError.from_acceptance(exc) from None
+
+
+# --- Refusals in people's words ---------------------------------------------------------
+
+
+def form_field(field_name: str | None) -> str:
+    """The submit form's field an API field name is about."""
+    name = field_name or ""
+    if name in ("document", "kind"):
+        return name
+    if name in ("text", "payload.text"):
+        return "text"
+    if name.startswith("payload"):
+        return "payload"
+    return ""
+
+
+def refusal(status: int, code: str, message: str, field_name: str | None, *, name: str = "",
+            spec: kinds.Kind | None = None, size: int | None = None) -> Refusal:
+    """An API refusal (its code, message and field) as the submit form says it."""
+    where = form_field(field_name)
+    return Refusal(where, in_words(code, message, field_name or "", spec=spec, size=size), name, status)
+
+
+def refusals(request: HttpRequest, error: HttpError) -> list[Refusal]:
+    """What the form shows for ``error``: its own refusals, or the one error in words."""
+    if isinstance(error, FormRefused):
+        return error.refusals
+    size = None
+    if error.status == 413 and error.code == "too_large":
+        length = request.META.get("CONTENT_LENGTH") or ""
+        size = int(length) if length.isdigit() else None
+        if size and size > max_request_bytes(batch=True):
+            return [Refusal("document", f"These files add up to {size_words(size)}; at most "
+                                        f"{size_words(max_request_bytes(batch=True))} can be sent at once. "
+                                        "Send them in smaller groups.", status=413)]
+    return [refusal(error.status, error.code, error.detail, error.field)]
+
+
+def in_words(code: str, message: str, field_name: str, *, spec: kinds.Kind | None = None,
+             size: int | None = None) -> str:
+    """The API's refusal (stable code, technical message) as a sentence for the person at the form."""
+    limit = spec.max_document_bytes if spec else 0
+    if code == "too_large" and field_name == "document" and size and limit and size > limit:
+        return f"This file is {size_words(size)}; the limit is {size_words(limit)} per file."
+    if code == "too_large" and field_name.startswith("payload"):
+        return "The pasted text is too long" + (
+            f": at most {size_words(spec.max_payload_bytes)} can be reviewed at once." if spec else ".")
+    if code == "too_large" and not field_name:
+        return "The pasted text is too long to send. Choose it as a file instead."
+    if code == "unsupported_media_type" and message.startswith("unsupported document type"):
+        return "This file is not a PDF, a Word document (.docx) or a text file."
+    if field_name.startswith("payload.text") or field_name == "text":
+        if "too long" in message:
+            longest = _schema_limit(spec, "maxLength")
+            return "The pasted text is too long" + (f": at most {longest:,} characters." if longest else ".")
+        if "NUL" in message or "surrogate" in message:
+            return "The pasted text contains characters that cannot be stored. Paste it again as plain text."
+        if "send a document, or" in message:
+            return "Choose a file, or paste the text of a document."
+        if "not both" in message:
+            return "Send a file or pasted text in the advanced options, not both."
+    if code == "invalid_payload" and field_name.startswith("payload"):
+        return f"The advanced options are not valid: {message}."
+    if code == "unknown_kind":
+        return "Choose one of the offered kinds of work."
+    if code == "invalid_operation_key":
+        return "This form has expired. Reload the page, then send it again."
+    if code == "operation_key_conflict":
+        return "This form was already used for other documents. It has been renewed: send it again."
+    if code == "malformed_body":
+        return "The upload was interrupted or could not be read. Choose the files and send them again."
+    if code == "no_tenant":
+        return "Your account belongs to no team, so it cannot send documents. Ask your staff to add you to one."
+    return _sentence(message) or "This could not be accepted."
+
+
+def _schema_limit(spec: kinds.Kind | None, keyword: str) -> int | None:
+    if spec is None:
+        return None
+    text = spec.payload_schema.get("properties", {}).get("text", {})
+    value = text.get(keyword) if isinstance(text, dict) else None
+    return value if isinstance(value, int) else None
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    if not text:
+        return ""
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def size_words(size: int) -> str:
+    """30 MB, 5.1 MB, 812 KB: rounded up, so a file just over a limit never reads as at it."""
+    for unit, scale in (("MB", MB), ("KB", 1024)):
+        if size >= scale:
+            value = math.ceil(size / scale * 10) / 10
+            return f"{value:.0f} {unit}" if value >= 10 or value == int(value) else f"{value:.1f} {unit}"
+    return f"{size} bytes"

@@ -69,6 +69,26 @@ class Summary:
 
 
 @dataclass(frozen=True)
+class Presentation:
+    """How a kind's jobs read on the submitter's pages, so the queue app shows them without
+    knowing a result's shape. Every hook is optional; a kind without them is shown generically.
+    """
+
+    # Summary outcome codes (Summary.outcome) and their labels, for the list's outcome filter.
+    outcomes: dict[str, str] = field(default_factory=dict)
+    # A completed result -> extra context for ``Kind.result_template`` (given as ``view``):
+    # labelled, formatted values the template shows.
+    present: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # A completed result -> one CSV row's columns after "document" and "outcome", in order
+    # (e.g. each field's value and status). The export's header is the union over its rows.
+    export_columns: Callable[[dict[str, Any]], dict[str, str]] | None = None
+    # A completed result -> the text offered as a .txt download ("" when there is none).
+    note: Callable[[dict[str, Any]], str] | None = None
+    # A running job's id -> where it is, in the submitter's words ("validating, step 2 of 3").
+    progress_text: Callable[[int], str | None] | None = None
+
+
+@dataclass(frozen=True)
 class Limits:
     """Hard limits on an isolated handler, per job (see ``jobs.sandbox``).
 
@@ -107,6 +127,9 @@ class Kind:
     # For the job page: the template that shows a completed job's result (given ``result``),
     # so the queue app shows it without knowing its shape. Empty: the result as JSON.
     result_template: str = ""
+    # For the submitter's pages: outcome labels, the result's presentation, CSV columns,
+    # the note to download, progress in words.
+    presentation: Presentation = field(default_factory=Presentation)
 
 
 _registry: dict[str, Kind] = {}

@@ -8,13 +8,15 @@ Schemas. A field added here is in the answer and in the document at once.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import date, datetime
+from enum import Enum
 from typing import Annotated, Any
 from urllib.parse import urlencode
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.urls import reverse
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StringConstraints,
-                      WithJsonSchema)
+                      WithJsonSchema, field_validator, model_serializer)
 from pydantic.json_schema import SkipJsonSchema
 
 from . import models
@@ -85,7 +87,43 @@ class Event(Body):
                    at=event.at, reason=event.reason)
 
 
-class Job(Body):
+def _summary(job: models.Job) -> dict[str, Any]:
+    """The kind's reading of a completed result, and what the job was submitted as."""
+    summarized = job.state == State.COMPLETED and bool(job.outcome)
+    return {
+        "document_name": job.document_name or None,
+        "batch": job.batch or None,
+        "outcome": job.outcome if summarized else None,
+        "outcome_text": job.outcome_text if summarized else None,
+        "needs_action": job.state == State.DEAD or (job.state == State.COMPLETED and job.needs_action),
+        "reference": job.reference or None,
+    }
+
+
+class Summarized(Body):
+    """Fields every job answer carries besides its state: what it was, and how it turned out.
+
+    Serialized after the answer's own fields, where they were added: an answer reads as it
+    always did, with these at its end.
+    """
+
+    @model_serializer(mode="wrap")
+    def _added_fields_last(self, handler: Any):  # no return annotation: the JSON Schema stays the model's
+        data = handler(self)
+        added = Summarized.model_fields
+        return {**{k: v for k, v in data.items() if k not in added}, **{k: v for k, v in data.items() if k in added}}
+
+    document_name: str | None = Field(description="The uploaded document's file name; null for pasted text")
+    batch: str | None = Field(description="The batch it was submitted in, with other documents; null if alone")
+    outcome: str | None = Field(description="The kind's outcome code once completed (document_review: ok, "
+                                            "to_correct, unreadable); null before")
+    outcome_text: str | None = Field(description='The outcome in words ("OK", "1 to correct"); null before')
+    needs_action: bool = Field(description="The submitter has something to do: completed with something to "
+                                           "correct or unreadable, or dead")
+    reference: str | None = Field(description="Words to find it by (supplier, invoice number); null if none")
+
+
+class Job(Summarized):
     id: int
     kind: str
     state: State
@@ -106,11 +144,11 @@ class Job(Body):
             id=job.pk, kind=job.kind, state=job.state, attempts=job.attempts, max_attempts=job.max_attempts,
             created_at=job.created_at, updated_at=job.updated_at, finished_at=job.finished_at,
             deadline=job.deadline, status_url=status_url(job.pk), events=[Event.of(e) for e in events],
-            **completed,
+            **_summary(job), **completed,
         )
 
 
-class JobSummary(Body):
+class JobSummary(Summarized):
     id: int
     kind: str
     state: State
@@ -123,7 +161,8 @@ class JobSummary(Body):
     @classmethod
     def of(cls, job: models.Job) -> JobSummary:
         return cls(id=job.pk, kind=job.kind, state=job.state, attempts=job.attempts, created_at=job.created_at,
-                   updated_at=job.updated_at, finished_at=job.finished_at, status_url=status_url(job.pk))
+                   updated_at=job.updated_at, finished_at=job.finished_at, status_url=status_url(job.pk),
+                   **_summary(job))
 
 
 class JobList(Body):
@@ -134,10 +173,14 @@ class JobList(Body):
     previous: str | None
 
     @classmethod
-    def of(cls, page: Any, state: str | None) -> JobList:
-        """One ``django.core.paginator.Page`` of jobs, linking to its neighbours."""
+    def of(cls, page: Any, params: dict[str, str] | str | None) -> JobList:
+        """One ``django.core.paginator.Page`` of jobs, linking to its neighbours with the same filters
+        (``params``: the query's non-empty values but the page; a bare string is a state)."""
+        if not isinstance(params, dict):
+            params = {"state": params} if params else {}
+
         def link(number: int) -> str:
-            return reverse("jobs") + "?" + urlencode({"page": number, **({"state": state} if state else {})})
+            return reverse("jobs") + "?" + urlencode({"page": number, **params})
 
         return cls(
             jobs=[JobSummary.of(job) for job in page.object_list],
@@ -171,8 +214,51 @@ class JobForm(BaseModel):
         Field(default=None, description="The document (an uploaded file)"))
 
 
-class JobListQuery(BaseModel):
-    """The query of GET /jobs. An empty state (the page's "all") means any state."""
+class Scope(str, Enum):
+    MINE = "mine"
+    TEAM = "team"
 
-    state: Annotated[State | SkipJsonSchema[None], BeforeValidator(lambda value: value or None)] = None
+
+def _empty_is_none(value: Any) -> Any:
+    return value or None
+
+
+def _empty_is_false(value: Any) -> Any:
+    return False if value == "" else value
+
+
+class JobListQuery(BaseModel):
+    """The query of GET /jobs (and of its CSV export). An empty value (the page's "all") filters nothing."""
+
+    state: Annotated[State | SkipJsonSchema[None], BeforeValidator(_empty_is_none)] = None
     page: int = Field(default=1, ge=1)
+    scope: Annotated[Scope | SkipJsonSchema[None], BeforeValidator(_empty_is_none)] = Field(
+        default=None, description="mine: the caller's own jobs; team: the tenant's. "
+                                  "Default: team in JSON, mine on the page")
+    q: str = Field(default="", max_length=100,
+                   description="Words in the document's name or reference (supplier, invoice number), or a job id")
+    outcome: str = Field(default="", max_length=32, description="A kind's outcome code, e.g. ok, to_correct, unreadable")
+    needs_action: Annotated[bool, BeforeValidator(_empty_is_false)] = Field(
+        default=False, description="Only jobs the submitter has something to do about (see needs_action)")
+    since: Annotated[date | SkipJsonSchema[None], BeforeValidator(_empty_is_none)] = Field(
+        default=None, description="Submitted on or after this day (in tz)")
+    until: Annotated[date | SkipJsonSchema[None], BeforeValidator(_empty_is_none)] = Field(
+        default=None, description="Submitted on or before this day (in tz)")
+    tz: str = Field(default="", max_length=64, description="The IANA time zone of since and until (default UTC)")
+
+    @field_validator("tz")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            value and ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError("not a known IANA time zone, e.g. Europe/Berlin") from None
+        return value
+
+    def params(self) -> dict[str, str]:
+        """The filters as a query string keeps them: the non-empty values, without the page."""
+        values = self.model_dump(mode="json", exclude={"page"})
+        if not (self.since or self.until):
+            values.pop("tz")  # a zone only matters for days
+        return {name: ("1" if value is True else str(value)) for name, value in values.items()
+                if value not in (None, "", False)}

@@ -1,34 +1,57 @@
-"""Status reads for the web: a tenant's job, its events, its list, and when to ask again.
+"""Status reads for the web: a tenant's job, its events, its list, its batches, and when to ask again;
+and each job's state in the submitter's words.
 
 Polling is the hot read path (every open job page asks every few seconds), so a status
 read is two indexed queries: the job by primary key and tenant, then its events by the
 ``jobevent_job_idx`` index. The payload is never loaded: it is not shown, and it may be
 the largest column.
+
+The words: a job is *Waiting*, *Reviewing*, *Done*, *Failed* or *Needs checking*; a finished
+one has an outcome ("OK", "1 to correct" from its kind's summary; "failed — see why" and
+"needs checking" derived from the state), and a tone the pages colour it by. The queue's
+own terms (leases, epochs, markers) stay on the staff side.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from datetime import timezone as dt_timezone
+from typing import Any, Iterable, Iterator
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.core.paginator import Page, Paginator
+from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from . import schemas
+from . import kinds, schemas
 from .models import Job, JobEvent
 
 STATUS_FIELDS = (
     "id", "tenant_id", "kind", "state", "epoch", "attempts", "max_attempts", "created_at", "updated_at",
-    "finished_at", "deadline", "document_name", "document_size", "result",
+    "finished_at", "deadline", "document_name", "document_size", "result", "last_error", "outcome",
+    "outcome_text", "needs_action", "reference", "batch",
 )
-LIST_FIELDS = ("id", "kind", "state", "attempts", "created_at", "updated_at", "finished_at", "document_name")
+LIST_FIELDS = ("id", "kind", "state", "attempts", "created_at", "updated_at", "finished_at", "document_name",
+               "outcome", "outcome_text", "needs_action", "reference", "batch", "last_error", "submitted_by")
 MAX_EVENTS = 200
 PAGE_SIZE = 20
-# Seconds between status polls of a job page: start at 1 s, back off to 10 s.
-POLL_DELAYS = (1, 1, 2, 3, 5, 8, 10)
+# Seconds between status polls of a job page while the job is live: start at 1 s, back off to 5 s.
+POLL_DELAYS = (1, 1, 2, 3, 5)
+# Dead and unknown jobs wait for staff: their page still asks, slowly, so a staff fix shows.
+SETTLING_POLL_SECONDS = 30
+# API clients are told to wait at most this long between polls (Retry-After).
+API_MAX_RETRY_AFTER = 10
 LIST_POLL_SECONDS = 3
+BATCH_POLL_DELAYS = (2, 2, 3, 5)
+# At most this many rows in one CSV export (the newest that match).
+EXPORT_LIMIT = 5000
+
+QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN = (s.value for s in Job.State)
+# Needs checking (unknown) is staff's to settle; the submitter acts on these.
+NEEDS_SUBMITTER = Q(state=COMPLETED, needs_action=True) | Q(state=DEAD)
 
 
 @dataclass(frozen=True)
@@ -51,15 +74,137 @@ def job_query(*, tenant_id: int | None, job_id: int):
 
 def events_query(*, job_id: int):
     return (JobEvent.objects.filter(job_id=job_id).order_by("id")
-            .only("id", "from_state", "to_state", "epoch", "reason", "at")[:MAX_EVENTS])
+            .only("id", "from_state", "to_state", "epoch", "actor", "reason", "at")[:MAX_EVENTS])
 
 
-def job_page(*, tenant_id: int | None, state: str = "", page: Any = 1) -> Page:
-    """The tenant's jobs, newest first (job_tenant_idx), optionally in one state."""
-    jobs = Job.objects.for_tenant(tenant_id).only(*LIST_FIELDS).order_by("-id")
-    if state in Job.State.values:
-        jobs = jobs.filter(state=state)
+# --- The list -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    """Which of a tenant's jobs a list or an export shows. Empty values filter nothing."""
+
+    tenant_id: int | None
+    user_id: int | None = None  # only this member's jobs (the page's default: "mine")
+    state: str = ""
+    q: str = ""  # words in the document's name or reference, or a job id ("#12")
+    outcome: str = ""  # a kind's summary outcome code
+    needs_action: bool = False
+    since: date | None = None  # days, inclusive, in ``zone``
+    until: date | None = None
+    zone: str = "UTC"
+
+
+def zone_of(name: str) -> ZoneInfo | dt_timezone:
+    """An IANA zone by name; UTC for an empty or unknown one."""
+    try:
+        return ZoneInfo(name) if name else dt_timezone.utc
+    except (ZoneInfoNotFoundError, ValueError):
+        return dt_timezone.utc
+
+
+def filtered_jobs(f: JobFilter) -> QuerySet:
+    """The jobs ``f`` selects, newest first (on the ``job_tenant_idx`` index)."""
+    jobs = Job.objects.for_tenant(f.tenant_id).order_by("-id")
+    if f.user_id is not None:
+        jobs = jobs.filter(submitted_by_id=f.user_id)
+    if f.state in Job.State.values:
+        jobs = jobs.filter(state=f.state)
+    if f.outcome:
+        jobs = jobs.filter(outcome=f.outcome)
+    if f.needs_action:
+        jobs = jobs.filter(NEEDS_SUBMITTER)
+    words = f.q.strip()
+    if words:
+        match = Q(document_name__icontains=words) | Q(reference__icontains=words)
+        number = words.lstrip("#")
+        if number.isdigit() and len(number) < 19:
+            match |= Q(pk=int(number))
+        jobs = jobs.filter(match)
+    zone = zone_of(f.zone)
+    if f.since:
+        jobs = jobs.filter(created_at__gte=datetime.combine(f.since, time.min, tzinfo=zone))
+    if f.until:
+        jobs = jobs.filter(created_at__lt=datetime.combine(f.until + timedelta(days=1), time.min, tzinfo=zone))
+    return jobs
+
+
+def job_page(*, tenant_id: int | None, state: str = "", page: Any = 1, **filters: Any) -> Page:
+    """One page of the tenant's jobs, newest first, as ``JobFilter`` selects them."""
+    jobs = filtered_jobs(JobFilter(tenant_id=tenant_id, state=state, **filters)).only(*LIST_FIELDS)
+    if filters.get("user_id") is None:
+        jobs = jobs.select_related("submitted_by").only(*LIST_FIELDS, "submitted_by__username")
     return Paginator(jobs, PAGE_SIZE).get_page(page)
+
+
+def needing_action(*, tenant_id: int | None, user_id: int | None) -> int:
+    """How many jobs the member (or the team) has something to do about."""
+    return filtered_jobs(JobFilter(tenant_id=tenant_id, user_id=user_id, needs_action=True)).count()
+
+
+def outcome_choices() -> list[tuple[str, str]]:
+    """(code, label) of every offered kind's outcomes, for the list's outcome filter."""
+    choices: dict[str, str] = {}
+    for kind in kinds.offered_kinds():
+        choices.update(kind.presentation.outcomes)
+    return list(choices.items())
+
+
+# --- Batches ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchStatus:
+    batch: str
+    jobs: list[Job]
+
+    @property
+    def total(self) -> int:
+        return len(self.jobs)
+
+    @property
+    def done(self) -> int:
+        return sum(1 for job in self.jobs if job.is_terminal)
+
+    @property
+    def live(self) -> bool:
+        return self.done < self.total
+
+    @property
+    def needing_action(self) -> int:
+        return sum(1 for job in self.jobs if needs_submitter(job))
+
+    @property
+    def settling(self) -> bool:
+        """Some job waits for staff (dead or unknown): worth a slow look now and then."""
+        return any(job.state in (DEAD, UNKNOWN) for job in self.jobs)
+
+    @property
+    def summary(self) -> str:
+        """ "4 of 6 done, 1 to correct, 1 unreadable" """
+        counts: dict[str, int] = {}
+        for job in self.jobs:
+            if job.is_terminal:
+                word = outcome_count_word(job)
+                counts[word] = counts.get(word, 0) + 1
+        parts = [f"{n} {word}" for word, n in counts.items()]
+        return ", ".join([f"{self.done} of {self.total} done", *parts])
+
+
+def batch_status(*, tenant_id: int | None, batch: str) -> BatchStatus:
+    """A batch's jobs in the order they were submitted. Unknown and foreign batches: the same 404."""
+    jobs = list(Job.objects.for_tenant(tenant_id).filter(batch=batch).exclude(batch="")
+                .only(*LIST_FIELDS).order_by("id")[:500])
+    if not jobs:
+        raise Http404("no such batch")
+    return BatchStatus(batch, jobs)
+
+
+def batch_poll_delay(polls: int) -> int:
+    return BATCH_POLL_DELAYS[min(polls, len(BATCH_POLL_DELAYS) - 1)]
+
+
+# --- Polling ------------------------------------------------------------------------------------
 
 
 def poll_count(value: Any) -> int:
@@ -71,16 +216,237 @@ def poll_count(value: Any) -> int:
 
 
 def poll_delay(polls: int) -> int:
-    """Seconds before the next status poll: 1 s at first, backing off to 10 s."""
+    """Seconds before the next status poll of a live job: 1 s at first, backing off to 5 s."""
     return POLL_DELAYS[min(polls, len(POLL_DELAYS) - 1)]
+
+
+def page_poll_delay(job: Job, polls: int) -> int | None:
+    """When the job page asks again: soon while live, slowly while staff settle it, never once done."""
+    if not job.is_terminal:
+        return poll_delay(polls)
+    if job.state in (DEAD, UNKNOWN):
+        return SETTLING_POLL_SECONDS
+    return None
 
 
 def retry_after(job: Job, now: datetime) -> int:
     """Retry-After for API pollers: ask often for young jobs, every 10 s for old ones."""
     age = (now - job.created_at).total_seconds()
-    return min(max(math.ceil(age / 10), 1), POLL_DELAYS[-1])
+    return min(max(math.ceil(age / 10), 1), API_MAX_RETRY_AFTER)
 
 
 def job_json(status: JobStatus) -> dict[str, Any]:
     """The job as ``GET /jobs/<id>`` answers it in JSON (``schemas.Job``)."""
     return schemas.Job.of(status.job, status.events).to_json()
+
+
+# --- In the submitter's words -------------------------------------------------------------------
+
+STATE_WORDS = {QUEUED: "Waiting", LEASED: "Reviewing", COMPLETED: "Done", DEAD: "Failed",
+               UNKNOWN: "Needs checking", "cancelled": "Cancelled"}
+STATE_CHOICES = [(state, STATE_WORDS[state]) for state in Job.State.values if state in STATE_WORDS]
+FAILED_WORDS = "failed — see why"
+CHECKING_WORDS = "needs checking"
+
+
+def state_words(state: str) -> str:
+    return STATE_WORDS.get(state, state.capitalize())
+
+
+def needs_submitter(job: Job) -> bool:
+    return job.state == DEAD or (job.state == COMPLETED and job.needs_action)
+
+
+def outcome_words(job: Job) -> str:
+    """The outcome column: the kind's summary once done; derived from the state otherwise."""
+    if job.state == COMPLETED:
+        return job.outcome_text or "Done"
+    if job.state == DEAD:
+        return FAILED_WORDS
+    if job.state == UNKNOWN:
+        return CHECKING_WORDS
+    if job.state == "cancelled":
+        return "cancelled"
+    return ""
+
+
+def outcome_count_word(job: Job) -> str:
+    """How a batch counts a finished job: "OK", "to correct", "unreadable", "failed"."""
+    if job.state == COMPLETED:
+        spec = kinds.get(job.kind)
+        label = spec.presentation.outcomes.get(job.outcome) if spec else None
+        if label:
+            return label if label.isupper() else label.lower()
+        return job.outcome_text or "done"
+    return {DEAD: "failed", UNKNOWN: "needs checking"}.get(job.state, state_words(job.state).lower())
+
+
+def tone(job: Job) -> str:
+    """good, attention, bad, checking or pending: what the pages colour a job by."""
+    if job.state == COMPLETED:
+        if job.outcome == "unreadable":
+            return "bad"
+        return "attention" if job.needs_action else "good"
+    return {DEAD: "bad", UNKNOWN: "checking", "cancelled": "neutral"}.get(job.state, "pending")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a job failed, and what the submitter can do, in plain words."""
+
+    why: str
+    advice: str
+    detail: str = ""  # the failing step's own words, when they were written for the submitter
+
+
+# Failures caused by the document itself (jobs.errors and the sandbox's limits): the same
+# document would fail the same way, so the advice is a readable copy.
+DOCUMENT_CODES = frozenset({
+    "damaged_document", "too_large", "too_complex", "unpacks_too_large", "unsupported_media_type",
+    "memory_limit", "cpu_limit", "too_deep", "time_limit",
+})
+TIME_CODES = frozenset({"deadline", "no_time_left"})
+_CODE = re.compile(r"^([a-z][a-z0-9_]*): (.*)$", re.S)
+
+
+def failure(job: Job) -> Failure:
+    """A dead job's reason, read from the error the queue recorded (``code: message``)."""
+    error = (job.last_error or "").strip()
+    matched = _CODE.match(error)
+    code, message = (matched.group(1), matched.group(2)) if matched else ("", error)
+    if code in DOCUMENT_CODES:
+        return Failure("the document could not be read", "submit a readable copy (a PDF with selectable text, "
+                       "a Word document or a text file)", _sentence(message))
+    if code in TIME_CODES or error.startswith("deadline passed"):
+        return Failure("the review ran out of time", "submit it again; if it happens again, tell your staff")
+    if "attempts spent" in error or code in {"handler_crashed", "stopped", "shutdown"} or not code:
+        return Failure("the review service kept failing", "submit it again in a few minutes; staff have been shown it")
+    return Failure("the review stopped at one of its safety checks", "submit it again; staff have been shown it")
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    if not text:
+        return ""
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The job page's status line: "Reviewing — validating, step 2 of 3"."""
+
+    title: str
+    detail: str = ""
+    tone: str = "pending"
+    failure: Failure | None = None
+
+
+def headline(job: Job, progress: str | None = None) -> Headline:
+    if job.state == QUEUED:
+        detail = "trying again shortly: the last try was interrupted" if job.attempts else "in line for review"
+        return Headline("Waiting", detail, "pending")
+    if job.state == LEASED:
+        return Headline("Reviewing", progress or "", "pending")
+    if job.state == COMPLETED:
+        return Headline("Done", job.outcome_text or "", tone(job))
+    if job.state == DEAD:
+        return Headline("Failed", "", "bad", failure(job))
+    if job.state == UNKNOWN:
+        return Headline("Needs checking", "staff are confirming whether the review service finished; "
+                        "this page updates when they have", "checking")
+    return Headline(state_words(job.state), "", tone(job))
+
+
+def progress_words(job: Job) -> str | None:
+    """Where a running job is, as its kind says it (from its checkpoint); None for other states."""
+    if job.state != LEASED:
+        return None
+    spec = kinds.get(job.kind)
+    hook = spec.presentation.progress_text if spec else None
+    return hook(job.pk) if hook else None
+
+
+@dataclass(frozen=True)
+class Moment:
+    """One line of the submitter's timeline."""
+
+    at: datetime
+    words: str
+    tone: str = ""
+
+
+def timeline(events: Iterable[JobEvent]) -> list[Moment]:
+    """The events in the submitter's words. Rejected writes and notes (to_state empty), epochs
+    and markers are staff matters and are left out."""
+    moments: list[Moment] = []
+    tries = 0
+    for event in events:
+        to, before = event.to_state, event.from_state
+        by_staff = event.actor.startswith("staff:")
+        if not to:
+            continue
+        if not before:
+            moments.append(Moment(event.at, "Received"))
+        elif to == LEASED:
+            tries += 1
+            moments.append(Moment(event.at, "Review started" if tries == 1 else f"Review started again (try {tries})"))
+        elif to == QUEUED and by_staff:
+            moments.append(Moment(event.at, "Staff sent it back to be reviewed again"))
+        elif to == QUEUED:
+            moments.append(Moment(event.at, "Interrupted: it will be tried again shortly", "attention"))
+        elif to == COMPLETED:
+            moments.append(Moment(event.at, "Confirmed done by staff" if by_staff else "Done", "good"))
+        elif to == DEAD:
+            moments.append(Moment(event.at, "Closed by staff" if by_staff else "Failed", "bad"))
+        elif to == UNKNOWN:
+            moments.append(Moment(event.at, "Paused: staff are checking whether the review service finished",
+                                  "checking"))
+        else:
+            moments.append(Moment(event.at, state_words(to)))
+    return moments
+
+
+# --- The export ---------------------------------------------------------------------------------
+
+EXPORT_HEAD = ("Document", "Outcome")
+EXPORT_TAIL = ("Job", "State", "Submitted (UTC)")
+# A cell a spreadsheet would run as a formula: prefixed with ' (numbers are left alone).
+_FORMULA = re.compile(r"^[=+\-@\t\r]")
+_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
+
+
+@dataclass
+class Export:
+    header: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+
+
+def export(jobs: Iterable[Job]) -> Export:
+    """One row per document: its name, its outcome, then the kind's columns (each field's value
+    and status), then the job, its state and when it was submitted. The header is the union of
+    the kinds' columns, in the order they first appear."""
+    columns: dict[str, None] = {}
+    records: list[tuple[Job, dict[str, str]]] = []
+    for job in jobs:
+        spec = kinds.get(job.kind)
+        hook = spec.presentation.export_columns if spec else None
+        values = hook(job.result) if hook and job.state == COMPLETED and job.result is not None else {}
+        columns.update(dict.fromkeys(values))
+        records.append((job, values))
+    out = Export([*EXPORT_HEAD, *columns, *EXPORT_TAIL])
+    for job, values in records:
+        row = [job.document_name or f"job {job.pk}", outcome_words(job) or state_words(job.state).lower(),
+               *(values.get(name, "") for name in columns),
+               str(job.pk), state_words(job.state), job.created_at.astimezone(dt_timezone.utc).strftime("%Y-%m-%d %H:%M")]
+        out.rows.append([safe_cell(cell) for cell in row])
+    return out
+
+
+def safe_cell(value: str) -> str:
+    """Text from documents must not become a formula in Alice's spreadsheet."""
+    return "'" + value if _FORMULA.match(value) and not _NUMBER.match(value) else value
+
+
+def export_jobs(f: JobFilter) -> Iterator[Job]:
+    return filtered_jobs(f).only(*LIST_FIELDS, "result")[:EXPORT_LIMIT].iterator(chunk_size=500)

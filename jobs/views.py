@@ -1,17 +1,21 @@
 """Thin views: one URL scheme for browsers (HTML, htmx partials) and API clients (JSON).
 
 ``http.endpoint`` resolves the caller, the CSRF check and the negotiation once and hands the
-view a ``Call``; reads come from ``jobs.status``, every write goes through ``jobs.queue``,
-and JSON answers are ``jobs.schemas`` models (the ones ``/openapi.json`` describes).
+view a ``Call``; reads come from ``jobs.status``, every write goes through ``jobs.queue``
+(by way of ``jobs.http``), and JSON answers are ``jobs.schemas`` models (the ones
+``/openapi.json`` describes).
 """
 
 from __future__ import annotations
 
+import csv
+import json
 import uuid
 from urllib.parse import urlencode
 
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -21,24 +25,34 @@ from .http import Call, HttpError
 from .models import Job
 from .openapi import openapi
 
+# The refusals of a batch's files, kept in the session for its page (the jobs are in the table).
+REFUSED_SESSION_KEY = "refused-{batch}"
+
+
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    return redirect("job_new")
+    return redirect("jobs")
 
 
 def render_form(request: HttpRequest, error: HttpError | None = None) -> HttpResponse:
-    """The submit form with a fresh operation key, or the same key again after an error.
+    """The submit form, or the form again with each refusal next to its field.
 
-    A conflict (409) means this form's key is spent, so the form gets a new one. A body
-    refused as too large (413) is never read, not even to refill the form: its key was
-    never used, so a fresh one is as good.
+    What was typed comes back; a body refused before it was read (413 on its declared size)
+    has nothing to give back, and static/jobs.js puts the chosen files and text back in place.
     """
-    values = request.POST if error and error.status != 413 else {}
-    key = values.get("idempotency_key") if error and error.status != 409 else None
+    read = error is not None and not (error.status == 413 and not isinstance(error, http.FormRefused))
+    values = request.POST if read else {}
+    refusals = http.refusals(request, error) if error else []
+    errors: dict[str, list[http.Refusal]] = {}
+    for refusal in refusals:
+        errors.setdefault(refusal.field or "form", []).append(refusal)
+    offered = kinds.offered_kinds()
+    largest = max((k.max_document_bytes for k in offered), default=0)
     template = "jobs/job_new.html" + ("#form" if request.htmx else "")
     return render(request, template, {
-        "kinds": kinds.offered_kinds(), "operation_key": key or uuid.uuid4().hex, "error": error,
-        "values": values,
+        "nav": "new", "kinds": offered, "operation_key": values.get("idempotency_key") or uuid.uuid4().hex,
+        "errors": errors, "values": values, "max_files": http.MAX_BATCH_FILES,
+        "max_file_bytes": largest, "max_file_words": http.size_words(largest) if largest else "",
     }, status=error.status if error else 200)
 
 
@@ -48,24 +62,81 @@ def jobs(call: Call) -> HttpResponse:
 
 
 def submit(call: Call) -> HttpResponse:
-    acceptance = http.submit(call)
-    url = schemas.status_url(acceptance.job.pk)
     if call.wants_json:
+        acceptance = http.submit(call)
+        url = schemas.status_url(acceptance.job.pk)
         return call.json(schemas.Accepted.of(acceptance.job), status=202,
                          headers={"Location": url, "Retry-After": str(http.RETRY_AFTER_ACCEPTED)})
+    sent = http.submit_form(call)
+    if sent.batch:
+        call.request.session[REFUSED_SESSION_KEY.format(batch=sent.batch)] = [
+            {"name": r.name, "message": r.message} for r in sent.refused[: http.MAX_BATCH_FILES + 1]]
+        url = reverse("batch_detail", args=[sent.batch])
+    else:
+        url = schemas.status_url(sent.jobs[0].pk)
     return HttpResponseClientRedirect(url) if call.htmx else see_other(url)
 
 
-def job_list(call: Call) -> HttpResponse:
-    query = http.validated(schemas.JobListQuery, call.request.GET.dict())
-    state = query.state.value if query.state else ""
-    page = status.job_page(tenant_id=call.tenant_id, state=state, page=query.page)
+def list_query(call: Call) -> tuple[schemas.JobListQuery, str]:
+    """The list's query; for a browser, a filter it cannot read is dropped and said so (the API's is a 400)."""
+    data = call.request.GET.dict()
     if call.wants_json:
-        return call.json(schemas.JobList.of(page, state))
+        return http.validated(schemas.JobListQuery, data), ""
+    dropped: list[str] = []
+    while True:
+        try:
+            query = http.validated(schemas.JobListQuery, data)
+        except HttpError as exc:
+            if not exc.field or exc.field not in data:
+                return schemas.JobListQuery(), "The filters were not understood, so none is applied."
+            dropped.append(exc.field)
+            data = {name: value for name, value in data.items() if name != exc.field}
+            continue
+        names = ", ".join(f"“{name}”" for name in dropped)
+        return query, (f"The filter{'s' if len(dropped) > 1 else ''} {names} {'were' if len(dropped) > 1 else 'was'} "
+                       "not understood, so not applied." if dropped else "")
+
+
+def job_filter(call: Call, query: schemas.JobListQuery) -> status.JobFilter:
+    scope = query.scope or (schemas.Scope.TEAM if call.wants_json else schemas.Scope.MINE)
+    return status.JobFilter(
+        tenant_id=call.tenant_id, user_id=call.identity.user.pk if scope == schemas.Scope.MINE else None,
+        state=query.state.value if query.state else "", q=query.q, outcome=query.outcome,
+        needs_action=query.needs_action, since=query.since, until=query.until, zone=query.tz or "UTC",
+    )
+
+
+def job_list(call: Call) -> HttpResponse:
+    query, notice = list_query(call)
+    f = job_filter(call, query)
+    filters = {name: getattr(f, name) for name in ("user_id", "q", "outcome", "needs_action", "since", "until", "zone")}
+    page = status.job_page(tenant_id=f.tenant_id, state=f.state, page=query.page, **filters)
+    params = query.params()
+    if call.wants_json:
+        return call.json(schemas.JobList.of(page, params))
+    mine = f.user_id is not None
     return call.page("jobs/job_list.html", {
-        "page": page, "state": state, "states": Job.State.values, "poll_seconds": status.LIST_POLL_SECONDS,
-        "live": any(not job.is_terminal for job in page), "query": urlencode({"state": state, "page": page.number}),
+        "nav": "list", "page": page, "query": query, "params": params, "mine": mine, "show_submitter": not mine,
+        "notice": notice,
+        "states": status.STATE_CHOICES, "outcomes": status.outcome_choices(),
+        "filtered": any(name not in ("scope", "tz") for name in params),
+        # The count is in the page's quick filters, which a poll of the rows does not replace.
+        "needing_action": None if call.htmx else status.needing_action(tenant_id=f.tenant_id, user_id=f.user_id),
+        "poll_seconds": status.LIST_POLL_SECONDS, "live": any(not job.is_terminal for job in page),
+        "poll_query": urlencode({**params, "page": page.number}),
+        "scope_query": {scope: urlencode({**params, "scope": scope}) for scope in ("mine", "team")},
+        "page_query": urlencode(params),
+        "action_query": urlencode({k: v for k, v in {**params, "needs_action": "1"}.items()}),
+        "all_query": urlencode({k: v for k, v in params.items() if k == "scope"}),
+        "export_query": urlencode(params),
     }, partial="rows")
+
+
+@http.endpoint("GET", "HEAD")
+def jobs_export(call: Call) -> HttpResponse:
+    """The list's jobs (every page, as filtered) as CSV, one row per document."""
+    query, _ = list_query(call)
+    return csv_response(status.export(status.export_jobs(job_filter(call, query))), "documents.csv")
 
 
 @http.endpoint("GET", "HEAD")
@@ -77,15 +148,94 @@ def job_detail(call: Call, job_id: int) -> HttpResponse:
         return call.json(schemas.Job.of(job, found.events), headers=live)
     polls = status.poll_count(call.request.GET.get("poll"))
     kind = kinds.get(job.kind)
+    presentation = kind.presentation if kind else kinds.Presentation()
+    completed = job.state == Job.State.COMPLETED and job.result is not None
     return call.page("jobs/job_detail.html", {
-        "job": job, "events": found.events, "result_template": kind.result_template if kind else "",
-        "delay": status.poll_delay(polls), "next_poll": polls + 1,
+        "job": job, "timeline": status.timeline(found.events),
+        "headline": status.headline(job, status.progress_words(job)),
+        "result_template": kind.result_template if kind else "",
+        "view": presentation.present(job.result) if completed and presentation.present else {},
+        "has_note": bool(completed and presentation.note and presentation.note(job.result)),
+        "delay": status.page_poll_delay(job, polls), "next_poll": polls + 1,
+        "again_key": uuid.uuid4().hex,
     }, partial="status")
+
+
+@http.endpoint("GET", "HEAD")
+def job_result(call: Call, job_id: int) -> HttpResponse:
+    """A completed job's result, as a JSON file to keep."""
+    job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job
+    if job.state != Job.State.COMPLETED or job.result is None:
+        raise Http404("no result yet")
+    body = json.dumps(job.result, indent=2, ensure_ascii=False, sort_keys=True)
+    return attachment(body, "application/json", f"{download_name(job)}-result.json")
+
+
+@http.endpoint("GET", "HEAD")
+def job_note(call: Call, job_id: int) -> HttpResponse:
+    """A completed job's note (the kind's text), as a .txt file."""
+    job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job
+    kind = kinds.get(job.kind)
+    hook = kind.presentation.note if kind else None
+    text = hook(job.result) if hook and job.state == Job.State.COMPLETED and job.result is not None else ""
+    if not text:
+        raise Http404("no note")
+    return attachment(text + "\n", "text/plain; charset=utf-8", f"{download_name(job)}-note.txt")
+
+
+@http.endpoint("POST")
+def job_again(call: Call, job_id: int) -> HttpResponse:
+    """Submit a failed job's document again, as a new job."""
+    acceptance = http.submit_again(call, job_id)
+    return see_other(schemas.status_url(acceptance.job.pk))
 
 
 @http.endpoint("GET", "HEAD")
 def job_new(call: Call) -> HttpResponse:
     return render_form(call.request)
+
+
+@http.endpoint("GET", "HEAD")
+def batch_detail(call: Call, batch: str) -> HttpResponse:
+    found = status.batch_status(tenant_id=call.tenant_id, batch=batch)
+    polls = status.poll_count(call.request.GET.get("poll"))
+    delay = status.batch_poll_delay(polls) if found.live else (
+        status.SETTLING_POLL_SECONDS if found.settling else None)
+    refused = call.request.session.get(REFUSED_SESSION_KEY.format(batch=batch), []) if call.identity.via == "session" else []
+    return call.page("jobs/batch_detail.html", {
+        "batch": found, "refused": refused, "delay": delay, "next_poll": polls + 1,
+    }, partial="progress")
+
+
+@http.endpoint("GET", "HEAD")
+def batch_export(call: Call, batch: str) -> HttpResponse:
+    found = status.batch_status(tenant_id=call.tenant_id, batch=batch)
+    jobs = (Job.objects.filter(pk__in=[job.pk for job in found.jobs]).only(*status.LIST_FIELDS, "result")
+            .order_by("id"))
+    return csv_response(status.export(jobs), f"batch-{batch}.csv")
+
+
+def csv_response(export: status.Export, filename: str) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response.write("\ufeff")  # a byte order mark: spreadsheets then read the UTF-8 as UTF-8
+    writer = csv.writer(response)
+    writer.writerow(export.header)
+    writer.writerows(export.rows)
+    return response
+
+
+def attachment(body: str, content_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def download_name(job: Job) -> str:
+    """A file name from the document's, safe in a header: letters, digits, - and _ only."""
+    stem = (job.document_name or "").rsplit(".", 1)[0]
+    cleaned = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "-" for c in stem).strip("-")[:60]
+    return f"{cleaned}-job-{job.pk}" if cleaned else f"job-{job.pk}"
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

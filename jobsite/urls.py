@@ -3,6 +3,11 @@ from django.urls import include, path
 
 from ops.views import metrics_view
 
+# The product's name in the staff pages, instead of "Django administration".
+admin.site.site_header = "Docket staff"
+admin.site.site_title = "Docket staff"
+admin.site.index_title = "Triage and administration"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("ops/", include("ops.urls")),

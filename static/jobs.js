@@ -1,4 +1,8 @@
-// Copy buttons: <button data-copy="#selector">. Delegated, so it works on htmx-swapped content.
+// Docket's page behaviour. Loaded from a static file: the Content-Security-Policy allows no
+// inline script, no on*= handlers and no eval. Every page works without it; this makes them
+// kinder (times in the reader's zone, drag and drop, nothing lost on a refused form).
+
+// --- Copy buttons: <button data-copy="#selector">. Delegated, so it works on htmx-swapped content.
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("[data-copy]");
   if (!button) return;
@@ -17,12 +21,86 @@ document.addEventListener("click", async (event) => {
   }
   const note = button.parentElement.querySelector("[data-copied]");
   if (note) note.hidden = false;
+  announce("Copied.");
 });
 
-// Polls ([data-poll]) re-arm themselves by being swapped in again. A poll that fails (the job
+// --- Times: <time datetime="…Z" data-when> carries the UTC time as text; show it in the reader's
+// zone, relative while recent ("3 min ago"), with the absolute local time on hover. The footer's
+// [data-zone] says once which zone that is.
+const ZONE = (() => {
+  try { return Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (err) { return ""; }
+})();
+const ABSOLUTE = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+const RELATIVE = typeof Intl.RelativeTimeFormat === "function"
+  ? new Intl.RelativeTimeFormat(undefined, { numeric: "auto", style: "short" }) : null;
+
+function relative(date) {
+  const seconds = Math.round((date.getTime() - Date.now()) / 1000);
+  const away = Math.abs(seconds);
+  if (!RELATIVE || away >= 7 * 86400) return ABSOLUTE.format(date);
+  if (away < 45) return "just now";
+  if (away < 3600) return RELATIVE.format(Math.round(seconds / 60), "minute");
+  if (away < 86400) return RELATIVE.format(Math.round(seconds / 3600), "hour");
+  return RELATIVE.format(Math.round(seconds / 86400), "day");
+}
+
+function showTimes(root) {
+  root.querySelectorAll("time[data-when]").forEach((node) => {
+    const date = new Date(node.getAttribute("datetime"));
+    if (Number.isNaN(date.getTime())) return;
+    node.textContent = relative(date);
+    node.title = ABSOLUTE.format(date) + (ZONE ? ` (${ZONE})` : "");
+  });
+}
+
+function showZone(root) {
+  root.querySelectorAll("[data-zone]").forEach((node) => {
+    node.textContent = ZONE ? `Times are in your time zone, ${ZONE.replaceAll("_", " ")}; hover over one for the exact time.`
+      : "Times are in your time zone; hover over one for the exact time.";
+  });
+  root.querySelectorAll("input[data-tz]").forEach((input) => { if (!input.value && ZONE) input.value = ZONE; });
+}
+
+// --- Announcements: a polite live region (#announcer in _base.html) says what changed on its own,
+// once: a swapped-in [data-announce] whose text differs from the one it replaced.
+function announce(text) {
+  const region = document.getElementById("announcer");
+  if (!region || !text) return;
+  region.textContent = "";
+  setTimeout(() => { region.textContent = text; }, 50);
+}
+
+const lastAnnounced = new Map();
+function rememberAnnouncements(root, speak) {
+  root.querySelectorAll("[data-announce]").forEach((node) => {
+    const key = node.id || "announce";
+    const text = node.textContent.replace(/\s+/g, " ").trim();
+    if (speak && lastAnnounced.has(key) && lastAnnounced.get(key) !== text) announce(text);
+    lastAnnounced.set(key, text);
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  showTimes(document);
+  showZone(document);
+  rememberAnnouncements(document, false);
+  document.querySelectorAll("[data-dropzone]").forEach(setUpDropzone);
+  setInterval(() => showTimes(document), 30000);
+});
+
+document.addEventListener("htmx:load", (event) => {
+  const root = event.detail.elt;
+  showTimes(root);
+  showZone(root);
+  rememberAnnouncements(root, true);
+  if (root.matches && root.matches("#submit-form")) restoreForm(root);
+  root.querySelectorAll && root.querySelectorAll("[data-dropzone]").forEach(setUpDropzone);
+});
+
+// --- Polls ([data-poll]) re-arm themselves by being swapped in again. A poll that fails (the job
 // store briefly unavailable, another 5xx, the network away) is not swapped, so its one-shot "load"
 // trigger would never fire again and the page would stop updating at a live state. Ask again
-// after the server's Retry-After, or the longest poll delay (10 s), bounded to 1..10 s.
+// after the server's Retry-After, or 10 s, bounded to 1..10 s.
 document.addEventListener("htmx:afterRequest", (event) => {
   const elt = event.detail.elt;
   const status = event.detail.xhr ? event.detail.xhr.status : 0;
@@ -33,42 +111,176 @@ document.addEventListener("htmx:afterRequest", (event) => {
   setTimeout(() => { if (elt.isConnected) htmx.trigger(elt, "poll-retry"); }, seconds * 1000);
 });
 
-// htmx leaves 4xx answers unswapped; the submit form's 400/409/413/415 answers are the form
-// again with its error, so swap those in. (Here rather than in an hx-on attribute: the
+// --- The submit form. htmx leaves 4xx answers unswapped; the form's 400/409/413/415 answers are
+// the form again with its errors, so swap those in. (Here rather than in an hx-on attribute: the
 // Content-Security-Policy allows no inline handlers.)
+const FORM_ERRORS = [400, 409, 413, 415];
 document.addEventListener("htmx:beforeSwap", (event) => {
   if (!event.detail.elt.matches("#submit-form")) return;
-  if ([400, 409, 413, 415].includes(event.detail.xhr.status)) {
+  if (FORM_ERRORS.includes(event.detail.xhr.status)) {
     event.detail.shouldSwap = true;
     event.detail.isError = false;
   }
 });
 
-// <select data-autosubmit>: choosing an option submits its form (the job list's state filter).
-document.addEventListener("change", (event) => {
-  if (event.target.matches("select[data-autosubmit]") && event.target.form) event.target.form.submit();
+// Nothing chosen or typed is lost on a refused submission: the files (which a server cannot send
+// back) and the text go back into the form that replaces this one.
+let sentForm = null;
+document.addEventListener("htmx:beforeRequest", (event) => {
+  const form = event.detail.elt;
+  if (!form.matches || !form.matches("#submit-form")) return;
+  const input = form.querySelector("input[type=file]");
+  sentForm = {
+    files: input ? input.files : null,
+    text: Object.fromEntries([...form.querySelectorAll("textarea")].map((t) => [t.name, t.value])),
+  };
 });
 
-// The submit form swaps in its own 400/409/413/415 answers (the form with its error). Any other
-// failure (an expired CSRF token's 403, the job store unavailable, the network away) would leave
-// the page silent: say what happened and that submitting again is safe (the same operation key
-// finds the same job).
+function restoreForm(form) {
+  if (!sentForm) return;
+  const input = form.querySelector("input[type=file]");
+  if (input && sentForm.files && sentForm.files.length && !input.files.length) {
+    try { input.files = sentForm.files; } catch (err) { /* an old browser: the files must be chosen again */ }
+  }
+  form.querySelectorAll("textarea").forEach((t) => {
+    if (!t.value && sentForm.text[t.name]) t.value = sentForm.text[t.name];
+  });
+  sentForm = null;
+  const summary = form.querySelector("#form-error");
+  if (summary) summary.focus();
+}
+
+// Any other failure of the form (an expired CSRF token's 403, the job store unavailable, the network
+// away) would leave the page silent: say what happened and that sending again is safe (the same
+// form finds the jobs it already made).
 document.addEventListener("htmx:afterRequest", (event) => {
   const form = event.detail.elt;
   if (event.detail.successful || !form.matches("#submit-form")) return;
   const status = event.detail.xhr ? event.detail.xhr.status : 0;
-  if ([400, 409, 413, 415].includes(status)) return;
+  if (FORM_ERRORS.includes(status)) return;
   let note = form.querySelector("[data-submit-failure]");
   if (!note) {
     note = document.createElement("p");
-    note.className = "error";
+    note.className = "alert alert-bad";
     note.setAttribute("role", "alert");
     note.dataset.submitFailure = "";
     form.prepend(note);
   }
   note.textContent = status === 403
-    ? "Your session has expired: reload the page and submit again."
+    ? "Your session has expired: reload the page and send the documents again."
     : status === 0
-      ? "The site could not be reached. Nothing was lost: submit again."
-      : `The site could not accept this just now (HTTP ${status}). Submitting again is safe: it will not make a second job.`;
+      ? "The site could not be reached. Nothing was lost: send again."
+      : `The site could not accept this just now (HTTP ${status}). Sending again is safe: it will not make a second job.`;
+});
+
+// After Back, a page restored from the browser's cache may still show its button as busy.
+window.addEventListener("pageshow", (event) => {
+  if (!event.persisted) return;
+  document.querySelectorAll("#submit-form button[type=submit]").forEach((b) => { b.disabled = false; });
+});
+
+// --- Choosing files: a list of what will be sent (with what will be refused, before sending),
+// drag and drop onto the drop zone, and a Remove button per file.
+function sizeWords(bytes) {  // as jobs.http.size_words says it: rounded up, one decimal below 10
+  for (const [unit, scale] of [["MB", 1048576], ["KB", 1024]]) {
+    if (bytes < scale) continue;
+    const value = Math.ceil((bytes / scale) * 10) / 10;
+    return `${value >= 10 || Number.isInteger(value) ? value.toFixed(0) : value.toFixed(1)} ${unit}`;
+  }
+  return `${bytes} bytes`;
+}
+
+function setUpDropzone(zone) {
+  if (zone.dataset.ready) return;
+  zone.dataset.ready = "1";
+  const input = zone.querySelector("input[type=file]");
+  if (!input) return;
+  const list = zone.parentElement.querySelector("[data-chosen]");
+  const accepted = (input.getAttribute("accept") || "").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const maxBytes = Number(input.dataset.maxBytes || 0);
+  const maxFiles = Number(input.dataset.maxFiles || 0);
+
+  function render() {
+    if (!list) return;
+    list.replaceChildren();
+    [...input.files].forEach((file, index) => {
+      const item = document.createElement("li");
+      const name = document.createElement("span");
+      name.className = "name";
+      name.textContent = file.name;
+      const size = document.createElement("span");
+      size.className = "size";
+      size.textContent = sizeWords(file.size);
+      item.append(name, size);
+      const extension = file.name.includes(".") ? `.${file.name.split(".").pop().toLowerCase()}` : "";
+      let warning = "";
+      if (maxBytes && file.size > maxBytes) warning = `This file is ${sizeWords(file.size)}; the limit is ${input.dataset.maxWords} per file.`;
+      else if (accepted.length && !accepted.includes(extension)) warning = "This file is not a PDF, a Word document (.docx) or a text file.";
+      if (warning) {
+        const warn = document.createElement("span");
+        warn.className = "warn";
+        warn.textContent = warning + " It will be refused; the others will be sent.";
+        item.append(warn);
+      }
+      const remove = document.createElement("button");
+      remove.type = "button";
+      remove.className = "button-link";
+      remove.textContent = "Remove";
+      remove.setAttribute("aria-label", `Remove ${file.name}`);
+      remove.addEventListener("click", () => { setFiles([...input.files].filter((_, i) => i !== index)); });
+      item.append(remove);
+      list.append(item);
+    });
+    if (maxFiles && input.files.length > maxFiles) {
+      const item = document.createElement("li");
+      item.className = "warn";
+      item.textContent = `You chose ${input.files.length} files; at most ${maxFiles} can be sent at once.`;
+      list.append(item);
+    }
+  }
+
+  function setFiles(files) {
+    const transfer = new DataTransfer();
+    files.forEach((file) => transfer.items.add(file));
+    input.files = transfer.files;
+    render();
+  }
+
+  input.addEventListener("change", render);
+  zone.addEventListener("dragover", (event) => { event.preventDefault(); zone.classList.add("dragging"); });
+  zone.addEventListener("dragleave", () => zone.classList.remove("dragging"));
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    zone.classList.remove("dragging");
+    if (event.dataTransfer && event.dataTransfer.files.length) setFiles([...input.files, ...event.dataTransfer.files]);
+  });
+  render();
+}
+
+// --- Filters: <select data-autosubmit> submits its form on change; a filter form
+// ([data-clean-query]) leaves empty fields out of the address, and the time zone too unless a day is chosen.
+function cleanSubmit(form) {
+  const params = new URLSearchParams();
+  const data = new FormData(form);
+  const hasDay = data.get("since") || data.get("until");
+  for (const [name, value] of data.entries()) {
+    if (value === "" || (name === "tz" && !hasDay)) continue;
+    params.append(name, value);
+  }
+  const query = params.toString();
+  window.location.assign(form.action + (query ? `?${query}` : ""));
+}
+
+document.addEventListener("change", (event) => {
+  const select = event.target;
+  if (!select.matches("select[data-autosubmit]") || !select.form) return;
+  if (select.form.matches("[data-clean-query]")) cleanSubmit(select.form);
+  else select.form.submit();
+});
+
+document.addEventListener("submit", (event) => {
+  const form = event.target;
+  if (!form.matches("form[data-clean-query]")) return;
+  event.preventDefault();
+  cleanSubmit(form);
 });

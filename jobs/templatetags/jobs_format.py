@@ -1,11 +1,16 @@
-"""Template filters for job pages."""
+"""Template filters for job pages: times readers can trust, jobs in the submitter's words."""
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
+from datetime import timezone as dt_timezone
 from typing import Any
 
 from django import template
+from django.utils.html import format_html
+
+from .. import kinds, status
 
 register = template.Library()
 
@@ -14,3 +19,38 @@ register = template.Library()
 def pretty_json(value: Any) -> str:
     """Indented JSON for results of unknown shape; autoescaped like any other text."""
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+
+
+@register.filter
+def when(value: datetime | None) -> str:
+    """``<time>`` with the absolute UTC time as its text, which works without script;
+    static/jobs.js rewrites it in the reader's zone ("3 min ago", the local time on hover)."""
+    if value is None:
+        return "—"
+    utc = value.astimezone(dt_timezone.utc)
+    return format_html('<time datetime="{}" data-when>{}</time>', utc.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                       f"{utc.day} {utc:%b %Y, %H:%M} UTC")
+
+
+@register.filter
+def state_words(job: Any) -> str:
+    return status.state_words(job.state)
+
+
+@register.filter
+def outcome_words(job: Any) -> str:
+    return status.outcome_words(job)
+
+
+@register.filter
+def tone(job: Any) -> str:
+    return status.tone(job)
+
+
+@register.filter
+def document_title(job: Any) -> str:
+    """What the job is called on the pages: its document's name, or what it was."""
+    if job.document_name:
+        return job.document_name
+    spec = kinds.get(job.kind)
+    return "Pasted text" if spec is not None and spec.accepts_document else job.kind

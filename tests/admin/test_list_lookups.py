@@ -40,27 +40,29 @@ def test_a_lookup_the_list_does_not_declare_is_refused_with_400(client, triager,
         assert b"Confidential" not in response.content
 
 
-def test_the_search_box_matches_ids_and_keys_never_payload_text(client, triager, confidential):
+def test_the_search_box_matches_ids_keys_and_file_names_never_payload_text(client, triager, confidential):
     client.force_login(triager)
     assert list(client.get(CHANGELIST, {"q": "Confidential"}).context["cl"].result_list) == []
     assert list(client.get(CHANGELIST, {"q": "supplier letter"}).context["cl"].result_list) == []
 
 
-def test_every_choice_of_every_declared_filter_still_works(client, triager, in_state):
+def test_every_choice_of_every_declared_filter_still_works(client, triager, in_state, make_member):
     jobs = {state: in_state(state) for state in ("dead", "unknown", "queued", "completed")}
+    in_state("completed", user=make_member("acme", "carol"))  # a second submitter: the filter shows
     client.force_login(triager)
     cl = client.get(CHANGELIST).context["cl"]
     titles = [spec.title for spec in cl.filter_specs]
-    assert titles == ["state", "tenant", "kind", "age"]
+    assert titles == ["state", "tenant", "submitted by", "kind", "age"]
     visited = 0
     for spec in cl.filter_specs:
         for choice in spec.choices(cl):
             response = client.get(f"{CHANGELIST}{choice['query_string']}")
             assert response.status_code == 200, choice["query_string"]
             visited += 1
-    assert visited >= 4 + 7  # "All" of each filter, and the states (with "needs a human")
+    assert visited >= 5 + 7  # "All" of each filter, and the states (with "needs a human")
 
     combined = client.get(CHANGELIST, {"state": "needs_human", "tenant__id__exact": jobs["dead"].tenant_id,
+                                       "submitted_by__id__exact": jobs["dead"].submitted_by_id,
                                        "kind": "diagnostic.sleep", "age": "1h"})
     assert set(combined.context["cl"].result_list) == {jobs["dead"], jobs["unknown"]}
     other_tenant = {"tenant__id__exact": jobs["dead"].tenant_id + 100}

@@ -90,12 +90,34 @@ def test_the_list_shows_counts_per_state_at_the_top(client, triager, in_state):
 def test_the_list_columns_say_what_triage_needs(client, triager, in_state, clock):
     job = in_state("dead")
     clock.advance(hours=2, minutes=5)
-    Job.objects.filter(pk=job.pk).update(last_error="x" * 500)
+    Job.objects.filter(pk=job.pk).update(last_error="x" * 500 + "\nsecond line", document_name="invoice-0142.pdf")
     client.force_login(triager)
     text = client.get(CHANGELIST).content.decode()
     assert ">acme<" in text and "diagnostic.sleep" in text and "1/3" in text
-    assert f'<span title="{"x" * 500}">{"x" * 59}…</span>' in text  # shortened, the whole error on hover
+    # Shortened to its first line (jobs-admin.css keeps it on one), the whole error on hover and on the job's page.
+    assert f'<span class="job-error" title="{"x" * 500}\nsecond line">{"x" * 59}…</span>' in text
     assert "2h 5m" in text
+    assert '<td class="field-document_column"><span class="job-document" title="invoice-0142.pdf">invoice-0142.pdf</span>' in text
+    assert f'<td class="field-submitter">{job.submitted_by.username}</td>' in text
+    page = client.get(f"{CHANGELIST}{job.pk}/change/").content.decode()
+    assert "x" * 500 + "<br>second line" in page
+
+
+def test_the_admin_carries_the_products_name(client, triager):
+    client.force_login(triager)
+    text = client.get("/admin/").content.decode()
+    assert "Docket staff" in text and "Django administration" not in text
+
+
+def test_search_finds_a_job_by_its_documents_name_and_the_list_filters_by_submitter(client, triager, in_state,
+                                                                                  make_member):
+    carol = make_member("acme", "carol")
+    mine, carols = in_state("dead"), in_state("dead", user=carol)
+    Job.objects.filter(pk=mine.pk).update(document_name="Rechnung-Nordlicht-0142.pdf")
+    client.force_login(triager)
+    assert list(client.get(CHANGELIST, {"q": "nordlicht"}).context["cl"].result_list) == [Job.objects.get(pk=mine.pk)]
+    by_carol = client.get(CHANGELIST, {"submitted_by__id__exact": carol.pk}).context["cl"].result_list
+    assert list(by_carol) == [carols]
 
 
 def test_search_finds_a_job_by_id_or_operation_key(client, triager, in_state):

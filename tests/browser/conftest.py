@@ -95,21 +95,34 @@ def start_worker(live_server, browser_settings):
 
 
 @pytest.fixture
-def login(chromium, live_server):
-    """A fresh browser context logged in as ``username``; its page is returned."""
+def new_context(chromium, live_server):
+    """Fresh browser contexts on the live server, each with axe-core ready for ``audit``."""
+    from . import audit
+
     contexts = []
 
-    def login_(username: str, password: str):
-        context = chromium.new_context(base_url=live_server.url)
+    def make(**options):
+        context = chromium.new_context(base_url=live_server.url, **options)
+        audit.prepare(context)
         contexts.append(context)
-        page = context.new_page()
-        page.goto("/jobs/new")
+        return context
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def login(new_context):
+    """A fresh browser context logged in as ``username``, on ``start`` (the submit form); its page is returned."""
+
+    def login_(username: str, password: str, *, start: str = "/jobs/new", **options):
+        page = new_context(**options).new_page()
+        page.goto(start)
         page.fill("#id_username", username)
         page.fill("#id_password", password)
         page.click("button[type=submit]")
-        page.wait_for_url("**/jobs/new")
+        page.wait_for_url(f"**{start}")
         return page
 
-    yield login_
-    for context in contexts:
-        context.close()
+    return login_

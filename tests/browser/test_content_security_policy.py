@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from jobs import queue
 
-from .conftest import off_loop
+from .conftest import ARTIFACTS, off_loop
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -47,7 +47,8 @@ def test_the_job_pages_and_the_submit_form_work_under_the_policy(make_member, lo
     assert page.evaluate("htmx.config.allowEval") is False
     assert page.evaluate("htmx.config.includeIndicatorStyles") is False
     # site.css applies: the header is styled without any inline style.
-    assert page.eval_on_selector("header", "e => getComputedStyle(e).backgroundColor") == "rgb(243, 244, 246)"
+    assert page.eval_on_selector("header", "e => getComputedStyle(e).display") == "flex"
+    assert page.eval_on_selector(".button-primary", "e => getComputedStyle(e).backgroundColor") == "rgb(29, 78, 216)"
 
     # htmx posts the form; static/jobs.js swaps the 400 answer in place.
     page.select_option("#id_kind", "diagnostic.sleep")
@@ -63,10 +64,11 @@ def test_the_job_pages_and_the_submit_form_work_under_the_policy(make_member, lo
     page.wait_for_url(re.compile(r".*/jobs/\d+$"))
     with page.expect_response(lambda r: "?poll=" in r.url and r.status == 200, timeout=10_000):
         pass  # the status partial's first htmx poll
-    assert page.text_content("#job-state") == "queued"
+    assert page.text_content("#job-state") == "Waiting"
+    assert page.eval_on_selector("time[data-when]", "e => e.textContent") == "just now"  # static/jobs.js, local time
     assert refused(page, console) == []
 
-    # The job list's state filter submits itself on change (static/jobs.js, no onchange=).
+    # The job list's state filter submits itself on change (static/jobs.js, no onchange=), empty fields left out.
     page.goto("/jobs")
     with page.expect_navigation():
         page.select_option("#id_state", "queued")
@@ -98,6 +100,9 @@ def test_staff_pages_and_the_admin_work_under_the_policy(make_member, login):
     page.goto("/admin/jobs/job/")
     assert page.is_visible(".triage-counts")
     assert page.eval_on_selector(".triage-counts", "e => getComputedStyle(e).display") == "flex"  # jobs-admin.css
+    assert page.eval_on_selector(".triage-counts li", "e => getComputedStyle(e).listStyleType") == "none"  # no bullets
+    assert "Docket staff" in page.text_content("#site-name")
+    page.screenshot(path=str(ARTIFACTS / "admin-jobs-1280.png"), full_page=True)
     page.goto(f"/admin/jobs/job/{job.pk}/change/")
     page.wait_for_selector("#content-main")
 

@@ -47,24 +47,30 @@ def test_alice_watches_her_job_complete_without_reloading_and_bob_gets_a_404(
     page.fill("#id_payload", '{"seconds": "soon"}')
     page.click("#submit-form button[type=submit]")
     assert "payload.seconds" in page.text_content("#form-error")
+    assert "The advanced options are not valid" in page.text_content("#error-payload")
+    assert page.get_attribute("#id_payload", "aria-invalid") == "true"
+    assert page.input_value("#id_payload") == '{"seconds": "soon"}'  # nothing typed is lost
     assert page.url.endswith("/jobs/new")
     page.fill("#id_payload", "")
 
     kind = submit_through_the_form(page)
     job_url = page.url
-    assert page.text_content("#job-state") == "queued"  # no worker yet: accepted at once, not run
+    assert page.text_content("#job-state") == "Waiting"  # no worker yet: accepted at once, not run
     page.evaluate("window.__sameDocument = true")
 
     start_worker()
     page.wait_for_selector("#status[data-state=completed]", timeout=TIMEOUT_MS)
     assert page.evaluate("window.__sameDocument") is True  # htmx swapped the status in; no reload
-    assert page.text_content("#job-state") == "completed"
+    assert page.text_content("#job-state") == "Done"
+    assert page.text_content("#announcer").startswith("Done")  # said to screen readers, once
     timeline = page.text_content("#events")
-    assert "queued" in timeline and "leased" in timeline and "completed" in timeline
+    assert "Received" in timeline and "Review started" in timeline and "Done" in timeline
+    assert "leased" not in timeline and "epoch" not in timeline
 
     if kind == "document_review":
         assert page.text_content("#draft").strip()
         assert page.is_visible("#fields")
+        page.click("details.note summary")
         page.click("button[data-copy='#draft']")
     else:
         assert '"slept"' in page.text_content("#result")
@@ -86,10 +92,10 @@ def test_the_job_list_updates_its_rows_while_jobs_run(make_member, login, start_
     page = login("alice", "alice-pass-123")
     page.goto("/jobs")
     row = f"#job-{job.pk} .badge"
-    assert page.text_content(row) == "queued"
+    assert page.text_content(row) == "Waiting"
     page.evaluate("window.__sameDocument = true")
     start_worker()
-    page.wait_for_selector(f"#job-{job.pk} .badge-completed", timeout=TIMEOUT_MS)
+    page.wait_for_selector(f"#job-{job.pk} .state-completed", timeout=TIMEOUT_MS)
     assert page.evaluate("window.__sameDocument") is True
 
 
@@ -110,7 +116,7 @@ def test_a_failed_poll_is_retried_and_the_page_still_reaches_completed(make_memb
     page.route(re.compile(r".*/jobs/\d+\?poll=\d+$"), unavailable_once)
     with page.expect_response(lambda r: r.status == 503, timeout=TIMEOUT_MS):
         page.goto(f"/jobs/{job.pk}")
-    assert page.text_content("#job-state") == "queued" and failed
+    assert page.text_content("#job-state") == "Waiting" and failed
     page.evaluate("window.__sameDocument = true")
     start_worker()
     page.wait_for_selector("#status[data-state=completed]", timeout=TIMEOUT_MS)

@@ -75,3 +75,50 @@ def completed_job(accept, clock):
 
 def key() -> str:
     return f"key-{next(_keys)}"
+
+
+_earlier = itertools.count(1)
+
+
+def review_result(*, supplier="Nordlicht Bürobedarf GmbH", number="INV-2026-0142", iban_status="present",
+                  readable=True) -> dict:
+    """A document_review result of the shape agent.workflow.result makes."""
+    present = lambda value: {"status": "present", "value": value, "detail": ""}  # noqa: E731
+    fields = {
+        "supplier_name": present(supplier), "vat_id": present("DE136695976"), "invoice_number": present(number),
+        "invoice_date": present("2026-03-14"), "currency": present("EUR"), "total_amount": present("1234.50"),
+        "iban": present("DE89 3704 0044 0532 0130 00"),
+    }
+    if iban_status == "malformed":
+        fields["iban"] = {"status": "malformed", "value": "DE00 1234", "detail": "not a valid IBAN: checksum"}
+    if not readable:
+        fields = {name: {"status": "missing", "value": None, "detail": "no text"} for name in fields}
+    draft = "Review of the invoice (1 page)\n"
+    if not readable or iban_status != "present":
+        draft += "\nTo ask the supplier (ready to paste into your email):\nPlease send a corrected invoice."
+    return {"fields": fields, "draft": draft, "steps": [], "warnings": [], "pages": 1, "readable": readable}
+
+
+@pytest.fixture
+def reviewed(clock, alice):
+    """A document_review job of ``user`` (alice) for an uploaded text document, completed with
+    ``result`` and the kind's own summary of it, as a worker completes one."""
+
+    def make(result: dict, *, name: str = "invoice.txt", user=None, batch: str = ""):
+        from datetime import timedelta
+
+        from jobs.documents import Upload
+
+        user = user or alice
+        now = clock.now() - timedelta(seconds=next(_earlier))  # older than any other queued job: claimed first
+        job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+                           operation_key=f"reviewed-{next(_keys)}", now=now, batch=batch,
+                           document=Upload(f"Invoice {name}".encode(), name, "text/plain")).job
+        claim = queue.claim(now=clock.now(), worker="test")
+        assert claim is not None and claim.job_id == job.pk
+        summary = kinds.get("document_review").summarize(result)
+        assert queue.complete(job_id=job.pk, epoch=claim.epoch, result=result, now=clock.now(), summary=summary)
+        job.refresh_from_db()
+        return job
+
+    return make

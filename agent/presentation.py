@@ -1,0 +1,120 @@
+"""How a document review reads on Alice's pages: labels, formatted values, the message for
+the supplier, the CSV row, progress in words.
+
+Registered with the jobs app as the kind's ``Presentation`` (``agent.workflow.KIND``), so the
+queue's pages show a review without knowing its shape. Every function here takes what the
+kind stored (a result, a job id) and tolerates a result of another shape: staff may complete
+an unknown job with a note of their own.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from jobs.kinds import Presentation
+
+from . import fields
+from .models import Checkpoint
+from .tools import SEQUENCE
+
+# Summary outcome codes (workflow.summarize) as the list's outcome filter names them.
+OUTCOMES = {"ok": "OK", "to_correct": "To correct", "unreadable": "Unreadable"}
+# A field's status in Alice's words.
+STATUS_WORDS = {"present": "OK", "missing": "Missing", "malformed": "To correct"}
+# Where a running review is, by the step it is about to take.
+STEP_WORDS = {"extract": "reading the document", "validate": "validating", "draft": "drafting the note"}
+# The line of the draft note (tools.review_note) after which comes the message for the supplier.
+SUPPLIER_MESSAGE_AFTER = "To ask the supplier (ready to paste into your email):"
+
+
+def _fields(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The result's fields in the order finance reads them (fields.REQUIRED): PostgreSQL's jsonb
+    keeps an object's keys in an order of its own, so the stored order says nothing."""
+    found = result.get("fields") if isinstance(result, dict) else None
+    if not isinstance(found, dict):
+        return {}
+    order = {name: index for index, name in enumerate(fields.REQUIRED)}
+    return dict(sorted(found.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
+
+
+def label(name: str) -> str:
+    return fields.LABELS.get(name, name.replace("_", " ").capitalize())
+
+
+def shown_value(name: str, field: dict[str, Any], currency: str | None = None) -> str:
+    """A value as people read it: "14 March 2026", "EUR 1,234.50"; others as found."""
+    value = field.get("value")
+    if value in (None, ""):
+        return ""
+    text = str(value)
+    if field.get("status") != "present":
+        return text
+    if name == "invoice_date":
+        try:
+            day = date.fromisoformat(text)
+        except ValueError:
+            return text
+        return f"{day.day} {day:%B %Y}"
+    if name == "total_amount":
+        try:
+            amount = Decimal(text)
+        except InvalidOperation:
+            return text
+        return f"{currency} {amount:,.2f}" if currency else f"{amount:,.2f}"
+    return text
+
+
+def supplier_message(draft: str) -> str:
+    """The part of the note written to the supplier; empty when there is nothing to ask."""
+    _, found, message = draft.partition(SUPPLIER_MESSAGE_AFTER)
+    return message.strip() if found else ""
+
+
+def present(result: dict[str, Any]) -> dict[str, Any]:
+    """The review's rows (label, status in words, formatted value, detail) and the supplier message."""
+    found = _fields(result)
+    currency = found.get("currency", {})
+    code = currency.get("value") if currency.get("status") == "present" else None
+    rows = [
+        {"name": name, "label": label(name), "status": field.get("status", ""),
+         "status_text": STATUS_WORDS.get(field.get("status", ""), field.get("status", "")),
+         "value": shown_value(name, field, code), "detail": field.get("detail") or ""}
+        for name, field in found.items() if isinstance(field, dict)
+    ]
+    draft = result.get("draft") if isinstance(result, dict) else None
+    draft = draft if isinstance(draft, str) else ""
+    return {"rows": rows, "message": supplier_message(draft), "note": draft,
+            "readable": result.get("readable", True) if isinstance(result, dict) else True}
+
+
+def export_columns(result: dict[str, Any]) -> dict[str, str]:
+    """Each field's value (as found: ISO dates, plain amounts, for spreadsheets) and its status."""
+    columns: dict[str, str] = {}
+    for name, field in _fields(result).items():
+        if not isinstance(field, dict):
+            continue
+        value = field.get("value")
+        columns[label(name)] = "" if value is None else str(value)
+        columns[f"{label(name)}: status"] = STATUS_WORDS.get(field.get("status", ""), str(field.get("status", "")))
+    return columns
+
+
+def note(result: dict[str, Any]) -> str:
+    draft = result.get("draft") if isinstance(result, dict) else None
+    return draft if isinstance(draft, str) else ""
+
+
+def progress_text(job_id: int) -> str | None:
+    """"validating, step 2 of 3", from the checkpoint (two columns of it, never the text)."""
+    found = Checkpoint.objects.filter(job_id=job_id).values_list("step_index", "next_step").first()
+    step_index, next_step = found if found else (0, SEQUENCE[0])
+    if not next_step:
+        return "finishing"
+    words = STEP_WORDS.get(next_step, next_step)
+    return f"{words}, step {min(step_index + 1, len(SEQUENCE))} of {len(SEQUENCE)}"
+
+
+REVIEW = Presentation(outcomes=OUTCOMES, present=present, export_columns=export_columns, note=note,
+                      progress_text=progress_text)

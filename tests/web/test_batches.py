@@ -1,0 +1,184 @@
+"""Many documents at once: one job per file, no duplicates on a resend, refused files named, a batch page."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from jobs import http
+from jobs.models import Job
+from tests.conftest import drive_to
+
+from .conftest import review_result
+from .test_pages import HTMX, csrf_token, form_key
+
+LIMIT = 4 * 1024  # webtest.echo's document limit
+
+
+def files(*specs: tuple[str, int]) -> list[SimpleUploadedFile]:
+    return [SimpleUploadedFile(name, (f"{name}: ".encode() + b"x" * size)[:size], content_type="text/plain")
+            for name, size in specs]
+
+
+@pytest.fixture
+def form(browser_client, alice):
+    """Alice's client and one rendered submit form's fields (its key and CSRF token)."""
+    client = browser_client(alice)
+    page = client.get("/jobs/new")
+    return client, {"kind": "webtest.echo", "idempotency_key": form_key(page),
+                    "csrfmiddlewaretoken": csrf_token(client, page)}
+
+
+def test_several_files_make_one_job_each_in_one_batch_and_a_resend_makes_none(form):
+    client, fields = form
+    three = [("a.txt", 100), ("b.txt", 200), ("c.txt", 300)]
+    response = client.post("/jobs", {**fields, "document": files(*three)})
+    jobs = list(Job.objects.order_by("id"))
+    assert [j.document_name for j in jobs] == ["a.txt", "b.txt", "c.txt"]
+    batch = jobs[0].batch
+    assert batch and {j.batch for j in jobs} == {batch} and len({j.operation_key for j in jobs}) == 3
+    assert response.status_code == 303 and response["Location"] == f"/batches/{batch}"
+
+    again = client.post("/jobs", {**fields, "document": files(*three)})  # a retry, a double click, Back and resend
+    assert again["Location"] == f"/batches/{batch}" and Job.objects.count() == 3
+
+
+def test_the_same_form_with_other_files_is_another_batch(form):
+    client, fields = form
+    first = client.post("/jobs", {**fields, "document": files(("a.txt", 100), ("b.txt", 100))})
+    other = client.post("/jobs", {**fields, "document": files(("a.txt", 100), ("d.txt", 100))})
+    assert first["Location"] != other["Location"] and Job.objects.count() == 4
+
+
+def test_pasted_text_is_one_more_document_of_the_batch(form):
+    client, fields = form
+    response = client.post("/jobs", {**fields, "text": "Supplier: ACME", "document": files(("a.txt", 100))},
+                           headers={**HTMX, "X-CSRFToken": fields["csrfmiddlewaretoken"]})
+    jobs = list(Job.objects.order_by("id"))
+    assert [(j.document_name, j.payload) for j in jobs] == [("a.txt", {}), ("", {"text": "Supplier: ACME"})]
+    assert response["HX-Redirect"] == f"/batches/{jobs[0].batch}"
+
+
+def test_a_single_document_goes_to_its_job_page(form):
+    client, fields = form
+    response = client.post("/jobs", {**fields, "document": files(("a.txt", 100))})
+    job = Job.objects.get()
+    assert response["Location"] == f"/jobs/{job.pk}" and job.batch == ""
+
+
+def test_a_refused_file_is_named_with_its_reason_while_the_others_go_through(form):
+    client, fields = form
+    response = client.post("/jobs", {**fields, "document": files(("a.txt", 100), ("big.txt", LIMIT + 900),
+                                                                  ("empty.txt", 0), ("c.txt", 100))})
+    assert sorted(Job.objects.values_list("document_name", flat=True)) == ["a.txt", "c.txt"]
+    page = client.get(response["Location"]).content.decode()
+    refused = page[page.index('id="refused"'):page.index("</div>", page.index('id="refused"'))]
+    assert "2 files could not be sent" in refused
+    assert "<strong>big.txt</strong>: This file is 4.9 KB; the limit is 4 KB per file." in refused
+    assert "<strong>empty.txt</strong>: The document is empty." in refused
+    assert "a.txt" not in refused
+
+
+def test_when_every_file_is_refused_the_form_comes_back_with_each_reason_and_what_was_typed(form):
+    client, fields = form
+    response = client.post("/jobs", {**fields, "payload": "", "document": files(("big.txt", LIMIT + 1), ("huge.txt", 30 * 1024 * 1024))},
+                           headers={**HTMX, "X-CSRFToken": fields["csrfmiddlewaretoken"]})
+    assert response.status_code == 413 and not Job.objects.exists()
+    html = response.content.decode()
+    assert "<html" not in html  # the form partial, for htmx to swap in place
+    errors = html[html.index('id="error-document"'):]
+    assert "<strong>big.txt</strong>: This file is 4.1 KB; the limit is 4 KB per file." in errors
+    assert "<strong>huge.txt</strong>: This file is 30 MB; the limit is 4 KB per file." in errors
+    field = re.search(r'<input id="id_document"[^>]*>', html, re.S).group(0)
+    assert 'aria-invalid="true"' in field and 'aria-describedby="hint-document error-document"' in field
+    assert 'accept=".pdf,.docx,.txt"' in field and "multiple" in field
+    assert form_key(response) == fields["idempotency_key"]  # the same form: resending it stays idempotent
+
+
+def test_a_text_refusal_is_said_next_to_the_text_which_comes_back(form):
+    client, fields = form
+    response = client.post("/jobs", {**fields, "text": "é" * 4001})
+    html = response.content.decode()
+    assert response.status_code == 400 and not Job.objects.exists()
+    assert '<p class="field-error" id="error-text">The pasted text is too long: at most 4,000 characters.' in html
+    assert re.search(r'<textarea id="id_text" name="text"[^>]*aria-invalid="true"', html)
+    assert "é" * 4001 in html
+
+
+def test_api_words_never_reach_the_form(form):
+    client, fields = form
+    html = client.post("/jobs", {**fields, "kind": "diagnostic.sleep", "payload": "not json"}).content.decode()
+    assert "The advanced options are not valid JSON." in html
+    html = client.post("/jobs", {**fields, "kind": "document_review"}).content.decode()
+    assert "Choose a file, or paste the text of a document." in html
+    assert "Idempotency-Key" not in html and "payload.text" not in html
+
+
+def test_more_files_than_a_batch_takes_are_refused_whole(form):
+    client, fields = form
+    many = [(f"f{i}.txt", 50) for i in range(http.MAX_BATCH_FILES + 1)]
+    response = client.post("/jobs", {**fields, "document": files(*many)})
+    assert response.status_code == 400 and not Job.objects.exists()
+    assert f"You chose {len(many)} files; at most {http.MAX_BATCH_FILES} can be sent at once." in response.content.decode()
+
+
+def test_a_body_larger_than_a_whole_batch_is_refused_before_it_is_read(form, settings):
+    client, fields = form
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+    limit = http.max_request_bytes(batch=True)
+    assert limit == http.MAX_BATCH_FILES * max(k.max_document_bytes for k in __import__("jobs.kinds").kinds.offered_kinds()) + 1024
+    response = client.post("/jobs", {**fields, "text": "kept?"}, CONTENT_LENGTH=str(limit + 1), headers=HTMX)
+    assert response.status_code == 413 and not Job.objects.exists()
+    assert "can be sent at once. Send them in smaller groups." in response.content.decode()
+
+
+# --- The batch page ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def batch(reviewed, accept, clock):
+    """Six documents of one batch: two OK, one to correct, one failed, two still waiting."""
+    jobs = [reviewed(review_result(), batch="b-test"), reviewed(review_result(), batch="b-test"),
+            reviewed(review_result(iban_status="malformed"), batch="b-test")]
+    jobs.append(drive_to(accept(batch="b-test", now=clock.now() - timedelta(seconds=30)), "dead", now=clock.now()))
+    jobs += [accept(batch="b-test"), accept(batch="b-test")]
+    return jobs
+
+
+def test_the_batch_page_says_how_far_it_is_in_words(browser_client, alice, batch):
+    html = browser_client(alice).get("/batches/b-test").content.decode()
+    assert '<p class="batch-summary" id="batch-summary" data-announce>4 of 6 done, 2 OK, 1 to correct, 1 failed</p>' in html
+    assert '<progress max="6" value="4"' in html
+    assert [int(pk) for pk in re.findall(r'<tr id="job-(\d+)"', html)] == [job.pk for job in batch]
+    assert "2 need your action" in html
+    assert 'href="/batches/b-test/export.csv" download' in html
+
+
+def test_the_batch_page_polls_while_live_then_slowly_while_staff_settle_then_stops(browser_client, alice, batch,
+                                                                                  clock):
+    from jobs import queue
+
+    client = browser_client(alice)
+    live = client.get("/batches/b-test?poll=1", headers=HTMX).content.decode()
+    assert live.lstrip().startswith('<section id="progress"') and 'hx-trigger="load delay:2s, poll-retry"' in live
+    assert 'hx-trigger="load delay:5s, poll-retry"' in client.get("/batches/b-test?poll=9", headers=HTMX).content.decode()
+    for job in batch[4:]:
+        drive_to(job, "completed", now=clock.now())
+    settling = client.get("/batches/b-test?poll=2", headers=HTMX).content.decode()
+    assert "6 of 6 done" in settling and 'hx-trigger="load delay:30s, poll-retry"' in settling
+    dead = Job.objects.get(pk=batch[3].pk)
+    assert queue.requeue(job_id=dead.pk, expected_state="dead", expected_epoch=dead.epoch, actor="staff:ops",
+                         reason="retry", now=clock.now())
+    drive_to(dead, "completed", now=clock.now())
+    done = client.get("/batches/b-test?poll=3", headers=HTMX).content.decode()
+    assert "hx-get" not in done and "data-poll" not in done
+
+
+def test_another_tenants_batch_is_the_same_404_as_an_unknown_one(browser_client, bob, batch):
+    client = browser_client(bob)
+    foreign, unknown = client.get("/batches/b-test"), client.get("/batches/b-nothing")
+    assert foreign.status_code == unknown.status_code == 404 and foreign.content == unknown.content
+    assert client.get("/batches/b-test/export.csv").status_code == 404

@@ -1,0 +1,84 @@
+"""The CSV export: one row per document (document, outcome, each field's value and status) for Alice's spreadsheet."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import timedelta
+
+from tests.conftest import drive_to
+
+from .conftest import review_result
+
+
+def read_csv(response) -> list[dict[str, str]]:
+    assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response["Content-Disposition"].startswith("attachment; filename=")
+    text = response.content.decode("utf-8")
+    assert text.startswith("\ufeff")  # so spreadsheets read UTF-8 as UTF-8
+    return list(csv.DictReader(io.StringIO(text[1:])))
+
+
+def test_one_row_per_document_with_each_fields_value_and_status(browser_client, alice, reviewed, accept, clock):
+    ok = reviewed(review_result(), name="invoice-clean.pdf")
+    bad = reviewed(review_result(iban_status="malformed"), name="invoice-bad-iban.pdf")
+    dead = drive_to(accept(now=clock.now() - timedelta(seconds=30)), "dead", now=clock.now())
+    response = browser_client(alice).get("/jobs/export.csv")
+    rows = read_csv(response)
+    header = list(rows[0])
+    assert header[:4] == ["Document", "Outcome", "Supplier name", "Supplier name: status"]
+    assert "IBAN / bank account" in header and "IBAN / bank account: status" in header
+    assert header[-3:] == ["Job", "State", "Submitted (UTC)"]
+    by_job = {row["Job"]: row for row in rows}
+    assert set(by_job) == {str(ok.pk), str(bad.pk), str(dead.pk)}
+    assert by_job[str(ok.pk)]["Document"] == "invoice-clean.pdf" and by_job[str(ok.pk)]["Outcome"] == "OK"
+    assert by_job[str(ok.pk)]["Supplier name"] == "Nordlicht Bürobedarf GmbH"
+    assert by_job[str(ok.pk)]["Total amount"] == "1234.50" and by_job[str(ok.pk)]["Invoice date"] == "2026-03-14"
+    assert by_job[str(bad.pk)]["Outcome"] == "1 to correct"
+    assert (by_job[str(bad.pk)]["IBAN / bank account"], by_job[str(bad.pk)]["IBAN / bank account: status"]) == (
+        "DE00 1234", "To correct")
+    assert by_job[str(dead.pk)]["Outcome"] == "failed — see why" and by_job[str(dead.pk)]["Supplier name"] == ""
+
+
+def test_the_export_follows_the_lists_filters(browser_client, alice, reviewed):
+    reviewed(review_result(), name="clean.pdf")
+    bad = reviewed(review_result(iban_status="malformed"), name="bad.pdf")
+    rows = read_csv(browser_client(alice).get("/jobs/export.csv?needs_action=1"))
+    assert [row["Job"] for row in rows] == [str(bad.pk)]
+    html = browser_client(alice).get("/jobs?needs_action=1").content.decode()
+    assert 'href="/jobs/export.csv?needs_action=1" download>Export CSV</a>' in html
+
+
+def test_text_from_a_document_never_becomes_a_spreadsheet_formula(browser_client, alice, reviewed):
+    reviewed(review_result(supplier="=HYPERLINK(\"http://evil\")", number="-12"), name="@evil.pdf")
+    row = read_csv(browser_client(alice).get("/jobs/export.csv"))[0]
+    assert row["Supplier name"] == "'=HYPERLINK(\"http://evil\")" and row["Document"] == "'@evil.pdf"
+    assert row["Invoice number"] == "-12"  # a number stays a number
+
+
+def test_a_batch_exports_its_documents_in_order(browser_client, alice, reviewed):
+    first = reviewed(review_result(), name="one.pdf", batch="b-x")
+    second = reviewed(review_result(readable=False), name="two.pdf", batch="b-x")
+    reviewed(review_result(), name="elsewhere.pdf")
+    rows = read_csv(browser_client(alice).get("/batches/b-x/export.csv"))
+    assert [(r["Job"], r["Document"], r["Outcome"]) for r in rows] == [
+        (str(first.pk), "one.pdf", "OK"), (str(second.pk), "two.pdf", "unreadable")]
+    assert rows[1]["Supplier name: status"] == "Missing"
+
+
+def test_api_clients_export_with_their_token_and_only_their_tenants_jobs(api_client, alice, bob, reviewed):
+    mine = reviewed(review_result())
+    reviewed(review_result(), user=bob)
+    assert [r["Job"] for r in read_csv(api_client(alice).get("/jobs/export.csv"))] == [str(mine.pk)]
+
+
+def test_fields_keep_finances_order_whatever_order_the_store_gives_them_back(browser_client, alice, reviewed):
+    """PostgreSQL's jsonb returns an object's keys shortest first: the page and the CSV follow the kind's order."""
+    result = review_result()
+    result["fields"] = dict(reversed(list(result["fields"].items())))
+    job = reviewed(result)
+    header = list(read_csv(browser_client(alice).get("/jobs/export.csv"))[0])
+    assert header[2:16:2] == ["Supplier name", "VAT / tax id", "Invoice number", "Invoice date", "Currency",
+                              "Total amount", "IBAN / bank account"]
+    html = browser_client(alice).get(f"/jobs/{job.pk}").content.decode()
+    assert html.index(">Supplier name<") < html.index(">VAT / tax id<") < html.index(">IBAN / bank account<")

@@ -1,0 +1,181 @@
+"""The job page in Alice's words at every state, its timeline, Submit again, and the downloads."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+
+from agent.models import Checkpoint
+from jobs import queue
+from jobs.documents import Upload
+from jobs.models import Job
+from tests.conftest import drive_to
+
+from .conftest import review_result
+from .test_pages import HTMX
+
+QUEUE_WORDS = ("leased", "epoch", "external start", "attempts", "marker")
+
+
+def status_line(html: str) -> str:
+    line = re.search(r'<h2 id="status-heading" class="status-line" data-announce>(.*?)</h2>', html, re.S).group(1)
+    return re.sub(r"<[^>]+>", "", line).strip()
+
+
+def words(html: str) -> str:
+    """What a reader sees: the text, without tags and attributes."""
+    return re.sub(r"<[^>]+>", " ", html)
+
+
+def page(client, job) -> str:
+    return client.get(f"/jobs/{job.pk}").content.decode()
+
+
+@pytest.fixture
+def document_job(alice, clock):
+    """A document_review job for an uploaded text document, accepted a little in the past."""
+
+    def make(*, now=None):
+        return queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
+                            operation_key=f"doc-{clock.now().timestamp()}-{Job.objects.count()}",
+                            now=now or clock.now() - timedelta(seconds=5),
+                            document=Upload(b"Supplier: ACME GmbH\nInvoice number: 7", "acme-7.txt", "text/plain")).job
+
+    return make
+
+
+def test_waiting_then_reviewing_with_the_step_from_the_checkpoint(browser_client, alice, document_job, clock):
+    client = browser_client(alice)
+    job = document_job()
+    assert status_line(page(client, job)) == "Waiting — in line for review"
+    drive_to(job, "leased", now=clock.now())
+    assert status_line(page(client, job)) == "Reviewing — reading the document, step 1 of 3"
+    Checkpoint.objects.create(job=job, step_index=1, next_step="validate", updated_at=clock.now())
+    html = page(client, job)
+    assert status_line(html) == "Reviewing — validating, step 2 of 3"
+    assert not [word for word in QUEUE_WORDS if word in words(html[html.index('<section id="status"'):])]
+
+
+def test_waiting_again_after_an_interrupted_try(browser_client, alice, accept, clock):
+    job = drive_to(accept(), "leased", now=clock.now())
+    assert queue.fail(job_id=job.pk, epoch=job.epoch, error="ConnectionError: reset", now=clock.now()).state == "queued"
+    html = page(browser_client(alice), job)
+    assert status_line(html) == "Waiting — trying again shortly: the last try was interrupted"
+    assert "Interrupted: it will be tried again shortly" in html
+
+
+def test_done_says_the_outcome_and_stops_asking(browser_client, alice, reviewed):
+    job = reviewed(review_result(iban_status="malformed"))
+    html = browser_client(alice).get(f"/jobs/{job.pk}?poll=4", headers=HTMX).content.decode()
+    assert status_line(html) == "Done — 1 to correct" and 'status-card tone-attention' in html
+    assert "hx-get" not in html
+    timeline = re.sub(r"<[^>]+>", " ", html.split('id="events"')[1])
+    assert [w for w in ("Received", "Review started", "Done") if w in timeline] == ["Received", "Review started", "Done"]
+    assert not [word for word in QUEUE_WORDS if word in words(html)]
+
+
+@pytest.mark.parametrize("error, why, advice", [
+    ("damaged_document: the DOCX is damaged and cannot be read; submit a new copy",
+     "The document could not be read. The DOCX is damaged and cannot be read; submit a new copy.",
+     "Submit a readable copy"),
+    ("time_limit: the document is too complex to read within 20 s",
+     "The document could not be read. The document is too complex to read within 20 s.",
+     "Submit a readable copy"),
+    ("deadline: the job ran out of time", "The review ran out of time.", "Submit it again"),
+    ("ConnectionError: connection reset", "The review service kept failing.", "Submit it again in a few minutes"),
+    ("tool_not_allowed: proposal rejected at step 2", "The review stopped at one of its safety checks.",
+     "Submit it again"),
+])
+def test_a_failed_job_says_why_and_what_to_do_and_keeps_asking_slowly(browser_client, alice, accept, clock, error,
+                                                                       why, advice):
+    job = drive_to(accept(), "leased", now=clock.now())
+    queue.fail(job_id=job.pk, epoch=job.epoch, error=error, now=clock.now(), retryable=False)
+    html = browser_client(alice).get(f"/jobs/{job.pk}?poll=1", headers=HTMX).content.decode()
+    assert status_line(html) == "Failed"
+    reason = re.sub(r"<[^>]+>", "", re.search(r'<p id="failure-reason">(.*?)</p>', html, re.S).group(1))
+    assert reason == f"Why: {why}"
+    assert f"<strong>What to do:</strong> {advice}" in html
+    assert 'hx-trigger="load delay:30s, poll-retry"' in html  # a staff retry shows without a reload
+    assert 'id="submit-again"' in html and error.split(":")[0] + ":" not in html
+
+
+def test_needs_checking_says_staff_are_confirming(browser_client, alice, accept, clock):
+    job = drive_to(accept(), "unknown", now=clock.now())
+    html = browser_client(alice).get(f"/jobs/{job.pk}?poll=1", headers=HTMX).content.decode()
+    assert status_line(html).startswith("Needs checking — staff are confirming whether the review service finished")
+    assert "Paused: staff are checking" in html and 'hx-trigger="load delay:30s, poll-retry"' in html
+    assert 'id="submit-again"' not in html
+    assert not [word for word in QUEUE_WORDS if word in words(html)]
+
+
+def test_a_staff_confirmation_is_in_alices_timeline(browser_client, alice, accept, clock):
+    job = drive_to(accept(), "unknown", now=clock.now())
+    assert queue.resolve(job_id=job.pk, expected_state="unknown", expected_epoch=job.epoch, to_state="completed",
+                         actor="staff:ops", reason="provider confirmed", now=clock.now(), result={"note": "paid"})
+    html = page(browser_client(alice), job)
+    assert "Confirmed done by staff" in html and "provider confirmed" not in html
+
+
+# --- Submit again ----------------------------------------------------------------------------------
+
+
+def test_submit_again_makes_a_new_job_with_the_same_document_and_a_new_key(browser_client, alice, document_job,
+                                                                          clock):
+    client = browser_client(alice)
+    dead = drive_to(document_job(), "dead", now=clock.now())
+    html = page(client, dead)
+    key = re.search(r'name="idempotency_key" value="([^"]+)"', html).group(1)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
+    form = {"idempotency_key": key, "csrfmiddlewaretoken": token}
+    first, second = client.post(f"/jobs/{dead.pk}/again", form), client.post(f"/jobs/{dead.pk}/again", form)
+    again = Job.objects.exclude(pk=dead.pk).get()  # a double click makes one
+    assert first.status_code == 303 and first["Location"] == second["Location"] == f"/jobs/{again.pk}"
+    assert (again.state, again.document_sha256, again.document_name) == ("queued", dead.document_sha256, "acme-7.txt")
+    assert again.operation_key != dead.operation_key
+
+
+def test_only_a_failed_job_of_ones_own_tenant_can_be_submitted_again(browser_client, alice, bob, accept, clock):
+    queued = accept()
+    dead = drive_to(accept(now=clock.now() - timedelta(seconds=9)), "dead", now=clock.now())
+    alices, bobs = browser_client(alice), browser_client(bob)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page(alices, dead)).group(1)
+    response = alices.post(f"/jobs/{queued.pk}/again", {"idempotency_key": "k", "csrfmiddlewaretoken": token})
+    assert response.status_code == 409 and b"Only a failed document can be submitted again." in response.content
+    bobs.get("/jobs")
+    bob_token = bobs.cookies["csrftoken"].value
+    assert bobs.post(f"/jobs/{dead.pk}/again", {"idempotency_key": "k", "csrfmiddlewaretoken": bob_token}).status_code == 404
+    assert Job.objects.count() == 2
+
+
+# --- Downloads ---------------------------------------------------------------------------------------
+
+
+def test_the_note_and_the_result_download_as_files(browser_client, alice, bob, reviewed):
+    job = reviewed(review_result(iban_status="malformed"), name="Rechnung März.pdf")
+    client = browser_client(alice)
+    note = client.get(f"/jobs/{job.pk}/note.txt")
+    assert note["Content-Type"] == "text/plain; charset=utf-8"
+    assert note["Content-Disposition"] == f'attachment; filename="Rechnung-M-rz-job-{job.pk}-note.txt"'
+    assert note.content.decode() == job.result["draft"] + "\n"
+    result = client.get(f"/jobs/{job.pk}/result.json")
+    assert result["Content-Type"] == "application/json" and result.json() == job.result
+    assert browser_client(bob).get(f"/jobs/{job.pk}/note.txt").status_code == 404
+    assert browser_client(bob).get(f"/jobs/{job.pk}/result.json").status_code == 404
+
+
+def test_nothing_to_download_before_the_review_is_done(browser_client, alice, accept):
+    job = accept()
+    client = browser_client(alice)
+    assert client.get(f"/jobs/{job.pk}/note.txt").status_code == 404
+    assert client.get(f"/jobs/{job.pk}/result.json").status_code == 404
+    assert "download-result" not in page(client, job)
+
+
+def test_times_are_marked_up_for_the_readers_zone(browser_client, alice, accept):
+    job = accept()
+    html = page(browser_client(alice), job)
+    stamp = job.created_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert f'<time datetime="{stamp}" data-when>' in html and " UTC</time>" in html
+    assert "<span data-zone>Times are shown in UTC.</span>" in html
