@@ -287,17 +287,22 @@ class Listener:
 
     Django's connection cannot wait for notifications while it runs transactions, so a
     small thread owns a second, autocommit connection for the worker's lifetime. When that
-    connection is lost (the database restarted, the network failed) the thread reconnects
-    with backoff and listens again, waking the worker once so it polls for anything it
-    missed meanwhile.
+    connection is lost (the database restarted, the network failed), or cannot be opened at
+    all (the worker started before the database), the thread connects again with backoff
+    and listens, waking the worker once so it polls for anything it missed meanwhile.
     """
 
     BACKOFF = (0.5, 1.0, 2.0, 5.0)
 
-    def __init__(self, wake: threading.Event) -> None:
+    def __init__(self, wake: threading.Event, *, worker: str = "") -> None:
         self._wake = wake
         self._closed = threading.Event()
-        self._conn: object | None = self._connect()
+        self._conn: object | None = None
+        try:
+            self._conn = self._connect()
+        except Exception as exc:  # noqa: BLE001  not up yet: the thread keeps trying
+            event(log, WARNING, "listen_failed", worker=worker, error=type(exc).__name__, detail=str(exc)[:200],
+                  retrying=True)
         self.reconnects = 0
         self._thread = threading.Thread(target=self._run, name="listener", daemon=True)
         self._thread.start()
@@ -485,7 +490,7 @@ class Worker:
         if self.burst or self.listen is False or connection.vendor != "postgresql":
             return None
         try:
-            return Listener(self._wake)
+            return Listener(self._wake, worker=self.name)
         except Exception as exc:  # noqa: BLE001  polling alone is correct, only slower
             event(log, WARNING, "listen_failed", worker=self.name, error=type(exc).__name__, detail=str(exc)[:200])
             return None

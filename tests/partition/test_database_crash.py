@@ -183,3 +183,17 @@ def accept_to_claim(site, samples: int) -> list[float]:
         claimed = [e["at"] for e in site.events(job_id) if e["to_state"] == "leased"][0]
         seconds.append((claimed - site.job(job_id)["created_at"]).total_seconds())
     return seconds
+
+
+def test_workers_started_while_the_database_is_down_claim_and_listen_once_it_is_up(site, hosts):
+    site.cluster.crash()
+    workers = hosts(0, processes=PROCESSES)  # a host that came up before the database
+    time.sleep(1)
+    up = site.cluster.start()
+    wait_until(lambda: site.listen_sessions(0) == PROCESSES, 15, "the workers to LISTEN")
+    listening = (utcnow() - up).total_seconds()
+    job_id = site.accept("diagnostic.noop")
+    wait_until(lambda: site.job(job_id)["state"] == "completed", 10, "the job to complete")
+    assert len(workers.events("worker_started")) == PROCESSES  # none had to be replaced
+    assert len(workers.events("listen_failed")) == PROCESSES  # each tried, and kept trying
+    FIGURES["workers started before the database: its start to every worker LISTENing, s"] = f"{listening:.2f}"
