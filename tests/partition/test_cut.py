@@ -8,7 +8,6 @@ only by its own self-fencing, and what it may still write by the epoch.
 from __future__ import annotations
 
 import time
-from datetime import timedelta
 
 import pytest
 
@@ -26,9 +25,10 @@ def holder(site, job_id: int) -> int:
     return int(leased_by.split(":")[0].removeprefix("host"))
 
 
-def leased(site, job_id: int, **more) -> bool:
+def leased(site, job_id: int, *, marked: bool = False) -> bool:
+    """Leased (and, with ``marked``, past its external-start marker)."""
     row = site.job(job_id)
-    return row["state"] == "leased" and all(row[k] is not None for k in more.get("set", ()))
+    return row["state"] == "leased" and (not marked or row["external_started_at"] is not None)
 
 
 def about(records: list[dict], job_id: int, epoch: int) -> list[dict]:
@@ -98,7 +98,7 @@ def test_a_host_cut_off_mid_job_loses_it_to_another_host_after_stopping_its_hand
 def test_a_host_cut_off_after_the_external_start_leaves_the_job_unknown_and_never_reruns_it(site, hosts):
     workers = {i: hosts(i) for i in (0, 1)}
     job_id = site.accept("diagnostic.sleep", {"seconds": JOB_SECONDS, "external": True})
-    wait_until(lambda: leased(site, job_id, set=("external_started_at",)), 10, "the external-start marker")
+    wait_until(lambda: leased(site, job_id, marked=True), 10, "the external-start marker")
     victim = holder(site, job_id)
     site.network.cut(victim)
 
@@ -106,8 +106,8 @@ def test_a_host_cut_off_after_the_external_start_leaves_the_job_unknown_and_neve
     time.sleep(2 * LEASE)  # several sweeps and polls of the other host: nothing runs it again
     site.network.heal(victim)
     wait_until(lambda: about(workers[victim].events("stale_rejected"), job_id, 1), 15,
-               "the healed worker to give its claim up")
-    time.sleep(LEASE / 3)
+               "the cut-off worker to have given its claim up")
+    time.sleep(LEASE / 3)  # the healed worker is back on the database: it still writes nothing for epoch 1
 
     row = site.job(job_id)
     assert (row["state"], row["epoch"], row["attempts"], row["result"]) == ("unknown", 1, 1, None)
@@ -116,13 +116,14 @@ def test_a_host_cut_off_after_the_external_start_leaves_the_job_unknown_and_neve
     assert moves == [("", "queued", 0), ("queued", "leased", 1), ("leased", "leased", 1), ("leased", "unknown", 1)]
     rejected = about(workers[victim].events("stale_rejected"), job_id, 1)
     assert rejected[0]["reason"].startswith("self-fenced")
+    assert about(workers[victim].events("fenced_handler_ended"), job_id, 1)[0]["lease_left_ms"] > 0
     assert not any(about(w.events("claimed"), job_id, 2) for w in workers.values())
 
 
 def test_a_host_cut_off_while_idle_resumes_claiming_when_healed_without_a_restart(site, hosts):
     host = hosts(2)
     wait_until(lambda: site.listen_sessions(2) == 1, 10, "the worker's LISTEN session")
-    pid = host.events("worker_started")[0]["worker"]
+    name = host.events("worker_started")[0]["worker"]
     cut_at = site.network.cut(2)
     job_id = site.accept("diagnostic.noop")
     time.sleep(4 * LEASE)  # longer than keepalives take to call the idle connections dead
@@ -135,7 +136,7 @@ def test_a_host_cut_off_while_idle_resumes_claiming_when_healed_without_a_restar
     later = site.accept("diagnostic.noop")
     wait_until(lambda: site.job(later)["state"] == "completed", 10, "a job accepted after healing")
 
-    assert [r["worker"] for r in host.events("worker_started")] == [pid]  # the same process throughout
+    assert [r["worker"] for r in host.events("worker_started")] == [name]  # the same process throughout
     assert host.proc.poll() is None
     errors = host.events("database_error")
     assert errors and all(r["detail"] and r["detail"] != r["error"] for r in errors)
