@@ -93,8 +93,8 @@ def utcnow() -> datetime:
 
 def reap_leftovers() -> None:
     """Remove what an earlier run killed outright (SIGKILL, a crash) left behind: the
-    processes in its namespaces, the namespaces (their links go with them) and its
-    PostgreSQL, found by the dead pid in their names. Things of live runs are never touched."""
+    processes in its namespaces, the namespaces (their links go with them), its PostgreSQL
+    and its gunicorn, found by the dead pid in their names. Live runs' are never touched."""
     listed = sh("ip", "netns", "list", check=False).stdout
     for name, pid in re.findall(rf"^({PREFIX}(\d+)-\d+)", listed, re.M):
         if not _alive(int(pid)):
@@ -110,6 +110,8 @@ def reap_leftovers() -> None:
             pidfile = folder / "data" / "postmaster.pid"
             if pidfile.exists():
                 _kill_postmaster(pidfile)
+            for web in folder.glob("*.gunicorn.pid"):
+                _kill_named(web, "gunicorn")
             shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -124,10 +126,15 @@ def _alive(pid: int) -> bool:
 
 
 def _kill_postmaster(pidfile: Path) -> None:
+    _kill_named(pidfile, "postgres", signal.SIGQUIT)  # immediate shutdown
+
+
+def _kill_named(pidfile: Path, name: str, signum: int = signal.SIGTERM) -> None:
+    """Signal the process a pid file names, if it is still the program it should be."""
     try:
         pid = int(pidfile.read_text().split()[0])
-        if "postgres" in Path(f"/proc/{pid}/comm").read_text():
-            os.kill(pid, signal.SIGQUIT)  # immediate shutdown
+        if name.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+            os.kill(pid, signum)
     except (OSError, ValueError, IndexError):
         pass
 
@@ -419,6 +426,7 @@ class Web:
         self.port = _free_port()
         self.log = workdir / f"{name}.log"
         command = [PYTHON, "-m", "gunicorn", "jobsite.wsgi:application", "--bind", f"127.0.0.1:{self.port}",
+                   "--pid", str(workdir / f"{name}.gunicorn.pid"),  # for reap_leftovers, should this run be killed
                    "--workers", str(workers), "--worker-class", "sync", "--timeout", "30",
                    "--access-logfile", "-", "--error-logfile", "-"]
         with open(self.log, "wb") as out:
