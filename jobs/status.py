@@ -49,7 +49,7 @@ BATCH_POLL_DELAYS = (2, 2, 3, 5)
 # At most this many rows in one CSV export (the newest that match).
 EXPORT_LIMIT = 5000
 
-QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN = (s.value for s in Job.State)
+QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN, CANCELLED = (s.value for s in Job.State)
 # Needs checking (unknown) is staff's to settle; the submitter acts on these.
 NEEDS_SUBMITTER = Q(state=COMPLETED, needs_action=True) | Q(state=DEAD)
 

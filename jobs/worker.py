@@ -6,8 +6,8 @@ most one job, ``run()`` loops until stopped.
 
 The hot path per job is the claim and the completion (two short transactions) plus what
 the handler itself does. The recovery sweep runs at a bounded rate, and the heartbeat is a
-long-lived thread that writes only for jobs that outlive a third of their lease. Kinds that
-read what users send run their handler in a child process under hard limits
+pair of long-lived threads that write only for jobs that outlive a third of their lease.
+Kinds that read what users send run their handler in a child process under hard limits
 (``jobs.sandbox``); cheap kinds run in the worker itself.
 """
 
@@ -94,7 +94,9 @@ class Beat:
     cannot know whether its lease will be honoured, and past its end another host may run
     the job. So at two thirds of the lease since the last successful renewal the claim is
     given up: the handler is told to stop, an isolated one is killed when the lease ends,
-    and the worker writes nothing more for this epoch.
+    and the worker writes nothing more for this epoch. Giving up never waits for the
+    renewal in flight: on a dead path that call returns only when the driver's timeouts
+    say so, which can be after the lease has ended.
     """
 
     def __init__(self, claim: queue.Claim, ctx: JobContext, *, lease: timedelta, first_interval: timedelta,
@@ -104,6 +106,7 @@ class Beat:
         self.lease = lease
         self.interval = first_interval
         self.lock = threading.Lock()  # held by a renewal in flight, and by the worker to end it
+        self._flags = threading.Lock()  # done / lost / fenced; never held across a database call
         self.done = False
         self.renewals = 0
         self.max_renewals = max(1, math.ceil(3 * (claim.deadline - claimed_at) / lease))
@@ -111,6 +114,8 @@ class Beat:
         self.budget_spent = False
         self.fenced = False
         self.cancel_requested = False
+        self.renewing = False  # a renewal is waiting for the database
+        self.failing = False  # the last renewal attempt failed (the database did not answer)
         self.expires = claim.lease_expires_at
         self.due: datetime | None = None  # on the worker's clock; None: no more beats
 
@@ -125,10 +130,19 @@ class Beat:
                 return False
             if self.expires >= self.claim.deadline:
                 return True  # the lease already reaches the deadline; wake at the deadline
-            outcome = queue.renew(job_id=self.claim.job_id, epoch=self.claim.epoch, now=now, lease=self.lease)
+            self.renewing = True
+            try:
+                outcome = queue.renew(job_id=self.claim.job_id, epoch=self.claim.epoch, now=now, lease=self.lease)
+            except DatabaseError:
+                self.failing = True
+                raise
+            finally:
+                self.renewing = False
+            self.failing = False
             if not outcome:
-                self.lost = outcome.reason or "renewal rejected"
-                self.ctx.stop.set()
+                self._give_up(outcome.reason or "renewal rejected", fenced=False)
+                return False
+            if self.lost:  # fenced while the renewal was in flight: the claim stays given up
                 return False
             if outcome.reason == queue.CANCEL_REQUESTED and not self.cancel_requested:
                 # Someone asked to cancel: tell the handler, and keep the lease while it settles.
@@ -139,48 +153,77 @@ class Beat:
             self.interval = self.lease / 3
             return True
 
-    def fence_due(self, now: datetime) -> bool:
-        """Two thirds of the lease have passed since it was last renewed (a lease that already
-        reaches the deadline needs no renewal: the deadline ends the job instead)."""
-        return self.expires < self.claim.deadline and now >= self.expires - self.lease / 3
+    def fence_at(self) -> datetime | None:
+        """When the claim is given up unless renewed first: two thirds into the lease (None:
+        the lease already reaches the deadline, which ends the job instead)."""
+        return self.expires - self.lease / 3 if self.expires < self.claim.deadline else None
 
-    def fence(self, why: str) -> None:
-        """Give the claim up without a word from the database (see the class docstring)."""
-        with self.lock:
+    def fence_due(self, now: datetime) -> bool:
+        """Two thirds of the lease have passed since it was last renewed."""
+        at = self.fence_at()
+        return at is not None and now >= at
+
+    def fence(self, why: str) -> bool:
+        """Give the claim up without a word from the database (see the class docstring);
+        False if it had already ended or been lost."""
+        return self._give_up(f"self-fenced: {why}", fenced=True)
+
+    def _give_up(self, why: str, *, fenced: bool) -> bool:
+        with self._flags:
             if self.done or self.lost:
-                return
-            self.lost = f"self-fenced: {why}"
-            self.fenced = True
+                return False
+            self.lost = why
+            self.fenced = fenced
             self.ctx.stop.set()
+            return True
 
     def end(self) -> None:
-        """The handler returned: no renewal may run from here on (waits for one in flight)."""
-        with self.lock:
+        """The handler returned: no renewal may run from here on.
+
+        Waits for a renewal in flight, so none lands after the worker's own final write;
+        except on a fenced claim, for which the worker writes nothing more and which must
+        not wait on the call that hangs.
+        """
+        if self.fenced:
+            with self._flags:
+                self.done = True
+            return
+        with self.lock, self._flags:
             self.done = True
 
 
 class Heartbeat:
-    """A long-lived thread renewing the current claim's lease while its handler runs.
+    """Two long-lived threads that keep the current claim's lease, or give it up in time.
 
-    One thread per worker, not one per job, and the worker never wakes it: it looks at the
-    current claim on its own schedule (every lease/3 when idle, at the claim's next due
+    One pair per worker, not one per job, and the worker never wakes them: they look at the
+    current claim on their own schedule (every lease/3 when idle, at the claim's next due
     time otherwise), on the worker's clock. A job that finishes within a third of its lease
     costs two attribute writes here: no thread start, no context switch, no database write.
-    The thread holds no database connection between beats, so a handler sandbox forked
+
+    The heartbeat thread renews. The fence thread gives the claim up at its fence time
+    (``Beat.fence_at``) when a renewal is still waiting for the database, or the last one
+    failed: a connect or a statement on a dead path waits for the driver's timeouts
+    (``connect_timeout``, ``tcp_user_timeout``, ``lock_timeout``), which need not fit
+    inside a short lease, and the handler must not run on past it meanwhile.
+    Neither thread holds a database connection between beats, so a handler sandbox forked
     from the worker never inherits one.
     """
+
+    FENCE_POLL = 0.05  # seconds between looks once the fence time has passed
 
     def __init__(self, clock: Clock, idle_wait: timedelta) -> None:
         self.clock = clock
         self.idle_wait = idle_wait.total_seconds()
         self._beat: Beat | None = None
         self._closed = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
 
     def watch(self, beat: Beat) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
-            self._thread.start()
+        if not self._threads:
+            for target, name in ((self._run, "heartbeat"), (self._watch_fence, "fence")):
+                thread = threading.Thread(target=target, name=name, daemon=True)
+                thread.start()
+                self._threads.append(thread)
         beat.due = self.clock.now() + beat.interval
         self._beat = beat
 
@@ -194,8 +237,8 @@ class Heartbeat:
 
     def close(self) -> None:
         self._closed.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        for thread in self._threads:
+            thread.join(timeout=5)
 
     def _run(self) -> None:
         while not self._closed.is_set():
@@ -216,13 +259,31 @@ class Heartbeat:
                       error=type(exc).__name__, detail=str(exc)[:200])
                 now = self.clock.now()
                 if beat.fence_due(now):
-                    beat.fence(f"lease not renewed since {beat.expires - beat.lease:%H:%M:%S} "
-                               f"({type(exc).__name__})")
-                    event(log, WARNING, "self_fenced", job=beat.claim.job_id, epoch=beat.claim.epoch,
-                          lease_expires=beat.expires.isoformat())
+                    self._fence(beat, f"lease not renewed since {beat.expires - beat.lease:%H:%M:%S} "
+                                      f"({type(exc).__name__})")
                 beat.due = now + min(timedelta(seconds=1), beat.interval)
             finally:
                 connection.close()
+
+    def _watch_fence(self) -> None:
+        while not self._closed.is_set():
+            beat = self._beat
+            at = beat.fence_at() if beat is not None and not (beat.done or beat.lost) else None
+            if at is None:
+                self._closed.wait(self.idle_wait)
+                continue
+            wait = (at - self.clock.now()).total_seconds()
+            if wait > 0:
+                self._closed.wait(min(wait, self.idle_wait))
+                continue
+            if beat.renewing or beat.failing:
+                self._fence(beat, "lease not renewed in time: the database has not answered")
+            self._closed.wait(self.FENCE_POLL)
+
+    def _fence(self, beat: Beat, why: str) -> None:
+        if beat.fence(why):
+            event(log, WARNING, "self_fenced", job=beat.claim.job_id, epoch=beat.claim.epoch,
+                  lease_expires=beat.expires.isoformat(), why=why)
 
 
 # --- PostgreSQL wake-ups --------------------------------------------------------------------
@@ -233,17 +294,22 @@ class Listener:
 
     Django's connection cannot wait for notifications while it runs transactions, so a
     small thread owns a second, autocommit connection for the worker's lifetime. When that
-    connection is lost (the database restarted, the network failed) the thread reconnects
-    with backoff and listens again, waking the worker once so it polls for anything it
-    missed meanwhile.
+    connection is lost (the database restarted, the network failed), or cannot be opened at
+    all (the worker started before the database), the thread connects again with backoff
+    and listens, waking the worker once so it polls for anything it missed meanwhile.
     """
 
     BACKOFF = (0.5, 1.0, 2.0, 5.0)
 
-    def __init__(self, wake: threading.Event) -> None:
+    def __init__(self, wake: threading.Event, *, worker: str = "") -> None:
         self._wake = wake
         self._closed = threading.Event()
-        self._conn: Any = self._connect()
+        self._conn: Any = None
+        try:
+            self._conn = self._connect()
+        except Exception as exc:  # noqa: BLE001  not up yet: the thread keeps trying
+            event(log, WARNING, "listen_failed", worker=worker, error=type(exc).__name__, detail=str(exc)[:200],
+                  retrying=True)
         self.reconnects = 0
         self._thread = threading.Thread(target=self._run, name="listener", daemon=True)
         self._thread.start()
@@ -431,7 +497,7 @@ class Worker:
         if self.burst or self.listen is False or connection.vendor != "postgresql":
             return None
         try:
-            return Listener(self._wake)
+            return Listener(self._wake, worker=self.name)
         except Exception as exc:  # noqa: BLE001  polling alone is correct, only slower
             event(log, WARNING, "listen_failed", worker=self.name, error=type(exc).__name__, detail=str(exc)[:200])
             return None
@@ -461,6 +527,9 @@ class Worker:
         finally:
             self._heartbeat.release(beat)
             self._current = None
+        if beat.fenced:  # how much of its lease the handler left unused: below zero, work past it
+            event(log, WARNING, "fenced_handler_ended", job=claim.job_id, epoch=claim.epoch,
+                  lease_left_ms=round((beat.expires - self.clock.now()).total_seconds() * 1000))
         if beat.lost:
             self._rejected(fields, started, "renew", beat.lost)
             return
