@@ -127,11 +127,10 @@ def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-def drive_to(job, state: str, *, now):
-    """Drive an accepted job with the real queue operations into ``state`` and return it.
+def claim_first(job, *, now, worker: str = "w1", lease=None):
+    """Claim ``job``, whatever else the test queued: its turn is made the first.
 
-    Its turn comes first, whatever else the test queued (the fair claim would otherwise
-    serve another tenant's job before it).
+    The fair claim would otherwise serve another tenant's (or an older) job before it.
     """
     from datetime import timedelta
 
@@ -139,13 +138,28 @@ def drive_to(job, state: str, *, now):
 
     from jobs.models import Job
 
+    head = Job.objects.filter(state="queued", turn__isnull=False).aggregate(turn=Min("turn"))["turn"] or 0
+    Job.objects.filter(pk=job.pk).update(turn=head - 1, priority=32767)
+    try:
+        c = queue.claim(now=now, worker=worker, lease=lease or timedelta(seconds=30))
+    finally:
+        Job.objects.filter(pk=job.pk).update(priority=0)
+    assert c is not None and c.job_id == job.pk
+    return c
+
+
+def drive_to(job, state: str, *, now):
+    """Drive an accepted job with the real queue operations into ``state`` and return it.
+
+    Its turn comes first, whatever else the test queued (the fair claim would otherwise
+    serve another tenant's job before it).
+    """
+    from jobs.models import Job
+
     if state == Job.State.CANCELLED:
         assert queue.cancel(job_id=job.pk, actor="user:test", reason="", now=now).state == "cancelled"
     elif state != Job.State.QUEUED:
-        head = Job.objects.filter(state="queued", turn__isnull=False).aggregate(turn=Min("turn"))["turn"] or 0
-        Job.objects.filter(pk=job.pk).update(turn=head - 1, priority=32767)
-        c = queue.claim(now=now, worker="w1", lease=timedelta(seconds=30))
-        assert c is not None and c.job_id == job.pk
+        c = claim_first(job, now=now)
         if state == Job.State.COMPLETED:
             assert queue.complete(job_id=c.job_id, epoch=c.epoch, result={"ok": 1}, now=now)
         elif state == Job.State.DEAD:
@@ -154,7 +168,6 @@ def drive_to(job, state: str, *, now):
         elif state == Job.State.UNKNOWN:
             assert queue.mark_external_start(job_id=c.job_id, epoch=c.epoch, now=now)
             assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="provider timed out", now=now).state == "unknown"
-        Job.objects.filter(pk=job.pk).update(priority=0)
     job.refresh_from_db()
     assert job.state == state
     return job

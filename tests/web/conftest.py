@@ -7,6 +7,7 @@ import itertools
 import pytest
 from django.test import Client
 
+from tests.conftest import claim_first
 from jobs import kinds, queue, tokens
 
 _keys = itertools.count(1)
@@ -64,8 +65,7 @@ def completed_job(accept, clock):
 
     def make(result: dict, **kwargs):
         job = accept(**kwargs)
-        claim = queue.claim(now=clock.now(), worker="test")
-        assert claim is not None and claim.job_id == job.pk
+        claim = claim_first(job, now=clock.now(), worker="test")
         assert queue.complete(job_id=job.pk, epoch=claim.epoch, result=result, now=clock.now())
         job.refresh_from_db()
         return job
@@ -114,8 +114,7 @@ def reviewed(clock, alice):
         job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
                            operation_key=f"reviewed-{next(_keys)}", now=now, batch=batch,
                            document=Upload(f"Invoice {name}".encode(), name, "text/plain")).job
-        claim = queue.claim(now=clock.now(), worker="test")
-        assert claim is not None and claim.job_id == job.pk
+        claim = claim_first(job, now=clock.now(), worker="test")
         summary = kinds.get("document_review").summarize(result)
         assert queue.complete(job_id=job.pk, epoch=claim.epoch, result=result, now=clock.now(), summary=summary)
         job.refresh_from_db()
