@@ -20,11 +20,11 @@ import math
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
+from django.db import connection
 from django.utils.module_loading import import_string
 
 from . import kinds
@@ -314,13 +314,29 @@ class QueueTaskResult(TaskResult):
             object.__setattr__(self, attr, getattr(fresh, attr))
 
 
+HISTORY_SQL = (
+    f"SELECT to_state, actor, at FROM {JobEvent._meta.db_table} WHERE job_id = %s AND "
+    "((from_state = '' AND to_state = 'queued') OR (from_state = 'queued' AND to_state = 'leased')) ORDER BY id"
+)
+
+
 def history(job_id: int) -> list[tuple[str, str, datetime]]:
-    """The acceptance and every claim of a job, oldest first: (to_state, actor, at)."""
-    return list(
-        JobEvent.objects.filter(job_id=job_id)
-        .filter(Q(from_state="", to_state=QUEUED) | Q(from_state=QUEUED, to_state=LEASED))
-        .order_by("id").values_list("to_state", "actor", "at")
-    )
+    """The acceptance and every claim of a job, oldest first: (to_state, actor, at).
+
+    One plain statement on the events' (job, id) index: the worker reads it for every task
+    it runs, where building the same query through the ORM would cost more than the claim.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(HISTORY_SQL, [job_id])
+        rows = cursor.fetchall()
+    return [(to_state, actor, _aware(at)) for to_state, actor, at in rows]
+
+
+def _aware(value: Any) -> datetime:
+    """A timestamp as the driver returns it (text on SQLite), as an aware UTC datetime."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
 def build_result(*, job_id: int, task: Task, call: TaskCall, state: str, events: list[tuple[str, str, datetime]],
