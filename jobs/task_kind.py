@@ -386,7 +386,7 @@ def run(ctx: JobContext) -> dict[str, Any]:
     sender = type(task.get_backend())
     if call.outside_effects:
         ctx.mark_external_start(f"task {call.function}")
-    task_started.send(sender=sender, task_result=result)
+    task_started.send_robust(sender=sender, task_result=result)
     error, retryable, code = "", True, ERROR_CODE
     try:
         if call.takes_context:
@@ -406,14 +406,15 @@ def run(ctx: JobContext) -> dict[str, Any]:
             error, retryable, code = f"{exc}; the task ran, so it is not run again", False, "task_result_not_json"
     # Signals go out here, outside any ``except``: a receiver that logs with exc_info (the
     # framework's own does) must not log the exception's message, which may quote the arguments.
+    # Sent robustly: a receiver's error is logged, and never fails a task that has run.
     if not error:
         finished = replace(result, status=TaskResultStatus.SUCCESSFUL, finished_at=ctx.now())
         object.__setattr__(finished, "_return_value", return_value)
-        task_finished.send(sender=sender, task_result=finished)
+        task_finished.send_robust(sender=sender, task_result=finished)
         return {"return_value": return_value}
     if _ends_the_task(ctx, retryable):
         errors = errors_of(DEAD, f"{code}: {error}")
-        task_finished.send(sender=sender, task_result=replace(
+        task_finished.send_robust(sender=sender, task_result=replace(
             result, status=TaskResultStatus.FAILED, finished_at=ctx.now(), errors=errors))
     raise JobFailed(error, retryable=retryable, code=code)
 

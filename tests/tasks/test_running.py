@@ -225,3 +225,16 @@ def test_another_kinds_job_is_no_task_result(backend, accept):
     with pytest.raises(TaskResultDoesNotExist):
         backend.get_result(str(job.pk))
     assert Job.objects.get(pk=job.pk).kind == "diagnostic.noop"
+
+
+def test_a_signal_receiver_that_raises_never_fails_a_task_that_ran(backend, worker):
+    def broken(sender, task_result, **kwargs):
+        raise RuntimeError("a monitoring hook is down")
+
+    task_finished.connect(broken)
+    try:
+        enqueued = add.enqueue(2, 3)
+        worker.run_one()
+    finally:
+        task_finished.disconnect(broken)
+    assert (job_of(enqueued).state, job_of(enqueued).attempts) == ("completed", 1)
