@@ -30,11 +30,12 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
-from . import documents, kinds, queue, tokens
+from . import documents, kinds, queue, task_kind, tokens
 from .clock import system_clock
 from .models import ApiToken, Job, Tenant, User
 
 QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN, CANCELLED = (s.value for s in Job.State)
+TASK_ARGUMENTS_SHOWN = 120  # characters of a task's arguments on its job page
 
 
 # --- Tenants, members, groups, tokens ------------------------------------------------------
@@ -480,7 +481,7 @@ class JobAdmin(admin.ModelAdmin):
     fieldsets = [
         (None, {"fields": ["id", "tenant", "submitted_by", "kind", "state", "epoch", "attempt_count",
                            "last_error", "operation_key"]}),
-        ("Input", {"fields": ["input_summary", "document_summary"]}),
+        ("Input", {"fields": ["input_summary", "task_call", "document_summary"]}),
         ("Checkpoint", {"fields": ["kind_progress"]}),
         ("Result", {"fields": ["result_display"]}),
         ("Timeline", {"fields": ["timeline"]}),
@@ -629,6 +630,18 @@ class JobAdmin(admin.ModelAdmin):
                 shown = json.dumps(value)  # numbers, booleans, null: settings, not content
             rows.append((key, shown))
         return format_html('<ul class="job-input">{}</ul>', format_html_join("", "<li><code>{}</code>: {}</li>", rows))
+
+    @admin.display(description="task")
+    def task_call(self, obj: Job) -> str:
+        """A task job's function and its arguments, truncated: what staff need to know which
+        call failed, not the caller's data in full."""
+        if obj.kind != task_kind.KIND or not isinstance(obj.payload, dict):
+            return "—"
+        arguments = [json.dumps(a, ensure_ascii=False, default=str) for a in obj.payload.get("args", [])]
+        arguments += [f"{k}={json.dumps(v, ensure_ascii=False, default=str)}"
+                      for k, v in obj.payload.get("kwargs", {}).items()]
+        return format_html("<code>{}({})</code>", obj.payload.get("function", "?"),
+                           Truncator(", ".join(arguments)).chars(TASK_ARGUMENTS_SHOWN))
 
     @admin.display(description="document")
     def document_summary(self, obj: Job) -> str:

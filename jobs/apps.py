@@ -7,3 +7,4 @@ class JobsConfig(AppConfig):
 
     def ready(self) -> None:
         from . import diagnostic  # noqa: F401  registers the diagnostic kinds
+        from . import task_kind  # noqa: F401  registers the kind Django's Tasks framework enqueues

@@ -114,6 +114,9 @@ class Kind:
     check_document: DocumentCheck | None = None
     check_input: InputCheck | None = None
     diagnostic: bool = False
+    # Made only by code on the server (the Tasks framework's backend), never offered to users:
+    # its payload names a function for the worker to import and call.
+    internal: bool = False
     # Kinds that read what users send run in a child process under ``limits``, so no input
     # can exhaust the worker's memory, hold its CPU or outlive the job's deadline.
     isolated: bool = False
@@ -173,9 +176,10 @@ def get(name: str) -> Kind | None:
 
 
 def offered(name: str) -> Kind | None:
-    """The kind if users may submit it: diagnostic kinds only when the setting allows."""
+    """The kind if users may submit it: diagnostic kinds only when the setting allows, internal
+    kinds never."""
     kind = _registry.get(name)
-    if kind is None or (kind.diagnostic and not settings.JOBS["DIAGNOSTIC_KINDS"]):
+    if kind is None or kind.internal or (kind.diagnostic and not settings.JOBS["DIAGNOSTIC_KINDS"]):
         return None
     return kind
 

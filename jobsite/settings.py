@@ -305,6 +305,18 @@ JOBS = {
     "PROVIDER_SLOTS": int(os.environ.get("JOBS_PROVIDER_SLOTS", "4")),
 }
 
+# --- Django's Tasks framework --------------------------------------------------------
+# A module-level @task function's .enqueue() commits a job of kind "task" that runworkers runs
+# (jobs.tasks_backend); get_result(id) reads it back. OPTIONS: TENANT, MAX_ATTEMPTS, DEADLINE,
+# OUTSIDE_EFFECTS (see the README, "Use it from any Django app").
+TASKS = {
+    "default": {
+        "BACKEND": "jobs.tasks_backend.QueueBackend",
+        "QUEUES": ["default"],
+        "OPTIONS": {},
+    },
+}
+
 # Worker, supervisor and sandbox lines: key=value by default, one JSON object a line with
 # JOBS_LOG_FORMAT=json (jobs.logs).
 LOG_FORMAT = os.environ.get("JOBS_LOG_FORMAT", "keyvalue").strip().lower()

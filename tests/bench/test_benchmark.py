@@ -50,7 +50,7 @@ def test_the_claim_is_an_index_seek_on_sqlite():
 @pytest.mark.slow
 def test_workerbench_drains_through_real_runworkers_and_a_bare_loop():
     done = subprocess.run(
-        [PYTHON, "manage.py", "workerbench", "--jobs", "40", "--processes", "1,2", "--postgres", ""],
+        [PYTHON, "manage.py", "workerbench", "--jobs", "40", "--processes", "1,2", "--postgres", "", "--tasks", "0"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr

@@ -13,7 +13,8 @@ class Command(BaseCommand):
     help = (
         "Drain N no-op jobs through real `runworkers --burst` processes (1, 2, 4) and through a bare "
         "driver loop of the same statements at the same process counts; print jobs/s and ratios, on "
-        "SQLite and on PostgreSQL (throwaway databases)."
+        "SQLite and on PostgreSQL (throwaway databases). Then N no-op tasks through Django's Tasks framework, "
+        "under the queue's backend and under django-tasks-db, at CONN_MAX_AGE 0 and 60: rates and ratios."
     )
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
@@ -21,10 +22,16 @@ class Command(BaseCommand):
         parser.add_argument("--processes", default="1,2,4", help="Comma-separated process counts.")
         parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres",
                             help="A PostgreSQL server URL to make throwaway databases on ('' to skip).")
+        parser.add_argument("--tasks", type=int, default=3000,
+                            help="No-op tasks to drain through Django's Tasks framework, under the queue's backend "
+                                 "and under django-tasks-db (0 to skip).")
+        parser.add_argument("--task-rounds", type=int, default=2, help="Best of this many drains per task setting.")
 
-    def handle(self, *args, jobs: int, processes: str, postgres: str, **options) -> None:
+    def handle(self, *args, jobs: int, processes: str, postgres: str, tasks: int, task_rounds: int,
+               **options) -> None:
         try:
             counts = [int(p) for p in processes.split(",")]
         except ValueError:
             raise CommandError("--processes takes numbers, e.g. 1,2,4") from None
-        workerbench.run(jobs=jobs, counts=counts, postgres_url=postgres or None, out=self.stdout.write)
+        workerbench.run(jobs=jobs, counts=counts, postgres_url=postgres or None, out=self.stdout.write, tasks=tasks,
+                        task_rounds=task_rounds)
