@@ -53,10 +53,10 @@ def run(ctx: JobContext, *, planner: planners.Planner,
             checkpoint.save()
     source = "document" if ctx.job()["document"] else "inline"
     while True:
-        if ctx.cancelled():  # someone asked to cancel: stop between steps; the worker records it
-            raise JobCancelled()
-        if ctx.stop.is_set():  # the worker is shutting down: stop between steps, resume later
+        if ctx.stop.is_set():  # asked to stop (shutdown, a lost lease, a cancel): between steps
             raise JobFailed("stopped between steps; the checkpoint keeps the progress", code="shutdown")
+        if ctx.cancelled():  # someone asked to cancel since the last renewal: the worker records it
+            raise JobCancelled()
         step = checkpoint.step_index
         proposal = saved_proposal(checkpoint)
         if proposal is None:

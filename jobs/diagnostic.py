@@ -30,9 +30,7 @@ def sleep(ctx: JobContext) -> dict[str, Any]:
         return call(ctx, seconds, provider=bool(p.get("provider")))
     if p.get("external"):
         ctx.mark_external_start("diagnostic external call")
-    if ctx.stop.wait(seconds):
-        if ctx.cancelled():
-            raise JobCancelled()
+    if ctx.stop.wait(seconds):  # shutdown, a lost or fenced lease, or a cancel: the worker knows which
         raise JobFailed("stopped before finishing", retryable=True, code="shutdown")
     return {"slept": seconds, "attempt": ctx.attempt, "epoch": ctx.epoch}
 
