@@ -422,39 +422,51 @@ class Triage:
     title: str
     verb: str
     done: str
-    from_state: str
+    from_states: tuple[str, ...]
     to_state: str
     explanation: str
     form: type[ReasonForm] = ReasonForm
 
-    def run(self, **arguments: Any) -> queue.Outcome:
+    @property
+    def from_state(self) -> str:
+        return " or ".join(self.from_states)
+
+    def run(self, *, state: str, **arguments: Any) -> queue.Outcome:
+        if self.to_state == CANCELLED:
+            arguments.pop("result", None)
+            return queue.cancel(**arguments)
         if self.to_state == QUEUED:
-            return queue.requeue(expected_state=self.from_state, **arguments)
-        return queue.resolve(expected_state=self.from_state, to_state=self.to_state, **arguments)
+            return queue.requeue(expected_state=state, **arguments)
+        return queue.resolve(expected_state=state, to_state=self.to_state, **arguments)
 
 
 RETRY = Triage(
-    "retry_dead", "Retry dead jobs", "Retry", "retried", DEAD, QUEUED,
+    "retry_dead", "Retry dead jobs", "Retry", "retried", (DEAD,), QUEUED,
     "Back to queued with fresh attempts and a new deadline. The epoch is kept, and the next "
     "claim raises it, so no token a worker ever held becomes valid again.",
 )
 RECONCILE_DONE = Triage(
-    "reconcile_done", "Reconcile unknown jobs as done", "Reconcile as done", "completed", UNKNOWN, COMPLETED,
+    "reconcile_done", "Reconcile unknown jobs as done", "Reconcile as done", "completed", (UNKNOWN,), COMPLETED,
     "The external effect happened: the job is completed with the outcome you attach, and "
     "nothing runs again.",
     OutcomeForm,
 )
 RECONCILE_NOT_DONE = Triage(
     "reconcile_not_done", "Reconcile unknown jobs as not done", "Reconcile as not done", "requeued",
-    UNKNOWN, QUEUED,
+    (UNKNOWN,), QUEUED,
     "The external effect did not happen: back to queued with fresh attempts and a new deadline, "
     "so a worker runs it again.",
 )
 DISCARD = Triage(
-    "discard_unknown", "Discard unknown jobs", "Discard", "discarded", UNKNOWN, DEAD,
+    "discard_unknown", "Discard unknown jobs", "Discard", "discarded", (UNKNOWN,), DEAD,
     "Give up on the job: it goes to dead and nothing runs again (a retry stays possible).",
 )
-TRIAGES = {t.name: t for t in (RETRY, RECONCILE_DONE, RECONCILE_NOT_DONE, DISCARD)}
+CANCEL = Triage(
+    "cancel_jobs", "Cancel jobs", "Cancel", "cancelled", (QUEUED, LEASED), CANCELLED,
+    "A waiting job is cancelled at once; a running one gets a cancel request that its worker "
+    "acknowledges at its next renewal or step (a call in flight settles first). Nothing runs again.",
+)
+TRIAGES = {t.name: t for t in (RETRY, RECONCILE_DONE, RECONCILE_NOT_DONE, DISCARD, CANCEL)}
 
 
 # --- Jobs: the admin -------------------------------------------------------------------------
@@ -475,7 +487,7 @@ class JobAdmin(admin.ModelAdmin):
     show_full_result_count = False  # the state counts above the list already say it
     search_fields = ["=operation_key"]
     search_help_text = "A job id, an operation key (exact), or words of a document's file name."
-    actions = [RETRY.name, RECONCILE_DONE.name, RECONCILE_NOT_DONE.name, DISCARD.name]
+    actions = [RETRY.name, RECONCILE_DONE.name, RECONCILE_NOT_DONE.name, DISCARD.name, CANCEL.name]
     change_list_template = "admin/jobs/job/change_list.html"
     change_form_template = "admin/jobs/job/change_form.html"
     fieldsets = [
@@ -564,7 +576,7 @@ class JobAdmin(admin.ModelAdmin):
         job = self.get_object(request, object_id)
         buttons = []
         if job is not None and self.has_triage_permission(request):
-            buttons = [t for t in TRIAGES.values() if t.from_state == job.state]
+            buttons = [t for t in TRIAGES.values() if job.state in t.from_states]
         return super().change_view(request, object_id, form_url, {"triage_buttons": buttons, **(extra_context or {})})
 
     def get_urls(self):
@@ -728,6 +740,10 @@ class JobAdmin(admin.ModelAdmin):
     def discard_unknown(self, request, queryset):
         return self._triage(request, queryset, DISCARD)
 
+    @admin.action(permissions=["triage"], description="Cancel selected waiting or running jobs…")
+    def cancel_jobs(self, request, queryset):
+        return self._triage(request, queryset, CANCEL)
+
     def _triage(self, request, queryset, triage: Triage):
         """Confirm first (reason, what moves, what is skipped); then move what is still as seen."""
         if not self.has_triage_permission(request):
@@ -740,7 +756,7 @@ class JobAdmin(admin.ModelAdmin):
         else:
             form = triage.form()
         jobs = list(queryset.select_related("tenant").order_by("pk"))
-        movable = [job for job in jobs if job.state == triage.from_state]
+        movable = [job for job in jobs if job.state in triage.from_states]
         return TemplateResponse(request, "admin/jobs/job/triage_confirmation.html", {
             **self.admin_site.each_context(request),
             "opts": self.opts,
@@ -749,7 +765,7 @@ class JobAdmin(admin.ModelAdmin):
             "form": form,
             "jobs": jobs,
             "movable": movable,
-            "skipped": [job for job in jobs if job.state != triage.from_state],
+            "skipped": [job for job in jobs if job.state not in triage.from_states],
             "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
             "media": self.media + form.media,
         })
@@ -760,7 +776,10 @@ class JobAdmin(admin.ModelAdmin):
         targets = sorted(queryset.filter(pk__in=seen.keys() & selected).values_list("pk", flat=True))
         reason = form.cleaned_data["reason"]
         actor = f"staff:{request.user.get_username()}"
-        moved = [pk for pk in targets if self._move(request, triage, pk, seen[pk], actor, reason, form)]
+        states = dict(queryset.filter(pk__in=targets).values_list("pk", "state"))
+        moved = [pk for pk in targets
+                 if states.get(pk) in triage.from_states
+                 and self._move(request, triage, pk, states[pk], seen[pk], actor, reason, form)]
         skipped = sorted(selected - set(moved))
         self.message_user(
             request, f"{triage.verb}: {len(moved)} of {len(selected)} selected job(s) {triage.done} "
@@ -774,7 +793,7 @@ class JobAdmin(admin.ModelAdmin):
                 messages.WARNING,
             )
 
-    def _move(self, request, triage: Triage, pk: int, seen_epoch: int, actor: str, reason: str,
+    def _move(self, request, triage: Triage, pk: int, state: str, seen_epoch: int, actor: str, reason: str,
               form: ReasonForm) -> bool:
         """One job, only if it is still in the state and epoch the confirmation page showed.
 
@@ -782,7 +801,7 @@ class JobAdmin(admin.ModelAdmin):
         queue's event or not at all.
         """
         with transaction.atomic():
-            outcome = triage.run(job_id=pk, expected_epoch=seen_epoch, actor=actor, reason=reason,
+            outcome = triage.run(state=state, job_id=pk, expected_epoch=seen_epoch, actor=actor, reason=reason,
                                  now=self.clock.now(), **form.queue_arguments())
             if outcome:
                 self.log_change(request, Job.objects.get(pk=pk),

@@ -31,7 +31,7 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods
 from pydantic import BaseModel, ValidationError
 
-from . import documents, kinds, queue, schemas, tokens
+from . import documents, kinds, queue, schemas, status, tokens
 from .clock import system_clock
 from .documents import Upload
 from .errors import AcceptanceError
@@ -60,6 +60,7 @@ STATUS_CODES = {
     405: ("method_not_allowed", "this method is not allowed here"),
     409: ("conflict", "the request conflicts with an earlier one"),
     413: ("too_large", "the request body is too large"),
+    429: ("too_many_requests", "too many requests; retry later"),
     415: ("unsupported_media_type", "unsupported media type"),
     500: ("internal_error", "something went wrong on our side; nothing was accepted"),
     503: ("unavailable", "the job store is unavailable; retry later"),
@@ -70,21 +71,25 @@ class HttpError(Exception):
     """An error answer: a stable code, a human text, and for 400s the field at fault."""
 
     def __init__(self, status: int, code: str, detail: str, *, field: str | None = None,
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None, state: str | None = None) -> None:
         super().__init__(detail)
         self.status, self.code, self.detail, self.field = status, code, detail, field
         self.headers = headers or {}
+        self.state = state  # the job's state, for an answer about what it cannot do now
 
     @classmethod
     def from_acceptance(cls, exc: AcceptanceError) -> HttpError:
         """Wrap a ``jobs.errors.AcceptanceError`` (it already knows its status and code)."""
-        return cls(exc.status, exc.code, exc.message, field=exc.field)
+        retry_after = getattr(exc, "retry_after", None)
+        headers = {"Retry-After": str(retry_after)} if retry_after else None
+        return cls(exc.status, exc.code, exc.message, field=exc.field, headers=headers)
 
 
 def json_error(status: int, code: str | None = None, detail: str | None = None, *,
-               field: str | None = None, headers: dict[str, str] | None = None) -> JsonResponse:
+               field: str | None = None, headers: dict[str, str] | None = None,
+               state: str | None = None) -> JsonResponse:
     default_code, default_detail = STATUS_CODES.get(status, ("error", "the request failed"))
-    body = schemas.Error.of(code or default_code, detail or default_detail, field)
+    body = schemas.Error.of(code or default_code, detail or default_detail, field, state=state)
     response = JsonResponse(body.to_json(), status=status, headers=headers)
     if status == 401:
         response["WWW-Authenticate"] = 'Bearer realm="jobs"'
@@ -96,7 +101,7 @@ def error_response(request: HttpRequest, exc: HttpError, *, as_json: bool | None
     if as_json is None:
         as_json = wants_json(request)
     if as_json:
-        return json_error(exc.status, exc.code, exc.detail, field=exc.field, headers=exc.headers)
+        return json_error(exc.status, exc.code, exc.detail, field=exc.field, headers=exc.headers, state=exc.state)
     if exc.status == 401:
         login = redirect_to_login(request.get_full_path())
         if request.htmx:  # a poll whose session expired: send the whole page to log in
@@ -115,10 +120,12 @@ ERROR_PAGES = {
                   "Ask your staff to add you to one."),
     "not_failed": ("Not failed", "Only a failed document can be submitted again."),
     "document_gone": ("The document is no longer kept", "Choose the file again on the Review documents page."),
+    "not_cancellable": ("Already finished", "This document's review has already ended, so there is nothing "
+                        "to cancel."),
 }
 ERROR_TITLES = {
     400: "That request could not be used", 403: "Not allowed", 404: "Not found", 405: "Not possible here",
-    409: "Not possible now", 413: "Too large", 415: "Not a supported kind of file",
+    409: "Not possible now", 413: "Too large", 415: "Not a supported kind of file", 429: "Please wait",
 }
 
 
@@ -394,6 +401,18 @@ def _media_type(claimed: str | None) -> str:
     return "application/octet-stream"
 
 
+def cancel(call: Call, job_id: int) -> queue.Outcome:
+    """Cancel one of the caller's tenant's jobs; an HttpError when it is not cancellable.
+
+    Other tenants' jobs raise the same 404 as unknown ids (the read scopes the job first).
+    """
+    job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job
+    outcome = queue.cancel(job_id=job.pk, actor=f"user:{call.identity.user.pk}", reason="", now=system_clock.now())
+    if not outcome:
+        raise HttpError(409, "not_cancellable", f"a {outcome.state} job cannot be cancelled", state=outcome.state)
+    return outcome
+
+
 def submit(call: Call) -> queue.Acceptance:
     """Parse the request and accept it as the caller: one transaction, or an HttpError."""
     if call.tenant_id is None:
@@ -642,6 +661,9 @@ def in_words(code: str, message: str, field_name: str, *, spec: kinds.Kind | Non
         return "The upload was interrupted or could not be read. Choose the files and send them again."
     if code == "no_tenant":
         return "Your account belongs to no team, so it cannot send documents. Ask your staff to add you to one."
+    if code == "tenant_queue_full":
+        return ("Your team already has as many documents waiting as it may. Send this one again once some "
+                "of them have started.")
     return _sentence(message) or "This could not be accepted."
 
 

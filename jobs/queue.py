@@ -722,7 +722,7 @@ def _why_not_as_seen(job_id: int, state: str, epoch: int) -> str:
 # --- Cancellation ------------------------------------------------------------------------
 
 
-def cancel(*, job_id: int, actor: str, reason: str, now: datetime) -> Outcome:
+def cancel(*, job_id: int, actor: str, reason: str, now: datetime, expected_epoch: int | None = None) -> Outcome:
     """Cancel a job: at once while it waits, by request while it runs.
 
     ``queued`` becomes ``cancelled`` (a conditional write: a claim racing it wins or loses
@@ -730,12 +730,15 @@ def cancel(*, job_id: int, actor: str, reason: str, now: datetime) -> Outcome:
     with a fenced write (``acknowledge_cancel``); until then a completion may still win. A
     second request, or one for a job already cancelled, changes nothing and says so. Other
     finished jobs are not cancellable (``Outcome.applied`` is False, ``state`` says why).
+    With ``expected_epoch`` (staff, from the page they saw) it applies only on that epoch.
     """
     with write_transaction():
         current = Job.objects.filter(pk=job_id).values_list("state", "epoch", "cancel_requested_at").first()
         if current is None:
             return Outcome(False, None, "no such job")
         state, epoch, requested = current
+        if expected_epoch is not None and epoch != expected_epoch:
+            return Outcome(False, state, f"epoch {expected_epoch} superseded by {epoch}")
         if state == QUEUED and Job.objects.filter(pk=job_id, state=QUEUED, epoch=epoch).update(
                 state=CANCELLED, finished_at=now, updated_at=now, turn=None, last_error=""):
             _record(job_id, QUEUED, CANCELLED, epoch, actor, reason or "cancelled", now)
@@ -751,7 +754,8 @@ def cancel(*, job_id: int, actor: str, reason: str, now: datetime) -> Outcome:
     if state == CANCELLED:
         return Outcome(True, CANCELLED, "already cancelled")
     if state == QUEUED:  # claimed between the read and the write: ask its worker instead
-        return cancel(job_id=job_id, actor=actor, reason=reason, now=now)
+        return cancel(job_id=job_id, actor=actor, reason=reason, now=now,
+                      expected_epoch=None if expected_epoch is None else expected_epoch + 1)
     return Outcome(False, state, f"a {state} job cannot be cancelled")
 
 

@@ -58,10 +58,15 @@ class Error(Body):
     error: str = Field(description="A stable code, e.g. operation_key_conflict")
     detail: str = Field(description="A human explanation")
     field: str | SkipJsonSchema[None] = Field(default=None, description="The input at fault, for 400s")
+    state: State | SkipJsonSchema[None] = Field(
+        default=None, description="The job's state, when the answer is about what it cannot do now (409)")
 
     @classmethod
-    def of(cls, code: str, detail: str, field: str | None = None) -> Error:
-        return cls(error=code, detail=detail, **({"field": field} if field else {}))
+    def of(cls, code: str, detail: str, field: str | None = None, *, state: str | None = None) -> Error:
+        extra: dict[str, Any] = {"field": field} if field else {}
+        if state:
+            extra["state"] = state
+        return cls(error=code, detail=detail, **extra)
 
 
 class Accepted(Body):

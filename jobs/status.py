@@ -32,7 +32,7 @@ from .models import Job, JobEvent
 STATUS_FIELDS = (
     "id", "tenant_id", "kind", "state", "epoch", "attempts", "max_attempts", "created_at", "updated_at",
     "finished_at", "deadline", "document_name", "document_size", "result", "last_error", "outcome",
-    "outcome_text", "needs_action", "reference", "batch",
+    "outcome_text", "needs_action", "reference", "batch", "cancel_requested_at",
 )
 LIST_FIELDS = ("id", "kind", "state", "attempts", "created_at", "updated_at", "finished_at", "document_name",
                "outcome", "outcome_text", "needs_action", "reference", "batch", "last_error", "submitted_by")

@@ -184,6 +184,29 @@ def job_note(call: Call, job_id: int) -> HttpResponse:
 
 
 @http.endpoint("POST")
+def job_cancel(call: Call, job_id: int) -> HttpResponse:
+    """Cancel a job: at once while it waits (200), by a request its worker answers while it
+    runs (202). Browsers go back to the job's page."""
+    outcome = http.cancel(call, job_id)
+    if not call.wants_json:
+        return see_other(schemas.status_url(job_id))
+    found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)
+    return call.json(schemas.Job.of(found.job, found.events), status=202 if outcome.state == Job.State.LEASED else 200)
+
+
+@http.endpoint("POST")
+def batch_cancel(call: Call, batch: str) -> HttpResponse:
+    """Cancel every document of a batch that has not finished; back to the batch's page."""
+    for job in status.batch_status(tenant_id=call.tenant_id, batch=batch).jobs:
+        if not job.is_terminal:
+            try:
+                http.cancel(call, job.pk)
+            except http.HttpError:  # it finished meanwhile: nothing to cancel
+                pass
+    return see_other(reverse("batch_detail", args=[batch]))
+
+
+@http.endpoint("POST")
 def job_again(call: Call, job_id: int) -> HttpResponse:
     """Submit a failed job's document again, as a new job."""
     acceptance = http.submit_again(call, job_id)

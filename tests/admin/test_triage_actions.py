@@ -20,9 +20,13 @@ ACTIONS = {
     "reconcile_done": ("unknown", "completed"),
     "reconcile_not_done": ("unknown", "queued"),
     "discard_unknown": ("unknown", "dead"),
+    "cancel_jobs": ("queued", "cancelled"),
 }
+# Cancel also takes running jobs (as a request their worker acknowledges: see test_cancel_*).
+ALSO_FROM = {"cancel_jobs": {"leased"}}
 ALLOWED = [(action, frm, to) for action, (frm, to) in ACTIONS.items()]
-DISALLOWED = [(action, state) for action, (frm, _) in ACTIONS.items() for state in STATES if state != frm]
+DISALLOWED = [(action, state) for action, (frm, _) in ACTIONS.items() for state in STATES
+              if state != frm and state not in ALSO_FROM.get(action, set())]
 
 
 def form_for(action: str, reason: str = "customer confirmed by phone") -> dict:
@@ -257,5 +261,18 @@ def test_the_job_page_offers_only_the_actions_for_its_state(client, triager, in_
     queued = client.get(f"{CHANGELIST}{in_state('queued').pk}/change/").content.decode()
     assert 'value="retry_dead"' in dead and 'value="discard_unknown"' not in dead
     assert all(f'value="{a}"' in unknown for a in ("reconcile_done", "reconcile_not_done", "discard_unknown"))
-    assert 'value="retry_dead"' not in unknown
-    assert 'class="triage-buttons"' not in queued
+    assert 'value="retry_dead"' not in unknown and 'value="cancel_jobs"' not in unknown
+    assert 'value="cancel_jobs"' in queued and 'value="retry_dead"' not in queued
+
+
+def test_staff_cancel_a_running_job_as_a_request_its_worker_answers(client, triager, in_state):
+    from jobs.models import JobEvent
+
+    job = in_state("leased")
+    client.force_login(triager)
+    page = start_action(client, "cancel_jobs", job)
+    confirm(client, page, reason="the customer withdrew it")
+    job.refresh_from_db()
+    assert job.state == "leased" and job.cancel_requested_at is not None
+    assert JobEvent.objects.filter(job=job, actor="staff:triager",
+                                   reason="cancel requested: the customer withdrew it").exists()

@@ -16,7 +16,8 @@ from django.test import Client
 from django.urls import resolve
 
 from jobs import queue
-from jobs.models import User
+from jobs.models import Tenant, User
+from tests.conftest import claim_first
 from jobs.openapi import OPERATIONS, openapi
 
 from .conftest import key
@@ -31,7 +32,7 @@ def post(client, body=NOOP, *, idem: str | None = "auto", content_type="applicat
     return client.post("/jobs", data=data, content_type=content_type, headers=headers)
 
 
-def scenarios(alice, bob, api_client, accept, completed_job, monkeypatch):
+def scenarios(alice, bob, api_client, accept, completed_job, monkeypatch, clock, make_member):
     """(path, method, status) -> the responses that should match the document."""
     client = api_client(alice)
     tenantless = api_client(User.objects.create_user("no-tenant", password="x" * 12))
@@ -52,7 +53,25 @@ def scenarios(alice, bob, api_client, accept, completed_job, monkeypatch):
             m.setattr("jobs.status.job_page", down)
             return path_call()
 
+    def cancel(who, job_id):
+        return who.post(f"/jobs/{job_id}/cancel")
+
+    waiting, running = accept(), accept()
+    claim_first(running, now=clock.now())
+    full = make_member("full")
+    Tenant.objects.filter(pk=full.tenant_id).update(max_waiting=1)
+    accept(user=full)
+
     return {
+        ("/jobs", "post", 429): [post(api_client(full))],
+        ("/jobs/{id}/cancel", "post", 200): [cancel(client, waiting.pk), cancel(client, waiting.pk)],
+        ("/jobs/{id}/cancel", "post", 202): [cancel(client, running.pk)],
+        ("/jobs/{id}/cancel", "post", 401): [cancel(Client(), queued.pk)],
+        ("/jobs/{id}/cancel", "post", 403): [cancel(session, queued.pk)],
+        ("/jobs/{id}/cancel", "post", 404): [cancel(client, accept(user=bob).pk), cancel(client, 999999)],
+        ("/jobs/{id}/cancel", "post", 405): [client.get(f"/jobs/{queued.pk}/cancel")],
+        ("/jobs/{id}/cancel", "post", 409): [cancel(client, done.pk)],
+        ("/jobs/{id}/cancel", "post", 503): [unavailable(lambda: cancel(client, queued.pk))],
         ("/jobs", "post", 202): [post(client), post(client, idem=conflict_key)],
         ("/jobs", "post", 400): [post(client, idem=None), post(client, {"kind": "nope"})],
         ("/jobs", "post", 401): [post(Client())],
@@ -98,9 +117,9 @@ def test_the_components_are_the_models_json_schemas():
 
 
 def test_every_documented_response_is_produced_and_matches_its_schema(alice, bob, api_client, accept,
-                                                                      completed_job, monkeypatch):
+                                                                      completed_job, monkeypatch, clock, make_member):
     doc = openapi()
-    produced = scenarios(alice, bob, api_client, accept, completed_job, monkeypatch)
+    produced = scenarios(alice, bob, api_client, accept, completed_job, monkeypatch, clock, make_member)
     documented = {(path, method, int(code)) for path, item in doc["paths"].items()
                   for method, op in item.items() for code in op["responses"]}
     assert documented == set(produced)
