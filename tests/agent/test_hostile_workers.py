@@ -52,7 +52,9 @@ def test_a_cpu_heavy_pdf_is_stopped_at_its_step_budget_and_the_worker_serves_the
     theirs.refresh_from_db()
     assert (heavy.state, heavy.attempts) == ("dead", 1)  # the input's fault: not tried again
     assert heavy.last_error == "time_limit: the document is too complex to read within 10 s"
-    assert held_for(heavy) < 12  # the extract step's 10 s budget, not minutes of parsing
+    held = held_for(heavy)
+    print(f"\nthe CPU-heavy PDF held its worker {held:.1f} s (the extract step's budget: 10 s)")
+    assert held < 12  # the extract step's 10 s budget, not minutes of parsing
     assert theirs.state == "completed" and theirs.leased_by == heavy.leased_by  # same worker process
 
 
