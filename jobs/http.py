@@ -107,7 +107,7 @@ def error_response(request: HttpRequest, exc: HttpError, *, as_json: bool | None
         if request.htmx:  # a poll whose session expired: send the whole page to log in
             return HttpResponse(status=204, headers={"HX-Redirect": login["Location"]})
         return login
-    title, detail = ERROR_PAGES.get(exc.code) or (ERROR_TITLES.get(exc.status, "That did not work"), _sentence(exc.detail))
+    title, detail = ERROR_PAGES.get(exc.code) or (ERROR_TITLES.get(exc.status, "That did not work"), status.sentence(exc.detail))
     body = render_to_string("error.html", {"status": exc.status, "title": title, "detail": detail}, request=request)
     return HttpResponse(body, status=exc.status, headers=exc.headers)
 
@@ -664,7 +664,7 @@ def in_words(code: str, message: str, field_name: str, *, spec: kinds.Kind | Non
     if code == "tenant_queue_full":
         return ("Your team already has as many documents waiting as it may. Send this one again once some "
                 "of them have started.")
-    return _sentence(message) or "This could not be accepted."
+    return status.sentence(message) or "This could not be accepted."
 
 
 def _schema_limit(spec: kinds.Kind | None, keyword: str) -> int | None:
@@ -673,14 +673,6 @@ def _schema_limit(spec: kinds.Kind | None, keyword: str) -> int | None:
     text = spec.payload_schema.get("properties", {}).get("text", {})
     value = text.get(keyword) if isinstance(text, dict) else None
     return value if isinstance(value, int) else None
-
-
-def _sentence(text: str) -> str:
-    text = text.strip()
-    if not text:
-        return ""
-    text = text[0].upper() + text[1:]
-    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def size_words(size: int) -> str:

@@ -316,7 +316,7 @@ def failure(job: Job) -> Failure:
     code, message = (matched.group(1), matched.group(2)) if matched else ("", error)
     if code in DOCUMENT_CODES:
         return Failure("the document could not be read", "submit a readable copy (a PDF with selectable text, "
-                       "a Word document or a text file)", _sentence(message))
+                       "a Word document or a text file)", sentence(message))
     if code in TIME_CODES or error.startswith("deadline passed"):
         return Failure("the review ran out of time", "submit it again; if it happens again, tell your staff")
     if "attempts spent" in error or code in {"handler_crashed", "stopped", "shutdown"} or not code:
@@ -324,7 +324,8 @@ def failure(job: Job) -> Failure:
     return Failure("the review stopped at one of its safety checks", "submit it again; staff have been shown it")
 
 
-def _sentence(text: str) -> str:
+def sentence(text: str) -> str:
+    """A message as a sentence: a capital first letter and a full stop."""
     text = text.strip()
     if not text:
         return ""
