@@ -107,7 +107,8 @@ def error_response(request: HttpRequest, exc: HttpError, *, as_json: bool | None
         if request.htmx:  # a poll whose session expired: send the whole page to log in
             return HttpResponse(status=204, headers={"HX-Redirect": login["Location"]})
         return login
-    title, detail = ERROR_PAGES.get(exc.code) or (ERROR_TITLES.get(exc.status, "That did not work"), status.sentence(exc.detail))
+    title, detail = ERROR_PAGES.get(exc.code) or (
+        ERROR_TITLES.get(exc.status, "That did not work"), status.sentence(exc.detail))
     body = render_to_string("error.html", {"status": exc.status, "title": title, "detail": detail}, request=request)
     return HttpResponse(body, status=exc.status, headers=exc.headers)
 
