@@ -231,7 +231,8 @@ def check_iban(value: str | None, *, account: str | None = None) -> Field:
 
     if not value:
         if account:
-            return Field("present", account, "a bank account without an IBAN: not checked, confirm it with the supplier")
+            return Field("present", account,
+                         "a bank account without an IBAN: not checked, confirm it with the supplier")
         return _missing("IBAN or bank account")
     try:
         number = iban.validate(value)

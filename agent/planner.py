@@ -24,6 +24,7 @@ import logging
 import os
 import socket
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
@@ -84,6 +85,10 @@ class ChatCompletionsPlanner:
     """An OpenAI-compatible ``/chat/completions`` endpoint, asked through function calling."""
 
     def __init__(self, *, base_url: str, model: str, api_key: str = "", timeout: float = 20.0) -> None:
+        # urllib would also open file: and ftp: URLs; a planner is only ever spoken to over HTTP.
+        if urllib.parse.urlsplit(base_url).scheme not in ("http", "https"):
+            raise JobFailed("AGENT_PLANNER_URL must be an http:// or https:// URL", retryable=False,
+                            code="planner_misconfigured")
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.api_key = api_key
@@ -143,9 +148,9 @@ class ChatCompletionsPlanner:
         headers = {"Content-Type": "application/json", "Accept": "application/json", "Idempotency-Key": key}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")  # noqa: S310  http(s) only, checked in __init__
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
+            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310  http(s) only, checked in __init__
                 raw = response.read(MAX_RESPONSE_BYTES + 1)
         except urllib.error.HTTPError as exc:
             if exc.code == 429:

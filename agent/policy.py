@@ -70,7 +70,8 @@ def check(proposal: Proposal, *, job_id: int, step_index: int, remaining: timede
         return Rejection("no_time_left", f"{name} needs {tool.budget.total_seconds():.0f} s and only "
                                          f"{left:.0f} s are left before the deadline")
     if step_index >= MAX_STEPS:
-        return Rejection("step_limit", f"{name} would be step {step_index + 1}; at most {MAX_STEPS} tool steps are allowed")
+        return Rejection("step_limit",
+                         f"{name} would be step {step_index + 1}; at most {MAX_STEPS} tool steps are allowed")
     expected = SEQUENCE[step_index] if step_index < len(SEQUENCE) else None
     if proposal.tool != expected:
         done = "already done" if proposal.tool in SEQUENCE[:step_index] else f"needs {tool.reads} first"

@@ -110,7 +110,8 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
         field = found_fields[name]
         label = fields.LABELS[name]
         if field["status"] == "present":
-            found.append(f"- {label}: {_shown(name, field, found_fields)}" + (f" ({field['detail']})" if field["detail"] else ""))
+            detail = f" ({field['detail']})" if field["detail"] else ""
+            found.append(f"- {label}: {_shown(name, field, found_fields)}{detail}")
         elif field["status"] == "missing":
             missing.append(name)
         else:
@@ -130,8 +131,9 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
     if missing:
         lines += ["Missing:" if readable else "Not readable:", *(f"- {fields.LABELS[n]}" for n in missing), ""]
     if wrong:
-        lines += ["Needs correcting:", *(f"- {fields.LABELS[n]}: {found_fields[n]['value']} ({found_fields[n]['detail']})"
-                                         for n in wrong), ""]
+        lines += ["Needs correcting:",
+                  *(f"- {fields.LABELS[n]}: {found_fields[n]['value']} ({found_fields[n]['detail']})" for n in wrong),
+                  ""]
     if checked["warnings"]:
         lines += ["Notes:", *(f"- {w}" for w in checked["warnings"]), ""]
     if not readable:

@@ -14,14 +14,15 @@ import logging
 from datetime import timedelta
 from typing import Any, Callable
 
+from jobs import queue
 from jobs.context import JobContext
 from jobs.kinds import JobCancelled, JobFailed, Kind, Limits, Summary
-from jobs import queue
 
-from . import documents, planner as planners
-from .presentation import REVIEW
+from . import documents
+from . import planner as planners
 from .models import Checkpoint
 from .policy import FINISH, Proposal, Rejection, check, safe_name
+from .presentation import REVIEW
 from .tools import SEQUENCE, TOOLS
 
 log = logging.getLogger("agent.workflow")

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
-from django.contrib.admin.utils import unquote
+from django.contrib.admin.utils import flatten_fieldsets, unquote
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
@@ -34,11 +34,21 @@ from . import documents, kinds, queue, task_kind, tokens
 from .clock import system_clock
 from .models import ApiToken, Job, Tenant, User
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
 QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN, CANCELLED = (s.value for s in Job.State)
 TASK_ARGUMENTS_SHOWN = 120  # characters of a task's arguments on its job page
 
 
 # --- Tenants, members, groups, tokens ------------------------------------------------------
+
+
+class _TenantCounts(TypedDict):
+    """What TenantAdmin's queryset annotates each tenant with."""
+
+    _members: int
+    _jobs: int
 
 
 @admin.register(Tenant)
@@ -76,11 +86,11 @@ class TenantAdmin(admin.ModelAdmin):
         )
 
     @admin.display(description="members", ordering="_members")
-    def member_count(self, obj: Tenant) -> int:
+    def member_count(self, obj: WithAnnotations[Tenant, _TenantCounts]) -> int:
         return obj._members
 
     @admin.display(description="jobs", ordering="_jobs")
-    def job_count(self, obj: Tenant) -> int:
+    def job_count(self, obj: WithAnnotations[Tenant, _TenantCounts]) -> int:
         return obj._jobs
 
 
@@ -102,7 +112,8 @@ class MemberAdmin(UserAdmin):
     list_filter = ["tenant", "is_staff", "is_active"]
     list_select_related = ["tenant"]
     search_fields = ["username", "email", "first_name", "last_name", "tenant__slug"]
-    fieldsets = UserAdmin.fieldsets + (("Tenant", {"fields": ["tenant"]}),)
+    # UserAdmin sets its fieldsets (a tuple); its stub keeps ModelAdmin's "list, tuple or None".
+    fieldsets = UserAdmin.fieldsets + (("Tenant", {"fields": ["tenant"]}),)  # type: ignore[operator]
     add_fieldsets = UserAdmin.add_fieldsets + (("Tenant", {"fields": ["tenant"]}),)
 
     def has_add_permission(self, request):
@@ -234,10 +245,10 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         return [] if obj is None else self.readonly_fields
 
-    def get_form(self, request, obj=None, **kwargs):
+    def get_form(self, request, obj=None, change=False, **kwargs):
         if obj is None:
             kwargs["form"] = TokenAddForm
-        return super().get_form(request, obj, **kwargs)
+        return super().get_form(request, obj, change=change, **kwargs)
 
     def get_autocomplete_fields(self, request):
         return ["user"] if request.user.is_superuser else []
@@ -354,9 +365,10 @@ class AgeFilter(admin.SimpleListFilter):
         return [(key, label) for key, (label, _, _) in self.BANDS.items()]
 
     def queryset(self, request, queryset):
-        if self.value() not in self.BANDS:
+        band = self.BANDS.get(self.value() or "")
+        if band is None:
             return queryset
-        _, younger, older = self.BANDS[self.value()]
+        _, younger, older = band
         now = self.clock.now()
         queryset = queryset.filter(created_at__lte=now - younger)
         return queryset if older is None else queryset.filter(created_at__gt=now - older)
@@ -502,7 +514,7 @@ class JobAdmin(admin.ModelAdmin):
             "external_started_at", "updated_at", "finished_at",
         ]}),
     ]
-    readonly_fields = [*(name for _, options in fieldsets for name in options["fields"]), "input_downloads"]
+    readonly_fields = [*flatten_fieldsets(fieldsets), "input_downloads"]
 
     # Nobody edits a job here: its state moves only through the queue (the actions), its input
     # is immutable, and deleting it would delete its audit trail.

@@ -6,5 +6,6 @@ class JobsConfig(AppConfig):
     verbose_name = "Jobs"
 
     def ready(self) -> None:
-        from . import diagnostic  # noqa: F401  registers the diagnostic kinds
-        from . import task_kind  # noqa: F401  registers the kind Django's Tasks framework enqueues
+        # Importing them registers their kinds: the diagnostic kinds, and the kind Django's
+        # Tasks framework enqueues.
+        from . import diagnostic, task_kind  # noqa: F401

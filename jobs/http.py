@@ -29,6 +29,7 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods
+from django_htmx.middleware import HtmxDetails
 from pydantic import BaseModel, ValidationError
 
 from . import documents, kinds, queue, schemas, status, tokens
@@ -67,6 +68,16 @@ STATUS_CODES = {
 }
 
 
+class HtmxHttpRequest(HttpRequest):
+    """A request as views and the middleware after django-htmx's see it (settings.MIDDLEWARE).
+
+    For annotations only: Django makes plain ``HttpRequest`` objects, and the middleware sets
+    ``htmx`` on each.
+    """
+
+    htmx: HtmxDetails
+
+
 class HttpError(Exception):
     """An error answer: a stable code, a human text, and for 400s the field at fault."""
 
@@ -96,7 +107,7 @@ def json_error(status: int, code: str | None = None, detail: str | None = None, 
     return response
 
 
-def error_response(request: HttpRequest, exc: HttpError, *, as_json: bool | None = None) -> HttpResponse:
+def error_response(request: HtmxHttpRequest, exc: HttpError, *, as_json: bool | None = None) -> HttpResponse:
     """The error as this caller expects it: JSON, the login page on a 401, or the error page."""
     if as_json is None:
         as_json = wants_json(request)
@@ -133,7 +144,7 @@ ERROR_TITLES = {
 # --- Content negotiation ---------------------------------------------------------------
 
 
-def wants_json(request: HttpRequest) -> bool:
+def wants_json(request: HtmxHttpRequest) -> bool:
     """API clients get JSON: a bearer token, a JSON body, or an Accept that is not HTML.
 
     Browsers (and htmx) always send ``text/html`` in Accept; curl sends ``*/*``.
@@ -187,7 +198,7 @@ def identify(request: HttpRequest) -> Identity:
 class Call:
     """One request to a job endpoint, resolved once: who asks, and in what to answer."""
 
-    request: HttpRequest
+    request: HtmxHttpRequest
     identity: Identity
     wants_json: bool
 
@@ -210,7 +221,7 @@ class Call:
 
 
 View = Callable[..., HttpResponse]
-Refused = Callable[[HttpRequest, HttpError], HttpResponse]
+Refused = Callable[[HtmxHttpRequest, HttpError], HttpResponse]
 
 
 def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], View]:
@@ -220,7 +231,7 @@ def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], 
     (the submit form again, with the reason); every other error goes to ``error_response``.
     """
     def decorate(view: View) -> View:
-        def run(request: HttpRequest, *args: Any, call: Call, **kwargs: Any) -> HttpResponse:
+        def run(request: HtmxHttpRequest, *args: Any, call: Call, **kwargs: Any) -> HttpResponse:
             return view(call, *args, **kwargs)
 
         # Django's CSRF check as its middleware runs it; settings.CSRF_FAILURE_VIEW answers a failure.
@@ -229,7 +240,7 @@ def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], 
         @csrf_exempt  # applied below, and only where it belongs: after the size check, for sessions
         @require_http_methods(list(methods))
         @functools.wraps(view)
-        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapper(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             as_json = wants_json(request)
             changes_state = request.method not in SAFE_METHODS
             try:
@@ -473,7 +484,8 @@ def submit_form(call: Call) -> Sent:
     refused (too large, not a document) is named with the reason while the others go through.
     Raises ``FormRefused`` when nothing was accepted.
     """
-    if call.tenant_id is None:
+    tenant_id = call.tenant_id
+    if tenant_id is None:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
     request = call.request
     try:
@@ -510,7 +522,7 @@ def submit_form(call: Call) -> Sent:
     def accept(payload: dict[str, Any], suffix: str, upload: Upload | None = None, name: str = "") -> None:
         try:
             accepted = queue.accept(
-                tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=form.kind, payload=payload,
+                tenant_id=tenant_id, user_id=call.identity.user.pk, kind=form.kind, payload=payload,
                 operation_key=f"form-{digest}-{suffix}", document=upload, batch=sent.batch, now=system_clock.now(),
             )
         except AcceptanceError as exc:
@@ -521,8 +533,9 @@ def submit_form(call: Call) -> Sent:
 
     for index, upload_file in enumerate(files):
         name = os.path.basename(upload_file.name or "document")
-        if spec.max_document_bytes and upload_file.size > spec.max_document_bytes:  # never read into memory
-            sent.refused.append(refusal(413, "too_large", "", "document", name=name, spec=spec, size=upload_file.size))
+        size = upload_file.size or 0  # Django's parser sets it on every file it hands over
+        if spec.max_document_bytes and size > spec.max_document_bytes:  # never read into memory
+            sent.refused.append(refusal(413, "too_large", "", "document", name=name, spec=spec, size=size))
             continue
         upload = Upload(content=upload_file.read(), name=upload_file.name or "document",
                         content_type=_media_type(upload_file.content_type))

@@ -27,11 +27,16 @@ UNAVAILABLE = (OperationalError, InterfaceError)
 _KEPT_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate", "Vary")
 
 
+class _Request(http.HtmxHttpRequest):
+    # Set by ``_mark_unavailable`` when an exception outside a view found the store away.
+    _jobs_store_unavailable: bool
+
+
 class ApiErrorsMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def __call__(self, request: _Request) -> HttpResponse:
         response = self.get_response(request)
         if response.status_code == 500 and getattr(request, "_jobs_store_unavailable", False):
             response = unavailable(request)  # raised in a middleware, not a view
@@ -44,14 +49,14 @@ class ApiErrorsMiddleware:
         patch_vary_headers(response, ("Accept", "Authorization"))  # one URL, two representations
         return response
 
-    def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
+    def process_exception(self, request: http.HtmxHttpRequest, exc: Exception) -> HttpResponse | None:
         if isinstance(exc, UNAVAILABLE):
             log.warning("job store unavailable: %s %s: %s", request.method, request.path, exc)
             return unavailable(request)
         return None
 
 
-def unavailable(request: HttpRequest) -> HttpResponse:
+def unavailable(request: http.HtmxHttpRequest) -> HttpResponse:
     """503 without touching the database again (no session, no user in the template)."""
     headers = {"Retry-After": str(http.RETRY_AFTER_UNAVAILABLE)}
     if http.wants_json(request):
@@ -63,7 +68,7 @@ def _is_json(response: HttpResponse) -> bool:
     return response.get("Content-Type", "").startswith("application/json")
 
 
-def _mark_unavailable(sender, request: HttpRequest | None = None, **kwargs) -> None:
+def _mark_unavailable(sender, request: _Request | None = None, **kwargs) -> None:
     """An exception outside a view (a session save, say): remember if the store was away."""
     exc = sys.exc_info()[1]
     if request is not None and isinstance(exc, UNAVAILABLE):

@@ -227,3 +227,6 @@ class ProviderHold(models.Model):
 
     id = models.PositiveSmallIntegerField(primary_key=True, default=1)
     hold_until = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"provider hold until {self.hold_until}"

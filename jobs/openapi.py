@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic.json_schema import GenerateJsonSchema, models_json_schema
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
 
 from . import schemas
 from .queue import MAX_OPERATION_KEY
@@ -93,8 +93,8 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "get", "/jobs/{id}", "job_detail", "getJob", "A job's state, attempts, history, and its result once completed",
         answers={
-            200: Answer("The job", schemas.Job,
-                        headers={"Retry-After": {**RETRY_AFTER, "description": "Present while the job is not terminal"}}),
+            200: Answer("The job", schemas.Job, headers={
+                "Retry-After": {**RETRY_AFTER, "description": "Present while the job is not terminal"}}),
             401: UNAUTHENTICATED,
             404: Answer("No such job for this tenant (unknown and foreign ids answer alike)"),
             405: NOT_ALLOWED,
@@ -127,7 +127,7 @@ class _Generator(GenerateJsonSchema):
 
 def components() -> dict[str, Any]:
     """Every model the operations name, by name; query models become parameters instead."""
-    models = {(op.query, "validation") for op in OPERATIONS if op.query}
+    models: set[tuple[type[BaseModel], JsonSchemaMode]] = {(op.query, "validation") for op in OPERATIONS if op.query}
     models |= {(model, "validation") for op in OPERATIONS for model in op.body.values()}
     models |= {(answer.model, "serialization") for op in OPERATIONS for answer in op.answers.values()}
     ordered = sorted(models, key=lambda item: (item[0].__name__, item[1]))

@@ -15,8 +15,17 @@ from urllib.parse import urlencode
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.urls import reverse
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StringConstraints,
-                      WithJsonSchema, field_validator, model_serializer)
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    StringConstraints,
+    WithJsonSchema,
+    field_validator,
+    model_serializer,
+)
 from pydantic.json_schema import SkipJsonSchema
 
 from . import models
@@ -76,7 +85,7 @@ class Accepted(Body):
 
     @classmethod
     def of(cls, job: models.Job) -> Accepted:
-        return cls(id=job.pk, state=job.state, status_url=status_url(job.pk))
+        return cls(id=job.pk, state=State(job.state), status_url=status_url(job.pk))
 
 
 class Event(Body):
@@ -144,9 +153,9 @@ class Job(Summarized):
 
     @classmethod
     def of(cls, job: models.Job, events: Iterable[models.JobEvent]) -> Job:
-        completed = {"result": job.result} if job.state == State.COMPLETED else {}
+        completed: dict[str, Any] = {"result": job.result} if job.state == State.COMPLETED else {}
         return cls(
-            id=job.pk, kind=job.kind, state=job.state, attempts=job.attempts, max_attempts=job.max_attempts,
+            id=job.pk, kind=job.kind, state=State(job.state), attempts=job.attempts, max_attempts=job.max_attempts,
             created_at=job.created_at, updated_at=job.updated_at, finished_at=job.finished_at,
             deadline=job.deadline, status_url=status_url(job.pk), events=[Event.of(e) for e in events],
             **_summary(job), **completed,
@@ -165,7 +174,7 @@ class JobSummary(Summarized):
 
     @classmethod
     def of(cls, job: models.Job) -> JobSummary:
-        return cls(id=job.pk, kind=job.kind, state=job.state, attempts=job.attempts, created_at=job.created_at,
+        return cls(id=job.pk, kind=job.kind, state=State(job.state), attempts=job.attempts, created_at=job.created_at,
                    updated_at=job.updated_at, finished_at=job.finished_at, status_url=status_url(job.pk),
                    **_summary(job))
 
@@ -242,7 +251,8 @@ class JobListQuery(BaseModel):
                                   "Default: team in JSON, mine on the page")
     q: str = Field(default="", max_length=100,
                    description="Words in the document's name or reference (supplier, invoice number), or a job id")
-    outcome: str = Field(default="", max_length=32, description="A kind's outcome code, e.g. ok, to_correct, unreadable")
+    outcome: str = Field(default="", max_length=32,
+                         description="A kind's outcome code, e.g. ok, to_correct, unreadable")
     needs_action: Annotated[bool, BeforeValidator(_empty_is_false)] = Field(
         default=False, description="Only jobs the submitter has something to do about (see needs_action)")
     since: Annotated[date | SkipJsonSchema[None], BeforeValidator(_empty_is_none)] = Field(

@@ -439,7 +439,8 @@ def export(jobs: Iterable[Job]) -> Export:
     for job, values in records:
         row = [job.document_name or f"job {job.pk}", outcome_words(job) or state_words(job.state).lower(),
                *(values.get(name, "") for name in columns),
-               str(job.pk), state_words(job.state), job.created_at.astimezone(dt_timezone.utc).strftime("%Y-%m-%d %H:%M")]
+               str(job.pk), state_words(job.state),
+               job.created_at.astimezone(dt_timezone.utc).strftime("%Y-%m-%d %H:%M")]
         out.rows.append([safe_cell(cell) for cell in row])
     return out
 

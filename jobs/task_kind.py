@@ -201,7 +201,7 @@ def _resolve(function: str, backend: str, queue_name: str, priority: int, takes_
         task = _as_task(target, backend)
     else:
         raise TaskNotFound(f"{function!r} is a {type(target).__name__}, not a task function")
-    changes = {"backend": backend, "queue_name": queue_name, "priority": priority}
+    changes: dict[str, Any] = {"backend": backend, "queue_name": queue_name, "priority": priority}
     if any(getattr(task, name) != value for name, value in changes.items()) or task.takes_context != takes_context:
         try:
             task = replace(task, takes_context=takes_context, **changes)
@@ -235,7 +235,7 @@ def describe(exc: BaseException, *, func: Any = None, message: str = "") -> str:
     when given. Frames before the task function (the worker's own) are left out.
     """
     path = class_path(type(exc))
-    frames = traceback.extract_tb(exc.__traceback__)
+    frames: list[traceback.FrameSummary] = traceback.extract_tb(exc.__traceback__)
     code = getattr(func, "__code__", None)
     if code is not None:
         starts = [n for n, f in enumerate(frames) if f.filename == code.co_filename and f.name == code.co_name]
@@ -315,7 +315,7 @@ class QueueTaskResult(TaskResult):
 
 
 HISTORY_SQL = (
-    f"SELECT to_state, actor, at FROM {JobEvent._meta.db_table} WHERE job_id = %s AND "
+    f"SELECT to_state, actor, at FROM {JobEvent._meta.db_table} WHERE job_id = %s AND "  # noqa: S608  our model's table; the id is bound
     "((from_state = '' AND to_state = 'queued') OR (from_state = 'queued' AND to_state = 'leased')) ORDER BY id"
 )
 

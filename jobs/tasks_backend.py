@@ -30,7 +30,7 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, cast
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
@@ -92,10 +92,12 @@ def queue_options(*, max_attempts: int | None = None, deadline: timedelta | floa
         @queue_options(max_attempts=5, outside_effects=True)
         def charge(order_id): ...
     """
-    options = QueueOptions(max_attempts=max_attempts, deadline=deadline, outside_effects=outside_effects)
+    # A number of seconds is accepted: QueueOptions makes it a timedelta when it is created.
+    options = QueueOptions(max_attempts=max_attempts, deadline=cast("timedelta | None", deadline),
+                           outside_effects=outside_effects)
 
     def apply(target: Any) -> Any:
-        func = target.func if isinstance(target, Task) else target
+        func: Any = target.func if isinstance(target, Task) else target  # any function takes an attribute
         func._queue_options = options
         return target
 

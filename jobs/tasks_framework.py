@@ -8,10 +8,35 @@ itself, as its documentation shows.
 
 from __future__ import annotations
 
-try:
-    from django.tasks import task_backends
-    from django.tasks.backends.base import BaseTaskBackend
-    from django.tasks.base import (
+from typing import TYPE_CHECKING
+
+FRAMEWORK = "django_tasks"
+# Django 6's own, if this Django has it. Not for the type checker, which reads the package
+# below: django-stubs 5.2 has no django.tasks.
+if not TYPE_CHECKING:
+    try:
+        from django.tasks import task_backends
+        from django.tasks.backends.base import BaseTaskBackend
+        from django.tasks.base import (
+            DEFAULT_TASK_QUEUE_NAME,
+            TASK_REFRESH_ATTRS,
+            Task,
+            TaskContext,
+            TaskError,
+            TaskResult,
+            TaskResultStatus,
+            task,
+        )
+        from django.tasks.exceptions import InvalidTask, TaskResultDoesNotExist
+        from django.tasks.signals import task_enqueued, task_finished, task_started
+
+        FRAMEWORK = "django.tasks"
+    except ImportError:
+        pass
+if FRAMEWORK == "django_tasks":  # Django 5.2: the django-tasks package
+    from django_tasks import task_backends
+    from django_tasks.backends.base import BaseTaskBackend
+    from django_tasks.base import (
         DEFAULT_TASK_QUEUE_NAME,
         TASK_REFRESH_ATTRS,
         Task,
@@ -21,28 +46,9 @@ try:
         TaskResultStatus,
         task,
     )
-    from django.tasks.exceptions import InvalidTask, TaskResultDoesNotExist
-    from django.tasks.signals import task_enqueued, task_finished, task_started
-
-    FRAMEWORK = "django.tasks"
-except ImportError:  # Django 5.2: the django-tasks package
-    from django_tasks import task_backends  # type: ignore[no-redef]
-    from django_tasks.backends.base import BaseTaskBackend  # type: ignore[no-redef]
-    from django_tasks.base import (  # type: ignore[no-redef]
-        DEFAULT_TASK_QUEUE_NAME,
-        TASK_REFRESH_ATTRS,
-        Task,
-        TaskContext,
-        TaskError,
-        TaskResult,
-        TaskResultStatus,
-        task,
-    )
-    from django_tasks.exceptions import InvalidTaskError as InvalidTask  # type: ignore[no-redef]
-    from django_tasks.exceptions import TaskResultDoesNotExist  # type: ignore[no-redef]
-    from django_tasks.signals import task_enqueued, task_finished, task_started  # type: ignore[no-redef]
-
-    FRAMEWORK = "django_tasks"
+    from django_tasks.exceptions import InvalidTaskError as InvalidTask
+    from django_tasks.exceptions import TaskResultDoesNotExist
+    from django_tasks.signals import task_enqueued, task_finished, task_started
 
 __all__ = [
     "DEFAULT_TASK_QUEUE_NAME",

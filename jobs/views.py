@@ -21,7 +21,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from . import http, kinds, schemas, status
 from .clock import system_clock
-from .http import Call, HttpError
+from .http import Call, HtmxHttpRequest, HttpError
 from .models import Job
 from .openapi import openapi
 
@@ -34,7 +34,7 @@ def home(request: HttpRequest) -> HttpResponse:
     return redirect("jobs")
 
 
-def render_form(request: HttpRequest, error: HttpError | None = None) -> HttpResponse:
+def render_form(request: HtmxHttpRequest, error: HttpError | None = None) -> HttpResponse:
     """The submit form, or the form again with each refusal next to its field.
 
     What was typed comes back; a body refused before it was read (413 on its declared size)
@@ -149,13 +149,13 @@ def job_detail(call: Call, job_id: int) -> HttpResponse:
     polls = status.poll_count(call.request.GET.get("poll"))
     kind = kinds.get(job.kind)
     presentation = kind.presentation if kind else kinds.Presentation()
-    completed = job.state == Job.State.COMPLETED and job.result is not None
+    result = job.result if job.state == Job.State.COMPLETED else None  # None until completed
     return call.page("jobs/job_detail.html", {
         "job": job, "timeline": status.timeline(found.events),
         "headline": status.headline(job, status.progress_words(job)),
         "result_template": kind.result_template if kind else "",
-        "view": presentation.present(job.result) if completed and presentation.present else {},
-        "has_note": bool(completed and presentation.note and presentation.note(job.result)),
+        "view": presentation.present(result) if result is not None and presentation.present else {},
+        "has_note": bool(result is not None and presentation.note and presentation.note(result)),
         "delay": status.page_poll_delay(job, polls), "next_poll": polls + 1,
         "again_key": uuid.uuid4().hex,
     }, partial="status")
@@ -224,7 +224,8 @@ def batch_detail(call: Call, batch: str) -> HttpResponse:
     polls = status.poll_count(call.request.GET.get("poll"))
     delay = status.batch_poll_delay(polls) if found.live else (
         status.SETTLING_POLL_SECONDS if found.settling else None)
-    refused = call.request.session.get(REFUSED_SESSION_KEY.format(batch=batch), []) if call.identity.via == "session" else []
+    refused = (call.request.session.get(REFUSED_SESSION_KEY.format(batch=batch), [])
+               if call.identity.via == "session" else [])
     return call.page("jobs/batch_detail.html", {
         "batch": found, "refused": refused, "delay": delay, "next_poll": polls + 1,
     }, partial="progress")
@@ -261,7 +262,7 @@ def download_name(job: Job) -> str:
     return f"{cleaned}-job-{job.pk}" if cleaned else f"job-{job.pk}"
 
 
-def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+def csrf_failure(request: HtmxHttpRequest, reason: str = "") -> HttpResponse:
     """``CSRF_FAILURE_VIEW``: a failed check answered like any other error (JSON or the error page)."""
     return http.error_response(request, HttpError(403, "csrf_failed", f"CSRF check failed: {reason}"))
 

@@ -38,7 +38,7 @@ DEBUG = env_bool("DEBUG", False)
 # "django-insecure-" prefix, so `check --deploy` names it. With DEBUG off, start-up stops
 # unless SECRET_KEY is set to a key of this deployment's own: anyone holding a published
 # key can forge sessions, password-reset links and signed cookies (messages).
-DEVELOPMENT_SECRET_KEY = "django-insecure-development-key-never-use-it-with-DEBUG-off"
+DEVELOPMENT_SECRET_KEY = "django-insecure-development-key-never-use-it-with-DEBUG-off"  # noqa: S105  refused with DEBUG off
 PUBLISHED_SECRET_KEYS = {
     DEVELOPMENT_SECRET_KEY,
     "insecure-development-key-set-SECRET_KEY-in-production",  # the key earlier versions shipped

@@ -61,7 +61,8 @@ class CapacityForm(forms.Form):
             raise forms.ValidationError(str(exc)) from None
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if not data.get("observed") and (data.get("rate") is None or data.get("service") is None) \
                 and not self.errors:
             raise forms.ValidationError("Give a rate and a service time, or an observed window.")

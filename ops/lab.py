@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -69,7 +70,7 @@ def run(*, lease: int, crash: str, timeout: float = 60) -> dict[str, Any]:
         cmd = [sys.executable, MANAGE, "leaselab", "--lease", str(lease), "--crash", crash, "--json",
                "--in-throwaway-database"]
         try:
-            proc = subprocess.run(cmd, env=env, cwd=settings.BASE_DIR, capture_output=True, text=True,
+            proc = subprocess.run(cmd, env=env, cwd=settings.BASE_DIR, capture_output=True, text=True,  # noqa: S603  our argv: this Python, manage.py, checked options
                                   timeout=timeout)
         except subprocess.TimeoutExpired:
             raise LabError(f"the lab did not finish within {timeout:g} s") from None
@@ -117,7 +118,7 @@ class WorkerCrashed(Exception):
     """The lab's worker stops here, at logical time zero."""
 
 
-class LabTime:
+class LabTime(threading.Event):
     """Stands in for the handler's stop event: its wait passes logical time, or the worker dies.
 
     ``diagnostic.sleep`` waits on ``ctx.stop`` for its work; here that advances the lab's
@@ -125,6 +126,7 @@ class LabTime:
     """
 
     def __init__(self, clock: Any, *, crash: bool) -> None:
+        super().__init__()
         self.clock, self.crash = clock, crash
 
     def wait(self, seconds: float | None = None) -> bool:
@@ -192,7 +194,8 @@ class _Lab:
         crash = self.timeline.crash
         self.accept(external=crash == "after-marker")
         first = self.claim("w1")
-        assert first is not None
+        if first is None:  # the lab's database holds only the job just accepted
+            raise RuntimeError("the lab's job was not claimed")
         result = self.execute(first, crash=crash != "none")
         if result is not None:
             self.complete(first, result)
@@ -200,7 +203,8 @@ class _Lab:
         if replacement is not None:
             redone = self.execute(replacement, crash=False)
             self.complete(first, {"late": True}, stale=True)
-            self.complete(replacement, redone)
+            if redone is not None:  # always: only a crash leaves no result
+                self.complete(replacement, redone)
         elif crash == "after-marker":
             self.complete(first, {"late": True}, stale=True)
         self.inspect()
@@ -243,8 +247,11 @@ class _Lab:
         owner = f"worker {claim.worker} (epoch {claim.epoch})"
         budget = (f"immutable payload, budget {self._seconds(claim.deadline)} s to the deadline, "
                   f"lease {self.timeline.lease} s")
+        kind = kinds.get(KIND)
+        if kind is None:  # registered by the jobs app, which the lab's process loads
+            raise RuntimeError(f"the kind {KIND} is not registered")
         try:
-            result = kinds.get(KIND).handler(ctx)
+            result = kind.handler(ctx)
         except WorkerCrashed:
             if self.payload.get("external"):
                 self.add("execute", owner, budget,

@@ -20,6 +20,7 @@ batch's event counts are added to ``RetiredCount`` in the same transaction, so t
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -122,10 +123,7 @@ def stray_documents(*, batch: int = 500):
         return
     # <tenant>/<xx>/<digest>, and <xx>/<digest> from before documents were kept per tenant.
     files = (p for p in sorted(root.rglob("*")) if p.is_file() and _settled(p))
-    while chunk := [next(files, None) for _ in range(batch)]:
-        chunk = [p for p in chunk if p is not None]
-        if not chunk:
-            return
+    while chunk := list(itertools.islice(files, batch)):
         names = {p.relative_to(root).as_posix(): p for p in chunk}
         named = set(Job.objects.filter(document__in=list(names)).values_list("document", flat=True))
         yield from (p for name, p in names.items() if name not in named)

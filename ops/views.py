@@ -7,6 +7,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from jobs.clock import system_clock
+from jobs.http import HtmxHttpRequest
 
 from . import capacity, lab, measures, metrics
 from .access import staff_only, staff_or_scrape_token
@@ -40,7 +41,7 @@ def lab_page(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @staff_only
-def capacity_page(request: HttpRequest) -> HttpResponse:
+def capacity_page(request: HtmxHttpRequest) -> HttpResponse:
     # Without a query the page opens on the form's example workload, already computed.
     form = CapacityForm(request.GET or CapacityForm.example())
     plan, seen, error = None, None, ""

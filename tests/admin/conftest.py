@@ -68,14 +68,13 @@ def in_state(clock, accept):
 
 
 @pytest.fixture
-def progress_kind(monkeypatch):
+def progress_kind(register_kind):
     """A kind that takes documents and reports a checkpoint, as the agent's kind does."""
     checkpoints: dict[int, dict] = {}
-    kind = kinds.Kind(
+    register_kind(kinds.Kind(
         name="test.review", handler=lambda ctx: {}, accepts_document=True, max_document_bytes=10_000,
         payload_schema={"type": "object"}, progress=checkpoints.get,
-    )
-    monkeypatch.setitem(kinds._registry, kind.name, kind)
+    ))
     return checkpoints
 
 

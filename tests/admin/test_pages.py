@@ -97,7 +97,8 @@ def test_the_list_columns_say_what_triage_needs(client, triager, in_state, clock
     # Shortened to its first line (jobs-admin.css keeps it on one), the whole error on hover and on the job's page.
     assert f'<span class="job-error" title="{"x" * 500}\nsecond line">{"x" * 59}…</span>' in text
     assert "2h 5m" in text
-    assert '<td class="field-document_column"><span class="job-document" title="invoice-0142.pdf">invoice-0142.pdf</span>' in text
+    assert ('<td class="field-document_column"><span class="job-document" title="invoice-0142.pdf">'
+            "invoice-0142.pdf</span>") in text
     assert f'<td class="field-submitter">{job.submitted_by.username}</td>' in text
     page = client.get(f"{CHANGELIST}{job.pk}/change/").content.decode()
     assert "x" * 500 + "<br>second line" in page
@@ -218,7 +219,7 @@ def test_the_job_page_says_when_a_kind_keeps_no_checkpoint(client, triager, in_s
     assert b"this kind keeps no checkpoint" in client.get(f"{CHANGELIST}{job.pk}/change/").content
 
 
-def test_a_broken_checkpoint_hook_does_not_hide_the_job_page(client, triager, in_state, progress_kind, monkeypatch):
+def test_a_broken_checkpoint_hook_does_not_hide_the_job_page(client, triager, in_state, progress_kind, register_kind):
     from jobs import kinds
 
     job = in_state("dead", kind="test.review", payload={})
@@ -226,7 +227,7 @@ def test_a_broken_checkpoint_hook_does_not_hide_the_job_page(client, triager, in
     def broken(job_id):
         raise RuntimeError("agent table missing")
 
-    monkeypatch.setitem(kinds._registry, "test.review", kinds.Kind(name="test.review", handler=lambda c: {}, progress=broken))
+    register_kind(kinds.Kind(name="test.review", handler=lambda c: {}, progress=broken))
     client.force_login(triager)
     response = client.get(f"{CHANGELIST}{job.pk}/change/")
     assert response.status_code == 200 and b"unavailable: RuntimeError: agent table missing" in response.content
@@ -243,7 +244,8 @@ def test_the_history_page_lists_the_triage_log_entries(client, triager, in_state
 
 def test_a_superuser_adds_a_tenant_and_a_member_in_it(client, superuser):
     client.force_login(superuser)
-    assert client.post("/admin/jobs/tenant/add/", {"slug": "initech", "name": "Initech", "weight": 1}).status_code == 302
+    added = client.post("/admin/jobs/tenant/add/", {"slug": "initech", "name": "Initech", "weight": 1})
+    assert added.status_code == 302
     tenant = Tenant.objects.get(slug="initech")
     response = client.post("/admin/jobs/user/add/", {
         "username": "peter", "usable_password": "true", "password1": "tps-report-99", "password2": "tps-report-99",

@@ -96,7 +96,9 @@ def test_the_confirmation_page_counts_what_moves_and_what_is_skipped(client, tri
     text = page.content.decode()
     assert 'class="movable-count">2</strong>' in text and "of 3 selected jobs" in text
     assert f"#{done.pk}</a> is completed" in text
-    assert sorted(confirmation_fields(page)["seen"]) == sorted(f"{j.pk}:{j.epoch}" for j in (dead1, dead2))
+    # In the page's order, by id (not as strings: job 99 comes before job 100).
+    by_id = sorted((dead1, dead2), key=lambda j: j.pk)
+    assert confirmation_fields(page)["seen"] == [f"{j.pk}:{j.epoch}" for j in by_id]
 
     response = confirm(client, page, reason="deploy fixed the parser")
     assert [Job.objects.get(pk=j.pk).state for j in (dead1, dead2, done)] == ["queued", "queued", "completed"]

@@ -24,7 +24,8 @@ def test_the_docx_reader_reads_what_python_docx_reads():
     document = docx.Document()
     document.add_paragraph("Supplier: Nordlicht GmbH")
     table = document.add_table(rows=2, cols=2)
-    for row, (label, value) in zip(table.rows, [("IBAN", "NL91 ABNA 0417 1643 00"), ("Total due", "EUR 12.00")]):
+    for row, (label, value) in zip(table.rows, [("IBAN", "NL91 ABNA 0417 1643 00"), ("Total due", "EUR 12.00")],
+                                   strict=True):
         row.cells[0].text, row.cells[1].text = label, value
     document.add_paragraph("Thank you")
     out = io.BytesIO()

@@ -21,7 +21,6 @@ from django.test import Client
 from agent import documents, samples
 from agent.planner import LocalPlanner
 from jobs import tokens
-from jobs.documents import Upload
 from jobs.errors import DamagedDocument, DocumentTooComplex, DocumentUnpacksTooLarge, UnsupportedDocument
 from jobs.models import Job
 from tests import hostile

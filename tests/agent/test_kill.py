@@ -83,7 +83,7 @@ def test_a_worker_killed_between_steps_is_resumed_at_the_saved_step(settings, al
     assert second.returncode == 0, err
     lines = out.split("\n")
     assert lines[0] == f"claimed {job.pk} 2"
-    assert [l for l in lines if l.startswith("checkpoint")] == ["checkpoint 2 validate", "checkpoint 3 draft"]
+    assert [line for line in lines if line.startswith("checkpoint")] == ["checkpoint 2 validate", "checkpoint 3 draft"]
     assert "completed" in lines
 
     job.refresh_from_db()

@@ -6,7 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from agent import planner as planners, workflow
+from agent import planner as planners
+from agent import workflow
 from agent.models import Checkpoint
 from agent.planner import ChatCompletionsPlanner, LocalPlanner
 from agent.policy import Proposal
@@ -32,6 +33,13 @@ def test_the_local_planner_is_the_default_and_the_adapter_is_opt_in(provider):
     assert isinstance(chosen, ChatCompletionsPlanner) and chosen.url == provider.url + "/chat/completions"
     with pytest.raises(JobFailed, match="AGENT_PLANNER_URL"):
         planners.from_env({"AGENT_PLANNER": "openai"})
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://127.0.0.1/v1", "127.0.0.1:8080/v1"])
+def test_the_adapter_only_speaks_http(url):
+    with pytest.raises(JobFailed, match="http:// or https://") as refused:
+        planners.from_env({"AGENT_PLANNER": "openai", "AGENT_PLANNER_URL": url})
+    assert refused.value.code == "planner_misconfigured" and not refused.value.retryable
 
 
 def test_a_review_planned_by_the_provider_completes(review_job, claim, pdf, provider):

@@ -147,7 +147,8 @@ def test_alice_lands_on_her_list_reviews_the_samples_as_a_batch_and_finds_what_n
 
 def accept_document(alice, name: str = "invoice-clean.pdf", path=samples.CLEAN_PDF, **kwargs):
     return queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
-                        operation_key=f"browser-{name}-{kwargs.get('now', '')}", now=kwargs.pop("now", system_clock.now()),
+                        operation_key=f"browser-{name}-{kwargs.get('now', '')}",
+                        now=kwargs.pop("now", system_clock.now()),
                         document=Upload(path.read_bytes(), name, "application/pdf"), **kwargs).job
 
 
@@ -161,7 +162,8 @@ def test_the_job_page_speaks_alices_words_while_waiting_reviewing_and_done(make_
 
     def start_reviewing():
         claim = queue.claim(now=system_clock.now(), worker="browser-test")
-        Checkpoint.objects.create(job_id=claim.job_id, step_index=1, next_step="validate", updated_at=system_clock.now())
+        Checkpoint.objects.create(job_id=claim.job_id, step_index=1, next_step="validate",
+                                  updated_at=system_clock.now())
         return claim
 
     claim = off_loop(start_reviewing)

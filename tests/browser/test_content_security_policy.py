@@ -22,7 +22,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 COLLECT = """
 window.__cspViolations = [];
 document.addEventListener("securitypolicyviolation", (e) => {
-  window.__cspViolations.push(`${e.violatedDirective} refused ${e.blockedURI || "inline"} at ${e.sourceFile}:${e.lineNumber}`);
+  window.__cspViolations.push(
+    `${e.violatedDirective} refused ${e.blockedURI || "inline"} at ${e.sourceFile}:${e.lineNumber}`);
 });
 """
 

@@ -12,8 +12,8 @@ from datetime import timedelta
 import pytest
 from axes.models import AccessAttempt
 from django.conf import settings
-from django.db.models import F
 from django.contrib.auth import SESSION_KEY
+from django.db.models import F
 
 pytestmark = pytest.mark.django_db
 

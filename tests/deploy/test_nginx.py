@@ -271,8 +271,10 @@ def test_a_body_over_the_limit_gets_the_products_json_413_and_browsers_a_page(st
         assert response.status == 413
         if kind == "json":
             assert response.headers["Content-Type"].startswith("application/json")
-            assert json.loads(body) == {"error": "too_large",
-                                        "detail": "the request body is larger than this site accepts (110 MB); nothing was accepted"}
+            assert json.loads(body) == {
+                "error": "too_large",
+                "detail": "the request body is larger than this site accepts (110 MB); nothing was accepted",
+            }
         else:
             assert response.headers["Content-Type"].startswith("text/html")
             assert b"larger than the site accepts" in body and b"<a href=\"/jobs/new\">" in body

@@ -23,15 +23,13 @@ def clock() -> LogicalClock:
 
 
 @pytest.fixture(autouse=True)
-def ops_kind(monkeypatch):
+def ops_kind(register_kind):
     """A kind that takes text and documents, so the tests need neither the agent nor the web tests."""
-    kind = kinds.Kind(
+    return register_kind(kinds.Kind(
         name="opstest.echo", handler=lambda ctx: {"echo": True},
         payload_schema={"type": "object", "properties": {"text": {"type": "string"}}},
         accepts_document=True, max_document_bytes=10_000, diagnostic=True,
-    )
-    monkeypatch.setitem(kinds._registry, kind.name, kind)
-    return kind
+    ))
 
 
 @pytest.fixture

@@ -105,7 +105,8 @@ def test_a_long_burst_is_shown_as_its_first_waves_and_its_last():
     assert [w.finishes_at for w in shown[:-2]] == [20 * n for n in range(1, capacity.WAVES_SHOWN + 1)]
     assert shown[-2] is None and shown[-1].finishes_at == 20_000
     assert p.waves_hidden == 1000 - capacity.WAVES_SHOWN - 1
-    assert plan(Workload(workers=3, burst=12, **EXAMPLE)).waves_shown == plan(Workload(workers=3, burst=12, **EXAMPLE)).waves
+    planned = plan(Workload(workers=3, burst=12, **EXAMPLE))
+    assert planned.waves_shown == planned.waves
 
 
 def test_a_value_left_out_takes_the_workloads_default_and_a_given_one_is_kept():

@@ -61,7 +61,7 @@ def test_observed_takes_the_rate_from_acceptances_and_service_time_from_claim_to
     from ops.management.commands import capacity as command
 
     # Six jobs accepted over the last hour, each completed 20 s after its claim.
-    for n in range(6):
+    for _ in range(6):
         job = accept("opstest.echo", {"text": SECRET}, now=clock.now())
         c = queue.claim(now=clock.now(), worker="w")
         assert c.job_id == job.pk

@@ -88,7 +88,7 @@ def test_300_jobs_on_3_hosts_survive_two_database_crashes(site, hosts):
     back_to_claims, back_to_listening, first_after = [], [], []
     try:
         for crash_after in CRASH_AFTER:
-            wait_until(lambda: len(client.accepted) >= crash_after, 60, f"{crash_after} jobs accepted")
+            wait_until(lambda n=crash_after: len(client.accepted) >= n, 60, f"{crash_after} jobs accepted")
             assert idle_web.request("GET", "/jobs", site.token)[0] == 200  # its connection is open
             down = site.cluster.crash()
             if not outages:
@@ -97,7 +97,7 @@ def test_300_jobs_on_3_hosts_survive_two_database_crashes(site, hosts):
             up = site.cluster.start()
             outages.append((down, up))
             first_after.append(idle_web.request("GET", "/jobs", site.token)[0])
-            first = wait_until(lambda: claims_after(site, up), 15, "a claim after the database came back")
+            first = wait_until(lambda up=up: claims_after(site, up), 15, "a claim after the database came back")
             back_to_claims.append((first - up).total_seconds())
             wait_until(lambda: site.listen_sessions() == len(HOSTS) * PROCESSES, 20, "the workers to LISTEN again")
             back_to_listening.append((utcnow() - up).total_seconds())
@@ -181,7 +181,7 @@ def accept_to_claim(site, samples: int) -> list[float]:
     for _ in range(samples):
         time.sleep(1.5)  # idle long enough for the workers' poll backoff to reach its cap
         job_id = site.accept("diagnostic.noop")
-        wait_until(lambda: site.job(job_id)["state"] == "completed", 10, "the job to complete")
+        wait_until(lambda job_id=job_id: site.job(job_id)["state"] == "completed", 10, "the job to complete")
         claimed = [e["at"] for e in site.events(job_id) if e["to_state"] == "leased"][0]
         seconds.append((claimed - site.job(job_id)["created_at"]).total_seconds())
     return seconds

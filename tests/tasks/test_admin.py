@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jobs.admin import JobAdmin, TASK_ARGUMENTS_SHOWN
+from jobs.admin import TASK_ARGUMENTS_SHOWN, JobAdmin
 from jobs.models import Job
 from tests.admin.conftest import CHANGELIST, confirm, start_action
 from tests.tasks.conftest import job_of

@@ -80,7 +80,7 @@ def test_queued_and_leased_read_as_ready_and_running(backend, clock):
     running = backend.get_result(enqueued.id)
     assert (running.status, running.worker_ids, running.started_at) == ("RUNNING", ["host:42"], clock.now())
     with pytest.raises(ValueError, match="not finished"):
-        running.return_value
+        _ = running.return_value
     assert claim.job_id == int(enqueued.id)
 
 
@@ -125,7 +125,7 @@ def test_a_raising_task_is_retried_with_backoff_then_failed_with_its_error(backe
     assert error.exception_class is ValueError
     assert "in fail_with" in error.traceback and 'raise ValueError(f"could not read {text}")' in error.traceback
     with pytest.raises(ValueError, match="Task failed"):
-        result.return_value
+        _ = result.return_value
     assert [s[0] for s in signals] == ["started", "started", "started", "finished"] and signals[-1][2] == "FAILED"
     # The caller's data is in the payload only: not in the error, the timeline or the logs.
     job.refresh_from_db()

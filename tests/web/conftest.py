@@ -7,8 +7,8 @@ import itertools
 import pytest
 from django.test import Client
 
-from tests.conftest import claim_first
 from jobs import kinds, queue, tokens
+from tests.conftest import claim_first
 
 _keys = itertools.count(1)
 
@@ -19,7 +19,7 @@ def _echo(ctx):
 
 # A diagnostic kind that takes text and small documents, so the web tests do not depend on
 # the agent app's document_review kind.
-ECHO = kinds.get("webtest.echo") or kinds.register(kinds.Kind(
+ECHO = kinds.Kind(
     name="webtest.echo",
     handler=_echo,
     payload_schema={"type": "object", "properties": {"text": {"type": "string", "maxLength": 4000}},
@@ -29,12 +29,18 @@ ECHO = kinds.get("webtest.echo") or kinds.register(kinds.Kind(
     max_document_bytes=4 * 1024,
     diagnostic=True,
     description="Echoes its payload; for the web tests.",
-))
+)
 
 
 @pytest.fixture(autouse=True)
 def _web_settings(settings):
     settings.JOBS = {**settings.JOBS, "DIAGNOSTIC_KINDS": True}
+
+
+@pytest.fixture(autouse=True)
+def echo_kind(register_kind):
+    """Every web test may submit ``webtest.echo``; it is gone again after each test."""
+    return register_kind(ECHO)
 
 
 @pytest.fixture

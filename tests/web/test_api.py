@@ -46,7 +46,8 @@ def test_post_json_commits_a_queued_job_and_answers_202_with_location(api_client
     assert response["Location"] == f"/jobs/{job.pk}"
     assert response["Retry-After"] == "1"
     assert response.json() == {"id": job.pk, "state": "queued", "status_url": f"/jobs/{job.pk}"}
-    assert (job.tenant_id, job.submitted_by_id, job.state, job.payload) == (alice.tenant_id, alice.pk, "queued", {"seconds": 1})
+    assert (job.tenant_id, job.submitted_by_id, job.state, job.payload) == (
+        alice.tenant_id, alice.pk, "queued", {"seconds": 1})
 
 
 def test_same_key_and_same_request_returns_the_same_job_and_no_new_row(api_client, alice):
@@ -317,7 +318,8 @@ def test_get_shows_state_attempts_and_history_without_result_while_queued(api_cl
     assert response.status_code == 200
     body = response.json()
     assert (body["id"], body["kind"], body["state"], body["attempts"]) == (job.pk, "diagnostic.sleep", "queued", 0)
-    assert body["events"] == [{"from": None, "to": "queued", "epoch": 0, "at": body["created_at"], "reason": "accepted"}]
+    assert body["events"] == [
+        {"from": None, "to": "queued", "epoch": 0, "at": body["created_at"], "reason": "accepted"}]
     assert body["created_at"] == job.created_at.isoformat() and body["created_at"].endswith("+00:00")
     assert "result" not in body and "payload" not in body
     assert int(response["Retry-After"]) >= 1
@@ -328,7 +330,8 @@ def test_get_shows_the_result_once_completed_and_no_retry_after(api_client, alic
     response = api_client(alice).get(f"/jobs/{job.pk}")
     body = response.json()
     assert body["state"] == "completed" and body["result"] == {"fields": {}, "draft": "Dear supplier"}
-    assert [(e["from"], e["to"]) for e in body["events"]] == [(None, "queued"), ("queued", "leased"), ("leased", "completed")]
+    assert [(e["from"], e["to"]) for e in body["events"]] == [
+        (None, "queued"), ("queued", "leased"), ("leased", "completed")]
     assert "Retry-After" not in response
 
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from jobs import http
+from jobs import http, kinds
 from jobs.models import Job
 from tests.conftest import drive_to
 
@@ -84,7 +84,8 @@ def test_a_refused_file_is_named_with_its_reason_while_the_others_go_through(for
 
 def test_when_every_file_is_refused_the_form_comes_back_with_each_reason_and_what_was_typed(form):
     client, fields = form
-    response = client.post("/jobs", {**fields, "payload": "", "document": files(("big.txt", LIMIT + 1), ("huge.txt", 30 * 1024 * 1024))},
+    too_big = files(("big.txt", LIMIT + 1), ("huge.txt", 30 * 1024 * 1024))
+    response = client.post("/jobs", {**fields, "payload": "", "document": too_big},
                            headers={**HTMX, "X-CSRFToken": fields["csrfmiddlewaretoken"]})
     assert response.status_code == 413 and not Job.objects.exists()
     html = response.content.decode()
@@ -122,14 +123,15 @@ def test_more_files_than_a_batch_takes_are_refused_whole(form):
     many = [(f"f{i}.txt", 50) for i in range(http.MAX_BATCH_FILES + 1)]
     response = client.post("/jobs", {**fields, "document": files(*many)})
     assert response.status_code == 400 and not Job.objects.exists()
-    assert f"You chose {len(many)} files; at most {http.MAX_BATCH_FILES} can be sent at once." in response.content.decode()
+    assert (f"You chose {len(many)} files; at most {http.MAX_BATCH_FILES} can be sent at once."
+            in response.content.decode())
 
 
 def test_a_body_larger_than_a_whole_batch_is_refused_before_it_is_read(form, settings):
     client, fields = form
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
     limit = http.max_request_bytes(batch=True)
-    assert limit == http.MAX_BATCH_FILES * max(k.max_document_bytes for k in __import__("jobs.kinds").kinds.offered_kinds()) + 1024
+    assert limit == http.MAX_BATCH_FILES * max(k.max_document_bytes for k in kinds.offered_kinds()) + 1024
     response = client.post("/jobs", {**fields, "text": "kept?"}, CONTENT_LENGTH=str(limit + 1), headers=HTMX)
     assert response.status_code == 413 and not Job.objects.exists()
     assert "can be sent at once. Send them in smaller groups." in response.content.decode()
@@ -150,7 +152,8 @@ def batch(reviewed, accept, clock):
 
 def test_the_batch_page_says_how_far_it_is_in_words(browser_client, alice, batch):
     html = browser_client(alice).get("/batches/b-test").content.decode()
-    assert '<p class="batch-summary" id="batch-summary" data-announce>4 of 6 done, 2 OK, 1 to correct, 1 failed</p>' in html
+    assert ('<p class="batch-summary" id="batch-summary" data-announce>'
+            "4 of 6 done, 2 OK, 1 to correct, 1 failed</p>") in html
     assert '<progress max="6" value="4"' in html
     assert [int(pk) for pk in re.findall(r'<tr id="job-(\d+)"', html)] == [job.pk for job in batch]
     assert "2 need your action" in html
@@ -164,7 +167,8 @@ def test_the_batch_page_polls_while_live_then_slowly_while_staff_settle_then_sto
     client = browser_client(alice)
     live = client.get("/batches/b-test?poll=1", headers=HTMX).content.decode()
     assert live.lstrip().startswith('<section id="progress"') and 'hx-trigger="load delay:2s, poll-retry"' in live
-    assert 'hx-trigger="load delay:5s, poll-retry"' in client.get("/batches/b-test?poll=9", headers=HTMX).content.decode()
+    later = client.get("/batches/b-test?poll=9", headers=HTMX).content.decode()
+    assert 'hx-trigger="load delay:5s, poll-retry"' in later
     for job in batch[4:]:
         drive_to(job, "completed", now=clock.now())
     settling = client.get("/batches/b-test?poll=2", headers=HTMX).content.decode()

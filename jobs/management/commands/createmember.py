@@ -17,7 +17,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, username, tenant, password, staff, **options):
         try:
-            user, password = members.create_member(username=username, tenant_slug=tenant, password=password, staff=staff)
+            user, password = members.create_member(username=username, tenant_slug=tenant, password=password,
+                                                   staff=staff)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"{user.username} ({user.tenant.slug}{', staff' if staff else ''}) password: {password}")
+        # create_member refuses any slug but the one it files the member under: ``tenant`` is it.
+        self.stdout.write(f"{user.username} ({tenant}{', staff' if staff else ''}) password: {password}")

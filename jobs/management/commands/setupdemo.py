@@ -21,4 +21,5 @@ class Command(BaseCommand):
             else:
                 user.set_password(password)
                 user.save(update_fields=["password"])
-            self.stdout.write(f"  {username:<6} tenant {tenant:<7} password {password}{'  (staff: /admin/)' if staff else ''}")
+            where = "  (staff: /admin/)" if staff else ""
+            self.stdout.write(f"  {username:<6} tenant {tenant:<7} password {password}{where}")

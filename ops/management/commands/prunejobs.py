@@ -26,7 +26,7 @@ class Command(BaseCommand):
         try:
             age = units.parse_duration(older_than, default_unit="d")
             report = retention.prune(older_than=age, now=system_clock.now(), batch=batch, dry_run=dry_run,
-                                     say=self.stdout.write if options["verbosity"] > 1 else lambda _: None)
+                                     say=self.stdout.write if options["verbosity"] > 1 else _quiet)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         verb = "Would delete" if dry_run else "Deleted"
@@ -35,6 +35,10 @@ class Command(BaseCommand):
                           + f"{report.documents} document(s) in {report.batches} batch(es), "
                           f"{report.strays} stray stored file(s) no job names; "
                           f"finished more than {_span(age)} ago. Unknown jobs are kept for staff.")
+
+
+def _quiet(line: str) -> None:
+    """Progress lines are only written from verbosity 2."""
 
 
 def _span(age) -> str:
