@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from django.conf import settings
 
@@ -60,8 +60,9 @@ def fill(jobs: int, tenants: int = 1) -> None:
     from jobs.statements import STRIDE
 
     call_command("migrate", verbosity=0)
-    user, _ = create_member(username="bench", tenant_slug="bench", password="Bench-password-1")
-    ids = [user.tenant_id] + [Tenant.objects.create(slug=f"t{n}", name=f"T{n}").pk for n in range(1, tenants)]
+    user, _ = create_member(username="bench", tenant_slug="bench", password="Bench-password-1")  # noqa: S106  a throwaway database
+    ids: list[int] = [user.tenant_id or 0]
+    ids += [Tenant.objects.create(slug=f"t{n}", name=f"T{n}").pk for n in range(1, tenants)]
     now = datetime.now(timezone.utc) - timedelta(seconds=1)
     batch = []
     for n in range(jobs):
@@ -79,7 +80,7 @@ def fill(jobs: int, tenants: int = 1) -> None:
         cursor.execute("ANALYZE")
 
 
-def fifo_claim(*, now: datetime, worker: str) -> object | None:
+def fifo_claim(*, now: datetime, worker: str) -> Any:
     """The first-in first-out claim, on the same transaction and event as the project's."""
     from jobs import queue
     from jobs.writelock import raw_write_transaction
@@ -128,7 +129,7 @@ def claim_time(claims: int, fifo: bool = False) -> dict[str, float]:
 
     claim = fifo_claim if fifo else queue.claim
     started = time.perf_counter()
-    for n in range(claims):
+    for _ in range(claims):
         claim(now=system_clock.now(), worker="timer")
     return {"mean": (time.perf_counter() - started) / claims}
 
@@ -246,11 +247,12 @@ def run(*, jobs: int, depths: tuple[int, int], rounds: int, out: Callable[[str],
 
         for sync in ("FULL", "NORMAL"):
             best_project = best_bare = 0.0
-            for r in range(rounds):
+            for _ in range(rounds):
                 project = finish(child("drain", ws.url(ws.copy("template.sqlite3", "p.sqlite3").name), sync,
                                        worker="project"))
                 bare = bare_drain(ws.copy("template.sqlite3", "b.sqlite3"), sync)
-                assert project["jobs"] == bare["jobs"] == jobs, (project, bare)
+                if not project["jobs"] == bare["jobs"] == jobs:
+                    raise RuntimeError(f"drained {project['jobs']} and {bare['jobs']} of {jobs} jobs")
                 best_project = max(best_project, jobs / project["seconds"])
                 best_bare = max(best_bare, jobs / bare["seconds"])
             ratio = best_project / best_bare
@@ -260,7 +262,7 @@ def run(*, jobs: int, depths: tuple[int, int], rounds: int, out: Callable[[str],
 
         for sync in ("FULL", "NORMAL"):
             one_rate = two_rate = 0.0
-            for r in range(rounds):
+            for _ in range(rounds):
                 one = finish(child("drain", ws.url(ws.copy("template.sqlite3", "one.sqlite3").name), sync,
                                    worker="solo"))
                 two_file = ws.copy("template.sqlite3", "two.sqlite3").name
@@ -268,7 +270,8 @@ def run(*, jobs: int, depths: tuple[int, int], rounds: int, out: Callable[[str],
                 pair = [child("drain", ws.url(two_file), sync, worker=f"w{n}", barrier=str(barrier), parties=2)
                         for n in (1, 2)]
                 results = [finish(p) for p in pair]
-                assert sum(r["jobs"] for r in results) == jobs
+                if sum(r["jobs"] for r in results) != jobs:
+                    raise RuntimeError(f"two processes drained {[r['jobs'] for r in results]} of {jobs} jobs")
                 one_rate = max(one_rate, jobs / one["seconds"])
                 # From the first claim of either process to the last completion of both.
                 two_rate = max(two_rate, jobs / (max(r["t1"] for r in results) - min(r["t0"] for r in results)))
@@ -292,7 +295,7 @@ def run(*, jobs: int, depths: tuple[int, int], rounds: int, out: Callable[[str],
         name = f"tenants-{large}.sqlite3"
         make_template(ws, name, large, tenants=tenants)
         fair = fifo = float("inf")
-        for r in range(rounds):  # interleaved, best of each
+        for _ in range(rounds):  # interleaved, best of each
             fair = min(fair, finish(child("claim_time", ws.url(ws.copy(name, "fair.sqlite3").name), "NORMAL",
                                           claims=500))["mean"])
             fifo = min(fifo, finish(child("claim_time", ws.url(ws.copy(name, "fifo.sqlite3").name), "NORMAL",
@@ -303,7 +306,7 @@ def run(*, jobs: int, depths: tuple[int, int], rounds: int, out: Callable[[str],
         name = f"drain-{tenants}.sqlite3"
         make_template(ws, name, jobs, tenants=tenants)
         fair_rate = fifo_rate = 0.0
-        for r in range(rounds):
+        for _ in range(rounds):
             fair_run = finish(child("drain", ws.url(ws.copy(name, "fd.sqlite3").name), "FULL", worker="fair"))
             fifo_run = finish(child("drain", ws.url(ws.copy(name, "ff.sqlite3").name), "FULL", worker="fifo",
                                     fifo=True))

@@ -100,14 +100,18 @@ def request(port: int, method: str, path: str, token: str, body: dict | None = N
     return response.status, data
 
 
-def wrk(url: str, *, duration: int, connections: int, threads: int, headers: list[str], script: str | None = None) -> dict:
+def wrk(url: str, *, duration: int, connections: int, threads: int, headers: list[str],
+        script: str | None = None) -> dict:
     cmd = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--latency"]
     for h in headers:
         cmd += ["-H", h]
     if script:
         cmd += ["-s", script]
     out = subprocess.run(cmd + [url], capture_output=True, text=True, check=True).stdout
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    found = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    if found is None:
+        raise RuntimeError(f"wrk printed no request rate: {out[-500:]}")
+    rps = float(found.group(1))
     lat = dict(re.findall(r"^\s+(50|99)%\s+(\S+)", out, re.M))
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return {"rps": rps, "p50": lat.get("50"), "p99": lat.get("99"), "non2xx": int(errors.group(1)) if errors else 0}
@@ -166,8 +170,10 @@ def main() -> None:
     if not shutil.which("wrk"):
         raise SystemExit("wrk is needed: apt-get install wrk")
 
-    env = dict(os.environ, DATABASE_URL=args.database_url, JOBS_DIAGNOSTIC_KINDS="1", DJANGO_SETTINGS_MODULE="jobsite.settings",
-               SECRET_KEY="bench-only-not-secret", DEBUG="0", JOBS_LOG_LEVEL="WARNING", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, DATABASE_URL=args.database_url, JOBS_DIAGNOSTIC_KINDS="1",
+               DJANGO_SETTINGS_MODULE="jobsite.settings",
+               SECRET_KEY="bench-only-not-secret",  # noqa: S106  a throwaway site on loopback
+               DEBUG="0", JOBS_LOG_LEVEL="WARNING", PYTHONPATH=str(ROOT))
     fresh_database(args.database_url)
     manage(env, "migrate", "--noinput")
     manage(env, "createmember", "bench", "--tenant", "bench", "--password", "bench-password-1")
@@ -182,7 +188,8 @@ def main() -> None:
     try:
         wait_until_up(port)
         status, body = request(port, "POST", "/jobs", token, {"kind": "diagnostic.noop", "payload": {}}, key="first")
-        assert status == 202, (status, body)
+        if status != 202:
+            raise RuntimeError(f"the first submission answered {status}: {body}")
         job_path = body["status_url"]
         url = f"http://127.0.0.1:{port}"
         auth = [f"Authorization: Bearer {token}", "Accept: application/json"]

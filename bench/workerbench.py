@@ -28,7 +28,6 @@ from jobs import statements as sql
 
 from .queuebench import MANAGE, Workspace, bare_drain, child, finish, make_template
 
-
 # --- Bare loops (one per process) ------------------------------------------------------------
 
 
@@ -39,10 +38,11 @@ def bare_sqlite(path: str, synchronous: str, out: Any) -> None:
 def bare_postgres(dsn: str, out: Any) -> None:
     """The same single statements as the project's path, in autocommit: one round trip each."""
     import psycopg
+    from psycopg.types.json import Jsonb
 
     claim_sql, complete_sql = sql.claim_postgresql(), sql.complete("postgresql")
     db = psycopg.connect(dsn, autocommit=True)
-    result = psycopg.types.json.Jsonb({"ok": True})
+    result = Jsonb({"ok": True})
     done, t0 = 0, time.time()
     while True:
         now = datetime.now(timezone.utc)
@@ -105,17 +105,25 @@ def _rate_from_events(url: str) -> dict[str, Any]:
         import sqlite3
 
         db = sqlite3.connect(url.removeprefix("sqlite:///"))
-        first, last, jobs = db.execute(sql).fetchone()
+        first, last, jobs = _row(db.execute(sql))
         split = [n for _, n in db.execute(workers)]
         db.close()
         first, last = (datetime.fromisoformat(v) for v in (first, last))
     else:
         import psycopg
 
-        with psycopg.connect(url) as db:
-            first, last, jobs = db.execute(sql).fetchone()
-            split = [n for _, n in db.execute(workers)]
+        with psycopg.connect(url) as pg:
+            first, last, jobs = _row(pg.execute(sql))
+            split = [n for _, n in pg.execute(workers)]
     return {"jobs": jobs, "rate": jobs / (last - first).total_seconds(), "split": split}
+
+
+def _row(cursor: Any) -> Any:
+    """The one row an aggregate query returns."""
+    row = cursor.fetchone()
+    if row is None:
+        raise RuntimeError("the aggregate query returned no row")
+    return row
 
 
 # --- PostgreSQL throwaway databases ----------------------------------------------------------
@@ -215,14 +223,14 @@ def drain_tasks_db(url: str, conn_max_age: int) -> dict[str, Any]:
         import sqlite3
 
         db = sqlite3.connect(url.removeprefix("sqlite:///"))
-        first, last, done_count, total = db.execute(sql).fetchone()
+        first, last, done_count, total = _row(db.execute(sql))
         db.close()
         first, last = (datetime.fromisoformat(v) for v in (first, last))
     else:
         import psycopg
 
-        with psycopg.connect(url) as db:
-            first, last, done_count, total = db.execute(sql).fetchone()
+        with psycopg.connect(url) as pg:
+            first, last, done_count, total = _row(pg.execute(sql))
     if done_count != total:
         raise RuntimeError(f"db_worker finished {done_count} of {total} tasks")
     return {"jobs": done_count, "rate": done_count / (last - first).total_seconds()}

@@ -25,9 +25,9 @@ import hashlib
 import json
 import random
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 import jsonschema
@@ -38,11 +38,11 @@ from django.db.models.functions import Greatest, Least
 
 from . import documents, kinds, statements
 from .errors import (
-    TenantQueueFull,
     InvalidOperationKey,
     InvalidPayload,
     OperationKeyConflict,
     PayloadTooLarge,
+    TenantQueueFull,
     UnknownKind,
     UnsupportedDocument,
 )
@@ -822,7 +822,7 @@ def take_provider_slot(*, job_id: int, epoch: int, now: datetime) -> Slot:
         free = (ProviderSlot.objects.filter(number__lt=slots).exclude(Exists(holder)).order_by("number")
                 .select_for_update(skip_locked=True).values_list("number", flat=True).first())
         if free is None:
-            return Slot(None, now + timedelta(seconds=1 + random.random() * 2))
+            return Slot(None, now + timedelta(seconds=1 + random.random() * 2))  # noqa: S311  jitter, not a secret
         ProviderSlot.objects.filter(number=free).update(job_id=job_id, epoch=epoch, taken_at=now)
     return Slot(free)
 

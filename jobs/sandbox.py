@@ -66,7 +66,7 @@ class Lease(Protocol):
 
     def fence_due(self, now: datetime) -> bool: ...
 
-    def fence(self, why: str) -> None: ...
+    def fence(self, why: str) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -197,8 +197,8 @@ class Sandbox:
         self.close()
         event(log, logging.WARNING, "handler_died", job=claim.job_id, epoch=claim.epoch, exitcode=code)
         if code == -signal.SIGXCPU:
-            return failed("cpu_limit", f"the job needed more than {kinds.limits_for(spec).cpu_seconds:g} s of processor time",
-                          retryable=False)
+            seconds = kinds.limits_for(spec).cpu_seconds
+            return failed("cpu_limit", f"the job needed more than {seconds:g} s of processor time", retryable=False)
         if code is not None and code < 0:
             return failed("handler_crashed", f"the handler's process died ({signal.Signals(-code).name})",
                           retryable=True)

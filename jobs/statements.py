@@ -153,8 +153,8 @@ def claim_postgresql(fair: bool = True) -> str:
     Parameters: now, DUE_BATCH (stamping), now, now, CANDIDATES (the candidates), expires,
     worker, now (the lease), actor, now (the event). The candidates stream in turn order
     into the join, and the first unlocked one whose tenant is under its limit is taken;
-    claimers pass over each other's rows (``SKIP LOCKED``). A limited tenant's count is raised in the same statement, only while
-    it is under its limit; if another claimer took its last place meanwhile, no job is
+    claimers pass over each other's rows (``SKIP LOCKED``). A limited tenant's count is raised
+    in the same statement, only while it is under its limit; if another claimer took its last place meanwhile, no job is
     claimed and the statement says so with a row of state 'busy'. Jobs it stamps are seen
     only by the next statement: when it stamped some and found nothing else, it says so
     with a row of state 'stamped'. Either way the caller tries again.

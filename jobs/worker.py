@@ -276,7 +276,7 @@ class Heartbeat:
             if wait > 0:
                 self._closed.wait(min(wait, self.idle_wait))
                 continue
-            if beat.renewing or beat.failing:
+            if beat is not None and (beat.renewing or beat.failing):
                 self._fence(beat, "lease not renewed in time: the database has not answered")
             self._closed.wait(self.FENCE_POLL)
 
@@ -326,7 +326,7 @@ class Listener:
             if self._conn is None:
                 try:
                     self._conn = self._connect()
-                except Exception as exc:  # noqa: BLE001  still away: try again later
+                except Exception:  # noqa: BLE001  still away: try again later
                     self._closed.wait(self.BACKOFF[min(failures, len(self.BACKOFF) - 1)])
                     failures += 1
                     continue
@@ -348,7 +348,7 @@ class Listener:
         try:
             if conn is not None:
                 conn.close()
-        except Exception:  # noqa: BLE001  already broken
+        except Exception:  # noqa: BLE001, S110  already broken: nothing to close
             pass
 
     def close(self) -> None:

@@ -75,7 +75,7 @@ def test_equal_tenants_alternate(clock, tenant, submit):
     submit(b, 20)
     order = [tenant_of(c) for c in claims(clock, 10)]
     assert Counter(order) == {a.tenant_id: 5, b.tenant_id: 5}
-    assert all(x != y for x, y in zip(order, order[1:]))
+    assert all(x != y for x, y in zip(order, order[1:], strict=False))
 
 
 def test_a_tenant_at_its_running_limit_is_passed_over_until_one_of_its_jobs_ends(clock, tenant, submit):

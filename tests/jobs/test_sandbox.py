@@ -61,7 +61,8 @@ def isolated(settings, transactional_db, register_kind, accept):
     """Register an isolated kind with ``handler`` and accept a job of it (committed)."""
     settings.JOBS = {**settings.JOBS, "ISOLATE_HANDLERS": True}
 
-    def make(name, handler, *, limits=Limits(), deadline=timedelta(minutes=1), payload=None):
+    def make(name, handler, *, limits=None, deadline=timedelta(minutes=1), payload=None):
+        limits = limits or Limits()
         register_kind(Kind(name=name, handler=handler, isolated=True, limits=limits, deadline=deadline,
                            diagnostic=True))
         return accept(name, payload or {}, now=system_clock.now())

@@ -6,8 +6,6 @@ lease, while real workers drain other jobs and the API takes new ones.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import time
 from datetime import timedelta
@@ -109,8 +107,8 @@ def post_job(client: Client, key: str) -> tuple[int, dict, float]:
     return response.status_code, response, time.monotonic() - started
 
 
-sqlite_only = pytest.mark.skipif("connection.vendor != 'sqlite'", reason="SQLite's write lock")
-postgresql_only = pytest.mark.skipif("connection.vendor != 'postgresql'", reason="PostgreSQL's row locks")
+sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's write lock")
+postgresql_only = pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's row locks")
 
 
 @sqlite_only
