@@ -20,9 +20,12 @@ import threading
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+
+if TYPE_CHECKING:
+    from jobs.clock import LogicalClock
 
 LEASES = range(5, 31)
 CRASHES = ("none", "before-effect", "after-marker")
@@ -125,7 +128,7 @@ class LabTime(threading.Event):
     clock instead of sleeping, or raises ``WorkerCrashed`` where the experiment crashes.
     """
 
-    def __init__(self, clock: Any, *, crash: bool) -> None:
+    def __init__(self, clock: LogicalClock, *, crash: bool) -> None:
         super().__init__()
         self.clock, self.crash = clock, crash
 
