@@ -230,6 +230,43 @@ def complete(vendor: str) -> str:
         SELECT id, 'leased', 'completed', epoch, %s, 'completed', %s FROM completed"""
 
 
+@functools.cache
+def complete_many_postgresql() -> str:
+    """PostgreSQL: a batch of fenced completions as one statement, one round trip.
+
+    Parameters: arrays of ids, epochs, results and the four ``summary_values`` columns (one
+    element per job), then updated and finished times, the fence's now for the lease and
+    the deadline, the actor and the time of the events. Each row is matched on its own id
+    and epoch, and must still be leased with lease and deadline unexpired; the rows that
+    apply lower their tenants' running counts and write their events in the same statement,
+    which returns (id, epoch) of each.
+    """
+    return f"""
+        WITH batch AS (
+            SELECT * FROM unnest(%s::bigint[], %s::integer[], %s::jsonb[], %s::text[], %s::text[], %s::boolean[],
+                                 %s::text[]) AS b(id, epoch, result, outcome, outcome_text, needs_action, reference)
+        ),
+        completed AS (
+            UPDATE {JOB} j SET state = 'completed', result = b.result, outcome = b.outcome,
+                outcome_text = b.outcome_text, needs_action = b.needs_action, reference = b.reference,
+                lease_expires_at = NULL, updated_at = %s, finished_at = %s, last_error = ''
+            FROM batch b
+            WHERE j.id = b.id AND j.epoch = b.epoch AND j.state = 'leased' AND j.lease_expires_at > %s
+              AND j.deadline > %s
+            RETURNING j.id, j.epoch, j.tenant_id
+        ),
+        released AS (
+            UPDATE {TENANT} t SET running = GREATEST(t.running - c.n, 0)
+            FROM (SELECT tenant_id, COUNT(*) AS n FROM completed GROUP BY tenant_id) c
+            WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL
+        ),
+        recorded AS (
+            INSERT INTO {EVENT} (job_id, from_state, to_state, epoch, actor, reason, at)
+            SELECT id, 'leased', 'completed', epoch, %s, 'completed', %s FROM completed
+        )
+        SELECT id, epoch FROM completed"""
+
+
 EVENT_SQL = (
     f"INSERT INTO {EVENT} (job_id, from_state, to_state, epoch, actor, reason, at) "
     "VALUES (%s, %s, %s, %s, %s, %s, %s)"
