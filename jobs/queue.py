@@ -431,11 +431,11 @@ def renew_many(*, leases: Sequence[tuple[int, int, timedelta]], now: datetime) -
             f"""
             UPDATE {table} SET lease_expires_at = {least}(CASE id {new_expiry} END, deadline), updated_at = %s
             WHERE state = 'leased' AND lease_expires_at > %s AND deadline > %s AND ({owned})
-            RETURNING id, cancel_requested_at IS NOT NULL
+            RETURNING id, cancel_requested_at
             """,
             params,
         )
-        renewed = dict(cursor.fetchall())
+        renewed = {job_id: asked is not None for job_id, asked in cursor.fetchall()}
         outcomes = []
         for job_id, epoch, _ in leases:
             if job_id in renewed:
