@@ -677,7 +677,9 @@ class Worker:
             self.sweep(now)
         held = self._heartbeat.take()
         if held is None:
-            self.completer.flush()  # before claiming: a claim that waits for the lock waits for nothing else
+            if self.completer.pending:  # committed before claiming, so the claim sees them finished
+                self.completer.flush()
+                now = self.clock.now()
             claims = queue.claim_many(now=now, worker=self.name, lease=self.lease, limit=self._prefetch_size())
             if not claims:
                 self.stats.empty_polls += 1
