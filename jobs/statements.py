@@ -164,7 +164,7 @@ def claim_postgresql(fair: bool = True) -> str:
         picked AS (
             SELECT j.id, j.tenant_id FROM ({_candidates("postgresql")}) c
             JOIN {JOB} j ON j.id = c.id
-            WHERE NOT EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = j.tenant_id AND t.max_running IS NOT NULL
+            WHERE NOT EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL
                                                        AND t.running >= t.max_running)
             LIMIT 1
             FOR UPDATE OF j SKIP LOCKED
