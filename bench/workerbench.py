@@ -18,6 +18,7 @@ by its own worker (see ``run_tasks``).
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import subprocess
@@ -26,7 +27,7 @@ import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from jobs import statements as sql
 
@@ -307,12 +308,11 @@ def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable
         for r in range(rounds):
             for p in counts:
                 drains: dict[str, Callable[[], dict]] = {
-                    "workers": lambda p=p: run_workers(ws.url(ws.copy("template.sqlite3", "w.sqlite3").name), p),
-                    "bare": lambda p=p: run_bare(bare_sqlite, p, str(ws.copy("template.sqlite3", "b.sqlite3")),
-                                                 "FULL"),
+                    "workers": functools.partial(_sqlite_workers, ws, p),
+                    "bare": functools.partial(_sqlite_bare, ws, p),
                 }
                 if use_huey:
-                    drains["peer"] = lambda p=p: drain_huey(ws.copy("huey-template.sqlite3", "h.sqlite3"), p, jobs)
+                    drains["peer"] = functools.partial(_sqlite_huey, ws, p, jobs)
                 _interleave(drains, r, best[p])
         for p in counts:
             figures["sqlite"][p] = best[p]
@@ -349,12 +349,11 @@ def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable
             for r in range(rounds):
                 for p in counts:
                     drains = {
-                        "workers": lambda p=p: run_workers(scratch.create(f"w{next(made)}", "template"), p),
-                        "bare": lambda p=p: run_bare(bare_postgres, p, scratch.create(f"b{next(made)}", "template")),
+                        "workers": functools.partial(_pg_workers, scratch, made, p),
+                        "bare": functools.partial(_pg_bare, scratch, made, p),
                     }
                     if use_procrastinate:
-                        drains["peer"] = lambda p=p: drain_procrastinate(
-                            scratch.create(f"p{next(made)}", "ptemplate"), p)
+                        drains["peer"] = functools.partial(_pg_procrastinate, scratch, made, p)
                     _interleave(drains, r, best[p])
             for p in counts:
                 figures["postgresql"][p] = best[p]
@@ -387,6 +386,30 @@ def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable
             shown = f"{value:.0%}" if goal < 1 else f"{value:.2f}x"
             out(f"  {'MET    ' if met else 'NOT MET'} {name}: {shown}")
     return figures
+
+
+def _sqlite_workers(ws: Workspace, p: int) -> dict:
+    return run_workers(ws.url(ws.copy("template.sqlite3", "w.sqlite3").name), p)
+
+
+def _sqlite_bare(ws: Workspace, p: int) -> dict:
+    return run_bare(bare_sqlite, p, str(ws.copy("template.sqlite3", "b.sqlite3")), "FULL")
+
+
+def _sqlite_huey(ws: Workspace, p: int, jobs: int) -> dict:
+    return drain_huey(ws.copy("huey-template.sqlite3", "h.sqlite3"), p, jobs)
+
+
+def _pg_workers(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict:
+    return run_workers(scratch.create(f"w{next(made)}", "template"), p)
+
+
+def _pg_bare(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict:
+    return run_bare(bare_postgres, p, scratch.create(f"b{next(made)}", "template"))
+
+
+def _pg_procrastinate(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict:
+    return drain_procrastinate(scratch.create(f"p{next(made)}", "ptemplate"), p)
 
 
 def _interleave(drains: dict[str, Callable[[], dict]], round_: int, best: dict[str, dict]) -> None:
