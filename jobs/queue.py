@@ -323,9 +323,9 @@ def claim_many(*, now: datetime, worker: str, lease: timedelta | None = None, li
                     if picked[2]:  # a tenant with a running limit: count it (it is under the limit)
                         cursor.execute(statements.count_running(vendor), (picked[1],))
                     cursor.execute(statements.lease(vendor), (expires, worker, t_now, picked[0]))
-                    row = cursor.fetchone()
-                    cursor.execute(_event_sql(vendor), (row[0], QUEUED, LEASED, row[3], actor, "claimed", t_now))
-                    rows.append(row)
+                    rows.append(cursor.fetchone())
+                cursor.executemany(_event_sql(vendor), [(row[0], QUEUED, LEASED, row[3], actor, "claimed", t_now)
+                                                        for row in rows])
         retry = False
         for row in rows:
             if row is None:
@@ -535,18 +535,20 @@ def complete_many(*, completions: Sequence[Completion], now: datetime, actor: st
                 c.job_id, c.epoch, t_now, t_now, actor, t_now))
             if cursor.rowcount == 1:
                 applied.add((c.job_id, c.epoch))
-    else:
+    else:  # one statement for the rows, one for their events, one per limited tenant
+        params: list[Any] = [t_now, t_now]
+        for c in completions:
+            params += (c.job_id, c.epoch, conn.ops.adapt_json_value(c.result, None),
+                       *statements.summary_values(c.summary))
+        params += (t_now, t_now)
         with raw_write_transaction() as cursor:
-            for c in completions:
-                cursor.execute(statements.complete(vendor), (
-                    conn.ops.adapt_json_value(c.result, None), *statements.summary_values(c.summary), t_now, t_now,
-                    c.job_id, c.epoch, t_now, t_now))
-                done = cursor.fetchone()
-                if done is not None:
-                    cursor.execute(statements.release_running(vendor), (done[0],))
-                    cursor.execute(_event_sql(vendor), (c.job_id, LEASED, COMPLETED, c.epoch, actor, "completed",
-                                                        t_now))
-                    applied.add((c.job_id, c.epoch))
+            done = cursor.execute(statements.complete_many_sqlite(len(completions)), params).fetchall()
+            left: Counter[int] = Counter(tenant_id for _, _, tenant_id in done)
+            for tenant_id, n in left.items():
+                cursor.execute(statements.release_running_many(vendor), (n, tenant_id))
+            cursor.executemany(_event_sql(vendor), [(job_id, LEASED, COMPLETED, epoch, actor, "completed", t_now)
+                                                    for job_id, epoch, _ in done])
+            applied = {(job_id, epoch) for job_id, epoch, _ in done}
     outcomes: list[Outcome] = []
     rejected = [c for c in completions if (c.job_id, c.epoch) not in applied]
     reasons: dict[tuple[int, int], str] = {}

@@ -231,6 +231,34 @@ def complete(vendor: str) -> str:
 
 
 @functools.cache
+def complete_many_sqlite(rows: int) -> str:
+    """SQLite: a batch of ``rows`` fenced completions as one statement.
+
+    Parameters: updated and finished times, then per row its id, epoch, result and the four
+    ``summary_values`` columns, then the fence's now for the lease and the deadline. Each row
+    is matched on its own id and epoch (a primary-key lookup per row) and must still be
+    leased with lease and deadline unexpired; returns (id, epoch, tenant) of each that applied.
+    """
+    values = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * rows)
+    return f"""
+        UPDATE {JOB} SET state = 'completed', result = b.column3, outcome = b.column4,
+            outcome_text = b.column5, needs_action = b.column6, reference = b.column7,
+            lease_expires_at = NULL, updated_at = ?, finished_at = ?, last_error = ''
+        FROM (VALUES {values}) AS b
+        WHERE {JOB}.id = b.column1 AND {JOB}.epoch = b.column2 AND {JOB}.state = 'leased'
+          AND {JOB}.lease_expires_at > ? AND {JOB}.deadline > ?
+        RETURNING {JOB}.id, {JOB}.epoch, {JOB}.tenant_id"""
+
+
+@functools.cache
+def release_running_many(vendor: str) -> str:
+    """Jobs of a limited tenant stopped running (how many, tenant id)."""
+    return for_driver(vendor, f"""
+        UPDATE {TENANT} SET running = MAX(running - %s, 0)
+        WHERE id = %s AND max_running IS NOT NULL""")
+
+
+@functools.cache
 def complete_many_postgresql() -> str:
     """PostgreSQL: a batch of fenced completions as one statement, one round trip.
 
