@@ -87,7 +87,7 @@ def drain_huey(path: Path, processes: int, count: int, timeout: float = 600) -> 
         except subprocess.TimeoutExpired:
             consumer.kill()
             consumer.wait()
-    return {"jobs": count, "rate": count / (last - first)}
+    return {"jobs": count, "rate": count / max(last - first, POLL)}  # at least one look apart
 
 
 def fill_procrastinate(dsn: str, count: int) -> None:
