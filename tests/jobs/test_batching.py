@@ -184,3 +184,24 @@ def test_a_stopping_worker_hands_its_unstarted_prefetched_jobs_back(clock, accep
     assert handed.count() == 3 and set(handed.values_list("attempts", flat=True)) == {0}
     assert w.stats.given_back == 3 and w.stats.completed == 2
     assert Tenant.objects.get(pk=limited.tenant_id).running == 0
+
+
+def test_a_held_job_cancelled_or_superseded_while_it_waits_is_never_started(clock, accept, register_kind):
+    from jobs.kinds import Kind
+    from jobs.worker import renew_together
+
+    ran = []
+    register_kind(Kind(name="test.recorded", handler=lambda ctx: ran.append(ctx.job_id) or {}, diagnostic=True))
+    first, cancelled, superseded = (accept("test.recorded") for _ in range(3))
+    w = batching_worker(clock)
+    w._job_seconds = 0.001  # recent jobs were fast: claim a batch at once
+    assert w._step()  # runs the first; the other two are held
+    queue.cancel(job_id=cancelled.pk, actor="user:test", reason="", now=clock.now())
+    Job.objects.filter(pk=superseded.pk).update(epoch=5)  # recovered and claimed elsewhere meanwhile
+    renew_together(w._heartbeat.held(), clock.now())  # as the heartbeat does with the running claim
+
+    assert w._step() and w._step()
+
+    assert ran == [first.pk]
+    assert Job.objects.get(pk=cancelled.pk).state == "cancelled"
+    assert w.stats.cancelled == 1 and w.stats.rejected == 1
