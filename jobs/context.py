@@ -41,6 +41,7 @@ class JobContext:
         self.stop = stop or threading.Event()
         self._limits = limits or Unenforced()
         self._job: dict[str, Any] | None = None
+        self.external_started = False  # the marker was committed on this claim (see ``Completed``)
 
     @property
     def job_id(self) -> int:
@@ -126,6 +127,7 @@ class JobContext:
                                             min_left=self.claim.lease / 3)
         if not outcome:
             raise queue.StaleEpoch(outcome.reason)
+        self.external_started = True
 
     def clear_external_start(self, what: str = "external call") -> None:
         outcome = queue.clear_external_start(job_id=self.job_id, epoch=self.epoch, now=self.now(), what=what)

@@ -28,13 +28,13 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import jsonschema
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections
 from django.db.models import DateTimeField, Exists, F, OuterRef, Value
-from django.db.models.functions import Greatest, Least
+from django.db.models.functions import Greatest
 
 from . import documents, kinds, statements
 from .errors import (
@@ -274,55 +274,80 @@ def _notify_accepted() -> None:
 
 
 def claim(*, now: datetime, worker: str, lease: timedelta | None = None) -> Claim | None:
-    """Lease the job whose turn it is to ``worker``, or return None.
+    """Lease the job whose turn it is to ``worker``, or return None (``claim_many`` of one)."""
+    claims = claim_many(now=now, worker=worker, lease=lease, limit=1)
+    return claims[0] if claims else None
 
-    Tenants take turns (``jobs.statements``): the claim takes the first claimable job in
-    (priority, turn) order, passing over tenants at their running limit. The epoch and
-    attempt count grow by one and the lease is set, never past the deadline. Queued jobs
-    already past their deadline are left to ``recover``, which makes them ``dead``.
+
+def claim_many(*, now: datetime, worker: str, lease: timedelta | None = None, limit: int = 1) -> list[Claim]:
+    """Lease up to ``limit`` jobs to ``worker`` in one transaction, each in its turn.
+
+    Tenants take turns (``jobs.statements``): each pick takes the first claimable job in
+    (priority, turn) order, passing over tenants at their running limit, and sees the picks
+    before it, so a batch of claims is the same jobs, in the same order, as that many single
+    claims. Each job's epoch and attempt count grow by one and its lease is set, never past
+    the deadline. Queued jobs already past their deadline are left to ``recover``, which makes
+    them ``dead``. One commit (one fsync) covers the whole batch.
     """
     lease = lease or timedelta(seconds=settings.JOBS["DEFAULT_LEASE_SECONDS"])
     vendor = connections[DEFAULT_DB_ALIAS].vendor
     fair = settings.JOBS["FAIR_CLAIMS"]
     t_now, expires = _raw_time(vendor, now), _raw_time(vendor, now + lease)
     actor = f"worker:{worker}"
+    claims: list[Claim] = []
     for _ in range(3):  # PostgreSQL: try again after a 'busy' or 'stamped' answer (jobs.statements)
-        if vendor == "postgresql":  # one statement stamps, claims and writes the event
-            with raw_write_transaction(explicit=False) as cursor:
-                cursor.execute(statements.claim_postgresql(fair), (
-                    t_now, statements.DUE_BATCH, t_now, t_now, statements.CANDIDATES, expires, worker, t_now,
-                    actor, t_now))
-                row = cursor.fetchone()
+        rows: list[Any] = []
+        wanted = limit - len(claims)
+        if vendor == "postgresql":  # one statement per pick stamps, claims and writes the event
+            params = (t_now, statements.DUE_BATCH, t_now, t_now, statements.CANDIDATES, expires, worker, t_now,
+                      actor, t_now)
+            with raw_write_transaction(explicit=wanted > 1) as cursor:
+                if wanted == 1:
+                    cursor.execute(statements.claim_postgresql(fair), params)
+                    rows.append(cursor.fetchone())
+                else:  # the picks in one pipeline: one round trip for the batch
+                    cursor.executemany(statements.claim_postgresql(fair), [params] * wanted, returning=True)
+                    while True:
+                        rows.append(cursor.fetchone())
+                        if not cursor.nextset():
+                            break
         else:
             with raw_write_transaction() as cursor:
                 if cursor.execute(statements.any_due(vendor), (t_now,)).fetchone():
                     cursor.execute(statements.stamp_due(vendor, fair), (t_now, statements.DUE_BATCH))
-                cursor.execute(statements.pick(vendor), (t_now, t_now, statements.CANDIDATES))
-                picked = cursor.fetchone()
-                if picked is None:
-                    return None
-                if picked[2]:  # a tenant with a running limit: count it (it is under the limit)
-                    cursor.execute(statements.count_running(vendor), (picked[1],))
-                cursor.execute(statements.lease(vendor), (expires, worker, t_now, picked[0]))
-                row = cursor.fetchone()
-                cursor.execute(_event_sql(vendor), (row[0], QUEUED, LEASED, row[3], actor, "claimed", t_now))
-        if row is None:
-            return None
-        job_id, kind, state, epoch, attempts, lease_expires_at, deadline, payload, _tenant = row
-        if state != LEASED:
-            continue
-        return Claim(
-            job_id=job_id,
-            kind=kind,
-            epoch=epoch,
-            attempt=attempts,
-            lease_expires_at=_py_time(lease_expires_at),
-            deadline=_py_time(deadline),
-            payload=json.loads(payload) if isinstance(payload, (str, bytes)) else payload,
-            worker=worker,
-            lease=lease,
-        )
-    return None
+                for _pick in range(wanted):
+                    cursor.execute(statements.pick(vendor), (t_now, t_now, statements.CANDIDATES))
+                    picked = cursor.fetchone()
+                    if picked is None:
+                        break
+                    if picked[2]:  # a tenant with a running limit: count it (it is under the limit)
+                        cursor.execute(statements.count_running(vendor), (picked[1],))
+                    cursor.execute(statements.lease(vendor), (expires, worker, t_now, picked[0]))
+                    rows.append(cursor.fetchone())
+                cursor.executemany(_event_sql(vendor), [(row[0], QUEUED, LEASED, row[3], actor, "claimed", t_now)
+                                                        for row in rows])
+        retry = False
+        for row in rows:
+            if row is None:
+                continue
+            job_id, kind, state, epoch, attempts, lease_expires_at, deadline, payload, _tenant = row
+            if state != LEASED:
+                retry = True
+                continue
+            claims.append(Claim(
+                job_id=job_id,
+                kind=kind,
+                epoch=epoch,
+                attempt=attempts,
+                lease_expires_at=_py_time(lease_expires_at),
+                deadline=_py_time(deadline),
+                payload=json.loads(payload) if isinstance(payload, (str, bytes)) else payload,
+                worker=worker,
+                lease=lease,
+            ))
+        if not retry or len(claims) >= limit or vendor != "postgresql":
+            break
+    return claims
 
 
 @functools.cache
@@ -379,16 +404,47 @@ def _owned_write(job_id: int, epoch: int, now: datetime, *, write: str, note: st
 
 
 def renew(*, job_id: int, epoch: int, now: datetime, lease: timedelta) -> Outcome:
-    """Extend the lease to ``now + lease``, never past the deadline.
+    """Extend the lease to ``now + lease``, never past the deadline (``renew_many`` of one)."""
+    return renew_many(leases=[(job_id, epoch, lease)], now=now)[0]
 
-    Renewals are not transitions and leave no event; a rejected renewal does. A renewal
-    tells the worker when someone asked to cancel the job (``Outcome.reason``).
+
+def renew_many(*, leases: Sequence[tuple[int, int, timedelta]], now: datetime) -> list[Outcome]:
+    """Extend each (job, epoch, lease) to ``now + lease``, never past its deadline: one statement.
+
+    A worker holding several claims (one running, the rest prefetched) renews them together.
+    Each row is fenced by its own epoch, lease and deadline. Renewals are not transitions and
+    leave no event; a rejected renewal does. A renewal tells the worker when someone asked to
+    cancel the job (``Outcome.reason``).
     """
-    expires = Least(Value(now + lease, output_field=DateTimeField()), F("deadline"))
-    outcome = _owned_write(job_id, epoch, now, write="renewal", lease_expires_at=expires)
-    if outcome and cancel_requested(job_id=job_id, epoch=epoch):
-        return Outcome(True, LEASED, CANCEL_REQUESTED)
-    return outcome
+    if not leases:
+        return []
+    table = Job._meta.db_table
+    least = "LEAST" if connection.vendor == "postgresql" else "MIN"
+    t_now = _db_time(now)
+    new_expiry = " ".join("WHEN %s THEN %s" for _ in leases)
+    owned = " OR ".join("(id = %s AND epoch = %s)" for _ in leases)
+    params: list[Any] = [v for job_id, _, lease in leases for v in (job_id, _db_time(now + lease))]
+    params += [t_now, t_now, t_now]
+    params += [v for job_id, epoch, _ in leases for v in (job_id, epoch)]
+    with write_transaction(), connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            UPDATE {table} SET lease_expires_at = {least}(CASE id {new_expiry} END, deadline), updated_at = %s
+            WHERE state = 'leased' AND lease_expires_at > %s AND deadline > %s AND ({owned})
+            RETURNING id, cancel_requested_at
+            """,
+            params,
+        )
+        renewed = {job_id: asked is not None for job_id, asked in cursor.fetchall()}
+        outcomes = []
+        for job_id, epoch, _ in leases:
+            if job_id in renewed:
+                outcomes.append(Outcome(True, LEASED, CANCEL_REQUESTED if renewed[job_id] else ""))
+                continue
+            reason = _why_not_owned(job_id, epoch, now)
+            _record(job_id, LEASED, "", epoch, "queue", f"renewal rejected: {reason}", now)
+            outcomes.append(Outcome(False, None, reason))
+    return outcomes
 
 
 def mark_external_start(*, job_id: int, epoch: int, now: datetime, what: str = "external call",
@@ -431,32 +487,107 @@ def fenced(*, job_id: int, epoch: int, now: datetime) -> Iterator[None]:
 # --- Finish ---------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Completion:
+    """One finished job's result, for ``complete_many``."""
+
+    job_id: int
+    epoch: int
+    result: dict[str, Any]
+    summary: kinds.Summary | None = None
+
+
 def complete(*, job_id: int, epoch: int, result: dict[str, Any], now: datetime, actor: str = "worker",
              summary: kinds.Summary | None = None) -> Outcome:
     """Save the result (and the kind's summary of it): only for this epoch, still leased,
     lease and deadline unexpired."""
+    return complete_many(completions=[Completion(job_id, epoch, result, summary)], now=now, actor=actor)[0]
+
+
+def complete_many(*, completions: Sequence[Completion], now: datetime, actor: str = "worker") -> list[Outcome]:
+    """Save several results in one transaction (one fsync), each row fenced on its own.
+
+    Every row's UPDATE carries its own epoch, lease and deadline in the WHERE clause, so a
+    row whose claim was superseded or ran out changes nothing while the rest apply; it is
+    reported (and recorded as a rejection) for that job alone. Nothing about the batch is
+    visible to anyone before its commit.
+    """
+    if not completions:
+        return []
     conn = connections[DEFAULT_DB_ALIAS]
     vendor = conn.vendor
     t_now = _raw_time(vendor, now)
-    params = (conn.ops.adapt_json_value(result, None), *statements.summary_values(summary), t_now, t_now,
-              job_id, epoch, t_now, t_now)
-    if vendor == "postgresql":  # one statement writes the completion and its event
+    applied: set[tuple[int, int]] = set()
+    if vendor == "postgresql" and len(completions) > 1:  # the whole batch is one statement
+        columns: list[list[Any]] = [[], [], [], [], [], [], []]
+        for c in completions:
+            for column, value in zip(columns, (c.job_id, c.epoch, conn.ops.adapt_json_value(c.result, None),
+                                               *statements.summary_values(c.summary)), strict=True):
+                column.append(value)
         with raw_write_transaction(explicit=False) as cursor:
-            cursor.execute(statements.complete(vendor), (*params, actor, t_now))
+            cursor.execute(statements.complete_many_postgresql(), (*columns, t_now, t_now, t_now, t_now, actor, t_now))
+            applied = {(job_id, epoch) for job_id, epoch in cursor.fetchall()}
+    elif vendor == "postgresql":  # one statement writes the completion and its event
+        c = completions[0]
+        with raw_write_transaction(explicit=False) as cursor:
+            cursor.execute(statements.complete(vendor), (
+                conn.ops.adapt_json_value(c.result, None), *statements.summary_values(c.summary), t_now, t_now,
+                c.job_id, c.epoch, t_now, t_now, actor, t_now))
             if cursor.rowcount == 1:
-                return Outcome(True, COMPLETED)
-    else:
+                applied.add((c.job_id, c.epoch))
+    else:  # one statement for the rows, one for their events, one per limited tenant
+        params: list[Any] = [t_now, t_now]
+        for c in completions:
+            params += (c.job_id, c.epoch, conn.ops.adapt_json_value(c.result, None),
+                       *statements.summary_values(c.summary))
+        params += (t_now, t_now)
         with raw_write_transaction() as cursor:
-            cursor.execute(statements.complete(vendor), params)
-            done = cursor.fetchone()
-            if done is not None:
-                cursor.execute(statements.release_running(vendor), (done[0],))
-                cursor.execute(_event_sql(vendor), (job_id, LEASED, COMPLETED, epoch, actor, "completed", t_now))
-                return Outcome(True, COMPLETED)
+            done = cursor.execute(statements.complete_many_sqlite(len(completions)), params).fetchall()
+            left: Counter[int] = Counter(tenant_id for _, _, tenant_id in done)
+            for tenant_id, n in left.items():
+                cursor.execute(statements.release_running_many(vendor), (n, tenant_id))
+            cursor.executemany(_event_sql(vendor), [(job_id, LEASED, COMPLETED, epoch, actor, "completed", t_now)
+                                                    for job_id, epoch, _ in done])
+            applied = {(job_id, epoch) for job_id, epoch, _ in done}
+    outcomes: list[Outcome] = []
+    rejected = [c for c in completions if (c.job_id, c.epoch) not in applied]
+    reasons: dict[tuple[int, int], str] = {}
+    if rejected:
+        with write_transaction():
+            for c in rejected:
+                reasons[c.job_id, c.epoch] = reason = _why_not_owned(c.job_id, c.epoch, now)
+                _record(c.job_id, LEASED, "", c.epoch, actor, f"stale completion rejected: {reason}", now)
+    for c in completions:
+        key = (c.job_id, c.epoch)
+        outcomes.append(Outcome(True, COMPLETED) if key in applied else Outcome(False, None, reasons[key]))
+    return outcomes
+
+
+def give_back_unstarted(*, claims: Sequence[Claim], now: datetime, actor: str = "worker",
+                        reason: str = "handed back unstarted") -> list[Outcome]:
+    """Prefetched jobs this worker will not start: ``queued`` again at once, attempt not spent.
+
+    Each is fenced like a completion (its epoch, still leased, lease and deadline unexpired)
+    and must carry no external-start marker (nothing of it ran). The epoch is kept (the next
+    claim raises it) and so is the job's turn: it was its turn when it was claimed, and it is
+    served next. One transaction for all of them.
+    """
+    outcomes: list[Outcome] = []
     with write_transaction():
-        reason = _why_not_owned(job_id, epoch, now)
-        _record(job_id, LEASED, "", epoch, actor, f"stale completion rejected: {reason}", now)
-    return Outcome(False, None, reason)
+        for c in claims:
+            job = _held(c.job_id, c.epoch, now)
+            if job is None or job.external_started_at is not None:
+                why = "external start recorded" if job is not None else _why_not_owned(c.job_id, c.epoch, now)
+                _record(c.job_id, LEASED, "", c.epoch, actor, f"hand-back rejected: {why}", now)
+                outcomes.append(Outcome(False, None, why))
+                continue
+            Job.objects.filter(pk=c.job_id, epoch=c.epoch, state=LEASED, external_started_at__isnull=True).update(
+                state=QUEUED, attempts=Greatest(F("attempts") - 1, Value(0)), lease_expires_at=None,
+                available_at=now, updated_at=now)
+            _release_running(job.tenant_id)
+            _record(c.job_id, LEASED, QUEUED, c.epoch, actor, reason, now)
+            outcomes.append(Outcome(True, QUEUED, reason))
+    return outcomes
 
 
 def fail(

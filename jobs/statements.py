@@ -164,7 +164,7 @@ def claim_postgresql(fair: bool = True) -> str:
         picked AS (
             SELECT j.id, j.tenant_id FROM ({_candidates("postgresql")}) c
             JOIN {JOB} j ON j.id = c.id
-            WHERE NOT EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = j.tenant_id AND t.max_running IS NOT NULL
+            WHERE NOT EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL
                                                        AND t.running >= t.max_running)
             LIMIT 1
             FOR UPDATE OF j SKIP LOCKED
@@ -228,6 +228,71 @@ def complete(vendor: str) -> str:
         )
         INSERT INTO {EVENT} (job_id, from_state, to_state, epoch, actor, reason, at)
         SELECT id, 'leased', 'completed', epoch, %s, 'completed', %s FROM completed"""
+
+
+@functools.cache
+def complete_many_sqlite(rows: int) -> str:
+    """SQLite: a batch of ``rows`` fenced completions as one statement.
+
+    Parameters: updated and finished times, then per row its id, epoch, result and the four
+    ``summary_values`` columns, then the fence's now for the lease and the deadline. Each row
+    is matched on its own id and epoch (a primary-key lookup per row) and must still be
+    leased with lease and deadline unexpired; returns (id, epoch, tenant) of each that applied.
+    """
+    values = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * rows)
+    return f"""
+        UPDATE {JOB} SET state = 'completed', result = b.column3, outcome = b.column4,
+            outcome_text = b.column5, needs_action = b.column6, reference = b.column7,
+            lease_expires_at = NULL, updated_at = ?, finished_at = ?, last_error = ''
+        FROM (VALUES {values}) AS b
+        WHERE {JOB}.id = b.column1 AND {JOB}.epoch = b.column2 AND {JOB}.state = 'leased'
+          AND {JOB}.lease_expires_at > ? AND {JOB}.deadline > ?
+        RETURNING {JOB}.id, {JOB}.epoch, {JOB}.tenant_id"""
+
+
+@functools.cache
+def release_running_many(vendor: str) -> str:
+    """Jobs of a limited tenant stopped running (how many, tenant id)."""
+    return for_driver(vendor, f"""
+        UPDATE {TENANT} SET running = MAX(running - %s, 0)
+        WHERE id = %s AND max_running IS NOT NULL""")
+
+
+@functools.cache
+def complete_many_postgresql() -> str:
+    """PostgreSQL: a batch of fenced completions as one statement, one round trip.
+
+    Parameters: arrays of ids, epochs, results and the four ``summary_values`` columns (one
+    element per job), then updated and finished times, the fence's now for the lease and
+    the deadline, the actor and the time of the events. Each row is matched on its own id
+    and epoch, and must still be leased with lease and deadline unexpired; the rows that
+    apply lower their tenants' running counts and write their events in the same statement,
+    which returns (id, epoch) of each.
+    """
+    return f"""
+        WITH batch AS (
+            SELECT * FROM unnest(%s::bigint[], %s::integer[], %s::jsonb[], %s::text[], %s::text[], %s::boolean[],
+                                 %s::text[]) AS b(id, epoch, result, outcome, outcome_text, needs_action, reference)
+        ),
+        completed AS (
+            UPDATE {JOB} j SET state = 'completed', result = b.result, outcome = b.outcome,
+                outcome_text = b.outcome_text, needs_action = b.needs_action, reference = b.reference,
+                lease_expires_at = NULL, updated_at = %s, finished_at = %s, last_error = ''
+            FROM batch b
+            WHERE j.id = b.id AND j.epoch = b.epoch AND j.state = 'leased' AND j.lease_expires_at > %s
+              AND j.deadline > %s
+            RETURNING j.id, j.epoch, j.tenant_id
+        ),
+        released AS (
+            UPDATE {TENANT} t SET running = GREATEST(t.running - c.n, 0)
+            FROM (SELECT tenant_id, COUNT(*) AS n FROM completed GROUP BY tenant_id) c
+            WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL
+        ),
+        recorded AS (
+            INSERT INTO {EVENT} (job_id, from_state, to_state, epoch, actor, reason, at)
+            SELECT id, 'leased', 'completed', epoch, %s, 'completed', %s FROM completed
+        )
+        SELECT id, epoch FROM completed"""
 
 
 EVENT_SQL = (

@@ -22,7 +22,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Completed:
+    """``external``: the handler committed the external-start marker, so its completion is
+    written at once rather than batched (the record of an outside effect must not wait)."""
+
     result: dict[str, Any]
+    external: bool = False
 
 
 @dataclass(frozen=True)
@@ -83,4 +87,4 @@ def judge(handler: Callable[["JobContext"], Any], ctx: "JobContext") -> Verdict:
         return Failed(f"{type(exc).__name__}: {exc}", type(exc).__name__, True)
     if not isinstance(result, dict):
         return failed("bad_result", f"handler returned {type(result).__name__}, not a dict", retryable=False)
-    return Completed(result)
+    return Completed(result, external=ctx.external_started)

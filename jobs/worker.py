@@ -4,9 +4,12 @@ The loop knows nothing of argparse or signals (``jobs.supervisor`` and the ``run
 command wire those to ``Worker.stop``), so tests drive it directly: ``run_one()`` does at
 most one job, ``run()`` loops until stopped.
 
-The hot path per job is the claim and the completion (two short transactions) plus what
-the handler itself does. The recovery sweep runs at a bounded rate, and the heartbeat is a
-pair of long-lived threads that write only for jobs that outlive a third of their lease.
+The hot path is the claim and the completion plus what the handler itself does. A worker
+may claim several jobs in one transaction (prefetch: ``Worker.prefetch``, as many as its
+recent jobs suggest it finishes within ``PREFETCH_WINDOW_SECONDS``) and commits finished
+jobs in batches (``Completer``), so fast jobs share their fsyncs. The recovery sweep runs
+at a bounded rate, and the heartbeat is a pair of long-lived threads that write only for
+jobs that outlive a third of their lease (renewing the prefetched claims with them).
 Kinds that read what users send run their handler in a child process under hard limits
 (``jobs.sandbox``); cheap kinds run in the worker itself.
 """
@@ -21,7 +24,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
@@ -100,7 +103,7 @@ class Beat:
     """
 
     def __init__(self, claim: queue.Claim, ctx: JobContext, *, lease: timedelta, first_interval: timedelta,
-                 claimed_at: datetime) -> None:
+                 claimed_at: datetime, expires: datetime | None = None) -> None:
         self.claim = claim
         self.ctx = ctx
         self.lease = lease
@@ -116,11 +119,14 @@ class Beat:
         self.cancel_requested = False
         self.renewing = False  # a renewal is waiting for the database
         self.failing = False  # the last renewal attempt failed (the database did not answer)
-        self.expires = claim.lease_expires_at
+        self.expires = expires or claim.lease_expires_at
         self.due: datetime | None = None  # on the worker's clock; None: no more beats
 
-    def beat(self, now: datetime) -> bool:
-        """Renew once if the policy allows; return whether to keep beating."""
+    def beat(self, now: datetime, held: Sequence[Held] = ()) -> bool:
+        """Renew once if the policy allows; return whether to keep beating.
+
+        The worker's prefetched claims (``held``) are renewed in the same statement.
+        """
         with self.lock:
             if self.done or self.lost:
                 return False
@@ -128,11 +134,15 @@ class Beat:
                 self.budget_spent = True
                 self.ctx.stop.set()  # the job's budget is spent: ask the handler to stop
                 return False
-            if self.expires >= self.claim.deadline:
+            if self.expires >= self.claim.deadline and not held:
                 return True  # the lease already reaches the deadline; wake at the deadline
             self.renewing = True
             try:
-                outcome = queue.renew(job_id=self.claim.job_id, epoch=self.claim.epoch, now=now, lease=self.lease)
+                if held:
+                    outcome = renew_together(held, now, running=(self.claim, self.lease))
+                else:
+                    outcome = queue.renew(job_id=self.claim.job_id, epoch=self.claim.epoch, now=now,
+                                          lease=self.lease)
             except DatabaseError:
                 self.failing = True
                 raise
@@ -192,6 +202,41 @@ class Beat:
             self.done = True
 
 
+class Held:
+    """A prefetched claim not started yet: its lease as last renewed, and what renewals said."""
+
+    def __init__(self, claim: queue.Claim) -> None:
+        self.claim = claim
+        self.expires = claim.lease_expires_at
+        self.lost = ""  # a renewal was rejected: why
+        self.cancel_requested = False
+
+    def renewed(self, outcome: queue.Outcome, now: datetime) -> None:
+        if not outcome:
+            self.lost = outcome.reason or "renewal rejected"
+            return
+        self.expires = min(now + self.claim.lease, self.claim.deadline)
+        self.cancel_requested = self.cancel_requested or outcome.reason == queue.CANCEL_REQUESTED
+
+    def needs_renewal(self, now: datetime) -> bool:
+        """Less than five sixths of a lease left: renew before starting it, so its beats keep
+        the usual margin before the fence time (``Beat.fence_at``)."""
+        return not self.lost and self.expires - now < self.claim.lease * 5 / 6
+
+
+def renew_together(held: Sequence[Held], now: datetime,
+                   running: tuple[queue.Claim, timedelta] | None = None) -> queue.Outcome:
+    """Renew the running claim (if any) and the held ones in one statement; the running
+    claim's outcome is returned, the held ones' are kept on them."""
+    leases = [(h.claim.job_id, h.claim.epoch, h.claim.lease) for h in held]
+    if running is not None:
+        leases.insert(0, (running[0].job_id, running[0].epoch, running[1]))
+    outcomes = queue.renew_many(leases=leases, now=now)
+    for h, outcome in zip(held, outcomes[len(outcomes) - len(held):], strict=True):
+        h.renewed(outcome, now)
+    return outcomes[0] if running is not None else queue.Outcome(True, queue.LEASED)
+
+
 class Heartbeat:
     """Two long-lived threads that keep the current claim's lease, or give it up in time.
 
@@ -217,6 +262,8 @@ class Heartbeat:
         self._beat: Beat | None = None
         self._closed = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._held: list[Held] = []  # prefetched claims, renewed with the running one
+        self._held_lock = threading.Lock()
 
     def watch(self, beat: Beat) -> None:
         if not self._threads:
@@ -230,6 +277,25 @@ class Heartbeat:
     @property
     def current(self) -> Beat | None:
         return self._beat
+
+    def hold(self, claims: Sequence[queue.Claim]) -> None:
+        with self._held_lock:
+            self._held.extend(Held(c) for c in claims)
+
+    def take(self) -> Held | None:
+        """The next prefetched claim, now the worker's to run (no longer held)."""
+        with self._held_lock:
+            return self._held.pop(0) if self._held else None
+
+    def held(self) -> list[Held]:
+        with self._held_lock:
+            return list(self._held)
+
+    def drop_held(self) -> list[Held]:
+        """Every prefetched claim, no longer held: for giving them back or up."""
+        with self._held_lock:
+            dropped, self._held = self._held, []
+        return dropped
 
     def release(self, beat: Beat) -> None:
         self._beat = None
@@ -252,7 +318,7 @@ class Heartbeat:
                 self._closed.wait(min(wait, self.idle_wait))
                 continue
             try:
-                keep_beating = beat.beat(now)
+                keep_beating = beat.beat(now, self.held())
                 beat.due = now + beat.interval if keep_beating else None
             except DatabaseError as exc:  # try again shortly, while the lease has slack
                 event(log, WARNING, "renewal_error", job=beat.claim.job_id, epoch=beat.claim.epoch,
@@ -284,6 +350,116 @@ class Heartbeat:
         if beat.fence(why):
             event(log, WARNING, "self_fenced", job=beat.claim.job_id, epoch=beat.claim.epoch,
                   lease_expires=beat.expires.isoformat(), why=why)
+
+
+# --- Batched completion ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A job whose handler completed, waiting for its batch to commit."""
+
+    claim: queue.Claim
+    result: dict[str, Any]
+    summary: kinds.Summary | None
+    fields: dict[str, object]
+    started: float  # monotonic: when the worker started the job
+    handed_in: float  # monotonic: when the handler's result reached the completer
+
+
+class Completer:
+    """Commits finished jobs in batches: up to ``batch`` a transaction, none held back long.
+
+    Each row of a batch is fenced on its own (``queue.complete_many``). Nothing about a job
+    is reported (``done``: the worker's counts and its log line) before the batch holding it
+    commits, and a job whose batch never commits (the worker died) is redelivered when its
+    lease runs out, like any job whose worker died before its completion. The worker flushes
+    the batch itself when it is full, before it claims again, and between jobs once the
+    oldest has waited ``interval`` seconds; a thread flushes a batch that waited that long
+    while the worker is busy in a longer handler. With a batch of one, every completion is
+    committed at once, in the worker's thread.
+    """
+
+    def __init__(self, *, batch: int, interval: float, clock: Clock,
+                 done: Callable[[Finished, queue.Outcome], None], pause: float = 0.0) -> None:
+        self.batch = max(1, batch)
+        self.interval = interval
+        self.clock = clock
+        self._done = done
+        self._pause = pause  # tests: wait this long before each commit
+        self._pending: list[Finished] = []
+        self._lock = threading.Lock()  # guards the pending list; held for a flush, one at a time
+        self._wake = threading.Event()
+        self._closed = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def submit(self, finished: Finished) -> None:
+        """Add a finished job; commit the batch if it is full."""
+        with self._lock:
+            self._pending.append(finished)
+            if len(self._pending) >= self.batch:
+                self._flush()
+                return
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="completer", daemon=True)
+            self._thread.start()
+        self._wake.set()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._flush()
+
+    def flush_if_due(self) -> None:
+        with self._lock:
+            if self._pending and time.monotonic() >= self._pending[0].handed_in + self.interval:
+                self._flush()
+
+    def _flush(self) -> None:
+        """Commit what is pending (the lock is held); on a database error it stays pending."""
+        if not self._pending:
+            return
+        if self._pause:
+            for f in self._pending:
+                event(log, INFO, "completion_pending", job=f.claim.job_id, epoch=f.claim.epoch,
+                      pause_s=self._pause)
+            time.sleep(self._pause)
+        batch = list(self._pending)
+        outcomes = queue.complete_many(
+            completions=[queue.Completion(f.claim.job_id, f.claim.epoch, f.result, f.summary) for f in batch],
+            now=self.clock.now())
+        del self._pending[:len(batch)]
+        for finished, outcome in zip(batch, outcomes, strict=True):
+            self._done(finished, outcome)
+
+    def _run(self) -> None:
+        """Flush a batch whose oldest job waited ``interval`` while the worker was busy."""
+        while not self._closed.is_set():
+            self._wake.clear()
+            oldest = self._pending[0].handed_in if self._pending else None
+            if oldest is None:
+                self._wake.wait(1.0)
+                continue
+            wait = oldest + self.interval - time.monotonic()
+            if wait > 0:
+                self._closed.wait(wait)
+                continue
+            try:
+                self.flush_if_due()
+            except DatabaseError as exc:  # the worker's next flush tries again
+                event(log, WARNING, "completion_error", error=type(exc).__name__, detail=str(exc)[:200])
+                self._closed.wait(min(self.interval * 10, 1.0))
+            finally:
+                connection.close()
+
+    def close(self) -> None:
+        self._closed.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
 
 
 # --- PostgreSQL wake-ups --------------------------------------------------------------------
@@ -375,6 +551,8 @@ class Worker:
         clock: Clock = system_clock,
         listen: bool | None = None,
         isolate: bool | None = None,
+        prefetch: int = 1,
+        completion_batch: int = 1,
     ) -> None:
         self.name = name or default_name()
         self.lease = lease or timedelta(seconds=settings.JOBS["DEFAULT_LEASE_SECONDS"])
@@ -398,6 +576,14 @@ class Worker:
         self._current: JobContext | None = None
         self._giving_back = False
         self._grace_timer: threading.Timer | None = None
+        # Prefetch: up to this many claims a transaction, as many as the recent handler
+        # time (a moving average, seconds) says finish within the window.
+        self.prefetch = max(1, prefetch)
+        self.prefetch_window = settings.JOBS["PREFETCH_WINDOW_SECONDS"]
+        self._job_seconds: float | None = None
+        self.completer = Completer(batch=completion_batch, interval=settings.JOBS["COMPLETION_FLUSH_MS"] / 1000,
+                                   clock=clock, done=self._completed,
+                                   pause=settings.JOBS["COMPLETER_PAUSE_SECONDS"])
 
     # -- control ------------------------------------------------------------------------
 
@@ -414,6 +600,9 @@ class Worker:
         self._grace_timer = threading.Timer(grace, self._give_back_current)
         self._grace_timer.daemon = True
         self._grace_timer.start()
+        if self._heartbeat.held():  # unstarted prefetched jobs go back now, not after the running one
+            threading.Thread(target=self._give_back_held, kwargs={"own_connection": True}, name="give-back",
+                             daemon=True).start()
 
     @property
     def stopping(self) -> bool:
@@ -436,7 +625,7 @@ class Worker:
             while not self._stop.is_set():
                 close_old_connections()
                 try:
-                    if self.run_one():
+                    if self._step():
                         self.idle.reset()
                         continue
                     if self.burst and self._drained():
@@ -457,26 +646,61 @@ class Worker:
         return self.stats
 
     def close(self) -> None:
-        """End the heartbeat thread and the sandbox, close this thread's connection."""
+        """Commit the pending completions, hand back unstarted prefetched jobs, end the
+        heartbeat, completer and sandbox, close this thread's connection."""
         if self._grace_timer is not None:
             self._grace_timer.cancel()
+        try:
+            self.completer.flush()
+            self._give_back_held()
+        except DatabaseError as exc:  # their leases bring the jobs back
+            self.stats.errors += 1
+            event(log, WARNING, "database_error", worker=self.name, error=type(exc).__name__, detail=str(exc)[:200])
+        self.completer.close()
         self._heartbeat.close()
         self.sandbox.close()
         connection.close()
 
     def run_one(self) -> bool:
-        """Sweep if due, claim one job and run it to the end. False: nothing was claimed."""
+        """Sweep if due, run one job to the end and commit its completion. False: nothing was
+        claimed. (``run`` leaves completions to the completer's batches.)"""
+        ran = self._step()
+        self.completer.flush()
+        return ran
+
+    def _step(self) -> bool:
+        """Sweep if due, then run the next prefetched job, or claim and run one."""
         if self._stop.is_set():
             return False
         now = self.clock.now()
         if self._next_sweep is None or now >= self._next_sweep:
             self.sweep(now)
-        claim = queue.claim(now=now, worker=self.name, lease=self.lease)
-        if claim is None:
-            self.stats.empty_polls += 1
-            return False
-        self._execute(claim)
+        held = self._heartbeat.take()
+        if held is None:
+            if self.completer.pending:  # committed before claiming, so the claim sees them finished
+                self.completer.flush()
+                now = self.clock.now()
+            claims = queue.claim_many(now=now, worker=self.name, lease=self.lease, limit=self._prefetch_size())
+            if not claims:
+                self.stats.empty_polls += 1
+                return False
+            for c in claims:
+                self.stats.claimed += 1
+                event(log, INFO, "claimed", job=c.job_id, kind=c.kind, epoch=c.epoch, attempt=c.attempt,
+                      worker=self.name)
+            self._heartbeat.hold(claims[1:])
+            held = Held(claims[0])
+        else:
+            self.completer.flush_if_due()
+        self._execute(held)
         return True
+
+    def _prefetch_size(self) -> int:
+        """As many claims as recent jobs say this worker finishes within the window (one at
+        first): fast jobs share a transaction, and a slow one never waits behind others."""
+        if self.prefetch == 1 or self._job_seconds is None:
+            return 1
+        return max(1, min(self.prefetch, int(self.prefetch_window / max(self._job_seconds, 1e-6))))
 
     def sweep(self, now: datetime | None = None) -> queue.Recovery:
         """Recover expired leases and passed deadlines, and log each job it moved."""
@@ -504,11 +728,13 @@ class Worker:
 
     # -- one job ------------------------------------------------------------------------
 
-    def _execute(self, claim: queue.Claim) -> None:
+    def _execute(self, held: Held) -> None:
+        claim = held.claim
         started = time.monotonic()
-        self.stats.claimed += 1
-        fields = dict(job=claim.job_id, kind=claim.kind, epoch=claim.epoch, attempt=claim.attempt)
-        event(log, INFO, "claimed", **fields, worker=self.name)
+        fields = _fields(claim)
+        if held.lost:  # a prefetched claim whose renewal was rejected: a newer epoch owns it
+            self._rejected(fields, started, "renew", held.lost)
+            return
         spec = kinds.get(claim.kind)
         if spec is None:  # a worker from an older deploy: hand it back for one that knows it
             until = self.clock.now() + timedelta(seconds=30)
@@ -517,19 +743,33 @@ class Worker:
         if self._stop.is_set():  # stop() came between the claim and here: do not start it
             self._give_back(claim, fields, started)
             return
+        if held.cancel_requested:  # asked while it waited in the prefetch: never started
+            self._acknowledge_cancel(claim, fields, started)
+            return
+        now = self.clock.now()
+        if held.needs_renewal(now):
+            self._renew_held(held, now)
+            if held.lost:
+                self._rejected(fields, started, "renew", held.lost)
+                return
         ctx = JobContext(claim, clock=self.clock, stop=threading.Event())
         beat = Beat(claim, ctx, lease=spec.lease or self.lease, first_interval=self.lease / 3,
-                    claimed_at=self.clock.now())
+                    claimed_at=now, expires=held.expires)
         self._current = ctx
         self._heartbeat.watch(beat)
+        ran = time.monotonic()
         try:
             verdict = self._handle(spec, ctx)
         finally:
             self._heartbeat.release(beat)
             self._current = None
+        took = time.monotonic() - ran
+        self._job_seconds = took if self._job_seconds is None else 0.8 * self._job_seconds + 0.2 * took
         if beat.fenced:  # how much of its lease the handler left unused: below zero, work past it
             event(log, WARNING, "fenced_handler_ended", job=claim.job_id, epoch=claim.epoch,
                   lease_left_ms=round((beat.expires - self.clock.now()).total_seconds() * 1000))
+            for other in self._heartbeat.drop_held():  # renewed with it, so just as unrenewed
+                self._rejected(_fields(other.claim), started, "renew", "self-fenced with the running claim")
         if beat.lost:
             self._rejected(fields, started, "renew", beat.lost)
             return
@@ -552,11 +792,14 @@ class Worker:
         job, epoch = claim.job_id, claim.epoch
         if isinstance(verdict, Completed):
             summary = self._summarize(claim, verdict.result)
-            outcome, write = queue.complete(job_id=job, epoch=epoch, result=verdict.result, now=now,
-                                            summary=summary), "complete"
-            if outcome:
-                self.stats.completed += 1
-                event(log, INFO, "completed", **fields, duration_ms=_ms(started), worker=self.name)
+            finished = Finished(claim, verdict.result, summary, fields, started, time.monotonic())
+            if not verdict.external:
+                self.completer.submit(finished)
+                return
+            # An outside effect's record must not wait for a batch: commit it at once.
+            self._completed(finished, queue.complete(job_id=job, epoch=epoch, result=verdict.result, now=now,
+                                                     summary=summary))
+            return
         elif isinstance(verdict, Failed):
             outcome, write = queue.fail(job_id=job, epoch=epoch, error=verdict.error, retryable=verdict.retryable,
                                         now=now), "fail"
@@ -578,6 +821,47 @@ class Worker:
             return
         if not outcome:
             self._rejected(fields, started, write, outcome.reason)
+
+    def _completed(self, finished: Finished, outcome: queue.Outcome) -> None:
+        """A completion's commit (or its rejection): only now is it counted and logged."""
+        if outcome:
+            self.stats.completed += 1
+            event(log, INFO, "completed", **finished.fields, duration_ms=_ms(finished.started), worker=self.name)
+        else:
+            self._rejected(finished.fields, finished.started, "complete", outcome.reason)
+
+    def _renew_held(self, held: Held, now: datetime) -> None:
+        """Renew the claim about to start and the other held ones together, before it starts."""
+        try:
+            renew_together([held, *self._heartbeat.held()], now)
+        except DatabaseError as exc:  # its beat tries again, and fences it in time if it must
+            event(log, WARNING, "renewal_error", job=held.claim.job_id, epoch=held.claim.epoch,
+                  error=type(exc).__name__, detail=str(exc)[:200])
+
+    def _give_back_held(self, own_connection: bool = False) -> None:
+        """Hand every unstarted prefetched job back at once, attempts not spent (stopping)."""
+        dropped = self._heartbeat.drop_held()
+        if not dropped:
+            return
+        started = time.monotonic()
+        try:
+            outcomes = queue.give_back_unstarted(claims=[h.claim for h in dropped], now=self.clock.now(),
+                                                 reason="handed back unstarted: worker stopping")
+        except DatabaseError as exc:
+            if not own_connection:
+                raise
+            event(log, WARNING, "database_error", worker=self.name, error=type(exc).__name__, detail=str(exc)[:200])
+            return
+        finally:
+            if own_connection:
+                connection.close()
+        for h, outcome in zip(dropped, outcomes, strict=True):
+            if outcome:
+                self.stats.given_back += 1
+                event(log, INFO, "given_back", **_fields(h.claim), to=outcome.state, duration_ms=_ms(started),
+                      worker=self.name)
+            else:
+                self._rejected(_fields(h.claim), started, "give_back", outcome.reason)
 
     def _acknowledge_cancel(self, claim: queue.Claim, fields: dict[str, object], started: float) -> None:
         """The handler stopped for a cancel request: record the job as cancelled (fenced)."""
@@ -622,6 +906,10 @@ class Worker:
         self.stats.rejected += 1
         event(log, WARNING, "stale_rejected", **fields, write=write, reason=reason,
               duration_ms=_ms(started), worker=self.name)
+
+
+def _fields(claim: queue.Claim) -> dict[str, object]:
+    return dict(job=claim.job_id, kind=claim.kind, epoch=claim.epoch, attempt=claim.attempt)
 
 
 def _ms(started: float) -> int:

@@ -303,6 +303,17 @@ JOBS = {
     "TENANT_FULL_RETRY_AFTER": 30,
     # Calls to the model provider in flight at once, across all workers and hosts.
     "PROVIDER_SLOTS": int(os.environ.get("JOBS_PROVIDER_SLOTS", "4")),
+    # Throughput (README, Workers): a worker claims up to PREFETCH jobs in one transaction,
+    # as many as its recent jobs suggest it finishes within PREFETCH_WINDOW seconds, and
+    # commits up to COMPLETION_BATCH completions in one transaction, none of them held back
+    # longer than COMPLETION_FLUSH_MS. runworkers --prefetch / --completion-batch override.
+    "PREFETCH": int(os.environ.get("JOBS_PREFETCH", "32")),
+    "PREFETCH_WINDOW_SECONDS": float(os.environ.get("JOBS_PREFETCH_WINDOW", "0.02")),
+    "COMPLETION_BATCH": int(os.environ.get("JOBS_COMPLETION_BATCH", "32")),
+    "COMPLETION_FLUSH_MS": float(os.environ.get("JOBS_COMPLETION_FLUSH_MS", "5")),
+    # Tests only: the completer waits this long before each commit, so a test can kill a
+    # worker between a handler's end and its completion's commit. 0 in production.
+    "COMPLETER_PAUSE_SECONDS": float(os.environ.get("JOBS_COMPLETER_PAUSE", "0")),
 }
 
 # --- Django's Tasks framework --------------------------------------------------------

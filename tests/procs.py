@@ -41,6 +41,24 @@ def claim_all(worker: str, barrier: str = "", parties: str = "1") -> None:
     connection.close()
 
 
+def claim_batches(worker: str, barrier: str = "", parties: str = "1", size: str = "8") -> None:
+    """Claim up to ``size`` jobs a transaction and complete them as one batch, until the queue
+    is empty; print 'job epoch' per claim."""
+    from django.db import connection
+
+    from jobs import queue
+    from jobs.clock import system_clock
+
+    meet(barrier, parties)
+    while claims := queue.claim_many(now=system_clock.now(), worker=worker, limit=int(size)):
+        outcomes = queue.complete_many(completions=[queue.Completion(c.job_id, c.epoch, {"by": worker})
+                                                    for c in claims], now=system_clock.now())
+        assert all(outcomes), outcomes
+        for c in claims:
+            print(c.job_id, c.epoch, flush=True)
+    connection.close()
+
+
 def accept_once(key: str, barrier: str, parties: str, tenant_id: str, user_id: str) -> None:
     """Accept one job with the given key; print the job id and whether it was created."""
     from jobs import queue
@@ -56,4 +74,4 @@ if __name__ == "__main__":
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jobsite.settings")
     django.setup()
     command, *args = sys.argv[1:]
-    {"claim_all": claim_all, "accept_once": accept_once}[command](*args)
+    {"claim_all": claim_all, "claim_batches": claim_batches, "accept_once": accept_once}[command](*args)

@@ -50,7 +50,8 @@ def test_the_claim_is_an_index_seek_on_sqlite():
 @pytest.mark.slow
 def test_workerbench_drains_through_real_runworkers_and_a_bare_loop():
     done = subprocess.run(
-        [PYTHON, "manage.py", "workerbench", "--jobs", "40", "--processes", "1,2", "--postgres", "", "--tasks", "0"],
+        [PYTHON, "manage.py", "workerbench", "--jobs", "40", "--processes", "1,2", "--postgres", "", "--tasks", "0",
+         "--rounds", "1"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr
@@ -58,3 +59,8 @@ def test_workerbench_drains_through_real_runworkers_and_a_bare_loop():
     assert len(lines) == 2, done.stdout
     assert "claims per worker [40]" in lines[0]
     assert "scaling (runworkers)" in done.stdout
+    # huey drained the same jobs at the same process counts, and the targets are judged.
+    assert all("huey" in line for line in lines), done.stdout
+    targets = [t for t in done.stdout.split("Targets:")[1].splitlines() if t.strip()]
+    assert [t.split(": ")[0].removeprefix("  MET     ").removeprefix("  NOT MET ") for t in targets] == [
+        "SQLite, 1 process", "SQLite, 2 processes"], targets

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 
 from jobs.clock import system_clock
-from jobs.models import Job
+from jobs.models import Job, JobEvent, Tenant
 from tests.conftest import PYTHON, ROOT, child_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -43,6 +43,25 @@ def test_two_claimers_in_two_processes_never_get_the_same_job_and_epoch(accept, 
     print("claims per process:", counts)
     assert min(counts) > 0, "both processes should have claimed work"
     assert Job.objects.filter(state="completed").count() == len(jobs)
+
+
+def test_two_processes_claiming_and_completing_in_batches_never_share_a_job(accept, tmp_path, make_member):
+    limited = make_member("limited")
+    Tenant.objects.filter(pk=limited.tenant_id).update(max_running=3)
+    jobs = [accept("diagnostic.noop", now=system_clock.now()).pk for _ in range(200)]
+    jobs += [accept("diagnostic.noop", user=limited, now=system_clock.now()).pk for _ in range(100)]
+
+    outputs = run_children(["claim_batches", "w1", str(tmp_path), "2", "8"],
+                           ["claim_batches", "w2", str(tmp_path), "2", "8"])
+
+    claims = [tuple(map(int, line.split())) for out in outputs for line in out.splitlines()]
+    assert sorted(job for job, _ in claims) == sorted(jobs)  # each job claimed exactly once
+    assert Counter(epoch for _, epoch in claims) == {1: len(jobs)}
+    assert min(len(out.splitlines()) for out in outputs) > 0, "both processes should have claimed work"
+    assert Job.objects.filter(state="completed").count() == len(jobs)
+    assert Counter(JobEvent.objects.values_list("to_state", flat=True)) == {
+        "queued": len(jobs), "leased": len(jobs), "completed": len(jobs)}
+    assert Tenant.objects.get(pk=limited.tenant_id).running == 0
 
 
 def test_two_processes_accepting_with_one_key_make_one_row(alice, tmp_path):

@@ -16,7 +16,7 @@ import os
 import random
 import signal
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
@@ -58,8 +58,12 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
         accept("diagnostic.sleep", {"seconds": round(rng.uniform(0.03, 0.2), 3), "external": n % 4 == 0},
                now=system_clock.now())
 
+    # Prefetch and batched completion on, and wide enough for these 30-200 ms jobs: a worker
+    # claims up to four at a time and holds completions back up to 100 ms, so kills land
+    # between a claim and its start and between a handler's end and its batch's commit.
     workers = Workers(tmp_path / "kill.log", "--processes", "3", "--lease", str(LEASE),
-                      "--poll-interval", "0.1", "--grace", "2")
+                      "--poll-interval", "0.1", "--grace", "2", "--prefetch", "4", "--completion-batch", "8",
+                      JOBS_PREFETCH_WINDOW="1", JOBS_COMPLETION_FLUSH_MS="100")
     kills = pauses = 0
     paused: dict[int, float] = {}
     started = time.monotonic()
@@ -93,13 +97,17 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
 
     jobs = {j["id"]: j for j in Job.objects.values("id", "state", "epoch", "result", "payload")}
     by_job: dict[int, list[dict]] = defaultdict(list)
-    for e in JobEvent.objects.order_by("id").values("job_id", "from_state", "to_state", "epoch", "actor", "reason"):
+    for e in JobEvent.objects.order_by("id").values("job_id", "from_state", "to_state", "epoch", "actor", "reason",
+                                                    "at"):
         by_job[e["job_id"]].append(e)
 
     states = defaultdict(int)
     for j in jobs.values():
         states[j["state"]] += 1
     rejections = [e for evs in by_job.values() for e in evs if e["to_state"] == ""]
+    # Claims made together share their time; so do completions committed together.
+    claim_batches = Counter((e["actor"], e["at"]) for evs in by_job.values() for e in evs if e["to_state"] == "leased")
+    completion_batches = Counter(e["at"] for evs in by_job.values() for e in evs if e["to_state"] == "completed")
     recoveries = [e for evs in by_job.values() for e in evs if e["actor"] == "recovery"]
     unknown_after_marker = redelivered_then_completed = 0
 
@@ -140,7 +148,10 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
         f"\nkill test on {connection.vendor}: {JOBS} jobs, {kills} SIGKILLs, {pauses} SIGSTOP pauses, "
         f"{elapsed:.1f} s: completed={states['completed']} unknown={states['unknown']} dead={states['dead']} "
         f"stale_rejections={len(rejections)} recoveries={len(recoveries)} "
-        f"(unknown after marker={unknown_after_marker}, redelivered then completed={redelivered_then_completed})"
+        f"(unknown after marker={unknown_after_marker}, redelivered then completed={redelivered_then_completed}) "
+        f"claims in batches of 2+={sum(n for n in claim_batches.values() if n > 1)} "
+        f"completions in batches of 2+={sum(n for n in completion_batches.values() if n > 1)}"
     )
+    assert max(claim_batches.values()) > 1 and max(completion_batches.values()) > 1  # both really on
     assert kills >= 10 and unknown_after_marker >= 1 and redelivered_then_completed >= 1
     assert pauses == 0 or rejections

@@ -179,3 +179,58 @@ def test_a_sigkilled_worker_is_replaced_and_its_job_recovered_on_a_later_epoch(r
 def test_runworkers_refuses_fewer_than_one_process(db):
     with pytest.raises(CommandError, match="at least 1"):
         call_command("runworkers", processes=0)
+
+
+def test_a_worker_killed_before_its_completion_batch_commits_leaves_the_job_to_be_redelivered(runworkers, submit,
+                                                                                                  tmp_path):
+    job = submit("diagnostic.noop")
+    # The completer waits 1 s before each commit: long enough to look, and to kill it there.
+    workers = Workers(tmp_path / "paused.log", "--processes", "1", "--lease", "3", "--poll-interval", "0.1",
+                      "--completion-batch", "16", JOBS_COMPLETER_PAUSE="1")
+    try:
+        wait_for(lambda: f"event=completion_pending job={job.pk} epoch=1 " in workers.text())
+        killed = worker_pid(job)
+        # The handler has finished, its batch has not committed: nobody is shown a completion.
+        assert (row(job).state, row(job).epoch) == ("leased", 1)
+        assert not job.events.filter(to_state="completed").exists()
+        assert "event=completed " not in workers.text()
+
+        os.kill(killed, signal.SIGKILL)
+
+        wait_for(lambda: row(job).state == "completed", timeout=30)
+        assert row(job).epoch == 2 and worker_pid(job) != killed  # redelivered, done by the replacement
+        assert row(job).external_started_at is None
+        assert list(job.events.filter(to_state="completed").values_list("epoch", flat=True)) == [2]
+        assert list(job.events.filter(actor="recovery").values_list("to_state", "reason")) == [
+            ("queued", "lease expired")]
+        workers.signal(signal.SIGTERM)
+        assert workers.wait() == 0
+    finally:
+        workers.kill_all()
+
+
+def test_a_stopping_worker_hands_back_its_unstarted_prefetched_jobs_at_once(runworkers, submit, tmp_path):
+    # A handler of 0.2 s, then one of 30 s: the worker prefetches behind the first (it counts as
+    # fast within a 1 s window) and is still in the long one when it is told to stop.
+    first = submit(payload={"seconds": 0.2})
+    long_job = submit(payload={"seconds": 30})
+    waiting = [submit("diagnostic.noop") for _ in range(3)]
+    w = Workers(tmp_path / "prefetch.log", "--processes", "1", "--prefetch", "4", "--grace", "20",
+                JOBS_PREFETCH_WINDOW="1")
+    try:
+        wait_for(lambda: row(long_job).state == "leased" and row(first).state == "completed")
+        held = [j for j in waiting if row(j).state == "leased"]
+        assert held, "the worker should hold prefetched jobs behind the long one"
+
+        w.signal(signal.SIGTERM)
+
+        # Given back at once, not after the long job's 20 s of grace.
+        wait_for(lambda: all(row(j).state == "queued" for j in held), timeout=5)
+        for j in held:
+            assert (row(j).epoch, row(j).attempts) == (1, 0)
+            assert j.events.filter(from_state="leased", to_state="queued",
+                                   reason="handed back unstarted: worker stopping").count() == 1
+        assert row(long_job).state == "leased"
+        assert w.text().count("event=given_back ") == len(held)
+    finally:
+        w.kill_all()

@@ -95,3 +95,29 @@ def test_an_isolated_handler_deaf_to_stop_is_killed_at_its_lease_end_while_the_r
     row = Job.objects.get(pk=job.pk)
     assert row.state == "leased" and w.stats.rejected == 1
     assert ended - row.lease_expires_at < timedelta(seconds=0.5)  # killed at the lease's end
+
+
+def test_prefetched_claims_are_given_up_with_the_running_one_when_their_renewal_hangs(
+        transactional_db, accept, register_kind, monkeypatch):
+    released = threading.Event()
+
+    def hang(**kwargs):
+        released.wait(HANG)
+        raise OperationalError("could not receive data from server: Connection timed out")
+
+    monkeypatch.setattr(queue, "renew_many", hang)  # the held claims are renewed with the running one
+    seen = {}
+    register_kind(Kind(name="test.long", handler=work_until_told(seen), diagnostic=True))
+    long_job = accept("test.long", {}, now=system_clock.now())
+    held = [accept("diagnostic.noop", {}, now=system_clock.now()) for _ in range(3)]
+    w = Worker(name="w1", lease=LEASE, listen=False, prefetch=4)
+    w._job_seconds = 0.001  # recent jobs were fast: claim four at once
+    try:
+        assert w.run_one()
+    finally:
+        released.set()
+        w.close()
+    assert Job.objects.get(pk=long_job.pk).state == "leased" and seen["stopped_at"]
+    rows = list(Job.objects.filter(pk__in=[j.pk for j in held]).values_list("state", "epoch", "result"))
+    assert rows == [("leased", 1, None)] * 3  # claimed with it, never started, left to their leases
+    assert w.stats.claimed == 4 and w.stats.rejected == 4 and w.stats.completed == 0

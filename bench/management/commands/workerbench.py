@@ -12,8 +12,9 @@ from bench import workerbench
 class Command(BaseCommand):
     help = (
         "Drain N no-op jobs through real `runworkers --burst` processes (1, 2, 4) and through a bare "
-        "driver loop of the same statements at the same process counts; print jobs/s and ratios, on "
-        "SQLite and on PostgreSQL (throwaway databases). Then N no-op tasks through Django's Tasks framework, "
+        "driver loop of the same statements, huey (SQLite) and Procrastinate (PostgreSQL) at the same process "
+        "counts; print jobs/s, ratios and whether each target is met, on SQLite and on PostgreSQL (throwaway "
+        "databases). Then N no-op tasks through Django's Tasks framework, "
         "under the queue's backend and under django-tasks-db, at CONN_MAX_AGE 0 and 60: rates and ratios."
     )
 
@@ -26,12 +27,16 @@ class Command(BaseCommand):
                             help="No-op tasks to drain through Django's Tasks framework, under the queue's backend "
                                  "and under django-tasks-db (0 to skip).")
         parser.add_argument("--task-rounds", type=int, default=2, help="Best of this many drains per task setting.")
+        parser.add_argument("--rounds", type=int, default=3,
+                            help="Interleaved rounds of the job drains (ours, the bare loop, the peer); best of each.")
+        parser.add_argument("--no-peers", action="store_true",
+                            help="Skip huey (SQLite) and Procrastinate (PostgreSQL).")
 
-    def handle(self, *args, jobs: int, processes: str, postgres: str, tasks: int, task_rounds: int,
-               **options) -> None:
+    def handle(self, *args, jobs: int, processes: str, postgres: str, tasks: int, task_rounds: int, rounds: int,
+               no_peers: bool, **options) -> None:
         try:
             counts = [int(p) for p in processes.split(",")]
         except ValueError:
             raise CommandError("--processes takes numbers, e.g. 1,2,4") from None
         workerbench.run(jobs=jobs, counts=counts, postgres_url=postgres or None, out=self.stdout.write, tasks=tasks,
-                        task_rounds=task_rounds)
+                        task_rounds=task_rounds, rounds=rounds, peers=not no_peers)

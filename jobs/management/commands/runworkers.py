@@ -29,17 +29,26 @@ class Command(BaseCommand):
                             help="seconds a claim holds before it must be renewed (renewed every lease/3)")
         parser.add_argument("--poll-interval", type=positive, default=1.0,
                             help="longest wait of an idle worker between claims (backoff cap), seconds")
+        parser.add_argument("--prefetch", type=int, default=settings.JOBS["PREFETCH"],
+                            help="most jobs a worker claims in one transaction; it claims as many as it "
+                                 "finishes within JOBS_PREFETCH_WINDOW seconds (1: one at a time)")
+        parser.add_argument("--completion-batch", type=int, default=settings.JOBS["COMPLETION_BATCH"],
+                            help="most completions committed in one transaction, none held back longer than "
+                                 "JOBS_COMPLETION_FLUSH_MS (1: each at once)")
         parser.add_argument("--grace", type=float, default=20.0,
                             help="seconds a running job may take to finish after SIGTERM before it is given back")
 
-    def handle(self, *args, processes, burst, lease, poll_interval, grace, **options):
+    def handle(self, *args, processes, burst, lease, poll_interval, grace, prefetch, completion_batch, **options):
         if processes < 1:
             raise CommandError("--processes must be at least 1")
+        if prefetch < 1 or completion_batch < 1:
+            raise CommandError("--prefetch and --completion-batch must be at least 1")
         if grace < 0:
             raise CommandError("--grace must not be negative")
         supervisor = Supervisor(
             processes=processes,
-            worker_options={"lease": timedelta(seconds=lease), "poll_interval": poll_interval, "burst": burst},
+            worker_options={"lease": timedelta(seconds=lease), "poll_interval": poll_interval, "burst": burst,
+                            "prefetch": prefetch, "completion_batch": completion_batch},
             grace=grace,
             burst=burst,
         )
