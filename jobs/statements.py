@@ -47,7 +47,8 @@ def _stamp(vendor: str, fair: bool = True) -> str:
     greatest = "GREATEST" if vendor == "postgresql" else "MAX"
     return f"""{greatest}(
         COALESCE((SELECT MIN(h.turn) FROM {JOB} h
-                  WHERE h.state = 'queued' AND h.turn IS NOT NULL AND h.priority = {JOB}.priority), 0),
+                  WHERE h.state = 'queued' AND h.turn IS NOT NULL AND h.available_at IS NOT NULL
+                    AND h.priority = {JOB}.priority), 0),
         COALESCE((SELECT MAX(o.turn) FROM {JOB} o
                   WHERE o.tenant_id = {JOB}.tenant_id AND o.state = 'queued' AND o.priority = {JOB}.priority
                     AND o.turn IS NOT NULL)
@@ -73,16 +74,17 @@ def stamp_due(vendor: str, fair: bool = True) -> str:
     """Give their turn to up to ``DUE_BATCH`` queued jobs whose time has come (now, limit)."""
     hint = "INDEXED BY job_due_idx" if vendor == "sqlite" else ""
     skip_locked = "FOR UPDATE SKIP LOCKED" if vendor == "postgresql" else ""
-    # SQLite would otherwise look the rows up through the state index, over every queued
-    # job; NOT INDEXED leaves it the primary key (the subquery's ids).
-    by_id = "NOT INDEXED" if vendor == "sqlite" else ""
-    return for_driver(vendor, f"""
-        UPDATE {JOB} {by_id} SET turn = {_stamp(vendor, fair)}
-        WHERE id IN (
+    # The rows are looked up by the subquery's ids, on the primary key. SQLite would
+    # otherwise go through the state index, over every queued job (NOT INDEXED leaves it the
+    # primary key); PostgreSQL may hash-join a scan of the whole table to an IN (...), so it
+    # gets the ids as an array.
+    due = f"""
             SELECT id FROM {JOB} {hint}
             WHERE state = 'queued' AND turn IS NULL AND available_at <= %s
-            ORDER BY available_at, id LIMIT %s {skip_locked}
-        ) AND state = 'queued' AND turn IS NULL""")
+            ORDER BY available_at, id LIMIT %s {skip_locked}"""
+    rows = f"NOT INDEXED SET turn = {_stamp(vendor, fair)} WHERE id IN ({due})" if vendor == "sqlite" else (
+        f"SET turn = {_stamp(vendor, fair)} WHERE id = ANY(ARRAY({due}))")
+    return for_driver(vendor, f"UPDATE {JOB} {rows} AND state = 'queued' AND turn IS NULL")
 
 
 def _candidates(vendor: str) -> str:
@@ -90,7 +92,8 @@ def _candidates(vendor: str) -> str:
     hint = "INDEXED BY job_claim_idx" if vendor == "sqlite" else ""
     return f"""
         SELECT id, tenant_id, priority, turn FROM {JOB} {hint}
-        WHERE state = 'queued' AND turn IS NOT NULL AND available_at <= %s AND deadline > %s
+        WHERE state = 'queued' AND turn IS NOT NULL AND available_at IS NOT NULL AND available_at <= %s
+          AND deadline > %s
         ORDER BY priority DESC, turn, id LIMIT %s"""
 
 
