@@ -46,14 +46,27 @@ FIFO_CLAIM = """
     RETURNING id, kind, state, epoch, attempts, lease_expires_at, deadline, payload, tenant_id"""
 
 
-def fill(jobs: int, tenants: int = 1) -> None:
+TURNS = ("fair", "fifo", "due")
+
+
+def fill(jobs: int, tenants: int = 1, turns: str = "fair", by_tenant: bool = False,
+         fifo_index: bool = True) -> None:
     """Migrate a fresh database and add ``jobs`` queued diagnostic.noop jobs of ``tenants``.
 
-    The jobs are stamped with the turns acceptance would give them (every tenant's backlog
-    starting at the head), and the first-in first-out index is added for comparison.
+    The tenants' jobs are interleaved, as when many tenants submit at once, or with
+    ``by_tenant`` each tenant's jobs come together, one tenant after another (a backlog
+    submitted at once), so taking turns visits rows all over the table. ``fifo_index``: add
+    the index of the first-in first-out claim (``FIFO_CLAIM``), for the comparisons that run
+    it; left out, the queue's statements see only the project's own indexes.
+
+    ``turns``: ``fair`` stamps the jobs as acceptance would (every tenant's backlog starting
+    at the head), ``fifo`` as acceptance with ``JOBS_FAIR_CLAIMS=0`` would (the turn is the
+    id), and ``due`` leaves them without a turn, as jobs whose start time has just come, so
+    the claims that take them also stamp them.
     """
     from django.core.management import call_command
     from django.db import connection
+    from django.db.models import F
 
     from jobs.members import create_member
     from jobs.models import Job, Tenant
@@ -63,20 +76,30 @@ def fill(jobs: int, tenants: int = 1) -> None:
     user, _ = create_member(username="bench", tenant_slug="bench", password="Bench-password-1")  # noqa: S106  a throwaway database
     ids: list[int] = [user.tenant_id or 0]
     ids += [Tenant.objects.create(slug=f"t{n}", name=f"T{n}").pk for n in range(1, tenants)]
+    if turns not in TURNS:
+        raise ValueError(f"turns is one of {TURNS}, not {turns!r}")
     now = datetime.now(timezone.utc) - timedelta(seconds=1)
     batch = []
+    backlog = [0] * tenants  # each tenant's jobs so far: its next job's place in its own line
     for n in range(jobs):
+        tenant = n * tenants // jobs if by_tenant else n % tenants
+        backlog[tenant] += 1
+        at = now - timedelta(microseconds=jobs - n)  # submitted one after another, as by the web
         batch.append(Job(
-            tenant_id=ids[n % tenants], submitted_by=user, kind="diagnostic.noop", payload={},
-            operation_key=f"bench-{n}", request_fingerprint="bench", state="queued", turn=(n // tenants) * STRIDE,
-            available_at=now, deadline=now + timedelta(days=1), created_at=now, updated_at=now,
+            tenant_id=ids[tenant], submitted_by=user, kind="diagnostic.noop", payload={},
+            operation_key=f"bench-{n}", request_fingerprint="bench", state="queued",
+            turn=(backlog[tenant] - 1) * STRIDE if turns == "fair" else None,
+            available_at=at, deadline=at + timedelta(days=1), created_at=at, updated_at=at,
         ))
         if len(batch) == 5000:
             Job.objects.bulk_create(batch)
             batch = []
     Job.objects.bulk_create(batch)
+    if turns == "fifo":
+        Job.objects.update(turn=F("id"))
     with connection.cursor() as cursor:
-        cursor.execute(FIFO_INDEX)
+        if fifo_index:
+            cursor.execute(FIFO_INDEX)
         cursor.execute("ANALYZE")
 
 
@@ -229,8 +252,10 @@ def finish(proc: subprocess.Popen) -> dict:
     return json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
 
 
-def make_template(ws: Workspace, name: str, jobs: int, tenants: int = 1) -> None:
-    finish(child("fill", ws.url(name), jobs=jobs, tenants=tenants))
+def make_template(ws: Workspace, name: str, jobs: int, tenants: int = 1, turns: str = "fair",
+                  by_tenant: bool = False, fifo_index: bool = True) -> None:
+    finish(child("fill", ws.url(name), jobs=jobs, tenants=tenants, turns=turns, by_tenant=by_tenant,
+                 fifo_index=fifo_index))
     # Fold the WAL into the file: the copies are self-contained, and still in WAL mode, so
     # processes opening one together need not switch its journal mode (an exclusive step).
     db = sqlite3.connect(ws.root / name)

@@ -11,6 +11,10 @@ the first claim to the last completion, so process start-up is not counted on an
 the workers from the event rows they wrote, for the bare loop from the clocks of its
 processes. The targets are printed last, each met or not.
 
+With ``--tenants T``, ``--tenant-jobs`` jobs spread over T tenants are drained with tenants taking
+turns (``JOBS_FAIR_CLAIMS=1``, the default) and first come, first served (``=0``), interleaved
+(see ``run_fairness``): what fairness costs a real drain.
+
 Then, with ``--tasks N``, N no-op tasks go through Django's Tasks framework under the
 queue's backend and under django-tasks-db (installed with the ``bench`` extra), each drained
 by its own worker (see ``run_tasks``).
@@ -178,6 +182,91 @@ def postgres_reachable(url: str) -> bool:
         return False
 
 
+# --- Fairness: tenants taking turns against first come, first served -------------------------
+#
+# N jobs of T tenants drained by runworkers with JOBS_FAIR_CLAIMS=1 (tenants take turns) and
+# =0 (first come, first served), interleaved, best of each, in three cases:
+#
+# - "interleaved": the tenants' jobs interleaved, as when many submit at once, with the
+#   turns each mode's acceptance gives them. The claim is the same index seek in both
+#   modes: what the turns cost.
+# - "come due": the same jobs without a turn yet, as jobs whose start time has just come,
+#   so the workers' own claims stamp them: what the fair stamp's lookups cost.
+# - "by tenant": each tenant's jobs submitted together, one tenant after another. Taking
+#   turns then visits rows all over the table, where first come, first served reads it in
+#   order, so each batch of claims and completions writes a page per job instead of a page
+#   per dozen jobs: what any fair order costs on such a backlog. Printed, not judged.
+
+TEMPLATES: dict[str, dict[str, Any]] = {
+    "interleaved_fair": {"turns": "fair"}, "interleaved_fifo": {"turns": "fifo"}, "interleaved_due": {"turns": "due"},
+    "by_tenant_fair": {"turns": "fair", "by_tenant": True}, "by_tenant_fifo": {"turns": "fifo", "by_tenant": True},
+}
+CASES = {
+    "interleaved": {"fair": "interleaved_fair", "fifo": "interleaved_fifo"},
+    "come due": {"fair": "interleaved_due", "fifo": "interleaved_due"},
+    "by tenant": {"fair": "by_tenant_fair", "fifo": "by_tenant_fifo"},
+}
+JUDGED = ("interleaved", "come due")
+FAIR_TARGET = 0.85
+
+
+def drain_fairly(fresh: Callable[[str], str], template: str, processes: int, fair: bool) -> dict[str, Any]:
+    """One drain of a fresh copy of ``template``, fairness on or off."""
+    url = fresh(template)
+    result = run_workers(url, processes, env={"JOBS_FAIR_CLAIMS": "1" if fair else "0"})
+    result["spread"] = _tenants_first_served(url)
+    return result
+
+
+def _tenants_first_served(url: str) -> tuple[int, int]:
+    """How many tenants the first claims served, as many claims as there are tenants with jobs."""
+    tenants = "SELECT COUNT(DISTINCT tenant_id) FROM jobs_job"
+    first = ("SELECT COUNT(DISTINCT j.tenant_id) FROM (SELECT job_id FROM jobs_jobevent WHERE to_state = 'leased' "
+             "ORDER BY id LIMIT %s) e JOIN jobs_job j ON j.id = e.job_id")
+    if url.startswith("sqlite"):
+        import sqlite3
+
+        db = sqlite3.connect(url.removeprefix("sqlite:///"))
+        (count,) = _row(db.execute(tenants))
+        (served,) = _row(db.execute(first.replace("%s", "?"), (count,)))
+        db.close()
+    else:
+        import psycopg
+
+        with psycopg.connect(url) as pg:
+            (count,) = _row(pg.execute(tenants))
+            (served,) = _row(pg.execute(first, (count,)))
+    return served, count
+
+
+def run_fairness(*, counts: list[int], rounds: int, fresh: Callable[[str], str], out: Callable[[str], None],
+                 store: str, tenants: int, jobs: int, figures: dict) -> dict:
+    """Both modes, every case, every process count, ``rounds`` interleaved rounds; best of
+    each. The target is judged on the worst ratio of the judged cases."""
+    best: dict[tuple[str, int], dict[str, dict]] = {(case, p): {} for case in CASES for p in counts}
+    for r in range(rounds):
+        for p in counts:
+            for case, templates in CASES.items():
+                _interleave({mode: functools.partial(drain_fairly, fresh, templates[mode], p, mode == "fair")
+                             for mode in ("fair", "fifo")}, r, best[(case, p)])
+    out(f"  fairness, {jobs:,} jobs of {tenants:,} tenants: tenants taking turns (JOBS_FAIR_CLAIMS=1) against "
+        f"first come, first served (=0)")
+    rows = {}
+    for (case, p), drains in best.items():
+        fair, fifo = drains["fair"], drains["fifo"]
+        ratio = fair["rate"] / fifo["rate"]
+        rows[f"{case}, {p}"] = {"fair": fair["rate"], "fifo": fifo["rate"], "ratio": ratio, "judged": case in JUDGED,
+                                "spread": {"fair": fair["spread"], "fifo": fifo["spread"]}}
+        served = f"{fair['spread'][0]:,} / {fifo['spread'][0]:,} of {fair['spread'][1]:,}"
+        out(f"    {case:<11} {p} process{'es' if p > 1 else '  '}: taking turns {fair['rate']:7.0f} jobs/s   "
+            f"first come {fifo['rate']:7.0f} jobs/s   ratio {ratio:5.0%}   tenants in the first claims {served}")
+    judged = [row["ratio"] for row in rows.values() if row["judged"]]
+    worst = min(judged)
+    _target(out, figures, f"{store}, fairness on: drain >= 85% of first come, first served ({' and '.join(JUDGED)}, "
+            f"worst of {len(judged)})", worst, FAIR_TARGET)
+    return {"rows": rows, "worst": worst}
+
+
 # --- Tasks through the framework: the queue's backend against django-tasks-db ----------------
 #
 # The same no-op @task is enqueued N times through the standard API (task.enqueue()) under
@@ -286,10 +375,12 @@ def run_tasks(*, tasks: int, store: str, fresh: Callable[[str], str], out: Calla
 
 
 def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable[[str], None],
-        tasks: int = 0, task_rounds: int = TASK_ROUNDS, rounds: int = 1, peers: bool = True) -> dict:
+        tasks: int = 0, task_rounds: int = TASK_ROUNDS, rounds: int = 1, peers: bool = True,
+        tenants: int = 0, tenant_jobs: int = 0) -> dict:
     """Every drain at every process count, ``rounds`` times interleaved (best of each), then
     the targets, each said met or not."""
-    figures: dict[str, Any] = {"sqlite": {}, "postgresql": {}, "tasks": {}, "targets": []}
+    figures: dict[str, Any] = {"sqlite": {}, "postgresql": {}, "fairness": {}, "tasks": {}, "targets": []}
+    tenant_jobs = tenant_jobs or jobs
     if tasks and not tasks_available():
         out("Tasks: django-tasks-db is not installed; skipped (pip install -e '.[bench]')")
         tasks = 0
@@ -301,7 +392,7 @@ def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable
         ws = Workspace(Path(tmp))
         out(f"SQLite (WAL, synchronous=FULL on every side): {jobs} no-op jobs per run, best of {rounds} "
             f"interleaved round(s)")
-        make_template(ws, "template.sqlite3", jobs)
+        make_template(ws, "template.sqlite3", jobs, fifo_index=False)
         if use_huey:
             fill_huey(ws.root / "huey-template.sqlite3", jobs)
         best: dict[int, dict[str, dict]] = {p: {} for p in counts}
@@ -323,6 +414,12 @@ def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable
                 if p in best:
                     _target(out, figures, f"SQLite, {p} process{'es' if p > 1 else ''}: runworkers >= 1.5x huey",
                             best[p]["workers"]["rate"] / best[p]["peer"]["rate"], 1.5)
+        if tenants:
+            for name, kwargs in TEMPLATES.items():
+                make_template(ws, f"{name}.sqlite3", tenant_jobs, tenants=tenants, fifo_index=False, **kwargs)
+            figures["fairness"]["sqlite"] = run_fairness(
+                counts=counts, rounds=rounds, out=out, store="SQLite", tenants=tenants, jobs=tenant_jobs,
+                figures=figures, fresh=lambda name: ws.url(ws.copy(f"{name}.sqlite3", f"{name}.sqlite3").name))
         if tasks:
             out("Tasks through Django's Tasks framework: the queue's backend against django-tasks-db")
             templates = {"queue": "queue-tasks.sqlite3", "tasks_db": "tasks-db-tasks.sqlite3"}
@@ -341,7 +438,7 @@ def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable
             out(f"PostgreSQL ({postgres_url.rsplit('@', 1)[-1]}): {jobs} no-op jobs per run, best of {rounds} "
                 f"interleaved round(s)")
             template = scratch.create("template")
-            finish(child("fill", template, jobs=jobs))
+            finish(child("fill", template, jobs=jobs, fifo_index=False))
             if use_procrastinate:
                 fill_procrastinate(scratch.create("ptemplate"), jobs)
             made = iter(range(1_000_000))
@@ -367,6 +464,13 @@ def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable
             if 4 in best:
                 _target(out, figures, "PostgreSQL, 4 processes: runworkers >= 85% of the bare loop",
                         best[4]["workers"]["rate"] / best[4]["bare"]["rate"], 0.85)
+            if tenants:
+                for name, kwargs in TEMPLATES.items():
+                    finish(child("fill", scratch.create(name), jobs=tenant_jobs, tenants=tenants, fifo_index=False,
+                                 **kwargs))
+                figures["fairness"]["postgresql"] = run_fairness(
+                    counts=counts, rounds=rounds, out=out, store="PostgreSQL", tenants=tenants, jobs=tenant_jobs,
+                    figures=figures, fresh=lambda name: scratch.create(f"{name}_{next(made)}", name))
             if tasks:
                 for which in ("queue", "tasks_db"):
                     enqueue_tasks(scratch.create(f"t_{which}"), tasks,

@@ -47,11 +47,45 @@ def test_the_claim_is_an_index_seek_on_sqlite():
     assert due.startswith("SEARCH jobs_job USING INTEGER PRIMARY KEY"), due
 
 
+@pytest.mark.django_db
+def test_stamping_stays_on_its_indexes_on_postgresql_whatever_the_statistics(make_member):
+    """Statistics taken while no queued job had a turn (a burst of jobs whose time had not yet
+    come) once led PostgreSQL to look for a tenant's latest turn by walking the claim index
+    backwards past every other tenant's jobs, and to scan the whole table for the ids to
+    stamp: a cost per stamp that grew with the queue."""
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's plan; SQLite's is pinned by the test above")
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from jobs.models import Job, Tenant
+
+    user = make_member("acme")
+    tenants = [user.tenant] + [Tenant.objects.create(slug=f"t{n}", name=f"T{n}") for n in range(1, 200)]
+    now = timezone.now()
+    Job.objects.bulk_create(
+        Job(tenant=tenants[n % len(tenants)], submitted_by=user, kind="diagnostic.noop", payload={},
+            operation_key=f"k{n}", request_fingerprint="f", state="queued", turn=None,
+            available_at=now - timedelta(seconds=n), deadline=now + timedelta(days=1), created_at=now, updated_at=now)
+        for n in range(4000))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE jobs_job")
+        cursor.execute("ANALYZE jobs_tenant")
+        cursor.execute("EXPLAIN " + statements.stamp_due("postgresql"), [now, statements.DUE_BATCH])
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Seq Scan on jobs_job" not in plan, plan
+    assert "Index Cond: (id = ANY" in plan, plan  # the rows to stamp, by their ids
+    # The tenant's latest turn: a seek on the tenant's own entries of the waiting index.
+    assert "job_waiting_idx on jobs_job o" in plan and "Index Cond: ((tenant_id = jobs_job.tenant_id)" in plan, plan
+    assert "Filter: (tenant_id = jobs_job.tenant_id)" not in plan, plan
+
+
 @pytest.mark.slow
 def test_workerbench_drains_through_real_runworkers_and_a_bare_loop():
     done = subprocess.run(
         [PYTHON, "manage.py", "workerbench", "--jobs", "40", "--processes", "1,2", "--postgres", "", "--tasks", "0",
-         "--rounds", "1"],
+         "--rounds", "1", "--tenants", "10", "--tenant-jobs", "40"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr
@@ -63,4 +97,12 @@ def test_workerbench_drains_through_real_runworkers_and_a_bare_loop():
     assert all("huey" in line for line in lines), done.stdout
     targets = [t for t in done.stdout.split("Targets:")[1].splitlines() if t.strip()]
     assert [t.split(": ")[0].removeprefix("  MET     ").removeprefix("  NOT MET ") for t in targets] == [
-        "SQLite, 1 process", "SQLite, 2 processes"], targets
+        "SQLite, 1 process", "SQLite, 2 processes", "SQLite, fairness on"], targets
+    # 40 jobs of 10 tenants (4 each) with tenants taking turns and first come, first served:
+    # with each tenant's jobs submitted together, the first ten claims serve every tenant only
+    # when tenants take turns, and the first three tenants' backlogs otherwise.
+    fairness = [line for line in done.stdout.splitlines() if "taking turns" in line and "jobs/s" in line]
+    assert len(fairness) == 6, done.stdout
+    by_tenant = [line for line in fairness if line.lstrip().startswith("by tenant")]
+    assert len(by_tenant) == 2, fairness
+    assert all(line.endswith("tenants in the first claims 10 / 3 of 10") for line in by_tenant), by_tenant

@@ -14,7 +14,8 @@ class Command(BaseCommand):
         "Drain N no-op jobs through real `runworkers --burst` processes (1, 2, 4) and through a bare "
         "driver loop of the same statements, huey (SQLite) and Procrastinate (PostgreSQL) at the same process "
         "counts; print jobs/s, ratios and whether each target is met, on SQLite and on PostgreSQL (throwaway "
-        "databases). Then N no-op tasks through Django's Tasks framework, "
+        "databases). Then the same jobs over many tenants, with tenants taking turns and first come, first served. "
+        "Then N no-op tasks through Django's Tasks framework, "
         "under the queue's backend and under django-tasks-db, at CONN_MAX_AGE 0 and 60: rates and ratios."
     )
 
@@ -29,14 +30,22 @@ class Command(BaseCommand):
         parser.add_argument("--task-rounds", type=int, default=2, help="Best of this many drains per task setting.")
         parser.add_argument("--rounds", type=int, default=3,
                             help="Interleaved rounds of the job drains (ours, the bare loop, the peer); best of each.")
+        parser.add_argument("--tenants", type=int, default=1000,
+                            help="Drain the jobs again spread over this many tenants, with tenants taking turns and "
+                                 "first come, first served (0 to skip).")
+        parser.add_argument("--tenant-jobs", type=int, default=10000,
+                            help="Jobs per fairness drain: two rates this close are compared on drains long enough "
+                                 "that a pause of the machine does not decide it.")
         parser.add_argument("--no-peers", action="store_true",
                             help="Skip huey (SQLite) and Procrastinate (PostgreSQL).")
 
     def handle(self, *args, jobs: int, processes: str, postgres: str, tasks: int, task_rounds: int, rounds: int,
-               no_peers: bool, **options) -> None:
+               no_peers: bool, tenants: int, tenant_jobs: int,
+               **options) -> None:
         try:
             counts = [int(p) for p in processes.split(",")]
         except ValueError:
             raise CommandError("--processes takes numbers, e.g. 1,2,4") from None
         workerbench.run(jobs=jobs, counts=counts, postgres_url=postgres or None, out=self.stdout.write, tasks=tasks,
-                        task_rounds=task_rounds, rounds=rounds, peers=not no_peers)
+                        task_rounds=task_rounds, rounds=rounds, peers=not no_peers, tenants=tenants,
+                        tenant_jobs=tenant_jobs)
