@@ -156,9 +156,13 @@ def claim_postgresql(fair: bool = True) -> str:
     Parameters: now, DUE_BATCH (stamping), now, now, CANDIDATES (the candidates), expires,
     worker, now (the lease), actor, now (the event). The candidates stream in turn order
     into the join, and the first unlocked one whose tenant is under its limit is taken;
-    claimers pass over each other's rows (``SKIP LOCKED``). A limited tenant's count is raised
-    in the same statement, only while it is under its limit; if another claimer took its last place meanwhile, no job is
-    claimed and the statement says so with a row of state 'busy'. Jobs it stamps are seen
+    claimers pass over each other's rows (``SKIP LOCKED``). The state is checked again on the
+    locked row (``j``): a job another claimer took and committed after this statement's
+    snapshot is locked all the same, and its newest version, no longer queued, must not be
+    picked, or the tenant's count below would be raised for a job no one claims. A limited
+    tenant's count is raised in the same statement, only while it is under its limit; if
+    another claimer took its last place meanwhile, no job is claimed and the statement says
+    so with a row of state 'busy'. Jobs it stamps are seen
     only by the next statement: when it stamped some and found nothing else, it says so
     with a row of state 'stamped'. Either way the caller tries again.
     """
@@ -167,8 +171,9 @@ def claim_postgresql(fair: bool = True) -> str:
         picked AS (
             SELECT j.id, j.tenant_id FROM ({_candidates("postgresql")}) c
             JOIN {JOB} j ON j.id = c.id
-            WHERE NOT EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL
-                                                       AND t.running >= t.max_running)
+            WHERE j.state = 'queued'
+              AND NOT EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL
+                                                         AND t.running >= t.max_running)
             LIMIT 1
             FOR UPDATE OF j SKIP LOCKED
         ),
