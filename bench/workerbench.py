@@ -118,29 +118,29 @@ def _rate_from_events(url: str) -> dict[str, Any]:
         "SUM(CASE WHEN to_state = 'completed' THEN 1 ELSE 0 END) FROM jobs_jobevent"
     )
     workers = "SELECT actor, COUNT(*) FROM jobs_jobevent WHERE to_state = 'leased' GROUP BY actor"
+    ((first, last, jobs),) = _rows(url, sql)
+    split = [n for _, n in _rows(url, workers)]
+    return {"jobs": jobs, "rate": jobs / (_when(last) - _when(first)).total_seconds(), "split": split}
+
+
+def _rows(url: str, sql: str, params: tuple = ()) -> list[Any]:
+    """The rows of one query (``%s`` placeholders) on the database ``url`` names, by the driver."""
     if url.startswith("sqlite"):
         import sqlite3
 
         db = sqlite3.connect(url.removeprefix("sqlite:///"))
-        first, last, jobs = _row(db.execute(sql))
-        split = [n for _, n in db.execute(workers)]
+        rows = db.execute(sql.replace("%s", "?"), params).fetchall()
         db.close()
-        first, last = (datetime.fromisoformat(v) for v in (first, last))
-    else:
-        import psycopg
+        return rows
+    import psycopg
 
-        with psycopg.connect(url) as pg:
-            first, last, jobs = _row(pg.execute(sql))
-            split = [n for _, n in pg.execute(workers)]
-    return {"jobs": jobs, "rate": jobs / (last - first).total_seconds(), "split": split}
+    with psycopg.connect(url) as pg:
+        return pg.execute(sql, params).fetchall()
 
 
-def _row(cursor: Any) -> Any:
-    """The one row an aggregate query returns."""
-    row = cursor.fetchone()
-    if row is None:
-        raise RuntimeError("the aggregate query returned no row")
-    return row
+def _when(value: datetime | str) -> datetime:
+    """A timestamp as the driver gives it: SQLite's are text."""
+    return datetime.fromisoformat(value) if isinstance(value, str) else value
 
 
 # --- PostgreSQL throwaway databases ----------------------------------------------------------
@@ -223,19 +223,8 @@ def _tenants_first_served(url: str) -> tuple[int, int]:
     tenants = "SELECT COUNT(DISTINCT tenant_id) FROM jobs_job"
     first = ("SELECT COUNT(DISTINCT j.tenant_id) FROM (SELECT job_id FROM jobs_jobevent WHERE to_state = 'leased' "
              "ORDER BY id LIMIT %s) e JOIN jobs_job j ON j.id = e.job_id")
-    if url.startswith("sqlite"):
-        import sqlite3
-
-        db = sqlite3.connect(url.removeprefix("sqlite:///"))
-        (count,) = _row(db.execute(tenants))
-        (served,) = _row(db.execute(first.replace("%s", "?"), (count,)))
-        db.close()
-    else:
-        import psycopg
-
-        with psycopg.connect(url) as pg:
-            (count,) = _row(pg.execute(tenants))
-            (served,) = _row(pg.execute(first, (count,)))
+    ((count,),) = _rows(url, tenants)
+    ((served,),) = _rows(url, first, (count,))
     return served, count
 
 
@@ -321,21 +310,10 @@ def drain_tasks_db(url: str, conn_max_age: int) -> dict[str, Any]:
         raise RuntimeError(f"db_worker failed: {done.stderr[-2000:]}")
     sql = (f"SELECT MIN(started_at), MAX(finished_at), SUM(CASE WHEN status = 'SUCCESSFUL' THEN 1 ELSE 0 END), "
            f"COUNT(*) FROM {TASKS_DB_TABLE}")
-    if url.startswith("sqlite"):
-        import sqlite3
-
-        db = sqlite3.connect(url.removeprefix("sqlite:///"))
-        first, last, done_count, total = _row(db.execute(sql))
-        db.close()
-        first, last = (datetime.fromisoformat(v) for v in (first, last))
-    else:
-        import psycopg
-
-        with psycopg.connect(url) as pg:
-            first, last, done_count, total = _row(pg.execute(sql))
+    ((first, last, done_count, total),) = _rows(url, sql)
     if done_count != total:
         raise RuntimeError(f"db_worker finished {done_count} of {total} tasks")
-    return {"jobs": done_count, "rate": done_count / (last - first).total_seconds()}
+    return {"jobs": done_count, "rate": done_count / (_when(last) - _when(first)).total_seconds()}
 
 
 def tasks_available() -> bool:
