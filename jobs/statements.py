@@ -174,6 +174,7 @@ def claim_postgresql(fair: bool = True) -> str:
             WHERE j.state = 'queued'
               AND NOT EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL
                                                          AND t.running >= t.max_running)
+            ORDER BY c.priority DESC, c.turn, c.id  -- a join need not keep the candidates' order
             LIMIT 1
             FOR UPDATE OF j SKIP LOCKED
         ),

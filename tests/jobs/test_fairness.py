@@ -9,6 +9,7 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 
 from jobs import queue
 from jobs.errors import TenantQueueFull
@@ -76,6 +77,17 @@ def test_equal_tenants_alternate(clock, tenant, submit):
     order = [tenant_of(c) for c in claims(clock, 10)]
     assert Counter(order) == {a.tenant_id: 5, b.tenant_id: 5}
     assert all(x != y for x, y in zip(order, order[1:], strict=False))
+
+
+def test_backlogs_submitted_tenant_after_tenant_are_served_one_job_of_each_in_turn(clock, tenant, submit):
+    members = [tenant(f"t{n}") for n in range(10)]
+    for member in members:
+        submit(member, 4)
+    with connection.cursor() as cursor:  # with statistics, a small table may be joined in any order
+        cursor.execute("ANALYZE")
+    batch = queue.claim_many(now=clock.now(), worker="w", lease=LEASE, limit=10)
+    assert [tenant_of(c) for c in batch] == [m.tenant_id for m in members]
+    assert [tenant_of(c) for c in claims(clock, 10)] == [m.tenant_id for m in members]
 
 
 def test_a_tenant_at_its_running_limit_is_passed_over_until_one_of_its_jobs_ends(clock, tenant, submit):
