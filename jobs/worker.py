@@ -609,9 +609,14 @@ class Worker:
         return self._stop.is_set()
 
     def _give_back_current(self) -> None:
+        """The grace period is over: the running job is asked to stop and will be handed back.
+
+        The flag goes up before ``_current`` is read, and ``_execute`` reads the flag after
+        setting ``_current``, so a job starting at this moment is seen by one side or the other.
+        """
+        self._giving_back = True
         ctx = self._current
         if ctx is not None:
-            self._giving_back = True
             ctx.stop.set()
 
     # -- the loop -----------------------------------------------------------------------
@@ -740,7 +745,7 @@ class Worker:
             until = self.clock.now() + timedelta(seconds=30)
             self._finish(claim, fields, started, Deferred(until, "no handler for this kind in this worker"))
             return
-        if self._stop.is_set():  # stop() came between the claim and here: do not start it
+        if self._giving_back:  # the grace period ended between the claim and here: do not start it
             self._give_back(claim, fields, started)
             return
         if held.cancel_requested:  # asked while it waited in the prefetch: never started
@@ -756,6 +761,8 @@ class Worker:
         beat = Beat(claim, ctx, lease=spec.lease or self.lease, first_interval=self.lease / 3,
                     claimed_at=now, expires=held.expires)
         self._current = ctx
+        if self._giving_back:  # the grace period ended as it started: stop at the first check
+            ctx.stop.set()
         self._heartbeat.watch(beat)
         ran = time.monotonic()
         try:

@@ -347,6 +347,44 @@ def test_stop_leaves_a_job_with_an_external_start_to_its_lease(accept_committed,
     assert w.stats.given_back == 0 and w.stats.failed == 0
 
 
+def stopping_as_it_claims(monkeypatch, w: Worker, grace: float) -> None:
+    """``w.stop(grace)`` arrives just after the claim commits, before the job starts; a grace
+    of 0 has also run out by the time the worker gets to the job."""
+    claim_many = queue.claim_many
+
+    def claim_then_stop(**kwargs):
+        claims = claim_many(**kwargs)
+        w.stop(grace=grace)
+        if grace == 0:
+            w._grace_timer.join()
+        return claims
+
+    monkeypatch.setattr(queue, "claim_many", claim_then_stop)
+
+
+def test_a_job_claimed_just_before_stop_runs_within_the_grace_period(clock, accept, monkeypatch):
+    job = accept("diagnostic.noop")
+    w = worker(clock)
+    stopping_as_it_claims(monkeypatch, w, grace=60)
+    try:
+        assert w.run_one()
+    finally:
+        w._grace_timer.cancel()
+    assert Job.objects.get(pk=job.pk).state == "completed"
+    assert (w.stats.completed, w.stats.given_back) == (1, 0)
+
+
+def test_a_job_whose_grace_period_ended_before_it_started_is_handed_back_unstarted(clock, accept, monkeypatch):
+    job = accept("diagnostic.noop")
+    w = worker(clock)
+    stopping_as_it_claims(monkeypatch, w, grace=0)
+    monkeypatch.setattr(Worker, "_handle", lambda *a: pytest.fail("a job past its grace period was started"))
+    assert w.run_one()
+    row = Job.objects.get(pk=job.pk)
+    assert (row.state, row.epoch, row.attempts) == ("queued", 1, 0)
+    assert w.stats.given_back == 1
+
+
 def test_burst_drains_the_eligible_jobs_and_returns(accept_committed):
     from jobs.clock import system_clock
 
