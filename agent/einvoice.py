@@ -33,7 +33,7 @@ MAX_XML_BYTES = documents.MAX_DOCUMENT_BYTES
 # A long e-invoice (hundreds of lines) has a few tens of thousands of elements.
 MAX_XML_ELEMENTS = 200_000
 # Attachments looked at in a PDF: an invoice PDF has one to a handful.
-MAX_ATTACHMENTS = 100
+MAX_ATTACHMENTS = 20
 # Attachment names the standards give the invoice XML, in the order they are preferred
 # (a PDF carrying both a ZUGFeRD 1.0 and a Factur-X XML is read from the newer one).
 INVOICE_ATTACHMENTS = ("factur-x.xml", "xrechnung.xml", "zugferd-invoice.xml")
@@ -108,8 +108,8 @@ def find_xml(content: bytes, media_type: str) -> tuple[str, bytes] | None:
     embedded-file API on the reader ``documents`` bounds (object and page limits), each
     unpacked to at most MAX_XML_BYTES: the standard invoice names first, then any other
     ``.xml`` attachment whose root is an invoice. A PDF that cannot be read raises the same
-    refusals as ``documents.read_text``; an invoice attachment that unpacks past the limit is
-    refused (DocumentUnpacksTooLarge): no invoice XML is that large.
+    refusals as ``documents.read_text``; an attachment under a standard invoice name that
+    unpacks past the limit is refused (DocumentUnpacksTooLarge): no invoice XML is that large.
     """
     if media_type == XML:
         return "", content
@@ -119,10 +119,14 @@ def find_xml(content: bytes, media_type: str) -> tuple[str, bytes] | None:
     candidates = _xml_attachments(reader)
     candidates.sort(key=lambda item: _attachment_rank(item[0]))
     for name, entry in candidates:
-        xml = _attachment_content(name, entry)
-        if xml is None:
-            continue
-        if _attachment_rank(name) < len(INVOICE_ATTACHMENTS) or _root_kind(xml) is not None:
+        standard = _attachment_rank(name) < len(INVOICE_ATTACHMENTS)
+        try:
+            xml = _attachment_content(name, entry)
+        except DocumentUnpacksTooLarge:
+            if standard:
+                raise
+            continue  # not under an invoice's name, and too large to be one: not the invoice
+        if xml is not None and (standard or _root_kind(xml) is not None):
             return name, xml
     return None
 
@@ -190,10 +194,11 @@ class _Refused(Exception):
     """The XML is not read; the message says why, in plain words."""
 
 
-def _parse(xml: bytes):
+def _parse(xml: bytes, *, root_only: bool = False):
     """The XML's root element, parsed without DTD, entities or network, within the limits.
 
-    Raises _Refused with a plain-words reason when it is not read.
+    Raises _Refused with a plain-words reason when it is not read. ``root_only`` stops at the
+    root's start tag: enough to tell what the document is.
     """
     from lxml import etree
 
@@ -214,6 +219,8 @@ def _parse(xml: bytes):
                 info = element.getroottree().docinfo
                 if info.doctype or info.internalDTD is not None:  # declared in a way the scan did not see
                     raise _Refused(DTD_REFUSED)
+                if root_only:
+                    return element
             count += 1
             if count > MAX_XML_ELEMENTS:
                 raise _Refused(f"the e-invoice XML has more than {MAX_XML_ELEMENTS:,} elements, far more than "
@@ -243,8 +250,10 @@ def _syntax_finding(exc) -> str:
 def _root_kind(xml: bytes) -> str | None:
     """The invoice syntax of the XML's root element, or None (unreadable or not an invoice)."""
     try:
-        root = _parse(xml)
-    except _Refused:
+        root = _parse(xml, root_only=True)
+    except MemoryError:
+        raise
+    except Exception:  # noqa: BLE001  _Refused, or the parser on hostile bytes: not an invoice
         return None
     return ROOTS.get(_qname(root))
 

@@ -377,6 +377,13 @@ def test_a_huge_attachment_is_refused_within_a_second_without_unpacking_it(decla
     assert time.perf_counter() - started < SECOND
 
 
+def test_a_huge_attachment_under_another_name_is_passed_over_not_refused():
+    bomb = pdf_with_attachment("measurements.xml", packed_spaces(), packed=True)
+    started = time.perf_counter()
+    assert einvoice.find_xml(bomb, documents.PDF) is None
+    assert time.perf_counter() - started < SECOND
+
+
 def test_hostile_xml_is_refused_at_acceptance_when_it_declares_a_dtd():
     for xml in (LAUGHS, EXTERNAL, b"\xef\xbb\xbf  <!DOCTYPE x><x/>"):
         with pytest.raises(UnsupportedDocument, match="the XML declares a document type"):
