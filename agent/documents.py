@@ -428,11 +428,17 @@ def _pdf_reader(content: bytes):
 
     Reads the cross-reference table(s) and the page tree, never a content stream. pypdf
     stops reading a cross-reference stream that declares more than MAX_PDF_OBJECTS
-    entries before it builds them.
+    entries before it builds them, and a file with more object markers than that is refused
+    before pypdf may rebuild a damaged table from them.
     """
     from pypdf import PdfReader, apply_configuration
     from pypdf.errors import LimitReachedError
 
+    # Counted before pypdf opens the file: with a damaged cross-reference table it rebuilds
+    # one from every object marker in the file, seconds of CPU for a few hundred thousand.
+    markers = content.count(_OBJECT_MARKER)
+    if markers > MAX_PDF_OBJECTS:
+        raise DocumentTooComplex(_too_many_objects(markers), field="document")
     try:
         reader = PdfReader(io.BytesIO(content), xref_stream_maximum_entries=MAX_PDF_OBJECTS)
         if reader.is_encrypted:
@@ -457,6 +463,11 @@ def _pdf_reader(content: bytes):
         log.warning("pdf unreadable: %s", type(exc).__name__)
         raise DamagedDocument(DAMAGED_PDF, field="document") from None
     return reader, pages
+
+
+# What pypdf looks for when it rebuilds a cross-reference table ("12 0 obj"): counting it
+# bounds the number of objects any reading of the file can find.
+_OBJECT_MARKER = b" obj"
 
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:

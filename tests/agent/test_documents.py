@@ -10,7 +10,7 @@ import pytest
 from pypdf import PdfReader
 
 from agent import documents, fields, samples
-from jobs.errors import UnsupportedDocument
+from jobs.errors import DocumentTooComplex, UnsupportedDocument
 from tests import hostile
 
 W = hostile.W_NS
@@ -158,3 +158,31 @@ def test_an_unsupported_document_is_told_which_formats_are_accepted():
     with pytest.raises(UnsupportedDocument, match=r"send PDF, DOCX, plain text \(UTF-8\) or an e-invoice XML "
                                                   r"\(UN/CEFACT CII or UBL 2.1\)"):
         documents.check_document(content=b"\x89PNG\r\n\x1a\n\x00", name="x.png", content_type="image/png")
+
+
+def pdf_to_rebuild(size: int = documents.MAX_DOCUMENT_BYTES) -> bytes:
+    """A PDF of ``size`` bytes whose cross-reference table is missing: ~240,000 object markers.
+
+    pypdf, finding no table at ``startxref``, rebuilds one from every ``N 0 obj`` marker in
+    the file: seconds of CPU before any limit on the objects it found could be checked.
+    """
+    out = io.BytesIO()
+    out.write(b"%PDF-1.7\n")
+    number = 1
+    while out.tell() < size - 64:
+        out.write(b"%d 0 obj\n<<>>\nendobj\n" % number)
+        number += 1
+    out.write(b"startxref\n999999999\n%%EOF\n")
+    return out.getvalue()
+
+
+def test_a_pdf_to_rebuild_from_too_many_objects_is_refused_before_pypdf_reads_it():
+    import time
+
+    content = pdf_to_rebuild()
+    assert len(content) <= documents.MAX_DOCUMENT_BYTES
+    started = time.process_time()
+    with pytest.raises(DocumentTooComplex, match=r"the PDF has 2\d\d,\d{3} objects; at most 50,000 are "
+                                                           "accepted"):
+        documents.check_document(content=content, name="x.pdf", content_type="application/pdf")
+    assert time.process_time() - started < 0.1
