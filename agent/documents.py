@@ -6,15 +6,18 @@ and checks only what the document declares about its structure, before anything 
 inflated or stored. For a DOCX that is the zip's central directory (the number of parts,
 each part's declared unpacked size and compression ratio, their total, the compression
 method, and a main document part); for a PDF the cross-reference table (the number of
-objects) and the page tree (the number of pages); no text is extracted. A document over a
-limit is refused with an error that names the limit.
+objects, and before that the object markers pypdf would rebuild a damaged table from) and
+the page tree (the number of pages); for a standalone XML (an e-invoice) that it declares no
+DTD; no text is extracted. A document over a limit is refused with an error that names the
+limit.
 
 Extraction (``read_text``) runs in the worker and is bounded whatever acceptance let
 through: a DOCX's main part is streamed through an XML parser that builds no tree and stops
 at ``MAX_TEXT_CHARS`` characters or ``MAX_DOCX_ELEMENTS`` elements, after the same structural
 checks; a PDF is read page by page with pypdf until the text limit. A document that cannot
 be read raises the same refusals acceptance uses (``jobs.errors``): they are caused by the
-bytes, so reading them again would fail again.
+bytes, so reading them again would fail again. A standalone XML has no visible page: its
+text is empty, and ``agent.einvoice`` reads its data.
 """
 
 from __future__ import annotations

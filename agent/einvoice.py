@@ -318,8 +318,6 @@ def _short(text: str, limit: int = 60) -> str:
 class _Reader:
     """Shared by both syntaxes: elements by local name, the fields checked like the text's."""
 
-    kind = ""
-
     def __init__(self, root) -> None:
         self.root = root
         self.findings: list[str] = []  # defects noticed while finding the elements
