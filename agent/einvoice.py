@@ -678,6 +678,8 @@ def compare(xml_fields: dict[str, Any], text_fields: dict[str, Any]) -> list[str
         on_page = (text_fields.get(name) or {}).get("value")
         if not in_xml or not on_page or _same(name, str(in_xml), str(on_page)):
             continue
+        if name == "iban" and _debited(xml_fields["iban"]):
+            continue  # the buyer's account a direct debit takes from: the page may print the supplier's own
         shown, read = _short(str(on_page), 50), _short(str(in_xml), 50)
         if name == "total_amount":
             findings.append(f"the visible page shows a total of {shown} but the e-invoice XML says {read}: "
@@ -689,6 +691,11 @@ def compare(xml_fields: dict[str, Any], text_fields: dict[str, Any]) -> list[str
                             f"({read}): a changed IBAN is a known fraud pattern; check with the supplier by phone, "
                             "on a number you already know, before paying")
     return findings
+
+
+def _debited(field: dict[str, Any]) -> bool:
+    """Whether the XML's account is the one a direct debit takes from (the payer's), not the payee's."""
+    return "Payer" in str((field.get("evidence") or {}).get("element") or "")
 
 
 def _same(name: str, first: str, second: str) -> bool:

@@ -270,6 +270,11 @@ def test_a_different_total_number_or_iban_on_the_page_is_named_and_a_changed_iba
     ]
 
 
+def test_a_direct_debit_account_is_not_compared_with_the_suppliers_account_on_the_page():
+    xml = einvoice.read_einvoice((CORPUS / "xml" / "EN16931_SEPA_Prenotification.cii.xml").read_bytes()).fields
+    assert einvoice.compare(xml, fields_of(iban="DE89 3704 0044 0532 0130 00")) == []
+
+
 # --- Finding the XML --------------------------------------------------------------------
 
 
