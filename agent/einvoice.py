@@ -400,21 +400,25 @@ class _Reader:
         element = found.get("currency")
         return self.text(element).upper() if element is not None else ""
 
-    def amount_in(self, candidates: list, currency: str):
-        """The amount element in the invoice currency (a total may repeat in the tax currency)."""
+    def amount_in(self, candidates: list, currency: str, *, only: bool = False):
+        """The amount element in the invoice currency (a total may repeat in the tax currency).
+
+        Without one in that currency, the first (``only``: None, for sums that must not mix currencies).
+        """
         for element in candidates:
             if not currency or (element.get("currencyID") or currency).upper() == currency:
                 return element
-        return candidates[0] if candidates else None
+        return candidates[0] if candidates and not only else None
 
     def totals_finding(self, found: dict[str, Any]) -> str:
         """EN 16931 BR-CO-15: total with VAT = total without VAT + VAT total, to the cent."""
         currency = self.currency(found)
-        parts = [self.amount_in(candidates, currency) for candidates in self.total_parts()]
+        groups = self.total_parts()
+        parts = [self.amount_in(candidates, currency, only=True) for candidates in groups]
         inclusive, exclusive, vat = (_decimal(self.text(element)) if element is not None else None
                                      for element in parts)
-        if inclusive is None or exclusive is None:
-            return ""
+        if inclusive is None or exclusive is None or (groups[2] and vat is None):
+            return ""  # a part missing, unreadable or only in another currency: nothing to add up
         vat = vat or Decimal(0)
         if (exclusive + vat).quantize(CENT) == inclusive.quantize(CENT):
             return ""

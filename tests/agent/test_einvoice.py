@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import random
 import re
 import time
 import zlib
@@ -203,6 +204,33 @@ def test_totals_that_do_not_add_up_are_named_with_the_figures():
     assert read_.findings == ["the totals do not add up: the total with VAT is 592.87, but the total without VAT "
                               "(473.00) plus the VAT (56.87) is 529.87 (EN 16931 rule BR-CO-15)"]
     assert read_.fields["total_amount"]["value"] == "592.87"  # what the XML says, reported as such
+
+
+def test_a_vat_total_only_in_the_tax_currency_is_not_added_to_the_invoice_currency():
+    foreign = re.sub(rb'<ram:TaxTotalAmount currencyID="EUR">', b'<ram:TaxTotalAmount currencyID="NOK">',
+                     EINFACH_CII)
+    assert foreign != EINFACH_CII
+    assert einvoice.read_einvoice(foreign).findings == []
+
+
+def test_mangled_invoices_are_read_without_an_exception():
+    # A seeded mutation run over both syntaxes: bytes dropped, doubled and replaced.
+    generator = random.Random(22)
+    for original in (EINFACH_CII, EINFACH_UBL):
+        for _ in range(150):
+            mangled = bytearray(original)
+            for _ in range(generator.randint(1, 8)):
+                at = generator.randrange(len(mangled))
+                kind = generator.randrange(3)
+                if kind == 0:
+                    del mangled[at:at + generator.randint(1, 40)]
+                elif kind == 1:
+                    mangled[at:at] = mangled[at:at + generator.randint(1, 40)]
+                else:
+                    mangled[at] = generator.randrange(256)
+            read_ = einvoice.read_einvoice(bytes(mangled), today=TODAY)
+            assert set(read_.fields) == set(einvoice.fields.REQUIRED)
+            json.dumps(read_.to_json())
 
 
 def test_an_xml_that_is_not_an_invoice_says_so():
