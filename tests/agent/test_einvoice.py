@@ -21,7 +21,7 @@ from jobs.errors import DocumentUnpacksTooLarge, UnsupportedDocument
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "einvoices"
 TRUTH = json.loads((CORPUS / "truth.json").read_text())
 TODAY = date(2026, 12, 3)
-SECOND = 1.0  # every hostile document is refused or read within this
+SECOND = 1.0  # of CPU: every hostile document is refused or read within this (the machine is shared)
 
 # Where the corpus's truth.json and the reader part ways, and why the reader is right:
 # the EeISI sample's only payment account to pay into is the payee's (BT-84,
@@ -375,9 +375,9 @@ DTD_REFUSED = "the XML declares a DTD (a document type), which e-invoices never 
                                                               "invoice; at most 5 MB is read"),
 ], ids=["billion laughs", "external entity", "100,000 levels deep", "250,000 elements", "over 5 MB"])
 def test_hostile_xml_is_refused_quickly_in_plain_words(xml, finding):
-    started = time.perf_counter()
+    started = time.process_time()
     read_ = einvoice.read_einvoice(xml)
-    assert time.perf_counter() - started < SECOND
+    assert time.process_time() - started < SECOND
     assert read_.findings == [finding]
     assert all(field["value"] is None for field in read_.fields.values())
 
@@ -403,18 +403,18 @@ def packed_spaces(size: int = 100 * 1024 * 1024) -> bytes:
 def test_a_huge_attachment_is_refused_within_a_second_without_unpacking_it(declared):
     bomb = pdf_with_attachment("factur-x.xml", packed_spaces(), packed=True, declared=declared)
     assert len(bomb) < documents.MAX_DOCUMENT_BYTES
-    started = time.perf_counter()
+    started = time.process_time()
     with pytest.raises(DocumentUnpacksTooLarge, match="the PDF's attached file factur-x.xml unpacks to more than "
                                                       "5 MB; an invoice XML is far smaller"):
         einvoice.find_xml(bomb, documents.PDF)
-    assert time.perf_counter() - started < SECOND
+    assert time.process_time() - started < SECOND
 
 
 def test_a_huge_attachment_under_another_name_is_passed_over_not_refused():
     bomb = pdf_with_attachment("measurements.xml", packed_spaces(), packed=True)
-    started = time.perf_counter()
+    started = time.process_time()
     assert einvoice.find_xml(bomb, documents.PDF) is None
-    assert time.perf_counter() - started < SECOND
+    assert time.process_time() - started < SECOND
 
 
 def test_hostile_xml_is_refused_at_acceptance_when_it_declares_a_dtd():
