@@ -1,0 +1,516 @@
+"""Hypothesis strategies for bad documents: valid seeds, structured generators, mutations.
+
+Each format has seeds (the samples in agent/samples/, the smallest invoices of
+tests/corpus/einvoices/), generators that build the format's structure with random parts
+(PDF objects, cross-reference tables and streams, trailers, page trees, content streams,
+attachments; zip directories and end records; XML trees, namespaces, entities, DOCTYPEs,
+encodings), and mutations over any of them (bit flips, bytes set to interesting values,
+truncation, deletion, tokens of the format inserted, slices repeated, two inputs spliced).
+Inputs stay under ``MAX_INPUT`` bytes so a CI run stays fast; the size limit itself
+(5 MB) is the upload's, checked before acceptance reads anything.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import re
+import struct
+import zipfile
+import zlib
+from pathlib import Path
+
+from hypothesis import strategies as st
+
+from tests import hostile
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "agent" / "samples"
+CORPUS = ROOT / "tests" / "corpus" / "einvoices"
+MAX_INPUT = 1024 * 1024
+
+
+def _smallest(folder: Path, pattern: str, count: int) -> list[bytes]:
+    files = sorted(folder.glob(pattern), key=lambda p: (p.stat().st_size, p.name))[:count]
+    return [p.read_bytes() for p in files]
+
+
+@functools.cache
+def pdf_seeds() -> list[bytes]:
+    return [p.read_bytes() for p in sorted(SAMPLES.glob("*.pdf"))] + _smallest(CORPUS / "pdf", "*.pdf", 3)
+
+
+@functools.cache
+def docx_seeds() -> list[bytes]:
+    return [(SAMPLES / "invoice.docx").read_bytes(),
+            hostile.docx(hostile.paragraphs("Nordlicht GmbH", "Invoice no: INV-1", "Total: 12.50 EUR"))]
+
+
+@functools.cache
+def text_seeds() -> list[bytes]:
+    return [(SAMPLES / "invoice.txt").read_bytes()]
+
+
+@functools.cache
+def xml_seeds() -> list[bytes]:
+    return _smallest(CORPUS / "xml", "*.cii.xml", 3) + _smallest(CORPUS / "xml", "*.ubl.xml", 3)
+
+
+# --- mutations ---------------------------------------------------------------------------
+
+INTERESTING_BYTES = [0x00, 0x01, 0x7F, 0x80, 0xFF, 0x0A, 0x0D, 0x20, 0x25, 0x28, 0x29, 0x3C, 0x3E, 0x5B, 0x5D]
+COMMON_TOKENS = [b"\x00", b"\xff\xfe", b"\xef\xbb\xbf", b"\xc3\x28", b"\xed\xa0\x80", b"\xf4\x90\x80\x80",
+                 b"99999999999999999999", b"-1", b"4294967295", b"1e308", b"NaN", b"\r\n", b"\t" * 8]
+PDF_TOKENS = [b" obj", b"endobj", b"stream\n", b"endstream", b"xref\n0 1\n", b"trailer", b"startxref\n",
+              b"%%EOF", b"<<", b">>", b"[", b"]", b"(", b")", b"/Prev 0", b"/Size 999999999", b"/Count -1",
+              b"/Kids [1 0 R]", b"/Filter /FlateDecode", b"/Filter /LZWDecode", b"/Length 999999",
+              b"/Type /ObjStm /N 99999 /First 0", b"/Encrypt << >>", b"R", b"0 0 R", b"BT", b"ET", b"Tj",
+              b"TJ", b"q", b"Q", b"cm", b"Do", b"BI /W 1 /H 1 ID", b"EI", b"/ToUnicode 3 0 R",
+              b"beginbfchar", b"beginbfrange", b"endcmap", b"\\", b"#00", b"/EmbeddedFiles"]
+ZIP_TOKENS = [b"PK\x03\x04", b"PK\x01\x02", b"PK\x05\x06", b"PK\x06\x06", b"PK\x06\x07", b"\xff\xff\xff\xff",
+              b"\xff\xff", b"word/document.xml", b"<w:t>", b"</w:t>", b"<!DOCTYPE w [<!ENTITY e 'x'>]>"]
+XML_TOKENS = [b"<", b">", b"</", b"/>", b"<!DOCTYPE x>", b"<!ENTITY e SYSTEM 'file:///etc/passwd'>", b"&e;",
+              b"&amp;", b"&#0;", b"&#x110000;", b"&#xD800;", b"<![CDATA[", b"]]>", b"<!--", b"-->", b"<?pi x?>",
+              b"xmlns=''", b"xmlns:ram='urn:x'", b" a='1' a='2'", b"<?xml version='1.0' encoding='UTF-16'?>",
+              b"encoding='ebcdic'", b"\x80\x81", b"<ram:ChargeAmount>", b"</ram:ChargeAmount>",
+              b"<cbc:PayableAmount currencyID='EUR'>", b"-0", b"1,000.00", b"20241301", b"XXX"]
+TEXT_TOKENS = [b"Total", b"Total:", b" " * 64, b"IBAN", b"DE89 3704 0044 0532 0130 00", b"VAT", b"DE136695976",
+               b"Invoice no", b"Date", b"31/12/9999", b"\xe2\x82\xac", b"$", b"(1,234.50)", b"\n" * 20, b"<"]
+
+
+@st.composite
+def _op(draw, tokens: list[bytes]):
+    kind = draw(st.sampled_from(["flip", "set", "truncate", "delete", "insert", "repeat", "splice_point"]))
+    return kind, draw(st.integers(0, 2**31)), draw(st.integers(0, 2**31)), draw(st.sampled_from(tokens)), \
+        draw(st.integers(1, 64))
+
+
+def _apply(data: bytes, op, other: bytes) -> bytes:
+    kind, a, b, token, count = op
+    size = len(data)
+    if kind == "flip" and size:
+        at = a % size
+        return data[:at] + bytes([data[at] ^ (1 << (b % 8))]) + data[at + 1:]
+    if kind == "set" and size:
+        at = a % size
+        return data[:at] + bytes([INTERESTING_BYTES[b % len(INTERESTING_BYTES)]]) + data[at + 1:]
+    if kind == "truncate":
+        return data[:a % (size + 1)]
+    if kind == "delete" and size:
+        at = a % size
+        return data[:at] + data[at + 1 + b % min(4096, size - at):]
+    if kind == "insert":
+        at = a % (size + 1)
+        return data[:at] + token * (1 + count // 16) + data[at:]
+    if kind == "repeat" and size:
+        at = a % size
+        piece = data[at:at + 1 + b % 4096]
+        times = min(count * 16, max(1, (MAX_INPUT - size) // max(1, len(piece))))
+        return data[:at] + piece * times + data[at:]
+    if kind == "splice_point" and other:
+        return data[:a % (size + 1)] + other[b % len(other):]
+    return data
+
+
+@st.composite
+def mutated(draw, base: st.SearchStrategy[bytes], tokens: list[bytes], others: st.SearchStrategy[bytes]):
+    """``base`` with one to six mutations, spliced with ``others`` where a mutation says so."""
+    data = draw(base)
+    other = draw(others)
+    for op in draw(st.lists(_op(tokens + COMMON_TOKENS), min_size=1, max_size=6)):
+        data = _apply(data, op, other)[:MAX_INPUT]
+    return data
+
+
+# --- PDF ---------------------------------------------------------------------------------
+
+
+def write_pdf(objects: dict[int, bytes], *, xref: str = "table", trailer: bytes = b"", startxref: int | None = None,
+              header: bytes = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", offset_error: int = 0, size_error: int = 0,
+              eof: bool = True) -> bytes:
+    """A PDF of ``objects`` (number -> body) with a cross-reference table, stream or none.
+
+    ``offset_error`` shifts every recorded offset, ``size_error`` the declared /Size;
+    ``startxref`` replaces the real one. The trailer gets ``/Root 1 0 R`` and ``trailer``.
+    """
+    out = io.BytesIO()
+    out.write(header)
+    offsets: dict[int, int] = {}
+    for number in sorted(objects):
+        offsets[number] = out.tell()
+        out.write(b"%d 0 obj\n%s\nendobj\n" % (number, objects[number]))
+    size = max(objects, default=0) + 1
+    at = out.tell()
+    if xref == "table":
+        out.write(b"xref\n0 %d\n0000000000 65535 f \n" % size)
+        for number in range(1, size):
+            if number in offsets:
+                out.write(b"%010d 00000 n \n" % max(0, offsets[number] + offset_error))
+            else:
+                out.write(b"0000000000 65535 f \n")
+        out.write(b"trailer\n<< /Size %d /Root 1 0 R %s >>\n" % (size + size_error, trailer))
+    elif xref == "stream":
+        rows = bytearray(b"\x00\x00\x00\xff")
+        for number in range(1, size):
+            rows += b"\x01" + struct.pack(">H", max(0, offsets.get(number, 0) + offset_error) % 65536) + b"\x00"
+        rows += b"\x01" + struct.pack(">H", at % 65536) + b"\x00"
+        data = zlib.compress(bytes(rows))
+        out.write(b"%d 0 obj\n<< /Type /XRef /Size %d /W [1 2 1] /Root 1 0 R /Filter /FlateDecode /Length %d %s >>\n"
+                  b"stream\n%s\nendstream\nendobj\n" % (size, size + 1 + size_error, len(data), trailer, data))
+    out.write(b"startxref\n%d\n" % (at if startxref is None else startxref))
+    if eof:
+        out.write(b"%%EOF\n")
+    return out.getvalue()
+
+
+_NAMES = st.sampled_from([b"/F1", b"/F2", b"/Im1", b"/GS1", b"/P", b"/Span", b"/MCID", b"/Helvetica", b"/#00",
+                          b"/" + b"A" * 300])
+_NUMBERS = st.one_of(st.integers(-2**40, 2**40).map(lambda n: b"%d" % n),
+                     st.sampled_from([b"0", b"-0", b".5", b"1e9", b"99999999999999999999", b"-.", b"+", b"3.4.5",
+                                      b"NaN", b"1" * 400]))
+_STRINGS = st.one_of(st.binary(max_size=40).map(lambda b: b"(" + b.replace(b"\\", b"").replace(b")", b"") + b")"),
+                     st.binary(max_size=40).map(lambda b: b"<" + b.hex().encode() + b">"),
+                     st.sampled_from([b"(\\", b"(((", b"<zz>", b"<0>", b"(\\777\\0\\n)", b"<feff00480069>"]))
+_OPERAND = st.one_of(_NUMBERS, _NAMES, _STRINGS, st.sampled_from([b"true", b"null", b"[]", b"<< >>", b"1 0 R"]))
+_OPERATORS = st.sampled_from([b"BT", b"ET", b"Tf", b"Tj", b"TJ", b"'", b'"', b"Td", b"TD", b"Tm", b"T*", b"Tc", b"Tw",
+                              b"Tz", b"TL", b"Tr", b"Ts", b"q", b"Q", b"cm", b"Do", b"re", b"f", b"S", b"g", b"rg",
+                              b"BDC", b"BMC", b"EMC", b"gs", b"d0", b"d1", b"sh", b"ri", b"i", b"W", b"n", b"Zz"])
+
+
+@st.composite
+def content_stream(draw) -> bytes:
+    ops = []
+    for _ in range(draw(st.integers(0, 40))):
+        operands = draw(st.lists(_OPERAND, max_size=5))
+        ops.append(b" ".join([*operands, draw(_OPERATORS)]))
+    if draw(st.booleans()):
+        depth = draw(st.integers(1, 600))
+        ops.append(b"BT /F1 12 Tf " + b"[" * depth + b"(x)" + b"]" * draw(st.integers(0, depth)) + b" TJ ET")
+    if draw(st.booleans()):
+        ops.insert(0, b"BT /F1 12 Tf 72 720 Td (Invoice no: INV-1 Total: 12.50 EUR) Tj ET")
+    return b"\n".join(ops)
+
+
+@st.composite
+def cmap(draw) -> bytes:
+    entries = draw(st.lists(st.tuples(st.binary(min_size=1, max_size=4), st.binary(max_size=8)), max_size=8))
+    body = b"".join(b"<%s> <%s>\n" % (a.hex().encode(), b.hex().encode()) for a, b in entries)
+    ranges = draw(st.lists(st.tuples(st.integers(0, 0xFFFF), st.integers(0, 0xFFFF), st.integers(0, 0x10FFFF)),
+                           max_size=4))
+    rbody = b"".join(b"<%04X> <%04X> <%04X>\n" % r for r in ranges)
+    return (b"/CIDInit /ProcSet findresource begin begincmap 1 begincodespacerange <00> <FFFF> endcodespacerange\n"
+            b"%d beginbfchar\n%sendbfchar\n%d beginbfrange\n%sendbfrange endcmap end"
+            % (len(entries), body, len(ranges), rbody))
+
+
+def _stream(data: bytes, extra: bytes = b"", *, compress: bool = False) -> bytes:
+    if compress:
+        data = zlib.compress(data)
+        extra += b" /Filter /FlateDecode"
+    return b"<< /Length %d%s >>\nstream\n%s\nendstream" % (len(data), extra, data)
+
+
+@st.composite
+def xml_attachment(draw) -> tuple[bytes, bytes]:
+    name = draw(st.sampled_from([b"factur-x.xml", b"ZUGFeRD-invoice.xml", b"xrechnung.xml", b"other.xml",
+                                 b"a.txt", b"\xfe\xff\x00x\x00.\x00x\x00m\x00l"]))
+    xml = draw(st.one_of(st.sampled_from(xml_seeds()), xml_tree(), st.binary(max_size=200)))
+    return name, xml
+
+
+@st.composite
+def pdf_documents(draw) -> bytes:
+    """A PDF built from random parts: pages, fonts with ToUnicode maps, attachments, a page
+    tree that may lie or loop, filters, object streams, and a cross-reference table, stream or
+    none, with offsets, sizes, /Prev and startxref that may be wrong."""
+    objects: dict[int, bytes] = {}
+    pages = draw(st.integers(0, 4))
+    kids = []
+    font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+    if draw(st.booleans()):
+        font = (b"<< /Type /Font /Subtype /Type0 /BaseFont /X /Encoding /Identity-H /ToUnicode 4 0 R "
+                b"/DescendantFonts [<< /Type /Font /Subtype /CIDFontType2 /W [0 [500 %s]] >>] >>"
+                % draw(_NUMBERS))
+    objects[3] = font
+    objects[4] = _stream(draw(cmap()), compress=draw(st.booleans()))
+    number = 10
+    for _ in range(pages):
+        contents = number + 1
+        kids.append(number)
+        parent = draw(st.sampled_from([b"2 0 R", b"1 0 R", b"%d 0 R" % number, b"null"]))
+        objects[number] = (b"<< /Type /Page /Parent %s /MediaBox [0 0 %s 842] /Resources << /Font << /F1 3 0 R >> >>"
+                           b" /Contents %d 0 R >>" % (parent, draw(_NUMBERS), contents))
+        filters = draw(st.sampled_from([b"", b" /Filter /ASCIIHexDecode", b" /Filter /ASCII85Decode",
+                                        b" /Filter /RunLengthDecode", b" /Filter /LZWDecode",
+                                        b" /Filter /FlateDecode /DecodeParms << /Predictor 12 /Columns 4 >>",
+                                        b" /Filter [/FlateDecode /FlateDecode]", b" /Filter /DCTDecode"]))
+        objects[contents] = _stream(draw(content_stream()), filters, compress=draw(st.booleans()) and not filters)
+        number += 2
+    kid_refs = b" ".join(b"%d 0 R" % k for k in kids)
+    if draw(st.booleans()):
+        kid_refs += draw(st.sampled_from([b" 2 0 R", b" 1 0 R", b" 99 0 R", b" (x)"]))
+    count = draw(st.one_of(st.just(len(kids)), st.integers(-5, 10**12)))
+    objects[2] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kid_refs, count)
+    catalog = b"<< /Type /Catalog /Pages 2 0 R"
+    if draw(st.booleans()):
+        name, xml = draw(xml_attachment())
+        compress = draw(st.booleans())
+        declared = draw(st.one_of(st.just(len(xml)), st.integers(0, 10**10)))
+        objects[6] = _stream(xml, b" /Type /EmbeddedFile /Params << /Size %d >>" % declared, compress=compress)
+        spec = draw(st.sampled_from([b"/F", b"/UF"]))
+        objects[5] = b"<< /Type /Filespec %s (%s) /EF << /F 6 0 R >> >>" % (spec, name)
+        tree = draw(st.sampled_from([b"<< /Names [(%s) 5 0 R] >>" % name, b"<< /Kids [7 0 R] >>",
+                                     b"<< /Names [(%s) 5 0 R (%s) 5 0 R] >>" % (name, name), b"<< /Names 5 0 R >>"]))
+        objects[7] = b"<< /Names [(%s) 5 0 R] /Kids [7 0 R] >>" % name
+        catalog += b" /Names << /EmbeddedFiles %s >>" % tree
+    if draw(st.booleans()):
+        objects[8] = _stream(b"1 0 2 5 (x) (y)", b" /Type /ObjStm /N %d /First %d" % (
+            draw(st.integers(-1, 10**6)), draw(st.integers(-1, 100))))
+    objects[1] = catalog + b" >>"
+    trailer = draw(st.sampled_from([b"", b"/Prev 0", b"/Prev 999999999", b"/Encrypt << /Filter /Standard /V 1 >>",
+                                    b"/Info 99 0 R", b"/ID [<00> <01>]", b"/Root 99 0 R", b"/XRefStm 0"]))
+    data = write_pdf(
+        objects, xref=draw(st.sampled_from(["table", "table", "stream", "none"])), trailer=trailer,
+        startxref=draw(st.one_of(st.none(), st.integers(-10, 10**12))),
+        header=draw(st.sampled_from([b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", b"%PDF-1.4\n", b"%PDF-", b"%PDF-9.9\r"])),
+        offset_error=draw(st.sampled_from([0, 0, 0, 1, -1, 7, 10**6])), size_error=draw(st.integers(-3, 3)),
+        eof=draw(st.booleans()),
+    )
+    if draw(st.booleans()):  # an incremental update whose /Prev points back (or at itself)
+        at = len(data)
+        data += (b"xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size 1 /Root 1 0 R /Prev %d >>\n"
+                 b"startxref\n%d\n%%%%EOF\n" % (draw(st.sampled_from([at, 0, data.rfind(b"xref")])), at))
+    return data
+
+
+def pdf_inputs() -> st.SearchStrategy[bytes]:
+    seeds = st.sampled_from(pdf_seeds())
+    built = pdf_documents()
+    any_pdf = st.one_of(seeds, built)
+    return st.one_of(seeds, built, built, mutated(any_pdf, PDF_TOKENS, any_pdf), mutated(seeds, PDF_TOKENS, built))
+
+
+# --- DOCX --------------------------------------------------------------------------------
+
+W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+
+
+@st.composite
+def word_body(draw, depth: int = 0) -> bytes:
+    """WordprocessingML inside <w:body>: paragraphs, runs, tables, tabs, breaks, mc:Fallback."""
+    parts = []
+    for _ in range(draw(st.integers(0, 6))):
+        choice = draw(st.integers(0, 9 if depth < 4 else 5))
+        text = draw(st.text(max_size=30)).encode("utf-8", "surrogatepass")
+        if choice <= 3:
+            parts.append(b"<w:p><w:r><w:t>%s</w:t><w:tab/><w:br/></w:r></w:p>" % text.replace(b"<", b"&lt;")
+                         .replace(b"&", b"&amp;"))
+        elif choice == 4:
+            parts.append(b"<w:r><w:t>%s" % text)  # unbalanced, raw text
+        elif choice == 5:
+            parts.append(draw(st.sampled_from([b"<w:p/>", b"</w:p>", b"<w:tab/>", b"<w:noBreakHyphen/>", b"&e;",
+                                               b"&#0;", b"<x:y/>", b"<w:t xml:space='preserve'> </w:t>"])))
+        elif choice <= 7:
+            parts.append(b"<w:tbl><w:tr><w:tc>%s</w:tc><w:tc>%s</w:tc></w:tr></w:tbl>" % (
+                draw(word_body(depth + 1)), draw(word_body(depth + 1))))
+        else:
+            parts.append(b'<mc:AlternateContent xmlns:mc="%s"><mc:Choice Requires="w14">%s</mc:Choice>'
+                         b"<mc:Fallback>%s</mc:Fallback></mc:AlternateContent>" % (
+                             MC.encode(), draw(word_body(depth + 1)), draw(word_body(depth + 1))))
+    if depth == 0 and draw(st.booleans()):
+        nest = draw(st.integers(1, 3000))
+        parts.append(b"<w:p>" * nest + b"</w:p>" * draw(st.integers(0, nest)))
+    return b"".join(parts)
+
+
+def _patch_zip(data: bytes, patches: list[tuple[str, int]]) -> bytes:
+    """Patch fields of the zip's end record and central directory entries (wrong sizes, counts, methods...)."""
+    out = bytearray(data)
+    end = out.rfind(b"PK\x05\x06")
+    if end < 0:
+        return bytes(out)
+    entries = []
+    (cd_offset,) = struct.unpack_from("<I", out, end + 16)
+    at = cd_offset
+    while 0 <= at < len(out) - 46 and out[at:at + 4] == b"PK\x01\x02":
+        entries.append(at)
+        name, extra, comment = struct.unpack_from("<HHH", out, at + 28)
+        at += 46 + name + extra + comment
+    end_fields = {"disk_entries": (10, "<H"), "total_entries": (8, "<H"), "cd_size": (12, "<I"),
+                  "cd_offset": (16, "<I"), "comment_length": (20, "<H")}
+    entry_fields = {"flags": (8, "<H"), "method": (10, "<H"), "crc": (16, "<I"), "compressed": (20, "<I"),
+                    "uncompressed": (24, "<I"), "name_length": (28, "<H"), "extra_length": (30, "<H"),
+                    "local_offset": (42, "<I")}
+    for target, value in patches:
+        if target in end_fields:
+            offset, fmt = end_fields[target]
+            struct.pack_into(fmt, out, end + offset, value % (256 ** struct.calcsize(fmt)))
+        elif entries:
+            name, _, index = target.partition("@")
+            offset, fmt = entry_fields[name]
+            struct.pack_into(fmt, out, entries[int(index) % len(entries)] + offset,
+                             value % (256 ** struct.calcsize(fmt)))
+    return bytes(out)
+
+
+_ZIP_TARGETS = ["disk_entries", "total_entries", "cd_size", "cd_offset", "comment_length",
+                *[f"{name}@{n}" for name in ("flags", "method", "crc", "compressed", "uncompressed", "name_length",
+                                             "extra_length", "local_offset") for n in range(3)]]
+_ZIP_VALUES = st.one_of(st.sampled_from([0, 1, 2, 8, 9, 12, 14, 99, 0xFFFF, 0xFFFFFFFF, 2**31, 1001, 50_000]),
+                        st.integers(0, 2**32 - 1))
+
+
+@st.composite
+def docx_documents(draw) -> bytes:
+    """A DOCX from random WordprocessingML and extra parts, its zip fields patched at random."""
+    body = draw(word_body())
+    extra = {}
+    for n in range(draw(st.integers(0, 4))):
+        extra[draw(st.sampled_from([f"customXml/item{n}.xml", "word/document.xml", "../../evil.xml", "a" * 300,
+                                    "word/media/image1.png", "\u00e9/\u2603.xml"]))] = draw(st.binary(max_size=200))
+    declaration = draw(st.sampled_from([b"", b"<!DOCTYPE w:document [<!ENTITY e 'x'>]>",
+                                        b"<!DOCTYPE d SYSTEM 'http://127.0.0.1:9/x.dtd'>"]))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", draw(st.sampled_from([zipfile.ZIP_DEFLATED, zipfile.ZIP_STORED]))) as archive:
+        archive.writestr("[Content_Types].xml", hostile._CONTENT_TYPES)
+        archive.writestr("_rels/.rels", hostile._RELS)
+        start = hostile._DOCUMENT_START.replace(b"?>", b"?>" + declaration, 1) if declaration else \
+            hostile._DOCUMENT_START
+        archive.writestr("word/document.xml", start + body + hostile._DOCUMENT_END)
+        for name, content in extra.items():
+            archive.writestr(name, content)
+    data = out.getvalue()
+    patches = draw(st.lists(st.tuples(st.sampled_from(_ZIP_TARGETS), _ZIP_VALUES), max_size=3))
+    return _patch_zip(data, patches)
+
+
+def docx_inputs() -> st.SearchStrategy[bytes]:
+    seeds = st.sampled_from(docx_seeds())
+    built = docx_documents()
+    any_docx = st.one_of(seeds, built)
+    return st.one_of(seeds, built, built, mutated(any_docx, ZIP_TOKENS, any_docx))
+
+
+# --- XML ---------------------------------------------------------------------------------
+
+CII = b"urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100"
+RAM = b"urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"
+UBL = b"urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"
+UBL_CN = b"urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2"
+CBC = b"urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
+CAC = b"urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
+FERD = b"urn:ferd:CrossIndustryDocument:invoice:1p0"
+_ROOTS = [(b"rsm:CrossIndustryInvoice", b"rsm", CII), (b"Invoice", b"", UBL), (b"CreditNote", b"", UBL_CN),
+          (b"rsm:CrossIndustryDocument", b"rsm", FERD), (b"x:Other", b"x", b"urn:other"), (b"Invoice", b"", b"")]
+_TAGS = [b"ram:SellerTradeParty", b"ram:Name", b"ram:ID", b"ram:SpecifiedTaxRegistration", b"ram:IBANID",
+         b"ram:GrandTotalAmount", b"ram:InvoiceCurrencyCode", b"ram:TaxTotalAmount", b"rsm:ExchangedDocument",
+         b"ram:IssueDateTime", b"udt:DateTimeString", b"ram:PayeePartyCreditorFinancialAccount",
+         b"ram:ApplicableHeaderTradeSettlement", b"ram:SpecifiedTradeSettlementHeaderMonetarySummation",
+         b"cbc:ID", b"cbc:IssueDate", b"cbc:DocumentCurrencyCode", b"cac:AccountingSupplierParty", b"cac:Party",
+         b"cac:PartyLegalEntity", b"cbc:RegistrationName", b"cac:PartyTaxScheme", b"cbc:CompanyID",
+         b"cac:LegalMonetaryTotal", b"cbc:TaxInclusiveAmount", b"cbc:PayableAmount", b"cac:PaymentMeans",
+         b"cac:PayeeFinancialAccount", b"cbc:PaymentMeansCode", b"ram:TypeCode", b"undeclared:Tag", b"x"]
+_VALUES = st.one_of(st.text(max_size=40), st.sampled_from([
+    "1234.50", "-1", "1e999999", "NaN", "Infinity", "0.000000001", "1" * 200, "20240230", "99991231", "2024-02-30",
+    "EUR", "XXX", "eur", "DE89370400440532013000", "DE00", "DE136695976", "380", "381", "58", "59", "&amp;", "",
+    "\u202eRTL", "\u0000"]))
+
+
+def _escape(text: str) -> bytes:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .encode("utf-8", "surrogatepass"))
+
+
+@st.composite
+def _element(draw, depth: int) -> bytes:
+    tag = draw(st.sampled_from(_TAGS))
+    attributes = b""
+    if draw(st.integers(0, 4)) == 0:
+        attributes = draw(st.sampled_from([
+            b' currencyID="EUR"', b' format="102"', b' schemeID="VA"', b' xmlns:ram="urn:wrong"', b' xmlns=""',
+            b' a="%s"' % (b"x" * 70_000), b' a="&#0;"', b' xml:lang="de"', b" b='<'", b" c=\"&undefined;\""]))
+    if depth >= 5 or draw(st.integers(0, 2)) == 0:
+        inner = _escape(draw(_VALUES))
+    else:
+        inner = b"".join(draw(st.lists(_element(depth + 1), max_size=4)))
+    return b"<%s%s>%s</%s>" % (tag, attributes, inner, tag)
+
+
+@st.composite
+def xml_tree(draw) -> bytes:
+    """An XML with an invoice's (or another) root, CII/UBL elements with random values and
+    attributes, namespaces declared, redeclared or missing, and optionally a DOCTYPE, entities,
+    deep nesting, an encoding declaration that lies, a BOM or invalid UTF-8."""
+    root, prefix, namespace = draw(st.sampled_from(_ROOTS))
+    declarations = b' xmlns%s="%s"' % (b":" + prefix if prefix else b"", namespace)
+    if draw(st.booleans()):
+        declarations += b' xmlns:ram="%s" xmlns:udt="urn:udt" xmlns:cbc="%s" xmlns:cac="%s"' % (RAM, CBC, CAC)
+    body = b"".join(draw(st.lists(_element(0), max_size=6)))
+    if draw(st.integers(0, 5)) == 0:
+        depth = draw(st.integers(1, 5000))
+        body += b"<ram:Name>" * depth + b"</ram:Name>" * draw(st.integers(0, depth))
+    prolog = draw(st.sampled_from([b"", b'<?xml version="1.0" encoding="UTF-8"?>\n', b"\xef\xbb\xbf",
+                                   b'<?xml version="1.0" encoding="ISO-8859-1"?>', b'<?xml version="1.1"?>',
+                                   b'<?xml version="1.0" encoding="UTF-16"?>', b'<?xml encoding="bogus"?>',
+                                   b"<!-- c -->", b"  \n"]))
+    doctype = draw(st.sampled_from([
+        b"", b"", b"", b"<!DOCTYPE x>", b'<!DOCTYPE x [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;">]>',
+        b'<!DOCTYPE x SYSTEM "file:///etc/passwd">', b"<!doctype x>", b"<!DOCTYPE"]))
+    document = prolog + doctype + b"<%s%s>%s</%s>" % (root, declarations, body, root)
+    encoding = draw(st.sampled_from(["utf-8", "utf-8", "utf-8", "utf-16", "utf-16-le", "latin-1", "broken"]))
+    if encoding == "broken":
+        at = draw(st.integers(0, len(document)))
+        document = document[:at] + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x00"])) + document[at:]
+    elif encoding != "utf-8":
+        document = document.decode("utf-8", "replace").encode(encoding, "replace")
+    return document
+
+
+@st.composite
+def xml_values_changed(draw) -> bytes:
+    """A corpus invoice with some element values replaced by random ones (amounts, dates, codes)."""
+    data = draw(st.sampled_from(xml_seeds()))
+    nodes = [m.span() for m in re.finditer(rb">([^<>]{1,80})<", data)]
+    for index in sorted(draw(st.lists(st.integers(0, len(nodes) - 1), max_size=6, unique=True)), reverse=True):
+        start, end = nodes[index]  # from the last: earlier spans stay where they were
+        data = data[:start + 1] + _escape(draw(_VALUES))[:200] + data[end - 1:]
+    return data
+
+
+def xml_inputs() -> st.SearchStrategy[bytes]:
+    seeds = st.sampled_from(xml_seeds())
+    built = st.one_of(xml_tree(), xml_values_changed())
+    any_xml = st.one_of(seeds, built)
+    return st.one_of(seeds, built, built, mutated(any_xml, XML_TOKENS, any_xml))
+
+
+# --- text --------------------------------------------------------------------------------
+
+_LINES = st.one_of(
+    st.text(max_size=80),
+    st.builds(lambda label, sep, value: f"{label}{sep}{value}",
+              st.sampled_from(["Total", "Total amount", "Gesamtbetrag", "IBAN", "VAT", "USt-IdNr.", "Invoice no",
+                               "Rechnungsnr.", "Date", "Datum", "Supplier", "Currency", "Montant TTC"]),
+              st.sampled_from([":", " ", "  ", "\t", ": ", " " * 300, "#", "\u00a0"]),
+              st.one_of(st.text(max_size=30), _VALUES)),
+)
+
+
+@st.composite
+def text_documents(draw) -> bytes:
+    lines = draw(st.lists(_LINES, max_size=30))
+    text = "\n".join(lines)
+    if draw(st.integers(0, 6)) == 0:
+        text += "Total" + " " * draw(st.integers(0, 20_000))
+    data = text.encode("utf-8", "surrogatepass")
+    if draw(st.integers(0, 6)) == 0:
+        data = b"x" * draw(st.integers(59_000, 70_000)) + data  # around the 20-page limit
+    return draw(st.sampled_from([b"", b"\xef\xbb\xbf", b"<", b"< ", b"\xff\xfe"])) + data
+
+
+def text_inputs() -> st.SearchStrategy[bytes]:
+    seeds = st.sampled_from(text_seeds())
+    built = text_documents()
+    any_text = st.one_of(seeds, built)
+    return st.one_of(seeds, built, built, mutated(any_text, TEXT_TOKENS, any_text))

@@ -1,0 +1,221 @@
+"""Fuzz acceptance and extraction with bad documents: PDF, DOCX, text and e-invoice XML.
+
+For every input, as the product reads it: acceptance (``check_document``, after ``sniff``)
+in the web process, then for what it accepts the worker's extraction (``read_text``, the
+invoice XML through ``find_xml`` and ``read_einvoice``, the fields of the text, and the
+layout reading once ``agent.layout`` exists). Whatever the bytes:
+
+- nothing raises but the documented refusals: an ``AcceptanceError`` whose code and status
+  are one of the README's (``415 unsupported_media_type``, ``400 damaged_document``,
+  ``413 too_complex``, ``413 too_large``, ``413 unpacks_too_large``); the readers that
+  promise never to raise (``read_einvoice``, the field checks) raise nothing at all;
+- acceptance takes at most ``ACCEPT_CPU_SECONDS`` of CPU and ``ACCEPT_MEMORY_MB`` of
+  memory, extraction at most ``EXTRACT_CPU_SECONDS`` and ``EXTRACT_MEMORY_MB``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import traceback
+import zipfile
+import zlib
+from dataclasses import dataclass
+from datetime import date
+
+import pytest
+from hypothesis import given, settings
+
+from agent import documents, einvoice, fields
+from jobs.errors import AcceptanceError, DamagedDocument
+from tests.fuzz import inputs
+from tests.fuzz.conftest import FIGURES_SEEN, Cost, examples, measured
+
+try:  # the layout reading arrives from another branch; fuzzed here once it is on main
+    from agent.fields import read_fields
+    from agent.layout import read_layout
+except ImportError:  # pragma: no cover - until the layout reading is merged
+    read_layout = read_fields = None  # type: ignore[assignment]
+
+pytestmark = pytest.mark.fuzz
+
+# The refusals acceptance and extraction may give (README, "The document-review agent").
+DOCUMENTED_REFUSALS = {
+    ("unsupported_media_type", 415), ("damaged_document", 400), ("too_complex", 413), ("too_large", 413),
+    ("unpacks_too_large", 413),
+}
+# Acceptance runs in the web process: far below the request timeout (the issue's bound for
+# the xref-rebuild PDF is 1 s of CPU), and the hostile-documents tests' memory bound.
+ACCEPT_CPU_SECONDS = 1.0
+ACCEPT_MEMORY_MB = 150
+# Extraction runs in the worker, under the extract tool's budget (10 s) and the kind's
+# memory limit (512 MB): a case here must stay well inside both.
+EXTRACT_CPU_SECONDS = 5.0
+EXTRACT_MEMORY_MB = 256
+TODAY = date(2026, 3, 1)
+
+
+@dataclass(frozen=True)
+class Known:
+    """A failure the fuzz found that is reported and not yet fixed on main: tolerated only for
+    this exception raised in this function, counted in the figures, and reproduced by a strict
+    xfail test below (which fails once the fix lands, so the tolerance is removed with it)."""
+
+    name: str
+    exception: str
+    path: str
+    function: str
+
+    def matches(self, exc: BaseException) -> bool:
+        if type(exc).__name__ != self.exception:
+            return False
+        ours = [frame for frame in traceback.extract_tb(exc.__traceback__) if "/agent/" in frame.filename
+                or "/jobs/" in frame.filename]
+        return bool(ours) and ours[-1].filename.endswith(self.path) and ours[-1].name == self.function
+
+
+KNOWN = (
+    # A DOCX whose deflated main part is damaged (one flipped byte will do) raises zlib.error
+    # out of read_text instead of damaged_document: _docx_text catches BadZipFile and friends
+    # but not zlib.error, so the worker retries it as an unknown failure.
+    Known("docx-damaged-deflate", "error", "agent/documents.py", "_docx_text"),
+)
+
+
+def _warm_up() -> None:
+    """Import and initialise the readers once, so the first case is not charged for it."""
+    for content in (inputs.pdf_seeds()[0], inputs.docx_seeds()[0], inputs.xml_seeds()[0]):
+        media_type = documents.check_document(content=content, name="warm-up", content_type="")
+        extract(content, media_type)
+
+
+def describe(content: bytes) -> str:
+    return f"{len(content):,} bytes sha256:{hashlib.sha256(content).hexdigest()[:16]} head {content[:24]!r}"
+
+
+def refused(exc: AcceptanceError, where: str) -> str:
+    assert (exc.code, exc.status) in DOCUMENTED_REFUSALS, (
+        f"{where}: undocumented refusal {exc.code} {exc.status} ({type(exc).__name__}: {exc.message})")
+    assert exc.message, f"{where}: a refusal without a message"
+    return f"refused {exc.code}"
+
+
+def within(cost: Cost, cpu: float, memory: float, where: str, content: bytes) -> None:
+    assert cost.cpu_seconds <= cpu, f"{where} took {cost.cpu_seconds:.2f} s of CPU (bound {cpu}): {describe(content)}"
+    assert cost.peak_mb <= memory, f"{where} added {cost.peak_mb:.0f} MB (bound {memory}): {describe(content)}"
+
+
+def accept_and_extract(fmt: str, content: bytes) -> None:
+    """Run one input through acceptance and, if accepted, extraction; record the figures."""
+    what = describe(content)
+    with measured() as cost:
+        try:
+            sniffed = documents.sniff(content)
+            media_type = documents.check_document(content=content, name="upload", content_type="")
+        except AcceptanceError as exc:
+            outcome = refused(exc, "acceptance")
+            media_type = None
+    FIGURES_SEEN.cost("acceptance", cost, f"{fmt} {what}")
+    within(cost, ACCEPT_CPU_SECONDS, ACCEPT_MEMORY_MB, "acceptance", content)
+    assert sniffed in (None, documents.PDF, documents.DOCX, documents.TEXT, documents.XML)
+    if media_type is None:
+        FIGURES_SEEN.case(fmt, outcome)
+        return
+    assert media_type in (documents.PDF, documents.DOCX, documents.TEXT, documents.XML)
+    with measured() as cost:
+        outcome = extract(content, media_type)
+    FIGURES_SEEN.cost("extraction", cost, f"{fmt} {what}")
+    FIGURES_SEEN.case(fmt, f"accepted {media_type.rpartition('/')[2][:8]}, extraction {outcome}")
+    within(cost, EXTRACT_CPU_SECONDS, EXTRACT_MEMORY_MB, "extraction", content)
+
+
+def extract(content: bytes, media_type: str) -> str:
+    """What the worker reads of an accepted document; the refusal's code, or "read"."""
+    try:
+        text = documents.read_text(content, media_type)
+        assert isinstance(text.text, str) and len(text.text) <= documents.MAX_TEXT_CHARS
+        assert 1 <= text.pages <= documents.MAX_PAGES
+        found = einvoice.find_xml(content, media_type)
+        if found is not None:
+            name, xml = found
+            assert isinstance(name, str) and isinstance(xml, bytes) and len(xml) <= einvoice.MAX_XML_BYTES
+            read = einvoice.read_einvoice(xml, today=TODAY)  # never raises on bad input
+            assert set(read.fields) == set(fields.REQUIRED)
+            assert read.readable or read.findings
+            einvoice.compare(read.fields, fields.check_all(text.text, today=TODAY))
+        checked = fields.check_all(text.text, today=TODAY)
+        assert set(checked) == set(fields.REQUIRED)
+        if read_layout is not None and read_fields is not None:
+            layout = read_layout(content, media_type)
+            assert set(read_fields(layout, today=TODAY)) == set(fields.REQUIRED)
+    except AcceptanceError as exc:
+        return refused(exc, "extraction")
+    except Exception as exc:
+        for known in KNOWN:
+            if known.matches(exc):
+                return f"KNOWN FINDING {known.name}"
+        raise
+    return "read"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _readers_warmed_up():
+    _warm_up()
+
+
+@settings(max_examples=examples())
+@given(content=inputs.pdf_inputs())
+def test_pdf(content):
+    accept_and_extract("pdf", content)
+
+
+@settings(max_examples=examples())
+@given(content=inputs.docx_inputs())
+def test_docx(content):
+    accept_and_extract("docx", content)
+
+
+@settings(max_examples=examples())
+@given(content=inputs.xml_inputs())
+def test_xml(content):
+    accept_and_extract("xml", content)
+
+
+@settings(max_examples=examples())
+@given(content=inputs.text_inputs())
+def test_text(content):
+    accept_and_extract("text", content)
+
+
+@pytest.mark.skipif(read_layout is not None, reason="runs while agent.layout is not on main")
+def test_the_layout_reading_is_fuzzed_once_it_is_merged():
+    pytest.skip("agent.layout.read_layout and agent.fields.read_fields are not on main yet: the document fuzz "
+                "reads text, invoice XML and fields only; merge main to fuzz the layout reading too")
+
+
+@pytest.mark.parametrize("seed", range(len(inputs.pdf_seeds())))
+def test_every_pdf_seed_is_accepted_or_refused_as_documented(seed):
+    accept_and_extract("pdf-seed", inputs.pdf_seeds()[seed])
+
+
+def test_the_einvoice_reader_reads_the_xml_seeds():
+    # The seeds are real invoices: a fuzz that starts from them starts from readable ones.
+    for xml in inputs.xml_seeds():
+        assert einvoice.read_einvoice(xml, today=TODAY).readable
+
+
+def docx_with_a_damaged_deflate_stream() -> bytes:
+    data = bytearray(inputs.docx_seeds()[1])
+    info = zipfile.ZipFile(io.BytesIO(bytes(data))).getinfo("word/document.xml")
+    start = info.header_offset + 30 + len(info.orig_filename.encode()) + len(info.extra)
+    data[start] ^= 0x06  # the first block's type: "invalid block type"
+    return bytes(data)
+
+
+@pytest.mark.xfail(strict=True, raises=zlib.error,
+                   reason="fuzz finding docx-damaged-deflate: zlib.error escapes read_text (reported, not on main)")
+def test_a_docx_with_a_damaged_deflate_stream_is_a_damaged_document():
+    content = docx_with_a_damaged_deflate_stream()
+    assert documents.check_document(content=content, name="x.docx", content_type="") == documents.DOCX
+    with pytest.raises(DamagedDocument):
+        documents.read_text(content, documents.DOCX)
