@@ -129,8 +129,8 @@ class Figures:
         if cost.peak_mb > self.peak_mb.get(phase, {}).get("mb", -1):
             self.peak_mb[phase] = {"mb": round(cost.peak_mb, 1), "case": describe[:200]}
 
-    def status(self, endpoint: str, status: int) -> None:
-        self.statuses.setdefault(endpoint, Counter())[str(status)] += 1
+    def status(self, endpoint: str, status: int, code: str = "") -> None:
+        self.statuses.setdefault(endpoint, Counter())[f"{status} {code}".strip()] += 1
         self.cases[endpoint] += 1
         if status >= 500 and status != 503:
             self.server_errors += 1
@@ -140,7 +140,7 @@ class Figures:
             "profile": os.environ.get("HYPOTHESIS_PROFILE", "ci"),
             "cases": dict(sorted(self.cases.items())),
             "outcomes": {name: dict(counter.most_common()) for name, counter in sorted(self.outcomes.items())},
-            "statuses": {name: dict(sorted(counter.items())) for name, counter in sorted(self.statuses.items())},
+            "statuses": {name: dict(counter.most_common()) for name, counter in sorted(self.statuses.items())},
             "server_errors_500": self.server_errors,
             "slowest_case": self.slowest,
             "peak_memory": self.peak_mb,
