@@ -22,7 +22,7 @@ from typing import Any, Callable, TypeVar
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
@@ -252,6 +252,8 @@ def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], 
                         return checked(request, *args, call=call, **kwargs)
                     except RequestDataTooBig:  # the CSRF check read a form whose fields are too large
                         raise HttpError(413, "too_large", "the form's fields are too large") from None
+                    except TooManyFilesSent:  # ... or one with more files than Django parses
+                        raise too_many_files() from None
                 return run(request, *args, call=call, **kwargs)
             except HttpError as exc:
                 if refused is not None and changes_state and not as_json and exc.status != 401:
@@ -308,6 +310,9 @@ def parse_submission(request: HttpRequest) -> Submission:
                         field="payload") from None
     except (MultiPartParserError, TooManyFieldsSent) as exc:
         raise HttpError(400, "malformed_body", f"the form could not be read: {exc}") from None
+    except TooManyFilesSent:
+        raise HttpError(400, "too_many_files", f"at most {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files in one request; "
+                        "send one document per request", field="document") from None
     raise HttpError(415, "unsupported_media_type",
                     "send application/json or multipart/form-data", field="Content-Type")
 
@@ -466,6 +471,14 @@ class FormRefused(HttpError):
         self.refusals = refusals
 
 
+def too_many_files() -> FormRefused:
+    """More files than Django reads in one body (``DATA_UPLOAD_MAX_NUMBER_FILES``): said as the
+    form says a batch too large, not as Django's bare "Bad Request (400)"."""
+    return FormRefused([Refusal("document", f"You chose more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files; "
+                                            f"at most {MAX_BATCH_FILES} can be sent at once. "
+                                            "Send them in smaller groups.")])
+
+
 @dataclass(frozen=True)
 class Sent:
     """What one submission of the form made: its jobs (one per document), and what was refused."""
@@ -492,6 +505,8 @@ def submit_form(call: Call) -> Sent:
         post, files = request.POST, request.FILES.getlist("document")
     except RequestDataTooBig:
         raise HttpError(413, "too_large", "the request body is too large") from None
+    except TooManyFilesSent:
+        raise too_many_files() from None
     except (MultiPartParserError, TooManyFieldsSent) as exc:
         raise HttpError(400, "malformed_body", f"the form could not be read: {exc}") from None
     try:
