@@ -435,7 +435,8 @@ def export(jobs: Iterable[Job]) -> Export:
         values = hook(job.result) if hook and job.state == COMPLETED and job.result is not None else {}
         columns.update(dict.fromkeys(values))
         records.append((job, values))
-    out = Export([*EXPORT_HEAD, *columns, *EXPORT_TAIL])
+    # The header too: a column is named by the result (a field a triage outcome invented, say).
+    out = Export([safe_cell(name) for name in (*EXPORT_HEAD, *columns, *EXPORT_TAIL)])
     for job, values in records:
         row = [job.document_name or f"job {job.pk}", outcome_words(job) or state_words(job.state).lower(),
                *(values.get(name, "") for name in columns),
