@@ -99,6 +99,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "jobs.middleware.SecurityHeadersMiddleware",  # Permissions-Policy
     "django_htmx.middleware.HtmxMiddleware",  # request.htmx, for every middleware after it
     "jobs.middleware.ApiErrorsMiddleware",  # JSON errors for API clients; 503 when the store is away
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -130,6 +131,14 @@ CONTENT_SECURITY_POLICY = {
         "object-src": [NONE],
     },
 }
+
+# --- Permissions-Policy, on every response (jobs.middleware.SecurityHeadersMiddleware) ----
+# The site uses none of these powerful features: a page (or anything injected into one) may
+# not ask for them. deploy/nginx/jobsite.conf sends the same header on what nginx serves.
+PERMISSIONS_POLICY = ", ".join(f"{feature}=()" for feature in (
+    "accelerometer", "camera", "display-capture", "geolocation", "gyroscope", "magnetometer",
+    "microphone", "midi", "payment", "usb",
+))
 
 ROOT_URLCONF = "jobsite.urls"
 WSGI_APPLICATION = "jobsite.wsgi.application"

@@ -108,6 +108,8 @@ def test_production_responses_carry_hsts_csp_and_secure_cookies():
     csp = dict(d.strip().split(" ", 1) for d in headers["Content-Security-Policy"].split(";"))
     assert csp["default-src"] == csp["script-src"] == csp["style-src"] == "'self'"
     assert csp["frame-ancestors"] == csp["object-src"] == csp["base-uri"] == "'none'"
+    assert {"camera=()", "microphone=()", "geolocation=()", "payment=()"} <= set(
+        headers["Permissions-Policy"].split(", "))
     assert seen["csrf_cookie"]["secure"]
     assert seen["login"] == [302, "/"]
     assert seen["session_cookie"] == {"secure": True, "httponly": True}

@@ -167,6 +167,14 @@ def test_the_note_and_the_result_download_as_files(browser_client, alice, bob, r
     assert browser_client(bob).get(f"/jobs/{job.pk}/result.json").status_code == 404
 
 
+def test_every_response_forbids_the_powerful_features_the_site_never_uses(browser_client, api_client, alice,
+                                                                          client):
+    for response in (client.get("/accounts/login/"), client.get("/no-such-page"), client.get("/openapi.json"),
+                     browser_client(alice).get("/jobs"), api_client(alice).get("/jobs/999999")):
+        policy = set(response["Permissions-Policy"].split(", "))
+        assert {"camera=()", "microphone=()", "geolocation=()", "payment=()"} <= policy
+
+
 def test_nothing_to_download_before_the_review_is_done(browser_client, alice, accept):
     job = accept()
     client = browser_client(alice)
