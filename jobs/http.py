@@ -26,6 +26,7 @@ from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooMany
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
+from django.utils.cache import patch_cache_control
 from django.template.loader import render_to_string
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods
@@ -241,6 +242,12 @@ def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], 
         @require_http_methods(list(methods))
         @functools.wraps(view)
         def wrapper(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            # A tenant's documents, results and exports: kept by no cache, shared or the browser's own.
+            response = answer(request, *args, **kwargs)
+            patch_cache_control(response, no_store=True, private=True)
+            return response
+
+        def answer(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             as_json = wants_json(request)
             changes_state = request.method not in SAFE_METHODS
             try:

@@ -167,6 +167,18 @@ def test_the_note_and_the_result_download_as_files(browser_client, alice, bob, r
     assert browser_client(bob).get(f"/jobs/{job.pk}/result.json").status_code == 404
 
 
+def test_no_cache_keeps_a_job_its_downloads_or_the_exports(browser_client, api_client, alice, reviewed):
+    job = reviewed(review_result(iban_status="malformed"), name="invoice.pdf", batch="b-c")
+    client = browser_client(alice)
+    urls = [f"/jobs/{job.pk}", f"/jobs/{job.pk}/note.txt", f"/jobs/{job.pk}/result.json", "/jobs",
+            "/jobs/export.csv", "/batches/b-c", "/batches/b-c/export.csv"]
+    for url in urls:
+        response = client.get(url)
+        assert {"no-store", "private"} <= set(response["Cache-Control"].replace(" ", "").split(",")), url
+    assert "no-store" in client.get(f"/jobs/{job.pk}", headers=HTMX)["Cache-Control"]
+    assert "no-store" in api_client(alice).get(f"/jobs/{job.pk}")["Cache-Control"]
+
+
 def test_every_response_forbids_the_powerful_features_the_site_never_uses(browser_client, api_client, alice,
                                                                           client):
     for response in (client.get("/accounts/login/"), client.get("/no-such-page"), client.get("/openapi.json"),
