@@ -26,8 +26,8 @@ from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooMany
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
-from django.utils.cache import patch_cache_control
 from django.template.loader import render_to_string
+from django.utils.cache import patch_cache_control
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods
 from django_htmx.middleware import HtmxDetails
