@@ -55,6 +55,15 @@ if not DEBUG and (SECRET_KEY in PUBLISHED_SECRET_KEYS or SECRET_KEY.startswith("
         "SECRET_KEY is a published development key and DEBUG is off: set SECRET_KEY to a long "
         "random value of this deployment's own (or set DEBUG=1 for development)."
     )
+# Django's own bar for a key (check --deploy's security.W009): at least 50 characters and 5
+# distinct ones. A key under it ("x", "changeme") can be guessed, and everything it signs forged.
+SECRET_KEY_MIN_LENGTH, SECRET_KEY_MIN_UNIQUE_CHARACTERS = 50, 5
+if not DEBUG and (len(SECRET_KEY) < SECRET_KEY_MIN_LENGTH or len(set(SECRET_KEY)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS):
+    raise ImproperlyConfigured(
+        f"SECRET_KEY is too short or too simple and DEBUG is off (at least {SECRET_KEY_MIN_LENGTH} characters, "
+        f"{SECRET_KEY_MIN_UNIQUE_CHARACTERS} of them different): set SECRET_KEY to a long random value of this "
+        "deployment's own, e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'."
+    )
 SECRET_KEY = SECRET_KEY or DEVELOPMENT_SECRET_KEY
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")

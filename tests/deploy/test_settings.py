@@ -49,6 +49,10 @@ def test_check_deploy_is_clean_under_the_production_environment():
     "django-insecure-development-key-never-use-it-with-DEBUG-off",  # the development key
     "insecure-development-key-set-SECRET_KEY-in-production",    # the key earlier versions shipped
     "django-insecure-" + "x" * 50,                              # any key Django marks as generated
+    "x",                                                        # too short
+    "changeme-please-set-a-real-key",                           # too short
+    "abcd" * 30,                                                # long, but four characters
+    secrets.token_urlsafe(50)[:49],                             # one character short of Django's 50
 ])
 def test_debug_off_refuses_to_start_without_a_key_of_its_own(key):
     env = environment(**PRODUCTION, SECRET_KEY=key)
