@@ -107,7 +107,9 @@ def json_value(value: Any, where: str) -> Any:
     Stricter than ``json.dumps``: no NaN or infinity (PostgreSQL's jsonb refuses them) and no
     keys but strings (``{1: ...}`` would come back as ``{"1": ...}``).
     """
-    if value is None or isinstance(value, (bool, int, str)):
+    if isinstance(value, str):
+        return _storable_text(value, where)
+    if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
         if math.isfinite(value):
@@ -118,16 +120,29 @@ def json_value(value: Any, where: str) -> Any:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise NotJSON(where, f"an object with a key of type {type(key).__name__} (JSON keys are strings)")
+            _storable_text(key, f"{where} key {_short(key)}")
             out[key] = json_value(item, f"{where}[{_short(key)}]")
         return out
     if isinstance(value, (list, tuple)):
         return [json_value(item, f"{where}[{n}]") for n, item in enumerate(value)]
     if isinstance(value, bytes):
         try:
-            return value.decode("utf-8")
+            return _storable_text(value.decode("utf-8"), where)
         except UnicodeDecodeError:
             raise NotJSON(where, "bytes that are not UTF-8 text") from None
     raise NotJSON(where, f"a {class_path(type(value))}, which JSON cannot hold")
+
+
+def _storable_text(text: str, where: str) -> str:
+    """Text both stores keep: no lone surrogate (not UTF-8, so not JSON text) and no NUL
+    (PostgreSQL's jsonb refuses it, so the job would fail to commit with a bare error)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise NotJSON(where, "text with a lone surrogate, which is not UTF-8") from None
+    if "\x00" in text:
+        raise NotJSON(where, "text with a NUL character, which the database does not store")
+    return text
 
 
 def _short(key: str) -> str:
