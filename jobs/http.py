@@ -603,7 +603,7 @@ def submit_again(call: Call, job_id: int) -> queue.Acceptance:
     if call.tenant_id is None:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
     job = (Job.objects.for_tenant(call.tenant_id).filter(pk=job_id)
-           .only("kind", "state", "payload", "document", "document_name", "document_type").first())
+           .only("kind", "state", "epoch", "payload", "document", "document_name", "document_type").first())
     if job is None:
         raise HttpError(404, "not_found", "no such job")
     if job.state != Job.State.DEAD:
@@ -617,12 +617,17 @@ def submit_again(call: Call, job_id: int) -> queue.Acceptance:
             raise HttpError(409, "document_gone", "this job's document is no longer kept: choose the file "
                                                   "again on the submit page") from None
         upload = Upload(content=content, name=job.document_name or "document", content_type=job.document_type)
+    now = system_clock.now()
     try:
-        return queue.accept(tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=job.kind,
-                            payload=job.payload, operation_key=f"again-{job.pk}-{key}" if key else "",
-                            document=upload, now=system_clock.now())
+        acceptance = queue.accept(tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=job.kind,
+                                  payload=job.payload, operation_key=f"again-{job.pk}-{key}" if key else "",
+                                  document=upload, now=now)
     except AcceptanceError as exc:
         raise HttpError.from_acceptance(exc) from None
+    if acceptance.created:  # the submitter's history says who sent it again (a teammate, perhaps)
+        queue.record_resubmission(job_id=job.pk, epoch=job.epoch, new_job_id=acceptance.job.pk,
+                                  actor=f"user:{call.identity.user.pk}", now=now)
+    return acceptance
 
 
 # --- Refusals in people's words ---------------------------------------------------------

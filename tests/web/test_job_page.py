@@ -151,6 +151,35 @@ def test_only_a_failed_job_of_ones_own_tenant_can_be_submitted_again(browser_cli
     assert Job.objects.count() == 2
 
 
+def test_her_history_names_the_teammate_who_cancelled_or_resubmitted_her_document(browser_client, alice,
+                                                                                    make_member, accept, clock):
+    carol = make_member("acme", "carol")
+    waiting = accept()
+    running = accept(now=clock.now() - timedelta(seconds=1))
+    dead = drive_to(accept(now=clock.now() - timedelta(seconds=9)), "dead", now=clock.now())
+    own = accept(now=clock.now() - timedelta(seconds=2))
+    carols = browser_client(carol)
+    carols.get("/jobs")
+    token = carols.cookies["csrftoken"].value
+    assert carols.post(f"/jobs/{waiting.pk}/cancel", headers={"X-CSRFToken": token}).status_code == 303
+    drive_to(running, "leased", now=clock.now())
+    assert carols.post(f"/jobs/{running.pk}/cancel", headers={"X-CSRFToken": token}).status_code == 303
+    assert carols.post(f"/jobs/{dead.pk}/again", {"idempotency_key": "k", "csrfmiddlewaretoken": token}).status_code \
+        == 303
+    carols.post(f"/jobs/{dead.pk}/again", {"idempotency_key": "k", "csrfmiddlewaretoken": token})  # a double click
+    again = Job.objects.get(submitted_by=carol)
+    alices = browser_client(alice)
+    alices.get("/jobs")
+    alices.post(f"/jobs/{own.pk}/cancel", headers={"X-CSRFToken": alices.cookies["csrftoken"].value})
+
+    assert "Cancelled by carol" in words(page(alices, waiting))
+    running_page = words(page(alices, running))
+    assert "Cancel asked for by carol" in running_page and "try 2" not in running_page
+    assert words(page(alices, dead)).count(f"Submitted again by carol, as job {again.pk}") == 1
+    assert "Cancelled by you" in words(page(alices, own))
+    assert "Cancelled by alice" in words(page(carols, own))
+
+
 # --- Downloads ---------------------------------------------------------------------------------------
 
 
