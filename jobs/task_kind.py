@@ -212,10 +212,11 @@ def _resolve(function: str, backend: str, queue_name: str, priority: int, takes_
         raise TaskNotFound(f"importing the module of {function!r} failed with {class_path(type(exc))}") from None
     if isinstance(target, Task):
         task = target
-    elif inspect.isfunction(target):  # bound to its name undecorated: decorate it here
+    elif inspect.isfunction(target) and is_registered(target):  # a @task's function, bound to its name undecorated
         task = _as_task(target, backend)
     else:
-        raise TaskNotFound(f"{function!r} is a {type(target).__name__}, not a task function")
+        # Any other importable callable (subprocess.getoutput, say) is not a task, whoever wrote the row.
+        raise TaskNotFound(f"{function!r} is not a registered task: only functions declared with @task run")
     changes: dict[str, Any] = {"backend": backend, "queue_name": queue_name, "priority": priority}
     if any(getattr(task, name) != value for name, value in changes.items()) or task.takes_context != takes_context:
         try:
@@ -223,6 +224,20 @@ def _resolve(function: str, backend: str, queue_name: str, priority: int, takes_
         except Exception as exc:  # noqa: BLE001  this process's TASKS no longer accept it
             raise TaskNotFound(f"{function!r} cannot run here: {exc}") from None
     return task
+
+
+# The functions this process has made tasks of (``@task`` with the queue's backend, by way of
+# ``QueueBackend.validate_task``), by module path: what a job may name besides a Task itself.
+# A worker imports a task's module before it looks here, so the module's tasks are in it.
+_registered: dict[str, Any] = {}
+
+
+def register(func: Any) -> None:
+    _registered[f"{func.__module__}.{func.__qualname__}"] = func
+
+
+def is_registered(func: Any) -> bool:
+    return _registered.get(f"{getattr(func, '__module__', '')}.{getattr(func, '__qualname__', '')}") is func
 
 
 def _as_task(func: Any, backend: str) -> Task:
