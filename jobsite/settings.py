@@ -246,20 +246,26 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 # --- Login throttling (django-axes) ------------------------------------------------
-# Failed logins are counted per username (stops guessing one account from many
-# addresses) and per client address (stops one address spraying many accounts), each
-# against LOGIN_FAILURE_LIMIT within the cool-off. A locked username or address gets the
-# login page with a message and status 429 until LOGIN_COOLOFF_MINUTES pass after its last
-# failure; staff see and clear lockouts in the admin (Axes: access attempts). A success
-# does not reset the counts: deleting by address would also wipe an attacker's failures
-# against other accounts from that address whenever he logs in to his own.
+# Failed logins are counted per username *from one address*: LOGIN_FAILURE_LIMIT of them
+# lock that username from that address only, so a colleague's typos (or an attacker who
+# knows a username) lock out neither the rest of an office behind the same NAT nor the user
+# from elsewhere. An address is locked across all usernames only at LOGIN_ADDRESS_FAILURE_LIMIT
+# (jobsite.throttling), which stops one address spraying many accounts. A lock lasts until
+# LOGIN_COOLOFF_MINUTES pass after its last failure; the login page says so with status 429;
+# staff see and lift lockouts in the admin (Axes: access attempts). A success does not
+# reset the counts: deleting by address would also wipe an attacker's failures against
+# other accounts from that address whenever he logs in to his own.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",  # refuses a locked-out login before checking the password
     "django.contrib.auth.backends.ModelBackend",
 ]
+AXES_HANDLER = "jobsite.throttling.OfficeFriendlyHandler"
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
+LOGIN_ADDRESS_FAILURE_LIMIT = int(os.environ.get("LOGIN_ADDRESS_FAILURE_LIMIT", str(10 * AXES_FAILURE_LIMIT)))
+if not 0 < AXES_FAILURE_LIMIT <= LOGIN_ADDRESS_FAILURE_LIMIT:
+    raise ImproperlyConfigured("LOGIN_FAILURE_LIMIT must be positive and LOGIN_ADDRESS_FAILURE_LIMIT at least as large")
 AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = False
 AXES_LOCKOUT_TEMPLATE = "registration/login.html"
 AXES_HTTP_RESPONSE_CODE = 429
