@@ -32,6 +32,10 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", False)
+# What this process is: "web" when jobsite/wsgi.py or asgi.py loads the settings (they set
+# JOBSITE_PROCESS=web first); anything else (runworkers, manage.py, tests) is not. The web's
+# database timeouts are its own (see DATABASES).
+WEB_PROCESS = os.environ.get("JOBSITE_PROCESS", "") == "web"
 
 # --- The secret key: production fails closed ---------------------------------------
 # With DEBUG on and no SECRET_KEY, a development key is used. It carries Django's
@@ -226,10 +230,19 @@ else:
     # A dead network path is noticed within a third of a lease, not after the kernel's
     # retransmission timeout (about 15 minutes): TCP keepalives on an idle connection,
     # tcp_user_timeout on one waiting for an answer, and a bounded connect.
+    # A web process has no lease to keep, only a person or a client waiting, holding one of
+    # a few sync workers: it gives up after about a second and answers 503 (jobs.middleware),
+    # so a host cut off from the database keeps serving what it can. Its connect timeout is
+    # 2 s, the least libpq and psycopg honour (a 1 would mean 2).
     _lease_third_ms = int(float(os.environ.get("JOBS_LEASE_SECONDS", "30")) * 1000 / 3)
-    for name, value in (("connect_timeout", 5), ("keepalives", 1), ("keepalives_idle", 5),
+    if WEB_PROCESS:
+        _connect_s = int(os.environ.get("DB_WEB_CONNECT_TIMEOUT", "2"))
+        _answer_ms = int(os.environ.get("DB_WEB_TCP_USER_TIMEOUT_MS", "1000"))
+    else:
+        _connect_s, _answer_ms = 5, _lease_third_ms
+    for name, value in (("connect_timeout", _connect_s), ("keepalives", 1), ("keepalives_idle", 5),
                         ("keepalives_interval", 2), ("keepalives_count", 2),
-                        ("tcp_user_timeout", _lease_third_ms)):
+                        ("tcp_user_timeout", _answer_ms)):
         options.setdefault(name, value)
 # A persistent connection that died (the database restarted) is noticed before a request
 # uses it, instead of failing that request with a 503.

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import secrets
+import socket
 import subprocess
 
 import pytest
@@ -68,6 +69,60 @@ def test_with_debug_on_the_development_key_works_and_check_deploy_names_it():
     result = run_django(env, "manage.py", "check", "--deploy")
     assert result.returncode == 0, result.stderr
     assert "security.W009" in result.stderr + result.stdout  # the key's django-insecure- prefix
+
+
+DATABASE_OPTIONS = """
+import json, sys
+if sys.argv[1] == "web":
+    import jobsite.wsgi  # what gunicorn loads
+else:
+    import django; django.setup()  # what manage.py runworkers does
+from django.conf import settings
+options = settings.DATABASES["default"]["OPTIONS"]
+print(json.dumps({name: options[name] for name in ("connect_timeout", "tcp_user_timeout", "keepalives")}))
+"""
+
+
+def test_a_web_process_gives_up_on_a_cut_database_within_about_a_second_and_a_worker_within_its_margin():
+    """A web host cut off from PostgreSQL held each request 4-15 s before its 503 (the workers'
+    10 s TCP user timeout plus a 5 s connect): the web has timeouts of its own."""
+    env = environment(**PRODUCTION, SECRET_KEY=secrets.token_urlsafe(50), JOBSITE_PROCESS=None,
+                      DATABASE_URL="postgresql://jobs@db.example.com:5432/jobs", JOBS_LEASE_SECONDS="30")
+    seen = {}
+    for role in ("web", "worker"):
+        result = run_django(env, "-c", DATABASE_OPTIONS, role)
+        assert result.returncode == 0, result.stderr
+        seen[role] = json.loads(result.stdout.strip().splitlines()[-1])
+    assert seen["web"] == {"connect_timeout": 2, "tcp_user_timeout": 1000, "keepalives": 1}  # 2 s: libpq's least
+    assert seen["worker"] == {"connect_timeout": 5, "tcp_user_timeout": 10_000, "keepalives": 1}  # lease / 3
+
+
+SILENT_DATABASE_REQUEST = """
+import json, time
+import jobsite.wsgi
+from django.test import Client
+started = time.monotonic()
+response = Client().get("/jobs", HTTP_AUTHORIZATION="Bearer jq_" + "x" * 43, HTTP_ACCEPT="application/json")
+print(json.dumps([response.status_code, response.get("Retry-After"), time.monotonic() - started]))
+"""
+
+
+def test_a_web_process_whose_database_never_answers_says_503_within_about_two_seconds():
+    """A database host that takes the connection and then says nothing, as a cut-off one does."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    port = silent.getsockname()[1]
+    try:
+        env = environment(DEBUG="0", SECRET_KEY=secrets.token_urlsafe(50), HTTPS=None, JOBSITE_PROCESS=None,
+                          ALLOWED_HOSTS="testserver", DATABASE_URL=f"postgresql://jobs@127.0.0.1:{port}/jobs")
+        result = run_django(env, "-c", SILENT_DATABASE_REQUEST)
+    finally:
+        silent.close()
+    assert result.returncode == 0, result.stderr
+    status, retry_after, seconds = json.loads(result.stdout.strip().splitlines()[-1])
+    assert status == 503 and retry_after, result.stdout
+    assert seconds < 3.5, seconds  # the workers' settings took 5 s to give up on the connect alone
 
 
 PROBE = r"""
