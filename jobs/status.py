@@ -423,8 +423,12 @@ def timeline(events: Iterable[JobEvent], viewer_id: int | None = None) -> list[M
 
 
 def member_names(events: Iterable[JobEvent], viewer_id: int | None) -> dict[str, str]:
-    """The members behind ``user:<id>`` actors, by actor: "you" for the viewer, else the username."""
-    ids = {int(e.actor[5:]) for e in events if e.actor.startswith("user:") and e.actor[5:].isdigit()}
+    """The members behind ``user:<id>`` actors of the events said with a name (a cancel, a cancel
+    request, a resubmission), by actor: "you" for the viewer, else the username. Most timelines
+    have none, and cost no query (a status poll is two)."""
+    ids = {int(e.actor[5:]) for e in events if e.actor.startswith("user:") and e.actor[5:].isdigit()
+           and (e.to_state == CANCELLED or (e.to_state == LEASED and e.from_state == LEASED)
+                or (not e.to_state and e.reason.startswith(queue.RESUBMITTED_AS)))}
     if not ids:
         return {}
     names = dict(User.objects.filter(pk__in=ids).values_list("pk", "username"))
