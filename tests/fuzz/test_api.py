@@ -11,8 +11,9 @@ unicode, broken percent-escapes) and random job ids (``GET /jobs/<id>``, its dow
   table (``jobs.openapi.OPERATIONS``) documents for its operation, and an error's ``error``
   code is one of the documented codes (``DOCUMENTED_CODES``, the README's *Errors*).
 
-Known 500s being fixed on another branch (issue 21, finding 7) are kept out of the random
-queries and reproduced exactly by strict xfail tests at the end.
+The 500s of issue 21's finding 7 (a day at the calendar's end, a NUL in the search) and the
+same overflow at the calendar's start (``since=0001-01-01`` in a zone east of UTC, a 500 before it) are fixed on
+main; they are in the random queries and pinned by ``test_the_list_filters_that_were_500s``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from urllib.parse import quote, urlencode
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import connection
 from django.test import Client
 from django.urls import Resolver404, resolve
 from hypothesis import given, settings
@@ -212,7 +212,7 @@ def _form(draw) -> dict:
     return {key.replace("\x00", ""): value for key, value in data.items()}
 
 
-_OFFERED = st.sampled_from(["document_review", "webtest.echo", "diagnostic.sleep"])
+_OFFERED = st.sampled_from(["document_review", "document_review", "webtest.echo", "diagnostic.sleep"])
 
 
 @st.composite
@@ -226,7 +226,8 @@ def submissions(draw, token: str):
         # A fresh key each time (not drawn: a replayed case must not meet its own earlier job).
         headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": f"fuzz-{next(_keys)}"}
         if draw(st.booleans()):
-            body = {"kind": draw(_OFFERED), "payload": draw(_PAYLOADS)}
+            payload = draw(st.one_of(_PAYLOADS, st.fixed_dictionaries({"text": st.text(min_size=1, max_size=300)})))
+            body = {"kind": draw(_OFFERED), "payload": payload}
             return headers, "raw", _json_text(body).encode(), "application/json"
         form = {"kind": draw(_OFFERED), "document": draw(_upload())}
         if draw(st.integers(0, 3)) == 0:
@@ -252,17 +253,9 @@ def submissions(draw, token: str):
     return headers, "raw", body, content_type
 
 
-# Known 500s (issue 21, finding 7), fixed on another branch: kept out of the random queries,
-# reproduced exactly below. On PostgreSQL a NUL in q is one (SQLite takes it).
-KNOWN_UNTIL = "9999-12-31"
-
-
-def _nul_in_q_is_known() -> bool:
-    return connection.vendor == "postgresql"
-
-
 _DATES = st.one_of(st.dates().map(date.isoformat), st.sampled_from([
-    "0001-01-01", "9999-12-30", "2024-02-30", "2024-13-01", "99999-01-01", "+2024-01-01", "2024-1-1", "20240101",
+    "0001-01-01", "1899-12-31", "1900-01-01", "9998-12-31", "9999-12-30", "9999-12-31", "2024-02-30", "2024-13-01",
+    "99999-01-01", "+2024-01-01", "2024-1-1", "20240101",
     "2024-01-01T00:00", "-1", "0", "1e9", "\x00", ""]))
 _ZONES = st.sampled_from(["UTC", "Europe/Berlin", "Pacific/Kiritimati", "Etc/GMT+12", "Etc/GMT-14", "Asia/Tokyo",
                           "America/Los_Angeles", "", "utc", "Local", "localtime", "../../etc/passwd", "/etc/localtime",
@@ -286,18 +279,12 @@ def list_queries(draw) -> str:
             value = draw(_ZONES)
         else:
             value = draw(_QUERY_VALUES)
-        if name == "until" and value == KNOWN_UNTIL:
-            continue
-        if name == "q" and "\x00" in value and _nul_in_q_is_known():
-            continue
         pairs.append((name, value))
     how = draw(st.sampled_from(["encoded", "encoded", "raw"]))
     if how == "encoded":
         return urlencode([(n, v.encode("utf-8", "surrogatepass")) for n, v in pairs])
     junk = draw(st.sampled_from(["", "q=%", "q=%ZZ", "q=%C0%AF", "tz=%FF", "q=%ED%A0%80", "&&", "=", "q=%00",
                                  "since=%00", "page=%2B1", "page=%201", "state=%00"]))
-    if junk == "q=%00" and _nul_in_q_is_known():
-        junk = ""
     return "&".join([*(f"{quote(n, safe='')}={quote(v.encode('utf-8', 'surrogatepass'), safe='%')}"
                        for n, v in pairs), junk])
 
@@ -337,20 +324,15 @@ def test_job_ids(world, data):
     ask(world, method, path, headers=headers, endpoint=f"{method} /jobs/<id>{suffix}")
 
 
-# --- known 500s, being fixed on another branch -------------------------------------------
+# --- the 500s found so far, pinned -------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError,
-                   reason="issue 21 finding 7: GET /jobs?until=9999-12-31 is a 500 (OverflowError in jobs/status.py); "
-                          "fixed on another branch")
-def test_known_finding_7_until_the_last_day(world):
-    ask(world, "GET", f"/jobs?until={KNOWN_UNTIL}", headers={"Authorization": f"Bearer {world['token']}"},
-        endpoint="GET /jobs (finding 7)")
-
-
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="a NUL in q is a 500 on PostgreSQL only")
-@pytest.mark.xfail(strict=True, reason="issue 21 finding 7: GET /jobs?q=%00 on PostgreSQL is a 500 (DataError); "
-                                       "fixed on another branch")
-def test_known_finding_7_nul_in_q_on_postgresql(world):
-    ask(world, "GET", "/jobs?q=%00", headers={"Authorization": f"Bearer {world['token']}"},
-        endpoint="GET /jobs (finding 7)")
+@pytest.mark.parametrize("query", [
+    "until=9999-12-31", "q=%00", "outcome=%00",  # issue 21, finding 7
+    "since=0001-01-01&tz=Asia/Tokyo", "since=0001-01-01&tz=Etc/GMT-14",  # the same overflow at the calendar's start
+])
+@pytest.mark.parametrize("path", ["/jobs", "/jobs/export.csv"])
+def test_the_list_filters_that_were_500s(world, path, query):
+    response = ask(world, "GET", f"{path}?{query}", headers={"Authorization": f"Bearer {world['token']}"},
+                   endpoint=f"GET {path} (pinned)")
+    assert response.status_code == 400 and response.json()["error"] == "invalid"
