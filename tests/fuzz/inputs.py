@@ -302,32 +302,40 @@ W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
 
 
+_WORD_TOKENS = [b"<w:p>", b"</w:p>", b"<w:r>", b"</w:r>", b"<w:t>", b"</w:t>", b"<w:tab/>", b"<w:br/>", b"<w:tbl>",
+                b"</w:tbl>", b"<w:tr>", b"</w:tr>", b"<w:tc>", b"</w:tc>", b"<w:noBreakHyphen/>", b"<w:p/>", b"&e;",
+                b"&#0;", b"&amp;", b"<x:y/>", b"<w:t xml:space='preserve'>", b'<mc:AlternateContent xmlns:mc="%s">'
+                % MC.encode(), b"</mc:AlternateContent>", b"<mc:Choice>", b"</mc:Choice>", b"<mc:Fallback>",
+                b"</mc:Fallback>", b"\xff", b"<w:cr/>", b"<w:ptab/>"]
+
+
+def _paragraph(text: str) -> bytes:
+    return b"<w:p><w:r><w:t>%s</w:t><w:tab/><w:br/></w:r></w:p>" % _escape(text)
+
+
+_WORD_BLOCKS = st.one_of(
+    st.text(max_size=30).map(_paragraph),
+    st.tuples(st.text(max_size=20), st.text(max_size=20)).map(
+        lambda cells: b"<w:tbl><w:tr><w:tc>%s</w:tc><w:tc>%s</w:tc></w:tr></w:tbl>" % tuple(map(_paragraph, cells))),
+    st.tuples(st.text(max_size=20), st.text(max_size=20)).map(
+        lambda texts: b'<mc:AlternateContent xmlns:mc="%s"><mc:Choice Requires="w14">%s</mc:Choice>'
+                      b"<mc:Fallback>%s</mc:Fallback></mc:AlternateContent>" % (MC.encode(), *map(_paragraph, texts))),
+)
+
+
 @st.composite
-def word_body(draw, depth: int = 0) -> bytes:
-    """WordprocessingML inside <w:body>: paragraphs, runs, tables, tabs, breaks, mc:Fallback."""
-    parts = []
-    for _ in range(draw(st.integers(0, 6))):
-        choice = draw(st.integers(0, 9 if depth < 4 else 5))
-        text = draw(st.text(max_size=30)).encode("utf-8", "surrogatepass")
-        if choice <= 3:
-            parts.append(b"<w:p><w:r><w:t>%s</w:t><w:tab/><w:br/></w:r></w:p>" % text.replace(b"<", b"&lt;")
-                         .replace(b"&", b"&amp;"))
-        elif choice == 4:
-            parts.append(b"<w:r><w:t>%s" % text)  # unbalanced, raw text
-        elif choice == 5:
-            parts.append(draw(st.sampled_from([b"<w:p/>", b"</w:p>", b"<w:tab/>", b"<w:noBreakHyphen/>", b"&e;",
-                                               b"&#0;", b"<x:y/>", b"<w:t xml:space='preserve'> </w:t>"])))
-        elif choice <= 7:
-            parts.append(b"<w:tbl><w:tr><w:tc>%s</w:tc><w:tc>%s</w:tc></w:tr></w:tbl>" % (
-                draw(word_body(depth + 1)), draw(word_body(depth + 1))))
-        else:
-            parts.append(b'<mc:AlternateContent xmlns:mc="%s"><mc:Choice Requires="w14">%s</mc:Choice>'
-                         b"<mc:Fallback>%s</mc:Fallback></mc:AlternateContent>" % (
-                             MC.encode(), draw(word_body(depth + 1)), draw(word_body(depth + 1))))
-    if depth == 0 and draw(st.booleans()):
+def word_body(draw) -> bytes:
+    """WordprocessingML inside <w:body>: paragraphs, tables and mc:Fallback, well-formed or a
+    soup of Word's tags (unbalanced, entities, stray bytes), and deep nesting."""
+    if draw(st.booleans()):
+        body = b"".join(draw(st.lists(_WORD_BLOCKS, max_size=8)))
+    else:
+        body = b"".join(draw(st.lists(st.one_of(st.sampled_from(_WORD_TOKENS), st.text(max_size=20).map(_escape)),
+                                      max_size=40)))
+    if draw(st.integers(0, 3)) == 0:
         nest = draw(st.integers(1, 3000))
-        parts.append(b"<w:p>" * nest + b"</w:p>" * draw(st.integers(0, nest)))
-    return b"".join(parts)
+        body += b"<w:p>" * nest + b"</w:p>" * draw(st.integers(0, nest))
+    return body
 
 
 def _patch_zip(data: bytes, patches: list[tuple[str, int]]) -> bytes:
