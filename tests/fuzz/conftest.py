@@ -93,9 +93,9 @@ def measured() -> Iterator[Cost]:
     """
     cost = Cost()
     # No cyclic collection inside the block: a full collection of the harness's own heap
-    # (hypothesis keeps what it tried) would be charged to the case, as a 0.15 s acceptance
-    # once measured 2.2 s in a long run; a web or worker process has no such heap. The case's
-    # cyclic garbage is collected after it, by the harness.
+    # (hypothesis keeps what it tried) would be charged to the case; a web or worker process
+    # has no such heap. (A 0.15 s acceptance once measured 2.2 s in a long run and never
+    # again: the likely cause.) The case's cyclic garbage is collected after it.
     collecting = gc.isenabled()
     gc.disable()
     exact = _reset_peak()
