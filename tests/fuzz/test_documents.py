@@ -30,7 +30,7 @@ from hypothesis import given, settings
 from agent import documents, einvoice, fields
 from jobs.errors import AcceptanceError, DamagedDocument
 from tests.fuzz import inputs
-from tests.fuzz.conftest import FIGURES_SEEN, Cost, examples, measured
+from tests.fuzz.conftest import FIGURES_SEEN, ROOT, Cost, examples, measured
 
 try:  # the layout reading arrives from another branch; fuzzed here once it is on main
     from agent.fields import read_fields
@@ -105,7 +105,13 @@ def refused(exc: AcceptanceError, where: str) -> str:
     return f"refused {exc.code}"
 
 
+SLOW_CASES = ROOT / "artifacts" / "fuzz-slow"
+
+
 def within(cost: Cost, cpu: float, memory: float, where: str, content: bytes) -> None:
+    if cost.cpu_seconds > cpu / 2 or cost.peak_mb > memory / 2:  # kept to reproduce, slow or not
+        SLOW_CASES.mkdir(parents=True, exist_ok=True)
+        (SLOW_CASES / f"{where}-{hashlib.sha256(content).hexdigest()[:16]}.bin").write_bytes(content)
     assert cost.cpu_seconds <= cpu, f"{where} took {cost.cpu_seconds:.2f} s of CPU (bound {cpu}): {describe(content)}"
     assert cost.peak_mb <= memory, f"{where} added {cost.peak_mb:.0f} MB (bound {memory}): {describe(content)}"
 
