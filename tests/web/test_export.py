@@ -63,7 +63,7 @@ def test_a_batch_exports_its_documents_in_order(browser_client, alice, reviewed)
     rows = read_csv(browser_client(alice).get("/batches/b-x/export.csv"))
     assert [(r["Job"], r["Document"], r["Outcome"]) for r in rows] == [
         (str(first.pk), "one.pdf", "OK"), (str(second.pk), "two.pdf", "unreadable")]
-    assert rows[1]["Supplier name: status"] == "Missing"
+    assert rows[1]["Supplier name: status"] == "Not read"  # a scan: nothing was looked for
 
 
 def test_api_clients_export_with_their_token_and_only_their_tenants_jobs(api_client, alice, bob, reviewed):
