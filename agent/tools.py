@@ -193,7 +193,7 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
 
 SUPPLIER_PART = "To ask the supplier (ready to paste into your email):"
 PHONE_CHECK = ("Before paying, confirm the bank account by phone with the supplier, on a number you already "
-               "know (not one from this invoice or its email): a changed IBAN is a known fraud pattern.")
+               "know (not one from this invoice or its email).")
 
 
 def _failed(field: dict[str, Any]) -> str:
