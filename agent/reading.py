@@ -46,8 +46,8 @@ def _einvoice() -> ModuleType | None:
 def media_type(content: bytes) -> str:
     """The media type the bytes really are (``documents.sniff``), standalone XML included."""
     sniffed = documents.sniff(content) or ""
-    if sniffed == documents.TEXT and not hasattr(documents, "XML") and content.lstrip()[:5] in (b"<?xml", b"<Invo",
-                                                                                                  b"<Cred", b"<rsm:"):
+    if sniffed == documents.TEXT and not hasattr(documents, "XML") and content.removeprefix(b"\xef\xbb\xbf").lstrip(
+            ).startswith(b"<"):
         return XML  # until documents.py sniffs XML itself
     return sniffed
 
