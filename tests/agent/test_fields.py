@@ -1,4 +1,4 @@
-"""The field checks on values suppliers really print, and the note's wording per tone."""
+"""The field checks on values suppliers really print (the note's wording is in test_draft)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from agent import fields, tools, workflow
+from agent import fields, workflow
 from tests import hostile
 
 TODAY = date(2026, 6, 1)
@@ -62,23 +62,6 @@ def test_an_iban_is_checked_by_mod_97():
     assert fields.check_iban("DE89 3704 0044 0532 0130 00").status == "present"
     bad = fields.check_iban("DE89 3704 0044 0532 0130 01")
     assert bad.status == "malformed" and "check digits" in bad.detail
-
-
-@pytest.mark.parametrize("tone, opening, closing", [
-    ("neutral", "Regarding your invoice INV-7 of 2 March 2026: ", "Thank you."),
-    ("friendly", "Hi, thanks for your invoice INV-7 of 2 March 2026! ", "Thanks a lot!"),
-    ("formal", "Dear Sir or Madam, regarding your invoice INV-7 of 2 March 2026: ", "We look forward to your reply."),
-])
-def test_the_note_for_the_supplier_follows_the_tone(tone, opening, closing):
-    text = ("Supplier: Zebra Ltd\nVAT ID: DE136695976\nInvoice no.: INV-7\nInvoice date: 2 March 2026\n"
-            "Total due: EUR -5.00\n")
-    checked = {"fields": fields.check_all(text), "pages": 1, "has_text": True, "source": "inline",
-               "document_name": "", "warnings": []}
-    note = tools.review_note(checked, tone=tone)
-    supplier = note.split("To ask the supplier (ready to paste into your email):\n")[1].split("\n")
-    assert supplier[0].startswith(opening) and supplier[-1].endswith(closing)
-    assert "- The total amount due: the invoice shows -5.00 (the total is negative" in note
-    assert "- The IBAN of the account we should pay into: it is not on the invoice." in note
 
 
 # --- the field patterns on hostile text ---------------------------------------------------
