@@ -1,0 +1,212 @@
+"""agent.reading: what extract keeps, and how validate picks each field, its evidence and the findings.
+
+The e-invoice reader is a stand-in here (``FakeEInvoices``, the interface of agent.einvoice),
+so these tests pin the wiring: the XML's fields win, a field the XML lacks comes from the
+page, the page is compared with the XML, and ``read_xml=False`` never looks at an XML.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+import pytest
+
+from agent import documents, fields, reading, samples, workflow
+from agent.planner import LocalPlanner
+from jobs.models import Job
+
+from .conftest import drive
+
+TODAY = date(2026, 6, 1)
+PDF = "application/pdf"
+
+
+def xml_field(value: str | None, element: str) -> dict[str, Any]:
+    if value is None:
+        return {"status": "missing", "value": None, "detail": "not in the e-invoice", "evidence": None}
+    return {"status": "present", "value": value, "detail": "",
+            "evidence": {"source": "xml", "page": None, "text": f"<{element}> {value}", "box": None,
+                         "element": element}}
+
+
+@dataclass
+class FakeInvoice:
+    profile: str
+    fields: dict[str, dict[str, Any]]
+    findings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"profile": self.profile, "fields": self.fields, "findings": self.findings}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FakeInvoice:
+        return cls(data["profile"], data["fields"], data["findings"])
+
+
+class FakeEInvoices:
+    """agent.einvoice's interface: every PDF carries this XML; a standalone XML is itself."""
+
+    EInvoice = FakeInvoice
+
+    def __init__(self, **values: str | None) -> None:
+        self.values = {"supplier_name": "Nordlicht Bürobedarf GmbH", "vat_id": "DE136695976",
+                       "invoice_number": "INV-2026-0142", "invoice_date": "2026-03-14", "currency": "EUR",
+                       "total_amount": "1333.87", "iban": "DE89 3704 0044 0532 0130 00", **values}
+        self.looked: list[str] = []
+        self.findings: list[str] = []
+
+    def find_xml(self, content: bytes, media_type: str) -> tuple[str, bytes] | None:
+        self.looked.append(media_type)
+        if media_type == reading.XML:
+            return "invoice.xml", content
+        return ("factur-x.xml", b"<rsm:CrossIndustryInvoice/>") if media_type == PDF else None
+
+    def read_einvoice(self, xml: bytes, *, today: date | None = None) -> FakeInvoice:
+        return FakeInvoice("Factur-X EN 16931", {name: xml_field(self.values[name], f"ram:{name}")
+                                                 for name in fields.REQUIRED}, list(self.findings))
+
+    def compare(self, xml_fields: dict, text_fields: dict) -> list[str]:
+        return [f"The visible page shows {name} {text_fields[name]['value']}, the e-invoice "
+                f"{xml_fields[name]['value']}." for name in ("total_amount", "invoice_number", "iban")
+                if xml_fields[name].get("value") and text_fields[name].get("value")
+                and xml_fields[name]["value"] != text_fields[name]["value"]]
+
+
+@pytest.fixture
+def einvoices(monkeypatch):
+    def install(**values: str | None) -> FakeEInvoices:
+        fake = FakeEInvoices(**values)
+        monkeypatch.setattr(reading, "_einvoice", lambda: fake)
+        return fake
+
+    return install
+
+
+@pytest.fixture
+def no_einvoices(monkeypatch):
+    monkeypatch.setattr(reading, "_einvoice", lambda: None)
+
+
+# --- extract ---------------------------------------------------------------------------------
+
+
+def test_extract_keeps_the_text_its_layout_the_pages_and_no_e_invoice_without_one(no_einvoices):
+    extracted = reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY)
+    assert set(extracted) == {"text", "layout", "einvoice", "pages", "has_text", "warnings"}
+    assert extracted["has_text"] and extracted["pages"] == 1 and extracted["einvoice"] is None
+    assert "Nordlicht" in extracted["text"] and extracted["warnings"] == []
+    json.dumps(extracted)  # it goes into the checkpoint as it is
+
+
+def test_extract_of_inline_text_and_of_a_scan(no_einvoices):
+    inline = reading.extract(None, documents.TEXT, samples.PLAIN_TEXT.read_text(), today=TODAY)
+    assert inline["has_text"] and inline["einvoice"] is None
+    scan = reading.extract(samples.SCANNED_PDF.read_bytes(), PDF, today=TODAY)
+    assert not scan["has_text"] and any("no text layer" in w for w in scan["warnings"])
+
+
+def test_an_embedded_e_invoice_is_read_and_the_page_too(einvoices):
+    einvoices()
+    extracted = reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY)
+    assert extracted["einvoice"]["profile"] == "Factur-X EN 16931" and extracted["has_text"]
+
+
+def test_read_xml_false_never_looks_for_an_xml(einvoices):
+    fake = einvoices()
+    extracted = reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY, read_xml=False)
+    assert extracted["einvoice"] is None and fake.looked == []
+
+
+def test_a_standalone_xml_has_no_visible_page_and_no_scan_warning(einvoices):
+    einvoices()
+    content = b'<?xml version="1.0"?><rsm:CrossIndustryInvoice/>'
+    assert reading.media_type(content) == reading.XML
+    extracted = reading.extract(content, reading.XML, today=TODAY)
+    assert (extracted["text"], extracted["has_text"], extracted["warnings"]) == ("", False, [])
+    checked = reading.validate(extracted, today=TODAY)
+    assert checked["readable"] and checked["reading"] == "e-invoice: Factur-X EN 16931"
+    assert {f["status"] for f in checked["fields"].values()} == {"present"} and checked["findings"] == []
+
+
+# --- validate --------------------------------------------------------------------------------
+
+
+def test_every_value_read_from_the_text_carries_its_page_and_line(no_einvoices):
+    checked = reading.validate(reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY), today=TODAY)
+    assert (checked["reading"], checked["findings"], checked["readable"]) == ("text", [], True)
+    for name, found in checked["fields"].items():
+        assert found["status"] == "present", name
+        evidence = found["evidence"]
+        assert evidence["source"] == "text" and evidence["page"] == 1 and 0 < len(evidence["text"]) <= 200, name
+    assert "INV-2026-0142" in checked["fields"]["invoice_number"]["evidence"]["text"]
+
+
+def test_a_field_not_found_has_no_evidence(no_einvoices):
+    checked = reading.validate(reading.extract(samples.MISSING_FIELDS_PDF.read_bytes(), PDF, today=TODAY),
+                               today=TODAY)
+    assert checked["fields"]["iban"]["status"] == "missing" and checked["fields"]["iban"]["evidence"] is None
+
+
+def test_the_e_invoices_fields_win_and_say_so(einvoices):
+    einvoices(supplier_name="Nordlicht Bürobedarf GmbH & Co. KG")
+    checked = reading.validate(reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY), today=TODAY)
+    assert checked["reading"] == "e-invoice: Factur-X EN 16931" and checked["findings"] == []
+    supplier = checked["fields"]["supplier_name"]
+    assert supplier["value"] == "Nordlicht Bürobedarf GmbH & Co. KG"
+    assert supplier["evidence"]["source"] == "xml" and supplier["evidence"]["element"] == "ram:supplier_name"
+
+
+def test_a_field_the_e_invoice_lacks_is_read_from_the_page(einvoices):
+    einvoices(iban=None)
+    checked = reading.validate(reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY), today=TODAY)
+    iban = checked["fields"]["iban"]
+    assert iban["value"] == "DE89 3704 0044 0532 0130 00" and iban["evidence"]["source"] == "text"
+
+
+def test_the_page_disagreeing_with_the_xml_and_the_xmls_own_defects_are_findings(einvoices):
+    fake = einvoices(iban="NL91 ABNA 0417 1643 00")
+    fake.findings = ["The totals do not add up (EN 16931 BR-CO-15)."]
+    checked = reading.validate(reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY), today=TODAY)
+    assert checked["findings"] == [
+        "The totals do not add up (EN 16931 BR-CO-15).",
+        "The visible page shows iban DE89 3704 0044 0532 0130 00, the e-invoice NL91 ABNA 0417 1643 00.",
+    ]
+    assert checked["fields"]["iban"]["value"] == "NL91 ABNA 0417 1643 00"  # the XML's, flagged, never swapped
+
+
+def test_the_workflow_keeps_reading_and_findings_and_puts_the_document_under_alices_action(einvoices, review_job,
+                                                                                          claim):
+    einvoices(total_amount="1300.00")
+    job = review_job(samples.CLEAN_PDF)
+    drive(claim(), LocalPlanner())
+    job = Job.objects.get(pk=job.pk)
+    assert job.result["reading"] == "e-invoice: Factur-X EN 16931"
+    assert job.result["findings"] == ["The visible page shows total_amount 1333.87, the e-invoice 1300.00."]
+    summary = workflow.summarize(job.result)
+    assert (summary.outcome, summary.text, summary.needs_action) == ("to_correct", "1 to check", True)
+    assert "Findings:\n- The visible page shows total_amount 1333.87" in job.result["draft"]
+
+
+# --- evidence in words ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("evidence, where, quoted", [
+    ({"source": "text", "page": 2, "text": "Factuurnummer: 993548900"}, "read from page 2", "Factuurnummer: 993548900"),
+    ({"source": "text", "page": None, "text": "IBAN NL91"}, "read from the document's text", "IBAN NL91"),
+    ({"source": "xml", "page": None, "text": "<ram:Name> X", "element": "ram:SellerTradeParty/ram:Name"},
+     "read from the e-invoice", "ram:SellerTradeParty/ram:Name"),
+    ({"source": "model", "page": 1, "text": "Total 5,00"}, "suggested by the model, found on page 1", "Total 5,00"),
+    (None, "", ""),
+])
+def test_where_a_value_was_read_in_words(evidence, where, quoted):
+    assert (reading.where(evidence), reading.quoted(evidence)) == (where, quoted)
+
+
+def test_the_source_in_words():
+    assert reading.source_words("e-invoice: Factur-X EN 16931") == "Read from the e-invoice (Factur-X EN 16931)."
+    assert reading.source_words("e-invoice") == "Read from the e-invoice."
+    assert reading.source_words("text") == "Read from the document's text."
+    assert reading.source_words(None) == ""
