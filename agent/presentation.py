@@ -17,7 +17,7 @@ from jobs.kinds import Presentation
 
 from . import fields, reading
 from .models import Checkpoint
-from .tools import PHONE_CHECK, SEQUENCE
+from .tools import PHONE_CHECK, SEQUENCE, needs_phone_check
 
 # Summary outcome codes (workflow.summarize) as the list's outcome filter names them.
 OUTCOMES = {"ok": "OK", "to_correct": "To correct", "unreadable": "Unreadable"}
@@ -89,7 +89,7 @@ def present(result: dict[str, Any]) -> dict[str, Any]:
     source = reading.source_words(result.get("reading") if isinstance(result, dict) else None)
     return {"rows": rows, "message": supplier_message(draft), "note": draft, "readable": readable,
             "source": source, "findings": findings,
-            "phone_check": PHONE_CHECK if any("iban" in f.lower() for f in findings) else "",
+            "phone_check": PHONE_CHECK if needs_phone_check(findings) else "",
             "to_check": any(row["status"] == "to_check" for row in rows)}
 
 

@@ -43,6 +43,11 @@ def _einvoice() -> ModuleType | None:
     return _optional("einvoice")
 
 
+def model_reader() -> ModuleType | None:
+    """The model path (``agent.model_reader.fill``), when installed: it decides itself whether to ask."""
+    return _optional("model_reader")
+
+
 def media_type(content: bytes) -> str:
     """The media type the bytes really are (``documents.sniff``), standalone XML included."""
     sniffed = documents.sniff(content) or ""

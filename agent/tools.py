@@ -81,6 +81,11 @@ def validate(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any
     the findings. Drops the text and the layout: the draft needs neither."""
     # The job's own clock, not the machine's: a logical clock makes the check repeatable.
     checked = reading.validate(previous, today=ctx.now().date(), country=arguments.get("country"))
+    model = reading.model_reader()
+    if model is not None:
+        # Fills what our reading missed, only with a provider configured and the tenant's opt-in;
+        # it sets its own time limit for the call.
+        checked = model.fill(ctx, previous, checked)
     return {
         "fields": checked["fields"],
         "reading": checked["reading"],
@@ -157,8 +162,8 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
             lines += ["Not found by the review (look on the document before asking the supplier):",
                       *(f"- {fields.LABELS[n]}" for n in not_found), ""]
     if findings:
-        lines += ["Findings:", *(f"- {f}" for f in findings)]
-        if any("iban" in f.lower() for f in findings):
+        lines += ["Findings:", *(f"- {_capital(f)}" for f in findings)]
+        if needs_phone_check(findings):
             lines.append(f"- {PHONE_CHECK}")
         lines.append("")
     if checked["warnings"]:
@@ -194,6 +199,11 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
 SUPPLIER_PART = "To ask the supplier (ready to paste into your email):"
 PHONE_CHECK = ("Before paying, confirm the bank account by phone with the supplier, on a number you already "
                "know (not one from this invoice or its email).")
+
+
+def needs_phone_check(findings: list[str]) -> bool:
+    """A finding about the bank account that does not already say to phone the supplier."""
+    return any("iban" in f.lower() for f in findings) and not any("by phone" in f.lower() for f in findings)
 
 
 def _failed(field: dict[str, Any]) -> str:
