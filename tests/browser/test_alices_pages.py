@@ -228,7 +228,7 @@ def test_files_dropped_on_the_form_are_listed_flagged_and_removable(make_member,
     items = page.locator("[data-chosen] li")
     assert items.count() == 3 and page.eval_on_selector("#id_document", "e => e.files.length") == 3
     assert "This file is 6 MB; the limit is 5 MB per file." in items.nth(1).inner_text()
-    assert "not a PDF, a Word document (.docx) or a text file" in items.nth(2).inner_text()
+    assert "not a PDF, a Word document (.docx), a text file or an e-invoice (XML)" in items.nth(2).inner_text()
     page.click("button[aria-label='Remove sheet.xlsx']")
     assert page.eval_on_selector("#id_document", "e => [...e.files].map(f => f.name)") == ["a.txt", "scan.pdf"]
 
