@@ -147,9 +147,13 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
         findings += einvoices.compare(read.fields, text_fields)
     profile = str(read.profile or "").strip()
     from_xml = any(read.fields.get(name, {}).get("status") != "missing" for name in fields.REQUIRED)
+    if from_xml:
+        source = f"e-invoice: {profile}" if profile else "e-invoice"
+    else:  # nothing could be read from the XML: the fields are the page's, the findings say why
+        source = "text" if has_text else "e-invoice"
     return {
         "fields": found,
-        "reading": f"e-invoice: {profile}" if profile else "e-invoice",
+        "reading": source,
         "findings": list(dict.fromkeys(findings)),  # once each, in order
         "readable": has_text or from_xml,
     }

@@ -57,6 +57,7 @@ class FakeEInvoices:
                        "total_amount": "1333.87", "iban": "DE89 3704 0044 0532 0130 00", **values}
         self.looked: list[str] = []
         self.findings: list[str] = []
+        self.profile = "Factur-X EN 16931"
 
     def find_xml(self, content: bytes, media_type: str) -> tuple[str, bytes] | None:
         self.looked.append(media_type)
@@ -65,7 +66,7 @@ class FakeEInvoices:
         return ("factur-x.xml", b"<rsm:CrossIndustryInvoice/>") if media_type == PDF else None
 
     def read_einvoice(self, xml: bytes, *, today: date | None = None) -> FakeInvoice:
-        return FakeInvoice("Factur-X EN 16931", {name: xml_field(self.values[name], f"ram:{name}")
+        return FakeInvoice(self.profile, {name: xml_field(self.values[name], f"ram:{name}")
                                                  for name in fields.REQUIRED}, list(self.findings))
 
     def compare(self, xml_fields: dict, text_fields: dict) -> list[str]:
@@ -175,6 +176,16 @@ def test_the_page_disagreeing_with_the_xml_and_the_xmls_own_defects_are_findings
         "The visible page shows iban DE89 3704 0044 0532 0130 00, the e-invoice NL91 ABNA 0417 1643 00.",
     ]
     assert checked["fields"]["iban"]["value"] == "NL91 ABNA 0417 1643 00"  # the XML's, flagged, never swapped
+
+
+def test_an_e_invoice_nothing_could_be_read_from_leaves_the_page_to_speak(einvoices):
+    fake = einvoices(**dict.fromkeys(fields.REQUIRED))
+    fake.profile, fake.findings = "", ["the e-invoice XML is not well-formed at line 1, column 38"]
+    checked = reading.validate(reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY), today=TODAY)
+    assert checked["reading"] == "text" and checked["findings"] == fake.findings
+    assert {f["evidence"]["source"] for f in checked["fields"].values()} == {"text"}
+    standalone = reading.validate(reading.extract(b"<?xml version='1.0'?><x", reading.XML, today=TODAY), today=TODAY)
+    assert (standalone["reading"], standalone["readable"]) == ("e-invoice", False)
 
 
 def test_the_workflow_keeps_reading_and_findings_and_puts_the_document_under_alices_action(einvoices, review_job,
