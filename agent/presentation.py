@@ -86,7 +86,8 @@ def present(result: dict[str, Any]) -> dict[str, Any]:
     draft = draft if isinstance(draft, str) else ""
     findings = result.get("findings") if isinstance(result, dict) else None
     findings = [str(f) for f in findings] if isinstance(findings, list) else []
-    source = reading.source_words(result.get("reading") if isinstance(result, dict) else None)
+    # A document without readable text was read from nothing: no source to name.
+    source = reading.source_words(result.get("reading")) if readable and isinstance(result, dict) else ""
     return {"rows": rows, "message": supplier_message(draft), "note": draft, "readable": readable,
             "source": source, "findings": findings,
             "phone_check": PHONE_CHECK if needs_phone_check(findings) else "",
@@ -95,10 +96,11 @@ def present(result: dict[str, Any]) -> dict[str, Any]:
 
 def _row(name: str, field: dict[str, Any], currency: str | None, *, readable: bool) -> dict[str, Any]:
     status = str(field.get("status", ""))
-    words = NOT_READ if status == "missing" and not readable else STATUS_WORDS.get(status, status)
+    not_read = status == "missing" and not readable
+    words = NOT_READ if not_read else STATUS_WORDS.get(status, status)
     candidates = field.get("candidates") if status == "to_check" else None
     return {"name": name, "label": label(name), "status": status, "status_text": words,
-            "value": shown_value(name, field, currency), "detail": field.get("detail") or "",
+            "value": shown_value(name, field, currency), "detail": "" if not_read else field.get("detail") or "",
             "evidence": _evidence(field.get("evidence")) if field.get("value") not in (None, "") else None,
             "candidates": [{"value": shown_value(name, {**c, "status": "present"}, currency),
                             "evidence": _evidence(c.get("evidence"))}

@@ -227,3 +227,9 @@ def test_a_result_from_before_evidence_still_shows_its_values(browser_client, al
     html = page(browser_client(alice), reviewed(review_result()))
     assert field_row(html, "Invoice number") == "Invoice number OK INV-2026-0142"
     assert 'id="reading"' not in html and 'id="findings"' not in html
+
+
+def test_a_scan_names_no_source_and_says_each_field_was_not_read(browser_client, alice, reviewed):
+    html = page(browser_client(alice), reviewed(review_result(readable=False)))
+    assert 'id="reading"' not in html
+    assert field_row(html, "IBAN / bank account") == "IBAN / bank account Not read —"
