@@ -188,13 +188,16 @@ def summarize(result: dict[str, Any]) -> Summary:
 
 
 def progress(job_id: int) -> dict[str, Any] | None:
-    """The checkpoint as staff pages show it; the extracted text is left out."""
+    """The checkpoint as staff pages show it; the extracted text, and its layout (the same words
+    with their positions), are left out."""
     checkpoint = Checkpoint.objects.filter(job_id=job_id).first()
     if checkpoint is None:
         return None
     latest = dict(checkpoint.latest_output or {})
     if "text" in latest:
         latest["text"] = f"({len(latest['text'])} characters, not shown)"
+    if latest.get("layout"):
+        latest["layout"] = "(the page layout, not shown)"
     return {
         "step_index": checkpoint.step_index,
         "next_step": checkpoint.next_step,

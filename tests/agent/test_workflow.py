@@ -78,6 +78,17 @@ def test_the_checkpoint_is_written_after_every_step(review_job, claim, pdf):
     assert set(progress) >= {"step_index", "next_step", "latest_output", "updated_at"}
 
 
+def test_progress_shows_staff_neither_the_text_nor_its_layout(review_job, claim, pdf):
+    review_job(pdf)
+    ctx = claim()
+    shown = []
+    workflow.run(ctx, planner=LocalPlanner(), after_step=lambda n: shown.append(workflow.progress(ctx.job_id)))
+    after_extract = shown[0]["latest_output"]
+    assert after_extract["text"].endswith("characters, not shown)")
+    assert after_extract["layout"] in (None, "(the page layout, not shown)")
+    assert "Nordlicht" not in str(after_extract["layout"])
+
+
 def test_missing_fields_are_reported_and_asked_for(review_job, claim):
     job = review_job(samples.MISSING_FIELDS_PDF)
     drive(claim(), LocalPlanner())
