@@ -96,6 +96,23 @@ def test_without_ignore_xml_a_standalone_xml_is_read_too(folder):
     assert report["documents"]["read"] + report["documents"]["failed"] == 3 and report["documents"]["skipped"] == 0
 
 
+def test_all_reviews_the_documents_truth_does_not_name_unscored(folder):
+    (folder / "invalid").mkdir()
+    (folder / "invalid" / "damaged.pdf").write_bytes(b"%PDF-1.7\nthis is not really a pdf")
+    (folder / "invalid" / "bare.txt").write_text("Supplier: Zebra Ltd\n", encoding="utf-8")
+    (folder / "LICENSE").write_text("Apache-2.0", encoding="utf-8")
+    report = bench(folder, "--all")
+    assert report["documents"]["read"] + report["documents"]["failed"] == 3  # the scored ones, as before
+    unscored = {u["document"]: u for u in report["unscored"]}
+    assert set(unscored) == {"invalid/damaged.pdf", "invalid/bare.txt"}
+    assert "cannot be read" in unscored["invalid/damaged.pdf"]["refused"]
+    bare = unscored["invalid/bare.txt"]
+    assert bare["reading"] == "text" and bare["statuses"]["supplier_name"] == "present" and bare["findings"] == []
+    out = StringIO()
+    call_command("reviewbench", str(folder), "--all", stdout=out)
+    assert "unscored: invalid/damaged.pdf: refused: the PDF is damaged" in out.getvalue()
+
+
 def test_a_folder_without_truth_is_refused(tmp_path):
     with pytest.raises(CommandError, match="truth.json"):
         call_command("reviewbench", str(tmp_path))

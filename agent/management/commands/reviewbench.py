@@ -11,6 +11,9 @@ Speed: documents per second of the whole run, and the CPU seconds per document (
 ``--ignore-xml`` reads only the visible text: an embedded XML is never looked at, and a
 document without visible text (a standalone XML) is skipped. ``--details`` lists each wrong
 and missed value with what was read: for test corpora, not for customers' documents.
+``--all`` also reviews the folder's other documents (PDF, XML, DOCX, text) that truth.json does
+not name, unscored: each one's source, field statuses and findings, or why it was refused
+(for a folder of damaged or invalid documents: none may crash the reading).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from agent import documents, fields, reading
 from jobs.errors import AcceptanceError
 
 OUTCOMES = ("right", "wrong", "missed", "extra")
+DOCUMENT_SUFFIXES = (".pdf", ".xml", ".docx", ".txt")
 
 
 def same(name: str, expected: str, got: str) -> bool:
@@ -77,6 +81,7 @@ class Bench:
     failed: list[dict[str, str]] = field(default_factory=list)
     readings: dict[str, int] = field(default_factory=dict)
     details: list[dict[str, Any]] = field(default_factory=list)
+    unscored: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
 
     def report(self) -> dict[str, Any]:
@@ -98,6 +103,7 @@ class Bench:
             "readings": self.readings,
             "failures": self.failed,
             **({"details": self.details} if self.details else {}),
+            **({"unscored": self.unscored} if self.unscored else {}),
         }
 
 
@@ -110,8 +116,29 @@ def _percentile(ordered: list[float], q: float) -> float:
     return ordered[max(0, min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1))]
 
 
-def run(folder: Path, *, ignore_xml: bool = False, details: bool = False, today: date | None = None) -> Bench:
-    """Read every document ``folder/truth.json`` names, and count what the review got right."""
+def review(path: Path, *, ignore_xml: bool, today: date) -> dict[str, Any] | None:
+    """One document read as the review reads it: ``reading.validate``'s output plus "cpu" seconds,
+    or None when ``ignore_xml`` skips it (no visible text). Raises the refusals of ``jobs.errors``."""
+    content = path.read_bytes()
+    media_type = reading.media_type(content)
+    if ignore_xml and media_type == reading.XML:
+        return None  # a standalone XML has no visible text
+    if media_type != reading.XML or hasattr(documents, "XML"):
+        # What acceptance checks before the queue takes a document (until documents.py knows
+        # XML, a standalone XML is taken as it is).
+        media_type = documents.check_document(content=content, name=path.name, content_type="")
+    cpu = time.process_time()  # the reading alone: acceptance runs in the web process
+    extracted = reading.extract(content, media_type, today=today, read_xml=not ignore_xml)
+    if ignore_xml and not extracted["has_text"]:
+        return None
+    checked = reading.validate(extracted, today=today)
+    return {**checked, "cpu": time.process_time() - cpu}
+
+
+def run(folder: Path, *, ignore_xml: bool = False, details: bool = False, everything: bool = False,
+        today: date | None = None) -> Bench:
+    """Read every document ``folder/truth.json`` names, and count what the review got right
+    (``everything``: and review the folder's other documents, unscored)."""
     truth_path = folder / "truth.json"
     try:
         truth = json.loads(truth_path.read_text(encoding="utf-8"))
@@ -124,23 +151,8 @@ def run(folder: Path, *, ignore_xml: bool = False, details: bool = False, today:
     started = time.perf_counter()
     for relative, expected in sorted(truth.items()):
         expected = expected if isinstance(expected, dict) else {}
-        path = folder / relative
-        cpu = time.process_time()
         try:
-            content = path.read_bytes()
-            media_type = reading.media_type(content)
-            if ignore_xml and media_type == reading.XML:
-                bench.skipped += 1  # a standalone XML has no visible text
-                continue
-            if media_type != reading.XML or hasattr(documents, "XML"):
-                # What acceptance checks before the queue takes a document (until documents.py knows
-                # XML, a standalone XML is taken as it is).
-                media_type = documents.check_document(content=content, name=path.name, content_type="")
-            extracted = reading.extract(content, media_type, today=today, read_xml=not ignore_xml)
-            if ignore_xml and not extracted["has_text"]:
-                bench.skipped += 1
-                continue
-            checked = reading.validate(extracted, today=today)
+            checked = review(folder / relative, ignore_xml=ignore_xml, today=today)
         except (OSError, AcceptanceError) as exc:
             message = getattr(exc, "message", None) or str(exc)
             bench.failed.append({"document": relative, "error": message[:200]})
@@ -148,7 +160,10 @@ def run(folder: Path, *, ignore_xml: bool = False, details: bool = False, today:
                 if expected.get(name) not in (None, ""):
                     bench.counts[name]["missed"] += 1
             continue
-        bench.cpu.append(time.process_time() - cpu)
+        if checked is None:
+            bench.skipped += 1
+            continue
+        bench.cpu.append(checked["cpu"])
         bench.read += 1
         bench.readings[checked["reading"]] = bench.readings.get(checked["reading"], 0) + 1
         for name in fields.REQUIRED:
@@ -162,7 +177,26 @@ def run(folder: Path, *, ignore_xml: bool = False, details: bool = False, today:
                                       "expected": expected.get(name), "got": (field_ or {}).get("value"),
                                       "status": (field_ or {}).get("status")})
     bench.seconds = time.perf_counter() - started
+    if everything:
+        named = {str(Path(relative)) for relative in truth}
+        others = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES
+                        and str(p.relative_to(folder)) not in named)
+        for path in others:
+            bench.unscored.append(_unscored(path, folder, ignore_xml=ignore_xml, today=today))
     return bench
+
+
+def _unscored(path: Path, folder: Path, *, ignore_xml: bool, today: date) -> dict[str, Any]:
+    relative = str(path.relative_to(folder))
+    try:
+        checked = review(path, ignore_xml=ignore_xml, today=today)
+    except (OSError, AcceptanceError) as exc:
+        return {"document": relative, "refused": (getattr(exc, "message", None) or str(exc))[:200]}
+    if checked is None:
+        return {"document": relative, "skipped": True}
+    return {"document": relative, "reading": checked["reading"], "readable": checked["readable"],
+            "statuses": {name: f.get("status") for name, f in checked["fields"].items()},
+            "findings": checked["findings"]}
 
 
 def table(report: dict[str, Any]) -> str:
@@ -182,6 +216,15 @@ def table(report: dict[str, Any]) -> str:
         lines.append("read from: " + ", ".join(f"{k} ({v})" for k, v in sorted(report["readings"].items())))
     for failure in report["failures"]:
         lines.append(f"failed: {failure['document']}: {failure['error']}")
+    for u in report.get("unscored", []):
+        if "refused" in u:
+            lines.append(f"unscored: {u['document']}: refused: {u['refused']}")
+        elif u.get("skipped"):
+            lines.append(f"unscored: {u['document']}: skipped (no visible text)")
+        else:
+            statuses = " ".join(f"{name}={status}" for name, status in u["statuses"].items() if status != "present")
+            lines.append(f"unscored: {u['document']}: {u['reading']}; {statuses or 'all present'}; findings: "
+                         + ("; ".join(u["findings"]) or "none"))
     for d in report.get("details", []):
         lines.append(f"{d['outcome']}: {d['document']} {d['field']}: expected {d['expected']!r}, "
                      f"read {d['got']!r} ({d['status']})")
@@ -198,9 +241,12 @@ class Command(BaseCommand):
                             help="read only the visible text; skip documents without any (standalone XML)")
         parser.add_argument("--json", action="store_true", dest="as_json", help="print the report as JSON")
         parser.add_argument("--details", action="store_true", help="list each wrong and missed value")
+        parser.add_argument("--all", action="store_true", dest="everything",
+                            help="also review the folder's documents truth.json does not name, unscored")
 
-    def handle(self, *args, folder: Path, ignore_xml: bool, as_json: bool, details: bool, **options):
+    def handle(self, *args, folder: Path, ignore_xml: bool, as_json: bool, details: bool, everything: bool,
+               **options):
         if not folder.is_dir():
             raise CommandError(f"{folder} is not a folder")
-        report = run(folder, ignore_xml=ignore_xml, details=details).report()
+        report = run(folder, ignore_xml=ignore_xml, details=details, everything=everything).report()
         self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) if as_json else table(report))
