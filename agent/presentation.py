@@ -114,7 +114,8 @@ def _evidence(evidence: Any) -> dict[str, str] | None:
 
 
 def export_columns(result: dict[str, Any]) -> dict[str, str]:
-    """Each field's value (as found: ISO dates, plain amounts, for spreadsheets) and its status."""
+    """Each field's value (as found: ISO dates, plain amounts, for spreadsheets) and its status;
+    then what the fields were read from and the findings, when the review says."""
     columns: dict[str, str] = {}
     readable = result.get("readable", True) if isinstance(result, dict) else True
     for name, field in _fields(result).items():
@@ -123,6 +124,10 @@ def export_columns(result: dict[str, Any]) -> dict[str, str]:
         value = field.get("value")
         columns[label(name)] = "" if value is None else str(value)
         columns[f"{label(name)}: status"] = _row(name, field, None, readable=readable)["status_text"]
+    if columns and isinstance(result.get("reading"), str):
+        columns["Read from"] = reading.source_words(result["reading"]).removeprefix("Read from ").rstrip(".")
+        findings = result.get("findings")
+        columns["Findings"] = " | ".join(str(f) for f in findings) if isinstance(findings, list) else ""
     return columns
 
 

@@ -82,3 +82,17 @@ def test_fields_keep_finances_order_whatever_order_the_store_gives_them_back(bro
                               "Total amount", "IBAN / bank account"]
     html = browser_client(alice).get(f"/jobs/{job.pk}").content.decode()
     assert html.index(">Supplier name<") < html.index(">VAT / tax id<") < html.index(">IBAN / bank account<")
+
+
+def test_the_source_and_the_findings_have_their_columns(browser_client, alice, reviewed):
+    from .conftest import evidenced_review_result
+
+    einvoice = reviewed(evidenced_review_result(einvoice=True), name="rechnung.pdf")
+    text = reviewed(evidenced_review_result(), name="factuur.pdf")
+    older = reviewed(review_result(), name="before-evidence.pdf")  # a result from before: empty cells
+    by_job = {row["Job"]: row for row in read_csv(browser_client(alice).get("/jobs/export.csv"))}
+    assert by_job[str(einvoice.pk)]["Read from"] == "the e-invoice (Factur-X EN 16931)"
+    assert by_job[str(einvoice.pk)]["Findings"].startswith("The IBAN on the visible page (NL91 ABNA 0417 1643 00)")
+    assert (by_job[str(text.pk)]["Read from"], by_job[str(text.pk)]["Findings"]) == ("the document's text", "")
+    assert by_job[str(text.pk)]["Total amount: status"] == "To check"
+    assert (by_job[str(older.pk)]["Read from"], by_job[str(older.pk)]["Findings"]) == ("", "")
