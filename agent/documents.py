@@ -6,21 +6,25 @@ and checks only what the document declares about its structure, before anything 
 inflated or stored. For a DOCX that is the zip's central directory (the number of parts,
 each part's declared unpacked size and compression ratio, their total, the compression
 method, and a main document part); for a PDF the cross-reference table (the number of
-objects) and the page tree (the number of pages); no text is extracted. A document over a
-limit is refused with an error that names the limit.
+objects, and before that the object markers pypdf would rebuild a damaged table from) and
+the page tree (the number of pages); for a standalone XML (an e-invoice) that it declares no
+DTD; no text is extracted. A document over a limit is refused with an error that names the
+limit.
 
 Extraction (``read_text``) runs in the worker and is bounded whatever acceptance let
 through: a DOCX's main part is streamed through an XML parser that builds no tree and stops
 at ``MAX_TEXT_CHARS`` characters or ``MAX_DOCX_ELEMENTS`` elements, after the same structural
 checks; a PDF is read page by page with pypdf until the text limit. A document that cannot
 be read raises the same refusals acceptance uses (``jobs.errors``): they are caused by the
-bytes, so reading them again would fail again.
+bytes, so reading them again would fail again. A standalone XML has no visible page: its
+text is empty, and ``agent.einvoice`` reads its data.
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import re
 import struct
 import zipfile
 from dataclasses import dataclass, field
@@ -41,6 +45,7 @@ log = logging.getLogger("agent.documents")
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 TEXT = "text/plain"
+XML = "application/xml"  # an e-invoice on its own (UN/CEFACT CII or UBL 2.1): read by agent.einvoice
 
 MB = 1024 * 1024
 MAX_DOCUMENT_BYTES = 5 * MB
@@ -48,7 +53,7 @@ MAX_PAGES = 20
 MAX_TEXT_CHARS = 100_000
 # A plain-text or DOCX "page" for the page limit: what fits on a printed page, roughly.
 CHARS_PER_PAGE = 3_000
-SUPPORTED = "PDF, DOCX or plain text (UTF-8)"
+SUPPORTED = "PDF, DOCX, plain text (UTF-8) or an e-invoice XML (UN/CEFACT CII or UBL 2.1)"
 
 # DOCX structure, from the zip's central directory (what each part declares; nothing is
 # inflated to check it). A Word invoice has 10 to 30 parts and a few hundred KB unpacked;
@@ -74,6 +79,10 @@ DAMAGED_PDF = "the PDF is damaged and cannot be read; submit a new copy"
 DAMAGED_DOCX = "the DOCX is damaged and cannot be read; submit a new copy"
 
 _ZIP_MAGIC = b"PK\x03\x04"
+# A standalone XML: after an optional UTF-8 byte order mark and blanks, an XML declaration,
+# a comment, a document type declaration (refused, but as XML) or an element's name.
+_XML_START = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*+<(?:\?xml[ \t\r\n?]|!--|!DOCTYPE|[A-Za-z_:\x80-\xff])")
+_DOCTYPE = re.compile(rb"<!DOCTYPE", re.IGNORECASE)
 _ZIP_END = b"PK\x05\x06"
 
 
@@ -98,6 +107,9 @@ def check_document(*, content: bytes, name: str, content_type: str) -> str:
     media_type = sniff(content)
     if media_type is None:
         raise UnsupportedDocument(f"unsupported document type: send {SUPPORTED}", field="document")
+    if media_type == XML:
+        check_xml(content)
+        return XML
     pages = _pdf_reader(content)[1] if media_type == PDF else _text_pages(content.decode("utf-8"))
     _check_pages(pages)
     return media_type
@@ -126,7 +138,8 @@ def sniff(content: bytes) -> str | None:
         content.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    return TEXT
+    # Checked before plain text, which an XML also is; "<" and no name after it stays text.
+    return XML if _XML_START.match(content) else TEXT
 
 
 def read_text(content: bytes, media_type: str) -> Text:
@@ -148,6 +161,8 @@ def read_text(content: bytes, media_type: str) -> Text:
     elif media_type == TEXT:
         text = content.decode("utf-8", errors="replace")
         pages = _text_pages(text)
+    elif media_type == XML:
+        return Text(text="", pages=1, warnings=[])  # no visible page: agent.einvoice reads its data
     else:
         raise UnsupportedDocument(f"unsupported document type: send {SUPPORTED}", field="document")
     if not text.strip():
@@ -172,6 +187,28 @@ def _check_pages(pages: int) -> None:
         raise PayloadTooLarge(f"the document has {pages} pages; at most {MAX_PAGES} are accepted", field="document")
     if pages == 0:
         raise UnsupportedDocument("the document has no pages", field="document")
+
+
+# --- XML --------------------------------------------------------------------------------
+
+
+def check_xml(content: bytes) -> None:
+    """Refuse a standalone XML that declares a DTD: e-invoices never do, entity tricks always do.
+
+    Cheap: a scan of the bytes, nothing is parsed here. Whether the XML is well-formed and an
+    invoice is the review's to say (agent.einvoice), in words, with the rest of the review.
+    """
+    if declares_dtd(content):
+        raise UnsupportedDocument("the XML declares a document type (DTD), which e-invoices never do; send "
+                                  f"{SUPPORTED}", field="document")
+
+
+def declares_dtd(xml: bytes) -> bool:
+    """Whether the bytes hold a document type declaration (in UTF-8, ASCII or UTF-16)."""
+    return any(pattern in xml for pattern in _DOCTYPE_MARKERS) or bool(_DOCTYPE.search(xml))
+
+
+_DOCTYPE_MARKERS = ("<!DOCTYPE".encode("utf-16-le"), "<!DOCTYPE".encode("utf-16-be"))
 
 
 # --- DOCX -------------------------------------------------------------------------------
@@ -394,11 +431,17 @@ def _pdf_reader(content: bytes):
 
     Reads the cross-reference table(s) and the page tree, never a content stream. pypdf
     stops reading a cross-reference stream that declares more than MAX_PDF_OBJECTS
-    entries before it builds them.
+    entries before it builds them, and a file with more object markers than that is refused
+    before pypdf may rebuild a damaged table from them.
     """
     from pypdf import PdfReader, apply_configuration
     from pypdf.errors import LimitReachedError
 
+    # Counted before pypdf opens the file: with a damaged cross-reference table it rebuilds
+    # one from every object marker in the file, seconds of CPU for a few hundred thousand.
+    markers = content.count(_OBJECT_MARKER)
+    if markers > MAX_PDF_OBJECTS:
+        raise DocumentTooComplex(_too_many_objects(markers), field="document")
     try:
         reader = PdfReader(io.BytesIO(content), xref_stream_maximum_entries=MAX_PDF_OBJECTS)
         if reader.is_encrypted:
@@ -423,6 +466,11 @@ def _pdf_reader(content: bytes):
         log.warning("pdf unreadable: %s", type(exc).__name__)
         raise DamagedDocument(DAMAGED_PDF, field="document") from None
     return reader, pages
+
+
+# What pypdf looks for when it rebuilds a cross-reference table ("12 0 obj"): counting it
+# bounds the number of objects any reading of the file can find.
+_OBJECT_MARKER = b" obj"
 
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:

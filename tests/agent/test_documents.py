@@ -1,14 +1,16 @@
-"""Reading documents: the streaming DOCX reader, and the limits' room for real invoices."""
+"""Reading documents: the streaming DOCX reader, the limits' room for real invoices, standalone XML."""
 
 from __future__ import annotations
 
 import io
 import zipfile
+from pathlib import Path
 
 import pytest
 from pypdf import PdfReader
 
 from agent import documents, fields, samples
+from jobs.errors import DocumentTooComplex, UnsupportedDocument
 from tests import hostile
 
 W = hostile.W_NS
@@ -110,3 +112,77 @@ def test_a_docx_over_the_ratio_limit_only_for_a_part_under_a_megabyte_is_accepte
     # Small parts may pack as well as they like (styles often pack 30 to 1): they stay small.
     small = hostile.docx(hostile.paragraphs("Invoice no: 1"), extra={"word/styles.xml": b" " * 900_000})
     assert documents.check_document(content=small, name="x.docx", content_type="") == documents.DOCX
+
+
+# --- Standalone e-invoice XML -----------------------------------------------------------
+
+EINVOICE = (Path(__file__).resolve().parent.parent / "corpus" / "einvoices" / "xml" / "EN16931_Einfach.ubl.xml")
+
+
+@pytest.mark.parametrize("content, media_type", [
+    (b'<?xml version="1.0" encoding="UTF-8"?>\n<Invoice/>', documents.XML),
+    (b"\xef\xbb\xbf \r\n\t<rsm:CrossIndustryInvoice/>", documents.XML),
+    (b"<!-- exported -->\n<Invoice/>", documents.XML),
+    (b"<!DOCTYPE x><x/>", documents.XML),  # sniffed as XML so acceptance can refuse it in words
+    (b"< 5 items at 3.00\nTotal: 15.00", documents.TEXT),
+    (b"<= 30 days\nInvoice number: 7", documents.TEXT),
+    (b"<?xmlfoo no declaration", documents.TEXT),
+    (b"Invoice <b>7</b>", documents.TEXT),
+], ids=["declaration", "bom and blanks", "comment", "doctype", "less than", "less or equal", "not a declaration",
+        "tags later"])
+def test_xml_is_sniffed_before_text_and_a_text_starting_with_a_bracket_stays_text(content, media_type):
+    assert documents.sniff(content) == media_type
+
+
+def test_a_standalone_e_invoice_is_accepted_and_has_no_visible_page(review_job):
+    content = EINVOICE.read_bytes()
+    assert documents.check_document(content=content, name="x.xml", content_type="text/xml") == documents.XML
+    job = review_job(content)
+    assert job.document_type == documents.XML
+    # No visible page, so no "looks scanned" warning: agent.einvoice reads its data.
+    assert documents.read_text(content, documents.XML) == documents.Text("", 1, [])
+
+
+def test_an_xml_declaring_a_dtd_is_refused_at_acceptance_with_the_formats_accepted(review_job):
+    laughs = (b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;">]>'
+              b"<Invoice>&lol2;</Invoice>")
+    with pytest.raises(UnsupportedDocument) as refused:
+        review_job(laughs)
+    assert refused.value.message == (
+        "the XML declares a document type (DTD), which e-invoices never do; send PDF, DOCX, plain text (UTF-8) or "
+        "an e-invoice XML (UN/CEFACT CII or UBL 2.1)")
+    assert (refused.value.status, refused.value.code) == (415, "unsupported_media_type")
+
+
+def test_an_unsupported_document_is_told_which_formats_are_accepted():
+    with pytest.raises(UnsupportedDocument, match=r"send PDF, DOCX, plain text \(UTF-8\) or an e-invoice XML "
+                                                  r"\(UN/CEFACT CII or UBL 2.1\)"):
+        documents.check_document(content=b"\x89PNG\r\n\x1a\n\x00", name="x.png", content_type="image/png")
+
+
+def pdf_to_rebuild(size: int = documents.MAX_DOCUMENT_BYTES) -> bytes:
+    """A PDF of ``size`` bytes whose cross-reference table is missing: ~240,000 object markers.
+
+    pypdf, finding no table at ``startxref``, rebuilds one from every ``N 0 obj`` marker in
+    the file: seconds of CPU before any limit on the objects it found could be checked.
+    """
+    out = io.BytesIO()
+    out.write(b"%PDF-1.7\n")
+    number = 1
+    while out.tell() < size - 64:
+        out.write(b"%d 0 obj\n<<>>\nendobj\n" % number)
+        number += 1
+    out.write(b"startxref\n999999999\n%%EOF\n")
+    return out.getvalue()
+
+
+def test_a_pdf_to_rebuild_from_too_many_objects_is_refused_before_pypdf_reads_it():
+    import time
+
+    content = pdf_to_rebuild()
+    assert len(content) <= documents.MAX_DOCUMENT_BYTES
+    started = time.process_time()
+    with pytest.raises(DocumentTooComplex, match=r"the PDF has 2\d\d,\d{3} objects; at most 50,000 are "
+                                                           "accepted"):
+        documents.check_document(content=content, name="x.pdf", content_type="application/pdf")
+    assert time.process_time() - started < 0.1
