@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -221,3 +222,74 @@ def test_the_source_in_words():
     assert reading.source_words("e-invoice") == "Read from the e-invoice."
     assert reading.source_words("text") == "Read from the document's text."
     assert reading.source_words(None) == ""
+
+
+# --- with the real e-invoice reader (agent.einvoice) -------------------------------------------
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "einvoices"
+FACTUR_X = CORPUS / "pdf" / "zugferd_2p0_EN16931_Einfach.pdf"
+STANDALONE = CORPUS / "xml" / "EN16931_Einfach_DueDate.cii.xml"
+WITH_IBAN = CORPUS / "invalid" / "Mustangproject__MustangGnuaccountingBeispielRE-20190610_507a.pdf"
+
+
+def factur_x_with_page(lines: list[str]) -> bytes:
+    """A Factur-X PDF whose visible page prints ``lines`` and whose XML is WITH_IBAN's (IBAN DE88 2008 …)."""
+    import facturx
+    from fpdf import FPDF
+
+    from agent import einvoice
+
+    found = einvoice.find_xml(WITH_IBAN.read_bytes(), PDF)
+    assert found is not None
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=11)
+    for line in lines:
+        pdf.cell(0, 8, line, new_x="LMARGIN", new_y="NEXT")
+    return facturx.generate_from_binary(bytes(pdf.output()), found[1], check_xsd=False)
+
+
+CHANGED_IBAN_PAGE = ["Supplier: Bei Spiel GmbH", "VAT ID: DE136695976", "Invoice number: RE-20190610/507",
+                     "Invoice date: 10 June 2019", "Total due: EUR 571.04", "IBAN: NL91 ABNA 0417 1643 00"]
+
+
+def test_a_factur_x_pdf_is_read_from_its_xml_with_each_element_as_evidence(review_job, claim):
+    job = review_job(FACTUR_X)
+    drive(claim(), LocalPlanner())
+    result = Job.objects.get(pk=job.pk).result
+    assert result["reading"] == "e-invoice: Factur-X EN 16931" and result["readable"]
+    supplier = result["fields"]["supplier_name"]
+    assert supplier["value"] == "Lieferant GmbH" and supplier["evidence"]["source"] == "xml"
+    assert supplier["evidence"]["element"] == "ram:SellerTradeParty/ram:Name"
+    # Every value the XML gives names its element (this XML has no IBAN: that one is the page's, if any).
+    from_xml = {name: f["evidence"]["element"] for name, f in result["fields"].items() if name != "iban"}
+    assert all(element and element.startswith(("ram:", "rsm:")) for element in from_xml.values()), from_xml
+    assert "Read from the e-invoice (Factur-X EN 16931). The visible page was compared with it." in result["draft"]
+
+
+def test_a_standalone_xml_is_reviewed_from_the_xml_alone(review_job, claim):
+    job = review_job(STANDALONE)
+    assert job.document_type == reading.XML
+    drive(claim(), LocalPlanner())
+    result = Job.objects.get(pk=job.pk).result
+    assert result["reading"] == "e-invoice: Factur-X EN 16931" and result["readable"] and result["pages"] == 1
+    assert result["warnings"] == [] and "scan" not in result["draft"]
+    assert "The visible page was compared" not in result["draft"]
+    assert result["fields"]["invoice_number"]["evidence"]["element"] == "rsm:ExchangedDocument/ram:ID"
+
+
+def test_a_page_showing_another_iban_than_the_xml_is_a_finding_and_the_xmls_iban_stays(review_job, claim):
+    job = review_job(factur_x_with_page(CHANGED_IBAN_PAGE))
+    drive(claim(), LocalPlanner())
+    job = Job.objects.get(pk=job.pk)
+    assert job.result["fields"]["iban"]["value"] == "DE88 2008 0000 0970 3757 00"
+    assert [f for f in job.result["findings"] if "NL91 ABNA 0417 1643 00" in f and "fraud" in f]
+    summary = workflow.summarize(job.result)
+    assert (summary.outcome, summary.text, summary.needs_action) == ("to_correct", "1 to check", True)
+
+
+def test_ignoring_the_xml_reads_the_page_alone():
+    content = factur_x_with_page(CHANGED_IBAN_PAGE)
+    checked = reading.validate(reading.extract(content, PDF, today=TODAY, read_xml=False), today=TODAY)
+    assert checked["reading"] == "text" and checked["findings"] == []
+    assert checked["fields"]["iban"]["value"] == "NL91 ABNA 0417 1643 00"
