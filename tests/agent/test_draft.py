@@ -233,3 +233,15 @@ def test_a_finding_that_is_not_about_the_account_asks_for_no_phone_call():
                            findings=["The totals do not add up: 100.00 + 19.00 VAT is not 120.00 (EN 16931 BR-CO-15)."])
     alice, _ = parts(tools.review_note(checked))
     assert "BR-CO-15" in alice and tools.PHONE_CHECK not in alice
+
+
+def test_a_real_factur_x_whose_page_shows_another_iban_tells_alice_and_asks_the_supplier_nothing_about_it():
+    from .test_reading import CHANGED_IBAN_PAGE, factur_x_with_page
+
+    checked = checked_of(content=factur_x_with_page(CHANGED_IBAN_PAGE), media_type="application/pdf")
+    note = tools.review_note(checked)
+    alice, supplier = parts(note)
+    finding = next(line for line in alice.splitlines() if "NL91 ABNA 0417 1643 00" in line)
+    assert finding.startswith("- The IBAN on the visible page") and "by phone" in finding
+    assert alice.count("by phone") == 1  # the finding says it; no second reminder
+    assert "IBAN" not in supplier and "NL91" not in supplier
