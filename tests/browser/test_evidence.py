@@ -88,3 +88,37 @@ def test_an_e_invoice_review_names_the_elements_and_flags_a_changed_iban(make_me
     assert "confirm the bank account by phone" in findings
     evidence_beside_values(page)
     audit(page, "job-evidence-einvoice")
+
+
+@pytest.mark.slow
+def test_reviews_run_by_the_worker_show_evidence_on_every_value_found(make_member, login, start_worker):
+    from pathlib import Path
+
+    from agent import samples
+
+    factur_x = (Path(__file__).resolve().parent.parent / "corpus" / "einvoices" / "pdf"
+                / "zugferd_2p0_EN16931_Einfach.pdf")
+    alice = off_loop(make_member, "acme", *ALICE[:1], password=ALICE[1])
+
+    def accept(path):
+        return queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
+                            operation_key=f"evidence-real-{path.name}", now=system_clock.now(),
+                            document=Upload(path.read_bytes(), path.name, "application/pdf")).job
+
+    jobs = {path.name: off_loop(accept, path) for path in (samples.CLEAN_PDF, factur_x)}
+    start_worker()
+    page = login(*ALICE, start=f"/jobs/{jobs[samples.CLEAN_PDF.name].pk}")
+    for name, source, where in [(samples.CLEAN_PDF.name, "Read from the document's text.", "read from page 1: "),
+                                (factur_x.name, "Read from the e-invoice (Factur-X EN 16931).",
+                                 "read from the e-invoice: ")]:
+        page.goto(f"/jobs/{jobs[name].pk}")
+        page.wait_for_selector("#status[data-state=completed]", timeout=60_000)
+        assert page.inner_text("#reading") == source
+        rows = page.locator("#fields tbody tr")
+        found = [rows.nth(i) for i in range(rows.count()) if rows.nth(i).locator(".value-text").inner_text() != "—"]
+        said = [row.locator(".evidence").inner_text() for row in found]
+        # Every value found says where; a field this XML lacks (its IBAN) may come from the page.
+        assert all(s.startswith((where, "read from page ")) for s in said), said
+        assert sum(s.startswith(where) for s in said) >= 6, said
+        evidence_beside_values(page)
+    audit(page, "job-evidence-worker-einvoice")
