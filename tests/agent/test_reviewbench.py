@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from agent.management.commands.reviewbench import outcome, same
+from agent.management.commands.reviewbench import outcome, run, same
 
 CLEAN = ("Supplier: Nordlicht Bürobedarf GmbH\nVAT ID: DE136695976\nInvoice no.: INV-7\n"
          "Invoice date: 2 March 2026\nTotal due: EUR 1,333.87\nIBAN: DE89 3704 0044 0532 0130 00\n")
@@ -116,3 +118,42 @@ def test_all_reviews_the_documents_truth_does_not_name_unscored(folder):
 def test_a_folder_without_truth_is_refused(tmp_path):
     with pytest.raises(CommandError, match="truth.json"):
         call_command("reviewbench", str(tmp_path))
+
+
+# --- the scores the issue asks for, on the corpora in the repository -------------------------
+
+CORPORA = Path(__file__).resolve().parent.parent / "corpus"
+TODAY = date(2026, 6, 1)
+
+
+def scores(folder: Path, **kwargs) -> dict:
+    return run(folder, today=TODAY, **kwargs).report()
+
+
+def test_the_e_invoices_are_read_exactly_from_their_xml():
+    report = scores(CORPORA / "einvoices")
+    assert report["documents"] == report["documents"] | {"read": 104, "failed": 0, "skipped": 0}
+    # One expected value is truth.json's placeholder text for the buyer's debited account, not an IBAN.
+    assert report["overall"]["expected"] == 659 and report["overall"]["right"] >= 658, report["fields"]
+    assert all(reading.startswith("e-invoice: ") for reading in report["readings"]), report["readings"]
+
+
+def test_the_visible_text_of_the_e_invoice_pdfs_scores_at_least_90_percent():
+    pytest.importorskip("agent.layout", reason="the layout reader has not landed on this branch yet")
+    report = scores(CORPORA / "einvoices", ignore_xml=True)
+    assert report["documents"]["read"] == 36 and report["overall"]["expected"] == 226
+    assert report["overall"]["right_pct"] >= 90, report["fields"]
+    assert all(f["right_pct"] >= 80 for f in report["fields"].values()), report["fields"]
+
+
+def test_the_multilingual_set_scores_at_least_90_percent():
+    pytest.importorskip("agent.layout", reason="the layout reader has not landed on this branch yet")
+    report = scores(CORPORA / "multilingual")
+    assert report["documents"]["read"] == 42 and report["overall"]["right_pct"] >= 90, report["fields"]
+
+
+def test_every_invalid_e_invoice_is_reviewed_without_a_crash():
+    report = scores(CORPORA / "einvoices", everything=True)
+    invalid = [u for u in report["unscored"] if u["document"].startswith("invalid/")]
+    assert len(invalid) == 21 and not [u for u in invalid if "refused" in u or u.get("skipped")], invalid
+    assert all(u["readable"] for u in invalid)
