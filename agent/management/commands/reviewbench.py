@@ -123,10 +123,8 @@ def review(path: Path, *, ignore_xml: bool, today: date) -> dict[str, Any] | Non
     media_type = reading.media_type(content)
     if ignore_xml and media_type == reading.XML:
         return None  # a standalone XML has no visible text
-    if media_type != reading.XML or hasattr(documents, "XML"):
-        # What acceptance checks before the queue takes a document (until documents.py knows
-        # XML, a standalone XML is taken as it is).
-        media_type = documents.check_document(content=content, name=path.name, content_type="")
+    # What acceptance checks before the queue takes a document (the page limit, say).
+    media_type = documents.check_document(content=content, name=path.name, content_type="")
     cpu = time.process_time()  # the reading alone: acceptance runs in the web process
     extracted = reading.extract(content, media_type, today=today, read_xml=not ignore_xml)
     if ignore_xml and not extracted["has_text"]:
