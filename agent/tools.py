@@ -181,11 +181,11 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
     if asks:
         invoice = _invoice_reference(found_fields) if readable else "your invoice"
         opening, closing = {
-            "friendly": (f"Hi, thanks for {invoice}! Before we can process it, could you help us with the following?",
-                         "Thanks a lot!"),
+            "friendly": (f"Hi, thanks for {invoice}! Before we can process it, we'd need your help with the "
+                         "following.", "Thanks a lot!"),
             "formal": (f"Dear Sir or Madam, regarding {invoice}: before we can process it, we would be grateful "
                        "for your help with the following.", "We look forward to your reply."),
-        }.get(tone, (f"Regarding {invoice}: before we can process it, could you help us with the following?",
+        }.get(tone, (f"Regarding {invoice}: before we can process it, we need your help with the following.",
                      "Thank you."))
         lines += [SUPPLIER_PART, opening, *asks, closing]
     elif to_check or findings:
