@@ -21,6 +21,7 @@ import http.client
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -172,7 +173,7 @@ def main() -> None:
 
     env = dict(os.environ, DATABASE_URL=args.database_url, JOBS_DIAGNOSTIC_KINDS="1",
                DJANGO_SETTINGS_MODULE="jobsite.settings",
-               SECRET_KEY="bench-only-not-secret",  # noqa: S106  a throwaway site on loopback
+               SECRET_KEY=secrets.token_urlsafe(50),  # a throwaway site on loopback
                DEBUG="0", JOBS_LOG_LEVEL="WARNING", PYTHONPATH=str(ROOT))
     fresh_database(args.database_url)
     manage(env, "migrate", "--noinput")

@@ -30,7 +30,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
-from . import documents, kinds, queue, task_kind, tokens
+from . import documents, http, kinds, queue, task_kind, tokens
 from .clock import system_clock
 from .models import ApiToken, Job, Tenant, User
 
@@ -418,9 +418,19 @@ class OutcomeForm(ReasonForm):
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(f"This starts with {{ but is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise forms.ValidationError(self.too_deep) from None
         if not isinstance(value, dict):
             raise forms.ValidationError("A JSON outcome must be an object.")
+        # The tenant's pages and API read the result back: hold it to what a submitted payload
+        # may be (depth, no NUL, no lone surrogate), or it is stored and every read of it fails.
+        try:
+            http.check_storable(value, "outcome")
+        except http.HttpError as exc:
+            raise forms.ValidationError(f"This JSON cannot be kept as a result: {exc.detail}.") from None
         return value
+
+    too_deep = f"This JSON nests deeper than {http.MAX_PAYLOAD_DEPTH} levels; a result may not."
 
     def queue_arguments(self) -> dict[str, Any]:
         return {"result": self.cleaned_data["outcome"]}

@@ -22,11 +22,12 @@ from typing import Any, Callable, TypeVar
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.utils.cache import patch_cache_control
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods
 from django_htmx.middleware import HtmxDetails
@@ -241,6 +242,12 @@ def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], 
         @require_http_methods(list(methods))
         @functools.wraps(view)
         def wrapper(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            # A tenant's documents, results and exports: kept by no cache, shared or the browser's own.
+            response = answer(request, *args, **kwargs)
+            patch_cache_control(response, no_store=True, private=True)
+            return response
+
+        def answer(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             as_json = wants_json(request)
             changes_state = request.method not in SAFE_METHODS
             try:
@@ -252,6 +259,8 @@ def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], 
                         return checked(request, *args, call=call, **kwargs)
                     except RequestDataTooBig:  # the CSRF check read a form whose fields are too large
                         raise HttpError(413, "too_large", "the form's fields are too large") from None
+                    except TooManyFilesSent:  # ... or one with more files than Django parses
+                        raise too_many_files() from None
                 return run(request, *args, call=call, **kwargs)
             except HttpError as exc:
                 if refused is not None and changes_state and not as_json and exc.status != 401:
@@ -308,6 +317,9 @@ def parse_submission(request: HttpRequest) -> Submission:
                         field="payload") from None
     except (MultiPartParserError, TooManyFieldsSent) as exc:
         raise HttpError(400, "malformed_body", f"the form could not be read: {exc}") from None
+    except TooManyFilesSent:
+        raise HttpError(400, "too_many_files", f"at most {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files in one request; "
+                        "send one document per request", field="document") from None
     raise HttpError(415, "unsupported_media_type",
                     "send application/json or multipart/form-data", field="Content-Type")
 
@@ -466,6 +478,14 @@ class FormRefused(HttpError):
         self.refusals = refusals
 
 
+def too_many_files() -> FormRefused:
+    """More files than Django reads in one body (``DATA_UPLOAD_MAX_NUMBER_FILES``): said as the
+    form says a batch too large, not as Django's bare "Bad Request (400)"."""
+    return FormRefused([Refusal("document", f"You chose more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files; "
+                                            f"at most {MAX_BATCH_FILES} can be sent at once. "
+                                            "Send them in smaller groups.")])
+
+
 @dataclass(frozen=True)
 class Sent:
     """What one submission of the form made: its jobs (one per document), and what was refused."""
@@ -492,6 +512,8 @@ def submit_form(call: Call) -> Sent:
         post, files = request.POST, request.FILES.getlist("document")
     except RequestDataTooBig:
         raise HttpError(413, "too_large", "the request body is too large") from None
+    except TooManyFilesSent:
+        raise too_many_files() from None
     except (MultiPartParserError, TooManyFieldsSent) as exc:
         raise HttpError(400, "malformed_body", f"the form could not be read: {exc}") from None
     try:
@@ -581,7 +603,7 @@ def submit_again(call: Call, job_id: int) -> queue.Acceptance:
     if call.tenant_id is None:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
     job = (Job.objects.for_tenant(call.tenant_id).filter(pk=job_id)
-           .only("kind", "state", "payload", "document", "document_name", "document_type").first())
+           .only("kind", "state", "epoch", "payload", "document", "document_name", "document_type").first())
     if job is None:
         raise HttpError(404, "not_found", "no such job")
     if job.state != Job.State.DEAD:
@@ -595,12 +617,17 @@ def submit_again(call: Call, job_id: int) -> queue.Acceptance:
             raise HttpError(409, "document_gone", "this job's document is no longer kept: choose the file "
                                                   "again on the submit page") from None
         upload = Upload(content=content, name=job.document_name or "document", content_type=job.document_type)
+    now = system_clock.now()
     try:
-        return queue.accept(tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=job.kind,
-                            payload=job.payload, operation_key=f"again-{job.pk}-{key}" if key else "",
-                            document=upload, now=system_clock.now())
+        acceptance = queue.accept(tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=job.kind,
+                                  payload=job.payload, operation_key=f"again-{job.pk}-{key}" if key else "",
+                                  document=upload, now=now)
     except AcceptanceError as exc:
         raise HttpError.from_acceptance(exc) from None
+    if acceptance.created:  # the submitter's history says who sent it again (a teammate, perhaps)
+        queue.record_resubmission(job_id=job.pk, epoch=job.epoch, new_job_id=acceptance.job.pk,
+                                  actor=f"user:{call.identity.user.pk}", now=now)
+    return acceptance
 
 
 # --- Refusals in people's words ---------------------------------------------------------

@@ -13,6 +13,7 @@ import logging
 import sys
 from typing import Callable
 
+from django.conf import settings
 from django.core.signals import got_request_exception
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
@@ -30,6 +31,19 @@ _KEPT_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate", "Vary")
 class _Request(http.HtmxHttpRequest):
     # Set by ``_mark_unavailable`` when an exception outside a view found the store away.
     _jobs_store_unavailable: bool
+
+
+class SecurityHeadersMiddleware:
+    """The headers Django's SecurityMiddleware does not send: ``Permissions-Policy``."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if settings.PERMISSIONS_POLICY:
+            response.headers.setdefault("Permissions-Policy", settings.PERMISSIONS_POLICY)
+        return response
 
 
 class ApiErrorsMiddleware:

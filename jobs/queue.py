@@ -465,6 +465,16 @@ def clear_external_start(*, job_id: int, epoch: int, now: datetime, what: str = 
                         external_started_at=None)
 
 
+# The reason of the note a failed job gets when a member submits its input again; the new
+# job's id follows it. The submitter's timeline reads it (``status.timeline``).
+RESUBMITTED_AS = "submitted again as job "
+
+
+def record_resubmission(*, job_id: int, epoch: int, new_job_id: int, actor: str, now: datetime) -> None:
+    """Say on a failed job's timeline who submitted its input again, and as which job."""
+    _record(job_id, DEAD, "", epoch, actor, f"{RESUBMITTED_AS}{new_job_id}", now)
+
+
 def note(*, job_id: int, epoch: int, actor: str, reason: str, now: datetime) -> None:
     """Put something that moved no state on the job's timeline (a refused tool proposal).
 
@@ -853,6 +863,10 @@ def _why_not_as_seen(job_id: int, state: str, epoch: int) -> str:
 # --- Cancellation ------------------------------------------------------------------------
 
 
+# The reason of the event a cancel request of a running job records (the timeline reads it).
+CANCEL_REQUESTED = "cancel requested"
+
+
 def cancel(*, job_id: int, actor: str, reason: str, now: datetime, expected_epoch: int | None = None) -> Outcome:
     """Cancel a job: at once while it waits, by request while it runs.
 
@@ -877,8 +891,8 @@ def cancel(*, job_id: int, actor: str, reason: str, now: datetime, expected_epoc
         if state == LEASED and requested is None and Job.objects.filter(
                 pk=job_id, state=LEASED, epoch=epoch, cancel_requested_at__isnull=True).update(
                 cancel_requested_at=now, updated_at=now):
-            _record(job_id, LEASED, LEASED, epoch, actor, f"cancel requested: {reason}" if reason else
-                    "cancel requested", now)
+            _record(job_id, LEASED, LEASED, epoch, actor, f"{CANCEL_REQUESTED}: {reason}" if reason else
+                    CANCEL_REQUESTED, now)
             return Outcome(True, LEASED, "cancel requested")
     if state == LEASED:
         return Outcome(True, LEASED, "cancel requested")  # asked before: harmless

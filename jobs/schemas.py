@@ -241,6 +241,11 @@ def _empty_is_false(value: Any) -> Any:
     return False if value == "" else value
 
 
+# The days a list filter can name: any a job can have been submitted on, and none whose
+# midnight in some zone falls outside what a datetime holds.
+FIRST_DAY, LAST_DAY = date(1900, 1, 1), date(9998, 12, 31)
+
+
 class JobListQuery(BaseModel):
     """The query of GET /jobs (and of its CSV export). An empty value (the page's "all") filters nothing."""
 
@@ -260,6 +265,21 @@ class JobListQuery(BaseModel):
     until: Annotated[date | SkipJsonSchema[None], BeforeValidator(_empty_is_none)] = Field(
         default=None, description="Submitted on or before this day (in tz)")
     tz: str = Field(default="", max_length=64, description="The IANA time zone of since and until (default UTC)")
+
+    @field_validator("since", "until")
+    @classmethod
+    def _plausible_day(cls, value: date | None) -> date | None:
+        # A day at the ends of the calendar overflows once it is a moment in a zone (9999-12-31 + 1 day).
+        if value is not None and not FIRST_DAY <= value <= LAST_DAY:
+            raise ValueError(f"not a day between {FIRST_DAY} and {LAST_DAY}")
+        return value
+
+    @field_validator("q", "outcome")
+    @classmethod
+    def _no_nul(cls, value: str) -> str:
+        if "\x00" in value:  # PostgreSQL refuses a NUL in any text it compares
+            raise ValueError("contains a NUL character")
+        return value
 
     @field_validator("tz")
     @classmethod

@@ -26,8 +26,8 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from . import kinds, schemas
-from .models import Job, JobEvent
+from . import kinds, queue, schemas
+from .models import Job, JobEvent, User
 
 STATUS_FIELDS = (
     "id", "tenant_id", "kind", "state", "epoch", "attempts", "max_attempts", "created_at", "updated_at",
@@ -377,18 +377,29 @@ class Moment:
     tone: str = ""
 
 
-def timeline(events: Iterable[JobEvent]) -> list[Moment]:
+def timeline(events: Iterable[JobEvent], viewer_id: int | None = None) -> list[Moment]:
     """The events in the submitter's words. Rejected writes and notes (to_state empty), epochs
-    and markers are staff matters and are left out."""
+    and markers are staff matters and are left out; a teammate's cancel or resubmission is
+    said with their name ("you" for the viewer)."""
+    events = list(events)
+    who = member_names(events, viewer_id)
     moments: list[Moment] = []
     tries = 0
     for event in events:
         to, before = event.to_state, event.from_state
         by_staff = event.actor.startswith("staff:")
+        member = who.get(event.actor)
+        if not to and member and event.reason.startswith(queue.RESUBMITTED_AS):
+            new_job = event.reason.removeprefix(queue.RESUBMITTED_AS)
+            moments.append(Moment(event.at, f"Submitted again by {member}, as job {new_job}"))
+            continue
         if not to:
             continue
         if not before:
             moments.append(Moment(event.at, "Received"))
+        elif to == LEASED and before == LEASED:  # a note on a running job: a cancel request is the submitter's
+            if member and event.reason.startswith(queue.CANCEL_REQUESTED):
+                moments.append(Moment(event.at, f"Cancel asked for by {member}: the review stops shortly"))
         elif to == LEASED:
             tries += 1
             moments.append(Moment(event.at, "Review started" if tries == 1 else f"Review started again (try {tries})"))
@@ -403,9 +414,25 @@ def timeline(events: Iterable[JobEvent]) -> list[Moment]:
         elif to == UNKNOWN:
             moments.append(Moment(event.at, "Paused: staff are checking whether the review service finished",
                                   "checking"))
+        elif to == CANCELLED:
+            by = member or ("staff" if by_staff else "")
+            moments.append(Moment(event.at, f"Cancelled by {by}" if by else "Cancelled"))
         else:
             moments.append(Moment(event.at, state_words(to)))
     return moments
+
+
+def member_names(events: Iterable[JobEvent], viewer_id: int | None) -> dict[str, str]:
+    """The members behind ``user:<id>`` actors of the events said with a name (a cancel, a cancel
+    request, a resubmission), by actor: "you" for the viewer, else the username. Most timelines
+    have none, and cost no query (a status poll is two)."""
+    ids = {int(e.actor[5:]) for e in events if e.actor.startswith("user:") and e.actor[5:].isdigit()
+           and (e.to_state == CANCELLED or (e.to_state == LEASED and e.from_state == LEASED)
+                or (not e.to_state and e.reason.startswith(queue.RESUBMITTED_AS)))}
+    if not ids:
+        return {}
+    names = dict(User.objects.filter(pk__in=ids).values_list("pk", "username"))
+    return {f"user:{pk}": "you" if pk == viewer_id else names[pk] for pk in ids if pk in names}
 
 
 # --- The export ---------------------------------------------------------------------------------
@@ -435,7 +462,8 @@ def export(jobs: Iterable[Job]) -> Export:
         values = hook(job.result) if hook and job.state == COMPLETED and job.result is not None else {}
         columns.update(dict.fromkeys(values))
         records.append((job, values))
-    out = Export([*EXPORT_HEAD, *columns, *EXPORT_TAIL])
+    # The header too: a column is named by the result (a field a triage outcome invented, say).
+    out = Export([safe_cell(name) for name in (*EXPORT_HEAD, *columns, *EXPORT_TAIL)])
     for job, values in records:
         row = [job.document_name or f"job {job.pk}", outcome_words(job) or state_words(job.state).lower(),
                *(values.get(name, "") for name in columns),

@@ -107,7 +107,9 @@ def json_value(value: Any, where: str) -> Any:
     Stricter than ``json.dumps``: no NaN or infinity (PostgreSQL's jsonb refuses them) and no
     keys but strings (``{1: ...}`` would come back as ``{"1": ...}``).
     """
-    if value is None or isinstance(value, (bool, int, str)):
+    if isinstance(value, str):
+        return _storable_text(value, where)
+    if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
         if math.isfinite(value):
@@ -118,16 +120,29 @@ def json_value(value: Any, where: str) -> Any:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise NotJSON(where, f"an object with a key of type {type(key).__name__} (JSON keys are strings)")
+            _storable_text(key, f"{where} key {_short(key)}")
             out[key] = json_value(item, f"{where}[{_short(key)}]")
         return out
     if isinstance(value, (list, tuple)):
         return [json_value(item, f"{where}[{n}]") for n, item in enumerate(value)]
     if isinstance(value, bytes):
         try:
-            return value.decode("utf-8")
+            return _storable_text(value.decode("utf-8"), where)
         except UnicodeDecodeError:
             raise NotJSON(where, "bytes that are not UTF-8 text") from None
     raise NotJSON(where, f"a {class_path(type(value))}, which JSON cannot hold")
+
+
+def _storable_text(text: str, where: str) -> str:
+    """Text both stores keep: no lone surrogate (not UTF-8, so not JSON text) and no NUL
+    (PostgreSQL's jsonb refuses it, so the job would fail to commit with a bare error)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise NotJSON(where, "text with a lone surrogate, which is not UTF-8") from None
+    if "\x00" in text:
+        raise NotJSON(where, "text with a NUL character, which the database does not store")
+    return text
 
 
 def _short(key: str) -> str:
@@ -197,10 +212,11 @@ def _resolve(function: str, backend: str, queue_name: str, priority: int, takes_
         raise TaskNotFound(f"importing the module of {function!r} failed with {class_path(type(exc))}") from None
     if isinstance(target, Task):
         task = target
-    elif inspect.isfunction(target):  # bound to its name undecorated: decorate it here
+    elif inspect.isfunction(target) and is_registered(target):  # a @task's function, bound to its name undecorated
         task = _as_task(target, backend)
     else:
-        raise TaskNotFound(f"{function!r} is a {type(target).__name__}, not a task function")
+        # Any other importable callable (subprocess.getoutput, say) is not a task, whoever wrote the row.
+        raise TaskNotFound(f"{function!r} is not a registered task: only functions declared with @task run")
     changes: dict[str, Any] = {"backend": backend, "queue_name": queue_name, "priority": priority}
     if any(getattr(task, name) != value for name, value in changes.items()) or task.takes_context != takes_context:
         try:
@@ -208,6 +224,20 @@ def _resolve(function: str, backend: str, queue_name: str, priority: int, takes_
         except Exception as exc:  # noqa: BLE001  this process's TASKS no longer accept it
             raise TaskNotFound(f"{function!r} cannot run here: {exc}") from None
     return task
+
+
+# The functions this process has made tasks of (``@task`` with the queue's backend, by way of
+# ``QueueBackend.validate_task``), by module path: what a job may name besides a Task itself.
+# A worker imports a task's module before it looks here, so the module's tasks are in it.
+_registered: dict[str, Any] = {}
+
+
+def register(func: Any) -> None:
+    _registered[f"{func.__module__}.{func.__qualname__}"] = func
+
+
+def is_registered(func: Any) -> bool:
+    return _registered.get(f"{getattr(func, '__module__', '')}.{getattr(func, '__qualname__', '')}") is func
 
 
 def _as_task(func: Any, backend: str) -> Task:

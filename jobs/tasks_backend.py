@@ -151,6 +151,16 @@ class QueueBackend(BaseTaskBackend):
             raise ImproperlyConfigured(f"TASKS[{alias!r}]['OPTIONS']: {exc}") from None
         self.tenant = self.options.get("TENANT") or SYSTEM_TENANT
 
+    def validate_task(self, task: Task) -> None:
+        """The framework's rules; then the function is one a worker may run (``task_kind.register``).
+
+        Every Task checks itself here as it is made, so every ``@task`` of this backend is registered
+        in whichever process imports it."""
+        from .task_kind import register
+
+        super().validate_task(task)
+        register(task.func)
+
     def enqueue(self, task: Task, args: Any, kwargs: Any) -> "QueueTaskResult":
         from . import queue
         from .errors import InvalidPayload, PayloadTooLarge

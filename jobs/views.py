@@ -151,7 +151,7 @@ def job_detail(call: Call, job_id: int) -> HttpResponse:
     presentation = kind.presentation if kind else kinds.Presentation()
     result = job.result if job.state == Job.State.COMPLETED else None  # None until completed
     return call.page("jobs/job_detail.html", {
-        "job": job, "timeline": status.timeline(found.events),
+        "job": job, "timeline": status.timeline(found.events, viewer_id=call.identity.user.pk),
         "headline": status.headline(job, status.progress_words(job)),
         "result_template": kind.result_template if kind else "",
         "view": presentation.present(result) if result is not None and presentation.present else {},

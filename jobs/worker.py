@@ -380,10 +380,16 @@ class Completer:
     committed at once, in the worker's thread.
     """
 
+    # After a failed commit (the database is away) the batch waits before it is tried again:
+    # 25 ms, doubling, at most 2 s; the first commit that works resets it.
+    RETRY_START, RETRY_CAP = 0.025, 2.0
+
     def __init__(self, *, batch: int, interval: float, clock: Clock,
                  done: Callable[[Finished, queue.Outcome], None], pause: float = 0.0) -> None:
         self.batch = max(1, batch)
         self.interval = interval
+        self.retry = IdleBackoff(cap=self.RETRY_CAP, start=self.RETRY_START)
+        self._retry_at = 0.0  # monotonic: no flush that is only due is tried before then
         self.clock = clock
         self._done = done
         self._pause = pause  # tests: wait this long before each commit
@@ -415,8 +421,13 @@ class Completer:
 
     def flush_if_due(self) -> None:
         with self._lock:
-            if self._pending and time.monotonic() >= self._pending[0].handed_in + self.interval:
+            if self._pending and time.monotonic() >= self._due(self._pending[0]):
                 self._flush()
+
+    def _due(self, oldest: Finished) -> float:
+        """When the batch whose oldest job is ``oldest`` should be committed: that job's
+        interval, or later while a failed commit backs off."""
+        return max(oldest.handed_in + self.interval, self._retry_at)
 
     def _flush(self) -> None:
         """Commit what is pending (the lock is held); on a database error it stays pending."""
@@ -428,9 +439,15 @@ class Completer:
                       pause_s=self._pause)
             time.sleep(self._pause)
         batch = list(self._pending)
-        outcomes = queue.complete_many(
-            completions=[queue.Completion(f.claim.job_id, f.claim.epoch, f.result, f.summary) for f in batch],
-            now=self.clock.now())
+        try:
+            outcomes = queue.complete_many(
+                completions=[queue.Completion(f.claim.job_id, f.claim.epoch, f.result, f.summary) for f in batch],
+                now=self.clock.now())
+        except DatabaseError:
+            self._retry_at = time.monotonic() + self.retry.next_delay()
+            raise
+        self.retry.reset()
+        self._retry_at = 0.0
         del self._pending[:len(batch)]
         for finished, outcome in zip(batch, outcomes, strict=True):
             self._done(finished, outcome)
@@ -439,19 +456,19 @@ class Completer:
         """Flush a batch whose oldest job waited ``interval`` while the worker was busy."""
         while not self._closed.is_set():
             self._wake.clear()
-            oldest = self._pending[0].handed_in if self._pending else None
-            if oldest is None:
+            oldest = self._pending[:1]  # a copy: the worker may flush the list meanwhile
+            if not oldest:
                 self._wake.wait(1.0)
                 continue
-            wait = oldest + self.interval - time.monotonic()
+            wait = self._due(oldest[0]) - time.monotonic()
             if wait > 0:
                 self._closed.wait(wait)
                 continue
             try:
                 self.flush_if_due()
-            except DatabaseError as exc:  # the worker's next flush tries again
-                event(log, WARNING, "completion_error", error=type(exc).__name__, detail=str(exc)[:200])
-                self._closed.wait(min(self.interval * 10, 1.0))
+            except DatabaseError as exc:  # tried again after the backoff (or by the worker's next flush)
+                event(log, WARNING, "completion_error", error=type(exc).__name__, detail=str(exc)[:200],
+                      retry_in_s=round(max(self._retry_at - time.monotonic(), 0), 3))
             finally:
                 connection.close()
 

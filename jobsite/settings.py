@@ -32,6 +32,10 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", False)
+# What this process is: "web" when jobsite/wsgi.py or asgi.py loads the settings (they set
+# JOBSITE_PROCESS=web first); anything else (runworkers, manage.py, tests) is not. The web's
+# database timeouts are its own (see DATABASES).
+WEB_PROCESS = os.environ.get("JOBSITE_PROCESS", "") == "web"
 
 # --- The secret key: production fails closed ---------------------------------------
 # With DEBUG on and no SECRET_KEY, a development key is used. It carries Django's
@@ -54,6 +58,15 @@ if not DEBUG and (SECRET_KEY in PUBLISHED_SECRET_KEYS or SECRET_KEY.startswith("
     raise ImproperlyConfigured(
         "SECRET_KEY is a published development key and DEBUG is off: set SECRET_KEY to a long "
         "random value of this deployment's own (or set DEBUG=1 for development)."
+    )
+# Django's own bar for a key (check --deploy's security.W009): at least 50 characters and 5
+# distinct ones. A key under it ("x", "changeme") can be guessed, and everything it signs forged.
+SECRET_KEY_MIN_LENGTH, SECRET_KEY_MIN_UNIQUE_CHARACTERS = 50, 5
+if not DEBUG and (len(SECRET_KEY) < SECRET_KEY_MIN_LENGTH or len(set(SECRET_KEY)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS):
+    raise ImproperlyConfigured(
+        f"SECRET_KEY is too short or too simple and DEBUG is off (at least {SECRET_KEY_MIN_LENGTH} characters, "
+        f"{SECRET_KEY_MIN_UNIQUE_CHARACTERS} of them different): set SECRET_KEY to a long random value of this "
+        "deployment's own, e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'."
     )
 SECRET_KEY = SECRET_KEY or DEVELOPMENT_SECRET_KEY
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
@@ -99,6 +112,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "jobs.middleware.SecurityHeadersMiddleware",  # Permissions-Policy
     "django_htmx.middleware.HtmxMiddleware",  # request.htmx, for every middleware after it
     "jobs.middleware.ApiErrorsMiddleware",  # JSON errors for API clients; 503 when the store is away
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -130,6 +144,14 @@ CONTENT_SECURITY_POLICY = {
         "object-src": [NONE],
     },
 }
+
+# --- Permissions-Policy, on every response (jobs.middleware.SecurityHeadersMiddleware) ----
+# The site uses none of these powerful features: a page (or anything injected into one) may
+# not ask for them. deploy/nginx/jobsite.conf sends the same header on what nginx serves.
+PERMISSIONS_POLICY = ", ".join(f"{feature}=()" for feature in (
+    "accelerometer", "camera", "display-capture", "geolocation", "gyroscope", "magnetometer",
+    "microphone", "midi", "payment", "usb",
+))
 
 ROOT_URLCONF = "jobsite.urls"
 WSGI_APPLICATION = "jobsite.wsgi.application"
@@ -208,10 +230,19 @@ else:
     # A dead network path is noticed within a third of a lease, not after the kernel's
     # retransmission timeout (about 15 minutes): TCP keepalives on an idle connection,
     # tcp_user_timeout on one waiting for an answer, and a bounded connect.
+    # A web process has no lease to keep, only a person or a client waiting, holding one of
+    # a few sync workers: it gives up after about a second and answers 503 (jobs.middleware),
+    # so a host cut off from the database keeps serving what it can. Its connect timeout is
+    # 2 s, the least libpq and psycopg honour (a 1 would mean 2).
     _lease_third_ms = int(float(os.environ.get("JOBS_LEASE_SECONDS", "30")) * 1000 / 3)
-    for name, value in (("connect_timeout", 5), ("keepalives", 1), ("keepalives_idle", 5),
+    if WEB_PROCESS:
+        _connect_s = int(os.environ.get("DB_WEB_CONNECT_TIMEOUT", "2"))
+        _answer_ms = int(os.environ.get("DB_WEB_TCP_USER_TIMEOUT_MS", "1000"))
+    else:
+        _connect_s, _answer_ms = 5, _lease_third_ms
+    for name, value in (("connect_timeout", _connect_s), ("keepalives", 1), ("keepalives_idle", 5),
                         ("keepalives_interval", 2), ("keepalives_count", 2),
-                        ("tcp_user_timeout", _lease_third_ms)):
+                        ("tcp_user_timeout", _answer_ms)):
         options.setdefault(name, value)
 # A persistent connection that died (the database restarted) is noticed before a request
 # uses it, instead of failing that request with a 503.
@@ -228,20 +259,26 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 # --- Login throttling (django-axes) ------------------------------------------------
-# Failed logins are counted per username (stops guessing one account from many
-# addresses) and per client address (stops one address spraying many accounts), each
-# against LOGIN_FAILURE_LIMIT within the cool-off. A locked username or address gets the
-# login page with a message and status 429 until LOGIN_COOLOFF_MINUTES pass after its last
-# failure; staff see and clear lockouts in the admin (Axes: access attempts). A success
-# does not reset the counts: deleting by address would also wipe an attacker's failures
-# against other accounts from that address whenever he logs in to his own.
+# Failed logins are counted per username *from one address*: LOGIN_FAILURE_LIMIT of them
+# lock that username from that address only, so a colleague's typos (or an attacker who
+# knows a username) lock out neither the rest of an office behind the same NAT nor the user
+# from elsewhere. An address is locked across all usernames only at LOGIN_ADDRESS_FAILURE_LIMIT
+# (jobsite.throttling), which stops one address spraying many accounts. A lock lasts until
+# LOGIN_COOLOFF_MINUTES pass after its last failure; the login page says so with status 429;
+# staff see and lift lockouts in the admin (Axes: access attempts). A success does not
+# reset the counts: deleting by address would also wipe an attacker's failures against
+# other accounts from that address whenever he logs in to his own.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",  # refuses a locked-out login before checking the password
     "django.contrib.auth.backends.ModelBackend",
 ]
+AXES_HANDLER = "jobsite.throttling.OfficeFriendlyHandler"
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
+LOGIN_ADDRESS_FAILURE_LIMIT = int(os.environ.get("LOGIN_ADDRESS_FAILURE_LIMIT", str(10 * AXES_FAILURE_LIMIT)))
+if not 0 < AXES_FAILURE_LIMIT <= LOGIN_ADDRESS_FAILURE_LIMIT:
+    raise ImproperlyConfigured("LOGIN_FAILURE_LIMIT must be positive and LOGIN_ADDRESS_FAILURE_LIMIT at least as large")
 AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = False
 AXES_LOCKOUT_TEMPLATE = "registration/login.html"
 AXES_HTTP_RESPONSE_CODE = 429

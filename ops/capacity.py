@@ -7,12 +7,18 @@ provider quotas and runtime variance, which is why the warnings ask for headroom
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, overload
 
 THIN_HEADROOM = 0.20  # below this share of capacity left over, variance alone builds a queue
 POLLING_DOMINATES = 10  # polling reads per state write at which reads are the load to fix
 WAVES_SHOWN = 8  # a longer burst is shown as its first waves, a gap, and its last wave
+# What a workload may say, so that every figure stays a finite number: rates per second,
+# times in seconds (about three years), counts of jobs, workers and clients.
+MAX_RATE = 1_000_000
+MAX_SECONDS = 100_000_000
+MAX_COUNT = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,15 @@ class Workload:
             problems.append("burst, pollers and writes per job cannot be negative")
         if self.poll_interval <= 0:
             problems.append("the poll interval must be positive")
+        numbers = (self.rate, self.service, self.deadline, self.poll_interval, self.writes_per_job)
+        if not all(math.isfinite(number) for number in numbers):
+            problems.append("every figure must be a finite number")
+        elif self.rate > MAX_RATE or self.writes_per_job > MAX_RATE:
+            problems.append(f"rates and writes per job are at most {MAX_RATE:g}")
+        elif max(self.service, self.deadline, self.poll_interval) > MAX_SECONDS:
+            problems.append(f"times are at most {MAX_SECONDS:g} s")
+        if max(self.workers, self.burst, self.pollers) > MAX_COUNT:
+            problems.append(f"workers, burst and pollers are at most {MAX_COUNT:g}")
         if problems:
             raise ValueError("; ".join(problems))
 
@@ -54,6 +69,48 @@ class Wave:
     margin: float | None = None  # seconds left before the deadline when the wave finishes
 
 
+class Waves(Sequence[Wave]):
+    """A burst's waves, each computed when it is read: a burst of a million on one worker is a
+    million waves, and the page shows nine of them."""
+
+    def __init__(self, *, burst: int, workers: int, service: float, deadline: float | None = None) -> None:
+        self.burst, self.workers, self.service, self.deadline = burst, workers, service, deadline
+        self.total = math.ceil(burst / workers)
+
+    def __len__(self) -> int:
+        return self.total
+
+    @overload
+    def __getitem__(self, index: int) -> Wave: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Wave]: ...
+
+    def __getitem__(self, index: int | slice) -> Wave | list[Wave]:
+        if isinstance(index, slice):
+            return [self.wave(n) for n in range(*index.indices(self.total))]
+        n = index + self.total if index < 0 else index
+        if not 0 <= n < self.total:
+            raise IndexError("no such wave")
+        return self.wave(n)
+
+    def __iter__(self) -> Iterator[Wave]:
+        return (self.wave(n) for n in range(self.total))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and len(other) == self.total and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Waves(burst={self.burst}, workers={self.workers}, service={self.service})"
+
+    def wave(self, n: int) -> Wave:
+        finishes_at = (n + 1) * self.service
+        margin = None if self.deadline is None else self.deadline - finishes_at
+        return Wave(n + 1, min(self.workers, self.burst - n * self.workers), finishes_at, margin)
+
+
 @dataclass(frozen=True)
 class Plan:
     workload: Workload
@@ -62,7 +119,7 @@ class Plan:
     utilisation: float
     headroom: float
     workers_needed: int  # the fewest workers whose capacity is not below the arrival rate
-    waves: list[Wave]
+    waves: Waves
     burst_finish: float | None
     burst_margin: float | None
     writes_per_second: float
@@ -70,7 +127,11 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The plan as JSON: the waves shown (all of a short burst) and how many there are."""
+        body = asdict(replace(self, waves=Waves(burst=0, workers=1, service=1)))
+        body["waves"] = [asdict(wave) for wave in self.waves_shown if wave is not None]
+        body["wave_count"] = len(self.waves)
+        return body
 
     @property
     def waves_shown(self) -> list[Wave | None]:
@@ -85,7 +146,7 @@ class Plan:
 
     @property
     def waves_hidden(self) -> int:
-        return len(self.waves) - sum(1 for wave in self.waves_shown if wave is not None)
+        return max(len(self.waves) - WAVES_SHOWN - 1, 0)
 
     @property
     def rate_per_minute(self) -> float:
@@ -127,12 +188,9 @@ def utilisation(rate: float, service: float, workers: int) -> float:
     return rate / capacity(workers, service)
 
 
-def waves(burst: int, workers: int, service: float) -> list[Wave]:
+def waves(burst: int, workers: int, service: float) -> Waves:
     """``burst`` jobs arriving together on independent workers finish in waves."""
-    result = []
-    for n in range(math.ceil(burst / workers)):
-        result.append(Wave(n + 1, min(workers, burst - n * workers), (n + 1) * service))
-    return result
+    return Waves(burst=burst, workers=workers, service=service)
 
 
 def writes_per_second(rate: float, writes_per_job: float) -> float:
@@ -148,8 +206,7 @@ def plan(workload: Workload) -> Plan:
     w = workload
     load = in_flight(w.rate, w.service)
     util = utilisation(w.rate, w.service, w.workers)
-    burst_waves = [Wave(v.number, v.jobs, v.finishes_at, w.deadline - v.finishes_at)
-                   for v in waves(w.burst, w.workers, w.service)]
+    burst_waves = Waves(burst=w.burst, workers=w.workers, service=w.service, deadline=w.deadline)
     finish = burst_waves[-1].finishes_at if burst_waves else None
     margin = w.deadline - finish if finish is not None else None
     writes = writes_per_second(w.rate, w.writes_per_job)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from . import lab, units
+from . import capacity, lab, units
 
 
 class LabForm(forms.Form):
@@ -27,15 +27,17 @@ class CapacityForm(forms.Form):
     """
 
     rate = forms.CharField(initial="6/min", required=False, help_text="Arrivals, e.g. 6/min, 0.1/s, 360/h.")
-    service = forms.FloatField(initial=20, min_value=0.001, required=False, help_text="Seconds per job.")
+    service = forms.FloatField(initial=20, min_value=0.001, max_value=capacity.MAX_SECONDS, required=False,
+                               help_text="Seconds per job.")
     observed = forms.CharField(required=False, help_text="Or take rate and service time from the job table over "
                                                           "this window, e.g. 1h, 30min, 7d.")
     workers = forms.IntegerField(initial=3, min_value=1, max_value=10_000)
-    deadline = forms.FloatField(initial=90, min_value=0.001, help_text="Seconds.")
+    deadline = forms.FloatField(initial=90, min_value=0.001, max_value=capacity.MAX_SECONDS, help_text="Seconds.")
     burst = forms.IntegerField(initial=12, min_value=0, max_value=1_000_000, required=False)
     pollers = forms.IntegerField(initial=100, min_value=0, max_value=10_000_000, required=False)
-    poll_interval = forms.FloatField(initial=1, min_value=0.001, required=False, help_text="Seconds.")
-    writes_per_job = forms.FloatField(initial=5, min_value=0, required=False)
+    poll_interval = forms.FloatField(initial=1, min_value=0.001, max_value=capacity.MAX_SECONDS, required=False,
+                                     help_text="Seconds.")
+    writes_per_job = forms.FloatField(initial=5, min_value=0, max_value=capacity.MAX_RATE, required=False)
 
     @classmethod
     def example(cls) -> dict[str, object]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import timedelta
 
@@ -11,6 +12,8 @@ _SECONDS = {
     "h": 3600, "hour": 3600, "hours": 3600,
     "d": 86400, "day": 86400, "days": 86400,
 }
+# Longer than anything an operator means (a century), and far from what a datetime holds.
+MAX_DURATION = timedelta(days=36_525)
 _AMOUNT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$")
 
 
@@ -23,6 +26,8 @@ def parse_duration(text: str | float | int, *, default_unit: str = "s") -> timed
     seconds = float(match.group(1)) * _SECONDS[unit]
     if seconds <= 0:
         raise ValueError(f"{text!r}: a duration must be positive")
+    if seconds > MAX_DURATION.total_seconds():
+        raise ValueError(f"{text!r}: a duration is at most {MAX_DURATION.days} days")
     return timedelta(seconds=seconds)
 
 
@@ -34,6 +39,8 @@ def parse_rate(text: str | float | int) -> float:
         amount = float(count)
     except ValueError:
         raise ValueError(f"{text!r} is not a rate: write e.g. 6/min, 0.1/s or 360/h") from None
+    if not math.isfinite(amount):
+        raise ValueError(f"{text!r} is not a rate: write e.g. 6/min, 0.1/s or 360/h")
     if amount < 0:
         raise ValueError(f"{text!r}: a rate cannot be negative")
     try:

@@ -147,6 +147,27 @@ def test_reconciling_as_done_needs_a_usable_outcome(client, triager, in_state, o
     assert Job.objects.get(pk=job.pk).state == "unknown"
 
 
+@pytest.mark.parametrize("depth", [600, 9000])
+def test_an_outcome_nested_too_deep_is_a_form_error_not_a_500_now_or_on_the_tenants_page(
+        client, triager, in_state, depth):
+    job = in_state("unknown")
+    client.force_login(triager)
+    outcome = '{"a": ' + "[" * depth + "]" * depth + "}"  # 9,000 deep fits the field's 20,000 characters
+    response = confirm(client, start_action(client, "reconcile_done", job), reason="checked", outcome=outcome)
+    assert response.status_code == 200
+    assert "nests deeper than 32 levels" in str(response.context["form"].errors["outcome"])
+    assert Job.objects.get(pk=job.pk).state == "unknown"
+
+
+def test_an_outcome_the_database_cannot_keep_is_a_form_error(client, triager, in_state):
+    job = in_state("unknown")
+    client.force_login(triager)
+    response = confirm(client, start_action(client, "reconcile_done", job), reason="checked",
+                       outcome='{"note": "a\\u0000b"}')
+    assert "NUL" in str(response.context["form"].errors["outcome"])
+    assert Job.objects.get(pk=job.pk).state == "unknown"
+
+
 def test_a_job_a_worker_completed_after_the_page_was_shown_is_skipped_not_overwritten(
     client, triager, in_state, clock
 ):

@@ -285,6 +285,7 @@ def test_production_headers_come_through_and_plain_http_is_redirected(stack):
     assert status == 200
     assert headers["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains; preload"
     assert "script-src 'self'" in headers["Content-Security-Policy"]
+    assert "camera=()" in headers["Permissions-Policy"] and "geolocation=()" in headers["Permissions-Policy"]
     cookie = headers["Set-Cookie"]
     assert cookie.startswith("csrftoken=") and "Secure" in cookie
 

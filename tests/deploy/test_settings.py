@@ -10,6 +10,7 @@ import json
 import os
 import re
 import secrets
+import socket
 import subprocess
 
 import pytest
@@ -49,6 +50,10 @@ def test_check_deploy_is_clean_under_the_production_environment():
     "django-insecure-development-key-never-use-it-with-DEBUG-off",  # the development key
     "insecure-development-key-set-SECRET_KEY-in-production",    # the key earlier versions shipped
     "django-insecure-" + "x" * 50,                              # any key Django marks as generated
+    "x",                                                        # too short
+    "changeme-please-set-a-real-key",                           # too short
+    "abcd" * 30,                                                # long, but four characters
+    secrets.token_urlsafe(50)[:49],                             # one character short of Django's 50
 ])
 def test_debug_off_refuses_to_start_without_a_key_of_its_own(key):
     env = environment(**PRODUCTION, SECRET_KEY=key)
@@ -64,6 +69,60 @@ def test_with_debug_on_the_development_key_works_and_check_deploy_names_it():
     result = run_django(env, "manage.py", "check", "--deploy")
     assert result.returncode == 0, result.stderr
     assert "security.W009" in result.stderr + result.stdout  # the key's django-insecure- prefix
+
+
+DATABASE_OPTIONS = """
+import json, sys
+if sys.argv[1] == "web":
+    import jobsite.wsgi  # what gunicorn loads
+else:
+    import django; django.setup()  # what manage.py runworkers does
+from django.conf import settings
+options = settings.DATABASES["default"]["OPTIONS"]
+print(json.dumps({name: options[name] for name in ("connect_timeout", "tcp_user_timeout", "keepalives")}))
+"""
+
+
+def test_a_web_process_gives_up_on_a_cut_database_within_about_a_second_and_a_worker_within_its_margin():
+    """A web host cut off from PostgreSQL held each request 4-15 s before its 503 (the workers'
+    10 s TCP user timeout plus a 5 s connect): the web has timeouts of its own."""
+    env = environment(**PRODUCTION, SECRET_KEY=secrets.token_urlsafe(50), JOBSITE_PROCESS=None,
+                      DATABASE_URL="postgresql://jobs@db.example.com:5432/jobs", JOBS_LEASE_SECONDS="30")
+    seen = {}
+    for role in ("web", "worker"):
+        result = run_django(env, "-c", DATABASE_OPTIONS, role)
+        assert result.returncode == 0, result.stderr
+        seen[role] = json.loads(result.stdout.strip().splitlines()[-1])
+    assert seen["web"] == {"connect_timeout": 2, "tcp_user_timeout": 1000, "keepalives": 1}  # 2 s: libpq's least
+    assert seen["worker"] == {"connect_timeout": 5, "tcp_user_timeout": 10_000, "keepalives": 1}  # lease / 3
+
+
+SILENT_DATABASE_REQUEST = """
+import json, time
+import jobsite.wsgi
+from django.test import Client
+started = time.monotonic()
+response = Client().get("/jobs", HTTP_AUTHORIZATION="Bearer jq_" + "x" * 43, HTTP_ACCEPT="application/json")
+print(json.dumps([response.status_code, response.get("Retry-After"), time.monotonic() - started]))
+"""
+
+
+def test_a_web_process_whose_database_never_answers_says_503_within_about_two_seconds():
+    """A database host that takes the connection and then says nothing, as a cut-off one does."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    port = silent.getsockname()[1]
+    try:
+        env = environment(DEBUG="0", SECRET_KEY=secrets.token_urlsafe(50), HTTPS=None, JOBSITE_PROCESS=None,
+                          ALLOWED_HOSTS="testserver", DATABASE_URL=f"postgresql://jobs@127.0.0.1:{port}/jobs")
+        result = run_django(env, "-c", SILENT_DATABASE_REQUEST)
+    finally:
+        silent.close()
+    assert result.returncode == 0, result.stderr
+    status, retry_after, seconds = json.loads(result.stdout.strip().splitlines()[-1])
+    assert status == 503 and retry_after, result.stdout
+    assert seconds < 3.5, seconds  # the workers' settings took 5 s to give up on the connect alone
 
 
 PROBE = r"""
@@ -108,6 +167,8 @@ def test_production_responses_carry_hsts_csp_and_secure_cookies():
     csp = dict(d.strip().split(" ", 1) for d in headers["Content-Security-Policy"].split(";"))
     assert csp["default-src"] == csp["script-src"] == csp["style-src"] == "'self'"
     assert csp["frame-ancestors"] == csp["object-src"] == csp["base-uri"] == "'none'"
+    assert {"camera=()", "microphone=()", "geolocation=()", "payment=()"} <= set(
+        headers["Permissions-Policy"].split(", "))
     assert seen["csrf_cookie"]["secure"]
     assert seen["login"] == [302, "/"]
     assert seen["session_cookie"] == {"secure": True, "httponly": True}

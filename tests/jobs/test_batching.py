@@ -6,14 +6,16 @@ test_runworkers.py, test_concurrency.py and test_kill.py.
 
 from __future__ import annotations
 
+import itertools
+import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 
 from jobs import queue
 from jobs.models import Job, JobEvent, Tenant
-from jobs.worker import Worker
+from jobs.worker import Completer, Finished, Worker
 
 LEASE = timedelta(seconds=30)
 
@@ -205,3 +207,39 @@ def test_a_held_job_cancelled_or_superseded_while_it_waits_is_never_started(cloc
     assert ran == [first.pk]
     assert Job.objects.get(pk=cancelled.pk).state == "cancelled"
     assert w.stats.cancelled == 1 and w.stats.rejected == 1
+
+
+def test_a_completer_whose_commit_fails_backs_off_instead_of_retrying_every_few_milliseconds(clock, accept,
+                                                                                              monkeypatch):
+    """During a database outage: 25 ms, doubling, at most 2 s between tries; at once again after."""
+    tries: list[float] = []
+    down = True
+
+    def complete_many(*, completions, now, actor="worker"):
+        tries.append(time.monotonic())
+        if down:
+            raise OperationalError("connection refused")
+        return [queue.Outcome(True, "completed", "completed") for _ in completions]
+
+    monkeypatch.setattr(queue, "complete_many", complete_many)
+    monkeypatch.setattr(connection, "close", lambda: None)  # the test's database outlives the thread
+    done: list[int] = []
+    completer = Completer(batch=32, interval=0.005, clock=clock, done=lambda f, o: done.append(f.claim.job_id))
+    accept("diagnostic.noop")
+    claim = queue.claim(now=clock.now(), worker="w", lease=LEASE)
+    assert claim is not None
+    completer.submit(Finished(claim, {}, None, {}, time.monotonic(), time.monotonic()))
+    try:
+        time.sleep(1.6)
+        gaps = [b - a for a, b in itertools.pairwise(tries)]
+        assert 3 <= len(tries) <= 8, tries  # 25, 50, 100, 200, 400, 800 ms: not 60 tries at ~25 ms
+        assert gaps[-1] >= 0.2 and gaps[-1] > 3 * gaps[0], gaps
+        assert done == [] and completer.pending == 1
+        down = False
+        deadline = time.monotonic() + Completer.RETRY_CAP * 2 + 1
+        while not done and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert done == [claim.job_id] and completer.pending == 0
+        assert completer._retry_at == 0.0  # the first commit that worked reset the backoff
+    finally:
+        completer.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from ops import capacity, units
@@ -107,6 +109,22 @@ def test_a_long_burst_is_shown_as_its_first_waves_and_its_last():
     assert p.waves_hidden == 1000 - capacity.WAVES_SHOWN - 1
     planned = plan(Workload(workers=3, burst=12, **EXAMPLE))
     assert planned.waves_shown == planned.waves
+
+
+def test_a_burst_of_a_million_waves_is_computed_wave_by_wave_as_read():
+    p = plan(Workload(workers=1, burst=1_000_000, **EXAMPLE))
+    assert len(p.waves) == 1_000_000 and p.waves_hidden == 1_000_000 - capacity.WAVES_SHOWN - 1
+    assert p.waves[-1] == capacity.Wave(1_000_000, 1, 20_000_000, 90 - 20_000_000)
+    assert p.burst_finish == 20_000_000
+    body = p.as_dict()
+    assert len(body["waves"]) == capacity.WAVES_SHOWN + 1 and body["wave_count"] == 1_000_000
+
+
+@pytest.mark.parametrize("figures", [{"rate": 1e308}, {"rate": math.inf}, {"rate": math.nan},
+                                     {"service": 1e308}, {"deadline": math.inf}, {"burst": 10**12}])
+def test_figures_too_large_to_compute_with_are_refused(figures):
+    with pytest.raises(ValueError):
+        Workload(**{"workers": 3, **EXAMPLE, **figures})
 
 
 def test_a_value_left_out_takes_the_workloads_default_and_a_given_one_is_kept():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from jobs import queue
@@ -84,6 +86,31 @@ def test_the_capacity_page_explains_bad_input(client_for, staff):
     html = client_for(staff).get("/ops/capacity/", {"rate": "lots", "service": 20, "workers": 3,
                                                     "deadline": 90}).content.decode()
     assert "not a rate" in html
+
+
+@pytest.mark.parametrize("given,said", [
+    ({"rate": "1e308/s"}, "rates and writes per job are at most"),
+    ({"rate": "inf/s"}, "not a rate"),
+    ({"rate": "nan"}, "not a rate"),
+    ({"service": "1e308"}, "less than or equal to"),
+    ({"writes_per_job": "1e308"}, "less than or equal to"),
+    ({"observed": "99999999999999d"}, "a duration is at most"),
+])
+def test_the_capacity_page_refuses_figures_too_large_to_compute_with(client_for, staff, given, said):
+    query = {"rate": "6/min", "service": 20, "workers": 3, "deadline": 90, "burst": 12, **given}
+    if "observed" in given:
+        del query["rate"]
+    response = client_for(staff).get("/ops/capacity/", query)
+    assert response.status_code == 200
+    assert said in response.content.decode()
+
+
+def test_a_burst_of_a_million_is_planned_without_a_million_waves(client_for, staff):
+    started = time.process_time()
+    html = client_for(staff).get("/ops/capacity/", {"rate": "6/min", "service": 20, "workers": 1, "deadline": 90,
+                                                    "burst": 1_000_000}).content.decode()
+    assert time.process_time() - started < 0.5  # it was 7.2 s of CPU and 340 MB
+    assert "999991 more waves" in html and "2e+07 s" in html
 
 
 def test_the_capacity_page_takes_rate_and_service_time_from_the_job_table(client_for, staff, accept, clock,

@@ -85,6 +85,19 @@ def charge_then_fail() -> None:
 # file: the test reads what the worker process sent.
 
 
+def plain(command: str) -> str:
+    """A module-level function that is no task: a job naming it must not run it."""
+    raise AssertionError(f"plain() ran with {command!r}")
+
+
+def plain_twin(n: int) -> int:
+    """A task's function kept at its own name (the task is bound to another)."""
+    return n * 2
+
+
+twin = task(plain_twin)
+
+
 def _record(signal_name: str):
     def receiver(sender, task_result, **kwargs) -> None:
         path = os.environ.get("TASK_SIGNAL_LOG")

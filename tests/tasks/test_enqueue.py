@@ -77,7 +77,11 @@ def test_the_backend_option_tenant_names_the_tenant_of_its_tasks(task_options, b
     (({1: "one"}, 1), {}, r"args\[0\] is an object with a key of type int"),
     ((float("nan"), 1), {}, r"args\[0\] is nan \(JSON has no NaN"),
     ((b"\xff\xfe", 1), {}, r"args\[0\] is bytes that are not UTF-8"),
-], ids=["object", "datetime", "set-inside", "int-key", "nan", "binary"])
+    (("a\x00b", 1), {}, r"args\[0\] is text with a NUL character"),
+    ((1,), {"b": ["\ud800"]}, r"kwargs\['b'\]\[0\] is text with a lone surrogate, which is not UTF-8"),
+    (({"k\x00": 1}, 1), {}, r"args\[0\] key 'k\\x00' is text with a NUL character"),
+    ((b"a\x00", 1), {}, r"args\[0\] is text with a NUL character"),
+], ids=["object", "datetime", "set-inside", "int-key", "nan", "binary", "nul", "surrogate", "nul-key", "nul-bytes"])
 def test_an_argument_json_cannot_hold_is_refused_at_enqueue_and_nothing_is_written(backend, args, kwargs, where):
     with pytest.raises(InvalidTaskArguments, match=f"must be JSON-serialisable: {where}"):
         add.enqueue(*args, **kwargs)

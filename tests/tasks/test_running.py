@@ -159,6 +159,36 @@ def test_a_task_whose_function_cannot_be_imported_is_dead_with_a_clear_reason(ba
         assert result.errors[0].exception_class is TaskNotFound
 
 
+@pytest.mark.parametrize("function", ["subprocess.getoutput", "os.path.join", "tests.tasks.sample_tasks.plain",
+                                      "jobs.queue.cancel"])
+def test_a_job_row_naming_a_function_that_is_no_task_runs_nothing_and_is_dead_at_once(backend, worker, clock,
+                                                                                     alice, tmp_path, function):
+    """Anything that can write a job row (SQL, a restored backup) must not get code execution on the workers."""
+    witness = tmp_path / "ran"
+    job = queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind=KIND, operation_key=function,
+                       payload=TaskCall(function=function, args=[f"touch {witness}"], kwargs={}).payload(),
+                       now=clock.now(), offered_only=False).job
+
+    assert worker.run_one()
+
+    job.refresh_from_db()
+    assert (job.state, job.attempts) == ("dead", 1)  # not retried
+    assert job.last_error.startswith(f"task_not_found: {function!r} is not a registered task")
+    assert not witness.exists()
+    assert backend.get_result(str(job.pk)).errors[0].exception_class is TaskNotFound
+
+
+def test_a_tasks_function_bound_to_its_name_undecorated_still_runs(backend, worker, clock, alice):
+    """``also_plain = task(plain_twin)`` keeps the function at its name: it is registered, so it runs."""
+    function = "tests.tasks.sample_tasks.plain_twin"
+    job = queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind=KIND, operation_key=function,
+                       payload=TaskCall(function=function, args=[2], kwargs={}).payload(), now=clock.now(),
+                       offered_only=False).job
+    assert worker.run_one()
+    job.refresh_from_db()
+    assert (job.state, job.result) == ("completed", {"return_value": 4}), job.last_error
+
+
 def test_a_return_value_json_cannot_hold_fails_the_task_for_good(backend, worker):
     enqueued = unstorable.enqueue()
     worker.run_one()

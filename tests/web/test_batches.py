@@ -127,6 +127,25 @@ def test_more_files_than_a_batch_takes_are_refused_whole(form):
             in response.content.decode())
 
 
+@pytest.mark.parametrize("htmx", [False, True])
+def test_more_files_than_django_reads_are_refused_by_the_form_not_a_bare_400(form, settings, htmx):
+    client, fields = form
+    many = [(f"f{i}.txt", 10) for i in range(settings.DATA_UPLOAD_MAX_NUMBER_FILES + 1)]
+    headers = HTMX if htmx else {}
+    response = client.post("/jobs", {**fields, "document": files(*many)}, headers=headers)
+    html = response.content.decode()
+    assert response.status_code == 400 and not Job.objects.exists()
+    assert (f"You chose more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files; at most {http.MAX_BATCH_FILES} "
+            "can be sent at once." in html)
+    assert 'id="form-error"' in html or 'id="error-document"' in html
+
+
+def test_an_api_client_sending_more_files_than_django_reads_gets_a_json_400(api_client, alice, settings):
+    many = files(*[(f"f{i}.txt", 10) for i in range(settings.DATA_UPLOAD_MAX_NUMBER_FILES + 1)])
+    response = api_client(alice).post("/jobs", {"kind": "webtest.echo", "document": many})
+    assert response.status_code == 400 and response.json()["error"] == "too_many_files"
+
+
 def test_a_body_larger_than_a_whole_batch_is_refused_before_it_is_read(form, settings):
     client, fields = form
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024

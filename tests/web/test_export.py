@@ -56,6 +56,18 @@ def test_text_from_a_document_never_becomes_a_spreadsheet_formula(browser_client
     assert row["Invoice number"] == "-12"  # a number stays a number
 
 
+def test_a_column_named_by_the_result_never_becomes_a_spreadsheet_formula(browser_client, alice, reviewed):
+    """A result set by triage names its own fields, and the export's header is made of them."""
+    result = review_result()
+    result["fields"]['=HYPERLINK("http://evil")'] = {"status": "present", "value": "x", "detail": ""}
+    reviewed(result, name="triaged.pdf", batch="b-t")
+    for url in ("/jobs/export.csv", "/batches/b-t/export.csv"):
+        response = browser_client(alice).get(url)
+        header = next(csv.reader(io.StringIO(response.content.decode("utf-8")[1:])))
+        assert not [name for name in header if name[:1] in "=+-@"], header
+        assert "'=hyperlink(\"http://evil\")" in header and "'=hyperlink(\"http://evil\"): status" in header
+
+
 def test_a_batch_exports_its_documents_in_order(browser_client, alice, reviewed):
     first = reviewed(review_result(), name="one.pdf", batch="b-x")
     second = reviewed(review_result(readable=False), name="two.pdf", batch="b-x")

@@ -151,6 +151,35 @@ def test_only_a_failed_job_of_ones_own_tenant_can_be_submitted_again(browser_cli
     assert Job.objects.count() == 2
 
 
+def test_her_history_names_the_teammate_who_cancelled_or_resubmitted_her_document(browser_client, alice,
+                                                                                    make_member, accept, clock):
+    carol = make_member("acme", "carol")
+    waiting = accept()
+    running = accept(now=clock.now() - timedelta(seconds=1))
+    dead = drive_to(accept(now=clock.now() - timedelta(seconds=9)), "dead", now=clock.now())
+    own = accept(now=clock.now() - timedelta(seconds=2))
+    carols = browser_client(carol)
+    carols.get("/jobs")
+    token = carols.cookies["csrftoken"].value
+    assert carols.post(f"/jobs/{waiting.pk}/cancel", headers={"X-CSRFToken": token}).status_code == 303
+    drive_to(running, "leased", now=clock.now())
+    assert carols.post(f"/jobs/{running.pk}/cancel", headers={"X-CSRFToken": token}).status_code == 303
+    assert carols.post(f"/jobs/{dead.pk}/again", {"idempotency_key": "k", "csrfmiddlewaretoken": token}).status_code \
+        == 303
+    carols.post(f"/jobs/{dead.pk}/again", {"idempotency_key": "k", "csrfmiddlewaretoken": token})  # a double click
+    again = Job.objects.get(submitted_by=carol)
+    alices = browser_client(alice)
+    alices.get("/jobs")
+    alices.post(f"/jobs/{own.pk}/cancel", headers={"X-CSRFToken": alices.cookies["csrftoken"].value})
+
+    assert "Cancelled by carol" in words(page(alices, waiting))
+    running_page = words(page(alices, running))
+    assert "Cancel asked for by carol" in running_page and "try 2" not in running_page
+    assert words(page(alices, dead)).count(f"Submitted again by carol, as job {again.pk}") == 1
+    assert "Cancelled by you" in words(page(alices, own))
+    assert "Cancelled by alice" in words(page(carols, own))
+
+
 # --- Downloads ---------------------------------------------------------------------------------------
 
 
@@ -165,6 +194,26 @@ def test_the_note_and_the_result_download_as_files(browser_client, alice, bob, r
     assert result["Content-Type"] == "application/json" and result.json() == job.result
     assert browser_client(bob).get(f"/jobs/{job.pk}/note.txt").status_code == 404
     assert browser_client(bob).get(f"/jobs/{job.pk}/result.json").status_code == 404
+
+
+def test_no_cache_keeps_a_job_its_downloads_or_the_exports(browser_client, api_client, alice, reviewed):
+    job = reviewed(review_result(iban_status="malformed"), name="invoice.pdf", batch="b-c")
+    client = browser_client(alice)
+    urls = [f"/jobs/{job.pk}", f"/jobs/{job.pk}/note.txt", f"/jobs/{job.pk}/result.json", "/jobs",
+            "/jobs/export.csv", "/batches/b-c", "/batches/b-c/export.csv"]
+    for url in urls:
+        response = client.get(url)
+        assert {"no-store", "private"} <= set(response["Cache-Control"].replace(" ", "").split(",")), url
+    assert "no-store" in client.get(f"/jobs/{job.pk}", headers=HTMX)["Cache-Control"]
+    assert "no-store" in api_client(alice).get(f"/jobs/{job.pk}")["Cache-Control"]
+
+
+def test_every_response_forbids_the_powerful_features_the_site_never_uses(browser_client, api_client, alice,
+                                                                          client):
+    for response in (client.get("/accounts/login/"), client.get("/no-such-page"), client.get("/openapi.json"),
+                     browser_client(alice).get("/jobs"), api_client(alice).get("/jobs/999999")):
+        policy = set(response["Permissions-Policy"].split(", "))
+        assert {"camera=()", "microphone=()", "geolocation=()", "payment=()"} <= policy
 
 
 def test_nothing_to_download_before_the_review_is_done(browser_client, alice, accept):

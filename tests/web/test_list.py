@@ -130,6 +130,34 @@ def test_a_filter_the_page_cannot_read_is_dropped_and_said_while_the_api_refuses
     assert api_client(alice).get("/jobs?tz=Mars/Olympus").status_code == 400
 
 
+@pytest.mark.parametrize("query", ["until=9999-12-31", "since=0001-01-01&tz=Pacific/Kiritimati",
+                                   "until=9999-12-31&tz=Pacific/Kiritimati"])
+def test_a_day_at_the_end_of_the_calendar_is_an_unreadable_filter_not_a_500(browser_client, api_client, alice,
+                                                                           accept, query):
+    job = accept()
+    page = browser_client(alice).get(f"/jobs?{query}")
+    assert page.status_code == 200
+    assert "was not understood" in page.content.decode() and f'id="job-{job.pk}"' in page.content.decode()
+    rows_poll = browser_client(alice).get(f"/jobs?{query}", headers=HTMX)
+    assert rows_poll.status_code == 200
+    assert browser_client(alice).get(f"/jobs/export.csv?{query}").status_code == 200
+    refused = api_client(alice).get(f"/jobs?{query}")
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid"
+    assert api_client(alice).get(f"/jobs/export.csv?{query}").status_code == 400
+
+
+def test_a_nul_in_the_search_is_refused_before_the_database_sees_it(browser_client, api_client, alice, accept):
+    """PostgreSQL refuses a NUL in text it compares (DataError, a 500); SQLite would match nothing."""
+    job = accept()
+    page = browser_client(alice).get("/jobs?q=%00&outcome=ok%00")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "The filters “q”, “outcome” were not understood" in html and f'id="job-{job.pk}"' in html
+    assert browser_client(alice).get("/jobs/export.csv?q=a%00b").status_code == 200
+    refused = api_client(alice).get("/jobs?q=%00")
+    assert refused.status_code == 400 and "NUL" in refused.json()["detail"]
+
+
 def test_paging_keeps_the_filters(browser_client, alice, accept):
     for _ in range(PAGE_SIZE + 1):
         accept()
