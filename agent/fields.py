@@ -12,7 +12,10 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
+
+from . import labels
+from .layout import Layout, Line, Word
 
 REQUIRED = (
     "supplier_name",
@@ -49,30 +52,6 @@ MAX_VALUE_CHARS = 120
 CURRENCIES = frozenset({"EUR", "USD", "GBP", "CHF", "SEK", "DKK", "NOK", "PLN", "CZK", "HUF", "JPY", "CAD", "AUD"})
 SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "JPY", "Fr.": "CHF", "kr": "SEK", "zł": "PLN"}
 
-# Labels as suppliers print them, at the start of a line; the value is the rest of the line
-# after a colon, a "#" or a gap of two or more spaces or tabs.
-_PATTERNS = {
-    "supplier_name": r"(?:supplier(?:\s+name)?|seller|vendor|from|company)",
-    "vat_id": r"(?:vat(?:\s*(?:id|no\.?|number|reg(?:istration)?(?:\s+no\.?)?))?|tax\s*id|ust-?idnr\.?|tva)",
-    "invoice_number": r"(?:invoice\s*(?:number|no\.?|#)|invoice\s+id)",
-    "invoice_date": r"(?:invoice\s+date|date\s+of\s+issue|issue\s+date|date)",
-    "currency": r"(?:currency)",
-    "total_amount": r"(?:total(?:\s+(?:due|amount|payable))?|amount\s+due|grand\s+total)",
-    "iban": r"(?:iban)",
-    "account": r"(?:(?:bank\s+)?account(?:\s+(?:number|no\.?))?)",
-}
-# Matched against one line at a time (``re.match``: only from its start), in time linear in
-# the line. The runs of spaces and tabs around the separator are possessive (``*+``,
-# ``{2,}+``): each takes all the blanks there are and never gives any back, so no two
-# quantifiers share the same blanks and a line without a value fails after one pass over
-# them. Only the label may backtrack, to a shorter alternative ("total" for "total amount"),
-# a handful of times per line. The value runs to the end of the line; ``find`` strips it.
-_LINE = {
-    name: re.compile(rf"[ \t]*+{label}(?:[ \t]*+[:#][ \t]*+|[ \t]{{2,}}+)(?P<value>\S.*)", re.IGNORECASE)
-    for name, label in _PATTERNS.items()
-}
-
-
 @dataclass(frozen=True)
 class Field:
     status: str  # present | missing | malformed
@@ -83,30 +62,9 @@ class Field:
         return {"status": self.status, "value": self.value, "detail": self.detail}
 
 
-def find(text: str, name: str) -> str | None:
-    """The value printed after a field's label on the first line that has one, or None."""
-    pattern = _LINE[name]
-    for line in text.splitlines():
-        match = pattern.match(line)
-        if match is not None:
-            value = match.group("value").strip(" :\t")
-            return value[:MAX_VALUE_CHARS] or None
-    return None
-
-
 def check_all(text: str, *, country: str | None = None, today: date | None = None) -> dict[str, dict[str, Any]]:
-    """Every required field, found in ``text`` and checked (dates against ``today``)."""
-    total = find(text, "total_amount")
-    checks: dict[str, Callable[[], Field]] = {
-        "supplier_name": lambda: check_supplier_name(find(text, "supplier_name")),
-        "vat_id": lambda: check_vat_id(find(text, "vat_id"), country=country),
-        "invoice_number": lambda: check_invoice_number(find(text, "invoice_number")),
-        "invoice_date": lambda: check_invoice_date(find(text, "invoice_date"), today=today),
-        "currency": lambda: check_currency(find(text, "currency"), total=total),
-        "total_amount": lambda: check_total_amount(total),
-        "iban": lambda: check_iban(find(text, "iban"), account=find(text, "account")),
-    }
-    return {name: checks[name]().as_dict() for name in REQUIRED}
+    """Every required field, read off plain text and checked (dates against ``today``)."""
+    return read_fields(Layout.from_text(text), country=country, today=today)
 
 
 def _missing(what: str) -> Field:
@@ -253,3 +211,749 @@ def _stdnum_reason(exc: Exception) -> str:
     if isinstance(exc, InvalidFormat):
         return "wrong format"
     return "not valid"
+
+
+# --- reading the fields off a page ------------------------------------------------------------
+#
+# The page is cut into columns: a line's words with no wide gap between them. A label is
+# searched inside one column; its value is the rest of that column, else the next column to
+# its right on the same line, else the column just under it (a label/value block, or a
+# table's header over its row). Identifiers with check digits (VAT ids, IBANs) are also
+# found anywhere on the page, and whose they are is told by the block they stand in.
+
+# Pseudo positions for lines without boxes (plain text, DOCX): a character is this wide
+# and a line this tall, so the same column rules apply to text laid out with spaces.
+_CHAR_WIDTH = 5.0
+_LINE_HEIGHT = 12.0
+# How far under a label its value may stand, in line heights, and lines looked at.
+_BELOW_LINES = 3
+_BELOW_HEIGHTS = 3.2
+# A block (seller, buyer) runs this many line heights under its heading.
+_BLOCK_HEIGHTS = 14
+# Identifiers tried against their check digits per document (bounds hostile text).
+_MAX_IDENTIFIERS = 400
+
+_SPLIT = re.compile(r"\S+(?: \S+)*")  # a column of text: words joined by single spaces
+_SEPARATORS = re.compile(r"[\s:#=.\-–|]*+")
+
+
+def _compile(patterns: list[str] | str) -> re.Pattern[str]:
+    source = patterns if isinstance(patterns, str) else "|".join(f"(?:{p})" for p in patterns)
+    return re.compile(source, re.IGNORECASE)
+
+
+_INVOICE_NUMBER = _compile(labels.INVOICE_NUMBER)
+_INVOICE_TITLE = _compile(labels.INVOICE_TITLE)
+_INVOICE_DATE = _compile(labels.INVOICE_DATE)
+_DATE_GENERIC = _compile(labels.DATE_GENERIC)
+_TOTAL_GROSS = _compile(labels.TOTAL_GROSS)
+_TOTAL_DUE = _compile(labels.TOTAL_DUE)
+_TOTAL_PLAIN = _compile(labels.TOTAL_PLAIN)
+_NET = _compile(labels.NET)
+_VAT_AMOUNT = _compile(labels.VAT_AMOUNT)
+_VAT_LABELS = [(_compile(source), country) for source, country in labels.VAT_ID]
+_IBAN_LABEL = _compile(labels.IBAN)
+_ACCOUNT_LABEL = _compile(labels.ACCOUNT)
+_CURRENCY_LABEL = _compile(labels.CURRENCY)
+_SELLER_HEADING = re.compile(rf"^\W{{0,3}}(?:{labels.SELLER})(?:\s*[/&]\s*[^\W\d_]+)?\s*(?P<colon>:)?", re.IGNORECASE)
+_BUYER_HEADING = re.compile(rf"^\W{{0,3}}(?:{labels.BUYER})(?:\s*[/&]\s*[^\W\d_]+)?\s*(?P<colon>:)?", re.IGNORECASE)
+_LEGAL_NAME = re.compile(rf"(?<![^\W\d_])(?:{labels.LEGAL_FORM})(?![^\W\d_])")
+
+# Amounts: 1.234,56 / 1,234.56 / 1 234,56 / 1'234.56 / 1234.5 / 1234; never a percentage.
+_AMOUNT = re.compile(r"(?<![\d.,])(?P<sign>[-\u2212]\s?)?(?P<int>\d{1,3}(?:[.,'’\u00a0\u202f ]\d{3})++|\d++)"
+                     r"(?:(?P<sep>[.,])(?P<dec>\d{1,2}))?(?![\d%])(?!\s?%)")
+_CODES = "|".join(sorted(CURRENCIES))
+_CURRENCY_CODE = re.compile(rf"(?<![A-Za-z])(?:{_CODES})(?![A-Za-z])")
+_CURRENCY_SIGN = re.compile(r"US\$|€|\$|£|¥|zł|(?<![A-Za-z])(?:Fr\.|CHF|kr)(?![A-Za-z])")
+# Dates: numeric day-first (or ISO), and with a month name in any of the seven languages.
+_NUMERIC_DATE = re.compile(r"(?<!\d)(?:(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})|"
+                           r"(?P<d2>\d{1,2})(?P<s>[./-])(?P<m2>\d{1,2})(?P=s)(?P<y2>\d{4}|\d{2}))(?![\d.,]\d)")
+_DAY_MONTH = re.compile(r"(?<!\d)(?P<d>\d{1,2})(?:\.|er|st|nd|rd|th|º|°)?[ \t\u00a0\-/]{0,3}(?:de |of )?"
+                        r"(?P<m>[^\W\d_]{3,12})\.?[ \t\u00a0\-/,]{0,3}(?:de |del )?(?P<y>\d{4})(?!\d)")
+_MONTH_DAY = re.compile(r"(?<![^\W\d_])(?P<m>[^\W\d_]{3,12})\.?[ \t\u00a0]{1,3}(?P<d>\d{1,2})(?:st|nd|rd|th)?"
+                        r"[ \t\u00a0]{0,3},?[ \t\u00a0]{0,3}(?P<y>\d{4})(?!\d)")
+_ID_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]{0,39}")
+_VAT_SHAPE = re.compile(r"(?<![A-Za-z0-9])(?P<cc>AT|BE|BG|CY|CZ|DE|DK|EE|EL|ES|FI|FR|GB|HR|HU|IE|IT|LT|LU|LV|MT|NL|PL|"
+                        r"PT|RO|SE|SI|SK|XI|CHE|NO)[ .\-]?(?P<body>[0-9A-Z][0-9A-Z .\-]{5,20})")
+_IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){10,32}")
+_NUMBER_SHAPE = re.compile(r"\d[\d .\-/]{6,18}")
+
+
+@dataclass
+class _Column:
+    """Words of one line with no wide gap between them, and where they stand."""
+
+    page: int
+    line: int  # index in the layout's lines
+    text: str
+    x0: float
+    top: float
+    x1: float
+    bottom: float
+    words: list[Word] | None  # None for text without positions
+    starts: list[int]  # each word's offset in ``text``
+
+    def box(self, start: int = 0, end: int | None = None) -> list[float] | None:
+        """The box of the words holding ``text[start:end]``, or None without positions."""
+        if not self.words:
+            return None
+        end = len(self.text) if end is None else end
+        chosen = [w for w, at in zip(self.words, self.starts, strict=False) if at < end and at + len(w.text) > start]
+        chosen = chosen or self.words
+        return [round(min(w.x0 for w in chosen), 1), round(min(w.top for w in chosen), 1),
+                round(max(w.x1 for w in chosen), 1), round(max(w.bottom for w in chosen), 1)]
+
+    @property
+    def height(self) -> float:
+        return max(self.bottom - self.top, 1.0)
+
+
+@dataclass
+class _Found:
+    """A value read off the page, with where it was read and how sure the reading is."""
+
+    value: str
+    column: _Column
+    start: int
+    end: int
+    rank: int = 0  # lower is stronger
+    role: str = ""  # seller | buyer | "" for identifiers
+
+    def evidence(self, layout: Layout) -> dict[str, Any]:
+        return {"source": "text", "page": self.column.page, "text": _printed(layout.lines[self.column.line].text),
+                "box": self.column.box(self.start, self.end), "element": None}
+
+
+def _printed(text: str) -> str:
+    return re.sub(r" {3,}", "   ", text.strip())[:200]
+
+
+class _Page:
+    """The layout cut into columns, with the blocks (seller, buyer) they stand in."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        self.columns: list[_Column] = []
+        self.by_line: list[list[_Column]] = []
+        self.heights: dict[int, float] = {}
+        rows: dict[int, int] = {}
+        for index, line in enumerate(layout.lines):
+            if line.words:
+                columns = self._word_columns(index, line)
+            else:
+                row = rows.get(line.page, 0)
+                rows[line.page] = row + 1
+                columns = self._text_columns(index, line, row)
+            self.by_line.append(columns)
+            self.columns.extend(columns)
+        for page in {c.page for c in self.columns}:
+            bottoms = [c.bottom for c in self.columns if c.page == page]
+            self.heights[page] = max(bottoms) if bottoms else 1.0
+        for number, (_width, height) in enumerate(layout.sizes, 1):
+            self.heights[number] = height
+        self.headings = [(c, "seller") for c in self.columns if _SELLER_HEADING.match(c.text) and _heading(c.text)]
+        self.headings += [(c, "buyer") for c in self.columns if _BUYER_HEADING.match(c.text) and _heading(c.text)]
+
+    @staticmethod
+    def _word_columns(index: int, line: Line) -> list[_Column]:
+        columns: list[_Column] = []
+        group: list[Word] = []
+        heights = sorted(w.bottom - w.top for w in line.words)
+        size = max(heights[len(heights) // 2], 1.0)
+        for word in line.words:
+            if group and word.x0 - group[-1].x1 >= 0.8 * size:
+                columns.append(_Page._column(index, line.page, group))
+                group = []
+            group.append(word)
+        if group:
+            columns.append(_Page._column(index, line.page, group))
+        return columns
+
+    @staticmethod
+    def _column(index: int, page: int, words: list[Word]) -> _Column:
+        starts, at = [], 0
+        for word in words:
+            starts.append(at)
+            at += len(word.text) + 1
+        return _Column(page=page, line=index, text=" ".join(w.text for w in words), x0=min(w.x0 for w in words),
+                       top=min(w.top for w in words), x1=max(w.x1 for w in words),
+                       bottom=max(w.bottom for w in words), words=words, starts=starts)
+
+    @staticmethod
+    def _text_columns(index: int, line: Line, row: int) -> list[_Column]:
+        text = line.text.expandtabs(8) if "\t" in line.text else line.text
+        return [_Column(page=line.page, line=index, text=m.group(), x0=m.start() * _CHAR_WIDTH,
+                        top=row * _LINE_HEIGHT, x1=m.end() * _CHAR_WIDTH,
+                        bottom=row * _LINE_HEIGHT + _LINE_HEIGHT * 0.8,
+                        words=None, starts=[]) for m in _SPLIT.finditer(text)]
+
+    def right_of(self, column: _Column) -> list[_Column]:
+        return [c for c in self.by_line[column.line] if c.x0 >= column.x1 - 0.5]
+
+    def below(self, column: _Column) -> list[_Column]:
+        """Columns under ``column`` on the next few lines, overlapping it horizontally, nearest first."""
+        found: list[_Column] = []
+        limit = column.bottom + _BELOW_HEIGHTS * column.height
+        for index in range(column.line + 1, min(column.line + 1 + _BELOW_LINES, len(self.by_line))):
+            for other in self.by_line[index]:
+                if other.page != column.page or other.top > limit or other.top < column.top:
+                    continue
+                if other.x0 < column.x1 + 2 and other.x1 > column.x0 - 2:
+                    found.append(other)
+        return found
+
+    def role(self, column: _Column) -> str:
+        """seller, buyer or "" by the nearest block heading above the column in its column band."""
+        best: tuple[float, float, str] | None = None
+        for heading, role in self.headings:
+            if heading.page != column.page or heading.x0 > column.x0 + 20:
+                continue
+            rise = column.top - heading.top
+            if rise < -2 or rise > _BLOCK_HEIGHTS * heading.height:
+                continue
+            key = (heading.top, heading.x0, role)
+            if best is None or key[:2] > best[:2]:
+                best = key
+        return best[2] if best else ""
+
+    def region(self, column: _Column) -> str:
+        """header, footer or body: a letterhead and a footer's legal line are the issuer's."""
+        height = self.heights.get(column.page, 1.0)
+        if column.top < 0.2 * height:
+            return "header"
+        if column.top > 0.8 * height:
+            return "footer"
+        return "body"
+
+
+def _heading(text: str) -> bool:
+    """A block heading: the label alone, or followed by a colon ("Bill to:", "Lieferant: X")."""
+    for pattern in (_SELLER_HEADING, _BUYER_HEADING):
+        match = pattern.match(text)
+        if match is not None:
+            rest = text[match.end():].strip()
+            return not rest or match.group("colon") is not None
+    return False
+
+
+def _values(page: _Page, column: _Column, end: int, parse: Callable[[str], tuple[str, int, int] | None],
+            *, below: bool = True) -> tuple[_Found, str] | None:
+    """The value for a label ending at ``end`` in ``column``: same column, right, then below."""
+    rest_at = _SEPARATORS.match(column.text, end).end()  # type: ignore[union-attr]
+    parsed = parse(column.text[rest_at:])
+    if parsed is not None:
+        value, start, stop = parsed
+        return _Found(value, column, rest_at + start, rest_at + stop), "same"
+    if column.text[rest_at:].strip() and not _only_punctuation(column.text[rest_at:]):
+        return None  # the label is followed by something else: not its value
+    for other in page.right_of(column)[:2]:
+        parsed = parse(other.text)
+        if parsed is not None:
+            return _Found(parsed[0], other, parsed[1], parsed[2]), "right"
+    if below:
+        for other in page.below(column)[:2]:
+            parsed = parse(other.text)
+            if parsed is not None:
+                return _Found(parsed[0], other, parsed[1], parsed[2]), "below"
+    return None
+
+
+def _only_punctuation(text: str) -> bool:
+    return not re.search(r"\w", text)
+
+
+# --- value parsers: the value at the start of a text, as (value, start, end) ---------------
+
+
+def _parse_identifier(text: str) -> tuple[str, int, int] | None:
+    match = _ID_TOKEN.match(text)
+    if match is None:
+        return None
+    token = match.group().rstrip("._-/")
+    if not re.search(r"\d", token) or _date_in(token, whole=True) or _AMOUNT.fullmatch(token) and "," in token:
+        return None
+    return token, 0, len(token)
+
+
+def _parse_date(text: str) -> tuple[str, int, int] | None:
+    found = _date_in(text[:60])
+    return found if found is not None and found[1] <= 3 else None
+
+
+def _date_in(text: str, *, whole: bool = False) -> tuple[str, int, int] | None:
+    """The first date in ``text`` as ISO (or the whole text when ``whole``)."""
+    best: tuple[str, int, int] | None = None
+    for pattern in (_NUMERIC_DATE, _DAY_MONTH, _MONTH_DAY):
+        for match in pattern.finditer(text):
+            iso = _iso(match)
+            if iso is None:
+                continue
+            if whole and (match.start() != 0 or match.end() != len(text)):
+                continue
+            if best is None or match.start() < best[1]:
+                best = (iso, match.start(), match.end())
+            break
+    return best
+
+
+def _iso(match: re.Match[str]) -> str | None:
+    groups = match.groupdict()
+    try:
+        if groups.get("d2"):
+            day, month, year = int(groups["d2"]), int(groups["m2"]), int(groups["y2"])
+            if month > 12 and day <= 12 and groups.get("s") == "/":
+                day, month = month, day  # a US date: 12/31/2014
+        else:
+            day, year = int(groups["d"]), int(groups["y"])
+            month_text = groups["m"]
+            month = int(month_text) if month_text.isdigit() else labels.MONTHS.get(month_text.lower(), 0)
+        if year < 100:
+            year += 2000
+        return date(year, month, day).isoformat()
+    except (ValueError, TypeError):
+        return None
+
+
+def _parse_amount(text: str) -> tuple[str, int, int] | None:
+    for match, amount in _amounts(text[:200]):
+        return str(amount), match.start(), match.end()
+    return None
+
+
+def _amounts(text: str) -> Iterator[tuple[re.Match[str], Decimal]]:
+    """The amounts printed in ``text``, dates and percentages left out."""
+    dates = [(m.start(), m.end()) for p in (_NUMERIC_DATE, _DAY_MONTH, _MONTH_DAY) for m in p.finditer(text)]
+    for match in _AMOUNT.finditer(text):
+        if any(s <= match.start() < e for s, e in dates):
+            continue
+        amount = _decimal(match)
+        if amount is not None:
+            yield match, amount
+
+
+def _decimal(match: re.Match[str]) -> Decimal | None:
+    whole = re.sub(r"[.,'’\u00a0\u202f ]", "", match.group("int"))
+    decimals = match.group("dec") or ""
+    separators = set(re.findall(r"[.,]", match.group("int")))
+    if decimals and match.group("sep") in separators:
+        return None  # 1,234,56: not an amount
+    try:
+        amount = Decimal(f"{whole}.{decimals}" if decimals else whole)
+    except ArithmeticError:
+        return None
+    return -amount if match.group("sign") else amount
+
+
+def _currency_near(text: str, start: int, end: int) -> str | None:
+    """The currency code or symbol printed right before or after an amount."""
+    for window in (text[end:end + 6], text[max(0, start - 6):start]):
+        code = _CURRENCY_CODE.search(window) or _CURRENCY_SIGN.search(window)
+        if code is not None:
+            return SYMBOLS.get(code.group(), code.group())
+    return None
+
+
+def _parse_vat(text: str) -> tuple[str, int, int] | None:
+    match = _VAT_SHAPE.match(text) or _NUMBER_SHAPE.match(text)
+    if match is None:
+        return None
+    token = _valid_prefix(match.group(), _vat_valid) or match.group().split()[0].rstrip(".,;-")
+    if len(re.sub(r"\W", "", token)) < 8:
+        return None
+    return token, match.start(), match.start() + len(token)
+
+
+def _parse_iban(text: str) -> tuple[str, int, int] | None:
+    match = _IBAN_SHAPE.match(text)
+    if match is None:
+        return None
+    token = _valid_prefix(match.group(), _iban_valid) or match.group()
+    return token, 0, len(token)
+
+
+def _valid_prefix(text: str, valid: Callable[[str], bool]) -> str | None:
+    """The longest run of ``text``'s words (from its first) that passes its check digits."""
+    words = text.split()
+    for count in range(len(words), 0, -1):
+        candidate = " ".join(words[:count]).rstrip(".,;-")
+        if valid(candidate):
+            return candidate
+    return None
+
+
+def _vat_valid(value: str) -> bool:
+    from stdnum.eu import vat as eu_vat
+
+    compact = re.sub(r"[\s.\-]", "", value).upper()
+    return len(compact) >= 8 and bool(eu_vat.is_valid(compact))
+
+
+def _iban_valid(value: str) -> bool:
+    from stdnum import iban
+
+    return bool(iban.is_valid(value))
+
+
+def _parse_currency(text: str) -> tuple[str, int, int] | None:
+    match = _CURRENCY_CODE.match(text) or _CURRENCY_SIGN.match(text)
+    if match is None:
+        return None
+    return SYMBOLS.get(match.group(), match.group()), 0, match.end()
+
+
+def _parse_name(text: str) -> tuple[str, int, int] | None:
+    name = text.strip()
+    if not _name_like(name):
+        return None
+    return name[:MAX_VALUE_CHARS], 0, len(name)
+
+
+def _name_like(text: str) -> bool:
+    """A line that can be a company's name: letters, not an address, a contact or a label."""
+    if len(re.findall(r"[^\W\d_]", text)) < 2 or text[:1].isdigit():
+        return False
+    if re.search(r"@|www\.|https?:|\+\d|\btel\b|\bfax\b|\bphone\b|:", text, re.IGNORECASE):
+        return False
+    return not _heading(text)
+
+
+# --- the fields ---------------------------------------------------------------------------
+
+
+def read_fields(layout: Layout, *, country: str | None = None, today: date | None = None) -> dict[str, dict[str, Any]]:
+    """Every required field read off the layout and checked, each with its evidence."""
+    page = _Page(layout)
+    vat = _find_vat_id(page)
+    total, total_note, candidates = _find_total(page)
+    found: dict[str, _Found | None] = {
+        "supplier_name": _find_supplier(page, vat),
+        "vat_id": vat,
+        "invoice_number": _find_invoice_number(page),
+        "invoice_date": _find_invoice_date(page),
+        "total_amount": total,
+        "iban": _find_iban(page),
+    }
+    found["currency"] = _find_currency(page, total)
+    account = None if found["iban"] else _find_labelled(page, _ACCOUNT_LABEL, _parse_identifier)
+    results: dict[str, dict[str, Any]] = {}
+    for name in REQUIRED:
+        item = found[name]
+        value = item.value if item else None
+        if name == "vat_id":
+            field = check_vat_id(value, country=country or (item.role if item and len(item.role) == 2 else None))
+        elif name == "invoice_date":
+            field = check_invoice_date(value, today=today)
+        elif name == "total_amount":
+            field = check_total_amount(value)
+        elif name == "currency":
+            field = check_currency(value)
+            if item is not None and item.rank and field.status == "present":
+                field = Field(field.status, field.value, "read from the total" if item.rank == 1 else
+                              "the currency printed most on the invoice")
+        elif name == "iban":
+            field = check_iban(value, account=account.value if account else None)
+            item = item or account
+        else:
+            field = _CHECKS[name](value)
+        result = field.as_dict()
+        result["evidence"] = item.evidence(layout) if item is not None and result["value"] is not None else None
+        if name == "total_amount":
+            if candidates and field.status == "present":
+                result["status"] = "to_check"
+                result["detail"] = total_note
+                result["candidates"] = [{"value": c.value, "evidence": c.evidence(layout)} for c in candidates]
+            elif total_note and field.status == "present":
+                result["detail"] = total_note
+        results[name] = result
+    return results
+
+
+def _find_labelled(page: _Page, label: re.Pattern[str], parse: Callable[[str], tuple[str, int, int] | None],
+                   *, below: bool = True) -> _Found | None:
+    for column in page.columns:
+        match = label.search(column.text)
+        if match is not None:
+            found = _values(page, column, match.end(), parse, below=below)
+            if found is not None:
+                return found[0]
+    return None
+
+
+def _find_invoice_number(page: _Page) -> _Found | None:
+    found = _find_labelled(page, _INVOICE_NUMBER, _parse_identifier)
+    if found is not None:
+        return found
+    for column in page.columns:  # a title followed straight by a number: "Facture FA-2017-0010"
+        for match in _INVOICE_TITLE.finditer(column.text):
+            parsed = _parse_identifier(column.text[match.end():])
+            if parsed is not None:
+                return _Found(parsed[0], column, match.end(), match.end() + parsed[2])
+    return None
+
+
+def _find_invoice_date(page: _Page) -> _Found | None:
+    found = _find_labelled(page, _INVOICE_DATE, _parse_date)
+    if found is not None:
+        return found
+    for column in page.columns:  # a bare "Date"/"Datum" label, not the due or delivery date
+        match = _DATE_GENERIC.search(column.text)
+        if match is not None and not labels.OTHER_DATE.search(column.text[:match.end()]):
+            value = _values(page, column, match.end(), _parse_date)
+            if value is not None:
+                return value[0]
+    for column in page.columns:  # the date printed with the invoice number: "Rechnung 42 vom 5.3.2018"
+        number = _INVOICE_NUMBER.search(column.text) or _INVOICE_TITLE.search(column.text)
+        if number is not None:
+            date_found = _date_in(column.text[number.end():])
+            if date_found is not None:
+                at = number.end()
+                return _Found(date_found[0], column, at + date_found[1], at + date_found[2])
+    for column in page.columns:  # the first date on the page that is not labelled as another date
+        date_found = _date_in(column.text)
+        if date_found is not None and not labels.OTHER_DATE.search(page.layout.lines[column.line].text):
+            return _Found(date_found[0], column, date_found[1], date_found[2], rank=1)
+    return None
+
+
+def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
+    """The total due: the strongest labels first; disagreeing totals of the same strength are to check."""
+    candidates: list[_Found] = []
+    for column in page.columns:
+        rank = _total_rank(column.text)
+        if rank is None:
+            continue
+        match = (_TOTAL_GROSS.search(column.text) or _TOTAL_DUE.search(column.text)
+                 or _TOTAL_PLAIN.search(column.text))
+        assert match is not None  # noqa: S101  _total_rank matched one of them
+        value = _values(page, column, match.end(), _parse_amount)
+        if value is None:
+            continue
+        found, how = value
+        found.rank = rank + (1 if how == "below" else 0)
+        candidates.append(found)
+    if not candidates:
+        return None, "", []
+    best = min(c.rank for c in candidates)
+    strongest = [c for c in candidates if c.rank == best]
+    values = list(dict.fromkeys(Decimal(c.value) for c in strongest))
+    if len(values) == 1:
+        found = strongest[0]
+        due = [c for c in candidates if c.rank > best and Decimal(c.value) != values[0] and c.rank < 3]
+        note = f"the amount still to pay is {due[0].value}" if due and best == 0 else ""
+        return found, note, []
+    sums = _net_plus_vat(page)
+    confirmed = [c for c in strongest if Decimal(c.value) in sums]
+    if len({Decimal(c.value) for c in confirmed}) == 1:
+        return confirmed[0], "", []
+    if best >= 2:  # several bare "Total" lines: the grand total is the largest
+        largest = max(strongest, key=lambda c: Decimal(c.value))
+        return largest, "the largest of several totals printed", []
+    first: dict[Decimal, _Found] = {}
+    for c in strongest:
+        first.setdefault(Decimal(c.value), c)
+    return strongest[0], "two totals are printed that disagree: check which one is due", list(first.values())
+
+
+def _total_rank(text: str) -> int | None:
+    """0 for a grand total, 1 for an amount due, 2 for a bare total; None for a part of it."""
+    gross = _TOTAL_GROSS.search(text)
+    due = _TOTAL_DUE.search(text)
+    if gross is None and due is None:
+        if _TOTAL_PLAIN.search(text) is None or labels.NOT_TOTAL.search(text):
+            return None
+        return 2
+    label = text[:max(m.end() for m in (gross, due) if m is not None)]
+    if labels.NOT_TOTAL.search(labels.GROSS_MARK.sub(" ", label)):
+        return None
+    return 0 if gross is not None else 1
+
+
+def _net_plus_vat(page: _Page) -> set[Decimal]:
+    """Every sum of a printed net total and a printed VAT amount."""
+    nets: list[Decimal] = []
+    vats: list[Decimal] = []
+    for column in page.columns:
+        for pattern, into in ((_NET, nets), (_VAT_AMOUNT, vats)):
+            match = pattern.search(column.text)
+            if match is not None and not labels.GROSS_MARK.search(column.text):
+                value = _values(page, column, match.end(), _parse_amount, below=False)
+                if value is not None:
+                    into.append(Decimal(value[0].value))
+    return {n + v for n in nets[:20] for v in vats[:20]}
+
+
+def _find_vat_id(page: _Page) -> _Found | None:
+    """The supplier's VAT id: labelled or found by its check digits anywhere, never the buyer's."""
+    found: list[_Found] = []
+    tried = 0
+    for column in page.columns:
+        for label, label_country in _VAT_LABELS:
+            match = label.search(column.text)
+            if match is None:
+                continue
+            value = _values(page, column, match.end(), _parse_vat)
+            if value is not None:
+                item = value[0]
+                buyer = bool(labels.BUYER_MARK.search(column.text[:match.end()])) or page.role(item.column) == "buyer"
+                item.role = "buyer" if buyer else (label_country or "")
+                item.rank = 0 if _vat_valid(item.value) else 2
+                found.append(item)
+            break
+        for match in _VAT_SHAPE.finditer(column.text):
+            tried += 1
+            if tried > _MAX_IDENTIFIERS:
+                break
+            token = _valid_prefix(match.group(), _vat_valid)
+            if token is None:
+                continue
+            item = _Found(token, column, match.start(), match.start() + len(token), rank=1)
+            before = column.text[:match.start()]
+            line_text = page.layout.lines[column.line].text
+            buyer = bool(labels.BUYER_MARK.search(before)) or page.role(column) == "buyer"
+            if not buyer and not before.strip() and column is not page.by_line[column.line][0]:
+                left = line_text[:line_text.find(column.text)] if column.text in line_text else ""
+                buyer = bool(labels.BUYER_MARK.search(left[-40:]))
+            item.role = "buyer" if buyer else ""
+            found.append(item)
+    return _best_identifier(page, found)
+
+
+def _best_identifier(page: _Page, found: list[_Found]) -> _Found | None:
+    """The issuer's: in the seller's block, header or footer before the body; never the buyer's."""
+    own = [f for f in found if f.role != "buyer"]
+    if not own:
+        return None
+
+    def strength(item: _Found) -> tuple[int, int, int]:
+        block = page.role(item.column)
+        place = 0 if block == "seller" else 1 if page.region(item.column) in ("header", "footer") else 2
+        return (0 if item.rank < 2 else 1, place, item.rank)
+
+    return min(own, key=strength)
+
+
+def _find_iban(page: _Page) -> _Found | None:
+    found: list[_Found] = []
+    tried = 0
+    for column in page.columns:
+        match = _IBAN_LABEL.search(column.text)
+        if match is not None:
+            value = _values(page, column, match.end(), _parse_iban)
+            if value is not None:
+                item = value[0]
+                item.rank = 0 if _iban_valid(item.value) else 2
+                item.role = "buyer" if labels.BUYER_MARK.search(column.text[:match.end()]) else ""
+                found.append(item)
+                continue
+        for shape in _IBAN_SHAPE.finditer(column.text):
+            tried += 1
+            if tried > _MAX_IDENTIFIERS:
+                break
+            token = _valid_prefix(shape.group(), _iban_valid)
+            if token is not None:
+                found.append(_Found(token, column, shape.start(), shape.start() + len(token), rank=1,
+                                    role="buyer" if page.role(column) == "buyer" else ""))
+    return _best_identifier(page, found)
+
+
+def _find_currency(page: _Page, total: _Found | None) -> _Found | None:
+    """A labelled currency, else the total's code or symbol, else the one printed most."""
+    labelled = _find_labelled(page, _CURRENCY_LABEL, _parse_currency)
+    if labelled is not None:
+        return labelled
+    if total is not None:
+        text = total.column.text
+        code = _currency_near(text, total.start, total.end)
+        if code is None:
+            line = page.layout.lines[total.column.line].text
+            codes = [m.group() for pattern in (_CURRENCY_CODE, _CURRENCY_SIGN) for m in pattern.finditer(line)]
+            code = SYMBOLS.get(codes[0], codes[0]) if codes else None
+        if code is not None:
+            return _Found(code, total.column, total.start, total.end, rank=1)
+    counts: dict[str, int] = {}
+    first: dict[str, _Found] = {}
+    for column in page.columns:
+        for pattern in (_CURRENCY_CODE, _CURRENCY_SIGN):
+            for match in pattern.finditer(column.text):
+                code = SYMBOLS.get(match.group(), match.group())
+                counts[code] = counts.get(code, 0) + 1
+                first.setdefault(code, _Found(code, column, match.start(), match.end(), rank=2))
+    if not counts:
+        return None
+    return first[max(counts, key=lambda c: counts[c])]
+
+
+def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
+    """The issuer's name: its block, a legal-form name outside the buyer's block, the VAT id's block."""
+    for heading, role in page.headings:
+        if role != "seller":
+            continue
+        match = _SELLER_HEADING.match(heading.text)
+        assert match is not None  # noqa: S101  a heading matched it
+        inline = _parse_name(heading.text[match.end():])
+        if inline is not None:
+            return _Found(inline[0], heading, match.end() + inline[1], match.end() + inline[2])
+        for column in _block(page, heading):
+            name = _parse_name(column.text)
+            if name is not None:
+                return _Found(name[0], column, 0, len(column.text))
+    legal: list[_Found] = []
+    for column in page.columns:
+        if column.page != 1 and legal:
+            break
+        for match in _LEGAL_NAME.finditer(column.text):
+            legal_name = _name_before(column.text, match.end())
+            if legal_name is not None and page.role(column) != "buyer" and not _BUYER_HEADING.match(column.text):
+                legal.append(_Found(legal_name, column, 0, match.end()))
+                break
+    if legal:
+        placed = [f for f in legal if page.region(f.column) in ("header", "footer") or page.role(f.column) == "seller"]
+        return (placed or legal)[0]
+    if vat is not None:
+        for column in reversed(_block_above(page, vat.column)):
+            name = _parse_name(column.text)
+            if name is not None:
+                return _Found(name[0], column, 0, len(column.text))
+    return None
+
+
+def _name_before(text: str, end: int) -> str | None:
+    """The company name ending with a legal form at ``end``: the words before it in the column."""
+    start = 0
+    for separator in (" - ", " | ", " · ", " • ", ", "):
+        at = text.rfind(separator, 0, end - 1)
+        if at >= 0:
+            start = max(start, at + len(separator))
+    name = text[start:end].strip(" -|·•,")
+    name = re.sub(r"^(?:[^\W\d_]+\s*:\s*)", "", name)  # "Seller: Acme GmbH"
+    if not _name_like(name) or len(name) > MAX_VALUE_CHARS:
+        return None
+    return name
+
+
+def _block(page: _Page, heading: _Column) -> list[_Column]:
+    """The columns under a block heading, in its column band, until the next heading."""
+    columns = []
+    for index in range(heading.line + 1, min(heading.line + 8, len(page.by_line))):
+        for column in page.by_line[index]:
+            if column.page != heading.page or column.top - heading.bottom > _BLOCK_HEIGHTS * heading.height:
+                continue
+            if abs(column.x0 - heading.x0) < 3 * heading.height:
+                columns.append(column)
+    return columns
+
+
+def _block_above(page: _Page, column: _Column) -> list[_Column]:
+    """The columns above ``column`` in its column band, nearest last (a VAT id ends its block)."""
+    above = []
+    for index in range(max(0, column.line - 6), column.line):
+        for other in page.by_line[index]:
+            if other.page == column.page and abs(other.x0 - column.x0) < 3 * column.height:
+                above.append(other)
+    return above
+
+
+_CHECKS: dict[str, Callable[[str | None], Field]] = {
+    "supplier_name": lambda value: check_supplier_name(value),
+    "invoice_number": lambda value: check_invoice_number(value),
+}
