@@ -234,7 +234,7 @@ _BLOCK_HEIGHTS = 14
 _MAX_IDENTIFIERS = 400
 
 _SPLIT = re.compile(r"\S+(?: \S+)*")  # a column of text: words joined by single spaces
-_SEPARATORS = re.compile(r"[\s:#=.\-–|]*+")
+_SEPARATORS = re.compile(r"(?:[\s:#=.–|]|-(?!\d))*+")
 
 
 def _compile(patterns: list[str] | str) -> re.Pattern[str]:
@@ -244,6 +244,7 @@ def _compile(patterns: list[str] | str) -> re.Pattern[str]:
 
 _INVOICE_NUMBER = _compile(labels.INVOICE_NUMBER)
 _INVOICE_TITLE = _compile(labels.INVOICE_TITLE)
+_INVOICE_TITLE_NUMBER = _compile(labels.INVOICE_TITLE_NUMBER)
 _INVOICE_DATE = _compile(labels.INVOICE_DATE)
 _DATE_GENERIC = _compile(labels.DATE_GENERIC)
 _TOTAL_GROSS = _compile(labels.TOTAL_GROSS)
@@ -255,8 +256,10 @@ _VAT_LABELS = [(_compile(source), country) for source, country in labels.VAT_ID]
 _IBAN_LABEL = _compile(labels.IBAN)
 _ACCOUNT_LABEL = _compile(labels.ACCOUNT)
 _CURRENCY_LABEL = _compile(labels.CURRENCY)
-_SELLER_HEADING = re.compile(rf"^\W{{0,3}}(?:{labels.SELLER})(?:\s*[/&]\s*[^\W\d_]+)?\s*(?P<colon>:)?", re.IGNORECASE)
-_BUYER_HEADING = re.compile(rf"^\W{{0,3}}(?:{labels.BUYER})(?:\s*[/&]\s*[^\W\d_]+)?\s*(?P<colon>:)?", re.IGNORECASE)
+_HEADING_END = r"(?:\s*[/&]\s*[^\W\d_]+)?\s*(?P<colon>:)?"  # "Käufer/Leistungsempfänger:"
+_SELLER_HEADING = re.compile(rf"^\W{{0,3}}(?:{labels.SELLER}){_HEADING_END}", re.IGNORECASE)
+# A buyer heading may start with a word or two: "Abweichender Warenempfänger:", "Delivery address".
+_BUYER_HEADING = re.compile(rf"^\W{{0,3}}(?:[^\W\d_]+ ){{0,2}}?(?:{labels.BUYER}){_HEADING_END}", re.IGNORECASE)
 _LEGAL_NAME = re.compile(rf"(?<![^\W\d_])(?:{labels.LEGAL_FORM})(?![^\W\d_])")
 
 # Amounts: 1.234,56 / 1,234.56 / 1 234,56 / 1'234.56 / 1234.5 / 1234; never a percentage.
@@ -351,6 +354,7 @@ class _Page:
             self.heights[page] = max(bottoms) if bottoms else 1.0
         for number, (_width, height) in enumerate(layout.sizes, 1):
             self.heights[number] = height
+        self.month_first = _month_first(self.columns)
         self.headings = [(c, "seller") for c in self.columns if _SELLER_HEADING.match(c.text) and _heading(c.text)]
         self.headings += [(c, "buyer") for c in self.columns if _BUYER_HEADING.match(c.text) and _heading(c.text)]
 
@@ -386,6 +390,14 @@ class _Page:
                         top=row * _LINE_HEIGHT, x1=m.end() * _CHAR_WIDTH,
                         bottom=row * _LINE_HEIGHT + _LINE_HEIGHT * 0.8,
                         words=None, starts=[]) for m in _SPLIT.finditer(text)]
+
+    def date_in(self, text: str) -> tuple[str, int, int] | None:
+        return _date_in(text[:200], month_first=self.month_first)
+
+    def parse_date(self, text: str) -> tuple[str, int, int] | None:
+        """A date at the start of ``text`` (after a word such as "le", "vom" at most)."""
+        found = self.date_in(text[:60])
+        return found if found is not None and found[1] <= 4 else None
 
     def right_of(self, column: _Column) -> list[_Column]:
         return [c for c in self.by_line[column.line] if c.x0 >= column.x1 - 0.5]
@@ -426,6 +438,22 @@ class _Page:
         return "body"
 
 
+def _month_first(columns: list[_Column]) -> bool:
+    """Whether the slashed dates of this document put the month first (a 11/17/2017 is printed)."""
+    month_first = False
+    for column in columns:
+        if "/" not in column.text:
+            continue
+        for match in _NUMERIC_DATE.finditer(column.text):
+            if match.group("s") != "/":
+                continue
+            first, second = int(match.group("d2")), int(match.group("m2"))
+            if first > 12:
+                return False
+            month_first = month_first or second > 12
+    return month_first
+
+
 def _heading(text: str) -> bool:
     """A block heading: the label alone, or followed by a colon ("Bill to:", "Lieferant: X")."""
     for pattern in (_SELLER_HEADING, _BUYER_HEADING):
@@ -439,23 +467,31 @@ def _heading(text: str) -> bool:
 def _values(page: _Page, column: _Column, end: int, parse: Callable[[str], tuple[str, int, int] | None],
             *, below: bool = True) -> tuple[_Found, str] | None:
     """The value for a label ending at ``end`` in ``column``: same column, right, then below."""
-    rest_at = _SEPARATORS.match(column.text, end).end()  # type: ignore[union-attr]
-    parsed = parse(column.text[rest_at:])
-    if parsed is not None:
-        value, start, stop = parsed
-        return _Found(value, column, rest_at + start, rest_at + stop), "same"
-    if column.text[rest_at:].strip() and not _only_punctuation(column.text[rest_at:]):
+    found = _parse_at(column, end, parse)
+    if found is not None:
+        return found, "same"
+    rest = column.text[end:]
+    if rest.strip() and not _only_punctuation(rest):
         return None  # the label is followed by something else: not its value
     for other in page.right_of(column)[:2]:
-        parsed = parse(other.text)
-        if parsed is not None:
-            return _Found(parsed[0], other, parsed[1], parsed[2]), "right"
+        found = _parse_at(other, 0, parse)
+        if found is not None:
+            return found, "right"
     if below:
         for other in page.below(column)[:2]:
-            parsed = parse(other.text)
-            if parsed is not None:
-                return _Found(parsed[0], other, parsed[1], parsed[2]), "below"
+            found = _parse_at(other, 0, parse)
+            if found is not None:
+                return found, "below"
     return None
+
+
+def _parse_at(column: _Column, at: int, parse: Callable[[str], tuple[str, int, int] | None]) -> _Found | None:
+    """The value at ``at`` in the column, after any separator (": ", "#", "n°"...)."""
+    at = _SEPARATORS.match(column.text, at).end()  # type: ignore[union-attr]
+    parsed = parse(column.text[at:])
+    if parsed is None:
+        return None
+    return _Found(parsed[0], column, at + parsed[1], at + parsed[2])
 
 
 def _only_punctuation(text: str) -> bool:
@@ -475,17 +511,12 @@ def _parse_identifier(text: str) -> tuple[str, int, int] | None:
     return token, 0, len(token)
 
 
-def _parse_date(text: str) -> tuple[str, int, int] | None:
-    found = _date_in(text[:60])
-    return found if found is not None and found[1] <= 3 else None
-
-
-def _date_in(text: str, *, whole: bool = False) -> tuple[str, int, int] | None:
+def _date_in(text: str, *, whole: bool = False, month_first: bool = False) -> tuple[str, int, int] | None:
     """The first date in ``text`` as ISO (or the whole text when ``whole``)."""
     best: tuple[str, int, int] | None = None
     for pattern in (_NUMERIC_DATE, _DAY_MONTH, _MONTH_DAY):
         for match in pattern.finditer(text):
-            iso = _iso(match)
+            iso = _iso(match, month_first=month_first)
             if iso is None:
                 continue
             if whole and (match.start() != 0 or match.end() != len(text)):
@@ -496,12 +527,12 @@ def _date_in(text: str, *, whole: bool = False) -> tuple[str, int, int] | None:
     return best
 
 
-def _iso(match: re.Match[str]) -> str | None:
+def _iso(match: re.Match[str], *, month_first: bool = False) -> str | None:
     groups = match.groupdict()
     try:
         if groups.get("d2"):
             day, month, year = int(groups["d2"]), int(groups["m2"]), int(groups["y2"])
-            if month > 12 and day <= 12 and groups.get("s") == "/":
+            if groups.get("s") == "/" and (month > 12 and day <= 12 or month_first):
                 day, month = month, day  # a US date: 12/31/2014
         else:
             day, year = int(groups["d"]), int(groups["y"])
@@ -625,11 +656,12 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
     page = _Page(layout)
     vat = _find_vat_id(page)
     total, total_note, candidates = _find_total(page)
+    number = _find_invoice_number(page)
     found: dict[str, _Found | None] = {
         "supplier_name": _find_supplier(page, vat),
         "vat_id": vat,
-        "invoice_number": _find_invoice_number(page),
-        "invoice_date": _find_invoice_date(page),
+        "invoice_number": number,
+        "invoice_date": _find_invoice_date(page, number),
         "total_amount": total,
         "iban": _find_iban(page),
     }
@@ -683,6 +715,9 @@ def _find_invoice_number(page: _Page) -> _Found | None:
     found = _find_labelled(page, _INVOICE_NUMBER, _parse_identifier)
     if found is not None:
         return found
+    found = _find_labelled(page, _INVOICE_TITLE_NUMBER, _parse_identifier, below=False)
+    if found is not None:
+        return found
     for column in page.columns:  # a title followed straight by a number: "Facture FA-2017-0010"
         for match in _INVOICE_TITLE.finditer(column.text):
             parsed = _parse_identifier(column.text[match.end():])
@@ -691,25 +726,29 @@ def _find_invoice_number(page: _Page) -> _Found | None:
     return None
 
 
-def _find_invoice_date(page: _Page) -> _Found | None:
-    found = _find_labelled(page, _INVOICE_DATE, _parse_date)
+def _find_invoice_date(page: _Page, number: _Found | None) -> _Found | None:
+    parse = page.parse_date
+    found = _find_labelled(page, _INVOICE_DATE, parse)
     if found is not None:
         return found
     for column in page.columns:  # a bare "Date"/"Datum" label, not the due or delivery date
         match = _DATE_GENERIC.search(column.text)
         if match is not None and not labels.OTHER_DATE.search(column.text[:match.end()]):
-            value = _values(page, column, match.end(), _parse_date)
+            value = _values(page, column, match.end(), parse)
             if value is not None:
                 return value[0]
-    for column in page.columns:  # the date printed with the invoice number: "Rechnung 42 vom 5.3.2018"
-        number = _INVOICE_NUMBER.search(column.text) or _INVOICE_TITLE.search(column.text)
-        if number is not None:
-            date_found = _date_in(column.text[number.end():])
-            if date_found is not None:
-                at = number.end()
-                return _Found(date_found[0], column, at + date_found[1], at + date_found[2])
+    if number is not None:  # the date printed after the invoice number: "Rechnung 42 vom 5.3.2018"
+        column = number.column
+        date_found = page.date_in(column.text[number.end:])
+        if date_found is not None:
+            return _Found(date_found[0], column, number.end + date_found[1], number.end + date_found[2])
+        following = page.by_line[column.line + 1] if column.line + 1 < len(page.by_line) else []
+        if following:
+            date_found = page.date_in(following[0].text)
+            if date_found is not None and date_found[1] <= 6:
+                return _Found(date_found[0], following[0], date_found[1], date_found[2])
     for column in page.columns:  # the first date on the page that is not labelled as another date
-        date_found = _date_in(column.text)
+        date_found = page.date_in(column.text)
         if date_found is not None and not labels.OTHER_DATE.search(page.layout.lines[column.line].text):
             return _Found(date_found[0], column, date_found[1], date_found[2], rank=1)
     return None
@@ -827,7 +866,7 @@ def _best_identifier(page: _Page, found: list[_Found]) -> _Found | None:
     def strength(item: _Found) -> tuple[int, int, int]:
         block = page.role(item.column)
         place = 0 if block == "seller" else 1 if page.region(item.column) in ("header", "footer") else 2
-        return (0 if item.rank < 2 else 1, place, item.rank)
+        return (place, 0 if item.rank < 2 else 1, item.rank)
 
     return min(own, key=strength)
 
@@ -895,7 +934,8 @@ def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
             return _Found(inline[0], heading, match.end() + inline[1], match.end() + inline[2])
         for column in _block(page, heading):
             name = _parse_name(column.text)
-            if name is not None:
+            after = page.right_of(column)[:1]
+            if name is not None and not (after and after[0].text.startswith(":")):
                 return _Found(name[0], column, 0, len(column.text))
     legal: list[_Found] = []
     for column in page.columns:

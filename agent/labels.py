@@ -34,6 +34,11 @@ INVOICE_TITLE = (r"\b(?:tax\s+invoice|invoice|credit\s+note|rechnung|gutschrift|
                  r"factuur|creditnota|factura|fattura|nota\s+di\s+credito|faktura(?:\s+vat)?|faktura\s+korygująca)"
                  r"\s*[:#]?\s*")
 
+# A title, a few words, then a number sign: "Rechnung des Versicherers Nr. 01.234", "Gutschrift (...) Nr. 4711".
+INVOICE_TITLE_NUMBER = (r"\b(?:invoice|rechnung|gutschrift|rechnungskorrektur|facture|avoir|factuur|creditnota|factura|"
+                        r"fattura|faktura)[^\d:\n]{0,40}?(?:\bnr\b|\bno\b|n[°º]|\bnummer\b|\bnumber\b|\bnum[ée]ro\b|"
+                        r"\bnumer\b|#)\.?")
+
 # --- invoice date ------------------------------------------------------------------------
 INVOICE_DATE = [
     r"\binvoice\s*date\b", r"\bdate\s*of\s*(?:the\s+)?(?:invoice|issue)\b", r"\bissue\s*date\b",
@@ -143,7 +148,7 @@ SELLER = (r"\b(?:seller|supplier|vendor|sold\s+by|issued\s+by|bill\s+from|invoic
           r"sprzedawca|wystawca|dostawca)\b")
 BUYER = (r"\b(?:bill(?:ed)?\s+to|invoice(?:d)?\s+to|sold\s+to|ship(?:ped)?\s+to|deliver(?:y|ed)?\s+to|customer|client|"
          r"buyer|recipient|k[äa]ufer|kunde|rechnungsempf[äa]nger|leistungsempf[äa]nger|empf[äa]nger|auftraggeber|"
-         r"rechnungsadresse|lieferadresse|lieferanschrift|acheteur|destinataire|"
+         r"warenempf[äa]nger|rechnungsadresse|lieferadresse|lieferanschrift|acheteur|destinataire|"
          r"adresse\s+de\s+(?:livraison|facturation)|factur[ée]\s+[àa]|livr[ée]\s+[àa]|klant|afnemer|koper|"
          r"factuuradres|afleveradres|cliente|comprador|destinatario|facturar\s+a|enviar\s+a|"
          r"direcci[óo]n\s+de\s+(?:entrega|facturaci[óo]n)|committente|cessionario|intestatario|spett(?:\.|abile)|"
