@@ -233,6 +233,8 @@ _BLOCK_HEIGHTS = 14
 # Identifiers tried against their check digits per document (bounds hostile text).
 _MAX_IDENTIFIERS = 400
 
+# Words a label may carry before its value in the next column ("Gesamtsumme brutto", "Total (EUR)").
+_MAX_QUALIFIER = 25
 _SPLIT = re.compile(r"\S+(?: \S+)*")  # a column of text: words joined by single spaces
 _SEPARATORS = re.compile(r"(?:[\s:#=.–|]|-(?!\d))*+")
 
@@ -275,9 +277,13 @@ _DAY_MONTH = re.compile(r"(?<!\d)(?P<d>\d{1,2})(?:\.|er|st|nd|rd|th|º|°)?[ \t\
                         r"(?P<m>[^\W\d_]{3,12})\.?[ \t\u00a0\-/,]{0,3}(?:de |del )?(?P<y>\d{4})(?!\d)")
 _MONTH_DAY = re.compile(r"(?<![^\W\d_])(?P<m>[^\W\d_]{3,12})\.?[ \t\u00a0]{1,3}(?P<d>\d{1,2})(?:st|nd|rd|th)?"
                         r"[ \t\u00a0]{0,3},?[ \t\u00a0]{0,3}(?P<y>\d{4})(?!\d)")
+# A series in capitals, a space, then the number: "FS 616/2025".
+_SERIES_ID = re.compile(r"[A-Z]{1,5} \d[A-Za-z0-9\-/._]{0,30}")
 _ID_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]{0,39}")
 _VAT_SHAPE = re.compile(r"(?<![A-Za-z0-9])(?P<cc>AT|BE|BG|CY|CZ|DE|DK|EE|EL|ES|FI|FR|GB|HR|HU|IE|IT|LT|LU|LV|MT|NL|PL|"
-                        r"PT|RO|SE|SI|SK|XI|CHE|NO)[ .\-]?(?P<body>[0-9A-Z][0-9A-Z .\-]{5,20})")
+                        r"PT|RO|SE|SI|SK|XI|CHE)[ .\-]?(?P<body>[0-9A-Z][0-9A-Z .\-]{5,20})")
+# A Swiss UID printed as a VAT number ends with its tax's name: "CHE-123.456.788 MWST".
+_SWISS_VAT = re.compile(r"CHE[ .\-]?\d{3}[ .]?\d{3}[ .]?\d{3}(?: ?(?:MWST|TVA|IVA|VAT))?")
 _IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){10,32}")
 _NUMBER_SHAPE = re.compile(r"\d[\d .\-/]{6,18}")
 
@@ -470,8 +476,8 @@ def _values(page: _Page, column: _Column, end: int, parse: Callable[[str], tuple
     found = _parse_at(column, end, parse)
     if found is not None:
         return found, "same"
-    rest = column.text[end:]
-    if rest.strip() and not _only_punctuation(rest):
+    rest = column.text[end:].strip()
+    if re.search(r"\d", rest) or len(rest) > _MAX_QUALIFIER:
         return None  # the label is followed by something else: not its value
     for other in page.right_of(column)[:2]:
         found = _parse_at(other, 0, parse)
@@ -494,15 +500,11 @@ def _parse_at(column: _Column, at: int, parse: Callable[[str], tuple[str, int, i
     return _Found(parsed[0], column, at + parsed[1], at + parsed[2])
 
 
-def _only_punctuation(text: str) -> bool:
-    return not re.search(r"\w", text)
-
-
 # --- value parsers: the value at the start of a text, as (value, start, end) ---------------
 
 
 def _parse_identifier(text: str) -> tuple[str, int, int] | None:
-    match = _ID_TOKEN.match(text)
+    match = _SERIES_ID.match(text) or _ID_TOKEN.match(text)
     if match is None:
         return None
     token = match.group().rstrip("._-/")
@@ -546,9 +548,13 @@ def _iso(match: re.Match[str], *, month_first: bool = False) -> str | None:
 
 
 def _parse_amount(text: str) -> tuple[str, int, int] | None:
+    """The first amount with decimals in ``text`` (a count or a year may come before it), else the first."""
+    first = None
     for match, amount in _amounts(text[:200]):
-        return str(amount), match.start(), match.end()
-    return None
+        if match.group("dec"):
+            return str(amount), match.start(), match.end()
+        first = first or (str(amount), match.start(), match.end())
+    return first
 
 
 def _amounts(text: str) -> Iterator[tuple[re.Match[str], Decimal]]:
@@ -585,6 +591,9 @@ def _currency_near(text: str, start: int, end: int) -> str | None:
 
 
 def _parse_vat(text: str) -> tuple[str, int, int] | None:
+    swiss = _SWISS_VAT.match(text)
+    if swiss is not None:
+        return swiss.group(), 0, swiss.end()
     match = _VAT_SHAPE.match(text) or _NUMBER_SHAPE.match(text)
     if match is None:
         return None
@@ -613,9 +622,12 @@ def _valid_prefix(text: str, valid: Callable[[str], bool]) -> str | None:
 
 
 def _vat_valid(value: str) -> bool:
+    from stdnum.ch import vat as ch_vat
     from stdnum.eu import vat as eu_vat
 
     compact = re.sub(r"[\s.\-]", "", value).upper()
+    if compact.startswith("CHE"):
+        return bool(ch_vat.is_valid(compact))
     return len(compact) >= 8 and bool(eu_vat.is_valid(compact))
 
 
@@ -733,7 +745,7 @@ def _find_invoice_date(page: _Page, number: _Found | None) -> _Found | None:
         return found
     for column in page.columns:  # a bare "Date"/"Datum" label, not the due or delivery date
         match = _DATE_GENERIC.search(column.text)
-        if match is not None and not labels.OTHER_DATE.search(column.text[:match.end()]):
+        if match is not None and not labels.OTHER_DATE.search(column.text):
             value = _values(page, column, match.end(), parse)
             if value is not None:
                 return value[0]
@@ -768,6 +780,8 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
         if value is None:
             continue
         found, how = value
+        if how != "below":
+            found = _largest_on_row(page, found)
         found.rank = rank + (1 if how == "below" else 0)
         candidates.append(found)
     if not candidates:
@@ -778,6 +792,7 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
     if len(values) == 1:
         found = strongest[0]
         due = [c for c in candidates if c.rank > best and Decimal(c.value) != values[0] and c.rank < 3]
+        due = [c for c in due if c.rank == 1]
         note = f"the amount still to pay is {due[0].value}" if due and best == 0 else ""
         return found, note, []
     sums = _net_plus_vat(page)
@@ -793,18 +808,26 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
     return strongest[0], "two totals are printed that disagree: check which one is due", list(first.values())
 
 
+def _largest_on_row(page: _Page, found: _Found) -> _Found:
+    """A total row may print net, VAT and gross side by side ("Total  100,00  19,00  119,00"): the gross."""
+    best = found
+    for column in [found.column, *page.right_of(found.column)[:4]]:
+        start = found.end if column is found.column else 0
+        for match, amount in _amounts(column.text[start:start + 200]):
+            if match.group("dec") and amount > Decimal(best.value):
+                best = _Found(str(amount), column, start + match.start(), start + match.end())
+    return best
+
+
 def _total_rank(text: str) -> int | None:
     """0 for a grand total, 1 for an amount due, 2 for a bare total; None for a part of it."""
     gross = _TOTAL_GROSS.search(text)
     due = _TOTAL_DUE.search(text)
-    if gross is None and due is None:
-        if _TOTAL_PLAIN.search(text) is None or labels.NOT_TOTAL.search(text):
-            return None
-        return 2
-    label = text[:max(m.end() for m in (gross, due) if m is not None)]
-    if labels.NOT_TOTAL.search(labels.GROSS_MARK.sub(" ", label)):
+    if gross is None and due is None and _TOTAL_PLAIN.search(text) is None:
         return None
-    return 0 if gross is not None else 1
+    if labels.NOT_TOTAL.search(labels.GROSS_MARK.sub(" ", text)):
+        return None
+    return 0 if gross is not None else 1 if due is not None else 2
 
 
 def _net_plus_vat(page: _Page) -> set[Decimal]:
@@ -842,7 +865,8 @@ def _find_vat_id(page: _Page) -> _Found | None:
             tried += 1
             if tried > _MAX_IDENTIFIERS:
                 break
-            token = _valid_prefix(match.group(), _vat_valid)
+            swiss = _SWISS_VAT.match(column.text, match.start())
+            token = swiss.group() if swiss and _vat_valid(swiss.group()) else _valid_prefix(match.group(), _vat_valid)
             if token is None:
                 continue
             item = _Found(token, column, match.start(), match.start() + len(token), rank=1)

@@ -12,17 +12,24 @@ from __future__ import annotations
 import re
 
 # --- invoice number ----------------------------------------------------------------------
+# "n°", "nº", "n.º", "no.", "nr.", "núm.", "num.", "#": what follows a title to say "number".
+_NO = r"(?:n\.?\s?[°º]|\bn\.(?!\w)|\bnr\b\.?|\bno\b\.?|\bn[úu]m\b\.?|\bnum[ée]ro\b|\bnummer\b|\bnumber\b|#)"
 INVOICE_NUMBER = [
+    rf"\b(?:invoice|inv|rechnung|rechn|rg|re|facture|fact|factuur|fact|factura|fra|fattura|fatt|faktura|fv)\.?[\s-]*{_NO}",
+    r"\b(?:r[ée]f(?:[ée]rence)?\.?|referen(?:ce|z|tie|cia)|riferimento|rif\.)\s*(?:de\s+(?:la\s+)?|der\s+)?"
+    r"(?:facture|rechnung|invoice|factuur|factura|fattura|faktury)\b",
+    r"\b(?:rechnungs|factuur|invoice)referen(?:z|tie|ce)\b",
     r"\binvoice\s*(?:number|num\.?|no\b\.?|nr\b\.?|n[°º]\.?|#|id\b|ref(?:erence)?\b\.?)",
     r"\binv\.?\s*(?:no\b\.?|#|nr\b\.?)",
     r"\b(?:bill|receipt|document|doc)\s*(?:number|no\b\.?|nr\b\.?|#)",
     r"rechnungs?[\s.-]*(?:nummer|nr\b\.?|no\b\.?|n[°º]\.?)",
+    r"\b(?:re|rg|rech|rechn)\.?[\s-]*nr\b\.?",
     r"\bbeleg[\s.-]*(?:nummer|nr\b\.?)",
     r"\bgutschrifts?[\s.-]*(?:nummer|nr\b\.?)",
     r"(?:\bnum[ée]ro|\bn[°º]\.?|\bno\b\.?)\s*(?:de\s+)?(?:la\s+)?(?:facture|l'avoir|avoir)\b",
     r"\b(?:facture|avoir)\s*(?:n[°º]\.?|num[ée]ro|no\b\.?|#)",
     r"factuur[\s.-]*(?:nummer|nr\b\.?|no\b\.?)",
-    r"(?:\bn[úu]mero|\bn[°º]\.?|\bnum\.?|\bno\b\.?)\s*(?:de\s+)?factura\b",
+    r"(?:\bn[úu]mero|\bn[°º]\.?|\bn[úu]m\.?|\bno\b\.?)\s*(?:de\s+)?(?:la\s+)?factura\b",
     r"\bfactura\s*(?:n[°º]\.?|n[úu]m(?:ero|\.)?|no\b\.?|#)",
     r"(?:\bnumero|\bnum\.|\bn[°º]?\.|\bnr\.)\s*(?:della\s+)?(?:fattura|documento)\b",
     r"\bfattura\s*(?:n[°º]?\.?|nr\b\.?|numero|num\.?)",
@@ -36,8 +43,7 @@ INVOICE_TITLE = (r"\b(?:tax\s+invoice|invoice|credit\s+note|rechnung|gutschrift|
 
 # A title, a few words, then a number sign: "Rechnung des Versicherers Nr. 01.234", "Gutschrift (...) Nr. 4711".
 INVOICE_TITLE_NUMBER = (r"\b(?:invoice|rechnung|gutschrift|rechnungskorrektur|facture|avoir|factuur|creditnota|factura|"
-                        r"fattura|faktura)[^\d:\n]{0,40}?(?:\bnr\b|\bno\b|n[°º]|\bnummer\b|\bnumber\b|\bnum[ée]ro\b|"
-                        r"\bnumer\b|#)\.?")
+                        rf"fattura|faktura)[^\d:\n]{{0,40}}?(?:{_NO}|\bnumer\b)")
 
 # --- invoice date ------------------------------------------------------------------------
 INVOICE_DATE = [
@@ -97,10 +103,12 @@ NOT_TOTAL = re.compile(
     r"anzahlung|acompte|deposit|prepaid|\bpaid\b|bezahlt|pay[ée]|vorauszahlung|voraus|erhalten|[üu]bertrag|"
     r"carried|report|\bvat\b|\btax|steuer|mwst|\bust\b|\btva\b|\btaxe|\bbtw\b|\biva\b|\bimposta\b|\bpodatek|"
     r"positions|warenwert|\bbase\b|imponible|imponibile|basis|grundlage|\bline\b|\bposition\b|items?\b|"
-    r"quantit|menge|qty|weight|gewicht|stunden|hours|pages?\b|seite",
+    r"quantit|menge|qty|weight|gewicht|stunden|hours|pages?\b|seite|merce|goods|waren\b|mercanc|marchandises|"
+    r"goederen|towar",
     re.IGNORECASE)
 # What makes a label name the amount including VAT, whatever else it says.
-GROSS_MARK = re.compile(r"\bincl|\binkl|\bbrutto\b|\bgross\b|t\.?t\.?c\b|ivato|\bcon\s+iva|\bz\s+vat|"
+GROSS_MARK = re.compile(r"\b(?:incl|inkl)(?:\.|uding|usive|usief|usive)?\s*(?:[^\W\d_]+\.?)?|"
+                        r"\b(?:tva|iva|btw|vat|mwst)\s*(?:incluse|comprise|incluida|inclusa|inclusief|included)|\bbrutto\b|\bgross\b|t\.?t\.?c\b|ivato|\bcon\s+iva|\bz\s+vat|"
                         r"[àa]\s*payer|a\s*pagar|a\s*pagare|te\s*betalen|zap[łl]aty|zu\s*zahlen", re.IGNORECASE)
 # The net total and the VAT amount: their sum confirms a total.
 NET = [
@@ -123,13 +131,13 @@ VAT_ID = [
     (r"\bumsatzsteuer[\s.-]*id(?:entifikations)?[\s.-]*(?:nummer|nr\b\.?)?", "DE"),
     (r"\bust[\s.-]*nr\b\.?", "DE"),
     (r"\buid[\s.-]*(?:nr\b\.?|nummer)?", "AT"),
-    (r"\bvat\s*(?:id\b|no\b\.?|nr\b\.?|number|reg(?:istration)?\b(?:\s*(?:no\b\.?|number))?|#|code\b)?", None),
+    (r"\bvat\s*(?:id\b|no\b\.?|nr\b\.?|number|reg(?:istration)?\b\.?(?:\s*(?:no\b\.?|number))?|#|code\b)?", None),
     (r"\bn[°º]\s*(?:de\s+)?tva(?:\s*intra(?:communautaire)?)?", "FR"),
     (r"\b(?:identifiant\s*|num[ée]ro\s*(?:de\s+)?)?tva(?:\s*intra(?:communautaire|-?com)?\b\.?)?", "FR"),
     (r"\bbtw[\s.-]*(?:nummer|nr\b\.?|id\b|identificatienummer)?", "NL"),
     (r"\bnif\s*/\s*cif\b|\bcif\s*/\s*nif\b|\bn\.?i\.?f\b\.?|\bc\.?i\.?f\b\.?", "ES"),
     (r"\bn[úu]mero\s*(?:de\s+)?iva\b", "ES"),
-    (r"\bpartita\s*iva\b|\bp\.\s*iva\b|\bp\.?iva\b", "IT"),
+    (r"\bpartita\s*iva\b|\bpart\.\s*iva\b|\bp\.\s*iva\b|\bp\.?iva\b", "IT"),
     (r"\bnip\b", "PL"),
 ]
 
