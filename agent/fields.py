@@ -233,6 +233,8 @@ _BLOCK_HEIGHTS = 14
 # Identifiers tried against their check digits per document (bounds hostile text).
 _MAX_IDENTIFIERS = 400
 
+# Labels stand at most this far into a column.
+_LABEL_WINDOW = 160
 # Words a label may carry before its value in the next column ("Gesamtsumme brutto", "Total (EUR)").
 _MAX_QUALIFIER = 25
 _SPLIT = re.compile(r"\S+(?: \S+)*")  # a column of text: words joined by single spaces
@@ -257,8 +259,11 @@ _VAT_AMOUNT = _compile(labels.VAT_AMOUNT)
 _VAT_LABELS = [(_compile(source), country) for source, country in labels.VAT_ID]
 _IBAN_LABEL = _compile(labels.IBAN)
 _ACCOUNT_LABEL = _compile(labels.ACCOUNT)
+_PAYEE_LABEL = _compile(labels.PAYEE)
 _CURRENCY_LABEL = _compile(labels.CURRENCY)
-_HEADING_END = r"(?:\s*[/&]\s*[^\W\d_]+)?\s*(?P<colon>:)?"  # "Käufer/Leistungsempfänger:"
+# "Käufer/Leistungsempfänger:", "Bill to address:"
+_HEADING_END = (r"(?:\s*[/&]\s*[^\W\d_]+)?(?:\s+(?:address|adresse|anschrift|adres|direcci[óo]n|indirizzo|adres|"
+                r"details|information|info|data|dane|datos|dati|gegevens|angaben))?\s*(?P<colon>:)?")
 _SELLER_HEADING = re.compile(rf"^\W{{0,3}}(?:{labels.SELLER}){_HEADING_END}", re.IGNORECASE)
 # A buyer heading may start with a word or two: "Abweichender Warenempfänger:", "Delivery address".
 _BUYER_HEADING = re.compile(rf"^\W{{0,3}}(?:[^\W\d_]+ ){{0,2}}?(?:{labels.BUYER}){_HEADING_END}", re.IGNORECASE)
@@ -313,6 +318,11 @@ class _Column:
                 round(max(w.x1 for w in chosen), 1), round(max(w.bottom for w in chosen), 1)]
 
     @property
+    def head(self) -> str:
+        """Where a label is looked for: the start of the column (a long column is prose, not a form)."""
+        return self.text[:_LABEL_WINDOW]
+
+    @property
     def height(self) -> float:
         return max(self.bottom - self.top, 1.0)
 
@@ -361,8 +371,8 @@ class _Page:
         for number, (_width, height) in enumerate(layout.sizes, 1):
             self.heights[number] = height
         self.month_first = _month_first(self.columns)
-        self.headings = [(c, "seller") for c in self.columns if _SELLER_HEADING.match(c.text) and _heading(c.text)]
-        self.headings += [(c, "buyer") for c in self.columns if _BUYER_HEADING.match(c.text) and _heading(c.text)]
+        self.headings = [(c, "seller") for c in self.columns if _SELLER_HEADING.match(c.head) and _heading(c.head)]
+        self.headings += [(c, "buyer") for c in self.columns if _BUYER_HEADING.match(c.head) and _heading(c.head)]
 
     @staticmethod
     def _word_columns(index: int, line: Line) -> list[_Column]:
@@ -653,7 +663,7 @@ def _parse_name(text: str) -> tuple[str, int, int] | None:
 
 def _name_like(text: str) -> bool:
     """A line that can be a company's name: letters, not an address, a contact or a label."""
-    if len(re.findall(r"[^\W\d_]", text)) < 2 or text[:1].isdigit():
+    if len(re.findall(r"[^\W\d_]", text)) < 2 or text[:1].isdigit() or text[:1] in "([*†•-":
         return False
     if re.search(r"@|www\.|https?:|\+\d|\btel\b|\bfax\b|\bphone\b|:", text, re.IGNORECASE):
         return False
@@ -715,7 +725,7 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
 def _find_labelled(page: _Page, label: re.Pattern[str], parse: Callable[[str], tuple[str, int, int] | None],
                    *, below: bool = True) -> _Found | None:
     for column in page.columns:
-        match = label.search(column.text)
+        match = label.search(column.head)
         if match is not None:
             found = _values(page, column, match.end(), parse, below=below)
             if found is not None:
@@ -730,8 +740,14 @@ def _find_invoice_number(page: _Page) -> _Found | None:
     found = _find_labelled(page, _INVOICE_TITLE_NUMBER, _parse_identifier, below=False)
     if found is not None:
         return found
+    for column in page.columns:  # a table header "Factuur" over its number
+        title = _INVOICE_TITLE.fullmatch(column.head)
+        if title is not None and len(column.text) < 30:
+            value = _values(page, column, title.end(), _parse_identifier)
+            if value is not None and value[1] != "same":
+                return value[0]
     for column in page.columns:  # a title followed straight by a number: "Facture FA-2017-0010"
-        for match in _INVOICE_TITLE.finditer(column.text):
+        for match in _INVOICE_TITLE.finditer(column.head):
             parsed = _parse_identifier(column.text[match.end():])
             if parsed is not None:
                 return _Found(parsed[0], column, match.end(), match.end() + parsed[2])
@@ -744,8 +760,8 @@ def _find_invoice_date(page: _Page, number: _Found | None) -> _Found | None:
     if found is not None:
         return found
     for column in page.columns:  # a bare "Date"/"Datum" label, not the due or delivery date
-        match = _DATE_GENERIC.search(column.text)
-        if match is not None and not labels.OTHER_DATE.search(column.text):
+        match = _DATE_GENERIC.search(column.head)
+        if match is not None and not labels.OTHER_DATE.search(column.head):
             value = _values(page, column, match.end(), parse)
             if value is not None:
                 return value[0]
@@ -770,11 +786,11 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
     """The total due: the strongest labels first; disagreeing totals of the same strength are to check."""
     candidates: list[_Found] = []
     for column in page.columns:
-        rank = _total_rank(column.text)
+        rank = _total_rank(column.head)
         if rank is None:
             continue
-        match = (_TOTAL_GROSS.search(column.text) or _TOTAL_DUE.search(column.text)
-                 or _TOTAL_PLAIN.search(column.text))
+        match = (_TOTAL_GROSS.search(column.head) or _TOTAL_DUE.search(column.head)
+                 or _TOTAL_PLAIN.search(column.head))
         assert match is not None  # noqa: S101  _total_rank matched one of them
         value = _values(page, column, match.end(), _parse_amount)
         if value is None:
@@ -836,8 +852,8 @@ def _net_plus_vat(page: _Page) -> set[Decimal]:
     vats: list[Decimal] = []
     for column in page.columns:
         for pattern, into in ((_NET, nets), (_VAT_AMOUNT, vats)):
-            match = pattern.search(column.text)
-            if match is not None and not labels.GROSS_MARK.search(column.text):
+            match = pattern.search(column.head)
+            if match is not None and not labels.GROSS_MARK.search(column.head):
                 value = _values(page, column, match.end(), _parse_amount, below=False)
                 if value is not None:
                     into.append(Decimal(value[0].value))
@@ -850,7 +866,7 @@ def _find_vat_id(page: _Page) -> _Found | None:
     tried = 0
     for column in page.columns:
         for label, label_country in _VAT_LABELS:
-            match = label.search(column.text)
+            match = label.search(column.head)
             if match is None:
                 continue
             value = _values(page, column, match.end(), _parse_vat)
@@ -899,7 +915,7 @@ def _find_iban(page: _Page) -> _Found | None:
     found: list[_Found] = []
     tried = 0
     for column in page.columns:
-        match = _IBAN_LABEL.search(column.text)
+        match = _IBAN_LABEL.search(column.head)
         if match is not None:
             value = _values(page, column, match.end(), _parse_iban)
             if value is not None:
@@ -956,23 +972,31 @@ def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
         inline = _parse_name(heading.text[match.end():])
         if inline is not None:
             return _Found(inline[0], heading, match.end() + inline[1], match.end() + inline[2])
+        names = []
         for column in _block(page, heading):
             name = _parse_name(column.text)
             after = page.right_of(column)[:1]
             if name is not None and not (after and after[0].text.startswith(":")):
-                return _Found(name[0], column, 0, len(column.text))
+                names.append(_Found(name[0].rstrip(",;"), column, 0, len(column.text)))
+        if names:  # a name with a legal form is the company; else the block's first name
+            return next((n for n in names if _LEGAL_NAME.search(n.value)), names[0])
     legal: list[_Found] = []
     for column in page.columns:
         if column.page != 1 and legal:
             break
-        for match in _LEGAL_NAME.finditer(column.text):
+        for match in _LEGAL_NAME.finditer(column.head):
             legal_name = _name_before(column.text, match.end())
             if legal_name is not None and page.role(column) != "buyer" and not _BUYER_HEADING.match(column.text):
                 legal.append(_Found(legal_name, column, 0, match.end()))
                 break
+    placed = [f for f in legal if page.region(f.column) in ("header", "footer") or page.role(f.column) == "seller"]
+    if placed:
+        return placed[0]
+    payee = _find_labelled(page, _PAYEE_LABEL, _parse_name, below=False)
+    if payee is not None:
+        return payee
     if legal:
-        placed = [f for f in legal if page.region(f.column) in ("header", "footer") or page.role(f.column) == "seller"]
-        return (placed or legal)[0]
+        return legal[0]
     if vat is not None:
         for column in reversed(_block_above(page, vat.column)):
             name = _parse_name(column.text)
@@ -988,7 +1012,7 @@ def _name_before(text: str, end: int) -> str | None:
         at = text.rfind(separator, 0, end - 1)
         if at >= 0:
             start = max(start, at + len(separator))
-    name = text[start:end].strip(" -|·•,")
+    name = text[start:end].strip(" -|·•,;")
     name = re.sub(r"^(?:[^\W\d_]+\s*:\s*)", "", name)  # "Seller: Acme GmbH"
     if not _name_like(name) or len(name) > MAX_VALUE_CHARS:
         return None

@@ -143,13 +143,18 @@ VAT_ID = [
 
 # --- IBAN and bank account -------------------------------------------------------------------
 IBAN = r"\biban\b"
-ACCOUNT = r"\b(?:bank\s+)?account\s*(?:number|no\b\.?|nr\b\.?|#)|\bbank\s+account\b"
+ACCOUNT = r"\bbank\s+account(?:\s*(?:number|no\b\.?|nr\b\.?|#))?"
+# Who the money goes to: the supplier, named by its bank account.
+PAYEE = (r"\b(?:account\s+(?:holder|name)|beneficiary|payee|kontoinhaber|kontoname|empf[äa]nger\s+der\s+zahlung|"
+         r"titulaire\s+du\s+compte|b[ée]n[ée]ficiaire|rekeninghouder|ten\s+name\s+van|begunstigde|"
+         r"titular(?:\s+de\s+la\s+cuenta)?|beneficiario|intestatario(?:\s+del\s+conto)?|w[łl]a[śs]ciciel\s+rachunku)\b")
 
 # --- currency -------------------------------------------------------------------------------
 CURRENCY = r"\b(?:currency|rechnungsw[äa]hrung|w[äa]hrung|devise|monnaie|valuta|munteenheid|moneda|divisa|waluta)\b"
 
 # --- who is who: the blocks of the page ---------------------------------------------------------
 SELLER = (r"\b(?:seller|supplier|vendor|sold\s+by|issued\s+by|bill\s+from|invoice\s+from|from|"
+          r"service\s+provider|provider|"
           r"verk[äa]ufer|lieferant|leistungserbringer|rechnungssteller|absender|auftragnehmer|"
           r"fournisseur|vendeur|[ée]metteur|prestataire|leverancier|verkoper|afzender|"
           r"proveedor|emisor|vendedor|fornitore|cedente|prestatore|venditore|emittente|"
@@ -160,7 +165,7 @@ BUYER = (r"\b(?:bill(?:ed)?\s+to|invoice(?:d)?\s+to|sold\s+to|ship(?:ped)?\s+to|
          r"adresse\s+de\s+(?:livraison|facturation)|factur[ée]\s+[àa]|livr[ée]\s+[àa]|klant|afnemer|koper|"
          r"factuuradres|afleveradres|cliente|comprador|destinatario|facturar\s+a|enviar\s+a|"
          r"direcci[óo]n\s+de\s+(?:entrega|facturaci[óo]n)|committente|cessionario|intestatario|spett(?:\.|abile)|"
-         r"nabywca|odbiorca|kupuj[ąa]cy|p[łl]atnik)\b")
+         r"nabywca|odbiorca|kupuj[ąa]cy|p[łl]atnik|attn|attention|z\.\s?hd\.?|t\.a\.v\.?|c/o|[àa]\s+l'attention\s+de)\b")
 # A label that says a number is the buyer's ("N° TVA client", "Your VAT id", "Kunden-USt-IdNr").
 BUYER_MARK = re.compile(
     r"\b(?:client|customer|buyer|your|ihre?|kunden?|k[äa]ufer|acheteur|votre|klant|uw|cliente|comprador|"
