@@ -237,6 +237,7 @@ _MAX_IDENTIFIERS = 400
 _LABEL_WINDOW = 160
 # Words a label may carry before its value in the next column ("Gesamtsumme brutto", "Total (EUR)").
 _MAX_QUALIFIER = 25
+_NARROW_SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2009": " ", "\u2007": " "})
 _SPLIT = re.compile(r"\S+(?: \S+)*")  # a column of text: words joined by single spaces
 _SEPARATORS = re.compile(r"(?:[\s:#=.–|]|-(?!\d))*+")
 
@@ -402,6 +403,7 @@ class _Page:
     @staticmethod
     def _text_columns(index: int, line: Line, row: int) -> list[_Column]:
         text = line.text.expandtabs(8) if "\t" in line.text else line.text
+        text = text.translate(_NARROW_SPACES)  # a thousands separator, not a column gap
         return [_Column(page=line.page, line=index, text=m.group(), x0=m.start() * _CHAR_WIDTH,
                         top=row * _LINE_HEIGHT, x1=m.end() * _CHAR_WIDTH,
                         bottom=row * _LINE_HEIGHT + _LINE_HEIGHT * 0.8,
@@ -872,7 +874,7 @@ def _find_vat_id(page: _Page) -> _Found | None:
             value = _values(page, column, match.end(), _parse_vat)
             if value is not None:
                 item = value[0]
-                buyer = bool(labels.BUYER_MARK.search(column.text[:match.end()])) or page.role(item.column) == "buyer"
+                buyer = bool(labels.BUYER_MARK.search(_label_text(column, item))) or page.role(item.column) == "buyer"
                 item.role = "buyer" if buyer else (label_country or "")
                 item.rank = 0 if _vat_valid(item.value) else 2
                 found.append(item)
@@ -895,6 +897,11 @@ def _find_vat_id(page: _Page) -> _Found | None:
             item.role = "buyer" if buyer else ""
             found.append(item)
     return _best_identifier(page, found)
+
+
+def _label_text(column: _Column, item: _Found) -> str:
+    """What is printed before a labelled value: its label and the words around it ("N° TVA client")."""
+    return column.text[:item.start] if item.column is column else column.head
 
 
 def _best_identifier(page: _Page, found: list[_Found]) -> _Found | None:
@@ -921,7 +928,7 @@ def _find_iban(page: _Page) -> _Found | None:
             if value is not None:
                 item = value[0]
                 item.rank = 0 if _iban_valid(item.value) else 2
-                item.role = "buyer" if labels.BUYER_MARK.search(column.text[:match.end()]) else ""
+                item.role = "buyer" if labels.BUYER_MARK.search(_label_text(column, item)) else ""
                 found.append(item)
                 continue
         for shape in _IBAN_SHAPE.finditer(column.text):
