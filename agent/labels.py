@@ -109,7 +109,8 @@ NOT_TOTAL = re.compile(
 # What makes a label name the amount including VAT, whatever else it says.
 GROSS_MARK = re.compile(r"\b(?:incl|inkl)(?:\.|uding|usive|usief|usive)?\s*(?:[^\W\d_]+\.?)?|"
                         r"\b(?:tva|iva|btw|vat|mwst)\s*(?:incluse|comprise|incluida|inclusa|inclusief|included)|\bbrutto\b|\bgross\b|t\.?t\.?c\b|ivato|\bcon\s+iva|\bz\s+vat|"
-                        r"\bnet\s*[àa]\s*payer|\bnetto\s*a\s*pagare|[àa]\s*payer|a\s*pagar|a\s*pagare|te\s*betalen|zap[łl]aty|zu\s*zahlen", re.IGNORECASE)
+                        r"\bnet\s*[àa]\s*payer|\bnetto\s*a\s*pagare|[àa]\s*payer|a\s*pagar|a\s*pagare|"
+                        r"te\s*betalen|zap[łl]aty|zu\s*zahlen", re.IGNORECASE)
 # The net total and the VAT amount: their sum confirms a total.
 NET = [
     r"\bsub\s*-?\s*total\b", r"\bnet\s*(?:total|amount)\b", r"\btotal\s*(?:net|excl)", r"\bnetto(?:betrag|summe)?\b",

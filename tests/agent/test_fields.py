@@ -368,9 +368,8 @@ def test_a_field_printed_nowhere_stays_missing():
 
 
 def test_every_found_value_has_its_evidence_with_page_line_and_box():
-    from tests.agent.test_layout import make_pdf
-
     from agent import layout
+    from tests.agent.test_layout import make_pdf
 
     content = make_pdf([
         (50, 60, "Zebra Handels GmbH"), (50, 74, "USt-IdNr. DE136695976"),
