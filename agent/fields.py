@@ -233,6 +233,10 @@ _BLOCK_HEIGHTS = 14
 # Identifiers tried against their check digits per document (bounds hostile text).
 _MAX_IDENTIFIERS = 400
 
+# A letterhead's name is short.
+_MAX_NAME = 60
+# The letterhead is within the first lines of the first page.
+_HEADER_LINES = 8
 # Labels stand at most this far into a column.
 _LABEL_WINDOW = 160
 # Words a label may carry before its value in the next column ("Gesamtsumme brutto", "Total (EUR)").
@@ -243,14 +247,17 @@ _SEPARATORS = re.compile(r"(?:[\s:#=.–|]|-(?!\d))*+")
 
 
 def _compile(patterns: list[str] | str) -> re.Pattern[str]:
-    source = patterns if isinstance(patterns, str) else "|".join(f"(?:{p})" for p in patterns)
-    return re.compile(source, re.IGNORECASE)
+    """One pattern for a list of labels; a label may be glued to its value's digits ("ZAPŁATY65,00")."""
+    sources = [patterns] if isinstance(patterns, str) else patterns
+    glued = [source[:-2] + r"(?![^\W\d_])" if source.endswith(r"\b") else source for source in sources]
+    return re.compile("|".join(f"(?:{source})" for source in glued), re.IGNORECASE)
 
 
 _INVOICE_NUMBER = _compile(labels.INVOICE_NUMBER)
 _INVOICE_TITLE = _compile(labels.INVOICE_TITLE)
 _INVOICE_TITLE_NUMBER = _compile(labels.INVOICE_TITLE_NUMBER)
 _INVOICE_DATE = _compile(labels.INVOICE_DATE)
+_BARE_NUMBER = _compile(rf"{labels.NUMBER_SIGN}\s*:?")
 _DATE_GENERIC = _compile(labels.DATE_GENERIC)
 _TOTAL_GROSS = _compile(labels.TOTAL_GROSS)
 _TOTAL_DUE = _compile(labels.TOTAL_DUE)
@@ -268,6 +275,7 @@ _HEADING_END = (r"(?:\s*[/&]\s*[^\W\d_]+)?(?:\s+(?:address|adresse|anschrift|adr
 _SELLER_HEADING = re.compile(rf"^\W{{0,3}}(?:{labels.SELLER}){_HEADING_END}", re.IGNORECASE)
 # A buyer heading may start with a word or two: "Abweichender Warenempfänger:", "Delivery address".
 _BUYER_HEADING = re.compile(rf"^\W{{0,3}}(?:[^\W\d_]+ ){{0,2}}?(?:{labels.BUYER}){_HEADING_END}", re.IGNORECASE)
+_PARTY_WORD = re.compile(rf"{labels.SELLER}|{labels.BUYER}|\bname\b", re.IGNORECASE)
 _LEGAL_NAME = re.compile(rf"(?<![^\W\d_])(?:{labels.LEGAL_FORM})(?![^\W\d_])")
 
 # Amounts: 1.234,56 / 1,234.56 / 1 234,56 / 1'234.56 / 1234.5 / 1234; never a percentage.
@@ -609,10 +617,20 @@ def _parse_vat(text: str) -> tuple[str, int, int] | None:
     match = _VAT_SHAPE.match(text) or _NUMBER_SHAPE.match(text)
     if match is None:
         return None
-    token = _valid_prefix(match.group(), _vat_valid) or match.group().split()[0].rstrip(".,;-")
+    token = _valid_prefix(match.group(), _vat_valid) or _vat_words(match.group())
     if len(re.sub(r"\W", "", token)) < 8:
         return None
     return token, match.start(), match.start() + len(token)
+
+
+def _vat_words(text: str) -> str:
+    """The words of a VAT id that fails its check: as many as make a VAT id's length (at most 14)."""
+    taken: list[str] = []
+    for word in text.split():
+        if len(re.sub(r"\W", "", "".join([*taken, word]))) > 14:
+            break
+        taken.append(word)
+    return " ".join(taken).rstrip(".,;-")
 
 
 def _parse_iban(text: str) -> tuple[str, int, int] | None:
@@ -634,13 +652,19 @@ def _valid_prefix(text: str, valid: Callable[[str], bool]) -> str | None:
 
 
 def _vat_valid(value: str) -> bool:
+    """Whether the VAT id passes its country's check (EU members, and the UK and Switzerland)."""
     from stdnum.ch import vat as ch_vat
     from stdnum.eu import vat as eu_vat
+    from stdnum.gb import vat as gb_vat
 
     compact = re.sub(r"[\s.\-]", "", value).upper()
+    if len(compact) < 8:
+        return False
     if compact.startswith("CHE"):
         return bool(ch_vat.is_valid(compact))
-    return len(compact) >= 8 and bool(eu_vat.is_valid(compact))
+    if compact.startswith(("GB", "XI")):
+        return bool(gb_vat.is_valid(compact[2:]))
+    return bool(eu_vat.is_valid(compact))
 
 
 def _iban_valid(value: str) -> bool:
@@ -657,7 +681,7 @@ def _parse_currency(text: str) -> tuple[str, int, int] | None:
 
 
 def _parse_name(text: str) -> tuple[str, int, int] | None:
-    name = text.strip()
+    name = text.strip().rstrip(",;")
     if not _name_like(name):
         return None
     return name[:MAX_VALUE_CHARS], 0, len(name)
@@ -742,6 +766,11 @@ def _find_invoice_number(page: _Page) -> _Found | None:
     found = _find_labelled(page, _INVOICE_TITLE_NUMBER, _parse_identifier, below=False)
     if found is not None:
         return found
+    for column in page.columns:  # a bare "Nº" / "No." next to its number, on a page titled as an invoice
+        if _BARE_NUMBER.fullmatch(column.head) and any(_INVOICE_TITLE.search(c.head) for c in page.columns[:40]):
+            value = _values(page, column, len(column.text), _parse_identifier, below=False)
+            if value is not None:
+                return value[0]
     for column in page.columns:  # a table header "Factuur" over its number
         title = _INVOICE_TITLE.fullmatch(column.head)
         if title is not None and len(column.text) < 30:
@@ -800,7 +829,7 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
         found, how = value
         if how != "below":
             found = _largest_on_row(page, found)
-        found.rank = rank + (1 if how == "below" else 0)
+        found.rank = rank + (2 if how == "below" else 0)  # a header over a column may head line amounts
         candidates.append(found)
     if not candidates:
         return None, "", []
@@ -901,7 +930,7 @@ def _find_vat_id(page: _Page) -> _Found | None:
 
 def _label_text(column: _Column, item: _Found) -> str:
     """What is printed before a labelled value: its label and the words around it ("N° TVA client")."""
-    return column.text[:item.start] if item.column is column else column.head
+    return column.text[max(0, item.start - 40):item.start] if item.column is column else column.head
 
 
 def _best_identifier(page: _Page, found: list[_Found]) -> _Found | None:
@@ -1009,7 +1038,36 @@ def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
             name = _parse_name(column.text)
             if name is not None:
                 return _Found(name[0], column, 0, len(column.text))
-    return None
+    return _header_name(page)
+
+
+def _header_name(page: _Page) -> _Found | None:
+    """The letterhead: the most prominent name-like line at the top of the first page."""
+    best: _Found | None = None
+    size = 0.0
+    for column in page.columns:
+        if column.page != 1 or page.region(column) != "header" or column.line >= _HEADER_LINES:
+            break
+        if _INVOICE_TITLE.search(column.head) or page.role(column) == "buyer" or _labelled(column.head):
+            continue
+        name = _parse_name(column.text)
+        if name is not None and _title_case(name[0]) and column.height > size + 0.5:
+            best, size = _Found(name[0], column, 0, len(column.text)), column.height
+    return best
+
+
+def _title_case(text: str) -> bool:
+    """A name, not a sentence: most of its words start with a capital, and it does not end with a full stop."""
+    words = [w for w in text.split() if w[:1].isalpha()]
+    capitals = sum(1 for w in words if w[:1].isupper())
+    return bool(words) and capitals * 2 >= len(words) and not re.search(r"[a-z]{3}[.!?]$", text)
+
+
+def _labelled(text: str) -> bool:
+    """Whether a line is a field's label and value rather than a name."""
+    patterns = (_INVOICE_NUMBER, _INVOICE_DATE, _IBAN_LABEL, _CURRENCY_LABEL, _TOTAL_PLAIN, _PARTY_WORD,
+                *(label for label, _country in _VAT_LABELS))
+    return len(text) > _MAX_NAME or any(p.search(text) for p in patterns)
 
 
 def _name_before(text: str, end: int) -> str | None:

@@ -14,6 +14,7 @@ import re
 # --- invoice number ----------------------------------------------------------------------
 # "n°", "nº", "n.º", "no.", "nr.", "núm.", "num.", "#": what follows a title to say "number".
 _NO = r"(?:n\.?\s?[°º]|\bn\.(?!\w)|\bnr\b\.?|\bno\b\.?|\bn[úu]m\b\.?|\bnum[ée]ro\b|\bnummer\b|\bnumber\b|#)"
+NUMBER_SIGN = _NO
 INVOICE_NUMBER = [
     rf"\b(?:invoice|inv|rechnung|rechn|rg|re|facture|fact|factuur|fact|factura|fra|fattura|fatt|faktura|fv)\.?[\s-]*{_NO}",
     r"\b(?:r[ée]f(?:[ée]rence)?\.?|referen(?:ce|z|tie|cia)|riferimento|rif\.)\s*(?:de\s+(?:la\s+)?|der\s+)?"
@@ -165,16 +166,16 @@ BUYER = (r"\b(?:bill(?:ed)?\s+to|invoice(?:d)?\s+to|sold\s+to|ship(?:ped)?\s+to|
          r"warenempf[äa]nger|rechnungsadresse|lieferadresse|lieferanschrift|acheteur|destinataire|"
          r"adresse\s+de\s+(?:livraison|facturation)|factur[ée]\s+[àa]|livr[ée]\s+[àa]|klant|afnemer|koper|"
          r"factuuradres|afleveradres|cliente|comprador|destinatario|facturar\s+a|enviar\s+a|"
-         r"direcci[óo]n\s+de\s+(?:entrega|facturaci[óo]n)|committente|cessionario|intestatario|spett(?:\.|abile)|"
+         r"direcci[óo]n\s+de\s+(?:entrega|facturaci[óo]n)|committente|cessionario|intestatario|spett(?:\.\s?le|abile|\.)|"
          r"nabywca|odbiorca|kupuj[ąa]cy|p[łl]atnik|attn|attention|z\.\s?hd\.?|t\.a\.v\.?|c/o|[àa]\s+l'attention\s+de)\b")
 # A label that says a number is the buyer's ("N° TVA client", "Your VAT id", "Kunden-USt-IdNr").
 BUYER_MARK = re.compile(
     r"\b(?:client|customer|buyer|your|ihre?|kunden?|k[äa]ufer|acheteur|votre|klant|uw|cliente|comprador|"
-    r"destinatario|su|vostr[ao]|nabywc[ya]|odbiorc[ya]|empf[äa]nger|bill\s+to)\b|kunden", re.IGNORECASE)
+    r"destinatario|vostr[ao]|nabywc[ya]|odbiorc[ya]|empf[äa]nger|bill\s+to)\b|kunden", re.IGNORECASE)
 # Legal forms that end a company's name.
 LEGAL_FORM = (r"(?:GmbH\s*&\s*Co\.?\s*KG(?:aA)?|GmbH|GMBH|gGmbH|AG|KGaA|KG|OHG|oHG|e\.\s?K\.|e\.\s?V\.|a\.\s?G\.|UG|"
               r"mbH|B\.\s?V\.|BV|N\.\s?V\.|NV|V\.O\.F\.|VOF|SASU|SAS|S\.A\.S\.|SARL|S\.A\.R\.L\.|EURL|SNC|SCOP|"
-              r"S\.\s?A\.|SA|S\.\s?L\.(?:U\.)?|SL|SLU|S\.\s?r\.\s?l\.|SRL|Srl|S\.\s?p\.\s?A\.|SpA|S\.p\.a\.|S\.n\.c\.|"
+              r"S\.\s?A\.|SA|S\.\s?L\.(?:U\.)?|SL|SLU|S\.\s?r\.\s?l\.(?:s\.)?|SRLS|SRL|Srl|S\.\s?p\.\s?A\.|SpA|S\.p\.a\.|S\.n\.c\.|"
               r"S\.a\.s\.|Ltd\.?|LTD\.?|Limited|LIMITED|LLP|PLC|plc|Inc\.?|INC\.?|LLC|L\.L\.C\.|Corp\.?|"
               r"sp\.\s?z\s?o\.\s?o\.|Sp\.\s?z\s?o\.\s?o\.|SP\.\s?Z\s?O\.\s?O\.|sp\.\s?j\.|sp\.\s?k\.|S\.\s?C\.)")
 

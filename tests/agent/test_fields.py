@@ -397,3 +397,27 @@ def test_every_found_value_has_its_evidence_with_page_line_and_box():
 def test_evidence_from_plain_text_has_the_line_and_no_box():
     evidence = read("Some header\nInvoice number: 42")["invoice_number"]["evidence"]
     assert evidence == {"source": "text", "page": 1, "text": "Invoice number: 42", "box": None, "element": None}
+
+
+def test_the_letterhead_names_the_supplier_when_nothing_else_does():
+    from agent import layout
+    from tests.agent.test_layout import make_pdf
+
+    content = make_pdf([(50, 60, "Quillfeather Design")], size=18)
+    assert fields.read_fields(layout.read_layout(content, "application/pdf"))["supplier_name"]["value"] == \
+        "Quillfeather Design"
+    assert value("Thank you for your order.", "supplier_name") is None  # a sentence is not a name
+
+
+def test_a_label_glued_to_its_amount_is_still_read():
+    assert value("RAZEM DO ZAPŁATY65 786,85 zł", "total_amount") == "65786.85"
+
+
+def test_uk_and_swiss_vat_numbers_are_checked_by_their_own_rules():
+    assert value("VAT Reg. No. GB 980 7806 84", "vat_id") == "GB980780684"
+    assert value("Numéro de TVA: CHE-116.281.710 TVA", "vat_id") == "CHE116281710TVA"
+
+
+def test_a_bare_number_sign_beside_a_number_on_an_invoice():
+    assert value("FACTURA\nNº        FV25-53649", "invoice_number") == "FV25-53649"
+    assert value("Pos   Nr.   Artikel\n1   2   Schraube", "invoice_number") is None
