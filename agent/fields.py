@@ -233,6 +233,8 @@ _BLOCK_HEIGHTS = 14
 # Identifiers tried against their check digits per document (bounds hostile text).
 _MAX_IDENTIFIERS = 400
 
+# Rows of a column of amounts read under a total's header.
+_MAX_COLUMN_ROWS = 12
 # A letterhead's name is short.
 _MAX_NAME = 60
 # The letterhead is within the first lines of the first page.
@@ -275,6 +277,10 @@ _HEADING_END = (r"(?:\s*[/&]\s*[^\W\d_]+)?(?:\s+(?:address|adresse|anschrift|adr
 _SELLER_HEADING = re.compile(rf"^\W{{0,3}}(?:{labels.SELLER}){_HEADING_END}", re.IGNORECASE)
 # A buyer heading may start with a word or two: "Abweichender Warenempfänger:", "Delivery address".
 _BUYER_HEADING = re.compile(rf"^\W{{0,3}}(?:[^\W\d_]+ ){{0,2}}?(?:{labels.BUYER}){_HEADING_END}", re.IGNORECASE)
+_POSTCODE = re.compile(r"(?:[A-Z]{1,2}[- ]?)?\d{4,5}(?:[- ]\d{3})? [^\W\d_]")
+_SENDER_SEPARATOR = re.compile(r" [|·•–-] |, ")
+# Columns looked at for a return-address line (it is near the top of the first page).
+_SENDER_SCAN = 80
 _PARTY_WORD = re.compile(rf"{labels.SELLER}|{labels.BUYER}|\bname\b", re.IGNORECASE)
 _LEGAL_NAME = re.compile(rf"(?<![^\W\d_])(?:{labels.LEGAL_FORM})(?![^\W\d_])")
 
@@ -382,6 +388,8 @@ class _Page:
         self.month_first = _month_first(self.columns)
         self.headings = [(c, "seller") for c in self.columns if _SELLER_HEADING.match(c.head) and _heading(c.head)]
         self.headings += [(c, "buyer") for c in self.columns if _BUYER_HEADING.match(c.head) and _heading(c.head)]
+        self.senders = [c for c in self.columns[:_SENDER_SCAN] if self._sender_line(c)]
+        self.headings += [(c, "buyer") for c in self.senders]
 
     @staticmethod
     def _word_columns(index: int, line: Line) -> list[_Column]:
@@ -416,6 +424,17 @@ class _Page:
                         top=row * _LINE_HEIGHT, x1=m.end() * _CHAR_WIDTH,
                         bottom=row * _LINE_HEIGHT + _LINE_HEIGHT * 0.8,
                         words=None, starts=[]) for m in _SPLIT.finditer(text)]
+
+    def _sender_line(self, column: _Column) -> bool:
+        """A return-address line over an envelope window ("Acme GmbH · Main St 1 · 12345 Town"): the lines
+        right under it are the buyer's address (a name, a street, a postcode and town)."""
+        if column.page != 1 or len(column.text) > 120 or not _POSTCODE.search(column.text):
+            return False
+        if len(_SENDER_SEPARATOR.findall(column.text)) < 2:
+            return False
+        under = [c for index in range(column.line + 1, min(column.line + 6, len(self.by_line)))
+                 for c in self.by_line[index] if abs(c.x0 - column.x0) < 3 * column.height]
+        return bool(under) and _name_like(under[0].text) and any(_POSTCODE.match(c.text) for c in under[1:])
 
     def date_in(self, text: str) -> tuple[str, int, int] | None:
         return _date_in(text[:200], month_first=self.month_first)
@@ -504,7 +523,7 @@ def _values(page: _Page, column: _Column, end: int, parse: Callable[[str], tuple
         if found is not None:
             return found, "right"
     if below:
-        for other in page.below(column)[:2]:
+        for other in page.below(column)[:3]:
             found = _parse_at(other, 0, parse)
             if found is not None:
                 return found, "below"
@@ -691,7 +710,9 @@ def _name_like(text: str) -> bool:
     """A line that can be a company's name: letters, not an address, a contact or a label."""
     if len(re.findall(r"[^\W\d_]", text)) < 2 or text[:1].isdigit() or text[:1] in "([*†•-":
         return False
-    if re.search(r"@|www\.|https?:|\+\d|\btel\b|\bfax\b|\bphone\b|:", text, re.IGNORECASE):
+    if re.search(r"@|www\.|https?:|\+\d|\btel\b|\bfax\b|\bphone\b|:|\bpage\b|\bseite\b", text, re.IGNORECASE):
+        return False
+    if _date_in(text) is not None:
         return False
     return not _heading(text)
 
@@ -827,9 +848,12 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
         if value is None:
             continue
         found, how = value
-        if how != "below":
+        if how == "below":
+            found, sure = _column_total(page, found)
+            found.rank = rank + (1 if sure else 2)
+        else:
             found = _largest_on_row(page, found)
-        found.rank = rank + (2 if how == "below" else 0)  # a header over a column may head line amounts
+            found.rank = rank
         candidates.append(found)
     if not candidates:
         return None, "", []
@@ -853,6 +877,26 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
     for c in strongest:
         first.setdefault(Decimal(c.value), c)
     return strongest[0], "two totals are printed that disagree: check which one is due", list(first.values())
+
+
+def _column_total(page: _Page, first: _Found) -> tuple[_Found, bool]:
+    """Under a total's header: one amount, or a column whose last row sums the rows above it (sure),
+    else the first of several amounts (line or per-rate amounts: not sure)."""
+    rows = [first]
+    while len(rows) < _MAX_COLUMN_ROWS:
+        under = [c for c in page.below(rows[-1].column)[:1] if c.x1 > first.column.x0 and c.x0 < first.column.x1]
+        if under and any(re.search(r"[^\W\d_]{3}", c.text) for c in page.by_line[under[0].line] if c.x1 <= under[0].x0):
+            break  # a labelled line ("Acompte : 10,00"), not the next row of the column
+        parsed = _parse_at(under[0], 0, _parse_amount) if under else None
+        if parsed is None:
+            break
+        rows.append(parsed)
+    if len(rows) == 1:
+        return first, True
+    amounts = [Decimal(r.value) for r in rows]
+    if amounts[-1] == sum(amounts[:-1]):
+        return rows[-1], True
+    return first, False
 
 
 def _largest_on_row(page: _Page, found: _Found) -> _Found:
@@ -955,7 +999,7 @@ def _find_iban(page: _Page) -> _Found | None:
         if match is not None:
             value = _values(page, column, match.end(), _parse_iban)
             if value is not None:
-                item = value[0]
+                item = _iban_continued(page, value[0])
                 item.rank = 0 if _iban_valid(item.value) else 2
                 item.role = "buyer" if labels.BUYER_MARK.search(_label_text(column, item)) else ""
                 found.append(item)
@@ -969,6 +1013,17 @@ def _find_iban(page: _Page) -> _Found | None:
                 found.append(_Found(token, column, shape.start(), shape.start() + len(token), rank=1,
                                     role="buyer" if page.role(column) == "buyer" else ""))
     return _best_identifier(page, found)
+
+
+def _iban_continued(page: _Page, item: _Found) -> _Found:
+    """An IBAN broken over two lines in a narrow column: its rest is right under it."""
+    if _iban_valid(item.value):
+        return item
+    for under in page.below(item.column)[:1]:
+        rest = re.match(r"[A-Z0-9]{1,4}(?: [A-Z0-9]{1,4})*", under.text)
+        if rest is not None and _iban_valid(f"{item.value} {rest.group()}"):
+            return _Found(f"{item.value} {rest.group()}", item.column, item.start, item.end)
+    return item
 
 
 def _find_currency(page: _Page, total: _Found | None) -> _Found | None:
@@ -1028,6 +1083,10 @@ def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
     placed = [f for f in legal if page.region(f.column) in ("header", "footer") or page.role(f.column) == "seller"]
     if placed:
         return placed[0]
+    for sender in page.senders:  # the return address names the issuer first
+        first = _SENDER_SEPARATOR.split(sender.text)[0]
+        if _name_like(first):
+            return _Found(first.strip(), sender, 0, len(first))
     payee = _find_labelled(page, _PAYEE_LABEL, _parse_name, below=False)
     if payee is not None:
         return payee
@@ -1036,7 +1095,7 @@ def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
     if vat is not None:
         for column in reversed(_block_above(page, vat.column)):
             name = _parse_name(column.text)
-            if name is not None:
+            if name is not None and not _labelled(column.head, party=False):
                 return _Found(name[0], column, 0, len(column.text))
     return _header_name(page)
 
@@ -1063,10 +1122,10 @@ def _title_case(text: str) -> bool:
     return bool(words) and capitals * 2 >= len(words) and not re.search(r"[a-z]{3}[.!?]$", text)
 
 
-def _labelled(text: str) -> bool:
-    """Whether a line is a field's label and value rather than a name."""
-    patterns = (_INVOICE_NUMBER, _INVOICE_DATE, _IBAN_LABEL, _CURRENCY_LABEL, _TOTAL_PLAIN, _PARTY_WORD,
-                *(label for label, _country in _VAT_LABELS))
+def _labelled(text: str, *, party: bool = True) -> bool:
+    """Whether a line is a field's label and value (or, with ``party``, names a party) rather than a name."""
+    patterns = (_INVOICE_NUMBER, _INVOICE_DATE, _IBAN_LABEL, _CURRENCY_LABEL, _TOTAL_PLAIN,
+                *((_PARTY_WORD,) if party else ()), *(label for label, _country in _VAT_LABELS))
     return len(text) > _MAX_NAME or any(p.search(text) for p in patterns)
 
 

@@ -56,6 +56,8 @@ INVOICE_DATE = [
     r"\bfecha\s*(?:de\s+)?(?:la\s+)?(?:factura|emisi[óo]n|expedici[óo]n)\b",
     r"\bdata\s*(?:della\s+)?(?:fattura|documento|emissione)\b",
     r"\bdata\s*(?:wystawienia|faktury)\b",
+    # the place and date of a letter: "München, den 01.11.2024", "Paris, le 3 mars 2020", "Kraków, dnia 5 maja 2020"
+    r"[^\W\d_]{3},\s*(?:den|le|el|il|dnia)\b",
 ]
 # A bare "Date" label, read only when no specific one is printed.
 DATE_GENERIC = r"^\W{0,3}(?:date|datum|fecha|data|dated|le)\b"
@@ -74,7 +76,8 @@ TOTAL_GROSS = [
     r"\bgrand\s*total\b", r"\binvoice\s*total\b", r"\btotal\s*(?:amount\s*)?(?:\(?\s*)?incl(?:\.|uding|usive)?\b",
     r"\btotal\s*gross\b", r"\bgross\s*(?:total|amount)\b", r"\btotal\s*(?:invoice\s*)?amount\b",
     r"\bbrutto(?:summe|betrag|gesamt|rechnungsbetrag)?\b", r"\bgesamt(?:betrag|summe)\b",
-    r"\brechnungs(?:betrag|summe|endbetrag)\b", r"\bendbetrag\b", r"\bgesamt\s*(?:brutto|inkl)",
+    r"\brechnungs(?:betrag|summe|endbetrag)\b", r"\bend(?:betrag|summe)\b", r"\bschlussbetrag\b",
+    r"\bgesamt\s*(?:brutto|inkl)",
     r"\bsumme\s*(?:brutto|inkl)", r"\bbetrag\s*inkl",
     r"\b(?:total|montant)\s*t\.?t\.?c\b", r"\bmontant\s*total\b", r"\btotal\s*(?:de\s+la\s+)?facture\b",
     r"\btotaal\s*(?:bedrag\s*)?(?:incl|inclusief)\b", r"\btotaalbedrag\b", r"\bfactuurbedrag\b",
@@ -86,7 +89,7 @@ TOTAL_GROSS = [
 ]
 TOTAL_DUE = [
     r"\b(?:total\s*)?amount\s*(?:due|payable)\b", r"\bbalance\s*due\b", r"\btotal\s*(?:due|payable)\b",
-    r"\bplease\s+pay\b", r"\bto\s+pay\b",
+    r"\bplease\s+pay\b", r"\bto\s+pay\b", r"\bdue\s*(?:payable|amount)\b", r"\bpayable\s*amount\b",
     r"\bzu\s*zahlen(?:der\s*betrag)?\b", r"\bzahlbetrag\b", r"\bzahlungsbetrag\b", r"\bf[äa]lliger\s+betrag\b",
     r"\bnet\s*[àa]\s*payer\b", r"\b(?:solde|reste|montant|total)\s*[àa]\s*payer\b", r"\b[àa]\s*payer\b",
     r"\b(?:totaal\s*)?te\s*betalen\b", r"\bverschuldigd\s+bedrag\b",

@@ -421,3 +421,29 @@ def test_uk_and_swiss_vat_numbers_are_checked_by_their_own_rules():
 def test_a_bare_number_sign_beside_a_number_on_an_invoice():
     assert value("FACTURA\nNº        FV25-53649", "invoice_number") == "FV25-53649"
     assert value("Pos   Nr.   Artikel\n1   2   Schraube", "invoice_number") is None
+
+
+def test_the_return_address_over_the_window_names_the_supplier_and_marks_the_buyers_address():
+    text = ("Zebra Software GmbH · Somestreet 42 · 08155 Some city\n"
+            "Beispiel AG\nFeldstraße 34\n54321 Hithausen\n\nRechnung RE1001\n")
+    assert value(text, "supplier_name") == "Zebra Software GmbH"
+    text = text.replace("Zebra Software GmbH", "zebra.example")
+    assert value(text, "supplier_name") == "zebra.example"  # not the buyer's legal name under it
+
+
+def test_a_total_column_under_its_header_gives_its_last_row_when_that_row_is_the_sum():
+    text = ("Nettobetrag     MwSt-Betrag     Endbetrag\n"
+            "321,40          61,07           382,47\n"
+            "127,59          8,93            136,52\n"
+            "448,99          70,00           518,99\n")
+    assert value(text, "total_amount") == "518.99"
+
+
+def test_an_iban_broken_over_two_lines_under_its_header():
+    text = "Bank           IBAN\nSome Bank      DE89 3704 0044 0532\n               0130 00\n"
+    assert value(text, "iban") == "DE89 3704 0044 0532 0130 00"
+
+
+def test_the_date_of_a_letter_by_its_place():
+    assert value("München, den 01.11.2024\nDatum: 30.10.2024", "invoice_date") == "2024-11-01"
+    assert value("Paris, le 3 mars 2020", "invoice_date") == "2020-03-03"
