@@ -114,12 +114,18 @@ def read_layout(content: bytes, media_type: str) -> Layout:
     _reader, pages = documents._pdf_reader(content)  # structure limits first, as read_text does
     documents._check_pages(pages)
     try:
-        return _pdf_layout(content)
+        read = _pdf_layout(content)
     except MemoryError:
         raise
     except Exception as exc:  # noqa: BLE001  pdfium refuses what pypdf tolerated: read the text as pypdf does
         log.warning("pdf layout unreadable, reading text only: %s", type(exc).__name__)
         return Layout.from_text(documents.read_text(content, media_type).text)
+    if read.text.strip():
+        return read
+    # No text at all: a scan, or a document pdfium shrugs off and pypdf finds damaged (a recursive
+    # content stream). pypdf decides, so such a document is refused exactly as read_text refuses it.
+    text = documents.read_text(content, media_type).text
+    return read if not text.strip() else Layout(pages=read.pages, lines=Layout.from_text(text).lines, sizes=read.sizes)
 
 
 def _pdf_layout(content: bytes) -> Layout:

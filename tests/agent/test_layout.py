@@ -84,3 +84,19 @@ def test_a_damaged_pdf_is_refused_as_read_text_refuses_it():
 def test_an_unknown_media_type_is_refused():
     with pytest.raises(UnsupportedDocument):
         layout.read_layout(b"whatever", "image/png")
+
+
+def test_a_pdf_pdfium_reads_as_empty_is_refused_as_read_text_refuses_it():
+    from tests import hostile
+
+    with pytest.raises(DamagedDocument):  # pypdf: a recursive content stream, damaged for good
+        layout.read_layout(hostile.recursive_pdf(), documents.PDF)
+
+
+def test_a_page_without_text_is_an_empty_layout_with_its_size():
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    read = layout.read_layout(bytes(pdf.output()), documents.PDF)
+    assert (read.text, read.pages, len(read.sizes)) == ("", 1, 1)
