@@ -811,12 +811,13 @@ def _find_invoice_date(page: _Page, number: _Found | None) -> _Found | None:
     found = _find_labelled(page, _INVOICE_DATE, parse)
     if found is not None:
         return found
-    for column in page.columns:  # a bare "Date"/"Datum" label, not the due or delivery date
-        match = _DATE_GENERIC.search(column.head)
-        if match is not None and not labels.OTHER_DATE.search(column.head):
-            value = _values(page, column, match.end(), parse)
-            if value is not None:
-                return value[0]
+    # A bare "Date"/"Datum", not the due or delivery date.
+    generic = [(column, match) for column in page.columns
+               if (match := _DATE_GENERIC.search(column.head)) and not labels.OTHER_DATE.search(column.head)]
+    for column, match in generic:
+        value = _values(page, column, match.end(), parse, below=False)
+        if value is not None:
+            return value[0]
     if number is not None:  # the date printed after the invoice number: "Rechnung 42 vom 5.3.2018"
         column = number.column
         date_found = page.date_in(column.text[number.end:])
@@ -827,6 +828,10 @@ def _find_invoice_date(page: _Page, number: _Found | None) -> _Found | None:
             date_found = page.date_in(following[0].text)
             if date_found is not None and date_found[1] <= 6:
                 return _Found(date_found[0], following[0], date_found[1], date_found[2])
+    for column, match in generic:  # a bare "Date" over its value (a header row), after the rules above
+        value = _values(page, column, match.end(), parse)
+        if value is not None:
+            return value[0]
     for column in page.columns:  # the first date on the page that is not labelled as another date
         date_found = page.date_in(column.text)
         if date_found is not None and not labels.OTHER_DATE.search(page.layout.lines[column.line].text):
@@ -885,7 +890,8 @@ def _column_total(page: _Page, first: _Found) -> tuple[_Found, bool]:
     rows = [first]
     while len(rows) < _MAX_COLUMN_ROWS:
         under = [c for c in page.below(rows[-1].column)[:1] if c.x1 > first.column.x0 and c.x0 < first.column.x1]
-        if under and any(re.search(r"[^\W\d_]{3}", c.text) for c in page.by_line[under[0].line] if c.x1 <= under[0].x0):
+        if under and any(re.search(r"[^\W\d_]{3}", c.text) and not _CURRENCY_CODE.fullmatch(c.text)
+                         for c in page.by_line[under[0].line] if c.x1 <= under[0].x0):
             break  # a labelled line ("Acompte : 10,00"), not the next row of the column
         parsed = _parse_at(under[0], 0, _parse_amount) if under else None
         if parsed is None:

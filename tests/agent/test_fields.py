@@ -447,3 +447,10 @@ def test_an_iban_broken_over_two_lines_under_its_header():
 def test_the_date_of_a_letter_by_its_place():
     assert value("München, den 01.11.2024\nDatum: 30.10.2024", "invoice_date") == "2024-11-01"
     assert value("Paris, le 3 mars 2020", "invoice_date") == "2020-03-03"
+
+
+def test_a_bare_date_header_over_a_line_items_table_is_not_the_invoice_date():
+    text = ("Invoice 103767\nFebruary 17, 2026\n"
+            "No.      Description        Date        Quantity\n"
+            "1908-S   Chair              02/18/26    3\n")
+    assert value(text, "invoice_date") == "2026-02-17"
