@@ -265,6 +265,7 @@ _TOTAL_GROSS = _compile(labels.TOTAL_GROSS)
 _TOTAL_DUE = _compile(labels.TOTAL_DUE)
 _TOTAL_PLAIN = _compile(labels.TOTAL_PLAIN)
 _NET = _compile(labels.NET)
+_DEPOSIT = _compile(labels.DEPOSIT)
 _VAT_AMOUNT = _compile(labels.VAT_AMOUNT)
 _VAT_LABELS = [(_compile(source), country) for source, country in labels.VAT_ID]
 _IBAN_LABEL = _compile(labels.IBAN)
@@ -875,6 +876,11 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
     confirmed = [c for c in strongest if Decimal(c.value) in sums]
     if len({Decimal(c.value) for c in confirmed}) == 1:
         return confirmed[0], "", []
+    if len(values) == 2:  # a total and what is left to pay after a printed deposit
+        gross, due_amount = max(values), min(values)
+        if gross - due_amount in _deposits(page):
+            found = next(c for c in strongest if Decimal(c.value) == gross)
+            return found, f"the amount still to pay is {due_amount} after a payment of {gross - due_amount}", []
     if best >= 2:  # several bare "Total" lines: the grand total is the largest
         largest = max(strongest, key=lambda c: Decimal(c.value))
         return largest, "the largest of several totals printed", []
@@ -882,6 +888,18 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
     for c in strongest:
         first.setdefault(Decimal(c.value), c)
     return strongest[0], "two totals are printed that disagree: check which one is due", list(first.values())
+
+
+def _deposits(page: _Page) -> set[Decimal]:
+    """Amounts printed as already paid (a deposit, a prepayment), as positive amounts."""
+    paid: set[Decimal] = set()
+    for column in page.columns:
+        match = _DEPOSIT.search(column.head)
+        if match is not None:
+            value = _values(page, column, match.end(), _parse_amount, below=False)
+            if value is not None:
+                paid.add(abs(Decimal(value[0].value)))
+    return paid
 
 
 def _column_total(page: _Page, first: _Found) -> tuple[_Found, bool]:

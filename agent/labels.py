@@ -110,6 +110,14 @@ NOT_TOTAL = re.compile(
     r"quantit|menge|qty|weight|gewicht|stunden|hours|pages?\b|seite|merce|goods|waren\b|mercanc|marchandises|"
     r"goederen|towar",
     re.IGNORECASE)
+# Amounts already paid: the total less these is what is left to pay.
+DEPOSIT = [
+    r"\b(?:deposit|prepaid|prepayment|advance\s+payment|amount\s+paid|paid)\b",
+    r"\b(?:erhaltene\s+)?anzahlung(?:en)?\b", r"\bvorauszahlung\b", r"\bbereits\s+(?:bezahlt|gezahlt)\b",
+    r"\bacompte\b", r"\bd[ée]j[àa]\s+(?:pay[ée]|r[ée]gl[ée])\b",
+    r"\bvoorschot\b", r"\baanbetaling\b", r"\breeds\s+betaald\b", r"\banticipo\b", r"\bacconto\b",
+    r"\bzaliczka\b", r"\bzap[łl]acono\b",
+]
 # What makes a label name the amount including VAT, whatever else it says.
 GROSS_MARK = re.compile(r"\b(?:incl|inkl)(?:\.|uding|usive|usief|usive)?\s*(?:[^\W\d_]+\.?)?|"
                         r"\b(?:tva|iva|btw|vat|mwst)\s*(?:incluse|comprise|incluida|inclusa|inclusief|included)|\bbrutto\b|\bgross\b|t\.?t\.?c\b|ivato|\bcon\s+iva|\bz\s+vat|"

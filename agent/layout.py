@@ -153,9 +153,11 @@ def _pdf_layout(content: bytes) -> Layout:
             finally:
                 textpage.close()
                 page.close()
-            page_lines = _lines(number + 1, words)
-            budget -= sum(len(line.text) + 1 for line in page_lines)
-            lines.extend(page_lines)
+            for line in _lines(number + 1, words):
+                budget -= len(line.text) + 1
+                if budget < 0:
+                    break
+                lines.append(line)
         return Layout(pages=len(sizes), lines=lines, sizes=sizes)
     finally:
         document.close()
