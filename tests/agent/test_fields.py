@@ -457,7 +457,10 @@ def test_a_bare_date_header_over_a_line_items_table_is_not_the_invoice_date():
 
 
 def test_a_printed_deposit_explains_a_total_and_a_smaller_amount_to_pay():
-    text = "TOTAL TTC   110,00\nAcompte :   10,00\nNET A PAYER   100,00 EUR"
+    text = ("TOTAL HT      TOTAL TVA      TOTAL TTC\n"
+            "100,00        10,00          110,00\n"
+            "Acompte :     10,00\n"
+            "NET A PAYER   100,00 EUR\n")
     found = read(text)["total_amount"]
     assert (found["status"], found["value"]) == ("present", "110.00")
     assert found["detail"] == "the amount still to pay is 100.00 after a payment of 10.00"
