@@ -50,7 +50,12 @@ MAX_VALUE_CHARS = 120
 # Currencies the finance team pays in (a business rule, not a format check), and the
 # symbols suppliers print for them.
 CURRENCIES = frozenset({"EUR", "USD", "GBP", "CHF", "SEK", "DKK", "NOK", "PLN", "CZK", "HUF", "JPY", "CAD", "AUD"})
-SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "JPY", "Fr.": "CHF", "kr": "SEK", "zł": "PLN"}
+SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "JPY", "Fr.": "CHF", "kr": "SEK", "zł": "PLN",
+           "₹": "INR", "Rs": "INR", "Rs.": "INR", "Kč": "CZK", "Ft": "HUF"}
+# Currencies read off a page: the ones we pay in and others an invoice may be in (then reported
+# as printed, and not one we pay in, rather than as missing).
+PRINTED_CURRENCIES = CURRENCIES | {"INR", "CNY", "RON", "BGN", "TRY", "BRL", "MXN", "ZAR", "SGD", "HKD", "NZD", "AED",
+                                   "SAR", "ILS", "KRW", "ISK", "RSD", "UAH"}
 
 @dataclass(frozen=True)
 class Field:
@@ -288,9 +293,9 @@ _LEGAL_NAME = re.compile(rf"(?<![^\W\d_])(?:{labels.LEGAL_FORM})(?![^\W\d_])")
 # Amounts: 1.234,56 / 1,234.56 / 1 234,56 / 1'234.56 / 1234.5 / 1234; never a percentage.
 _AMOUNT = re.compile(r"(?<![\d.,])(?P<sign>[-\u2212]\s?)?(?P<int>\d{1,3}(?:[.,'’\u00a0\u202f ]\d{3})++|\d++)"
                      r"(?:(?P<sep>[.,])(?P<dec>\d{1,2}))?(?![\d%])(?!\s?%)")
-_CODES = "|".join(sorted(CURRENCIES))
+_CODES = "|".join(sorted(PRINTED_CURRENCIES))
 _CURRENCY_CODE = re.compile(rf"(?<![A-Za-z])(?:{_CODES})(?![A-Za-z])")
-_CURRENCY_SIGN = re.compile(r"US\$|€|\$|£|¥|zł|(?<![A-Za-z])(?:Fr\.|CHF|kr)(?![A-Za-z])")
+_CURRENCY_SIGN = re.compile(r"US\$|€|\$|£|¥|₹|zł|(?<![A-Za-z])(?:Fr\.|CHF|kr|Rs\.?|Kč|Ft)(?![A-Za-z])")
 # Dates: numeric day-first (or ISO), and with a month name in any of the seven languages.
 _NUMERIC_DATE = re.compile(r"(?<!\d)(?:(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})|"
                            r"(?P<d2>\d{1,2})(?P<s>[./-])(?P<m2>\d{1,2})(?P=s)(?P<y2>\d{4}|\d{2}))(?![\d.,]\d)")

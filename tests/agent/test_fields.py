@@ -464,3 +464,9 @@ def test_a_printed_deposit_explains_a_total_and_a_smaller_amount_to_pay():
     found = read(text)["total_amount"]
     assert (found["status"], found["value"]) == ("present", "110.00")
     assert found["detail"] == "the amount still to pay is 100.00 after a payment of 10.00"
+
+
+def test_a_printed_currency_we_do_not_pay_in_is_reported_as_printed_not_missing():
+    found = read("Grand Total   Rs 1939")["currency"]
+    assert (found["status"], found["value"]) == ("malformed", "INR")
+    assert found["evidence"]["text"] == "Grand Total   Rs 1939"
