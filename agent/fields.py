@@ -358,6 +358,7 @@ class _Found:
     end: int
     rank: int = 0  # lower is stronger
     role: str = ""  # seller | buyer | "" for identifiers
+    printed: str = ""  # the rest of the column from the value on, as printed ("EUR 12.00")
 
     def evidence(self, layout: Layout) -> dict[str, Any]:
         return {"source": "text", "page": self.column.page, "text": _printed(layout.lines[self.column.line].text),
@@ -542,7 +543,7 @@ def _parse_at(column: _Column, at: int, parse: Callable[[str], tuple[str, int, i
     parsed = parse(column.text[at:])
     if parsed is None:
         return None
-    return _Found(parsed[0], column, at + parsed[1], at + parsed[2])
+    return _Found(parsed[0], column, at + parsed[1], at + parsed[2], printed=column.text[at:])
 
 
 # --- value parsers: the value at the start of a text, as (value, start, end) ---------------
@@ -726,9 +727,8 @@ def _name_like(text: str) -> bool:
 # --- the fields ---------------------------------------------------------------------------
 
 
-def read_fields(layout: Layout, *, country: str | None = None, today: date | None = None) -> dict[str, dict[str, Any]]:
-    """Every required field read off the layout and checked, each with its evidence."""
-    page = _Page(layout)
+def _read(page: _Page) -> tuple[dict[str, _Found | None], _Found | None, str, list[_Found]]:
+    """Each field's reading (before its check), a bank account when no IBAN, and the total's note and candidates."""
     vat = _find_vat_id(page)
     total, total_note, candidates = _find_total(page)
     number = _find_invoice_number(page)
@@ -742,6 +742,21 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
     }
     found["currency"] = _find_currency(page, total)
     account = None if found["iban"] else _find_labelled(page, _ACCOUNT_LABEL, _parse_identifier)
+    return found, account, total_note, candidates
+
+
+def find(text: str, name: str) -> str | None:
+    """A field's value as printed in plain text ("EUR 12.00"), or None: what the reader found, unchecked."""
+    found, account, _note, _candidates = _read(_Page(Layout.from_text(text)))
+    item = account if name == "account" else found.get(name)
+    if item is None:
+        return None
+    return (item.printed or item.value).strip()[:MAX_VALUE_CHARS] or None
+
+
+def read_fields(layout: Layout, *, country: str | None = None, today: date | None = None) -> dict[str, dict[str, Any]]:
+    """Every required field read off the layout and checked, each with its evidence."""
+    found, account, total_note, candidates = _read(_Page(layout))
     results: dict[str, dict[str, Any]] = {}
     for name in REQUIRED:
         item = found[name]
