@@ -75,7 +75,8 @@ OTHER_DATE = re.compile(
 TOTAL_GROSS = [
     r"\bgrand\s*total\b", r"\binvoice\s*total\b", r"\btotal\s*(?:amount\s*)?(?:\(?\s*)?incl(?:\.|uding|usive)?\b",
     r"\btotal\s*gross\b", r"\bgross\s*(?:total|amount)\b", r"\btotal\s*(?:invoice\s*)?amount\b",
-    r"\bbrutto(?:summe|betrag|gesamt|rechnungsbetrag)?\b", r"\bgesamt(?:betrag|summe)\b",
+    r"\bbrutto(?:summe|betrag|gesamt|rechnungsbetrag)\b", r"\b(?:summe|betrag)\s+brutto\b",
+    r"\bgesamt(?:betrag|summe)\b",
     r"\brechnungs(?:betrag|summe|endbetrag)\b", r"\bend(?:betrag|summe)\b", r"\bschlussbetrag\b",
     r"\bgesamt\s*(?:brutto|inkl)",
     r"\bsumme\s*(?:brutto|inkl)", r"\bbetrag\s*inkl",
@@ -94,7 +95,7 @@ TOTAL_DUE = [
     r"\bnet\s*[àa]\s*payer\b", r"\b(?:solde|reste|montant|total)\s*[àa]\s*payer\b", r"\b[àa]\s*payer\b",
     r"\b(?:totaal\s*)?te\s*betalen\b", r"\bverschuldigd\s+bedrag\b",
     r"\b(?:total|importe)\s*a\s*pagar\b", r"\bnetto\s*a\s*pagare\b", r"\b(?:totale\s*)?da\s*pagare\b",
-    r"\bdo\s*zap[łl]aty\b",
+    r"\bdo\s*zap[łl]aty\b", r"\bnale[żz]no[śs][ćc](?:\s+og[óo][łl]em)?\b",
 ]
 TOTAL_PLAIN = [
     r"\btotal\b", r"\btotaal\b", r"\btotale\b", r"\bsumme\b", r"\bgesamt\b", r"\brazem\b", r"\bsuma\b",
@@ -108,7 +109,7 @@ NOT_TOTAL = re.compile(
     r"carried|report|\bvat\b|\btax|steuer|mwst|\bust\b|\btva\b|\btaxe|\bbtw\b|\biva\b|\bimposta\b|\bpodatek|"
     r"positions|warenwert|\bbase\b|imponible|imponibile|basis|grundlage|\bline\b|\bposition\b|items?\b|"
     r"quantit|menge|qty|weight|gewicht|stunden|hours|pages?\b|seite|merce|goods|waren\b|mercanc|marchandises|"
-    r"goederen|towar",
+    r"goederen|towar|\bcena\b|\bprice\b|preis\b|\bprix\b|\bprijs\b|\bprecio\b|\bprezzo\b|einzel|\bunit",
     re.IGNORECASE)
 # Amounts already paid: the total less these is what is left to pay.
 DEPOSIT = [

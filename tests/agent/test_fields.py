@@ -470,3 +470,12 @@ def test_a_printed_currency_we_do_not_pay_in_is_reported_as_printed_not_missing(
     found = read("Grand Total   Rs 1939")["currency"]
     assert (found["status"], found["value"]) == ("malformed", "INR")
     assert found["evidence"]["text"] == "Grand Total   Rs 1939"
+
+
+def test_a_gross_price_column_of_a_line_items_table_is_not_the_total():
+    text = ("                         Cena                 Wartość\n"
+            " Lp  Nazwa       Ilość   brutto     VAT [%]   brutto\n"
+            " 1   EFECTA 95   54,910  5,79       23        316,83\n"
+            "\nNależność ogółem: 316,83 PLN\n")
+    found = read(text)["total_amount"]
+    assert (found["status"], found["value"]) == ("present", "316.83")
