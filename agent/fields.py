@@ -1115,6 +1115,10 @@ def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
                 names.append(_Found(name[0].rstrip(",;"), column, 0, len(column.text)))
         if names:  # a name with a legal form is the company; else the block's first name
             return next((n for n in names if _LEGAL_NAME.search(n.value)), names[0])
+    if vat is not None:  # the company named on the VAT id's line or in the block it ends
+        owner = _legal_name_near(page, vat.column)
+        if owner is not None:
+            return owner
     legal: list[_Found] = []
     for column in page.columns:
         if column.page != 1 and legal:
@@ -1173,6 +1177,16 @@ def _labelled(text: str, *, party: bool = True) -> bool:
     return len(text) > _MAX_NAME or any(p.search(text) for p in patterns)
 
 
+def _legal_name_near(page: _Page, column: _Column) -> _Found | None:
+    """A name with a legal form on ``column``'s line, else in the lines above it in its column band."""
+    for other in [*page.by_line[column.line], *reversed(_block_above(page, column))]:
+        for match in _LEGAL_NAME.finditer(other.head):
+            name = _name_before(other.text, match.end())
+            if name is not None and page.role(other) != "buyer":
+                return _Found(name, other, 0, match.end())
+    return None
+
+
 def _name_before(text: str, end: int) -> str | None:
     """The company name ending with a legal form at ``end``: the words before it in the column."""
     start = 0
@@ -1182,8 +1196,8 @@ def _name_before(text: str, end: int) -> str | None:
             start = max(start, at + len(separator))
     name = text[start:end].strip(" -|·•,;")
     name = re.sub(r"^(?:[^\W\d_]+\s*:\s*)", "", name)  # "Seller: Acme GmbH"
-    if not _name_like(name) or len(name) > MAX_VALUE_CHARS:
-        return None
+    if not _name_like(name) or len(name) > MAX_VALUE_CHARS or _LEGAL_NAME.fullmatch(name):
+        return None  # a legal form alone ("SARL au capital de ...") names nobody
     return name
 
 

@@ -479,3 +479,11 @@ def test_a_gross_price_column_of_a_line_items_table_is_not_the_total():
             "\nNależność ogółem: 316,83 PLN\n")
     found = read(text)["total_amount"]
     assert (found["status"], found["value"]) == ("present", "316.83")
+
+
+def test_the_company_on_the_suppliers_vat_line_beats_a_legal_name_in_the_address_window():
+    text = ("Kent Retail Ltd\nLange Straat 5\n1000 AB Town\n\nInvoice number  A-77\n\n\n\n\n\n\n"
+            "Harbour Tools Ltd - FR40303265045 - NL91ABNA0417164300\n")
+    assert value(text, "supplier_name") == "Harbour Tools Ltd"
+    text = "Au bon moulin SARL - 1242 chemin de l'olive\nTVA : FR40303265045 - SARL au capital de 120 000,00 €"
+    assert value(text, "supplier_name") == "Au bon moulin SARL"  # a legal form alone names nobody
