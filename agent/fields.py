@@ -1029,7 +1029,8 @@ def _best_identifier(page: _Page, found: list[_Found]) -> _Found | None:
 
     def strength(item: _Found) -> tuple[int, int, int]:
         block = page.role(item.column)
-        place = 0 if block == "seller" else 1 if page.region(item.column) in ("header", "footer") else 2
+        region = page.region(item.column)  # a footer is the issuer's; a header may hold the buyer's window
+        place = 0 if block == "seller" else 1 if region == "footer" else 2 if region == "header" else 3
         return (place, 0 if item.rank < 2 else 1, item.rank)
 
     return min(own, key=strength)

@@ -487,3 +487,13 @@ def test_the_company_on_the_suppliers_vat_line_beats_a_legal_name_in_the_address
     assert value(text, "supplier_name") == "Harbour Tools Ltd"
     text = "Au bon moulin SARL - 1242 chemin de l'olive\nTVA : FR40303265045 - SARL au capital de 120 000,00 €"
     assert value(text, "supplier_name") == "Au bon moulin SARL"  # a legal form alone names nobody
+
+
+def test_the_footers_vat_id_is_the_issuers_when_an_unlabelled_window_holds_another():
+    from agent import layout
+    from tests.agent.test_layout import make_pdf
+
+    content = make_pdf([(50, 100, "Kent Retail Ltd"), (50, 112, "VAT FR40303265045"),
+                        (50, 300, "Invoice total 120,00 EUR"), (50, 800, "Registered office Lyon, VAT DE136695976")])
+    found = fields.read_fields(layout.read_layout(content, "application/pdf"))
+    assert found["vat_id"]["value"] == "DE136695976"
