@@ -94,9 +94,10 @@ def suggest(ctx: JobContext, text: str, fields: dict[str, dict], layout_lines: I
         return fields, []
     if not provider_may_read(ctx.job()["tenant_id"]):
         return fields, []
-    lines = document_lines(text, layout_lines)
+    layout = document_lines("", layout_lines)
+    lines = layout + document_lines(text)  # the text's own lines too: a value the layout split is found whole
     saved = ModelReading.objects.filter(job_id=ctx.job_id).values_list("answer", flat=True).first()
-    answer = saved if saved is not None else ask(ctx, client, "\n".join(line.text for line in lines))
+    answer = saved if saved is not None else ask(ctx, client, "\n".join(line.text for line in layout) or text)
     merged, findings = merge(fields, answer, lines, wanted, today=ctx.now().date())
     log.info("job %s: the model was asked for %d field(s); %d filled, %d finding(s)", ctx.job_id, len(wanted),
              sum(1 for name in wanted if merged[name] is not fields[name]), len(findings))
@@ -342,14 +343,26 @@ def _currency(value: str, lines: list[DocLine]) -> Found | None:
 _AMOUNT = re.compile(r"\d(?:[\d.,'\u00a0\u202f ]*\d)?")
 
 
+# A minus sign right before the digits, or before the currency printed right before them: "-12,50",
+# "EUR -12.50", "-€12.50". A dash between spaces ("Total - 12.50") is not a sign.
+_MINUS = re.compile(r"[-\u2212](?:[^\w\s]{1,3}\s?|[A-Z]{3}\s?)?$")
+
+
 def amounts(text: str) -> Iterator[Decimal]:
     """Every amount printed in ``text`` as a number: "1.234,56", "1,234.56", "1 234,56", "1'234.56"."""
-    for match in _AMOUNT.finditer(_normal(text)):
+    return (amount for amount, _ in signed_amounts(text))
+
+
+def signed_amounts(text: str) -> Iterator[tuple[Decimal, bool]]:
+    """Every amount printed in ``text``, with whether a minus sign is printed before it."""
+    text = _normal(text)
+    for match in _AMOUNT.finditer(text):
         run = match.group(0)
+        negative = bool(_MINUS.search(text[max(match.start() - 6, 0):match.start()]))
         for part in (run, *re.split(r"[\s\u00a0\u202f]+", run)):
             amount = parse_amount(part)
             if amount is not None:
-                yield amount
+                yield amount, negative
 
 
 def parse_amount(text: str) -> Decimal | None:
@@ -371,12 +384,15 @@ def parse_amount(text: str) -> Decimal | None:
 
 
 def _amount(value: str, lines: list[DocLine]) -> Found | None:
+    """An amount equal in value to the suggested one, with the sign the document prints (which the
+    total's check judges), whatever sign the model gave it."""
     suggested = next(amounts(value), None)
-    if suggested is None or suggested <= 0:
+    if suggested is None or suggested == 0:
         return None
     for line in lines:
-        if suggested in set(amounts(line.text)):
-            return Found(str(suggested.quantize(Decimal("0.01"))), line)
+        for printed, negative in signed_amounts(line.text):
+            if printed == suggested:
+                return Found(("-" if negative else "") + str(suggested.quantize(Decimal("0.01"))), line)
     return None
 
 

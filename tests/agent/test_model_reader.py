@@ -131,6 +131,7 @@ def test_layout_lines_give_the_evidence_its_page_and_box(configured, job, opted_
     fields, _ = suggest(claim(), TEXT, missing(), layout_lines=[line])
     assert fields["iban"]["evidence"] == {"source": "model", "page": 2, "text": line["text"], "box": line["box"],
                                           "element": None}
+    assert configured.requests[0]["body"]["messages"][-1]["content"] == line["text"]  # the layout's reading, once
 
 
 def test_values_printed_in_other_styles_are_found(configured, job, opted_in, claim):
@@ -192,6 +193,19 @@ def test_the_checks_still_decide_malformed(configured, review_job, claim):
     fields, findings = suggest(claim(), "Invoice from Acme\nIBAN DE89 3704 0044 0532 0130 01\n", missing())
     assert findings == [] and fields["iban"]["status"] == "malformed"
     assert "check digits" in fields["iban"]["detail"]
+
+
+@pytest.mark.parametrize("printed, status, value", [
+    ("Gutschrift: Gesamtbetrag -1.234,56 EUR", "malformed", "-1234.56"),
+    ("Credit note total EUR -1,234.56", "malformed", "-1234.56"),
+    ("Total - 1.234,56 EUR", "present", "1234.56"),
+])
+def test_the_printed_sign_of_a_total_is_the_one_checked(configured, review_job, claim, printed, status, value):
+    job = review_job(text=printed)
+    ReviewSettings.objects.create(tenant_id=job.tenant_id, provider_may_read=True)
+    configured.fields = {**dict.fromkeys(REQUIRED), "total_amount": "1234.56"}
+    fields, _ = suggest(claim(), printed, missing())
+    assert (fields["total_amount"]["status"], fields["total_amount"]["value"]) == (status, value)
 
 
 # --- Answers that cannot be used
