@@ -20,6 +20,7 @@ here logs the document's text or the answer.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import re
@@ -77,13 +78,23 @@ def provider_may_read(tenant_id: int | None) -> bool:
     return ReviewSettings.objects.filter(tenant_id=tenant_id, provider_may_read=True).exists()
 
 
+def fill(ctx: JobContext, extracted: dict[str, Any], checked: dict[str, Any]) -> dict[str, Any]:
+    """The validate step's output with the model's verified values and its findings added (the
+    one call the step makes): ``extracted`` is the extract step's output, ``checked`` our reading."""
+    found, findings = suggest(ctx, extracted.get("text") or "", checked["fields"], extracted.get("layout"))
+    if not findings and found is checked["fields"]:
+        return checked
+    return {**checked, "fields": found, "findings": list(dict.fromkeys([*checked.get("findings", []), *findings]))}
+
+
 def suggest(ctx: JobContext, text: str, fields: dict[str, dict], layout_lines: Iterable[Any] | None = None,
             ) -> tuple[dict[str, dict], list[str]]:
     """Our ``fields`` with the model's verified values filled in where ours are missing or to check,
     and the findings for Alice (values not found in the document, an unreadable answer).
 
     ``layout_lines`` are the document's lines in reading order (strings, or lines with
-    ``text``, ``page`` and ``box``); without them, the lines of ``text``. Unchanged, and
+    ``text``, ``page`` and ``box``, or the extract step's ``Layout.to_json()``); without them,
+    the lines of ``text``. Unchanged, and
     nothing sent, unless the provider is configured and the tenant opted in.
     """
     wanted = [name for name in checks.REQUIRED if (fields.get(name) or {}).get("status") in FILLABLE]
@@ -200,6 +211,8 @@ class Found:
 def document_lines(text: str, layout_lines: Iterable[Any] | None = None) -> list[DocLine]:
     """The lines to search: the layout's (with page and box) first, then the text's own."""
     lines: list[DocLine] = []
+    if isinstance(layout_lines, dict):  # the extract step's Layout.to_json()
+        layout_lines = importlib.import_module("agent.layout").Layout.from_json(layout_lines).lines
     for line in layout_lines or ():
         if isinstance(line, str):
             lines.append(DocLine(None, line))

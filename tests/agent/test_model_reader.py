@@ -21,7 +21,7 @@ from agent import model_reader, tools
 from agent.admin import ReviewSettingsAdmin
 from agent.fields import LABELS, REQUIRED
 from agent.model_reader import NOT_FOUND, UNREADABLE, suggest
-from agent.models import ModelReading, ReviewSettings
+from agent.models import Checkpoint, ModelReading, ReviewSettings
 from agent.planner import ChatCompletionsPlanner, LocalPlanner
 from jobs import queue
 from jobs.kinds import JobDeferred, JobFailed
@@ -87,9 +87,7 @@ def wired(monkeypatch):
     """The validate step as the integration wires it: our reading, then the model's suggestions."""
 
     def validate(ctx, arguments, previous):
-        out = tools.validate(ctx, arguments, previous)
-        out["fields"], out["findings"] = suggest(ctx, previous["text"], out["fields"])
-        return out
+        return model_reader.fill(ctx, previous, tools.validate(ctx, arguments, previous))
 
     monkeypatch.setitem(tools.TOOLS, "validate", dataclasses.replace(tools.TOOLS["validate"], run=validate))
 
@@ -338,6 +336,27 @@ def test_with_the_opt_in_the_review_asks_the_model_once(configured, job, opted_i
     assert CANARY not in json.dumps([r["body"] for r in planned], ensure_ascii=False)  # the planner still sees none
     result = Job.objects.get(pk=job.pk).result
     assert all(f["status"] == "present" for f in result["fields"].values())
+
+
+def test_the_review_carries_the_models_findings(configured, job, opted_in, claim, wired):
+    configured.fields = {**RIGHT, "iban": "GB82 WEST 1234 5698 7654 32"}
+    assert drive(claim(), LocalPlanner()).state == "completed"
+    output = Checkpoint.objects.get(job_id=job.pk).latest_output
+    assert NOT_FOUND.format(label=LABELS["iban"]) in output["findings"]
+    assert (output["fields"]["iban"].get("evidence") or {}).get("source") != "model"
+
+
+def test_the_extract_steps_layout_gives_pages_and_boxes(configured, job, opted_in, claim):
+    layout = pytest.importorskip("agent.layout")  # the layout reader, once merged
+    words = [layout.Word("IBAN", 40.0, 700.0, 70.0, 712.0), layout.Word("DE89370400440532013000", 75.0, 700.0, 300.0,
+                                                                          712.0)]
+    page = layout.Layout(pages=2, lines=[layout.Line(page=2, words=words, text="IBAN DE89370400440532013000")],
+                         sizes=[[595.0, 842.0], [595.0, 842.0]])
+    configured.fields = {**dict.fromkeys(REQUIRED), "iban": "DE89370400440532013000"}
+    extracted = {"text": TEXT, "layout": page.to_json()}
+    checked = model_reader.fill(claim(), extracted, {"fields": missing(), "findings": []})
+    assert checked["fields"]["iban"]["evidence"]["page"] == 2
+    assert checked["fields"]["iban"]["evidence"]["box"] == [40.0, 700.0, 300.0, 712.0]
 
 
 def test_nothing_logs_the_text_or_the_answer(configured, job, opted_in, claim, wired, caplog):
