@@ -38,6 +38,7 @@ Kunde: {CANARY}
 Gesamtbetrag 1.234,56 €
 Bankverbindung IBAN DE89 3704 0044 0532 0130 00
 """
+NO_IBAN = "\n".join(line for line in TEXT.splitlines() if "IBAN" not in line) + "\n"
 RIGHT = {
     "supplier_name": "Muster Handels GmbH",
     "vat_id": "DE136695976",
@@ -316,34 +317,36 @@ def test_with_nothing_missing_nothing_is_sent(configured, job, opted_in, claim):
     assert configured.requests == []
 
 
-def test_a_whole_review_sends_no_document_text_without_the_opt_in(configured, job, claim, wired):
+@pytest.fixture
+def unpaid_job(review_job):
+    """A whole review of a document that prints no IBAN: whatever our reader finds, the model is asked."""
+    return review_job(text=NO_IBAN)
+
+
+def test_a_whole_review_sends_no_document_text_without_the_opt_in(configured, unpaid_job, claim, wired):
     configured.fields = RIGHT
     planner = ChatCompletionsPlanner(base_url=configured.url, model="m")
     assert drive(claim(), planner).state == "completed"
     assert len(configured.requests) == 4  # the planner's four calls, nothing else
     assert not any("response_format" in r["body"] for r in configured.requests)
     text = sent(configured)
-    assert CANARY not in text and "4471" not in text and "30064443" not in text and "DE89" not in text
+    assert CANARY not in text and "4471" not in text and "30064443" not in text and "695 976" not in text
 
 
-def test_with_the_opt_in_the_review_asks_the_model_once(configured, job, opted_in, claim, wired):
-    configured.fields = RIGHT
+def test_with_the_opt_in_the_review_asks_the_model_once(configured, unpaid_job, claim, wired):
+    ReviewSettings.objects.create(tenant_id=unpaid_job.tenant_id, provider_may_read=True)
+    configured.fields = RIGHT  # its IBAN is printed nowhere in this document
     planner = ChatCompletionsPlanner(base_url=configured.url, model="m")
     assert drive(claim(), planner).state == "completed"
     asked = [r for r in configured.requests if "response_format" in r["body"]]
     assert len(asked) == 1 and CANARY in asked[0]["body"]["messages"][-1]["content"]
     planned = [r for r in configured.requests if "response_format" not in r["body"]]
+    assert len(planned) == 4
     assert CANARY not in json.dumps([r["body"] for r in planned], ensure_ascii=False)  # the planner still sees none
-    result = Job.objects.get(pk=job.pk).result
-    assert all(f["status"] == "present" for f in result["fields"].values())
-
-
-def test_the_review_carries_the_models_findings(configured, job, opted_in, claim, wired):
-    configured.fields = {**RIGHT, "iban": "GB82 WEST 1234 5698 7654 32"}
-    assert drive(claim(), LocalPlanner()).state == "completed"
-    output = Checkpoint.objects.get(job_id=job.pk).latest_output
+    output = Checkpoint.objects.get(job_id=unpaid_job.pk).latest_output
     assert NOT_FOUND.format(label=LABELS["iban"]) in output["findings"]
-    assert (output["fields"]["iban"].get("evidence") or {}).get("source") != "model"
+    assert output["fields"]["iban"]["status"] == "missing"
+    assert Job.objects.get(pk=unpaid_job.pk).external_started_at is None
 
 
 def test_the_extract_steps_layout_gives_pages_and_boxes(configured, job, opted_in, claim):
@@ -359,14 +362,15 @@ def test_the_extract_steps_layout_gives_pages_and_boxes(configured, job, opted_i
     assert checked["fields"]["iban"]["evidence"]["box"] == [40.0, 700.0, 300.0, 712.0]
 
 
-def test_nothing_logs_the_text_or_the_answer(configured, job, opted_in, claim, wired, caplog):
+def test_nothing_logs_the_text_or_the_answer(configured, unpaid_job, claim, wired, caplog):
+    ReviewSettings.objects.create(tenant_id=unpaid_job.tenant_id, provider_may_read=True)
     caplog.set_level(logging.DEBUG)
-    configured.fields = {**RIGHT, "supplier_name": "Invented Canary Trading"}
+    configured.fields = {**RIGHT, "iban": "GB82 WEST 1234 5698 7654 32", "supplier_name": "Invented Canary Trading"}
     assert drive(claim(), LocalPlanner()).state == "completed"
-    assert caplog.records
-    for secret in (CANARY, "Invented Canary", "30064443", "DE89", "1234.56", "Muster"):
+    assert len(configured.requests) == 1 and caplog.records
+    for secret in (CANARY, "Invented Canary", "30064443", "GB82", "1234.56", "Muster"):
         assert secret not in caplog.text
-        assert secret not in json.dumps(reasons(job.pk)) + Job.objects.get(pk=job.pk).last_error
+        assert secret not in json.dumps(reasons(unpaid_job.pk)) + Job.objects.get(pk=unpaid_job.pk).last_error
 
 
 # --- The opt-in in the admin
