@@ -94,8 +94,8 @@ def suggest(ctx: JobContext, text: str, fields: dict[str, dict], layout_lines: I
 
     ``layout_lines`` are the document's lines in reading order (strings, or lines with
     ``text``, ``page`` and ``box``, or the extract step's ``Layout.to_json()``); without them,
-    the lines of ``text``. Unchanged, and
-    nothing sent, unless the provider is configured and the tenant opted in.
+    the lines of ``text``. Unchanged, and nothing sent, unless the provider is configured and
+    the tenant opted in.
     """
     wanted = [name for name in checks.REQUIRED if (fields.get(name) or {}).get("status") in FILLABLE]
     if not wanted or not text.strip():
@@ -159,10 +159,10 @@ def ask(ctx: JobContext, client: planners.ChatCompletionsPlanner, document: str)
                     raise JobFailed(f"model provider call failed: {settled.reason}", code="model_error") from None
                 answer = {"unavailable": f"the provider refused the request, {settled.reason}"}
             except JobFailed as failed:  # a timeout or a dropped connection: the marker stays, the outcome is unknown
-                what = (f"no answer from the model provider within {timeout:.0f} s" if failed.code == "planner_timeout"
-                        else "the connection to the model provider failed")
-                raise JobFailed(what, code="model_timeout" if failed.code == "planner_timeout" else "model_error",
-                                ) from None
+                if failed.code == "planner_timeout":
+                    raise JobFailed(f"no answer from the model provider within {timeout:.0f} s",
+                                    code="model_timeout") from None
+                raise JobFailed("the connection to the model provider failed", code="model_error") from None
             else:
                 answer = parse_answer(raw)
             with ctx.fenced():
