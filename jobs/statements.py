@@ -102,7 +102,8 @@ _AT_LIMIT = f"""EXISTS (SELECT 1 FROM {TENANT} t
                         WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL AND t.running >= t.max_running)"""
 
 _LEASE_SET = """state = 'leased', epoch = epoch + 1, attempts = attempts + 1,
-            lease_expires_at = {least}(%s, deadline), leased_by = %s, updated_at = %s, finished_at = NULL"""
+            lease_expires_at = {least}(%s, deadline), leased_by = %s, updated_at = %s, finished_at = NULL,
+            started_at = NULL"""
 CLAIM_RETURNING = "id, kind, state, epoch, attempts, lease_expires_at, deadline, payload, tenant_id"
 
 
@@ -201,6 +202,27 @@ def claim_postgresql(fair: bool = True) -> str:
         UNION ALL
         SELECT NULL, NULL, 'stamped', NULL, NULL, NULL, NULL, NULL, NULL
         WHERE NOT EXISTS (SELECT 1 FROM picked) AND EXISTS (SELECT 1 FROM stamped)"""
+
+
+@functools.cache
+def start(vendor: str) -> str:
+    """The worker hands this epoch's job to its handler (now, then the fence: id, epoch, now, now).
+
+    Fenced like a completion: a claim recovered or superseded while it was held is never
+    started. Only a started claim spends its attempt when its lease runs out
+    (``jobs.queue.recover``). The write need not survive a power cut, only the worker's
+    death (a lost marker costs one attempt given back, never a job), so it does not wait
+    for the disk: SQLite commits it at ``synchronous=NORMAL`` (``jobs.writelock``), and on
+    PostgreSQL the statement turns ``synchronous_commit`` off for its own transaction, one
+    round trip in autocommit.
+    """
+    fence = "WHERE id = %s AND epoch = %s AND state = 'leased' AND lease_expires_at > %s AND deadline > %s"
+    if vendor == "postgresql":
+        return f"""
+            UPDATE {JOB} SET started_at = %s
+            FROM (SELECT set_config('synchronous_commit', 'off', true)) AS relaxed
+            {fence}"""
+    return for_driver(vendor, f"UPDATE {JOB} SET started_at = %s {fence}")
 
 
 def summary_values(summary: object | None) -> tuple[str, str, bool, str]:

@@ -757,6 +757,11 @@ class Worker:
             if held.lost:
                 self._rejected(fields, started, "renew", held.lost)
                 return
+        # From here the attempt is spent: a claim only held costs nothing when its worker dies.
+        outcome = queue.start(job_id=claim.job_id, epoch=claim.epoch, now=self.clock.now())
+        if not outcome:  # recovered or superseded while it was held: never started
+            self._rejected(fields, started, "start", outcome.reason)
+            return
         ctx = JobContext(claim, clock=self.clock, stop=threading.Event())
         beat = Beat(claim, ctx, lease=spec.lease or self.lease, first_interval=self.lease / 3,
                     claimed_at=now, expires=held.expires)
