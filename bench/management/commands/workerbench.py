@@ -37,8 +37,9 @@ class Command(BaseCommand):
                             help="Jobs per fairness drain: two rates this close are compared on drains long enough "
                                  "that a pause of the machine does not decide it.")
         parser.add_argument("--baseline", default="",
-                            help="Another checkout's directory (e.g. a git worktree of the code before a change): its "
-                                 "runworkers drains the same SQLite jobs too, interleaved, for a before/after in one run.")
+                            help="Another checkout's directory (e.g. a git worktree of the code before a change): "
+                                 "its runworkers drains the same SQLite jobs too, interleaved: a before/after in one "
+                                 "run.")
         parser.add_argument("--no-peers", action="store_true",
                             help="Skip huey (SQLite) and Procrastinate (PostgreSQL).")
 
