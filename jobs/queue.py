@@ -449,26 +449,44 @@ def renew_many(*, leases: Sequence[tuple[int, int, timedelta]], now: datetime) -
 
 
 def start(*, job_id: int, epoch: int, now: datetime) -> Outcome:
-    """The worker hands this epoch's job to its handler: from here its attempt is spent.
+    """The worker hands this epoch's job to its handler: from here its attempt is spent
+    (``start_many`` of one)."""
+    return start_many(claims=[(job_id, epoch)], now=now)[0]
 
-    Written before the handler runs, fenced like a completion (a claim recovered or
-    superseded while it was held is refused and never started; the refusal is on the
-    timeline). A claim whose lease runs out before this write was only held, and recovery
-    gives its attempt back (``recover``). One short write that does not wait for the disk
-    (``statements.start``): it must survive the worker's death, not a power cut, whose only
-    cost would be one attempt given back.
+
+def start_many(*, claims: Sequence[tuple[int, int]], now: datetime) -> list[Outcome]:
+    """Record that these (job, epoch) claims start now: from here their attempts are spent.
+
+    Written before the handler runs, each row fenced like a completion: a claim recovered or
+    superseded while it was held is refused (and the refusal is on the timeline), so it is
+    never started. A claim whose lease runs out before this write was only held, and
+    recovery gives its attempt back (``recover``). One short statement that does not wait for
+    the disk (``statements.start``): it must survive the worker's death, not a power cut,
+    whose only cost would be an attempt given back. A worker records a run of fast jobs it
+    is about to start one after another in one write (``Worker.start_window``).
     """
+    if not claims:
+        return []
     vendor = connections[DEFAULT_DB_ALIAS].vendor
     t_now = _raw_time(vendor, now)
+    if vendor == "postgresql":
+        params: list[Any] = [t_now, t_now, t_now, [c[0] for c in claims], [c[1] for c in claims]]
+    else:
+        params = [t_now, t_now, t_now, *(v for c in claims for v in c)]
     with raw_write_transaction(explicit=vendor != "postgresql", durable=False) as cursor:
-        cursor.execute(statements.start(vendor), (t_now, job_id, epoch, t_now, t_now))
-        applied = cursor.rowcount == 1
-    if applied:
-        return Outcome(True, LEASED)
-    with write_transaction():
-        reason = _why_not_owned(job_id, epoch, now)
-        _record(job_id, LEASED, "", epoch, "worker", f"start rejected: {reason}", now)
-    return Outcome(False, None, reason)
+        cursor.execute(statements.start(vendor, 1 if vendor == "postgresql" else len(claims)), params)
+        applied = {job_id for (job_id,) in cursor.fetchall()}
+    outcomes: list[Outcome] = []
+    refused = [c for c in claims if c[0] not in applied]
+    reasons: dict[tuple[int, int], str] = {}
+    if refused:
+        with write_transaction():
+            for job_id, epoch in refused:
+                reasons[job_id, epoch] = reason = _why_not_owned(job_id, epoch, now)
+                _record(job_id, LEASED, "", epoch, "worker", f"start rejected: {reason}", now)
+    for c in claims:
+        outcomes.append(Outcome(True, LEASED) if c[0] in applied else Outcome(False, None, reasons[c]))
+    return outcomes
 
 
 def mark_external_start(*, job_id: int, epoch: int, now: datetime, what: str = "external call",

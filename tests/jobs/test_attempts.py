@@ -169,6 +169,7 @@ def test_a_worker_never_starts_a_held_claim_that_was_recovered(clock, accept, re
     first, held = accept("test.ran"), accept("test.ran")
     w = Worker(name="w1", lease=LEASE, clock=clock, listen=False, isolate=False, prefetch=2, completion_batch=1)
     w.prefetch_window = 3600.0
+    w.start_window = 0.0  # each start recorded on its own
     w._job_seconds = 0.001  # recent jobs were fast: claim both at once
     assert w._step()  # runs the first, holds the second
     # The worker stalls past the held claim's lease (its heartbeat had nothing running to
@@ -182,4 +183,56 @@ def test_a_worker_never_starts_a_held_claim_that_was_recovered(clock, accept, re
     assert w.stats.rejected == 1
     j = row(held.pk)
     assert (j.state, j.attempts, j.started_at) == ("queued", 0, None)
+    w.close()
+
+
+def test_a_run_of_fast_jobs_is_recorded_started_in_one_write(clock, accept, register_kind, monkeypatch):
+    from jobs.kinds import Kind
+
+    register_kind(Kind(name="test.fast", handler=lambda ctx: {}, diagnostic=True))
+    jobs = [accept("test.fast") for _ in range(6)]
+    w = Worker(name="w1", lease=LEASE, clock=clock, listen=False, isolate=False, prefetch=6, completion_batch=6)
+    w.prefetch_window = 3600.0
+    w.completer.interval = 3600.0  # only a full batch, a claim or close() commits (no timing in tests)
+    w._job_seconds = 0.001  # recent handlers took 1 ms: five of them fit in the 5 ms window
+    w.start_window = 0.005
+    writes = []
+    real = queue.start_many
+    monkeypatch.setattr(queue, "start_many", lambda **kw: writes.append(len(kw["claims"])) or real(**kw))
+
+    assert w._step()  # claims all six, starts the first and records the next four with it
+    w._job_seconds = 0.001
+
+    assert writes == [5]
+    started = [row(j.pk).started_at is not None for j in jobs]
+    assert started == [True] * 5 + [False]
+    while w._step():
+        w._job_seconds = 0.001
+    assert writes == [5, 1]
+    assert Job.objects.filter(pk__in=[j.pk for j in jobs], state="completed").count() == 6
+    w.close()
+
+
+def test_slow_jobs_are_each_recorded_as_they_start(clock, accept, register_kind, monkeypatch):
+    from jobs.kinds import Kind
+
+    register_kind(Kind(name="test.slow", handler=lambda ctx: {}, diagnostic=True))
+    jobs = [accept("test.slow") for _ in range(3)]
+    w = Worker(name="w1", lease=LEASE, clock=clock, listen=False, isolate=False, prefetch=3, completion_batch=3)
+    w.prefetch_window = 3600.0
+    w.completer.interval = 3600.0
+    w._job_seconds = 0.1  # recent handlers took 100 ms: longer than the start window
+    writes = []
+    real = queue.start_many
+    monkeypatch.setattr(queue, "start_many", lambda **kw: writes.append(len(kw["claims"])) or real(**kw))
+
+    assert w._step()
+    w._job_seconds = 0.1
+
+    assert writes == [1]
+    assert [row(j.pk).started_at is not None for j in jobs] == [True, False, False]
+    # The worker dies here, holding two: they go back with their attempts, the first spends it.
+    clock.advance(LEASE.total_seconds() + 1)
+    queue.recover(now=clock.now())
+    assert [row(j.pk).attempts for j in jobs] == [1, 0, 0]
     w.close()
