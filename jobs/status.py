@@ -377,15 +377,26 @@ class Moment:
     tone: str = ""
 
 
+# A claim that ended with one of these was never started: a worker held it (prefetched) and
+# died or stopped before it began (jobs.queue.recover, give_back_unstarted).
+UNSTARTED_REASONS = ("returned unstarted", "handed back unstarted")
+
+
 def timeline(events: Iterable[JobEvent]) -> list[Moment]:
     """The events in the submitter's words. Rejected writes and notes (to_state empty), epochs
-    and markers are staff matters and are left out."""
+    and markers are staff matters and are left out, and so is a claim that was never started
+    (the job only waited in a worker's hand): it was no try, and nothing was interrupted."""
+    events = list(events)
+    unstarted = {e.epoch for e in events
+                 if e.from_state == LEASED and e.to_state == QUEUED and e.reason.startswith(UNSTARTED_REASONS)}
     moments: list[Moment] = []
     tries = 0
     for event in events:
         to, before = event.to_state, event.from_state
         by_staff = event.actor.startswith("staff:")
         if not to:
+            continue
+        if event.epoch in unstarted and LEASED in (to, before) and not by_staff:
             continue
         if not before:
             moments.append(Moment(event.at, "Received"))
