@@ -6,47 +6,27 @@ access to the document: the workflow keeps ``extract``'s output in its checkpoin
 ``reviewbench`` runs both in-process. An e-invoice's XML is exact, so its fields win; the
 visible text is still read, and where the page disagrees with the XML that is a finding.
 
-The layout reader (``agent.layout``, ``fields.read_fields``) is imported when present: until
-it is, the text is read line by line (``fields.check_all``) and each value's evidence is the
-labelled line it was read from.
+The page is read with word positions (``agent.layout``) and its fields by ``fields.read_fields``,
+each with its evidence; the XML by ``agent.einvoice``.
 """
 
 from __future__ import annotations
 
-import importlib
-import re
 from datetime import date
 from types import ModuleType
 from typing import Any
 
-from . import documents, einvoice, fields
+from jobs.errors import AcceptanceError
+
+from . import documents, einvoice, fields, layout
 
 XML = documents.XML
 NO_TEXT = "no text layer: the document looks scanned; ask for a text PDF or check it by eye"
 
 
-def _optional(name: str) -> ModuleType | None:
-    """A reader module of this app, or None while it is not installed yet."""
-    try:
-        return importlib.import_module(f"agent.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"agent.{name}":
-            raise  # the module is there, and broken: say so
-        return None
-
-
-def _layout() -> ModuleType | None:
-    return _optional("layout")
-
-
-def _einvoice() -> ModuleType | None:
+def _einvoice() -> ModuleType:
     """The e-invoice reader (behind a function: tests stand another in)."""
     return einvoice
-
-
-def model_reader() -> ModuleType | None:
-    """The model path (``agent.model_reader.fill``), when installed: it decides itself whether to ask."""
-    return _optional("model_reader")
 
 
 def media_type(content: bytes) -> str:
@@ -61,34 +41,20 @@ def extract(content: bytes | None, media_type: str, inline_text: str | None = No
     ``content`` None reads ``inline_text``. ``read_xml`` False never looks at an embedded or
     standalone XML (``reviewbench --ignore-xml``). ``today`` checks the e-invoice's date.
     """
-    layouts = _layout()
     warnings: list[str] = []
     standalone_xml = content is not None and media_type == XML
-    layout_json: dict[str, Any] | None = None
     if content is None:
-        source_text = inline_text or ""
-        if layouts is not None:
-            read = layouts.Layout.from_text(source_text[: documents.MAX_TEXT_CHARS])
-            text, pages, layout_json = read.text, read.pages, read.to_json()
-        else:
-            plain = documents.inline_text(source_text)
-            text, pages, warnings = plain.text, plain.pages, list(plain.warnings)
-        if len(source_text) > documents.MAX_TEXT_CHARS and not warnings:
-            warnings.append(f"text cut to the first {documents.MAX_TEXT_CHARS} characters")
+        read = layout.Layout.from_text(inline_text or "")  # at most MAX_TEXT_CHARS: the payload's own limit
     elif standalone_xml:
-        text, pages = "", 1  # an XML has no visible page
-        layout_json = layouts.Layout.from_text("").to_json() if layouts is not None else None
-    elif layouts is not None:
-        read = layouts.read_layout(content, media_type)
-        text, pages, layout_json = read.text, read.pages, read.to_json()
-        if len(text) > documents.MAX_TEXT_CHARS:
-            text = text[: documents.MAX_TEXT_CHARS]
-            warnings.append(f"text cut to the first {documents.MAX_TEXT_CHARS} characters")
+        read = layout.Layout.from_text("")  # an XML has no visible page
     else:
-        plain = documents.read_text(content, media_type)
-        text, pages, warnings = plain.text, plain.pages, list(plain.warnings)
+        read = layout.read_layout(content, media_type)
+    text, pages, layout_json = read.text, read.pages, read.to_json()
+    if len(text) > documents.MAX_TEXT_CHARS:
+        text = text[: documents.MAX_TEXT_CHARS]
+        warnings.append(f"text cut to the first {documents.MAX_TEXT_CHARS} characters")
     has_text = bool(text.strip())
-    if not has_text and not standalone_xml and NO_TEXT not in warnings:
+    if not has_text and not standalone_xml:
         warnings.append(NO_TEXT)
     invoice = _read_einvoice(content, media_type, today=today, warnings=warnings) if read_xml else None
     if invoice is not None and not has_text:
@@ -101,11 +67,9 @@ def extract(content: bytes | None, media_type: str, inline_text: str | None = No
 def _read_einvoice(content: bytes | None, media_type: str, *, today: date | None,
                    warnings: list[str]) -> dict[str, Any] | None:
     """The e-invoice embedded in (or being) the document, as JSON; None when there is none."""
-    einvoices = _einvoice()
-    if einvoices is None or content is None:
+    if content is None:
         return None
-    from jobs.errors import AcceptanceError
-
+    einvoices = _einvoice()
     try:
         found = einvoices.find_xml(content, media_type)
     except AcceptanceError as exc:
@@ -127,13 +91,12 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
     """
     text = extracted.get("text") or ""
     has_text = bool(text.strip())
-    text_fields = _text_fields(text, extracted.get("layout"), pages=extracted.get("pages") or 1, today=today,
-                               country=country)
+    page = layout.Layout.from_json(extracted["layout"]) if extracted.get("layout") else layout.Layout.from_text(text)
+    text_fields = fields.read_fields(page, country=country, today=today)
     invoice = extracted.get("einvoice")
-    einvoices = _einvoice() if invoice else None
-    if not invoice or einvoices is None:
-        return {"fields": text_fields, "reading": "text", "findings": [],
-                "readable": has_text}
+    if not invoice:
+        return {"fields": text_fields, "reading": "text", "findings": [], "readable": has_text}
+    einvoices = _einvoice()
     read = einvoices.EInvoice.from_json(invoice)
     found: dict[str, dict[str, Any]] = {}
     for name in fields.REQUIRED:
@@ -154,33 +117,6 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
         "findings": list(dict.fromkeys(findings)),  # once each, in order
         "readable": has_text or from_xml,
     }
-
-
-def _text_fields(text: str, layout_json: dict[str, Any] | None, *, pages: int, today: date | None,
-                 country: str | None) -> dict[str, dict[str, Any]]:
-    """The fields the visible text gives, each with its evidence."""
-    layouts = _layout()
-    reader = getattr(fields, "read_fields", None)
-    if layouts is not None and reader is not None and layout_json is not None:
-        return dict(reader(layouts.Layout.from_json(layout_json), country=country, today=today))
-    found = fields.check_all(text, country=country, today=today)
-    return {name: {**field, "evidence": field.get("evidence") or (
-                _line_evidence(text, name, pages=pages) if field.get("value") is not None else None)}
-            for name, field in found.items()}
-
-
-def _line_evidence(text: str, name: str, *, pages: int) -> dict[str, Any] | None:
-    """The labelled line a value was read from (the line-by-line reader's evidence); its page when
-    the document has one (this reader does not know where a PDF's pages break)."""
-    patterns: dict[str, re.Pattern[str]] = getattr(fields, "_LINE", {})
-    labels = {"iban": ("iban", "account"), "currency": ("currency", "total_amount")}.get(name, (name,))
-    for label in labels:
-        pattern = patterns.get(label)
-        line = next((line for line in text.splitlines() if pattern is not None and pattern.match(line)), None)
-        if line is not None:
-            return {"source": "text", "page": 1 if pages == 1 else None,
-                    "text": re.sub(r"\s+", " ", line).strip()[:200], "box": None, "element": None}
-    return None
 
 
 def where(evidence: Any) -> str:

@@ -81,11 +81,11 @@ def validate(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any
     the findings. Drops the text and the layout: the draft needs neither."""
     # The job's own clock, not the machine's: a logical clock makes the check repeatable.
     checked = reading.validate(previous, today=ctx.now().date(), country=arguments.get("country"))
-    model = reading.model_reader()
-    if model is not None:
-        # Fills what our reading missed, only with a provider configured and the tenant's opt-in;
-        # it sets its own time limit for the call.
-        checked = model.fill(ctx, previous, checked)
+    # The model fills what our reading missed, only with a provider configured and the tenant's
+    # opt-in (it sets its own time limit for the call). Imported here: it reads the app's models.
+    from . import model_reader
+
+    checked = model_reader.fill(ctx, previous, checked)
     return {
         "fields": checked["fields"],
         "reading": checked["reading"],

@@ -87,15 +87,10 @@ def einvoices(monkeypatch):
     return install
 
 
-@pytest.fixture
-def no_einvoices(monkeypatch):
-    monkeypatch.setattr(reading, "_einvoice", lambda: None)
-
-
 # --- extract ---------------------------------------------------------------------------------
 
 
-def test_extract_keeps_the_text_its_layout_the_pages_and_no_e_invoice_without_one(no_einvoices):
+def test_extract_keeps_the_text_its_layout_the_pages_and_no_e_invoice_without_one():
     extracted = reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY)
     assert set(extracted) == {"text", "layout", "einvoice", "pages", "has_text", "warnings"}
     assert extracted["has_text"] and extracted["pages"] == 1 and extracted["einvoice"] is None
@@ -103,7 +98,7 @@ def test_extract_keeps_the_text_its_layout_the_pages_and_no_e_invoice_without_on
     json.dumps(extracted)  # it goes into the checkpoint as it is
 
 
-def test_extract_of_inline_text_and_of_a_scan(no_einvoices):
+def test_extract_of_inline_text_and_of_a_scan():
     inline = reading.extract(None, documents.TEXT, samples.PLAIN_TEXT.read_text(), today=TODAY)
     assert inline["has_text"] and inline["einvoice"] is None
     scan = reading.extract(samples.SCANNED_PDF.read_bytes(), PDF, today=TODAY)
@@ -136,7 +131,7 @@ def test_a_standalone_xml_has_no_visible_page_and_no_scan_warning(einvoices):
 # --- validate --------------------------------------------------------------------------------
 
 
-def test_every_value_read_from_the_text_carries_its_page_and_line(no_einvoices):
+def test_every_value_read_from_the_text_carries_its_page_and_line():
     checked = reading.validate(reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY), today=TODAY)
     assert (checked["reading"], checked["findings"], checked["readable"]) == ("text", [], True)
     for name, found in checked["fields"].items():
@@ -146,7 +141,7 @@ def test_every_value_read_from_the_text_carries_its_page_and_line(no_einvoices):
     assert "INV-2026-0142" in checked["fields"]["invoice_number"]["evidence"]["text"]
 
 
-def test_a_field_not_found_has_no_evidence(no_einvoices):
+def test_a_field_not_found_has_no_evidence():
     checked = reading.validate(reading.extract(samples.MISSING_FIELDS_PDF.read_bytes(), PDF, today=TODAY),
                                today=TODAY)
     assert checked["fields"]["iban"]["status"] == "missing" and checked["fields"]["iban"]["evidence"] is None
