@@ -9,7 +9,7 @@ python-dateutil for dates, price-parser for amounts and currencies. Each field c
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Callable, Iterator
@@ -236,8 +236,12 @@ _BELOW_HEIGHTS = 3.2
 # A block (seller, buyer) runs this many line heights under its heading.
 _BLOCK_HEIGHTS = 14
 # Identifiers tried against their check digits per document (bounds hostile text).
-_MAX_IDENTIFIERS = 400
+_MAX_IDENTIFIERS = 100
 
+# Block headings kept (an invoice has a few: seller, buyer, delivery address).
+_MAX_HEADINGS = 100
+# Total lines weighed (an invoice prints a handful; a page of them is not an invoice's).
+_MAX_TOTALS = 60
 # Rows of a column of amounts read under a total's header.
 _MAX_COLUMN_ROWS = 12
 # A letterhead's name is short.
@@ -273,6 +277,7 @@ _NET = _compile(labels.NET)
 _DEPOSIT = _compile(labels.DEPOSIT)
 _VAT_AMOUNT = _compile(labels.VAT_AMOUNT)
 _VAT_LABELS = [(_compile(source), country) for source, country in labels.VAT_ID]
+_ANY_VAT_LABEL = _compile([source for source, _country in labels.VAT_ID])
 _IBAN_LABEL = _compile(labels.IBAN)
 _ACCOUNT_LABEL = _compile(labels.ACCOUNT)
 _PAYEE_LABEL = _compile(labels.PAYEE)
@@ -327,6 +332,7 @@ class _Column:
     bottom: float
     words: list[Word] | None  # None for text without positions
     starts: list[int]  # each word's offset in ``text``
+    head: str = field(init=False, default="")
 
     def box(self, start: int = 0, end: int | None = None) -> list[float] | None:
         """The box of the words holding ``text[start:end]``, or None without positions."""
@@ -338,10 +344,9 @@ class _Column:
         return [round(min(w.x0 for w in chosen), 1), round(min(w.top for w in chosen), 1),
                 round(max(w.x1 for w in chosen), 1), round(max(w.bottom for w in chosen), 1)]
 
-    @property
-    def head(self) -> str:
-        """Where a label is looked for: the start of the column (a long column is prose, not a form)."""
-        return self.text[:_LABEL_WINDOW]
+    def __post_init__(self) -> None:
+        # Where a label is looked for: the start of the column (a long column is prose, not a form).
+        self.head = self.text[:_LABEL_WINDOW]
 
     @property
     def height(self) -> float:
@@ -387,9 +392,8 @@ class _Page:
                 columns = self._text_columns(index, line, row)
             self.by_line.append(columns)
             self.columns.extend(columns)
-        for page in {c.page for c in self.columns}:
-            bottoms = [c.bottom for c in self.columns if c.page == page]
-            self.heights[page] = max(bottoms) if bottoms else 1.0
+        for column in self.columns:  # text without sizes: a page is as tall as its lines
+            self.heights[column.page] = max(self.heights.get(column.page, 1.0), column.bottom)
         for number, (_width, height) in enumerate(layout.sizes, 1):
             self.heights[number] = height
         self.month_first = _month_first(self.columns)
@@ -397,6 +401,7 @@ class _Page:
         self.headings += [(c, "buyer") for c in self.columns if _BUYER_HEADING.match(c.head) and _heading(c.head)]
         self.senders = [c for c in self.columns[:_SENDER_SCAN] if self._sender_line(c)]
         self.headings += [(c, "buyer") for c in self.senders]
+        self.headings = self.headings[:_MAX_HEADINGS]
 
     @staticmethod
     def _word_columns(index: int, line: Line) -> list[_Column]:
@@ -668,11 +673,15 @@ def _parse_iban(text: str) -> tuple[str, int, int] | None:
 
 
 def _valid_prefix(text: str, valid: Callable[[str], bool]) -> str | None:
-    """The longest run of ``text``'s words (from its first) that passes its check digits."""
+    """The longest run of ``text``'s words (from its first) that passes its check digits.
+
+    Only runs of a length an identifier can have are checked (VAT ids 8-16 characters, IBANs 15-34).
+    """
     words = text.split()
+    shortest, longest = (15, 34) if valid is _iban_valid else (8, 17)
     for count in range(len(words), 0, -1):
         candidate = " ".join(words[:count]).rstrip(".,;-")
-        if valid(candidate):
+        if shortest <= len(re.sub(r"[\s.\-]", "", candidate)) <= longest and valid(candidate):
             return candidate
     return None
 
@@ -755,36 +764,36 @@ def find(text: str, name: str) -> str | None:
 
 
 def read_fields(layout: Layout, *, country: str | None = None, today: date | None = None) -> dict[str, dict[str, Any]]:
-    """Every required field read off the layout and checked, each with its evidence."""
+    """Every required checked read off the layout and checked, each with its evidence."""
     found, account, total_note, candidates = _read(_Page(layout))
     results: dict[str, dict[str, Any]] = {}
     for name in REQUIRED:
         item = found[name]
         value = item.value if item else None
         if name == "vat_id":
-            field = check_vat_id(value, country=country or (item.role if item and len(item.role) == 2 else None))
+            checked = check_vat_id(value, country=country or (item.role if item and len(item.role) == 2 else None))
         elif name == "invoice_date":
-            field = check_invoice_date(value, today=today)
+            checked = check_invoice_date(value, today=today)
         elif name == "total_amount":
-            field = check_total_amount(value)
+            checked = check_total_amount(value)
         elif name == "currency":
-            field = check_currency(value)
-            if item is not None and item.rank and field.status == "present":
-                field = Field(field.status, field.value, "read from the total" if item.rank == 1 else
+            checked = check_currency(value)
+            if item is not None and item.rank and checked.status == "present":
+                checked = Field(checked.status, checked.value, "read from the total" if item.rank == 1 else
                               "the currency printed most on the invoice")
         elif name == "iban":
-            field = check_iban(value, account=account.value if account else None)
+            checked = check_iban(value, account=account.value if account else None)
             item = item or account
         else:
-            field = _CHECKS[name](value)
-        result = field.as_dict()
+            checked = _CHECKS[name](value)
+        result = checked.as_dict()
         result["evidence"] = item.evidence(layout) if item is not None and result["value"] is not None else None
         if name == "total_amount":
-            if candidates and field.status == "present":
+            if candidates and checked.status == "present":
                 result["status"] = "to_check"
                 result["detail"] = total_note
                 result["candidates"] = [{"value": c.value, "evidence": c.evidence(layout)} for c in candidates]
-            elif total_note and field.status == "present":
+            elif total_note and checked.status == "present":
                 result["detail"] = total_note
         results[name] = result
     return results
@@ -864,6 +873,8 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
     """The total due: the strongest labels first; disagreeing totals of the same strength are to check."""
     candidates: list[_Found] = []
     for column in page.columns:
+        if len(candidates) >= _MAX_TOTALS:
+            break
         rank = _total_rank(column.head)
         if rank is None:
             continue
@@ -984,7 +995,7 @@ def _find_vat_id(page: _Page) -> _Found | None:
     found: list[_Found] = []
     tried = 0
     for column in page.columns:
-        for label, label_country in _VAT_LABELS:
+        for label, label_country in _VAT_LABELS if _ANY_VAT_LABEL.search(column.head) else ():
             match = label.search(column.head)
             if match is None:
                 continue
@@ -1122,7 +1133,7 @@ def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
             return owner
     legal: list[_Found] = []
     for column in page.columns:
-        if column.page != 1 and legal:
+        if column.page > 2 or column.page == 2 and legal:  # the first page, else the second's footer
             break
         for match in _LEGAL_NAME.finditer(column.head):
             legal_name = _name_before(column.text, match.end())

@@ -497,3 +497,22 @@ def test_the_footers_vat_id_is_the_issuers_when_an_unlabelled_window_holds_anoth
                         (50, 300, "Invoice total 120,00 EUR"), (50, 800, "Registered office Lyon, VAT DE136695976")])
     found = fields.read_fields(layout.read_layout(content, "application/pdf"))
     assert found["vat_id"]["value"] == "DE136695976"
+
+
+@pytest.mark.parametrize("unit", [
+    "DE 136 695 977 ",  # a VAT id shape failing its check, over and over
+    "DE89 3704 0044 0532 0130 01 ",  # an IBAN shape failing mod 97
+    "1.234,56 ",  # amounts
+    "Total 1,00 ",  # a total label and an amount
+    "12.03.2024 ",  # dates
+    "GmbH ",  # legal forms
+    "Bill to: ",  # headings
+    "Seller: ACME GmbH DE136695976 ",  # headings with a name and a VAT id
+])
+def test_the_anywhere_rules_are_fast_on_hostile_text(unit):
+    text = _fill(unit)
+    with finishes_within(BOUND * 2):
+        checked = fields.check_all(text, today=TODAY)
+    assert set(checked) == set(fields.REQUIRED)
+    with finishes_within(BOUND * 2):
+        fields.check_all(_fill(unit + "\n"), today=TODAY)  # the same, one per line
