@@ -29,7 +29,8 @@ INVOICE_NUMBER = [
     r"\bgutschrifts?[\s.-]*(?:nummer|nr\b\.?)",
     r"(?:\bnum[ée]ro|\bn[°º]\.?|\bno\b\.?)\s*(?:de\s+)?(?:la\s+)?(?:facture|l'avoir|avoir)\b",
     r"\b(?:facture|avoir)\s*(?:n[°º]\.?|num[ée]ro|no\b\.?|#)",
-    r"factuur[\s.-]*(?:nummer|nr\b\.?|no\b\.?)",
+    r"fa[ck]tuur[\s.-]*(?:nummer|nr\b\.?|no\b\.?)",
+    rf"\b(?:documento|document|pi[èe]ce|beleg)\s*{_NO}", rf"{_NO}\s*(?:de\s+(?:la\s+)?)?pi[èe]ce\b",
     r"(?:\bn[úu]mero|\bn[°º]\.?|\bn[úu]m\.?|\bno\b\.?)\s*(?:de\s+)?(?:la\s+)?factura\b",
     r"\bfactura\s*(?:n[°º]\.?|n[úu]m(?:ero|\.)?|no\b\.?|#)",
     r"(?:\bnumero|\bnum\.|\bn[°º]?\.|\bnr\.)\s*(?:della\s+)?(?:fattura|documento)\b",
@@ -95,7 +96,8 @@ TOTAL_DUE = [
     r"\bnet\s*[àa]\s*payer\b", r"\b(?:solde|reste|montant|total)\s*[àa]\s*payer\b", r"\b[àa]\s*payer\b",
     r"\b(?:totaal\s*)?te\s*betalen\b", r"\bverschuldigd\s+bedrag\b",
     r"\b(?:total|importe)\s*a\s*pagar\b", r"\bnetto\s*a\s*pagare\b", r"\b(?:totale\s*)?da\s*pagare\b",
-    r"\bdo\s*zap[łl]aty\b", r"\bnale[żz]no[śs][ćc](?:\s+og[óo][łl]em)?\b",
+    r"\bdo\s*zap[łl]aty\b", r"\bnale[żz]no[śs][ćc](?:\s+og[óo][łl]em)?\b", r"\btotale\s*a\s*pagare\b",
+    r"\b(?:totaal\s*)?te\s*voldoen\b", r"\binvoice\s*amount\b",
 ]
 TOTAL_PLAIN = [
     r"\btotal\b", r"\btotaal\b", r"\btotale\b", r"\bsumme\b", r"\bgesamt\b", r"\brazem\b", r"\bsuma\b",

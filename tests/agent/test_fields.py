@@ -212,6 +212,9 @@ def value(text: str, name: str, **kwargs):
     ("Nr faktury: FS 616/2025", "FS 616/2025"),
     ("Faktura VAT nr 12/05/2025/K", "12/05/2025/K"),
     ("Facture FA-2017-0010", "FA-2017-0010"),  # a title followed straight by its number
+    ("Faktuurnummer: 12345", "12345"),
+    ("N° pièce : FA-77", "FA-77"),
+    ("Documento n. 2024/118", "2024/118"),
 ])
 def test_invoice_numbers_after_any_label_and_separator(line, number):
     assert value(line, "invoice_number") == number
@@ -257,6 +260,9 @@ def test_slashed_dates_are_read_month_first_when_the_document_prints_a_month_ove
     ("Importe total: 99,00 €", "99.00"),
     ("TOTAL AMOUNT DUE ON August 3 , 2014 $4.11", "4.11"),  # the date's digits are not the amount
     ("Zu zahlen: -8,79 EUR", "-8.79"),  # a sign right after the separator is kept
+    ("Totale a pagare € 1.234,00", "1234.00"),
+    ("Totaal te voldoen € 12,50", "12.50"),
+    ("Invoice amount: USD 99.00", "99.00"),
 ])
 def test_amount_styles_with_the_currency_before_or_after(line, amount):
     assert value(line, "total_amount") == amount
