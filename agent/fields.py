@@ -292,6 +292,7 @@ _POSTCODE = re.compile(r"(?:[A-Z]{1,2}[- ]?)?\d{4,5}(?:[- ]\d{3})? [^\W\d_]")
 _SENDER_SEPARATOR = re.compile(r" [|·•–-] |, ")
 # Columns looked at for a return-address line (it is near the top of the first page).
 _SENDER_SCAN = 80
+_NAME_LABEL = re.compile(r"\s*(?:name|nom|naam|nombre|nome|nazwa|firma|raison\s+sociale)\s*:\s*", re.IGNORECASE)
 _PARTY_WORD = re.compile(rf"{labels.SELLER}|{labels.BUYER}|\bname\b", re.IGNORECASE)
 _LEGAL_NAME = re.compile(rf"(?<![^\W\d_])(?:{labels.LEGAL_FORM})(?![^\W\d_])")
 
@@ -716,10 +717,12 @@ def _parse_currency(text: str) -> tuple[str, int, int] | None:
 
 
 def _parse_name(text: str) -> tuple[str, int, int] | None:
-    name = text.strip().rstrip(",;")
+    named = _NAME_LABEL.match(text)  # "Name: Acme", "Nom : Le Fournisseur"
+    at = named.end() if named else 0
+    name = text[at:].strip().rstrip(",;")
     if not _name_like(name):
         return None
-    return name[:MAX_VALUE_CHARS], 0, len(name)
+    return name[:MAX_VALUE_CHARS], at, at + len(name)
 
 
 def _name_like(text: str) -> bool:
@@ -1147,7 +1150,7 @@ def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
         first = _SENDER_SEPARATOR.split(sender.text)[0]
         if _name_like(first):
             return _Found(first.strip(), sender, 0, len(first))
-    payee = _find_labelled(page, _PAYEE_LABEL, _parse_name, below=False)
+    payee = _find_labelled(page, _PAYEE_LABEL, _parse_name)
     if payee is not None:
         return payee
     if legal:

@@ -522,3 +522,10 @@ def test_the_anywhere_rules_are_fast_on_hostile_text(unit):
     assert set(checked) == set(fields.REQUIRED)
     with finishes_within(BOUND * 2):
         fields.check_all(_fill(unit + "\n"), today=TODAY)  # the same, one per line
+
+
+def test_the_payee_of_the_bank_transfer_names_the_supplier():
+    assert value("Bénéficiaire\nNOM : LE FOURNISSEUR\nIBAN : FR14 2004 1010 0505 0001 3M02 606", "supplier_name") == \
+        "LE FOURNISSEUR"
+    assert value("Kontoinhaber: Nordlicht Handel\nIBAN DE89 3704 0044 0532 0130 00", "supplier_name") == \
+        "Nordlicht Handel"
