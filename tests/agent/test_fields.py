@@ -275,6 +275,10 @@ def test_the_total_due_is_told_apart_from_net_vat_and_line_amounts():
     assert (found["status"], found["value"]) == ("present", "95.20")
 
 
+def test_a_total_before_tax_is_not_the_total_due():
+    assert value("Total before tax: 100.00\nTax: 20.00\nTotal: 120.00 USD", "total_amount") == "120.00"
+
+
 def test_a_total_row_printing_net_vat_and_gross_gives_the_gross():
     assert value("TOTAAL INCL. BTW   27.753,00   5.828,13   € 33.581,13", "total_amount") == "33581.13"
 
