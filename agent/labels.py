@@ -176,7 +176,8 @@ SELLER = (r"\b(?:seller|supplier|vendor|sold\s+by|issued\s+by|bill\s+from|invoic
           r"fournisseur|vendeur|[ée]metteur|prestataire|leverancier|verkoper|afzender|"
           r"proveedor|emisor|vendedor|fornitore|cedente|prestatore|venditore|emittente|"
           r"sprzedawca|wystawca|dostawca)\b")
-BUYER = (r"\b(?:bill(?:ed)?\s+to|invoice(?:d)?\s+to|sold\s+to|ship(?:ped)?\s+to|deliver(?:y|ed)?\s+to|customer|client|"
+BUYER = (r"\b(?:to|(?:billing|delivery|shipping|invoice|invoicing|customer)\s+address|"
+         r"bill(?:ed)?\s+to|invoice(?:d)?\s+to|sold\s+to|ship(?:ped)?\s+to|deliver(?:y|ed)?\s+to|customer|client|"
          r"buyer|recipient|k[äa]ufer|kunde|rechnungsempf[äa]nger|leistungsempf[äa]nger|empf[äa]nger|auftraggeber|"
          r"warenempf[äa]nger|rechnungsadresse|lieferadresse|lieferanschrift|acheteur|destinataire|"
          r"adresse\s+de\s+(?:livraison|facturation)|factur[ée]\s+[àa]|livr[ée]\s+[àa]|klant|afnemer|koper|"

@@ -533,3 +533,11 @@ def test_the_payee_of_the_bank_transfer_names_the_supplier():
         "LE FOURNISSEUR"
     assert value("Kontoinhaber: Nordlicht Handel\nIBAN DE89 3704 0044 0532 0130 00", "supplier_name") == \
         "Nordlicht Handel"
+
+
+def test_from_and_to_blocks_side_by_side():
+    text = ("From:                         To:\n"
+            "Acme Ltd                      Zebra GmbH\n"
+            "VAT GB980780684               VAT DE136695976\n")
+    found = read(text)
+    assert (found["supplier_name"]["value"], found["vat_id"]["value"]) == ("Acme Ltd", "GB980780684")
