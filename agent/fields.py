@@ -301,6 +301,12 @@ _AMOUNT = re.compile(r"(?<![\d.,])(?P<sign>[-\u2212]\s?)?(?P<int>\d{1,3}(?:[.,'�
                      r"(?:(?P<sep>[.,])(?P<dec>\d{1,2}))?(?![\d%])(?!\s?%)")
 _CODES = "|".join(sorted(PRINTED_CURRENCIES))
 _CURRENCY_CODE = re.compile(rf"(?<![A-Za-z])(?:{_CODES})(?![A-Za-z])")
+# A currency written out after its label ("Devise : Euro", "Währung: Schweizer Franken").
+_CURRENCY_NAMES = {"euro": "EUR", "us dollar": "USD", "dollar": "USD", "pound sterling": "GBP", "pound": "GBP",
+                   "sterling": "GBP", "schweizer franken": "CHF", "franken": "CHF", "franc suisse": "CHF",
+                   "złoty": "PLN", "zloty": "PLN", "złotych": "PLN", "zlotych": "PLN"}
+_CURRENCY_NAME = re.compile("|".join(sorted((re.escape(n) + "s?" for n in _CURRENCY_NAMES), key=len, reverse=True))
+                            + r"(?![^\W\d_])", re.IGNORECASE)
 _CURRENCY_SIGN = re.compile(r"US\$|€|\$|£|¥|₹|zł|(?<![A-Za-z])(?:Fr\.|CHF|kr|Rs\.?|Kč|Ft)(?![A-Za-z])")
 # Dates: numeric day-first (or ISO), and with a month name in any of the seven languages.
 _NUMERIC_DATE = re.compile(r"(?<!\d)(?:(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})|"
@@ -711,9 +717,12 @@ def _iban_valid(value: str) -> bool:
 
 def _parse_currency(text: str) -> tuple[str, int, int] | None:
     match = _CURRENCY_CODE.match(text) or _CURRENCY_SIGN.match(text)
-    if match is None:
+    if match is not None:
+        return SYMBOLS.get(match.group(), match.group()), 0, match.end()
+    named = _CURRENCY_NAME.match(text)
+    if named is None:
         return None
-    return SYMBOLS.get(match.group(), match.group()), 0, match.end()
+    return _CURRENCY_NAMES[named.group().lower().rstrip("s")], 0, named.end()
 
 
 def _parse_name(text: str) -> tuple[str, int, int] | None:

@@ -365,6 +365,8 @@ def test_the_supplier_is_never_the_buyer():
 
 @pytest.mark.parametrize("text, currency", [
     ("Währung: CHF\nTotal 12,00 EUR", "CHF"),  # a labelled currency first
+    ("Devise : Euro\nTotal 12,00", "EUR"),  # or written out
+    ("Währung: Schweizer Franken", "CHF"),
     ("Total: 12,00 £", "GBP"),  # else the total's symbol
     ("Item 1 EUR 5,00\nItem 2 EUR 7,00\nFees USD 1.00", "EUR"),  # else the one printed most
 ])
