@@ -1,9 +1,15 @@
-"""The supplier fields finance requires on an invoice, found in its text and checked.
+"""The supplier fields finance requires on an invoice, read off any supplier's layout and checked.
 
-Finding a field is reading a labelled line ("IBAN: ..."); checking it is a library's job:
-python-stdnum for the IBAN (mod-97) and VAT ids (per-country format and check digits),
-python-dateutil for dates, price-parser for amounts and currencies. Each field comes back
-``present``, ``missing`` or ``malformed`` with a short detail for Alice's note.
+Reading (``read_fields``) works on a positioned layout (``agent.layout``): a label in any of
+seven languages (``agent.labels``) and its value after any separator, in the next column or
+under the label; VAT ids and IBANs also anywhere by their check digits, the buyer's told apart
+by the block they stand in; the total due told apart from its parts. Every value comes with its
+evidence: the page, the printed line and, for a PDF, the box of its words.
+
+Checking is a library's job: python-stdnum for the IBAN (mod-97) and VAT ids (per-country
+format and check digits), python-dateutil for dates, price-parser for amounts. Each field comes
+back ``present``, ``missing``, ``malformed`` or (two totals that disagree) ``to_check``, with a
+short detail for Alice's note.
 """
 
 from __future__ import annotations
