@@ -244,6 +244,8 @@ _BLOCK_HEIGHTS = 14
 # Identifiers tried against their check digits per document (bounds hostile text).
 _MAX_IDENTIFIERS = 100
 
+# A block (an address) is at most this wide, in points, from its heading's left edge.
+_BLOCK_WIDTH = 220
 # Block headings kept (an invoice has a few: seller, buyer, delivery address).
 _MAX_HEADINGS = 100
 # Total lines weighed (an invoice prints a handful; a page of them is not an invoice's).
@@ -490,6 +492,8 @@ class _Page:
         for heading, role in self.headings:
             if heading.page != column.page or heading.x0 > column.x0 + 20:
                 continue
+            if column.x0 > max(heading.x1, heading.x0 + _BLOCK_WIDTH):
+                continue  # a block beside this one (an information block right of the address window)
             rise = column.top - heading.top
             if rise < -2 or rise > _BLOCK_HEIGHTS * heading.height:
                 continue

@@ -543,3 +543,17 @@ def test_from_and_to_blocks_side_by_side():
             "VAT GB980780684               VAT DE136695976\n")
     found = read(text)
     assert (found["supplier_name"]["value"], found["vat_id"]["value"]) == ("Acme Ltd", "GB980780684")
+
+
+def test_an_information_block_beside_the_address_window_is_not_the_buyers():
+    from agent import layout
+    from tests.agent.test_layout import make_pdf
+
+    content = make_pdf([
+        (50, 110, "Acme Werkzeug GmbH · Hafenweg 2 · 12345 Stadt"),
+        (50, 124, "Kunde Bau KG"), (50, 136, "Lindenallee 4"), (50, 148, "54321 Dorf"),
+        (380, 124, "Rechnungsnr. R-77"), (380, 136, "USt-IdNr. DE136695976"),
+    ])
+    found = fields.read_fields(layout.read_layout(content, "application/pdf"))
+    assert found["vat_id"]["value"] == "DE136695976"
+    assert found["supplier_name"]["value"] == "Acme Werkzeug GmbH"
