@@ -1162,7 +1162,10 @@ def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
             if legal_name is not None and page.role(column) != "buyer" and not _BUYER_HEADING.match(column.text):
                 legal.append(_Found(legal_name, column, 0, match.end()))
                 break
-    placed = [f for f in legal if page.region(f.column) in ("header", "footer") or page.role(f.column) == "seller"]
+    # The footer's legal line is the issuer's; a header may hold the buyer's unlabelled window too.
+    placed = ([f for f in legal if page.role(f.column) == "seller"] or
+              [f for f in legal if page.region(f.column) == "footer"] or
+              [f for f in legal if page.region(f.column) == "header"])
     if placed:
         return placed[0]
     for sender in page.senders:  # the return address names the issuer first

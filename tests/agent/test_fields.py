@@ -557,3 +557,13 @@ def test_an_information_block_beside_the_address_window_is_not_the_buyers():
     found = fields.read_fields(layout.read_layout(content, "application/pdf"))
     assert found["vat_id"]["value"] == "DE136695976"
     assert found["supplier_name"]["value"] == "Acme Werkzeug GmbH"
+
+
+def test_the_footers_legal_line_names_the_supplier_over_a_legal_name_in_the_window():
+    from agent import layout
+    from tests.agent.test_layout import make_pdf
+
+    content = make_pdf([(50, 100, "Nowak Handel sp. j."), (50, 112, "ul. Dluga 5"), (50, 300, "Razem 120,00"),
+                        (50, 800, "Kowalski Serwis sp. z o.o. - KRS 0000123456")])
+    found = fields.read_fields(layout.read_layout(content, "application/pdf"))
+    assert found["supplier_name"]["value"] == "Kowalski Serwis sp. z o.o."
