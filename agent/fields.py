@@ -1,15 +1,21 @@
-"""The supplier fields finance requires on an invoice, found in its text and checked.
+"""The supplier fields finance requires on an invoice, read off any supplier's layout and checked.
 
-Finding a field is reading a labelled line ("IBAN: ..."); checking it is a library's job:
-python-stdnum for the IBAN (mod-97) and VAT ids (per-country format and check digits),
-python-dateutil for dates, price-parser for amounts and currencies. Each field comes back
-``present``, ``missing`` or ``malformed`` with a short detail for Alice's note.
+Reading (``read_fields``) works on a positioned layout (``agent.layout``): a label in any of
+seven languages (``agent.labels``) and its value after any separator, in the next column or
+under the label; VAT ids and IBANs also anywhere by their check digits, the buyer's told apart
+by the block they stand in; the total due told apart from its parts. Every value comes with its
+evidence: the page, the printed line and, for a PDF, the box of its words.
+
+Checking is a library's job: python-stdnum for the IBAN (mod-97) and VAT ids (per-country
+format and check digits), python-dateutil for dates, price-parser for amounts. Each field comes
+back ``present``, ``missing``, ``malformed`` or (two totals that disagree) ``to_check``, with a
+short detail for Alice's note.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Callable, Iterator
@@ -236,8 +242,14 @@ _BELOW_HEIGHTS = 3.2
 # A block (seller, buyer) runs this many line heights under its heading.
 _BLOCK_HEIGHTS = 14
 # Identifiers tried against their check digits per document (bounds hostile text).
-_MAX_IDENTIFIERS = 400
+_MAX_IDENTIFIERS = 100
 
+# A block (an address) is at most this wide, in points, from its heading's left edge.
+_BLOCK_WIDTH = 220
+# Block headings kept (an invoice has a few: seller, buyer, delivery address).
+_MAX_HEADINGS = 100
+# Total lines weighed (an invoice prints a handful; a page of them is not an invoice's).
+_MAX_TOTALS = 60
 # Rows of a column of amounts read under a total's header.
 _MAX_COLUMN_ROWS = 12
 # A letterhead's name is short.
@@ -273,6 +285,7 @@ _NET = _compile(labels.NET)
 _DEPOSIT = _compile(labels.DEPOSIT)
 _VAT_AMOUNT = _compile(labels.VAT_AMOUNT)
 _VAT_LABELS = [(_compile(source), country) for source, country in labels.VAT_ID]
+_ANY_VAT_LABEL = _compile([source for source, _country in labels.VAT_ID])
 _IBAN_LABEL = _compile(labels.IBAN)
 _ACCOUNT_LABEL = _compile(labels.ACCOUNT)
 _PAYEE_LABEL = _compile(labels.PAYEE)
@@ -287,6 +300,7 @@ _POSTCODE = re.compile(r"(?:[A-Z]{1,2}[- ]?)?\d{4,5}(?:[- ]\d{3})? [^\W\d_]")
 _SENDER_SEPARATOR = re.compile(r" [|·•–-] |, ")
 # Columns looked at for a return-address line (it is near the top of the first page).
 _SENDER_SCAN = 80
+_NAME_LABEL = re.compile(r"\s*(?:name|nom|naam|nombre|nome|nazwa|firma|raison\s+sociale)\s*:\s*", re.IGNORECASE)
 _PARTY_WORD = re.compile(rf"{labels.SELLER}|{labels.BUYER}|\bname\b", re.IGNORECASE)
 _LEGAL_NAME = re.compile(rf"(?<![^\W\d_])(?:{labels.LEGAL_FORM})(?![^\W\d_])")
 
@@ -295,6 +309,12 @@ _AMOUNT = re.compile(r"(?<![\d.,])(?P<sign>[-\u2212]\s?)?(?P<int>\d{1,3}(?:[.,'�
                      r"(?:(?P<sep>[.,])(?P<dec>\d{1,2}))?(?![\d%])(?!\s?%)")
 _CODES = "|".join(sorted(PRINTED_CURRENCIES))
 _CURRENCY_CODE = re.compile(rf"(?<![A-Za-z])(?:{_CODES})(?![A-Za-z])")
+# A currency written out after its label ("Devise : Euro", "Währung: Schweizer Franken").
+_CURRENCY_NAMES = {"euro": "EUR", "us dollar": "USD", "dollar": "USD", "pound sterling": "GBP", "pound": "GBP",
+                   "sterling": "GBP", "schweizer franken": "CHF", "franken": "CHF", "franc suisse": "CHF",
+                   "złoty": "PLN", "zloty": "PLN", "złotych": "PLN", "zlotych": "PLN"}
+_CURRENCY_NAME = re.compile("|".join(sorted((re.escape(n) + "s?" for n in _CURRENCY_NAMES), key=len, reverse=True))
+                            + r"(?![^\W\d_])", re.IGNORECASE)
 _CURRENCY_SIGN = re.compile(r"US\$|€|\$|£|¥|₹|zł|(?<![A-Za-z])(?:Fr\.|CHF|kr|Rs\.?|Kč|Ft)(?![A-Za-z])")
 # Dates: numeric day-first (or ISO), and with a month name in any of the seven languages.
 _NUMERIC_DATE = re.compile(r"(?<!\d)(?:(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})|"
@@ -327,6 +347,7 @@ class _Column:
     bottom: float
     words: list[Word] | None  # None for text without positions
     starts: list[int]  # each word's offset in ``text``
+    head: str = field(init=False, default="")
 
     def box(self, start: int = 0, end: int | None = None) -> list[float] | None:
         """The box of the words holding ``text[start:end]``, or None without positions."""
@@ -338,10 +359,9 @@ class _Column:
         return [round(min(w.x0 for w in chosen), 1), round(min(w.top for w in chosen), 1),
                 round(max(w.x1 for w in chosen), 1), round(max(w.bottom for w in chosen), 1)]
 
-    @property
-    def head(self) -> str:
-        """Where a label is looked for: the start of the column (a long column is prose, not a form)."""
-        return self.text[:_LABEL_WINDOW]
+    def __post_init__(self) -> None:
+        # Where a label is looked for: the start of the column (a long column is prose, not a form).
+        self.head = self.text[:_LABEL_WINDOW]
 
     @property
     def height(self) -> float:
@@ -387,9 +407,8 @@ class _Page:
                 columns = self._text_columns(index, line, row)
             self.by_line.append(columns)
             self.columns.extend(columns)
-        for page in {c.page for c in self.columns}:
-            bottoms = [c.bottom for c in self.columns if c.page == page]
-            self.heights[page] = max(bottoms) if bottoms else 1.0
+        for column in self.columns:  # text without sizes: a page is as tall as its lines
+            self.heights[column.page] = max(self.heights.get(column.page, 1.0), column.bottom)
         for number, (_width, height) in enumerate(layout.sizes, 1):
             self.heights[number] = height
         self.month_first = _month_first(self.columns)
@@ -397,6 +416,7 @@ class _Page:
         self.headings += [(c, "buyer") for c in self.columns if _BUYER_HEADING.match(c.head) and _heading(c.head)]
         self.senders = [c for c in self.columns[:_SENDER_SCAN] if self._sender_line(c)]
         self.headings += [(c, "buyer") for c in self.senders]
+        self.headings = self.headings[:_MAX_HEADINGS]
 
     @staticmethod
     def _word_columns(index: int, line: Line) -> list[_Column]:
@@ -472,6 +492,8 @@ class _Page:
         for heading, role in self.headings:
             if heading.page != column.page or heading.x0 > column.x0 + 20:
                 continue
+            if column.x0 > max(heading.x1, heading.x0 + _BLOCK_WIDTH):
+                continue  # a block beside this one (an information block right of the address window)
             rise = column.top - heading.top
             if rise < -2 or rise > _BLOCK_HEIGHTS * heading.height:
                 continue
@@ -668,11 +690,15 @@ def _parse_iban(text: str) -> tuple[str, int, int] | None:
 
 
 def _valid_prefix(text: str, valid: Callable[[str], bool]) -> str | None:
-    """The longest run of ``text``'s words (from its first) that passes its check digits."""
+    """The longest run of ``text``'s words (from its first) that passes its check digits.
+
+    Only runs of a length an identifier can have are checked (VAT ids 8-16 characters, IBANs 15-34).
+    """
     words = text.split()
+    shortest, longest = (15, 34) if valid is _iban_valid else (8, 17)
     for count in range(len(words), 0, -1):
         candidate = " ".join(words[:count]).rstrip(".,;-")
-        if valid(candidate):
+        if shortest <= len(re.sub(r"[\s.\-]", "", candidate)) <= longest and valid(candidate):
             return candidate
     return None
 
@@ -701,16 +727,21 @@ def _iban_valid(value: str) -> bool:
 
 def _parse_currency(text: str) -> tuple[str, int, int] | None:
     match = _CURRENCY_CODE.match(text) or _CURRENCY_SIGN.match(text)
-    if match is None:
+    if match is not None:
+        return SYMBOLS.get(match.group(), match.group()), 0, match.end()
+    named = _CURRENCY_NAME.match(text)
+    if named is None:
         return None
-    return SYMBOLS.get(match.group(), match.group()), 0, match.end()
+    return _CURRENCY_NAMES[named.group().lower().rstrip("s")], 0, named.end()
 
 
 def _parse_name(text: str) -> tuple[str, int, int] | None:
-    name = text.strip().rstrip(",;")
+    named = _NAME_LABEL.match(text)  # "Name: Acme", "Nom : Le Fournisseur"
+    at = named.end() if named else 0
+    name = text[at:].strip().rstrip(",;")
     if not _name_like(name):
         return None
-    return name[:MAX_VALUE_CHARS], 0, len(name)
+    return name[:MAX_VALUE_CHARS], at, at + len(name)
 
 
 def _name_like(text: str) -> bool:
@@ -755,36 +786,36 @@ def find(text: str, name: str) -> str | None:
 
 
 def read_fields(layout: Layout, *, country: str | None = None, today: date | None = None) -> dict[str, dict[str, Any]]:
-    """Every required field read off the layout and checked, each with its evidence."""
+    """Every required checked read off the layout and checked, each with its evidence."""
     found, account, total_note, candidates = _read(_Page(layout))
     results: dict[str, dict[str, Any]] = {}
     for name in REQUIRED:
         item = found[name]
         value = item.value if item else None
         if name == "vat_id":
-            field = check_vat_id(value, country=country or (item.role if item and len(item.role) == 2 else None))
+            checked = check_vat_id(value, country=country or (item.role if item and len(item.role) == 2 else None))
         elif name == "invoice_date":
-            field = check_invoice_date(value, today=today)
+            checked = check_invoice_date(value, today=today)
         elif name == "total_amount":
-            field = check_total_amount(value)
+            checked = check_total_amount(value)
         elif name == "currency":
-            field = check_currency(value)
-            if item is not None and item.rank and field.status == "present":
-                field = Field(field.status, field.value, "read from the total" if item.rank == 1 else
+            checked = check_currency(value)
+            if item is not None and item.rank and checked.status == "present":
+                checked = Field(checked.status, checked.value, "read from the total" if item.rank == 1 else
                               "the currency printed most on the invoice")
         elif name == "iban":
-            field = check_iban(value, account=account.value if account else None)
+            checked = check_iban(value, account=account.value if account else None)
             item = item or account
         else:
-            field = _CHECKS[name](value)
-        result = field.as_dict()
+            checked = _CHECKS[name](value)
+        result = checked.as_dict()
         result["evidence"] = item.evidence(layout) if item is not None and result["value"] is not None else None
         if name == "total_amount":
-            if candidates and field.status == "present":
+            if candidates and checked.status == "present":
                 result["status"] = "to_check"
                 result["detail"] = total_note
                 result["candidates"] = [{"value": c.value, "evidence": c.evidence(layout)} for c in candidates]
-            elif total_note and field.status == "present":
+            elif total_note and checked.status == "present":
                 result["detail"] = total_note
         results[name] = result
     return results
@@ -864,6 +895,8 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
     """The total due: the strongest labels first; disagreeing totals of the same strength are to check."""
     candidates: list[_Found] = []
     for column in page.columns:
+        if len(candidates) >= _MAX_TOTALS:
+            break
         rank = _total_rank(column.head)
         if rank is None:
             continue
@@ -984,7 +1017,7 @@ def _find_vat_id(page: _Page) -> _Found | None:
     found: list[_Found] = []
     tried = 0
     for column in page.columns:
-        for label, label_country in _VAT_LABELS:
+        for label, label_country in _VAT_LABELS if _ANY_VAT_LABEL.search(column.head) else ():
             match = label.search(column.head)
             if match is None:
                 continue
@@ -1122,21 +1155,24 @@ def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
             return owner
     legal: list[_Found] = []
     for column in page.columns:
-        if column.page != 1 and legal:
+        if column.page > 2 or column.page == 2 and legal:  # the first page, else the second's footer
             break
         for match in _LEGAL_NAME.finditer(column.head):
             legal_name = _name_before(column.text, match.end())
             if legal_name is not None and page.role(column) != "buyer" and not _BUYER_HEADING.match(column.text):
                 legal.append(_Found(legal_name, column, 0, match.end()))
                 break
-    placed = [f for f in legal if page.region(f.column) in ("header", "footer") or page.role(f.column) == "seller"]
+    # The footer's legal line is the issuer's; a header may hold the buyer's unlabelled window too.
+    placed = ([f for f in legal if page.role(f.column) == "seller"] or
+              [f for f in legal if page.region(f.column) == "footer"] or
+              [f for f in legal if page.region(f.column) == "header"])
     if placed:
         return placed[0]
     for sender in page.senders:  # the return address names the issuer first
         first = _SENDER_SEPARATOR.split(sender.text)[0]
         if _name_like(first):
             return _Found(first.strip(), sender, 0, len(first))
-    payee = _find_labelled(page, _PAYEE_LABEL, _parse_name, below=False)
+    payee = _find_labelled(page, _PAYEE_LABEL, _parse_name)
     if payee is not None:
         return payee
     if legal:

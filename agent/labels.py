@@ -29,7 +29,8 @@ INVOICE_NUMBER = [
     r"\bgutschrifts?[\s.-]*(?:nummer|nr\b\.?)",
     r"(?:\bnum[ée]ro|\bn[°º]\.?|\bno\b\.?)\s*(?:de\s+)?(?:la\s+)?(?:facture|l'avoir|avoir)\b",
     r"\b(?:facture|avoir)\s*(?:n[°º]\.?|num[ée]ro|no\b\.?|#)",
-    r"factuur[\s.-]*(?:nummer|nr\b\.?|no\b\.?)",
+    r"fa[ck]tuur[\s.-]*(?:nummer|nr\b\.?|no\b\.?)",
+    rf"\b(?:documento|document|pi[èe]ce|beleg)\s*{_NO}", rf"{_NO}\s*(?:de\s+(?:la\s+)?)?pi[èe]ce\b",
     r"(?:\bn[úu]mero|\bn[°º]\.?|\bn[úu]m\.?|\bno\b\.?)\s*(?:de\s+)?(?:la\s+)?factura\b",
     r"\bfactura\s*(?:n[°º]\.?|n[úu]m(?:ero|\.)?|no\b\.?|#)",
     r"(?:\bnumero|\bnum\.|\bn[°º]?\.|\bnr\.)\s*(?:della\s+)?(?:fattura|documento)\b",
@@ -95,7 +96,8 @@ TOTAL_DUE = [
     r"\bnet\s*[àa]\s*payer\b", r"\b(?:solde|reste|montant|total)\s*[àa]\s*payer\b", r"\b[àa]\s*payer\b",
     r"\b(?:totaal\s*)?te\s*betalen\b", r"\bverschuldigd\s+bedrag\b",
     r"\b(?:total|importe)\s*a\s*pagar\b", r"\bnetto\s*a\s*pagare\b", r"\b(?:totale\s*)?da\s*pagare\b",
-    r"\bdo\s*zap[łl]aty\b", r"\bnale[żz]no[śs][ćc](?:\s+og[óo][łl]em)?\b",
+    r"\bdo\s*zap[łl]aty\b", r"\bnale[żz]no[śs][ćc](?:\s+og[óo][łl]em)?\b", r"\btotale\s*a\s*pagare\b",
+    r"\b(?:totaal\s*)?te\s*voldoen\b", r"\binvoice\s*amount\b",
 ]
 TOTAL_PLAIN = [
     r"\btotal\b", r"\btotaal\b", r"\btotale\b", r"\bsumme\b", r"\bgesamt\b", r"\brazem\b", r"\bsuma\b",
@@ -109,6 +111,7 @@ NOT_TOTAL = re.compile(
     r"carried|report|\bvat\b|\btax|steuer|mwst|\bust\b|\btva\b|\btaxe|\bbtw\b|\biva\b|\bimposta\b|\bpodatek|"
     r"positions|warenwert|\bbase\b|imponible|imponibile|basis|grundlage|\bline\b|\bposition\b|items?\b|"
     r"quantit|menge|qty|weight|gewicht|stunden|hours|pages?\b|seite|merce|goods|waren\b|mercanc|marchandises|"
+    r"\bbefore\b|\bvor\b|\bavant\b|\bvoor\b|\bantes\b|\bprima\b|\bprzed\b|"
     r"goederen|towar|\bcena\b|\bprice\b|preis\b|\bprix\b|\bprijs\b|\bprecio\b|\bprezzo\b|einzel|\bunit",
     re.IGNORECASE)
 # Amounts already paid: the total less these is what is left to pay.
@@ -173,7 +176,8 @@ SELLER = (r"\b(?:seller|supplier|vendor|sold\s+by|issued\s+by|bill\s+from|invoic
           r"fournisseur|vendeur|[ée]metteur|prestataire|leverancier|verkoper|afzender|"
           r"proveedor|emisor|vendedor|fornitore|cedente|prestatore|venditore|emittente|"
           r"sprzedawca|wystawca|dostawca)\b")
-BUYER = (r"\b(?:bill(?:ed)?\s+to|invoice(?:d)?\s+to|sold\s+to|ship(?:ped)?\s+to|deliver(?:y|ed)?\s+to|customer|client|"
+BUYER = (r"\b(?:to|(?:billing|delivery|shipping|invoice|invoicing|customer)\s+address|"
+         r"bill(?:ed)?\s+to|invoice(?:d)?\s+to|sold\s+to|ship(?:ped)?\s+to|deliver(?:y|ed)?\s+to|customer|client|"
          r"buyer|recipient|k[äa]ufer|kunde|rechnungsempf[äa]nger|leistungsempf[äa]nger|empf[äa]nger|auftraggeber|"
          r"warenempf[äa]nger|rechnungsadresse|lieferadresse|lieferanschrift|acheteur|destinataire|"
          r"adresse\s+de\s+(?:livraison|facturation)|factur[ée]\s+[àa]|livr[ée]\s+[àa]|klant|afnemer|koper|"

@@ -30,6 +30,9 @@ log = logging.getLogger("agent.layout")
 # text shows it as two or more spaces (one space per half line height, at most MAX_GAP).
 COLUMN_GAP = 0.8
 MAX_GAP = 8
+# Typographic ligatures and soft hyphens, read as the letters a label is spelt with ("Identiﬁkation").
+_SPELLING = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
+                           "\ufb05": "st", "\ufb06": "st", "\u00ad": None})
 # Characters turned at more than this angle (radians) are margin notes or stamps, not lines.
 MAX_ANGLE = 0.1
 
@@ -177,7 +180,7 @@ def _page_words(raw: Any, textpage: Any, height: float, budget: int) -> list[Wor
         char = chr(code) if 0 < code < 0x110000 else ""
         if not char or char.isspace() or char in "\ufffe\uffff\x00" or not char.isprintable():
             if chars:
-                words.append(Word("".join(chars), x0, top, x1, bottom))
+                words.append(_word(chars, x0, top, x1, bottom))
                 chars = []
             continue
         if abs(raw.FPDFText_GetCharAngle(textpage, index)) > MAX_ANGLE and \
@@ -192,7 +195,7 @@ def _page_words(raw: Any, textpage: Any, height: float, budget: int) -> list[Wor
             middle = (c_top + c_bottom) / 2
             same_line = top - 0.1 * size <= middle <= bottom + 0.1 * size
             if not same_line or c_x0 - x1 > 0.25 * size or c_x0 < x0 - 0.5 * size:
-                words.append(Word("".join(chars), x0, top, x1, bottom))
+                words.append(_word(chars, x0, top, x1, bottom))
                 chars = []
         if not chars:
             x0, top, x1, bottom = c_x0, c_top, c_x1, c_bottom
@@ -200,8 +203,12 @@ def _page_words(raw: Any, textpage: Any, height: float, budget: int) -> list[Wor
             x1, top, bottom = max(x1, c_x1), min(top, c_top), max(bottom, c_bottom)
         chars.append(char)
     if chars:
-        words.append(Word("".join(chars), x0, top, x1, bottom))
-    return words
+        words.append(_word(chars, x0, top, x1, bottom))
+    return [word for word in words if word.text]
+
+
+def _word(chars: list[str], x0: float, top: float, x1: float, bottom: float) -> Word:
+    return Word("".join(chars).translate(_SPELLING), x0, top, x1, bottom)
 
 
 def _lines(page: int, words: list[Word]) -> list[Line]:

@@ -195,6 +195,9 @@ def value(text: str, name: str, **kwargs):
     ("Nr faktury: FS 616/2025", "FS 616/2025"),
     ("Faktura VAT nr 12/05/2025/K", "12/05/2025/K"),
     ("Facture FA-2017-0010", "FA-2017-0010"),  # a title followed straight by its number
+    ("Faktuurnummer: 12345", "12345"),
+    ("N° pièce : FA-77", "FA-77"),
+    ("Documento n. 2024/118", "2024/118"),
 ])
 def test_invoice_numbers_after_any_label_and_separator(line, number):
     assert value(line, "invoice_number") == number
@@ -240,6 +243,9 @@ def test_slashed_dates_are_read_month_first_when_the_document_prints_a_month_ove
     ("Importe total: 99,00 €", "99.00"),
     ("TOTAL AMOUNT DUE ON August 3 , 2014 $4.11", "4.11"),  # the date's digits are not the amount
     ("Zu zahlen: -8,79 EUR", "-8.79"),  # a sign right after the separator is kept
+    ("Totale a pagare € 1.234,00", "1234.00"),
+    ("Totaal te voldoen € 12,50", "12.50"),
+    ("Invoice amount: USD 99.00", "99.00"),
 ])
 def test_amount_styles_with_the_currency_before_or_after(line, amount):
     assert value(line, "total_amount") == amount
@@ -250,6 +256,10 @@ def test_the_total_due_is_told_apart_from_net_vat_and_line_amounts():
             "Zwischensumme   80,00\nMwSt. 19 %   15,20\nGesamtbetrag der Zuschläge   0,00\nGesamtbetrag   95,20\n")
     found = read(text)["total_amount"]
     assert (found["status"], found["value"]) == ("present", "95.20")
+
+
+def test_a_total_before_tax_is_not_the_total_due():
+    assert value("Total before tax: 100.00\nTax: 20.00\nTotal: 120.00 USD", "total_amount") == "120.00"
 
 
 def test_a_total_row_printing_net_vat_and_gross_gives_the_gross():
@@ -338,6 +348,8 @@ def test_the_supplier_is_never_the_buyer():
 
 @pytest.mark.parametrize("text, currency", [
     ("Währung: CHF\nTotal 12,00 EUR", "CHF"),  # a labelled currency first
+    ("Devise : Euro\nTotal 12,00", "EUR"),  # or written out
+    ("Währung: Schweizer Franken", "CHF"),
     ("Total: 12,00 £", "GBP"),  # else the total's symbol
     ("Item 1 EUR 5,00\nItem 2 EUR 7,00\nFees USD 1.00", "EUR"),  # else the one printed most
 ])
@@ -480,3 +492,61 @@ def test_the_footers_vat_id_is_the_issuers_when_an_unlabelled_window_holds_anoth
                         (50, 300, "Invoice total 120,00 EUR"), (50, 800, "Registered office Lyon, VAT DE136695976")])
     found = fields.read_fields(layout.read_layout(content, "application/pdf"))
     assert found["vat_id"]["value"] == "DE136695976"
+
+
+@pytest.mark.parametrize("unit", [
+    "DE 136 695 977 ",  # a VAT id shape failing its check, over and over
+    "DE89 3704 0044 0532 0130 01 ",  # an IBAN shape failing mod 97
+    "1.234,56 ",  # amounts
+    "Total 1,00 ",  # a total label and an amount
+    "12.03.2024 ",  # dates
+    "GmbH ",  # legal forms
+    "Bill to: ",  # headings
+    "Seller: ACME GmbH DE136695976 ",  # headings with a name and a VAT id
+])
+def test_the_anywhere_rules_are_fast_on_hostile_text(unit):
+    text = _fill(unit)
+    with finishes_within(BOUND * 2):
+        checked = fields.check_all(text, today=TODAY)
+    assert set(checked) == set(fields.REQUIRED)
+    with finishes_within(BOUND * 2):
+        fields.check_all(_fill(unit + "\n"), today=TODAY)  # the same, one per line
+
+
+def test_the_payee_of_the_bank_transfer_names_the_supplier():
+    assert value("Bénéficiaire\nNOM : LE FOURNISSEUR\nIBAN : FR14 2004 1010 0505 0001 3M02 606", "supplier_name") == \
+        "LE FOURNISSEUR"
+    assert value("Kontoinhaber: Nordlicht Handel\nIBAN DE89 3704 0044 0532 0130 00", "supplier_name") == \
+        "Nordlicht Handel"
+
+
+def test_from_and_to_blocks_side_by_side():
+    text = ("From:                         To:\n"
+            "Acme Ltd                      Zebra GmbH\n"
+            "VAT GB980780684               VAT DE136695976\n")
+    found = read(text)
+    assert (found["supplier_name"]["value"], found["vat_id"]["value"]) == ("Acme Ltd", "GB980780684")
+
+
+def test_an_information_block_beside_the_address_window_is_not_the_buyers():
+    from agent import layout
+    from tests.agent.test_layout import make_pdf
+
+    content = make_pdf([
+        (50, 110, "Acme Werkzeug GmbH · Hafenweg 2 · 12345 Stadt"),
+        (50, 124, "Kunde Bau KG"), (50, 136, "Lindenallee 4"), (50, 148, "54321 Dorf"),
+        (380, 124, "Rechnungsnr. R-77"), (380, 136, "USt-IdNr. DE136695976"),
+    ])
+    found = fields.read_fields(layout.read_layout(content, "application/pdf"))
+    assert found["vat_id"]["value"] == "DE136695976"
+    assert found["supplier_name"]["value"] == "Acme Werkzeug GmbH"
+
+
+def test_the_footers_legal_line_names_the_supplier_over_a_legal_name_in_the_window():
+    from agent import layout
+    from tests.agent.test_layout import make_pdf
+
+    content = make_pdf([(50, 100, "Nowak Handel sp. j."), (50, 112, "ul. Dluga 5"), (50, 300, "Razem 120,00"),
+                        (50, 800, "Kowalski Serwis sp. z o.o. - KRS 0000123456")])
+    found = fields.read_fields(layout.read_layout(content, "application/pdf"))
+    assert found["supplier_name"]["value"] == "Kowalski Serwis sp. z o.o."

@@ -100,3 +100,19 @@ def test_a_page_without_text_is_an_empty_layout_with_its_size():
     pdf.add_page()
     read = layout.read_layout(bytes(pdf.output()), documents.PDF)
     assert (read.text, read.pages, len(read.sizes)) == ("", 1, 1)
+
+
+def test_ligatures_are_read_as_their_letters():
+    from pathlib import Path
+
+    from fpdf import FPDF
+
+    font = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+    if not font.exists():
+        pytest.skip("needs a font with ligature glyphs")
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_font("dejavu", "", str(font))
+    pdf.set_font("dejavu", size=10)
+    pdf.add_page()
+    pdf.text(50, 100, "Umsatzsteuer-Identi\ufb01kationsnummer DE136695976")
+    assert layout.read_layout(bytes(pdf.output()), documents.PDF).text.startswith("Umsatzsteuer-Identifikations")
