@@ -7,6 +7,7 @@ worker's epoch still owns the job, so a stale worker cannot write one.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 
@@ -22,3 +23,38 @@ class Checkpoint(models.Model):
 
     def __str__(self) -> str:
         return f"checkpoint of job {self.job_id}: step {self.step_index}, next {self.next_step or '-'}"
+
+
+class ReviewSettings(models.Model):
+    """A tenant's choices for its reviews. Without a row, every choice is its default (off)."""
+
+    tenant = models.OneToOneField("jobs.Tenant", on_delete=models.CASCADE, primary_key=True,
+                                  related_name="review_settings")
+    provider_may_read = models.BooleanField(
+        default=False, verbose_name="the model provider may read our documents",
+        help_text="The model provider may read our documents: with the provider configured, each document's text "
+                  "is sent to it to read the fields our own reading missed. Off: it is told only the review's "
+                  "progress and field statuses.")
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   editable=False, related_name="+", help_text="Who last changed these settings.")
+
+    class Meta:
+        verbose_name = "review settings"
+        verbose_name_plural = "review settings"
+
+    def __str__(self) -> str:
+        return f"review settings of {self.tenant}"
+
+
+class ModelReading(models.Model):
+    """The model provider's answer for a job's fields, saved (fenced) before the external-start
+    marker is cleared: a resumed worker uses it instead of asking the provider again."""
+
+    job = models.OneToOneField("jobs.Job", on_delete=models.CASCADE, primary_key=True, related_name="model_reading")
+    epoch = models.PositiveIntegerField(help_text="The claim that asked.")
+    answer = models.JSONField(help_text="The seven suggested values, or why there are none.")
+    saved_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"model reading of job {self.job_id}"

@@ -15,14 +15,16 @@ from typing import Any
 
 from jobs.kinds import Presentation
 
-from . import fields
+from . import fields, reading
 from .models import Checkpoint
-from .tools import SEQUENCE
+from .tools import PHONE_CHECK, SEQUENCE, needs_phone_check
 
 # Summary outcome codes (workflow.summarize) as the list's outcome filter names them.
 OUTCOMES = {"ok": "OK", "to_correct": "To correct", "unreadable": "Unreadable"}
-# A field's status in Alice's words.
-STATUS_WORDS = {"present": "OK", "missing": "Missing", "malformed": "To correct"}
+# A field's status in Alice's words: what the review knows ("not found"), not a claim about the invoice.
+STATUS_WORDS = {"present": "OK", "missing": "Not found", "malformed": "To correct", "to_check": "To check"}
+# A field of a document with no readable text: nothing was looked for, so nothing was "not found".
+NOT_READ = "Not read"
 # Where a running review is, by the step it is about to take.
 STEP_WORDS = {"extract": "reading the document", "validate": "validating", "draft": "drafting the note"}
 # The line of the draft note (tools.review_note) after which comes the message for the supplier.
@@ -73,31 +75,59 @@ def supplier_message(draft: str) -> str:
 
 
 def present(result: dict[str, Any]) -> dict[str, Any]:
-    """The review's rows (label, status in words, formatted value, detail) and the supplier message."""
+    """The review's rows (label, status in words, formatted value, detail, where it was read and,
+    for a value to check, each reading), the source, the findings and the supplier message."""
     found = _fields(result)
     currency = found.get("currency", {})
     code = currency.get("value") if currency.get("status") == "present" else None
-    rows = [
-        {"name": name, "label": label(name), "status": field.get("status", ""),
-         "status_text": STATUS_WORDS.get(field.get("status", ""), field.get("status", "")),
-         "value": shown_value(name, field, code), "detail": field.get("detail") or ""}
-        for name, field in found.items() if isinstance(field, dict)
-    ]
+    readable = result.get("readable", True) if isinstance(result, dict) else True
+    rows = [_row(name, field, code, readable=readable) for name, field in found.items() if isinstance(field, dict)]
     draft = result.get("draft") if isinstance(result, dict) else None
     draft = draft if isinstance(draft, str) else ""
-    return {"rows": rows, "message": supplier_message(draft), "note": draft,
-            "readable": result.get("readable", True) if isinstance(result, dict) else True}
+    findings = result.get("findings") if isinstance(result, dict) else None
+    findings = [str(f) for f in findings] if isinstance(findings, list) else []
+    # A document without readable text was read from nothing: no source to name.
+    source = reading.source_words(result.get("reading")) if readable and isinstance(result, dict) else ""
+    return {"rows": rows, "message": supplier_message(draft), "note": draft, "readable": readable,
+            "source": source, "findings": findings,
+            "phone_check": PHONE_CHECK if needs_phone_check(findings) else "",
+            "to_check": any(row["status"] == "to_check" for row in rows)}
+
+
+def _row(name: str, field: dict[str, Any], currency: str | None, *, readable: bool) -> dict[str, Any]:
+    status = str(field.get("status", ""))
+    not_read = status == "missing" and not readable
+    words = NOT_READ if not_read else STATUS_WORDS.get(status, status)
+    candidates = field.get("candidates") if status == "to_check" else None
+    return {"name": name, "label": label(name), "status": status, "status_text": words,
+            "value": shown_value(name, field, currency), "detail": "" if not_read else field.get("detail") or "",
+            "evidence": _evidence(field.get("evidence")) if field.get("value") not in (None, "") else None,
+            "candidates": [{"value": shown_value(name, {**c, "status": "present"}, currency),
+                            "evidence": _evidence(c.get("evidence"))}
+                           for c in candidates or [] if isinstance(c, dict) and c.get("value") not in (None, "")]}
+
+
+def _evidence(evidence: Any) -> dict[str, str] | None:
+    """Where a value was read, in words ("read from page 1") and what it quotes (the line, the element)."""
+    where = reading.where(evidence)
+    return {"where": where, "quote": reading.quoted(evidence)} if where else None
 
 
 def export_columns(result: dict[str, Any]) -> dict[str, str]:
-    """Each field's value (as found: ISO dates, plain amounts, for spreadsheets) and its status."""
+    """Each field's value (as found: ISO dates, plain amounts, for spreadsheets) and its status;
+    then what the fields were read from and the findings, when the review says."""
     columns: dict[str, str] = {}
+    readable = result.get("readable", True) if isinstance(result, dict) else True
     for name, field in _fields(result).items():
         if not isinstance(field, dict):
             continue
         value = field.get("value")
         columns[label(name)] = "" if value is None else str(value)
-        columns[f"{label(name)}: status"] = STATUS_WORDS.get(field.get("status", ""), str(field.get("status", "")))
+        columns[f"{label(name)}: status"] = _row(name, field, None, readable=readable)["status_text"]
+    if columns and isinstance(result.get("reading"), str):
+        columns["Read from"] = reading.source_words(result["reading"]).removeprefix("Read from ").rstrip(".")
+        findings = result.get("findings")
+        columns["Findings"] = " | ".join(str(f) for f in findings) if isinstance(findings, list) else ""
     return columns
 
 

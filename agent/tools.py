@@ -18,10 +18,11 @@ from jobs.context import JobContext
 from jobs.errors import AcceptanceError
 from jobs.kinds import JobFailed
 
-from . import documents, fields
+from . import documents, fields, reading
 
 MAX_WARNINGS = 10
 MAX_WARNING_CHARS = 200
+MAX_FINDING_CHARS = 400  # a disagreement names both values and what to do about it
 MAX_DRAFT_CHARS = 4_000
 TONES = ("neutral", "friendly", "formal")
 
@@ -46,18 +47,19 @@ def _schema(**properties: Any) -> dict[str, Any]:
 
 
 def extract(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]) -> dict[str, Any]:
-    """This job's document (or inline text) as text, its page count and any warnings."""
+    """This job's document (or inline text): its text and layout, its e-invoice, page count and warnings."""
     job = ctx.job()
     warnings: list[str] = []
     try:
         if job["document"]:
             content = ctx.document()
-            read = documents.read_text(content, job["document_type"] or documents.sniff(content) or "")
+            media_type = job["document_type"] or reading.media_type(content)
+            read = reading.extract(content, media_type, today=ctx.now().date())
             source = "document"
             if ctx.payload.get("text"):
                 warnings.append("inline text ignored: the uploaded document was reviewed")
         elif ctx.payload.get("text"):
-            read = documents.inline_text(ctx.payload["text"])
+            read = reading.extract(None, documents.TEXT, ctx.payload["text"], today=ctx.now().date())
             source = "inline"
         else:
             raise JobFailed("nothing to review: the job has neither a document nor inline text",
@@ -67,20 +69,28 @@ def extract(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]
         # so another attempt would fail the same way.
         raise JobFailed(exc.message, retryable=False, code=exc.code) from None
     return {
-        "text": read.text,
-        "pages": read.pages,
-        "has_text": bool(read.text.strip()),
+        **read,
         "source": source,
         "document_name": (job["document_name"] or "")[:120],
-        "warnings": _bounded(warnings + read.warnings),
+        "warnings": _bounded(warnings + read["warnings"]),
     }
 
 
 def validate(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]) -> dict[str, Any]:
-    """The required supplier fields, each present, missing or malformed. Drops the text."""
+    """The required supplier fields, each with its status and evidence, where they were read, and
+    the findings. Drops the text and the layout: the draft needs neither."""
+    # The job's own clock, not the machine's: a logical clock makes the check repeatable.
+    checked = reading.validate(previous, today=ctx.now().date(), country=arguments.get("country"))
+    # The model fills what our reading missed, only with a provider configured and the tenant's
+    # opt-in (it sets its own time limit for the call). Imported here: it reads the app's models.
+    from . import model_reader
+
+    checked = model_reader.fill(ctx, previous, checked)
     return {
-        # The job's own clock, not the machine's: a logical clock makes the check repeatable.
-        "fields": fields.check_all(previous["text"], country=arguments.get("country"), today=ctx.now().date()),
+        "fields": checked["fields"],
+        "reading": checked["reading"],
+        "findings": _bounded(checked["findings"], chars=MAX_FINDING_CHARS),
+        "readable": checked["readable"],
         "pages": previous["pages"],
         "has_text": bool(previous["text"].strip()),
         "source": previous["source"],
@@ -95,80 +105,141 @@ def draft(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]) 
 
 
 def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
-    """Alice's note: what was found, what is missing or wrong, and a part to paste to the supplier.
+    """Alice's note: what was found, what to check or correct, and a part to paste to the supplier.
 
-    The supplier part names the invoice (its number and date when they were found), quotes
-    each value that failed its check with the reason, and asks for what is missing. A
-    document with no readable text (a scan) asks for a readable copy instead of claiming
-    that every field is absent from it.
+    Alice's part says what the review knows: a value it did not find is "not found by the
+    review", never "not on the invoice" (it may be printed where the reader did not look).
+    Values to check (two readings that disagree) and findings (the visible page against the
+    e-invoice) are for Alice alone; a changed IBAN is flagged for a phone call. The supplier's
+    part asks, as requests, only for what was not found or failed its check, naming the
+    invoice by what was found of its number and date. A document without readable text (a
+    scan) asks only for a readable copy and says nothing about single fields.
     """
     what = checked["document_name"] or ("the pasted text" if checked["source"] == "inline" else "the document")
     found_fields = checked["fields"]
-    readable = checked.get("has_text", True)
-    found, missing, wrong = [], [], []
+    readable = checked.get("readable", checked.get("has_text", True))
+    reading_ = checked.get("reading") or "text"
+    findings = [str(f) for f in checked.get("findings") or []]
+    found, to_check, wrong, not_found = [], [], [], []
     for name in fields.REQUIRED:
-        field = found_fields[name]
+        field = found_fields.get(name) or {"status": "missing", "value": None, "detail": ""}
         label = fields.LABELS[name]
-        if field["status"] == "present":
-            detail = f" ({field['detail']})" if field["detail"] else ""
+        status = field.get("status")
+        if status == "present":
+            detail = f" ({field['detail']})" if field.get("detail") else ""
             found.append(f"- {label}: {_shown(name, field, found_fields)}{detail}")
-        elif field["status"] == "missing":
-            missing.append(name)
-        else:
+        elif status == "to_check":
+            to_check.append(f"- {label}: {_readings(name, field, found_fields)}")
+        elif status == "malformed":
             wrong.append(name)
+        else:
+            not_found.append(name)
     pages = checked["pages"]
     lines = [f"Review of {what} ({pages} page{'s' if pages != 1 else ''})"]
+    if reading_.startswith("e-invoice"):
+        lines.append(reading.source_words(reading_) + (" The visible page was compared with it."
+                                                         if checked.get("has_text") else ""))
     if not readable:
-        lines.append("No text could be read: the document looks scanned, so its fields could not be checked.")
+        lines.append("No text could be read: the document looks scanned, so none of its fields could be checked."
+                     if not reading_.startswith("e-invoice") else
+                     "The e-invoice could not be read, and the document has no visible text to read instead.")
     else:
         counts = [f"{len(found)} of {len(fields.REQUIRED)} required fields found and valid"]
-        counts += [f"{len(missing)} missing"] if missing else []
+        counts += [f"{len(to_check)} to check"] if to_check else []
         counts += [f"{len(wrong)} to correct"] if wrong else []
+        counts += [f"{len(not_found)} not found by the review"] if not_found else []
+        counts += [f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"] if findings else []
         lines.append(", ".join(counts) + ".")
     lines.append("")
     if readable:
         lines += ["Found:", *(found or ["- none of the required fields"]), ""]
-    if missing:
-        lines += ["Missing:" if readable else "Not readable:", *(f"- {fields.LABELS[n]}" for n in missing), ""]
-    if wrong:
-        lines += ["Needs correcting:",
-                  *(f"- {fields.LABELS[n]}: {found_fields[n]['value']} ({found_fields[n]['detail']})" for n in wrong),
-                  ""]
+        if to_check:
+            lines += ["To check (the review read two different values; see which one the invoice means):",
+                      *to_check, ""]
+        if wrong:
+            lines += ["Needs correcting:", *(f"- {fields.LABELS[n]}: {_failed(found_fields[n])}" for n in wrong), ""]
+        if not_found:
+            lines += ["Not found by the review (look on the document before asking the supplier):",
+                      *(f"- {fields.LABELS[n]}" for n in not_found), ""]
+    if findings:
+        lines += ["Findings:", *(f"- {_capital(f)}" for f in findings)]
+        if needs_phone_check(findings):
+            lines.append(f"- {PHONE_CHECK}")
+        lines.append("")
     if checked["warnings"]:
         lines += ["Notes:", *(f"- {w}" for w in checked["warnings"]), ""]
     if not readable:
-        asks = ["- A copy of the invoice as a PDF with selectable text: the copy we received is a scanned "
+        asks = ["- Please send us the e-invoice again, or the invoice as a PDF with selectable text: the file we "
+                "received could not be read." if reading_.startswith("e-invoice") else
+                "- Please send us the invoice as a PDF with selectable text: the copy we received is a scanned "
                 "image, and we cannot read its details."]
     else:
-        asks = [f"- {_capital(fields.ASK[n])}: it is not on the invoice." for n in missing]
-        asks += [f"- {_capital(fields.ASK[n])}: the invoice shows {found_fields[n]['value']} "
-                 f"({found_fields[n]['detail']})." for n in wrong]
+        asks = [f"- Could you confirm {fields.ASK[n]}?" for n in not_found]
+        asks += [f"- Could you check {fields.ASK[n]}? "
+                 + (f"We read {_failed(found_fields[n])}." if found_fields[n].get("value") not in (None, "")
+                    else f"{_capital(_failed(found_fields[n]))}.") for n in wrong]
     if asks:
-        invoice = _invoice_reference(found_fields)
+        invoice = _invoice_reference(found_fields) if readable else "your invoice"
         opening, closing = {
-            "friendly": (f"Hi, thanks for {invoice}! Before we can process it, could you help us with the following?",
-                         "Thanks a lot!"),
-            "formal": (f"Dear Sir or Madam, regarding {invoice}: before we can process it, we need the following "
-                       "from you.", "We look forward to your reply."),
-        }.get(tone, (f"Regarding {invoice}: before we can process it, we need the following.",
-                     "Could you send us a corrected invoice, or these details? Thank you."))
-        lines += ["To ask the supplier (ready to paste into your email):", opening, *asks, closing]
+            "friendly": (f"Hi, thanks for {invoice}! Before we can process it, we'd need your help with the "
+                         "following.", "Thanks a lot!"),
+            "formal": (f"Dear Sir or Madam, regarding {invoice}: before we can process it, we would be grateful "
+                       "for your help with the following.", "We look forward to your reply."),
+        }.get(tone, (f"Regarding {invoice}: before we can process it, we need your help with the following.",
+                     "Thank you."))
+        lines += [SUPPLIER_PART, opening, *asks, closing]
+    elif to_check or findings:
+        lines.append("Nothing to ask the supplier: check the points above yourself first.")
     else:
         lines.append("All required fields are present and pass their checks; nothing to ask the supplier.")
     note = "\n".join(lines)
     return note if len(note) <= MAX_DRAFT_CHARS else note[: MAX_DRAFT_CHARS - 1] + "…"
 
 
+SUPPLIER_PART = "To ask the supplier (ready to paste into your email):"
+PHONE_CHECK = ("Before paying, confirm the bank account by phone with the supplier, on a number you already "
+               "know (not one from this invoice or its email).")
+
+
+def needs_phone_check(findings: list[str]) -> bool:
+    """A finding about the bank account that does not already say to phone the supplier."""
+    return any("iban" in f.lower() for f in findings) and not any("by phone" in f.lower() for f in findings)
+
+
+def _failed(field: dict[str, Any]) -> str:
+    """A value that failed its check, with the reason: "DE89 … 01 (not a valid IBAN: …)"."""
+    value, detail = field.get("value"), field.get("detail") or "it did not pass its check"
+    return f"{value} ({detail})" if value not in (None, "") else detail
+
+
+def _readings(name: str, field: dict[str, Any], all_fields: dict[str, Any]) -> str:
+    """A value to check: each candidate with where it was read, "1,234.50 (page 1: "Total 1.234,50") or …"."""
+    candidates = [c for c in field.get("candidates") or [] if isinstance(c, dict) and c.get("value")]
+    if not candidates and field.get("value"):
+        candidates = [{"value": field["value"], "evidence": field.get("evidence")}]
+    shown = []
+    for candidate in candidates:
+        value = _shown(name, {"value": candidate["value"]}, all_fields)
+        evidence = candidate.get("evidence")
+        place, quote = reading.where(evidence).removeprefix("read from "), reading.quoted(evidence)
+        shown.append(f"{value} ({place}: \"{quote}\")" if quote else f"{value} ({place})" if place else value)
+    detail = f" ({field['detail']})" if field.get("detail") else ""
+    return " or ".join(shown) + detail
+
+
 def _shown(name: str, field: dict[str, Any], all_fields: dict[str, Any]) -> str:
     """A found value as Alice reads it: the total with its currency, the date spelled out."""
-    value = field["value"]
-    if name == "total_amount":
-        currency = all_fields["currency"]
-        amount = f"{Decimal(value):,.2f}"
-        return f"{currency['value']} {amount}" if currency["status"] == "present" else amount
-    if name == "invoice_date":
-        return _long_date(value)
-    return str(value)
+    value = str(field["value"])
+    try:
+        if name == "total_amount":
+            currency = all_fields.get("currency") or {}
+            amount = f"{Decimal(value):,.2f}"
+            return f"{currency['value']} {amount}" if currency.get("status") == "present" else amount
+        if name == "invoice_date":
+            return _long_date(value)
+    except (ArithmeticError, ValueError):
+        return value  # a candidate to check need not parse
+    return value
 
 
 def _long_date(iso: str) -> str:
@@ -190,8 +261,8 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _bounded(warnings: list[str]) -> list[str]:
-    return [w[:MAX_WARNING_CHARS] for w in warnings[:MAX_WARNINGS]]
+def _bounded(warnings: list[str], *, chars: int = MAX_WARNING_CHARS) -> list[str]:
+    return [w[:chars] for w in warnings[:MAX_WARNINGS]]
 
 
 TOOLS: dict[str, Tool] = {

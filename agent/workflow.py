@@ -149,8 +149,9 @@ def _failure(record: dict[str, Any]) -> str:
 
 
 def result(checkpoint: Checkpoint) -> dict[str, Any]:
-    """The saved result: fields with their status, the draft, the steps taken, warnings, pages,
-    and whether any text could be read at all."""
+    """The saved result: fields with their status and evidence, the draft, the steps taken, warnings,
+    pages, whether anything could be read at all, what the fields were read from ("reading") and
+    the findings (an e-invoice's defects, the visible page disagreeing with it)."""
     out = checkpoint.latest_output
     return {
         "fields": out["fields"],
@@ -158,12 +159,17 @@ def result(checkpoint: Checkpoint) -> dict[str, Any]:
         "steps": [{"tool": s["tool"], "at": s["at"]} for s in checkpoint.steps],
         "warnings": out["warnings"],
         "pages": out["pages"],
-        "readable": out.get("has_text", True),
+        "readable": out.get("readable", out.get("has_text", True)),
+        "reading": out.get("reading", "text"),
+        "findings": out.get("findings", []),
     }
 
 
 def summarize(result: dict[str, Any]) -> Summary:
-    """The review's outcome for Alice's list: OK, what to correct, or unreadable."""
+    """The review's outcome for Alice's list: OK, what to correct, check or look for, or unreadable.
+
+    A value to check (two readings that disagree) and a finding (the page against the
+    e-invoice) both need Alice's eyes: "1 to check" puts the document under her action."""
     found = result["fields"]
     reference = " · ".join(
         str(found[name]["value"]) for name in ("supplier_name", "invoice_number")
@@ -172,22 +178,26 @@ def summarize(result: dict[str, Any]) -> Summary:
     if not result.get("readable", True):
         return Summary("unreadable", "unreadable", True, reference)
     wrong = sum(1 for f in found.values() if f["status"] == "malformed")
+    check = sum(1 for f in found.values() if f["status"] == "to_check") + len(result.get("findings") or [])
     missing = sum(1 for f in found.values() if f["status"] == "missing")
-    if not (wrong or missing):
+    if not (wrong or check or missing):
         return Summary("ok", "OK", False, reference)
-    text = ", ".join(part for part in (f"{wrong} to correct" if wrong else "", f"{missing} missing" if missing else "")
-                     if part)
-    return Summary("to_correct", text, True, reference)
+    parts = (f"{wrong} to correct" if wrong else "", f"{check} to check" if check else "",
+             f"{missing} not found" if missing else "")
+    return Summary("to_correct", ", ".join(part for part in parts if part), True, reference)
 
 
 def progress(job_id: int) -> dict[str, Any] | None:
-    """The checkpoint as staff pages show it; the extracted text is left out."""
+    """The checkpoint as staff pages show it; the extracted text, and its layout (the same words
+    with their positions), are left out."""
     checkpoint = Checkpoint.objects.filter(job_id=job_id).first()
     if checkpoint is None:
         return None
     latest = dict(checkpoint.latest_output or {})
     if "text" in latest:
         latest["text"] = f"({len(latest['text'])} characters, not shown)"
+    if latest.get("layout"):
+        latest["layout"] = "(the page layout, not shown)"
     return {
         "step_index": checkpoint.step_index,
         "next_step": checkpoint.next_step,

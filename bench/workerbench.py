@@ -97,10 +97,12 @@ def run_bare(target: Callable[..., None], processes: int, *args: Any) -> dict[st
 # --- The workers -----------------------------------------------------------------------------
 
 
-def run_workers(url: str, processes: int, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """``runworkers --burst`` to the end; the rate from its own claim and completion events."""
+def run_workers(url: str, processes: int, env: dict[str, str] | None = None, manage: str = MANAGE) -> dict[str, Any]:
+    """``runworkers --burst`` to the end; the rate from its own claim and completion events.
+
+    ``manage``: another checkout's ``manage.py`` (``--baseline``), on the same database."""
     done = subprocess.run(
-        [sys.executable, MANAGE, "runworkers", "--processes", str(processes), "--burst", "--lease", "30",
+        [sys.executable, manage, "runworkers", "--processes", str(processes), "--burst", "--lease", "30",
          "--poll-interval", "0.05"],
         env=dict(os.environ, DATABASE_URL=url, JOBS_LOG_LEVEL="WARNING", **(env or {})),
         capture_output=True, text=True, timeout=900,
@@ -354,9 +356,13 @@ def run_tasks(*, tasks: int, store: str, fresh: Callable[[str], str], out: Calla
 
 def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable[[str], None],
         tasks: int = 0, task_rounds: int = TASK_ROUNDS, rounds: int = 1, peers: bool = True,
-        tenants: int = 0, tenant_jobs: int = 0) -> dict:
+        tenants: int = 0, tenant_jobs: int = 0, baseline: str | None = None) -> dict:
     """Every drain at every process count, ``rounds`` times interleaved (best of each), then
-    the targets, each said met or not."""
+    the targets, each said met or not.
+
+    ``baseline``: the directory of another checkout (the code before a change, say a ``git
+    worktree``); its ``runworkers`` drains copies of the same SQLite template too, interleaved
+    with the others, so a change's cost is measured in one run on one machine load."""
     figures: dict[str, Any] = {"sqlite": {}, "postgresql": {}, "fairness": {}, "tasks": {}, "targets": []}
     tenant_jobs = tenant_jobs or jobs
     if tasks and not tasks_available():
@@ -382,6 +388,8 @@ def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable
                 }
                 if use_huey:
                     drains["peer"] = functools.partial(_sqlite_huey, ws, p, jobs)
+                if baseline:
+                    drains["baseline"] = functools.partial(_sqlite_workers, ws, p, str(Path(baseline) / "manage.py"))
                 _interleave(drains, r, best[p])
         for p in counts:
             figures["sqlite"][p] = best[p]
@@ -470,8 +478,8 @@ def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable
     return figures
 
 
-def _sqlite_workers(ws: Workspace, p: int) -> dict:
-    return run_workers(ws.url(ws.copy("template.sqlite3", "w.sqlite3").name), p)
+def _sqlite_workers(ws: Workspace, p: int, manage: str = MANAGE) -> dict:
+    return run_workers(ws.url(ws.copy("template.sqlite3", "w.sqlite3").name), p, manage=manage)
 
 
 def _sqlite_bare(ws: Workspace, p: int) -> dict:
@@ -524,6 +532,9 @@ def _line(out: Callable[[str], None], p: int, best: dict, peer: str) -> None:
     if "peer" in best:
         ours = workers["rate"] / best["peer"]["rate"]
         line += f"   {peer} {best['peer']['rate']:7.0f} jobs/s   ours/{peer} {ours:5.2f}x"
+    if "baseline" in best:
+        line += (f"   baseline {best['baseline']['rate']:7.0f} jobs/s   "
+                 f"ours/baseline {workers['rate'] / best['baseline']['rate']:5.0%}")
     out(line + f"   claims per worker {sorted(workers['split'], reverse=True)}")
 
 

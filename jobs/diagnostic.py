@@ -3,11 +3,14 @@
 ``diagnostic.noop`` does nothing (the benchmarks measure the queue alone);
 ``diagnostic.sleep`` sleeps, optionally after committing the external-start marker, and can
 fail its first attempts, so tests can crash workers at chosen points; with ``settle`` it
-makes an outside call that runs its course (in a provider slot with ``provider``).
+makes an outside call that runs its course (in a provider slot with ``provider``). With
+``JOBS_DIAGNOSTIC_TRACE=path`` in its environment, ``diagnostic.sleep`` appends "job epoch" to
+that file as it starts, so a test can see which claims really ran.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import nullcontext
 from datetime import timedelta
@@ -23,6 +26,10 @@ def noop(ctx: JobContext) -> dict[str, Any]:
 
 def sleep(ctx: JobContext) -> dict[str, Any]:
     p = ctx.payload
+    trace = os.environ.get("JOBS_DIAGNOSTIC_TRACE")
+    if trace:  # tests: a line per handler start, beside the queue's own record (one write, append)
+        with open(trace, "a") as out:
+            out.write(f"{ctx.job_id} {ctx.epoch}\n")
     if ctx.attempt <= p.get("fail_attempts", 0):
         raise JobFailed(f"diagnostic failure on attempt {ctx.attempt}", retryable=True)
     seconds = min(float(p.get("seconds", 0)), max(ctx.remaining().total_seconds(), 0))

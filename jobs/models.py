@@ -117,6 +117,9 @@ class Job(models.Model):
     leased_by = models.CharField(max_length=100, blank=True)
     deadline = models.DateTimeField()
     external_started_at = models.DateTimeField(null=True, blank=True)
+    # When this epoch's handler was started (None: claimed, not started yet). Recovery spends
+    # an attempt only for a claim whose handler started (jobs.queue.start, jobs.queue.recover).
+    started_at = models.DateTimeField(null=True, blank=True)
     # Someone asked to cancel the job while it ran; its worker acknowledges (jobs.queue.cancel).
     cancel_requested_at = models.DateTimeField(null=True, blank=True)
     # The job's place in the fair order of claims, stamped when it becomes claimable

@@ -59,6 +59,7 @@ QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN, CANCELLED = (
 )
 MAX_OPERATION_KEY = 200
 CANCEL_REQUESTED = "cancel requested"
+RETURNED_UNSTARTED = "returned unstarted: its worker held it but never started it"
 
 
 # --- What the operations return ----------------------------------------------------
@@ -447,6 +448,47 @@ def renew_many(*, leases: Sequence[tuple[int, int, timedelta]], now: datetime) -
     return outcomes
 
 
+def start(*, job_id: int, epoch: int, now: datetime) -> Outcome:
+    """The worker hands this epoch's job to its handler: from here its attempt is spent
+    (``start_many`` of one)."""
+    return start_many(claims=[(job_id, epoch)], now=now)[0]
+
+
+def start_many(*, claims: Sequence[tuple[int, int]], now: datetime) -> list[Outcome]:
+    """Record that these (job, epoch) claims start now: from here their attempts are spent.
+
+    Written before the handler runs, each row fenced like a completion: a claim recovered or
+    superseded while it was held is refused (and the refusal is on the timeline), so it is
+    never started. A claim whose lease runs out before this write was only held, and
+    recovery gives its attempt back (``recover``). One short statement that does not wait for
+    the disk (``statements.start``): it must survive the worker's death, not a power cut,
+    whose only cost would be an attempt given back. A worker records a run of fast jobs it
+    is about to start one after another in one write (``Worker.start_window``).
+    """
+    if not claims:
+        return []
+    vendor = connections[DEFAULT_DB_ALIAS].vendor
+    t_now = _raw_time(vendor, now)
+    if vendor == "postgresql":
+        params: list[Any] = [t_now, t_now, t_now, [c[0] for c in claims], [c[1] for c in claims]]
+    else:
+        params = [t_now, t_now, t_now, *(v for c in claims for v in c)]
+    with raw_write_transaction(explicit=vendor != "postgresql", durable=False) as cursor:
+        cursor.execute(statements.start(vendor, 1 if vendor == "postgresql" else len(claims)), params)
+        applied = {job_id for (job_id,) in cursor.fetchall()}
+    outcomes: list[Outcome] = []
+    refused = [c for c in claims if c[0] not in applied]
+    reasons: dict[tuple[int, int], str] = {}
+    if refused:
+        with write_transaction():
+            for job_id, epoch in refused:
+                reasons[job_id, epoch] = reason = _why_not_owned(job_id, epoch, now)
+                _record(job_id, LEASED, "", epoch, "worker", f"start rejected: {reason}", now)
+    for c in claims:
+        outcomes.append(Outcome(True, LEASED) if c[0] in applied else Outcome(False, None, reasons[c]))
+    return outcomes
+
+
 def mark_external_start(*, job_id: int, epoch: int, now: datetime, what: str = "external call",
                         min_left: timedelta = timedelta(0)) -> Outcome:
     """Commit the marker *before* any outside call: after it, an expired lease means unknown.
@@ -722,8 +764,13 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
     Expired lease: back to ``queued``; ``unknown`` if the external-start marker is set
     (nobody may repeat an outside call automatically); ``cancelled`` if someone had asked
     to cancel it (nobody will run it again); ``dead`` if the attempts are spent or the
-    deadline passed. Live jobs past their deadline: ``dead`` (``unknown`` if an external
-    call had started). Each UPDATE repeats the conditions in its WHERE clause,
+    deadline passed. Only a claim whose handler was started (``start``) spends its attempt:
+    one its worker only held (prefetched, then the worker died) goes back to ``queued`` with
+    the attempt given back, recorded as ``RETURNED_UNSTARTED``, so ``dead`` for attempts
+    means the handler was started ``max_attempts`` times. The epoch is kept (the next claim
+    raises it), so the dead worker's late writes are refused either way. Live jobs past
+    their deadline: ``dead`` (``unknown`` if an external call had started). Each UPDATE
+    repeats the conditions in its WHERE clause,
     so a job a worker completed a moment earlier is left alone; on PostgreSQL rows locked
     by another transaction are skipped and swept next time.
     """
@@ -739,6 +786,9 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
     dead: list[int] = []
     cancelled: list[int] = []
     events: list[JobEvent] = []
+    # Whether the expired claim's handler was started (``start``; the external-start marker
+    # is written only by a running handler). A claim that was only held gives its attempt back.
+    started = "(started_at IS NOT NULL OR external_started_at IS NOT NULL)"
     with write_transaction(), connection.cursor() as cursor:
         cursor.execute(
             f"""
@@ -750,28 +800,35 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
                 state = CASE
                     WHEN external_started_at IS NOT NULL THEN 'unknown'
                     WHEN cancel_requested_at IS NOT NULL THEN 'cancelled'
-                    WHEN deadline <= %s OR attempts >= max_attempts THEN 'dead'
+                    WHEN deadline <= %s OR ({started} AND attempts >= max_attempts) THEN 'dead'
                     ELSE 'queued' END,
+                attempts = CASE WHEN {started} OR attempts = 0 THEN attempts ELSE attempts - 1 END,
                 available_at = %s, lease_expires_at = NULL, updated_at = %s, turn = NULL,
                 finished_at = CASE
                     WHEN external_started_at IS NOT NULL OR cancel_requested_at IS NOT NULL
-                         OR deadline <= %s OR attempts >= max_attempts
+                         OR deadline <= %s OR ({started} AND attempts >= max_attempts)
                     THEN %s ELSE NULL END,
                 last_error = CASE
                     WHEN external_started_at IS NOT NULL THEN 'lease expired after the external-start marker'
                     WHEN cancel_requested_at IS NOT NULL THEN 'cancelled; its worker did not answer'
                     WHEN deadline <= %s THEN 'deadline passed'
+                    WHEN NOT {started} THEN last_error
                     WHEN attempts >= max_attempts THEN 'lease expired; attempts spent'
                     ELSE 'lease expired' END
             WHERE id IN (SELECT id FROM picked) AND state = 'leased' AND lease_expires_at <= %s
-            RETURNING id, state, epoch, last_error, tenant_id
+            RETURNING id, state, epoch, last_error, tenant_id, started_at, external_started_at
             """,
             [t_now, limit, t_now, t_now, t_now, t_now, t_now, t_now, t_now],
         )
         left: Counter[int] = Counter()  # jobs that stopped running, per tenant
-        for job_id, state, epoch, why, tenant_id in cursor.fetchall():
+        # (The columns themselves, not an IS NULL of them: SQLite 3.40.1's RETURNING answers
+        # "started_at IS NULL" with 0 for a NULL started_at on this table, which has NOT NULL
+        # columns; reproduced with a three-column table.)
+        for job_id, state, epoch, why, tenant_id, started_at, external_at in cursor.fetchall():
             {QUEUED: requeued, UNKNOWN: unknown, DEAD: dead, CANCELLED: cancelled}[state].append(job_id)
             left[tenant_id] += 1
+            if state == QUEUED and started_at is None and external_at is None:
+                why = RETURNED_UNSTARTED
             events.append(JobEvent(job_id=job_id, from_state=LEASED, to_state=state, epoch=epoch,
                                    actor="recovery", reason=why, at=now))
         for from_state in (QUEUED, LEASED):
@@ -783,6 +840,8 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
                 )
                 UPDATE {table} SET
                     state = CASE WHEN external_started_at IS NOT NULL THEN 'unknown' ELSE 'dead' END,
+                    attempts = CASE WHEN state = 'queued' OR {started} OR attempts = 0 THEN attempts
+                                    ELSE attempts - 1 END,
                     lease_expires_at = NULL, updated_at = %s, finished_at = %s,
                     last_error = 'deadline passed'
                 WHERE id IN (SELECT id FROM picked) AND state = %s AND deadline <= %s

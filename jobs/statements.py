@@ -102,7 +102,8 @@ _AT_LIMIT = f"""EXISTS (SELECT 1 FROM {TENANT} t
                         WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL AND t.running >= t.max_running)"""
 
 _LEASE_SET = """state = 'leased', epoch = epoch + 1, attempts = attempts + 1,
-            lease_expires_at = {least}(%s, deadline), leased_by = %s, updated_at = %s, finished_at = NULL"""
+            lease_expires_at = {least}(%s, deadline), leased_by = %s, updated_at = %s, finished_at = NULL,
+            started_at = NULL"""
 CLAIM_RETURNING = "id, kind, state, epoch, attempts, lease_expires_at, deadline, payload, tenant_id"
 
 
@@ -201,6 +202,31 @@ def claim_postgresql(fair: bool = True) -> str:
         UNION ALL
         SELECT NULL, NULL, 'stamped', NULL, NULL, NULL, NULL, NULL, NULL
         WHERE NOT EXISTS (SELECT 1 FROM picked) AND EXISTS (SELECT 1 FROM stamped)"""
+
+
+@functools.cache
+def start(vendor: str, rows: int = 1) -> str:
+    """The worker hands these epochs' jobs to their handlers (``rows`` of them, on SQLite).
+
+    Parameters: now, then the fence's now for the lease and the deadline, then the jobs:
+    on SQLite per row its id and epoch, on PostgreSQL an array of ids and one of epochs.
+    Each row is fenced like a completion: a claim recovered or superseded while it was held
+    is not started. Returns the ids that applied. Only a started claim spends its attempt
+    when its lease runs out (``jobs.queue.recover``). The write need not survive a power cut,
+    only the worker's death (a lost marker gives one attempt back, never loses a job), so it
+    does not wait for the disk: SQLite commits it at ``synchronous=NORMAL``
+    (``jobs.writelock``), and on PostgreSQL the statement turns ``synchronous_commit`` off
+    for its own transaction, one round trip in autocommit.
+    """
+    fence = "state = 'leased' AND lease_expires_at > %s AND deadline > %s"
+    if vendor == "postgresql":
+        return f"""
+            UPDATE {JOB} SET started_at = %s
+            FROM (SELECT set_config('synchronous_commit', 'off', true)) AS relaxed
+            WHERE {fence} AND (id, epoch) IN (SELECT * FROM unnest(%s::bigint[], %s::integer[]))
+            RETURNING id"""
+    owned = " OR ".join(["(id = %s AND epoch = %s)"] * rows)
+    return for_driver(vendor, f"UPDATE {JOB} SET started_at = %s WHERE {fence} AND ({owned}) RETURNING id")
 
 
 def summary_values(summary: object | None) -> tuple[str, str, bool, str]:

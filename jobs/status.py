@@ -377,12 +377,20 @@ class Moment:
     tone: str = ""
 
 
+# A claim that ended with one of these was never started: a worker held it (prefetched) and
+# died or stopped before it began (jobs.queue.recover, give_back_unstarted).
+UNSTARTED_REASONS = ("returned unstarted", "handed back unstarted")
+
+
 def timeline(events: Iterable[JobEvent], viewer_id: int | None = None) -> list[Moment]:
     """The events in the submitter's words. Rejected writes and notes (to_state empty), epochs
-    and markers are staff matters and are left out; a teammate's cancel or resubmission is
-    said with their name ("you" for the viewer)."""
+    and markers are staff matters and are left out, and so is a claim that was never started
+    (the job only waited in a worker's hand): it was no try, and nothing was interrupted. A
+    teammate's cancel or resubmission is said with their name ("you" for the viewer)."""
     events = list(events)
     who = member_names(events, viewer_id)
+    unstarted = {e.epoch for e in events
+                 if e.from_state == LEASED and e.to_state == QUEUED and e.reason.startswith(UNSTARTED_REASONS)}
     moments: list[Moment] = []
     tries = 0
     for event in events:
@@ -394,6 +402,8 @@ def timeline(events: Iterable[JobEvent], viewer_id: int | None = None) -> list[M
             moments.append(Moment(event.at, f"Submitted again by {member}, as job {new_job}"))
             continue
         if not to:
+            continue
+        if event.epoch in unstarted and LEASED in (to, before) and not by_staff:
             continue
         if not before:
             moments.append(Moment(event.at, "Received"))

@@ -208,8 +208,9 @@ class Held:
     def __init__(self, claim: queue.Claim) -> None:
         self.claim = claim
         self.expires = claim.lease_expires_at
-        self.lost = ""  # a renewal was rejected: why
+        self.lost = ""  # a renewal (or the start) was rejected: why
         self.cancel_requested = False
+        self.started = False  # its start is recorded (queue.start_many), its attempt spent
 
     def renewed(self, outcome: queue.Outcome, now: datetime) -> None:
         if not outcome:
@@ -597,6 +598,9 @@ class Worker:
         # time (a moving average, seconds) says finish within the window.
         self.prefetch = max(1, prefetch)
         self.prefetch_window = settings.JOBS["PREFETCH_WINDOW_SECONDS"]
+        # The start of each job is recorded before its handler runs; the next jobs that
+        # recent handler times say finish within this window are recorded with it.
+        self.start_window = settings.JOBS["START_WINDOW_SECONDS"]
         self._job_seconds: float | None = None
         self.completer = Completer(batch=completion_batch, interval=settings.JOBS["COMPLETION_FLUSH_MS"] / 1000,
                                    clock=clock, done=self._completed,
@@ -774,6 +778,12 @@ class Worker:
             if held.lost:
                 self._rejected(fields, started, "renew", held.lost)
                 return
+        # From here the attempt is spent: a claim only held costs nothing when its worker dies.
+        if not held.started:
+            self._record_start(held)
+            if held.lost:  # recovered or superseded while it was held: never started
+                self._rejected(fields, started, "start", held.lost)
+                return
         ctx = JobContext(claim, clock=self.clock, stop=threading.Event())
         beat = Beat(claim, ctx, lease=spec.lease or self.lease, first_interval=self.lease / 3,
                     claimed_at=now, expires=held.expires)
@@ -853,6 +863,23 @@ class Worker:
             event(log, INFO, "completed", **finished.fields, duration_ms=_ms(finished.started), worker=self.name)
         else:
             self._rejected(finished.fields, finished.started, "complete", outcome.reason)
+
+    def _record_start(self, held: Held) -> None:
+        """Record the start of the job about to run, before its handler runs (``queue.start``).
+
+        Fast jobs (as many of the next held ones as recent handler times say finish within
+        ``start_window``) are recorded with it in one write: a worker that dies among them has
+        spent the attempts of those few it had not reached yet, for one write per run of fast
+        jobs instead of one a job.
+        """
+        fast = 1 if self._job_seconds is None else int(self.start_window / max(self._job_seconds, 1e-6))
+        group = [held, *self._heartbeat.held()[:max(fast, 1) - 1]]
+        outcomes = queue.start_many(claims=[(h.claim.job_id, h.claim.epoch) for h in group], now=self.clock.now())
+        for h, outcome in zip(group, outcomes, strict=True):
+            if outcome:
+                h.started = True
+            elif not h.lost:
+                h.lost = outcome.reason or "start refused"
 
     def _renew_held(self, held: Held, now: datetime) -> None:
         """Renew the claim about to start and the other held ones together, before it starts."""

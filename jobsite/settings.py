@@ -348,6 +348,10 @@ JOBS = {
     "PREFETCH_WINDOW_SECONDS": float(os.environ.get("JOBS_PREFETCH_WINDOW", "0.02")),
     "COMPLETION_BATCH": int(os.environ.get("JOBS_COMPLETION_BATCH", "32")),
     "COMPLETION_FLUSH_MS": float(os.environ.get("JOBS_COMPLETION_FLUSH_MS", "5")),
+    # An attempt is spent when its handler starts: a worker records each start before it
+    # runs the job, together with the next held jobs its recent handler times say finish
+    # within START_WINDOW seconds (one write for a run of fast jobs).
+    "START_WINDOW_SECONDS": float(os.environ.get("JOBS_START_WINDOW", "0.005")),
     # Tests only: the completer waits this long before each commit, so a test can kill a
     # worker between a handler's end and its completion's commit. 0 in production.
     "COMPLETER_PAUSE_SECONDS": float(os.environ.get("JOBS_COMPLETER_PAUSE", "0")),

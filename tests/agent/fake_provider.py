@@ -3,6 +3,10 @@
 Modes: ``follow`` answers with the next tool of the sequence (or finish), ``busy`` answers
 429 with a Retry-After, ``hang`` holds the request until released, ``error`` answers 500,
 ``script`` answers with the queued function calls. Every request is kept for inspection.
+
+A structured-output request (one with a ``response_format``: the model's reading of the
+fields) is answered in ``follow`` mode with ``fields`` as the message's content: a dict is sent
+as its JSON, a string as it is (to answer malformed JSON). ``error`` answers ``error_status``.
 """
 
 from __future__ import annotations
@@ -30,11 +34,23 @@ def tool_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def content_answer(content: str) -> dict[str, Any]:
+    """A chat completion whose message is ``content`` (a structured-output answer)."""
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": content, "refusal": None}}],
+    }
+
+
 class FakeProvider:
     def __init__(self) -> None:
         self.mode = "follow"
         self.retry_after = "30"
         self.script: list[dict[str, Any]] = []
+        self.fields: dict[str, Any] | str = {}
+        self.error_status = 500
         self.requests: list[dict[str, Any]] = []
         self.received = threading.Event()
         self.release = threading.Event()
@@ -51,9 +67,12 @@ class FakeProvider:
                 if provider.mode == "busy":
                     self._send(429, {"error": {"message": "rate limited"}}, {"Retry-After": provider.retry_after})
                 elif provider.mode == "error":
-                    self._send(500, {"error": {"message": "boom"}})
+                    self._send(provider.error_status, {"error": {"message": "boom"}})
                 elif provider.mode == "script":
                     self._send(200, provider.script.pop(0))
+                elif "response_format" in body:
+                    fields = provider.fields
+                    self._send(200, content_answer(fields if isinstance(fields, str) else json.dumps(fields)))
                 else:
                     view = json.loads(body["messages"][-1]["content"])
                     step = view["step_index"]

@@ -46,9 +46,14 @@ def test_a_clean_invoice_pdf_completes_with_every_field_present(review_job, clai
     job.refresh_from_db()
     assert job.state == "completed"
     saved = job.result
-    assert set(saved) == {"fields", "draft", "steps", "warnings", "pages", "readable"}
+    assert set(saved) == {"fields", "draft", "steps", "warnings", "pages", "readable", "reading", "findings"}
     assert set(saved["fields"]) == set(FIELDS)
     assert all(f["status"] == "present" for f in saved["fields"].values()), saved["fields"]
+    # Each value says where it was read: the page and the printed line.
+    assert all(f["evidence"]["source"] == "text" and f["evidence"]["page"] == 1 and f["evidence"]["text"]
+               for f in saved["fields"].values()), saved["fields"]
+    assert "DE89 3704 0044 0532 0130 00" in saved["fields"]["iban"]["evidence"]["text"]
+    assert (saved["reading"], saved["findings"]) == ("text", [])
     assert saved["fields"]["iban"]["value"] == "DE89 3704 0044 0532 0130 00"
     assert saved["fields"]["vat_id"]["value"] == "DE136695976"
     assert saved["fields"]["invoice_date"]["value"] == "2026-03-14"
@@ -73,6 +78,17 @@ def test_the_checkpoint_is_written_after_every_step(review_job, claim, pdf):
     assert set(progress) >= {"step_index", "next_step", "latest_output", "updated_at"}
 
 
+def test_progress_shows_staff_neither_the_text_nor_its_layout(review_job, claim, pdf):
+    review_job(pdf)
+    ctx = claim()
+    shown = []
+    workflow.run(ctx, planner=LocalPlanner(), after_step=lambda n: shown.append(workflow.progress(ctx.job_id)))
+    after_extract = shown[0]["latest_output"]
+    assert after_extract["text"].endswith("characters, not shown)")
+    assert after_extract["layout"] in (None, "(the page layout, not shown)")
+    assert "Nordlicht" not in str(after_extract["layout"])
+
+
 def test_missing_fields_are_reported_and_asked_for(review_job, claim):
     job = review_job(samples.MISSING_FIELDS_PDF)
     drive(claim(), LocalPlanner())
@@ -80,13 +96,15 @@ def test_missing_fields_are_reported_and_asked_for(review_job, claim):
     assert got["vat_id"] == got["invoice_date"] == got["iban"] == "missing"
     assert got["supplier_name"] == got["invoice_number"] == got["total_amount"] == "present"
     draft = Job.objects.get(pk=job.pk).result["draft"]
-    assert "4 of 7 required fields found and valid, 3 missing." in draft
-    assert "Missing:\n- VAT / tax id\n- Invoice date\n- IBAN / bank account\n" in draft
-    # The part for the supplier names the invoice and asks for each missing field.
+    assert "4 of 7 required fields found and valid, 3 not found by the review." in draft
+    assert ("Not found by the review (look on the document before asking the supplier):\n- VAT / tax id\n"
+            "- Invoice date\n- IBAN / bank account\n") in draft
+    # The part for the supplier names the invoice and asks for each field not found, as a request.
     supplier = draft.split("To ask the supplier (ready to paste into your email):\n")[1]
     assert supplier.startswith("Regarding your invoice INV-2026-0142: ")
-    assert "- The IBAN of the account we should pay into: it is not on the invoice." in supplier
-    assert "- Your VAT id, with its country prefix: it is not on the invoice." in supplier
+    assert "- Could you confirm the IBAN of the account we should pay into?" in supplier
+    assert "- Could you confirm your VAT id, with its country prefix?" in supplier
+    assert "not on the invoice" not in draft
 
 
 def test_a_bad_iban_is_malformed_by_its_mod_97_checksum(review_job, claim):
@@ -98,7 +116,7 @@ def test_a_bad_iban_is_malformed_by_its_mod_97_checksum(review_job, claim):
     supplier = draft.split("To ask the supplier (ready to paste into your email):\n")[1]
     assert supplier.startswith("Regarding your invoice INV-2026-0142 of 14 March 2026: ")
     # The supplier is told which IBAN failed and why, and asked for the right one: one question only.
-    assert ("- The IBAN of the account we should pay into: the invoice shows DE89 3704 0044 0532 0130 01 "
+    assert ("- Could you check the IBAN of the account we should pay into? We read DE89 3704 0044 0532 0130 01 "
             "(not a valid IBAN: the check digits do not match).") in supplier
     assert supplier.count("\n- ") == 1
 
@@ -109,12 +127,12 @@ def test_a_scanned_pdf_without_text_completes_with_a_warning(review_job, claim):
     saved = Job.objects.get(pk=job.pk).result
     assert set(statuses(job).values()) == {"missing"}
     assert any("no text layer" in w for w in saved["warnings"])
-    # Nothing could be read, so the note asks for a readable copy; it does not tell the
-    # supplier that seven fields are absent from an invoice nobody could read.
+    # Nothing could be read, so the note asks for a readable copy; it says nothing about single
+    # fields of an invoice nobody could read.
     draft = saved["draft"]
-    assert "No text could be read" in draft and "Not readable:" in draft and "Found:" not in draft
-    assert "- A copy of the invoice as a PDF with selectable text" in draft
-    assert "it is not on the invoice" not in draft
+    assert "No text could be read" in draft and "Found:" not in draft and "Not found" not in draft
+    assert "- Please send us the invoice as a PDF with selectable text" in draft
+    assert not [label for label in ("VAT", "IBAN", "invoice number", "total") if label in draft]
 
 
 @pytest.mark.parametrize("sample, number", [(samples.PLAIN_TEXT, "INV-2026-0143"), (samples.DOCX, "INV-2026-0144")])
@@ -215,13 +233,13 @@ def test_the_worker_loop_runs_a_review_to_completion(review_job, clock, pdf, mon
     assert Worker(clock=clock, burst=True).run_one() is True
     job.refresh_from_db()
     assert job.state == "completed"
-    assert set(job.result) == {"fields", "draft", "steps", "warnings", "pages", "readable"}
+    assert set(job.result) == {"fields", "draft", "steps", "warnings", "pages", "readable", "reading", "findings"}
 
 
 @pytest.mark.parametrize("sample, outcome, text, needs_action", [
     (samples.CLEAN_PDF, "ok", "OK", False),
     (samples.BAD_IBAN_PDF, "to_correct", "1 to correct", True),
-    (samples.MISSING_FIELDS_PDF, "to_correct", "3 missing", True),
+    (samples.MISSING_FIELDS_PDF, "to_correct", "3 not found", True),
     (samples.SCANNED_PDF, "unreadable", "unreadable", True),
 ])
 def test_the_worker_stores_the_reviews_outcome_with_the_completion(review_job, clock, monkeypatch, sample, outcome,

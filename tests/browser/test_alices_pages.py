@@ -92,7 +92,7 @@ def test_alice_lands_on_her_list_reviews_the_samples_as_a_batch_and_finds_what_n
     assert outcome_of(page, "invoice-clean.pdf") == "OK"
     assert outcome_of(page, "invoice-bad-iban.pdf") == "1 to correct"
     assert outcome_of(page, "invoice-scanned.pdf") == "unreadable"
-    assert outcome_of(page, "invoice-missing-fields.pdf") == "3 missing"
+    assert outcome_of(page, "invoice-missing-fields.pdf") == "3 not found"
     audit(page, "batch")
 
     # The batch as CSV: one row per document, each field's value and status.

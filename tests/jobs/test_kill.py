@@ -6,6 +6,11 @@ killed after its external-start marker is unknown and never re-run; a job killed
 completes on a later epoch. Some workers are also paused (SIGSTOP) past their lease, so
 stale writes really happen and must be rejected.
 
+Each worker prefetches up to 32 jobs, with a window wide enough that it does hold 32, so a
+kill strands many claims that were never started. Those cost no attempt: no job is dead
+without its handler having started (a trace file written by the handler itself says which
+claims ran), and the queue's record of which claims started never misses one that ran.
+
 Reproduce with ``bin/test tests/jobs/test_kill.py -s`` (add ``DATABASE_URL=postgresql://...``
 for PostgreSQL); ``-s`` shows the counts.
 """
@@ -24,13 +29,15 @@ from django.db import connection
 
 from jobs.clock import system_clock
 from jobs.models import Job, JobEvent
+from jobs.queue import RETURNED_UNSTARTED
 from tests.jobs.test_runworkers import Workers
 
 pytestmark = pytest.mark.slow
 
 JOBS = 300
 LEASE = 1.0  # seconds: a killed worker's job comes back about a second later
-SETTLE_TIMEOUT = 75.0
+SETTLE_TIMEOUT = 120.0  # a kill every 200-500 ms strands up to 32 held jobs each time: slower to settle
+PREFETCH = 32
 
 
 def children(pid: int) -> list[int]:
@@ -59,11 +66,14 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
                now=system_clock.now())
 
     # Prefetch and batched completion on, and wide enough for these 30-200 ms jobs: a worker
-    # claims up to four at a time and holds completions back up to 100 ms, so kills land
-    # between a claim and its start and between a handler's end and its batch's commit.
+    # claims up to 32 at a time (a 10 s window: 32 of even the slowest) and holds completions
+    # back up to 100 ms, so kills land between a claim and its start, with many claims held,
+    # and between a handler's end and its batch's commit.
+    trace = tmp_path / "started.txt"  # "job epoch", written by each handler as it starts
     workers = Workers(tmp_path / "kill.log", "--processes", "3", "--lease", str(LEASE),
-                      "--poll-interval", "0.1", "--grace", "2", "--prefetch", "4", "--completion-batch", "8",
-                      JOBS_PREFETCH_WINDOW="1", JOBS_COMPLETION_FLUSH_MS="100")
+                      "--poll-interval", "0.1", "--grace", "2", "--prefetch", str(PREFETCH),
+                      "--completion-batch", "8", JOBS_PREFETCH_WINDOW="10", JOBS_COMPLETION_FLUSH_MS="100",
+                      JOBS_DIAGNOSTIC_TRACE=str(trace))
     kills = pauses = 0
     paused: dict[int, float] = {}
     started = time.monotonic()
@@ -95,7 +105,8 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
         workers.kill_all()
     elapsed = time.monotonic() - started
 
-    jobs = {j["id"]: j for j in Job.objects.values("id", "state", "epoch", "result", "payload")}
+    jobs = {j["id"]: j for j in Job.objects.values("id", "state", "epoch", "result", "payload", "attempts",
+                                                   "max_attempts")}
     by_job: dict[int, list[dict]] = defaultdict(list)
     for e in JobEvent.objects.order_by("id").values("job_id", "from_state", "to_state", "epoch", "actor", "reason",
                                                     "at"):
@@ -110,6 +121,11 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
     completion_batches = Counter(e["at"] for evs in by_job.values() for e in evs if e["to_state"] == "completed")
     recoveries = [e for evs in by_job.values() for e in evs if e["actor"] == "recovery"]
     unknown_after_marker = redelivered_then_completed = 0
+    ran: dict[int, set[int]] = defaultdict(set)  # the epochs whose handler really started, per job
+    for line in trace.read_text().splitlines() if trace.exists() else []:
+        job_id, epoch = map(int, line.split())
+        ran[job_id].add(epoch)
+    returned_unstarted = dead_without_start = dead_fully_traced = 0
 
     # Every job ends completed, dead or unknown.
     assert set(states) <= {"completed", "dead", "unknown"}
@@ -141,6 +157,22 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
                     redelivered_then_completed += 1
                 elif job["state"] == "dead":
                     assert job["epoch"] >= 3, f"job {job_id} dead with attempts left"
+        # A claim is started (its attempt spent) unless the queue gave it back unstarted: by
+        # recovery after its worker died holding it, or by the worker itself when stopping.
+        # The queue never calls a claim unstarted whose handler ran...
+        unstarted = {e["epoch"] for e in evs
+                     if e["reason"] in (RETURNED_UNSTARTED, "handed back unstarted: worker stopping")}
+        returned_unstarted += sum(1 for e in evs if e["reason"] == RETURNED_UNSTARTED)
+        assert not unstarted & ran[job_id], f"job {job_id} ran on epochs {unstarted & ran[job_id]} called unstarted"
+        # ...and a dead job's handler was started max_attempts (3) times, every one recorded.
+        if job["state"] == "dead":
+            started = set(claims) - unstarted
+            assert job["attempts"] == job["max_attempts"] == len(started) == 3, (job_id, job, evs)
+            assert ran[job_id] <= started
+            dead_without_start += not ran[job_id]
+            # (A kill between the start's commit and the handler's first line leaves an
+            # attempt recorded but not traced: counted, never the other way round.)
+            dead_fully_traced += len(ran[job_id]) == 3
     # Rejected writes are the paused workers' stale renewals and completions: none moved a job.
     assert all(e["from_state"] == "leased" for e in rejections)
 
@@ -150,8 +182,13 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
         f"stale_rejections={len(rejections)} recoveries={len(recoveries)} "
         f"(unknown after marker={unknown_after_marker}, redelivered then completed={redelivered_then_completed}) "
         f"claims in batches of 2+={sum(n for n in claim_batches.values() if n > 1)} "
-        f"completions in batches of 2+={sum(n for n in completion_batches.values() if n > 1)}"
+        f"completions in batches of 2+={sum(n for n in completion_batches.values() if n > 1)} "
+        f"largest claim batch={max(claim_batches.values())} returned unstarted={returned_unstarted} "
+        f"dead without a started handler={dead_without_start} "
+        f"dead with all 3 starts traced={dead_fully_traced}/{states['dead']}"
     )
-    assert max(claim_batches.values()) > 1 and max(completion_batches.values()) > 1  # both really on
+    assert dead_without_start == 0
+    assert max(claim_batches.values()) > 4 and max(completion_batches.values()) > 1  # both really on
+    assert returned_unstarted > 0  # kills did strand held claims, and they cost nothing
     assert kills >= 10 and unknown_after_marker >= 1 and redelivered_then_completed >= 1
     assert pauses == 0 or rejections

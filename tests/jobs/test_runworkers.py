@@ -161,7 +161,7 @@ def test_a_second_signal_exits_at_once(runworkers, submit):
 def test_a_sigkilled_worker_is_replaced_and_its_job_recovered_on_a_later_epoch(runworkers, submit):
     job = submit(payload={"seconds": 2})
     workers = runworkers("--processes", "1", "--lease", "1", "--poll-interval", "0.2")
-    wait_for(lambda: row(job).state == "leased")
+    wait_for(lambda: row(job).state == "leased" and row(job).started_at is not None)  # its handler runs
     killed = worker_pid(job)
 
     os.kill(killed, signal.SIGKILL)

@@ -127,3 +127,60 @@ def reviewed(clock, alice):
         return job
 
     return make
+
+
+def evidenced_review_result(*, einvoice: bool = False) -> dict:
+    """A document_review result whose values carry their evidence, as agent.reading gives them.
+
+    From the visible text: each value with its page and printed line (one line long enough to
+    have to wrap on a phone), and a total read twice with two different amounts (to check).
+    From an e-invoice: each value with its XML element, and the visible page showing another IBAN.
+    """
+    def text(value, line, page=1, box=(56.0, 120.0, 320.0, 132.0)):
+        return {"status": "present", "value": value, "detail": "",
+                "evidence": {"source": "text", "page": page, "text": line, "box": list(box), "element": None}}
+
+    def xml(value, element):
+        return {"status": "present", "value": value, "detail": "",
+                "evidence": {"source": "xml", "page": None, "text": f"<{element.rsplit('/', 1)[-1]}> {value}",
+                             "box": None, "element": element}}
+
+    if einvoice:
+        fields = {
+            "supplier_name": xml("Lieferant GmbH", "ram:SellerTradeParty/ram:Name"),
+            "vat_id": xml("DE136695976", "ram:SellerTradeParty/ram:SpecifiedTaxRegistration/ram:ID[@schemeID='VA']"),
+            "invoice_number": xml("471102", "rsm:ExchangedDocument/ram:ID"),
+            "invoice_date": xml("2026-03-05", "rsm:ExchangedDocument/ram:IssueDateTime/udt:DateTimeString"),
+            "currency": xml("EUR", "ram:ApplicableHeaderTradeSettlement/ram:InvoiceCurrencyCode"),
+            "total_amount": xml("529.87", "ram:SpecifiedTradeSettlementHeaderMonetarySummation/ram:GrandTotalAmount"),
+            "iban": xml("DE89 3704 0044 0532 0130 00",
+                        "ram:SpecifiedTradeSettlementPaymentMeans/ram:PayeePartyCreditorFinancialAccount/ram:IBANID"),
+        }
+        findings = ["The IBAN on the visible page (NL91 ABNA 0417 1643 00) is not the e-invoice's "
+                    "(DE89 3704 0044 0532 0130 00): a changed IBAN is a known fraud pattern."]
+        reading = "e-invoice: Factur-X EN 16931"
+    else:
+        fields = {
+            "supplier_name": text("Bloemenhandel De Tulp B.V.", "Bloemenhandel De Tulp B.V. · Kerkstraat 12 · "
+                                  "1017 GC Amsterdam · KvK 12345678 · Leverancier van snijbloemen en "
+                                  "kamerplanten aan bedrijven sinds 1987"),
+            "vat_id": text("NL123456789B01", "Btw-nummer NL123456789B01"),
+            "invoice_number": text("993548900", "Factuurnummer: 993548900"),
+            "invoice_date": text("2026-04-19", "Factuurdatum 19 april 2026"),
+            "currency": text("EUR", "Totaal € 717,97"),
+            "total_amount": {
+                "status": "to_check", "value": None, "detail": "two totals that disagree",
+                "evidence": None,
+                "candidates": [
+                    {"value": "717.97", "evidence": {"source": "text", "page": 1, "text": "Totaal € 717,97",
+                                                     "box": [400.0, 610.0, 540.0, 622.0], "element": None}},
+                    {"value": "593.36", "evidence": {"source": "text", "page": 2, "text": "Te betalen 593,36",
+                                                     "box": [400.0, 200.0, 540.0, 212.0], "element": None}},
+                ],
+            },
+            "iban": text("NL91 ABNA 0417 1643 00", "IBAN NL91ABNA0417164300", page=2),
+        }
+        findings = []
+        reading = "text"
+    return {"fields": fields, "draft": "Review of the invoice (2 pages)\n", "steps": [], "warnings": [],
+            "pages": 2, "readable": True, "reading": reading, "findings": findings}

@@ -75,7 +75,7 @@ def test_a_batch_exports_its_documents_in_order(browser_client, alice, reviewed)
     rows = read_csv(browser_client(alice).get("/batches/b-x/export.csv"))
     assert [(r["Job"], r["Document"], r["Outcome"]) for r in rows] == [
         (str(first.pk), "one.pdf", "OK"), (str(second.pk), "two.pdf", "unreadable")]
-    assert rows[1]["Supplier name: status"] == "Missing"
+    assert rows[1]["Supplier name: status"] == "Not read"  # a scan: nothing was looked for
 
 
 def test_api_clients_export_with_their_token_and_only_their_tenants_jobs(api_client, alice, bob, reviewed):
@@ -94,3 +94,17 @@ def test_fields_keep_finances_order_whatever_order_the_store_gives_them_back(bro
                               "Total amount", "IBAN / bank account"]
     html = browser_client(alice).get(f"/jobs/{job.pk}").content.decode()
     assert html.index(">Supplier name<") < html.index(">VAT / tax id<") < html.index(">IBAN / bank account<")
+
+
+def test_the_source_and_the_findings_have_their_columns(browser_client, alice, reviewed):
+    from .conftest import evidenced_review_result
+
+    einvoice = reviewed(evidenced_review_result(einvoice=True), name="rechnung.pdf")
+    text = reviewed(evidenced_review_result(), name="factuur.pdf")
+    older = reviewed(review_result(), name="before-evidence.pdf")  # a result from before: empty cells
+    by_job = {row["Job"]: row for row in read_csv(browser_client(alice).get("/jobs/export.csv"))}
+    assert by_job[str(einvoice.pk)]["Read from"] == "the e-invoice (Factur-X EN 16931)"
+    assert by_job[str(einvoice.pk)]["Findings"].startswith("The IBAN on the visible page (NL91 ABNA 0417 1643 00)")
+    assert (by_job[str(text.pk)]["Read from"], by_job[str(text.pk)]["Findings"]) == ("the document's text", "")
+    assert by_job[str(text.pk)]["Total amount: status"] == "To check"
+    assert (by_job[str(older.pk)]["Read from"], by_job[str(older.pk)]["Findings"]) == ("", "")

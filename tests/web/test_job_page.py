@@ -13,7 +13,7 @@ from jobs.documents import Upload
 from jobs.models import Job
 from tests.conftest import drive_to
 
-from .conftest import review_result
+from .conftest import evidenced_review_result, review_result
 from .test_pages import HTMX
 
 QUEUE_WORDS = ("leased", "epoch", "external start", "attempts", "marker")
@@ -230,3 +230,55 @@ def test_times_are_marked_up_for_the_readers_zone(browser_client, alice, accept)
     stamp = job.created_at.strftime("%Y-%m-%dT%H:%M:%SZ")
     assert f'<time datetime="{stamp}" data-when>' in html and " UTC</time>" in html
     assert "<span data-zone>Times are shown in UTC.</span>" in html
+
+
+# --- Evidence: where each value was read -----------------------------------------------------------
+
+
+def field_row(html: str, label: str) -> str:
+    """The text of the fields table's row for ``label``, tags removed, blanks folded."""
+    table = html.split('id="fields"')[1].split("</table>")[0]
+    row = next(r for r in table.split("<tr") if f">{label}</th>" in r).partition(">")[2]
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", row)).strip()
+
+
+def test_each_value_shows_the_page_and_the_line_it_was_read_from(browser_client, alice, reviewed):
+    job = reviewed(evidenced_review_result())
+    html = page(browser_client(alice), job)
+    assert "Read from the document&#x27;s text." in html
+    assert field_row(html, "Invoice number") == (
+        'Invoice number OK 993548900 read from page 1: Factuurnummer: 993548900')
+    assert "<code>Factuurnummer: 993548900</code>" in html
+    assert field_row(html, "IBAN / bank account").endswith("read from page 2: IBAN NL91ABNA0417164300")
+    # The total read twice with two amounts: "to check", both readings with their lines, no guess.
+    total = field_row(html, "Total amount")
+    assert total.startswith("Total amount To check Two readings disagree:")
+    assert "EUR 717.97 read from page 1: Totaal € 717,97" in total
+    assert "EUR 593.36 read from page 2: Te betalen 593,36" in total
+    assert 'badge-to_check">To check<' in html
+    assert "Nothing to ask the supplier: check the points above yourself first." in html
+    assert job.outcome_text == "1 to check" and job.needs_action
+
+
+def test_an_e_invoice_names_its_elements_and_its_findings(browser_client, alice, reviewed):
+    job = reviewed(evidenced_review_result(einvoice=True))
+    html = page(browser_client(alice), job)
+    assert "Read from the e-invoice (Factur-X EN 16931)." in html
+    assert field_row(html, "Supplier name") == (
+        "Supplier name OK Lieferant GmbH read from the e-invoice: ram:SellerTradeParty/ram:Name")
+    findings = words(html.split('id="findings"')[1].split("</section>")[0])
+    assert "The IBAN on the visible page (NL91 ABNA 0417 1643 00) is not the e-invoice" in findings
+    assert "confirm the bank account by phone" in findings
+    assert job.outcome_text == "1 to check"
+
+
+def test_a_result_from_before_evidence_still_shows_its_values(browser_client, alice, reviewed):
+    html = page(browser_client(alice), reviewed(review_result()))
+    assert field_row(html, "Invoice number") == "Invoice number OK INV-2026-0142"
+    assert 'id="reading"' not in html and 'id="findings"' not in html
+
+
+def test_a_scan_names_no_source_and_says_each_field_was_not_read(browser_client, alice, reviewed):
+    html = page(browser_client(alice), reviewed(review_result(readable=False)))
+    assert 'id="reading"' not in html
+    assert field_row(html, "IBAN / bank account") == "IBAN / bank account Not read —"

@@ -223,7 +223,8 @@ def test_a_review_result_shows_the_fields_table_and_the_draft_with_a_copy_button
     # Labels and checks in words; dates and amounts formatted for people.
     fields_table = html.split('id="fields"')[1].split("</table>")[0]
     assert "VAT / tax id" in html and "IBAN / bank account" in html and "vat_id" not in fields_table
-    assert 'badge-malformed">To correct<' in html and 'badge-missing">Missing<' in html and 'badge-present">OK<' in html
+    assert 'badge-malformed">To correct<' in html and 'badge-missing">Not found<' in html
+    assert 'badge-present">OK<' in html
     assert "14 March 2026" in html and "EUR 1,234.50" in html
     # The message for the supplier alone, with its own Copy button; the whole note behind it.
     message = re.search(r'<pre id="supplier-message" class="draft">(.*?)</pre>', html, re.S).group(1)

@@ -36,11 +36,15 @@ class Command(BaseCommand):
         parser.add_argument("--tenant-jobs", type=int, default=10000,
                             help="Jobs per fairness drain: two rates this close are compared on drains long enough "
                                  "that a pause of the machine does not decide it.")
+        parser.add_argument("--baseline", default="",
+                            help="Another checkout's directory (e.g. a git worktree of the code before a change): "
+                                 "its runworkers drains the same SQLite jobs too, interleaved: a before/after in one "
+                                 "run.")
         parser.add_argument("--no-peers", action="store_true",
                             help="Skip huey (SQLite) and Procrastinate (PostgreSQL).")
 
     def handle(self, *args, jobs: int, processes: str, postgres: str, tasks: int, task_rounds: int, rounds: int,
-               no_peers: bool, tenants: int, tenant_jobs: int,
+               no_peers: bool, tenants: int, tenant_jobs: int, baseline: str,
                **options) -> None:
         try:
             counts = [int(p) for p in processes.split(",")]
@@ -48,4 +52,4 @@ class Command(BaseCommand):
             raise CommandError("--processes takes numbers, e.g. 1,2,4") from None
         workerbench.run(jobs=jobs, counts=counts, postgres_url=postgres or None, out=self.stdout.write, tasks=tasks,
                         task_rounds=task_rounds, rounds=rounds, peers=not no_peers, tenants=tenants,
-                        tenant_jobs=tenant_jobs)
+                        tenant_jobs=tenant_jobs, baseline=baseline or None)

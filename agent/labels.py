@@ -1,0 +1,213 @@
+"""The words invoices print for their fields, in English, German, French, Dutch, Spanish,
+Italian and Polish, with their common abbreviations.
+
+Each entry is a regular expression source matched case-insensitively with ``re.search``
+inside one column of a line (never across lines). Every pattern is a set of literal
+alternatives with optional parts; none repeats a group over characters another part of it
+can also take, so a search is linear in the text, whatever the text.
+"""
+
+from __future__ import annotations
+
+import re
+
+# --- invoice number ----------------------------------------------------------------------
+# "n°", "nº", "n.º", "no.", "nr.", "núm.", "num.", "#": what follows a title to say "number".
+_NO = r"(?:n\.?\s?[°º]|\bn\.(?!\w)|\bnr\b\.?|\bno\b\.?|\bn[úu]m\b\.?|\bnum[ée]ro\b|\bnummer\b|\bnumber\b|#)"
+NUMBER_SIGN = _NO
+INVOICE_NUMBER = [
+    rf"\b(?:invoice|inv|rechnung|rechn|rg|re|facture|fact|factuur|fact|factura|fra|fattura|fatt|faktura|fv)\.?[\s-]*{_NO}",
+    r"\b(?:r[ée]f(?:[ée]rence)?\.?|referen(?:ce|z|tie|cia)|riferimento|rif\.)\s*(?:de\s+(?:la\s+)?|der\s+)?"
+    r"(?:facture|rechnung|invoice|factuur|factura|fattura|faktury)\b",
+    r"\b(?:rechnungs|factuur|invoice)referen(?:z|tie|ce)\b",
+    r"\binvoice\s*(?:number|num\.?|no\b\.?|nr\b\.?|n[°º]\.?|#|id\b|ref(?:erence)?\b\.?)",
+    r"\binv\.?\s*(?:no\b\.?|#|nr\b\.?)",
+    r"\b(?:bill|receipt|document|doc)\s*(?:number|no\b\.?|nr\b\.?|#)",
+    r"rechnungs?[\s.-]*(?:nummer|nr\b\.?|no\b\.?|n[°º]\.?)",
+    r"\b(?:re|rg|rech|rechn)\.?[\s-]*nr\b\.?",
+    r"\bbeleg[\s.-]*(?:nummer|nr\b\.?)",
+    r"\bgutschrifts?[\s.-]*(?:nummer|nr\b\.?)",
+    r"(?:\bnum[ée]ro|\bn[°º]\.?|\bno\b\.?)\s*(?:de\s+)?(?:la\s+)?(?:facture|l'avoir|avoir)\b",
+    r"\b(?:facture|avoir)\s*(?:n[°º]\.?|num[ée]ro|no\b\.?|#)",
+    r"fa[ck]tuur[\s.-]*(?:nummer|nr\b\.?|no\b\.?)",
+    rf"\b(?:documento|document|pi[èe]ce|beleg)\s*{_NO}", rf"{_NO}\s*(?:de\s+(?:la\s+)?)?pi[èe]ce\b",
+    r"(?:\bn[úu]mero|\bn[°º]\.?|\bn[úu]m\.?|\bno\b\.?)\s*(?:de\s+)?(?:la\s+)?factura\b",
+    r"\bfactura\s*(?:n[°º]\.?|n[úu]m(?:ero|\.)?|no\b\.?|#)",
+    r"(?:\bnumero|\bnum\.|\bn[°º]?\.|\bnr\.)\s*(?:della\s+)?(?:fattura|documento)\b",
+    r"\bfattura\s*(?:n[°º]?\.?|nr\b\.?|numero|num\.?)",
+    r"\b(?:nr\b\.?|numer)\s*(?:faktury|dokumentu)\b",
+    r"\bfaktur[ay]\s*(?:vat\s*)?(?:nr\b\.?|numer|no\b\.?)",
+]
+# A document title followed straight by its number ("Facture FA-2017-0010", "Invoice 2041").
+INVOICE_TITLE = (r"\b(?:tax\s+invoice|invoice|credit\s+note|rechnung|gutschrift|rechnungskorrektur|facture|avoir|"
+                 r"factuur|creditnota|factura|fattura|nota\s+di\s+credito|faktura(?:\s+vat)?|faktura\s+korygująca)"
+                 r"\s*[:#]?\s*")
+
+# A title, a few words, then a number sign: "Rechnung des Versicherers Nr. 01.234", "Gutschrift (...) Nr. 4711".
+INVOICE_TITLE_NUMBER = (r"\b(?:invoice|rechnung|gutschrift|rechnungskorrektur|facture|avoir|factuur|creditnota|factura|"
+                        rf"fattura|faktura)[^\d:\n]{{0,40}}?(?:{_NO}|\bnumer\b)")
+
+# --- invoice date ------------------------------------------------------------------------
+INVOICE_DATE = [
+    r"\binvoice\s*date\b", r"\bdate\s*of\s*(?:the\s+)?(?:invoice|issue)\b", r"\bissue\s*date\b",
+    r"\bdate\s*issued\b", r"\bbilling\s*date\b", r"\binvoiced\s+on\b",
+    r"rechnungs?[\s.-]*datum", r"\bbelegdatum", r"\bausstellungsdatum", r"\bausgestellt\s+am\b",
+    r"\bdate\s*(?:de\s+(?:la\s+)?)?(?:facture|facturation|l'avoir|d'[ée]mission|[ée]mission)\b",
+    r"\bfactuur[\s-]*datum\b", r"\bdatum\s*(?:van\s+(?:de\s+)?)?factuur\b",
+    r"\bfecha\s*(?:de\s+)?(?:la\s+)?(?:factura|emisi[óo]n|expedici[óo]n)\b",
+    r"\bdata\s*(?:della\s+)?(?:fattura|documento|emissione)\b",
+    r"\bdata\s*(?:wystawienia|faktury)\b",
+    # the place and date of a letter: "München, den 01.11.2024", "Paris, le 3 mars 2020", "Kraków, dnia 5 maja 2020"
+    r"[^\W\d_]{3},\s*(?:den|le|el|il|dnia)\b",
+]
+# A bare "Date" label, read only when no specific one is printed.
+DATE_GENERIC = r"^\W{0,3}(?:date|datum|fecha|data|dated|le)\b"
+# Other dates on an invoice, never its date.
+OTHER_DATE = re.compile(
+    r"due|f[äa]llig|[ée]ch[ée]ance|verval|vencimiento|scadenza|termin|deliver|liefer|leistung|livraison|"
+    r"levering|entrega|consegna|dostaw|order|bestell|commande|bestel|pedido|ordine|zam[óo]wieni|period|"
+    r"zeitraum|p[ée]riode|periodo|okres|payment|zahlung|zahlbar|paiement|betaling|pago|pagamento|płatno|valid|"
+    r"g[üu]ltig|sprzeda|skonto|start|ende?\b|bis\b|until|from\b|vom\b|du\b|al\b|do\b|service|prestation|"
+    r"geboren|birth|mandat|contract|vertrag",
+    re.IGNORECASE)
+
+# --- total ---------------------------------------------------------------------------------
+# Three strengths: the grand total including VAT, the amount due, and a bare "Total".
+TOTAL_GROSS = [
+    r"\bgrand\s*total\b", r"\binvoice\s*total\b", r"\btotal\s*(?:amount\s*)?(?:\(?\s*)?incl(?:\.|uding|usive)?\b",
+    r"\btotal\s*gross\b", r"\bgross\s*(?:total|amount)\b", r"\btotal\s*(?:invoice\s*)?amount\b",
+    r"\bbrutto(?:summe|betrag|gesamt|rechnungsbetrag)\b", r"\b(?:summe|betrag)\s+brutto\b",
+    r"\bgesamt(?:betrag|summe)\b",
+    r"\brechnungs(?:betrag|summe|endbetrag)\b", r"\bend(?:betrag|summe)\b", r"\bschlussbetrag\b",
+    r"\bgesamt\s*(?:brutto|inkl)",
+    r"\bsumme\s*(?:brutto|inkl)", r"\bbetrag\s*inkl",
+    r"\b(?:total|montant)\s*t\.?t\.?c\b", r"\bmontant\s*total\b", r"\btotal\s*(?:de\s+la\s+)?facture\b",
+    r"\btotaal\s*(?:bedrag\s*)?(?:incl|inclusief)\b", r"\btotaalbedrag\b", r"\bfactuurbedrag\b",
+    r"\btotaal\s*factuur\b",
+    r"\bimporte\s*total\b", r"\btotal\s*(?:de\s+la\s+)?factura\b", r"\btotal\s*(?:con\s+)?iva\s*incl",
+    r"\btotale\s*(?:documento|fattura|complessivo|ivato|generale)\b", r"\bimporto\s*totale\b",
+    r"\btotale\s*(?:iva\s*)?incl",
+    r"\b(?:razem|warto[śs][ćc]|kwota|suma)\s*brutto\b", r"\bog[óo]łem\s*brutto\b",
+]
+TOTAL_DUE = [
+    r"\b(?:total\s*)?amount\s*(?:due|payable)\b", r"\bbalance\s*due\b", r"\btotal\s*(?:due|payable)\b",
+    r"\bplease\s+pay\b", r"\bto\s+pay\b", r"\bdue\s*(?:payable|amount)\b", r"\bpayable\s*amount\b",
+    r"\bzu\s*zahlen(?:der\s*betrag)?\b", r"\bzahlbetrag\b", r"\bzahlungsbetrag\b", r"\bf[äa]lliger\s+betrag\b",
+    r"\bnet\s*[àa]\s*payer\b", r"\b(?:solde|reste|montant|total)\s*[àa]\s*payer\b", r"\b[àa]\s*payer\b",
+    r"\b(?:totaal\s*)?te\s*betalen\b", r"\bverschuldigd\s+bedrag\b",
+    r"\b(?:total|importe)\s*a\s*pagar\b", r"\bnetto\s*a\s*pagare\b", r"\b(?:totale\s*)?da\s*pagare\b",
+    r"\bdo\s*zap[łl]aty\b", r"\bnale[żz]no[śs][ćc](?:\s+og[óo][łl]em)?\b", r"\btotale\s*a\s*pagare\b",
+    r"\b(?:totaal\s*)?te\s*voldoen\b", r"\binvoice\s*amount\b",
+]
+TOTAL_PLAIN = [
+    r"\btotal\b", r"\btotaal\b", r"\btotale\b", r"\bsumme\b", r"\bgesamt\b", r"\brazem\b", r"\bsuma\b",
+    r"\bimporte\b", r"\bmontant\b", r"\bbetrag\b",
+]
+# A total label that names a part of the total, not the total due.
+NOT_TOTAL = re.compile(
+    r"\bsub|zwischen|\bnet(?:to)?\b|netto|\bnett\b|\bh\.?t\.?\b|\bohne\b|\bexcl|\bexkl|\bhors\b|\bsans\b|\bzonder\b|"
+    r"\bsin\b|\bsenza\b|\bbez\b|zuschl|abschl|rabat|skonto|discount|remise|korting|descuento|sconto|"
+    r"anzahlung|acompte|deposit|prepaid|\bpaid\b|bezahlt|pay[ée]|vorauszahlung|voraus|erhalten|[üu]bertrag|"
+    r"carried|report|\bvat\b|\btax|steuer|mwst|\bust\b|\btva\b|\btaxe|\bbtw\b|\biva\b|\bimposta\b|\bpodatek|"
+    r"positions|warenwert|\bbase\b|imponible|imponibile|basis|grundlage|\bline\b|\bposition\b|items?\b|"
+    r"quantit|menge|qty|weight|gewicht|stunden|hours|pages?\b|seite|merce|goods|waren\b|mercanc|marchandises|"
+    r"\bbefore\b|\bvor\b|\bavant\b|\bvoor\b|\bantes\b|\bprima\b|\bprzed\b|"
+    r"goederen|towar|\bcena\b|\bprice\b|preis\b|\bprix\b|\bprijs\b|\bprecio\b|\bprezzo\b|einzel|\bunit",
+    re.IGNORECASE)
+# Amounts already paid: the total less these is what is left to pay.
+DEPOSIT = [
+    r"\b(?:deposit|prepaid|prepayment|advance\s+payment|amount\s+paid|paid)\b",
+    r"\b(?:erhaltene\s+)?anzahlung(?:en)?\b", r"\bvorauszahlung\b", r"\bbereits\s+(?:bezahlt|gezahlt)\b",
+    r"\bacompte\b", r"\bd[ée]j[àa]\s+(?:pay[ée]|r[ée]gl[ée])\b",
+    r"\bvoorschot\b", r"\baanbetaling\b", r"\breeds\s+betaald\b", r"\banticipo\b", r"\bacconto\b",
+    r"\bzaliczka\b", r"\bzap[łl]acono\b",
+]
+# What makes a label name the amount including VAT, whatever else it says.
+GROSS_MARK = re.compile(r"\b(?:incl|inkl)(?:\.|uding|usive|usief|usive)?\s*(?:[^\W\d_]+\.?)?|"
+                        r"\b(?:tva|iva|btw|vat|mwst)\s*(?:incluse|comprise|incluida|inclusa|inclusief|included)|\bbrutto\b|\bgross\b|t\.?t\.?c\b|ivato|\bcon\s+iva|\bz\s+vat|"
+                        r"\bnet\s*[àa]\s*payer|\bnetto\s*a\s*pagare|[àa]\s*payer|a\s*pagar|a\s*pagare|"
+                        r"te\s*betalen|zap[łl]aty|zu\s*zahlen", re.IGNORECASE)
+# The net total and the VAT amount: their sum confirms a total.
+NET = [
+    r"\bsub\s*-?\s*total\b", r"\bnet\s*(?:total|amount)\b", r"\btotal\s*(?:net|excl)", r"\bnetto(?:betrag|summe)?\b",
+    r"\bsumme\s*netto\b", r"\bzwischensumme\b", r"\b(?:total|montant)\s*h\.?t\b", r"\bsous[\s-]*total\b",
+    r"\bsubtota(?:a|le)l?\b", r"\btotaal\s*excl", r"\bbase\s*imponible\b", r"\bimponibile\b",
+    r"\b(?:razem|warto[śs][ćc]|suma)\s*netto\b", r"\bohne\s*(?:ust|mwst)", r"\bwarenwert\b",
+]
+VAT_AMOUNT = [
+    r"\b(?:total\s*)?(?:vat|tax)(?:\s*amount)?\b", r"\b(?:mwst|ust|umsatzsteuer|mehrwertsteuer)(?:[\s.-]*betrag)?\b",
+    r"\bsteuerbetrag\b", r"\b(?:total\s*|montant\s*)?(?:de\s+la\s+)?tva\b", r"\btotal\s*taxes\b",
+    r"\b(?:totaal\s*)?btw(?:[\s-]*bedrag)?\b", r"\b(?:total\s*|importe\s*|cuota\s*)?iva\b", r"\bimposta\b",
+    r"\b(?:kwota|podatek|razem)\s*vat\b",
+]
+
+# --- VAT id -------------------------------------------------------------------------------
+# Each label with the country whose number it names when the number has no prefix.
+VAT_ID = [
+    (r"\bu(?:st|mst)[\s.-]*id(?:ent)?[\s.-]*(?:nr\b\.?|nummer|no\b\.?)?", "DE"),
+    (r"\bumsatzsteuer[\s.-]*id(?:entifikations)?[\s.-]*(?:nummer|nr\b\.?)?", "DE"),
+    (r"\bust[\s.-]*nr\b\.?", "DE"),
+    (r"\buid[\s.-]*(?:nr\b\.?|nummer)?", "AT"),
+    (r"\bvat\s*(?:id\b|no\b\.?|nr\b\.?|number|reg(?:istration)?\b\.?(?:\s*(?:no\b\.?|number))?|#|code\b)?", None),
+    (r"\bn[°º]\s*(?:de\s+)?tva(?:\s*intra(?:communautaire)?)?", "FR"),
+    (r"\b(?:identifiant\s*|num[ée]ro\s*(?:de\s+)?)?tva(?:\s*intra(?:communautaire|-?com)?\b\.?)?", "FR"),
+    (r"\bbtw[\s.-]*(?:nummer|nr\b\.?|id\b|identificatienummer)?", "NL"),
+    (r"\bnif\s*/\s*cif\b|\bcif\s*/\s*nif\b|\bn\.?i\.?f\b\.?|\bc\.?i\.?f\b\.?", "ES"),
+    (r"\bn[úu]mero\s*(?:de\s+)?iva\b", "ES"),
+    (r"\bpartita\s*iva\b|\bpart\.\s*iva\b|\bp\.\s*iva\b|\bp\.?iva\b", "IT"),
+    (r"\bnip\b", "PL"),
+]
+
+# --- IBAN and bank account -------------------------------------------------------------------
+IBAN = r"\biban\b"
+ACCOUNT = r"\bbank\s+account(?:\s*(?:number|no\b\.?|nr\b\.?|#))?"
+# Who the money goes to: the supplier, named by its bank account.
+PAYEE = (r"\b(?:account\s+(?:holder|name)|beneficiary|payee|kontoinhaber|kontoname|empf[äa]nger\s+der\s+zahlung|"
+         r"titulaire\s+du\s+compte|b[ée]n[ée]ficiaire|rekeninghouder|ten\s+name\s+van|begunstigde|"
+         r"titular(?:\s+de\s+la\s+cuenta)?|beneficiario|intestatario(?:\s+del\s+conto)?|w[łl]a[śs]ciciel\s+rachunku)\b")
+
+# --- currency -------------------------------------------------------------------------------
+CURRENCY = r"\b(?:currency|rechnungsw[äa]hrung|w[äa]hrung|devise|monnaie|valuta|munteenheid|moneda|divisa|waluta)\b"
+
+# --- who is who: the blocks of the page ---------------------------------------------------------
+SELLER = (r"\b(?:seller|supplier|vendor|sold\s+by|issued\s+by|bill\s+from|invoice\s+from|from|"
+          r"service\s+provider|provider|"
+          r"verk[äa]ufer|lieferant|leistungserbringer|rechnungssteller|absender|auftragnehmer|"
+          r"fournisseur|vendeur|[ée]metteur|prestataire|leverancier|verkoper|afzender|"
+          r"proveedor|emisor|vendedor|fornitore|cedente|prestatore|venditore|emittente|"
+          r"sprzedawca|wystawca|dostawca)\b")
+BUYER = (r"\b(?:to|(?:billing|delivery|shipping|invoice|invoicing|customer)\s+address|"
+         r"bill(?:ed)?\s+to|invoice(?:d)?\s+to|sold\s+to|ship(?:ped)?\s+to|deliver(?:y|ed)?\s+to|customer|client|"
+         r"buyer|recipient|k[äa]ufer|kunde|rechnungsempf[äa]nger|leistungsempf[äa]nger|empf[äa]nger|auftraggeber|"
+         r"warenempf[äa]nger|rechnungsadresse|lieferadresse|lieferanschrift|acheteur|destinataire|"
+         r"adresse\s+de\s+(?:livraison|facturation)|factur[ée]\s+[àa]|livr[ée]\s+[àa]|klant|afnemer|koper|"
+         r"factuuradres|afleveradres|cliente|comprador|destinatario|facturar\s+a|enviar\s+a|"
+         r"direcci[óo]n\s+de\s+(?:entrega|facturaci[óo]n)|committente|cessionario|intestatario|spett(?:\.\s?le|abile|\.)|"
+         r"nabywca|odbiorca|kupuj[ąa]cy|p[łl]atnik|attn|attention|z\.\s?hd\.?|t\.a\.v\.?|c/o|[àa]\s+l'attention\s+de)\b")
+# A label that says a number is the buyer's ("N° TVA client", "Your VAT id", "Kunden-USt-IdNr").
+BUYER_MARK = re.compile(
+    r"\b(?:client|customer|buyer|your|ihre?|kunden?|k[äa]ufer|acheteur|votre|klant|uw|cliente|comprador|"
+    r"destinatario|vostr[ao]|nabywc[ya]|odbiorc[ya]|empf[äa]nger|bill\s+to)\b|kunden", re.IGNORECASE)
+# Legal forms that end a company's name.
+LEGAL_FORM = (r"(?:GmbH\s*&\s*Co\.?\s*KG(?:aA)?|GmbH|GMBH|gGmbH|AG|KGaA|KG|OHG|oHG|e\.\s?K\.|e\.\s?V\.|a\.\s?G\.|UG|"
+              r"mbH|B\.\s?V\.|BV|N\.\s?V\.|NV|V\.O\.F\.|VOF|SASU|SAS|S\.A\.S\.|SARL|S\.A\.R\.L\.|EURL|SNC|SCOP|"
+              r"S\.\s?A\.|SA|S\.\s?L\.(?:U\.)?|SL|SLU|S\.\s?r\.\s?l\.(?:s\.)?|SRLS|SRL|Srl|S\.\s?p\.\s?A\.|SpA|S\.p\.a\.|S\.n\.c\.|"
+              r"S\.a\.s\.|Ltd\.?|LTD\.?|Limited|LIMITED|LLP|PLC|plc|Inc\.?|INC\.?|LLC|L\.L\.C\.|Corp\.?|"
+              r"sp\.\s?z\s?o\.\s?o\.|Sp\.\s?z\s?o\.\s?o\.|SP\.\s?Z\s?O\.\s?O\.|sp\.\s?j\.|sp\.\s?k\.|S\.\s?C\.)")
+
+# --- months ----------------------------------------------------------------------------------
+_MONTHS = {
+    1: "january jan januar jän jänner janvier janv janvier januari enero ene gennaio gen styczeń stycznia sty",
+    2: "february feb februar février févr fevrier fevr februari febrero febbraio luty lutego lut",
+    3: "march mar märz maerz mrz mars maart marzo marzec marca",
+    4: "april apr avril avr abril aprile kwiecień kwietnia kwi",
+    5: "may mai mei mayo maggio mag maj maja",
+    6: "june jun juni juin junio giugno giu czerwiec czerwca cze",
+    7: "july jul juli juillet juil julio luglio lug lipiec lipca lip",
+    8: "august aug août aout augustus agosto ago sierpień sierpnia sie",
+    9: "september sep sept septembre septiembre setiembre settembre set wrzesień września wrz",
+    10: "october oct oktober okt octobre octubre ottobre ott październik października paź",
+    11: "november nov novembre noviembre listopad listopada lis",
+    12: "december dec dezember dez décembre decembre diciembre dic dicembre grudzień grudnia gru",
+}
+MONTHS = {name: number for number, names in _MONTHS.items() for name in names.split()}

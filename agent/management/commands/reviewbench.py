@@ -1,0 +1,250 @@
+"""``manage.py reviewbench FOLDER [--ignore-xml] [--json] [--details]``: how well the review reads.
+
+Runs the review's reading (``reading.extract`` and ``reading.validate``, in this process, not
+through the queue) over every document that FOLDER's ``truth.json`` names, and compares each
+field with the expected value: right, wrong (another value was read) or missed (none was).
+A field whose truth is null is not expected; a value read for it counts as "extra".
+Comparison: amounts as decimals, dates as ISO dates, identifiers without spaces, dots,
+dashes and case, supplier names right when one contains the other (case-insensitive).
+Speed: documents per second of the whole run, and the CPU seconds per document (median, p95).
+
+``--ignore-xml`` reads only the visible text: an embedded XML is never looked at, and a
+document without visible text (a standalone XML) is skipped. ``--details`` lists each wrong
+and missed value with what was read: for test corpora, not for customers' documents.
+``--all`` also reviews the folder's other documents (PDF, XML, DOCX, text) that truth.json does
+not name, unscored: each one's source, field statuses and findings, or why it was refused
+(for a folder of damaged or invalid documents: none may crash the reading).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+import time
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from agent import documents, fields, reading
+from jobs.errors import AcceptanceError
+
+OUTCOMES = ("right", "wrong", "missed", "extra")
+DOCUMENT_SUFFIXES = (".pdf", ".xml", ".docx", ".txt")
+
+
+def same(name: str, expected: str, got: str) -> bool:
+    """Whether a value read is the expected one, by the field's comparison rule."""
+    if name == "total_amount":
+        try:
+            return Decimal(str(expected)) == Decimal(str(got))
+        except (InvalidOperation, ValueError):
+            return False
+    if name == "invoice_date":
+        try:
+            return date.fromisoformat(str(expected)[:10]) == date.fromisoformat(str(got)[:10])
+        except ValueError:
+            return False
+    if name == "supplier_name":
+        a, b = (" ".join(str(v).split()).casefold() for v in (expected, got))
+        return bool(a and b) and (a in b or b in a)
+    return _identifier(expected) == _identifier(got)
+
+
+def _identifier(value: Any) -> str:
+    return re.sub(r"[\s.\-]", "", str(value)).upper()
+
+
+def outcome(name: str, expected: Any, field_: dict[str, Any] | None) -> str | None:
+    """right / wrong / missed for an expected value, extra for a value nobody expected, None otherwise."""
+    got = (field_ or {}).get("value")
+    got = None if got in (None, "") else got
+    if expected in (None, ""):
+        return "extra" if got is not None else None
+    if got is None:
+        return "missed"
+    return "right" if same(name, expected, got) else "wrong"
+
+
+@dataclass
+class Bench:
+    counts: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {name: dict.fromkeys(OUTCOMES, 0) for name in fields.REQUIRED})
+    cpu: list[float] = field(default_factory=list)
+    read: int = 0
+    skipped: int = 0
+    failed: list[dict[str, str]] = field(default_factory=list)
+    readings: dict[str, int] = field(default_factory=dict)
+    details: list[dict[str, Any]] = field(default_factory=list)
+    unscored: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def report(self) -> dict[str, Any]:
+        per_field = {name: {**c, "expected": c["right"] + c["wrong"] + c["missed"],
+                            "right_pct": _pct(c["right"], c["right"] + c["wrong"] + c["missed"])}
+                     for name, c in self.counts.items()}
+        overall = {key: sum(c[key] for c in self.counts.values()) for key in OUTCOMES}
+        expected = overall["right"] + overall["wrong"] + overall["missed"]
+        cpu = sorted(self.cpu)
+        return {
+            "fields": per_field,
+            "overall": {**overall, "expected": expected, "right_pct": _pct(overall["right"], expected)},
+            "documents": {"read": self.read, "skipped": self.skipped, "failed": len(self.failed),
+                          "seconds": round(self.seconds, 3),
+                          "per_second": round(self.read / self.seconds, 2) if self.seconds else None},
+            "cpu_seconds": {"median": round(statistics.median(cpu), 4) if cpu else None,
+                            "p95": round(_percentile(cpu, 0.95), 4) if cpu else None,
+                            "max": round(cpu[-1], 4) if cpu else None},
+            "readings": self.readings,
+            "failures": self.failed,
+            **({"details": self.details} if self.details else {}),
+            **({"unscored": self.unscored} if self.unscored else {}),
+        }
+
+
+def _pct(part: int, whole: int) -> float | None:
+    return round(100 * part / whole, 1) if whole else None
+
+
+def _percentile(ordered: list[float], q: float) -> float:
+    """The nearest-rank percentile of a sorted list."""
+    return ordered[max(0, min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1))]
+
+
+def review(path: Path, *, ignore_xml: bool, today: date) -> dict[str, Any] | None:
+    """One document read as the review reads it: ``reading.validate``'s output plus "cpu" seconds,
+    or None when ``ignore_xml`` skips it (no visible text). Raises the refusals of ``jobs.errors``."""
+    content = path.read_bytes()
+    media_type = reading.media_type(content)
+    if ignore_xml and media_type == reading.XML:
+        return None  # a standalone XML has no visible text
+    # What acceptance checks before the queue takes a document (the page limit, say).
+    media_type = documents.check_document(content=content, name=path.name, content_type="")
+    cpu = time.process_time()  # the reading alone: acceptance runs in the web process
+    extracted = reading.extract(content, media_type, today=today, read_xml=not ignore_xml)
+    if ignore_xml and not extracted["has_text"]:
+        return None
+    checked = reading.validate(extracted, today=today)
+    return {**checked, "cpu": time.process_time() - cpu}
+
+
+def run(folder: Path, *, ignore_xml: bool = False, details: bool = False, everything: bool = False,
+        today: date | None = None) -> Bench:
+    """Read every document ``folder/truth.json`` names, and count what the review got right
+    (``everything``: and review the folder's other documents, unscored)."""
+    truth_path = folder / "truth.json"
+    try:
+        truth = json.loads(truth_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"cannot read {truth_path}: {exc}") from None
+    if not isinstance(truth, dict):
+        raise CommandError(f"{truth_path} is not an object of file names")
+    today = today or date.today()
+    bench = Bench()
+    started = time.perf_counter()
+    for relative, expected in sorted(truth.items()):
+        expected = expected if isinstance(expected, dict) else {}
+        try:
+            checked = review(folder / relative, ignore_xml=ignore_xml, today=today)
+        except (OSError, AcceptanceError) as exc:
+            message = getattr(exc, "message", None) or str(exc)
+            bench.failed.append({"document": relative, "error": message[:200]})
+            for name in fields.REQUIRED:  # what it should have read, it missed
+                if expected.get(name) not in (None, ""):
+                    bench.counts[name]["missed"] += 1
+            continue
+        if checked is None:
+            bench.skipped += 1
+            continue
+        bench.cpu.append(checked["cpu"])
+        bench.read += 1
+        bench.readings[checked["reading"]] = bench.readings.get(checked["reading"], 0) + 1
+        for name in fields.REQUIRED:
+            field_ = checked["fields"].get(name)
+            result = outcome(name, expected.get(name), field_)
+            if result is None:
+                continue
+            bench.counts[name][result] += 1
+            if details and result != "right":
+                bench.details.append({"document": relative, "field": name, "outcome": result,
+                                      "expected": expected.get(name), "got": (field_ or {}).get("value"),
+                                      "status": (field_ or {}).get("status")})
+    bench.seconds = time.perf_counter() - started
+    if everything:
+        named = {str(Path(relative)) for relative in truth}
+        others = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES
+                        and str(p.relative_to(folder)) not in named)
+        for path in others:
+            bench.unscored.append(_unscored(path, folder, ignore_xml=ignore_xml, today=today))
+    return bench
+
+
+def _unscored(path: Path, folder: Path, *, ignore_xml: bool, today: date) -> dict[str, Any]:
+    relative = str(path.relative_to(folder))
+    try:
+        checked = review(path, ignore_xml=ignore_xml, today=today)
+    except (OSError, AcceptanceError) as exc:
+        return {"document": relative, "refused": (getattr(exc, "message", None) or str(exc))[:200]}
+    if checked is None:
+        return {"document": relative, "skipped": True}
+    return {"document": relative, "reading": checked["reading"], "readable": checked["readable"],
+            "statuses": {name: f.get("status") for name, f in checked["fields"].items()},
+            "findings": checked["findings"]}
+
+
+def table(report: dict[str, Any]) -> str:
+    """The report as people read it: one line per field, the overall line, the speed."""
+    lines = [f"{'field':<16}{'expected':>9}{'right':>7}{'wrong':>7}{'missed':>8}{'extra':>7}{'right %':>9}"]
+    for name, c in [*report["fields"].items(), ("overall", report["overall"])]:
+        pct = "—" if c["right_pct"] is None else f"{c['right_pct']:.1f}"
+        lines.append(f"{name:<16}{c['expected']:>9}{c['right']:>7}{c['wrong']:>7}{c['missed']:>8}{c['extra']:>7}"
+                     f"{pct:>9}")
+    docs, cpu = report["documents"], report["cpu_seconds"]
+    lines.append("")
+    lines.append(f"documents: {docs['read']} read, {docs['skipped']} skipped, {docs['failed']} failed, "
+                 f"in {docs['seconds']:.2f} s: {docs['per_second'] or 0:.1f} documents/s")
+    if cpu["median"] is not None:
+        lines.append(f"CPU per document: median {cpu['median']:.3f} s, p95 {cpu['p95']:.3f} s, max {cpu['max']:.3f} s")
+    if report["readings"]:
+        lines.append("read from: " + ", ".join(f"{k} ({v})" for k, v in sorted(report["readings"].items())))
+    for failure in report["failures"]:
+        lines.append(f"failed: {failure['document']}: {failure['error']}")
+    for u in report.get("unscored", []):
+        if "refused" in u:
+            lines.append(f"unscored: {u['document']}: refused: {u['refused']}")
+        elif u.get("skipped"):
+            lines.append(f"unscored: {u['document']}: skipped (no visible text)")
+        else:
+            statuses = " ".join(f"{name}={status}" for name, status in u["statuses"].items() if status != "present")
+            lines.append(f"unscored: {u['document']}: {u['reading']}; {statuses or 'all present'}; findings: "
+                         + ("; ".join(u["findings"]) or "none"))
+    for d in report.get("details", []):
+        lines.append(f"{d['outcome']}: {d['document']} {d['field']}: expected {d['expected']!r}, "
+                     f"read {d['got']!r} ({d['status']})")
+    return "\n".join(lines)
+
+
+class Command(BaseCommand):
+    help = ("Read every document FOLDER/truth.json names with the review's reader (in-process) and print, per "
+            "field and overall, the values right, wrong and missed, and the documents per second.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("folder", type=Path)
+        parser.add_argument("--ignore-xml", action="store_true",
+                            help="read only the visible text; skip documents without any (standalone XML)")
+        parser.add_argument("--json", action="store_true", dest="as_json", help="print the report as JSON")
+        parser.add_argument("--details", action="store_true", help="list each wrong and missed value")
+        parser.add_argument("--all", action="store_true", dest="everything",
+                            help="also review the folder's documents truth.json does not name, unscored")
+
+    def handle(self, *args, folder: Path, ignore_xml: bool, as_json: bool, details: bool, everything: bool,
+               **options):
+        if not folder.is_dir():
+            raise CommandError(f"{folder} is not a folder")
+        report = run(folder, ignore_xml=ignore_xml, details=details, everything=everything).report()
+        self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) if as_json else table(report))

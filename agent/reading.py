@@ -1,0 +1,152 @@
+"""The review's reading: a document's visible text and layout, its e-invoice, and the seven fields.
+
+``extract`` reads what the document holds (bounded, raising the refusals of ``jobs.errors``
+for a document that cannot be read); ``validate`` decides the fields from that, with no
+access to the document: the workflow keeps ``extract``'s output in its checkpoint, and
+``reviewbench`` runs both in-process. An e-invoice's XML is exact, so its fields win; the
+visible text is still read, and where the page disagrees with the XML that is a finding.
+
+The page is read with word positions (``agent.layout``) and its fields by ``fields.read_fields``,
+each with its evidence; the XML by ``agent.einvoice``.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from types import ModuleType
+from typing import Any
+
+from jobs.errors import AcceptanceError
+
+from . import documents, einvoice, fields, layout
+
+XML = documents.XML
+NO_TEXT = "no text layer: the document looks scanned; ask for a text PDF or check it by eye"
+
+
+def _einvoice() -> ModuleType:
+    """The e-invoice reader (behind a function: tests stand another in)."""
+    return einvoice
+
+
+def media_type(content: bytes) -> str:
+    """The media type the bytes really are (``documents.sniff``: PDF, DOCX, XML, text), or ""."""
+    return documents.sniff(content) or ""
+
+
+def extract(content: bytes | None, media_type: str, inline_text: str | None = None, *,
+            today: date | None = None, read_xml: bool = True) -> dict[str, Any]:
+    """The document's visible text, its layout (JSON), its e-invoice (JSON) or None, pages and warnings.
+
+    ``content`` None reads ``inline_text``. ``read_xml`` False never looks at an embedded or
+    standalone XML (``reviewbench --ignore-xml``). ``today`` checks the e-invoice's date.
+    """
+    warnings: list[str] = []
+    standalone_xml = content is not None and media_type == XML
+    if content is None:
+        read = layout.Layout.from_text(inline_text or "")  # at most MAX_TEXT_CHARS: the payload's own limit
+    elif standalone_xml:
+        read = layout.Layout.from_text("")  # an XML has no visible page
+    else:
+        read = layout.read_layout(content, media_type)
+    text, pages, layout_json = read.text, read.pages, read.to_json()
+    if len(text) > documents.MAX_TEXT_CHARS:
+        text = text[: documents.MAX_TEXT_CHARS]
+        warnings.append(f"text cut to the first {documents.MAX_TEXT_CHARS} characters")
+    has_text = bool(text.strip())
+    if not has_text and not standalone_xml:
+        warnings.append(NO_TEXT)
+    invoice = _read_einvoice(content, media_type, today=today, warnings=warnings) if read_xml else None
+    if invoice is not None and not has_text:
+        # An e-invoice is read whole from its XML: the page being an image is no reason to ask for a copy.
+        warnings = [w for w in warnings if w != NO_TEXT]
+    return {"text": text, "layout": layout_json, "einvoice": invoice, "pages": pages, "has_text": has_text,
+            "warnings": warnings}
+
+
+def _read_einvoice(content: bytes | None, media_type: str, *, today: date | None,
+                   warnings: list[str]) -> dict[str, Any] | None:
+    """The e-invoice embedded in (or being) the document, as JSON; None when there is none."""
+    if content is None:
+        return None
+    einvoices = _einvoice()
+    try:
+        found = einvoices.find_xml(content, media_type)
+    except AcceptanceError as exc:
+        warnings.append(f"the attached e-invoice was not read: {exc.message}")
+        return None
+    if found is None:
+        return None
+    _, xml = found
+    return dict(einvoices.read_einvoice(xml, today=today).to_json())
+
+
+def validate(extracted: dict[str, Any], *, today: date | None = None, country: str | None = None) -> dict[str, Any]:
+    """The seven fields, where they were read ("reading") and the findings, from ``extract``'s output.
+
+    With an e-invoice, each field is the XML's; a field the XML does not give (a damaged or
+    incomplete e-invoice) is taken from the visible text, whose evidence says so. Findings:
+    the e-invoice's own defects (the EN 16931 totals rule among them) and every place where
+    the visible page disagrees with the XML.
+    """
+    text = extracted.get("text") or ""
+    has_text = bool(text.strip())
+    page = layout.Layout.from_json(extracted["layout"]) if extracted.get("layout") else layout.Layout.from_text(text)
+    text_fields = fields.read_fields(page, country=country, today=today)
+    invoice = extracted.get("einvoice")
+    if not invoice:
+        return {"fields": text_fields, "reading": "text", "findings": [], "readable": has_text}
+    einvoices = _einvoice()
+    read = einvoices.EInvoice.from_json(invoice)
+    found: dict[str, dict[str, Any]] = {}
+    for name in fields.REQUIRED:
+        xml_field = read.fields.get(name) or {"status": "missing", "value": None, "detail": "", "evidence": None}
+        found[name] = xml_field if xml_field.get("status") != "missing" or not has_text else text_fields[name]
+    findings = list(read.findings)
+    if has_text:
+        findings += einvoices.compare(read.fields, text_fields)
+    profile = str(read.profile or "").strip()
+    from_xml = any(read.fields.get(name, {}).get("status") != "missing" for name in fields.REQUIRED)
+    if from_xml:
+        source = f"e-invoice: {profile}" if profile else "e-invoice"
+    else:  # nothing could be read from the XML: the fields are the page's, the findings say why
+        source = "text" if has_text else "e-invoice"
+    return {
+        "fields": found,
+        "reading": source,
+        "findings": list(dict.fromkeys(findings)),  # once each, in order
+        "readable": has_text or from_xml,
+    }
+
+
+def where(evidence: Any) -> str:
+    """Where a value was read, in Alice's words: "read from page 1", "read from the e-invoice"."""
+    if not isinstance(evidence, dict):
+        return ""
+    page = evidence.get("page")
+    on_page = f"page {page}" if isinstance(page, int) and page > 0 else "the document's text"
+    source = evidence.get("source")
+    if source == "xml":
+        return "read from the e-invoice"
+    if source == "model":
+        return f"suggested by the model, found on {on_page}"
+    return f"read from {on_page}"
+
+
+def quoted(evidence: Any) -> str:
+    """What the evidence quotes: the printed line, or the e-invoice's element."""
+    if not isinstance(evidence, dict):
+        return ""
+    if evidence.get("source") == "xml":
+        return str(evidence.get("element") or evidence.get("text") or "")[:200]
+    return str(evidence.get("text") or "")[:200]
+
+
+def source_words(reading: Any) -> str:
+    """The result's source as a sentence: "Read from the e-invoice (Factur-X EN 16931)."."""
+    if not isinstance(reading, str) or not reading:
+        return ""
+    if reading.startswith("e-invoice"):
+        profile = reading.partition(":")[2].strip()
+        return f"Read from the e-invoice ({profile})." if profile else "Read from the e-invoice."
+    return "Read from the document's text."
