@@ -16,6 +16,7 @@ import functools
 import io
 import re
 import struct
+import warnings
 import zipfile
 import zlib
 from pathlib import Path
@@ -393,8 +394,10 @@ def docx_documents(draw) -> bytes:
         start = hostile._DOCUMENT_START.replace(b"?>", b"?>" + declaration, 1) if declaration else \
             hostile._DOCUMENT_START
         archive.writestr("word/document.xml", start + body + hostile._DOCUMENT_END)
-        for name, content in extra.items():
-            archive.writestr(name, content)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # a part named twice is on purpose
+            for name, content in extra.items():
+                archive.writestr(name, content)
     data = out.getvalue()
     patches = draw(st.lists(st.tuples(st.sampled_from(_ZIP_TARGETS), _ZIP_VALUES), max_size=3))
     return _patch_zip(data, patches)

@@ -2,8 +2,8 @@
 
 For every input, as the product reads it: acceptance (``check_document``, after ``sniff``)
 in the web process, then for what it accepts the worker's extraction (``read_text``, the
-invoice XML through ``find_xml`` and ``read_einvoice``, the fields of the text, and the
-layout reading once ``agent.layout`` exists). Whatever the bytes:
+invoice XML through ``find_xml`` and ``read_einvoice``, and the review's own reading:
+``agent.reading.extract``, the layout with word positions, and ``validate``, the fields). Whatever the bytes:
 
 - nothing raises but the documented refusals: an ``AcceptanceError`` whose code and status
   are one of the README's (``415 unsupported_media_type``, ``400 damaged_document``,
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import traceback
 import zipfile
 import zlib
@@ -32,11 +33,10 @@ from jobs.errors import AcceptanceError, DamagedDocument
 from tests.fuzz import inputs
 from tests.fuzz.conftest import FIGURES_SEEN, ROOT, Cost, examples, measured
 
-try:  # the layout reading arrives from another branch; fuzzed here once it is on main
-    from agent.fields import read_fields
-    from agent.layout import read_layout
-except ImportError:  # pragma: no cover - until the layout reading is merged
-    read_layout = read_fields = None  # type: ignore[assignment]
+try:  # the layout reading (agent.layout, agent.reading) came from another branch
+    from agent import reading
+except ImportError:  # pragma: no cover - a tree from before it
+    reading = None  # type: ignore[assignment]
 
 pytestmark = pytest.mark.fuzz
 
@@ -141,7 +141,12 @@ def accept_and_extract(fmt: str, content: bytes) -> None:
 
 
 def extract(content: bytes, media_type: str) -> str:
-    """What the worker reads of an accepted document; the refusal's code, or "read"."""
+    """What the worker reads of an accepted document; the refusal's code, or "read".
+
+    ``reading.extract`` (layout, text, e-invoice) and ``reading.validate`` over its output
+    as the checkpoint keeps it (JSON), as the review's tools run them; and the lower readers
+    on their own: ``read_text``, ``find_xml`` and ``read_einvoice``.
+    """
     try:
         text = documents.read_text(content, media_type)
         assert isinstance(text.text, str) and len(text.text) <= documents.MAX_TEXT_CHARS
@@ -153,12 +158,13 @@ def extract(content: bytes, media_type: str) -> str:
             read = einvoice.read_einvoice(xml, today=TODAY)  # never raises on bad input
             assert set(read.fields) == set(fields.REQUIRED)
             assert read.readable or read.findings
-            einvoice.compare(read.fields, fields.check_all(text.text, today=TODAY))
-        checked = fields.check_all(text.text, today=TODAY)
-        assert set(checked) == set(fields.REQUIRED)
-        if read_layout is not None and read_fields is not None:
-            layout = read_layout(content, media_type)
-            assert set(read_fields(layout, today=TODAY)) == set(fields.REQUIRED)
+        if reading is not None:
+            extracted = json.loads(json.dumps(reading.extract(content, media_type, today=TODAY)))
+            assert len(extracted["text"]) <= documents.MAX_TEXT_CHARS
+            validated = reading.validate(extracted, today=TODAY)
+            assert set(validated["fields"]) == set(fields.REQUIRED)
+        else:  # before the layout reading: the fields of the text, as validate read them
+            assert set(fields.check_all(text.text, today=TODAY)) == set(fields.REQUIRED)
     except AcceptanceError as exc:
         return refused(exc, "extraction")
     except Exception as exc:
@@ -196,12 +202,6 @@ def test_xml(content):
 @given(content=inputs.text_inputs())
 def test_text(content):
     accept_and_extract("text", content)
-
-
-@pytest.mark.skipif(read_layout is not None, reason="runs while agent.layout is not on main")
-def test_the_layout_reading_is_fuzzed_once_it_is_merged():
-    pytest.skip("agent.layout.read_layout and agent.fields.read_fields are not on main yet: the document fuzz "
-                "reads text, invoice XML and fields only; merge main to fuzz the layout reading too")
 
 
 @pytest.mark.parametrize("seed", range(len(inputs.pdf_seeds())))
