@@ -10,8 +10,9 @@ Hypothesis profiles (``HYPOTHESIS_PROFILE`` selects one; ``ci`` by default):
   ``var/hypothesis/`` and tried first on the next run.
 
 Every case runs under ``measured``: CPU seconds (this process's and any child's it waited
-for: the shared machine's wall time measures the neighbours, not the reader) and the peak
-resident memory it added (the kernel's high-water mark, reset before each case). The
+for: the shared machine's wall time measures the neighbours, not the reader), the peak
+resident memory it added (the kernel's high-water mark, reset before each case) and the
+warnings it logged. The
 figures (cases per format, outcomes, the slowest case, the peak memory, 500s) are printed
 at the end of the run and written to ``artifacts/fuzz-figures.json``.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import json
+import logging
 import os
 import resource
 import time
@@ -29,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,10 +39,14 @@ FIGURES = ROOT / "artifacts" / "fuzz-figures.json"
 
 _SLOW_IS_FINE = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example,
                  HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much]
+# No "explain" phase: it traces every line of a failing case's replays, which multiplied the
+# CPU they measured 10 to 60 times (a 0.4 s acceptance measured 25 s) and drowned the figures.
+_PHASES = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink]
 settings.register_profile("ci", max_examples=200, deadline=None, derandomize=True, database=None,
-                          suppress_health_check=_SLOW_IS_FINE, print_blob=True)
+                          suppress_health_check=_SLOW_IS_FINE, print_blob=True, phases=_PHASES)
 settings.register_profile("fuzz-long", max_examples=5_000, deadline=None, suppress_health_check=_SLOW_IS_FINE,
-                          print_blob=True, database=DirectoryBasedExampleDatabase(ROOT / "var" / "hypothesis"))
+                          print_blob=True, database=DirectoryBasedExampleDatabase(ROOT / "var" / "hypothesis"),
+                          phases=_PHASES)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # How many cases a test runs, as a multiple of the profile's max_examples (a cheap test may run more).
@@ -82,6 +88,16 @@ def _reset_peak() -> bool:
 class Cost:
     cpu_seconds: float = 0.0
     peak_mb: float = 0.0  # resident memory the case added at its peak, above where it started
+    log_records: int = 0  # warnings and worse the case logged (pypdf's go to the process's stderr)
+
+
+class _Counter(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
 
 
 @contextmanager
@@ -98,6 +114,8 @@ def measured() -> Iterator[Cost]:
     # again: the likely cause.) The case's cyclic garbage is collected after it.
     collecting = gc.isenabled()
     gc.disable()
+    counter = _Counter()
+    logging.getLogger().addHandler(counter)
     exact = _reset_peak()
     start_rss = _status_kb("VmRSS") if exact else None
     start_max = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -106,6 +124,8 @@ def measured() -> Iterator[Cost]:
         yield cost
     finally:
         cost.cpu_seconds = _cpu_seconds() - started
+        logging.getLogger().removeHandler(counter)
+        cost.log_records = counter.count
         if collecting:
             gc.enable()
         peak = _status_kb("VmHWM") if exact else None
@@ -126,6 +146,7 @@ class Figures:
     outcomes: dict[str, Counter] = field(default_factory=dict)
     slowest: dict[str, dict[str, Any]] = field(default_factory=dict)  # phase -> the slowest case
     peak_mb: dict[str, dict[str, Any]] = field(default_factory=dict)  # phase -> the hungriest case
+    most_logged: dict[str, dict[str, Any]] = field(default_factory=dict)  # phase -> the noisiest case
     statuses: dict[str, Counter] = field(default_factory=dict)
     server_errors: int = 0
 
@@ -138,6 +159,8 @@ class Figures:
             self.slowest[phase] = {"cpu_seconds": round(cost.cpu_seconds, 4), "case": describe[:200]}
         if cost.peak_mb > self.peak_mb.get(phase, {}).get("mb", -1):
             self.peak_mb[phase] = {"mb": round(cost.peak_mb, 1), "case": describe[:200]}
+        if cost.log_records > self.most_logged.get(phase, {}).get("records", -1):
+            self.most_logged[phase] = {"records": cost.log_records, "case": describe[:200]}
 
     def status(self, endpoint: str, status: int, code: str = "") -> None:
         self.statuses.setdefault(endpoint, Counter())[f"{status} {code}".strip()] += 1
@@ -154,6 +177,7 @@ class Figures:
             "server_errors_500": self.server_errors,
             "slowest_case": self.slowest,
             "peak_memory": self.peak_mb,
+            "most_log_records": self.most_logged,
         }
 
 
@@ -178,3 +202,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         write(f"  slowest {phase:<12} {slow['cpu_seconds']:.3f} s CPU   {slow['case'][:90]}")
     for phase, peak in data["peak_memory"].items():
         write(f"  peak memory {phase:<8} {peak['mb']:.1f} MB   {peak['case'][:90]}")
+    for phase, noisy in data["most_log_records"].items():
+        write(f"  most logged {phase:<8} {noisy['records']} warnings   {noisy['case'][:90]}")
