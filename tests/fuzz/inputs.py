@@ -29,8 +29,9 @@ from tests import hostile
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "agent" / "samples"
 CORPUS = ROOT / "tests" / "corpus" / "einvoices"
+LONG_RUN = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz-long"
 # Half a megabyte in CI (a PDF case costs in proportion), a megabyte in a long run.
-MAX_INPUT = 1024 * 1024 if os.environ.get("HYPOTHESIS_PROFILE") == "fuzz-long" else 512 * 1024
+MAX_INPUT = 1024 * 1024 if LONG_RUN else 512 * 1024
 
 
 def _smallest(folder: Path, pattern: str, count: int) -> list[bytes]:

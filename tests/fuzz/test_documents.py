@@ -3,7 +3,8 @@
 For every input, as the product reads it: acceptance (``check_document``, after ``sniff``)
 in the web process, then for what it accepts the worker's extraction (``read_text``, the
 invoice XML through ``find_xml`` and ``read_einvoice``, and the review's own reading:
-``agent.reading.extract``, the layout with word positions, and ``validate``, the fields). Whatever the bytes:
+``agent.reading.extract``, the layout with word positions, and ``validate``, the fields);
+text is also read as inline text (a payload's ``text``). Whatever the bytes:
 
 - nothing raises but the documented refusals: an ``AcceptanceError`` whose code and status
   are one of the README's (``415 unsupported_media_type``, ``400 damaged_document``,
@@ -202,6 +203,22 @@ def test_xml(content):
 @given(content=inputs.text_inputs())
 def test_text(content):
     accept_and_extract("text", content)
+    # A payload's text is at most MAX_TEXT_CHARS; CI reads the first 20,000 (reading costs in proportion).
+    text = content.decode("utf-8", errors="replace")[:documents.MAX_TEXT_CHARS if inputs.LONG_RUN else 20_000]
+    if reading is not None:  # the same text pasted: read as a payload's text, never refused
+        with measured() as cost:
+            try:
+                extracted = json.loads(json.dumps(reading.extract(None, documents.TEXT, text, today=TODAY)))
+                outcome = "read" if set(reading.validate(extracted, today=TODAY)["fields"]) == set(fields.REQUIRED) \
+                    else "fields missing"
+            except Exception as exc:
+                outcome = next((f"KNOWN FINDING {known.name}" for known in KNOWN if known.matches(exc)), None)
+                if outcome is None:
+                    raise
+        FIGURES_SEEN.case("inline text", outcome)
+        FIGURES_SEEN.cost("extraction", cost, f"inline text {describe(content)}")
+        within(cost, EXTRACT_CPU_SECONDS, EXTRACT_MEMORY_MB, "extraction", content)
+        assert outcome != "fields missing"
 
 
 @pytest.mark.parametrize("seed", range(len(inputs.pdf_seeds())))
@@ -242,20 +259,26 @@ def test_a_total_of_too_many_digits_is_malformed_not_a_crash():
     assert fields.check_all(text, today=TODAY)["total_amount"]["status"] == "malformed"
 
 
-def pdf_of_garbage_tokens(tokens: int = 100_000) -> bytes:
-    """A 200 KB PDF whose catalog holds ``tokens`` unreadable tokens (what a mangled invoice has)."""
+def pdf_of_garbage_tokens(tokens: int = 10_000) -> bytes:
+    """A PDF whose catalog holds ``tokens`` unreadable tokens (what a mangled invoice has).
+
+    With 100,000 (200 KB), acceptance logs 99,998 warnings and takes 2.1 s of CPU, 0.8 s with
+    pypdf's warnings off; 10,000 show the flood at a tenth of the cost.
+    """
     return inputs.write_pdf({1: b"<< /Type /Catalog /Pages 2 0 R " + b"\x04 " * tokens + b">>",
                              2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
                              3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] >>"})
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="fuzz finding pdf-warning-flood: pypdf logs a warning per unreadable token (99,998 here) "
-                          "through Python's last-resort handler, and acceptance takes 2.1 s of CPU instead of 0.8 s "
-                          "(reported, not on main)")
+                   reason="fuzz finding pdf-warning-flood: pypdf logs a warning per unreadable token through "
+                          "Python's last-resort handler (100,000 tokens: 99,998 warnings, acceptance 2.1 s of CPU "
+                          "instead of 0.8 s) (reported, not on main)")
 def test_acceptance_of_a_pdf_of_garbage_tokens_logs_little():
     with measured() as cost:
-        with pytest.raises(AcceptanceError):
+        try:  # 10,000 are accepted, 100,000 refused as too complex: either way the log is the finding
             documents.check_document(content=pdf_of_garbage_tokens(), name="x.pdf", content_type="")
+        except AcceptanceError:
+            pass
     print(f"acceptance: {cost.cpu_seconds:.2f} s of CPU, {cost.log_records:,} warnings logged")
     assert cost.log_records <= 100
