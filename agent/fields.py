@@ -627,9 +627,11 @@ def _parse_amount(text: str) -> tuple[str, int, int] | None:
 
 def _amounts(text: str) -> Iterator[tuple[re.Match[str], Decimal]]:
     """The amounts printed in ``text``, dates and percentages left out."""
-    dates = [(m.start(), m.end()) for p in (_NUMERIC_DATE, _DAY_MONTH, _MONTH_DAY) for m in p.finditer(text)]
+    # Dates, and the digit groups of an IBAN or VAT id ("NL91 ABNA 0417 1643 00"), are no amounts.
+    taken = [(m.start(), m.end()) for p in (_NUMERIC_DATE, _DAY_MONTH, _MONTH_DAY, _IBAN_SHAPE, _VAT_SHAPE)
+             for m in p.finditer(text)]
     for match in _AMOUNT.finditer(text):
-        if any(s <= match.start() < e for s, e in dates):
+        if any(s <= match.start() < e for s, e in taken):
             continue
         amount = _decimal(match)
         if amount is not None:

@@ -550,3 +550,11 @@ def test_the_footers_legal_line_names_the_supplier_over_a_legal_name_in_the_wind
                         (50, 800, "Kowalski Serwis sp. z o.o. - KRS 0000123456")])
     found = fields.read_fields(layout.read_layout(content, "application/pdf"))
     assert found["supplier_name"]["value"] == "Kowalski Serwis sp. z o.o."
+
+
+def test_the_digit_groups_of_an_iban_after_a_payment_label_are_not_the_total():
+    text = ("Bakkerij de Molen B.V.\nFactuurnummer: 2024-118\nTotaal € 717,97\n"
+            "Gelieve te betalen op IBAN NL91 ABNA 0417 1643 00\n")
+    found = fields.check_all(text, today=date(2026, 1, 1))
+    assert found["total_amount"]["value"] == "717.97"
+    assert found["iban"]["value"] == "NL91 ABNA 0417 1643 00"
