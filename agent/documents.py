@@ -27,6 +27,7 @@ import logging
 import re
 import struct
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from xml.parsers import expat
 
@@ -303,7 +304,7 @@ def _docx_text(content: bytes) -> str:
             parser.Parse(b"", True)
     except _Enough:
         pass
-    except (expat.ExpatError, zipfile.BadZipFile, EOFError, OSError, ValueError, RuntimeError,
+    except (expat.ExpatError, zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, RuntimeError,
             NotImplementedError) as exc:
         log.warning("docx unreadable: %s", type(exc).__name__)
         raise DamagedDocument(DAMAGED_DOCX, field="document") from None

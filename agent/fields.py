@@ -52,6 +52,8 @@ ASK = {
     "iban": "the IBAN of the account we should pay into",
 }
 MAX_VALUE_CHARS = 120
+# Digits before the decimal point a total may have (a trillion and more is no invoice).
+MAX_TOTAL_DIGITS = 13
 
 # Currencies the finance team pays in (a business rule, not a format check), and the
 # symbols suppliers print for them.
@@ -177,6 +179,8 @@ def check_total_amount(value: str | None) -> Field:
         return Field("malformed", str(amount), "the total is negative: a credit note, not an invoice?")
     if amount == 0:
         return Field("malformed", str(amount), "the total is zero")
+    if amount.adjusted() >= MAX_TOTAL_DIGITS:  # no invoice's total; quantize would overflow the context
+        return Field("malformed", value[:MAX_VALUE_CHARS], f"the total has more than {MAX_TOTAL_DIGITS} digits")
     return Field("present", str(amount.quantize(Decimal("0.01"))), "")
 
 

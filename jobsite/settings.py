@@ -388,5 +388,9 @@ LOGGING = {
         "django": {"handlers": ["console"], "level": "ERROR", "propagate": False},
         "jobs": {"handlers": ["console"], "level": os.environ.get("JOBS_LOG_LEVEL", "INFO")},
         "agent": {"handlers": ["console"], "level": os.environ.get("JOBS_LOG_LEVEL", "INFO")},
+        # pypdf warns once per unreadable token of a damaged PDF: 100,000 lines (and 1.3 s of
+        # CPU) for one hostile upload. Its errors still reach the log; the document's own
+        # refusal says what is wrong with it.
+        "pypdf": {"handlers": ["console"], "level": "ERROR", "propagate": False},
     },
 }
