@@ -169,6 +169,11 @@ def pdf(contents: list[bytes], *, compress: bool = True) -> bytes:
         flate = b" /Filter /FlateDecode" if compress else b""
         objects.append(b"<< /Length %d%s >>\nstream\n%s\nendstream" % (len(data), flate, data))
     objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>".encode()
+    return pdf_of_objects(objects)
+
+
+def pdf_of_objects(objects: list[bytes]) -> bytes:
+    """A PDF of these object bodies (numbered from 1, the first the catalog), with its xref table."""
     out = io.BytesIO()
     out.write(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
     offsets = []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import io
 import json
 import random
 import re
@@ -17,6 +16,7 @@ import pytest
 
 from agent import documents, einvoice
 from jobs.errors import DocumentUnpacksTooLarge, UnsupportedDocument
+from tests import hostile
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "einvoices"
 TRUTH = json.loads((CORPUS / "truth.json").read_text())
@@ -323,17 +323,7 @@ def pdf_with_attachment(name: str, data: bytes, *, compress: bool = True, packed
         b"<< /Type /EmbeddedFile%s%s /Length %d >>\nstream\n%s\nendstream"
         % (b" /Filter /FlateDecode" if compress else b"", params, len(stream), stream),
     ]
-    out = io.BytesIO()
-    out.write(b"%PDF-1.7\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n%s\nendobj\n" % (number, body))
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    out.write(b"".join(b"%010d 00000 n \n" % offset for offset in offsets))
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
-    return out.getvalue()
+    return hostile.pdf_of_objects(objects)
 
 
 def test_an_invoice_under_any_xml_name_is_found_and_other_xml_attachments_are_not():
