@@ -909,12 +909,17 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
         if value is None:
             continue
         found, how = value
+        # A label inside a running sentence ("... le montant restant à payer est de 128,00 €") is prose, not the
+        # total's line: it ranks below every labelled total.
+        sentence = _SENTENCE.search(column.text[:match.start()][-80:]) is not None
         if how == "below":
             found, sure = _column_total(page, found)
             found.rank = rank + (1 if sure else 2)
         else:
             found = _largest_on_row(page, found)
             found.rank = rank
+        if sentence:
+            found.rank += 3
         candidates.append(found)
     if not candidates:
         return None, "", []
@@ -943,6 +948,10 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
     for c in strongest:
         first.setdefault(Decimal(c.value), c)
     return strongest[0], "two totals are printed that disagree: check which one is due", list(first.values())
+
+
+# Three lower-case words in a row before a label: a sentence, not a form's label.
+_SENTENCE = re.compile(r"(?<![^\W\d_])[a-zà-ÿ]++\s[a-zà-ÿ']++\s[a-zà-ÿ']++\s")
 
 
 def _deposits(page: _Page) -> set[Decimal]:

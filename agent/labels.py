@@ -88,6 +88,10 @@ TOTAL_GROSS = [
     r"\btotale\s*(?:documento|fattura|complessivo|ivato|generale)\b", r"\bimporto\s*totale\b",
     r"\btotale\s*(?:iva\s*)?incl",
     r"\b(?:razem|warto[śs][ćc]|kwota|suma)\s*brutto\b", r"\bog[óo]łem\s*brutto\b",
+    # a bracketed qualifier: "TOTAL (IVA INCL.)", "Total (TTC)", "Totaal (incl. btw)"
+    r"\btota(?:l|al|le)\s*\(\s*(?:(?:iva|tva|btw|vat|mwst|ust)\s*)?(?:incl|inkl|ttc\b|t\.t\.c)",
+    # "Brutto 104,00 €", "Gross: 55.00": the word alone, its amount right after it
+    r"^\W{0,3}(?:brutto|gross)\b(?=\s*:?\s*(?:[€$£]|[A-Z]{3}\b)?\s*\d)",
 ]
 TOTAL_DUE = [
     r"\b(?:total\s*)?amount\s*(?:due|payable)\b", r"\bbalance\s*due\b", r"\btotal\s*(?:due|payable)\b",
@@ -124,7 +128,7 @@ DEPOSIT = [
 ]
 # What makes a label name the amount including VAT, whatever else it says.
 GROSS_MARK = re.compile(r"\b(?:incl|inkl)(?:\.|uding|usive|usief|usive)?\s*(?:[^\W\d_]+\.?)?|"
-                        r"\b(?:tva|iva|btw|vat|mwst)\s*(?:incluse|comprise|incluida|inclusa|inclusief|included)|\bbrutto\b|\bgross\b|t\.?t\.?c\b|ivato|\bcon\s+iva|\bz\s+vat|"
+                        r"\b(?:tva|iva|btw|vat|mwst|ust)\s*(?:incluse|comprise|incluida|inclusa|inclusief|included|incl\.?|inkl\.?)|\bbrutto\b|\bgross\b|t\.?t\.?c\b|ivato|\bcon\s+iva|\bz\s+vat|"
                         r"\bnet\s*[àa]\s*payer|\bnetto\s*a\s*pagare|[àa]\s*payer|a\s*pagar|a\s*pagare|"
                         r"te\s*betalen|zap[łl]aty|zu\s*zahlen", re.IGNORECASE)
 # The net total and the VAT amount: their sum confirms a total.

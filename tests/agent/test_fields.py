@@ -558,3 +558,19 @@ def test_the_digit_groups_of_an_iban_after_a_payment_label_are_not_the_total():
     found = fields.check_all(text, today=date(2026, 1, 1))
     assert found["total_amount"]["value"] == "717.97"
     assert found["iban"]["value"] == "NL91 ABNA 0417 1643 00"
+
+
+@pytest.mark.parametrize("text, total", [
+    ("Base imponible  100,00\nTOTAL (IVA INCL.)          121,00 €", "121.00"),
+    ("Totaal excl. btw  100,00\nTotaal (incl. btw)     121,00", "121.00"),
+    ("Netto 100,00\nMwSt 4,00\nBrutto 104,00 €", "104.00"),
+    ("Net 50.00\nVAT 5.00\nGross 55.00", "55.00"),
+])
+def test_a_total_with_a_bracketed_qualifier_or_a_bare_gross_label(text, total):
+    assert read(text)["total_amount"]["value"] == total
+
+
+def test_an_amount_in_a_running_sentence_ranks_below_a_labelled_total():
+    text = ("Facture 12\nTotal        120,00\n\n"
+            "Nous vous rappelons que le montant restant à payer au 1er mars est de 128,00€ selon nos conditions.")
+    assert read(text)["total_amount"]["value"] == "120.00"
