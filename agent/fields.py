@@ -331,7 +331,8 @@ _VAT_SHAPE = re.compile(r"(?<![A-Za-z0-9])(?P<cc>AT|BE|BG|CY|CZ|DE|DK|EE|EL|ES|F
 # A Swiss UID printed as a VAT number ends with its tax's name: "CHE-123.456.788 MWST".
 _SWISS_VAT = re.compile(r"CHE[ .\-]?\d{3}[ .]?\d{3}[ .]?\d{3}(?: ?(?:MWST|TVA|IVA|VAT))?")
 _IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){10,32}")
-_NUMBER_SHAPE = re.compile(r"\d[\d .\-/]{6,18}")
+# A VAT id printed without its country: digits, maybe a letter first ("A31491566") or last ("77029976-D").
+_NUMBER_SHAPE = re.compile(r"(?:[A-Z](?=\d{7}))?\d[\d .\-/]{6,18}(?:-?[A-Z](?![A-Za-z0-9]))?")
 
 
 @dataclass
@@ -789,13 +790,15 @@ def find(text: str, name: str) -> str | None:
 
 def read_fields(layout: Layout, *, country: str | None = None, today: date | None = None) -> dict[str, dict[str, Any]]:
     """Every required checked read off the layout and checked, each with its evidence."""
-    found, account, total_note, candidates = _read(_Page(layout))
+    page = _Page(layout)
+    found, account, total_note, candidates = _read(page)
     results: dict[str, dict[str, Any]] = {}
     for name in REQUIRED:
         item = found[name]
         value = item.value if item else None
         if name == "vat_id":
-            checked = check_vat_id(value, country=country or (item.role if item and len(item.role) == 2 else None))
+            label_country = item.role if item and len(item.role) == 2 else None
+            checked = check_vat_id(value, country=country or label_country or _supplier_country(page, found))
         elif name == "invoice_date":
             checked = check_invoice_date(value, today=today)
         elif name == "total_amount":
@@ -821,6 +824,33 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
                 result["detail"] = total_note
         results[name] = result
     return results
+
+
+# Countries written out in an address, by their VAT prefix.
+_COUNTRY_NAMES = {"united kingdom": "GB", "great britain": "GB", "england": "GB", "scotland": "GB", "wales": "GB",
+                  "deutschland": "DE", "germany": "DE", "österreich": "AT", "austria": "AT", "france": "FR",
+                  "españa": "ES", "espana": "ES", "spain": "ES", "italia": "IT", "italy": "IT", "polska": "PL",
+                  "poland": "PL", "nederland": "NL", "netherlands": "NL", "belgique": "BE", "belgië": "BE",
+                  "belgium": "BE", "portugal": "PT", "ireland": "IE", "luxembourg": "LU"}
+_COUNTRY_NAME = re.compile(r"(?<![^\W\d_])(?:" + "|".join(_COUNTRY_NAMES) + r")(?![^\W\d_])", re.IGNORECASE)
+
+
+def _supplier_country(page: _Page, found: dict[str, _Found | None]) -> str | None:
+    """The supplier's country for a VAT id printed without one under a generic label: its IBAN's, else the
+    country written in its block or letterhead."""
+    iban = found.get("iban")
+    if iban is not None and _iban_valid(iban.value):
+        return iban.value[:2].upper()
+    vat = found.get("vat_id")
+    if vat is None:
+        return None
+    column = vat.column
+    lines = page.layout.lines
+    for line in range(max(0, column.line - 8), min(column.line + 3, len(lines))):
+        named = _COUNTRY_NAME.search(lines[line].text[:300])
+        if named is not None:
+            return _COUNTRY_NAMES[named.group().lower()]
+    return None
 
 
 def _find_labelled(page: _Page, label: re.Pattern[str], parse: Callable[[str], tuple[str, int, int] | None],
@@ -1040,7 +1070,10 @@ def _find_vat_id(page: _Page) -> _Found | None:
                 item.rank = 0 if _vat_valid(item.value) else 2
                 found.append(item)
             break
+        ibans = [(m.start(), m.end()) for m in _IBAN_SHAPE.finditer(column.text)]
         for match in _VAT_SHAPE.finditer(column.text):
+            if any(start <= match.start() < end for start, end in ibans):
+                continue  # an IBAN's first digits are no VAT id ("PL89 6269 2554 ...")
             tried += 1
             if tried > _MAX_IDENTIFIERS:
                 break

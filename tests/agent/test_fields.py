@@ -574,3 +574,22 @@ def test_an_amount_in_a_running_sentence_ranks_below_a_labelled_total():
     text = ("Facture 12\nTotal        120,00\n\n"
             "Nous vous rappelons que le montant restant à payer au 1er mars est de 128,00€ selon nos conditions.")
     assert read(text)["total_amount"]["value"] == "120.00"
+
+
+@pytest.mark.parametrize("text, vat", [
+    ("Acme Ltd\nVAT Reg No 980 7806 84\nIBAN GB33BUKB20201555555555", "GB980780684"),  # the IBAN's country
+    ("Acme Ltd\n1 High Street\nUnited Kingdom\nVAT Reg No 980 7806 84", "GB980780684"),  # the address's
+    ("Acme SL\nCIF: B58378431", "ESB58378431"),  # a letter first
+    ("Acme\nNIF: 12345678-Z", "ES12345678Z"),  # a dash before the letter
+    ("Acme Srl\nP.IVA 01114601006", "IT01114601006"),
+    ("Acme\nNIP 5252248481", "PL5252248481"),
+    ("Acme SARL - RCS Lyon - TVA FR 40 303 265 045 - Capital 1000 €", "FR40303265045"),  # spaces inside
+])
+def test_a_vat_id_without_its_country_prefix_takes_the_labels_or_the_suppliers_country(text, vat):
+    assert read(text)["vat_id"]["value"] == vat
+
+
+def test_an_ibans_first_digits_are_never_a_vat_id():
+    found = read("Acme\nKonto: PL52 5224 8481 0000 0000 0000 0076")  # PL + 5252248481 is a valid NIP
+    assert found["vat_id"]["status"] == "missing"
+    assert found["iban"]["value"] == "PL52 5224 8481 0000 0000 0000 0076"
