@@ -332,6 +332,7 @@ _VAT_SHAPE = re.compile(r"(?<![A-Za-z0-9])(?P<cc>AT|BE|BG|CY|CZ|DE|DK|EE|EL|ES|F
 _SWISS_VAT = re.compile(r"CHE[ .\-]?\d{3}[ .]?\d{3}[ .]?\d{3}(?: ?(?:MWST|TVA|IVA|VAT))?")
 _IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){10,32}")
 # A VAT id printed without its country: digits, maybe a letter first ("A31491566") or last ("77029976-D").
+_IBAN_HEAD = re.compile(r"[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){4,9}(?![A-Za-z0-9])")
 _NUMBER_SHAPE = re.compile(r"(?:[A-Z](?=\d{7}))?\d[\d .\-/]{6,18}(?:-?[A-Z](?![A-Za-z0-9]))?")
 
 
@@ -685,7 +686,8 @@ def _vat_words(text: str) -> str:
 
 
 def _parse_iban(text: str) -> tuple[str, int, int] | None:
-    match = _IBAN_SHAPE.match(text)
+    # After its label, an IBAN's first part may be short: a narrow column carries the rest on the next line.
+    match = _IBAN_SHAPE.match(text) or _IBAN_HEAD.match(text)
     if match is None:
         return None
     token = _valid_prefix(match.group(), _iban_valid) or match.group()

@@ -593,3 +593,14 @@ def test_an_ibans_first_digits_are_never_a_vat_id():
     found = read("Acme\nKonto: PL52 5224 8481 0000 0000 0000 0076")  # PL + 5252248481 is a valid NIP
     assert found["vat_id"]["status"] == "missing"
     assert found["iban"]["value"] == "PL52 5224 8481 0000 0000 0000 0076"
+
+
+def test_an_iban_broken_after_its_label_continues_on_the_next_line():
+    from agent import layout
+    from tests.agent.test_layout import make_pdf
+
+    assert value("Bank details\nIBAN: DE89 3704 0044\n0532 0130 00\nBIC COBADEFFXXX", "iban") == \
+        "DE89 3704 0044 0532 0130 00"
+    content = make_pdf([(400, 700, "IBAN: DE89 3704 0044"), (400, 712, "0532 0130 00")])
+    found = fields.read_fields(layout.read_layout(content, "application/pdf"))
+    assert found["iban"]["value"] == "DE89 3704 0044 0532 0130 00"
