@@ -276,7 +276,12 @@ _INVOICE_NUMBER = _compile(labels.INVOICE_NUMBER)
 _INVOICE_TITLE = _compile(labels.INVOICE_TITLE)
 _INVOICE_TITLE_NUMBER = _compile(labels.INVOICE_TITLE_NUMBER)
 _INVOICE_DATE = _compile(labels.INVOICE_DATE)
-_BARE_NUMBER = _compile(rf"{labels.NUMBER_SIGN}\s*:?")
+_BARE_NUMBER = _compile(rf"{labels.NUMBER_SIGN}(?:\s?/\s?{labels.NUMBER_SIGN})?\s*:?")  # "NR / NO.:"
+# "Invoice" over "number: 7": one label split over two lines, not a title over a bare label.
+_SPLIT_LABEL = re.compile(r"\W*number\b", re.IGNORECASE)
+_TITLE_ALONE = re.compile(labels.INVOICE_TITLE_ALONE, re.IGNORECASE)
+_WORD_NR = re.compile(labels.WORD_NR, re.IGNORECASE)
+_NUMBER_SIGN_FIRST = re.compile(rf"\W{{0,2}}{labels.NUMBER_SIGN}\s*:?\s*", re.IGNORECASE)
 _DATE_GENERIC = _compile(labels.DATE_GENERIC)
 _TOTAL_GROSS = _compile(labels.TOTAL_GROSS)
 _TOTAL_DUE = _compile(labels.TOTAL_DUE)
@@ -878,18 +883,47 @@ def _find_invoice_number(page: _Page) -> _Found | None:
             value = _values(page, column, len(column.text), _parse_identifier, below=False)
             if value is not None:
                 return value[0]
-    for column in page.columns:  # a table header "Factuur" over its number
-        title = _INVOICE_TITLE.fullmatch(column.head)
-        if title is not None and len(column.text) < 30:
-            value = _values(page, column, title.end(), _parse_identifier)
-            if value is not None and value[1] != "same":
+    titles = [c for c in page.columns[:80] if len(c.text) < 30 and _TITLE_ALONE.fullmatch(c.text)]
+    for column in page.columns:  # a bare "Número" / "N° :" in the block under or beside the title word
+        bare = _BARE_NUMBER.match(column.head)
+        if (bare is not None and column.head[:1].isalpha() and not _SPLIT_LABEL.match(column.head)
+                and any(_near_title(t, column) for t in titles)):
+            value = _values(page, column, bare.end(), _parse_identifier)
+            if value is not None:
                 return value[0]
+    for column in page.columns:  # "Folio-Nr." over its value, on a page titled as an invoice
+        word = _WORD_NR.fullmatch(column.head)
+        if word is not None and not labels.OTHER_NUMBER.match(word.group("word")) and titles:
+            value = _values(page, column, word.end(), _parse_identifier)
+            if value is not None:
+                return value[0]
+    for column in titles:  # a table header "Factuur" over its number, "FAKTURA" over "nr 2024/0087"
+        value = _values(page, column, len(column.text), _parse_numbered)
+        if value is not None and value[1] != "same":
+            return value[0]
     for column in page.columns:  # a title followed straight by a number: "Facture FA-2017-0010"
         for match in _INVOICE_TITLE.finditer(column.head):
             parsed = _parse_identifier(column.text[match.end():])
             if parsed is not None:
                 return _Found(parsed[0], column, match.end(), match.end() + parsed[2])
     return None
+
+
+def _near_title(title: _Column, column: _Column) -> bool:
+    """Whether ``column`` stands in the block under the title word, or beside it on its line."""
+    if title.page != column.page or column is title:
+        return False
+    if column.line == title.line:
+        return column.x0 >= title.x1
+    return 0 < column.top - title.bottom < 6 * title.height and abs(column.x0 - title.x0) < 12 * column.height
+
+
+def _parse_numbered(text: str) -> tuple[str, int, int] | None:
+    """An identifier, after a number sign at most ("nr 2024/11/0087")."""
+    sign = None if _SPLIT_LABEL.match(text) else _NUMBER_SIGN_FIRST.match(text)
+    at = sign.end() if sign is not None else 0
+    parsed = _parse_identifier(text[at:])
+    return None if parsed is None else (parsed[0], at + parsed[1], at + parsed[2])
 
 
 def _find_invoice_date(page: _Page, number: _Found | None) -> _Found | None:

@@ -13,7 +13,7 @@ import re
 
 # --- invoice number ----------------------------------------------------------------------
 # "n°", "nº", "n.º", "no.", "nr.", "núm.", "num.", "#": what follows a title to say "number".
-_NO = r"(?:n\.?\s?[°º]|\bn\.(?!\w)|\bnr\b\.?|\bno\b\.?|\bn[úu]m\b\.?|\bnum[ée]ro\b|\bnummer\b|\bnumber\b|#)"
+_NO = r"(?:n\.?\s?[°º]|\bn\.(?!\w)|\bnr\b\.?|\bno\b\.?|\bn[úu]m\b\.?|\bn[úu]m[ée]ro\b|\bnummer\b|\bnumber\b|#)"
 NUMBER_SIGN = _NO
 INVOICE_NUMBER = [
     rf"\b(?:invoice|inv|rechnung|rechn|rg|re|facture|fact|factuur|fact|factura|fra|fattura|fatt|faktura|fv)\.?[\s-]*{_NO}",
@@ -39,9 +39,19 @@ INVOICE_NUMBER = [
     r"\bfaktur[ay]\s*(?:vat\s*)?(?:nr\b\.?|numer|no\b\.?)",
 ]
 # A document title followed straight by its number ("Facture FA-2017-0010", "Invoice 2041").
-INVOICE_TITLE = (r"\b(?:tax\s+invoice|invoice|credit\s+note|rechnung|gutschrift|rechnungskorrektur|facture|avoir|"
+INVOICE_TITLE = (r"\b(?:tax\s+invoice|invoice|credit\s+note|rechnung|gutschrift|rechnungskorrektur|honorarnote|"
+                 r"note\s+d'honoraires|facture|avoir|"
                  r"factuur|creditnota|factura|fattura|nota\s+di\s+credito|faktura(?:\s+vat)?|faktura\s+korygująca)"
                  r"\s*[:#]?\s*")
+
+# A document-type word that is a title only when it stands alone ("NOTA" over its number).
+INVOICE_TITLE_ALONE = INVOICE_TITLE[:-len(r"\s*[:#]?\s*")].replace(r"\b(?:", r"\b(?:nota|", 1) + r"\s*:?"
+# A label "<word>-Nr." ("Folio-Nr."), unless the word names another number.
+WORD_NR = r"(?P<word>[^\W\d_]{3,20})-nr\.?\s*:?"
+OTHER_NUMBER = re.compile(
+    r"kunden|kd|auftrag|bestell|steuer|konto|ust|mwst|tel|fax|artikel|art|liefer|lief|pos|kred|debit|mitglied|"
+    r"versicherten|vers|kassen|bank|blz|projekt|vertrag|personal|referenz|ref|seiten|lager|sach|akten|reg|hr",
+    re.IGNORECASE)
 
 # A title, a few words, then a number sign: "Rechnung des Versicherers Nr. 01.234", "Gutschrift (...) Nr. 4711".
 INVOICE_TITLE_NUMBER = (r"\b(?:invoice|rechnung|gutschrift|rechnungskorrektur|facture|avoir|factuur|creditnota|factura|"

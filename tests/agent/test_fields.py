@@ -604,3 +604,15 @@ def test_an_iban_broken_after_its_label_continues_on_the_next_line():
     content = make_pdf([(400, 700, "IBAN: DE89 3704 0044"), (400, 712, "0532 0130 00")])
     found = fields.read_fields(layout.read_layout(content, "application/pdf"))
     assert found["iban"]["value"] == "DE89 3704 0044 0532 0130 00"
+
+
+@pytest.mark.parametrize("text, number", [
+    ("Physio Praxis\nHONORARNOTE 25-1187\nDatum 01.02.2025", "25-1187"),  # the title, then its number
+    ("Sklep Handel\nFAKTURA\nnr 2024/11/0087\nData wystawienia 2024-11-05", "2024/11/0087"),  # a sign under it
+    ("FACTURA                 NUM: 2024/77", "2024/77"),  # a bare label beside the title
+    ("FACTUUR\nNR / NO.:  88812", "88812"),  # a two-language bare label under it
+    ("NOTA\nNumero 15/2024", "15/2024"),
+    ("Rechnung\n\nFolio-Nr.       Zimmer\n4711            12", "4711"),  # "<word>-Nr." over its value
+])
+def test_an_invoice_number_by_the_title_word_and_the_bare_labels_near_it(text, number):
+    assert value(text, "invoice_number") == number
