@@ -909,6 +909,13 @@ def _find_invoice_number(page: _Page) -> _Found | None:
     return None
 
 
+# "Votre facture", "Ihre Rechnung": a letter's reference to the invoice it sends.
+_YOUR_INVOICE = re.compile(r"\b(?:votre\s+facture|ihre\s+rechnung|your\s+invoice|uw\s+factuur|su\s+factura|"
+                           r"la\s+vostra\s+fattura|pa[ńn]stwa\s+faktura)\b", re.IGNORECASE)
+# The word before the date of a document: "du", "vom", "del", "of", "dated", "z dnia".
+_DATE_WORD = re.compile(r"(?<![^\W\d_])(?:du|vom|del|dell'|of|dated|van|de|z\s+dnia|z)\s+", re.IGNORECASE)
+
+
 def _near_title(title: _Column, column: _Column) -> bool:
     """Whether ``column`` stands in the block under the title word, or beside it on its line."""
     if title.page != column.page or column is title:
@@ -952,6 +959,19 @@ def _find_invoice_date(page: _Page, number: _Found | None) -> _Found | None:
         value = _values(page, column, match.end(), parse)
         if value is not None:
             return value[0]
+    for column in page.columns[:200]:  # the title banner's date: "Facture du 8 septembre 2024", "Ihre Rechnung vom ..."
+        title = _INVOICE_TITLE.search(column.head) or _YOUR_INVOICE.search(column.head)
+        if title is None:
+            continue
+        rest = column.text[title.end():title.end() + 120]
+        phrase = _DATE_WORD.search(rest)
+        date_found = page.parse_date(rest[phrase.end():]) if phrase is not None else None
+        if date_found is not None:
+            at = title.end() + phrase.end()  # type: ignore[union-attr]
+            return _Found(date_found[0], column, at + date_found[1], at + date_found[2], rank=1)
+        date_found = page.date_in(rest)
+        if date_found is not None and not labels.OTHER_DATE.search(rest[:date_found[1]]):
+            return _Found(date_found[0], column, title.end() + date_found[1], title.end() + date_found[2], rank=1)
     for column in page.columns:  # the first date on the page that is not labelled as another date
         date_found = page.date_in(column.text)
         if date_found is not None and not labels.OTHER_DATE.search(page.layout.lines[column.line].text):

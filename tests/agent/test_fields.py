@@ -616,3 +616,13 @@ def test_an_iban_broken_after_its_label_continues_on_the_next_line():
 ])
 def test_an_invoice_number_by_the_title_word_and_the_bare_labels_near_it(text, number):
     assert value(text, "invoice_number") == number
+
+
+@pytest.mark.parametrize("text, day", [
+    ("Acme GmbH\nIhre Rechnung vom 8. September 2024\nBetrag 10,00", "2024-09-08"),
+    ("Acme SARL\nVotre facture du 08/09/2024\nÉchéance 08/10/2024", "2024-09-08"),
+    ("Acme Srl\nFattura 15 del 8 settembre 2024", "2024-09-08"),
+    ("Acme\nFACTURE du 8 septembre 2024\nDate de facture : 01/09/2024", "2024-09-01"),  # the labelled one wins
+])
+def test_an_unlabelled_invoice_date_in_the_title_phrase(text, day):
+    assert read(text)["invoice_date"]["value"] == day
