@@ -760,9 +760,24 @@ def _name_like(text: str) -> bool:
         return False
     if re.search(r"@|www\.|https?:|\+\d|\btel\b|\bfax\b|\bphone\b|:|\bpage\b|\bseite\b", text, re.IGNORECASE):
         return False
-    if _date_in(text) is not None:
+    if _date_in(text) is not None or _NOT_A_NAME.search(text):
         return False
+    if _TITLE_ALONE.fullmatch(text) or _INVOICE_TITLE.match(text) and re.search(r"\d", text):
+        return False  # the document's title ("FACTURE", "INVOICE 2024-17")
+    if len(_STRIP_PARTS.findall(text)) >= 2 and (_POSTCODE.search(text) or _STREET.search(text)):
+        return False  # an owner-and-address strip ("J. DOE · MAIN ST 15 · 12345 TOWN")
     return not _heading(text)
+
+
+# Lines that are never a name: a register entry, a bank label, a street.
+_NOT_A_NAME = re.compile(
+    r"^\W{0,3}(?:siret|siren|kvk|rcs|hrb|hra|rea|krs|regon|handelsregister|registergericht|amtsgericht|"
+    r"registro\s+mercantil|iban|bic|swift)\b|"
+    r"^\W{0,3}(?:c/|(?:calle|avda|avenida|via|viale|piazza|corso|rue|avenue|bd|boulevard|ul|plaza|carrer)\b\.?)\D*+\d|"
+    r"(?:straat|weg|straße|strasse|str\.)\s?\d", re.IGNORECASE)
+_STREET = re.compile(r"(?<![^\W\d_])(?:via|viale|piazza|calle|rue|avenue|ul\.)\s|"
+                     r"(?:straat|weg|straße|strasse|str\.)\s?\d", re.IGNORECASE)
+_STRIP_PARTS = re.compile(r" [·|•] ")
 
 
 # --- the fields ---------------------------------------------------------------------------

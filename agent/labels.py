@@ -188,7 +188,7 @@ SELLER = (r"\b(?:seller|supplier|vendor|sold\s+by|issued\s+by|bill\s+from|invoic
           r"service\s+provider|provider|"
           r"verk[äa]ufer|lieferant|leistungserbringer|rechnungssteller|absender|auftragnehmer|"
           r"fournisseur|vendeur|[ée]metteur|prestataire|leverancier|verkoper|afzender|"
-          r"proveedor|emisor|vendedor|fornitore|cedente|prestatore|venditore|emittente|"
+          r"proveedor|emisor|emitid[ao]\s+por|facturad[ao]\s+por|ausgestellt\s+von|emitente|vendedor|fornitore|cedente|prestatore|venditore|emittente|"
           r"sprzedawca|wystawca|dostawca)\b")
 BUYER = (r"\b(?:to|(?:billing|delivery|shipping|invoice|invoicing|customer)\s+address|"
          r"bill(?:ed)?\s+to|invoice(?:d)?\s+to|sold\s+to|ship(?:ped)?\s+to|deliver(?:y|ed)?\s+to|customer|client|"

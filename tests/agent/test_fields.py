@@ -626,3 +626,18 @@ def test_an_invoice_number_by_the_title_word_and_the_bare_labels_near_it(text, n
 ])
 def test_an_unlabelled_invoice_date_in_the_title_phrase(text, day):
     assert read(text)["invoice_date"]["value"] == day
+
+
+@pytest.mark.parametrize("line", [
+    "SIRET 123 456 789 00012", "KvK 12345678", "HRB 12345 Amtsgericht Musterstadt", "C/ Mayor 12",
+    "Viale Roma 5", "Hoofdstraat 12", "Musterstr. 5", "FACTURE", "INVOICE 2024-17", "IBAN",
+    "J. DOE · MAIN WAY 15 · 12345 TOWN",
+])
+def test_registration_street_title_and_address_strip_lines_are_no_supplier_name(line):
+    assert value(f"{line}\nTotal 10,00", "supplier_name") is None
+
+
+@pytest.mark.parametrize("heading", ["EMITIDA POR", "Issued by", "Emisor", "Émetteur", "Rechnungssteller"])
+def test_an_issuer_heading_opens_the_sellers_block(heading):
+    text = f"{heading}\nTalleres Norte\nCalle Mayor 5\n\nCLIENTE\nJuan Perez\n"
+    assert value(text, "supplier_name") == "Talleres Norte"
