@@ -1303,15 +1303,21 @@ def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
 def _header_name(page: _Page) -> _Found | None:
     """The letterhead: the most prominent name-like line at the top of the first page."""
     best: _Found | None = None
-    size = 0.0
+    strength = (0.0, False, False)
     for column in page.columns:
         if column.page != 1 or page.region(column) != "header" or column.line >= _HEADER_LINES:
             break
         if _INVOICE_TITLE.search(column.head) or page.role(column) == "buyer" or _labelled(column.head):
             continue
         name = _parse_name(column.text)
-        if name is not None and _title_case(name[0]) and column.height > size + 0.5:
-            best, size = _Found(name[0], column, 0, len(column.text)), column.height
+        if name is None or not _title_case(name[0]):
+            continue
+        # The largest print first; at the same size a legal name, then a name of several words over a
+        # single word (a job title over a person's name, "Physiotherapist" over "Jane Doe").
+        size = strength[0] if abs(column.height - strength[0]) <= 0.5 else column.height
+        candidate = (size, bool(_LEGAL_NAME.search(name[0])), len(name[0].split()) > 1)
+        if candidate > strength:
+            best, strength = _Found(name[0], column, 0, len(column.text)), candidate
     return best
 
 

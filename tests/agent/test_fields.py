@@ -641,3 +641,13 @@ def test_registration_street_title_and_address_strip_lines_are_no_supplier_name(
 def test_an_issuer_heading_opens_the_sellers_block(heading):
     text = f"{heading}\nTalleres Norte\nCalle Mayor 5\n\nCLIENTE\nJuan Perez\n"
     assert value(text, "supplier_name") == "Talleres Norte"
+
+
+def test_a_job_title_over_a_persons_name_is_not_the_supplier():
+    from agent import layout
+    from tests.agent.test_layout import make_pdf
+
+    content = make_pdf([(50, 50, "Physiotherapeutin"), (50, 64, "Anna Muster"),
+                        (300, 200, "Honorarnote 25-11"), (300, 300, "Gesamt 104,00")])
+    assert fields.read_fields(layout.read_layout(content, "application/pdf"))["supplier_name"]["value"] == \
+        "Anna Muster"
