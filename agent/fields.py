@@ -902,7 +902,7 @@ def _find_invoice_number(page: _Page) -> _Found | None:
     for column in page.columns:  # a bare "Número" / "N° :" in the block under or beside the title word
         bare = _BARE_NUMBER.match(column.head)
         if (bare is not None and column.head[:1].isalpha() and not _SPLIT_LABEL.match(column.head)
-                and any(_near_title(t, column) for t in titles)):
+                and any(_near_title(page, t, column) for t in titles)):
             value = _values(page, column, bare.end(), _parse_identifier)
             if value is not None:
                 return value[0]
@@ -914,7 +914,7 @@ def _find_invoice_number(page: _Page) -> _Found | None:
                 return value[0]
     for column in titles:  # a table header "Factuur" over its number, "FAKTURA" over "nr 2024/0087"
         value = _values(page, column, len(column.text), _parse_numbered)
-        if value is not None and value[1] != "same":
+        if value is not None and value[1] != "same" and not _table_header(page, value[0].column.line - 1):
             return value[0]
     for column in page.columns:  # a title followed straight by a number: "Facture FA-2017-0010"
         for match in _INVOICE_TITLE.finditer(column.head):
@@ -931,13 +931,20 @@ _YOUR_INVOICE = re.compile(r"\b(?:votre\s+facture|ihre\s+rechnung|your\s+invoice
 _DATE_WORD = re.compile(r"(?<![^\W\d_])(?:du|vom|del|dell'|of|dated|van|de|z\s+dnia|z)\s+", re.IGNORECASE)
 
 
-def _near_title(title: _Column, column: _Column) -> bool:
+def _near_title(page: _Page, title: _Column, column: _Column) -> bool:
     """Whether ``column`` stands in the block under the title word, or beside it on its line."""
     if title.page != column.page or column is title:
         return False
     if column.line == title.line:
         return column.x0 >= title.x1
-    return 0 < column.top - title.bottom < 6 * title.height and abs(column.x0 - title.x0) < 12 * column.height
+    if _table_header(page, column.line):
+        return False  # a table's header row ("No.  Description  Qty"), not a label block
+    return 0 < column.top - title.bottom < 6 * title.height and column.x0 > title.x0 - 12 * column.height
+
+
+def _table_header(page: _Page, line: int) -> bool:
+    """Whether a line is a table's header row: three columns or more, none with a digit."""
+    return 0 <= line < len(page.by_line) and len([c for c in page.by_line[line] if not re.search(r"\d", c.text)]) > 2
 
 
 def _parse_numbered(text: str) -> tuple[str, int, int] | None:

@@ -651,3 +651,16 @@ def test_a_job_title_over_a_persons_name_is_not_the_supplier():
                         (300, 200, "Honorarnote 25-11"), (300, 300, "Gesamt 104,00")])
     assert fields.read_fields(layout.read_layout(content, "application/pdf"))["supplier_name"]["value"] == \
         "Anna Muster"
+
+
+def test_a_bare_number_label_in_the_block_beside_the_title_but_never_a_table_header():
+    from agent import layout
+    from tests.agent.test_layout import make_pdf
+
+    content = make_pdf([(50, 40, "Talleres Norte"), (50, 100, "FACTURA"), (350, 112, "Número"), (450, 112, "Fecha"),
+                        (350, 124, "A-2024-77"), (450, 124, "05/11/2024")])
+    assert fields.read_fields(layout.read_layout(content, "application/pdf"))["invoice_number"]["value"] == \
+        "A-2024-77"
+    content = make_pdf([(50, 100, "INVOICE"), (50, 130, "No."), (150, 130, "Description"), (300, 130, "Qty"),
+                        (50, 142, "1908-S"), (150, 142, "Chair"), (300, 142, "3")])
+    assert fields.read_fields(layout.read_layout(content, "application/pdf"))["invoice_number"]["value"] is None
