@@ -1136,6 +1136,8 @@ def _find_vat_id(page: _Page) -> _Found | None:
     found: list[_Found] = []
     tried = 0
     for column in page.columns:
+        if len(found) > _MAX_IDENTIFIERS:
+            break  # a page of VAT lines is no invoice's: the first ones are enough
         for label, label_country in _VAT_LABELS if _ANY_VAT_LABEL.search(column.head) else ():
             match = label.search(column.head)
             if match is None:
@@ -1195,6 +1197,8 @@ def _find_iban(page: _Page) -> _Found | None:
     found: list[_Found] = []
     tried = 0
     for column in page.columns:
+        if len(found) > _MAX_IDENTIFIERS:
+            break  # a page of IBAN lines is no invoice's: the first ones are enough
         match = _IBAN_LABEL.search(column.head)
         if match is not None:
             value = _values(page, column, match.end(), _parse_iban)
