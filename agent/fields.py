@@ -280,7 +280,12 @@ _INVOICE_NUMBER = _compile(labels.INVOICE_NUMBER)
 _INVOICE_TITLE = _compile(labels.INVOICE_TITLE)
 _INVOICE_TITLE_NUMBER = _compile(labels.INVOICE_TITLE_NUMBER)
 _INVOICE_DATE = _compile(labels.INVOICE_DATE)
-_BARE_NUMBER = _compile(rf"{labels.NUMBER_SIGN}\s*:?")
+_BARE_NUMBER = _compile(rf"{labels.NUMBER_SIGN}(?:\s?/\s?{labels.NUMBER_SIGN})?\s*:?")  # "NR / NO.:"
+# "Invoice" over "number: 7": one label split over two lines, not a title over a bare label.
+_SPLIT_LABEL = re.compile(r"\W*number\b", re.IGNORECASE)
+_TITLE_ALONE = re.compile(labels.INVOICE_TITLE_ALONE, re.IGNORECASE)
+_WORD_NR = re.compile(labels.WORD_NR, re.IGNORECASE)
+_NUMBER_SIGN_FIRST = re.compile(rf"\W{{0,2}}{labels.NUMBER_SIGN}\s*:?\s*", re.IGNORECASE)
 _DATE_GENERIC = _compile(labels.DATE_GENERIC)
 _TOTAL_GROSS = _compile(labels.TOTAL_GROSS)
 _TOTAL_DUE = _compile(labels.TOTAL_DUE)
@@ -335,7 +340,9 @@ _VAT_SHAPE = re.compile(r"(?<![A-Za-z0-9])(?P<cc>AT|BE|BG|CY|CZ|DE|DK|EE|EL|ES|F
 # A Swiss UID printed as a VAT number ends with its tax's name: "CHE-123.456.788 MWST".
 _SWISS_VAT = re.compile(r"CHE[ .\-]?\d{3}[ .]?\d{3}[ .]?\d{3}(?: ?(?:MWST|TVA|IVA|VAT))?")
 _IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){10,32}")
-_NUMBER_SHAPE = re.compile(r"\d[\d .\-/]{6,18}")
+# A VAT id printed without its country: digits, maybe a letter first ("A31491566") or last ("77029976-D").
+_IBAN_HEAD = re.compile(r"[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){4,9}(?![A-Za-z0-9])")
+_NUMBER_SHAPE = re.compile(r"(?:[A-Z](?=\d{7}))?\d[\d .\-/]{6,18}(?:-?[A-Z](?![A-Za-z0-9]))?")
 
 
 @dataclass
@@ -688,7 +695,8 @@ def _vat_words(text: str) -> str:
 
 
 def _parse_iban(text: str) -> tuple[str, int, int] | None:
-    match = _IBAN_SHAPE.match(text)
+    # After its label, an IBAN's first part may be short: a narrow column carries the rest on the next line.
+    match = _IBAN_SHAPE.match(text) or _IBAN_HEAD.match(text)
     if match is None:
         return None
     token = _valid_prefix(match.group(), _iban_valid) or match.group()
@@ -756,9 +764,24 @@ def _name_like(text: str) -> bool:
         return False
     if re.search(r"@|www\.|https?:|\+\d|\btel\b|\bfax\b|\bphone\b|:|\bpage\b|\bseite\b", text, re.IGNORECASE):
         return False
-    if _date_in(text) is not None:
+    if _date_in(text) is not None or _NOT_A_NAME.search(text):
         return False
+    if _TITLE_ALONE.fullmatch(text) or _INVOICE_TITLE.match(text) and re.search(r"\d", text):
+        return False  # the document's title ("FACTURE", "INVOICE 2024-17")
+    if len(_STRIP_PARTS.findall(text)) >= 2 and (_POSTCODE.search(text) or _STREET.search(text)):
+        return False  # an owner-and-address strip ("J. DOE · MAIN ST 15 · 12345 TOWN")
     return not _heading(text)
+
+
+# Lines that are never a name: a register entry, a bank label, a street.
+_NOT_A_NAME = re.compile(
+    r"^\W{0,3}(?:siret|siren|kvk|rcs|hrb|hra|rea|krs|regon|handelsregister|registergericht|amtsgericht|"
+    r"registro\s+mercantil|iban|bic|swift)\b|"
+    r"^\W{0,3}(?:c/|(?:calle|avda|avenida|via|viale|piazza|corso|rue|avenue|bd|boulevard|ul|plaza|carrer)\b\.?)\D*+\d|"
+    r"(?:straat|weg|straße|strasse|str\.)\s?\d", re.IGNORECASE)
+_STREET = re.compile(r"(?<![^\W\d_])(?:via|viale|piazza|calle|rue|avenue|ul\.)\s|"
+                     r"(?:straat|weg|straße|strasse|str\.)\s?\d", re.IGNORECASE)
+_STRIP_PARTS = re.compile(r" [·|•] ")
 
 
 # --- the fields ---------------------------------------------------------------------------
@@ -793,13 +816,15 @@ def find(text: str, name: str) -> str | None:
 
 def read_fields(layout: Layout, *, country: str | None = None, today: date | None = None) -> dict[str, dict[str, Any]]:
     """Every required checked read off the layout and checked, each with its evidence."""
-    found, account, total_note, candidates = _read(_Page(layout))
+    page = _Page(layout)
+    found, account, total_note, candidates = _read(page)
     results: dict[str, dict[str, Any]] = {}
     for name in REQUIRED:
         item = found[name]
         value = item.value if item else None
         if name == "vat_id":
-            checked = check_vat_id(value, country=country or (item.role if item and len(item.role) == 2 else None))
+            label_country = item.role if item and len(item.role) == 2 else None
+            checked = check_vat_id(value, country=country or label_country or _supplier_country(page, found))
         elif name == "invoice_date":
             checked = check_invoice_date(value, today=today)
         elif name == "total_amount":
@@ -827,6 +852,33 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
     return results
 
 
+# Countries written out in an address, by their VAT prefix.
+_COUNTRY_NAMES = {"united kingdom": "GB", "great britain": "GB", "england": "GB", "scotland": "GB", "wales": "GB",
+                  "deutschland": "DE", "germany": "DE", "österreich": "AT", "austria": "AT", "france": "FR",
+                  "españa": "ES", "espana": "ES", "spain": "ES", "italia": "IT", "italy": "IT", "polska": "PL",
+                  "poland": "PL", "nederland": "NL", "netherlands": "NL", "belgique": "BE", "belgië": "BE",
+                  "belgium": "BE", "portugal": "PT", "ireland": "IE", "luxembourg": "LU"}
+_COUNTRY_NAME = re.compile(r"(?<![^\W\d_])(?:" + "|".join(_COUNTRY_NAMES) + r")(?![^\W\d_])", re.IGNORECASE)
+
+
+def _supplier_country(page: _Page, found: dict[str, _Found | None]) -> str | None:
+    """The supplier's country for a VAT id printed without one under a generic label: its IBAN's, else the
+    country written in its block or letterhead."""
+    iban = found.get("iban")
+    if iban is not None and _iban_valid(iban.value):
+        return iban.value[:2].upper()
+    vat = found.get("vat_id")
+    if vat is None:
+        return None
+    column = vat.column
+    lines = page.layout.lines
+    for line in range(max(0, column.line - 8), min(column.line + 3, len(lines))):
+        named = _COUNTRY_NAME.search(lines[line].text[:300])
+        if named is not None:
+            return _COUNTRY_NAMES[named.group().lower()]
+    return None
+
+
 def _find_labelled(page: _Page, label: re.Pattern[str], parse: Callable[[str], tuple[str, int, int] | None],
                    *, below: bool = True) -> _Found | None:
     for column in page.columns:
@@ -850,18 +902,61 @@ def _find_invoice_number(page: _Page) -> _Found | None:
             value = _values(page, column, len(column.text), _parse_identifier, below=False)
             if value is not None:
                 return value[0]
-    for column in page.columns:  # a table header "Factuur" over its number
-        title = _INVOICE_TITLE.fullmatch(column.head)
-        if title is not None and len(column.text) < 30:
-            value = _values(page, column, title.end(), _parse_identifier)
-            if value is not None and value[1] != "same":
+    titles = [c for c in page.columns[:80] if len(c.text) < 30 and _TITLE_ALONE.fullmatch(c.text)]
+    for column in page.columns:  # a bare "Número" / "N° :" in the block under or beside the title word
+        bare = _BARE_NUMBER.match(column.head)
+        if (bare is not None and column.head[:1].isalpha() and not _SPLIT_LABEL.match(column.head)
+                and any(_near_title(page, t, column) for t in titles)):
+            value = _values(page, column, bare.end(), _parse_identifier)
+            if value is not None:
                 return value[0]
+    for column in page.columns:  # "Folio-Nr." over its value, on a page titled as an invoice
+        word = _WORD_NR.fullmatch(column.head)
+        if word is not None and not labels.OTHER_NUMBER.match(word.group("word")) and titles:
+            value = _values(page, column, word.end(), _parse_identifier)
+            if value is not None:
+                return value[0]
+    for column in titles:  # a table header "Factuur" over its number, "FAKTURA" over "nr 2024/0087"
+        value = _values(page, column, len(column.text), _parse_numbered)
+        if value is not None and value[1] != "same" and not _table_header(page, value[0].column.line - 1):
+            return value[0]
     for column in page.columns:  # a title followed straight by a number: "Facture FA-2017-0010"
         for match in _INVOICE_TITLE.finditer(column.head):
             parsed = _parse_identifier(column.text[match.end():])
             if parsed is not None:
                 return _Found(parsed[0], column, match.end(), match.end() + parsed[2])
     return None
+
+
+# "Votre facture", "Ihre Rechnung": a letter's reference to the invoice it sends.
+_YOUR_INVOICE = re.compile(r"\b(?:votre\s+facture|ihre\s+rechnung|your\s+invoice|uw\s+factuur|su\s+factura|"
+                           r"la\s+vostra\s+fattura|pa[ńn]stwa\s+faktura)\b", re.IGNORECASE)
+# The word before the date of a document: "du", "vom", "del", "of", "dated", "z dnia".
+_DATE_WORD = re.compile(r"(?<![^\W\d_])(?:du|vom|del|dell'|of|dated|van|de|z\s+dnia|z)\s+", re.IGNORECASE)
+
+
+def _near_title(page: _Page, title: _Column, column: _Column) -> bool:
+    """Whether ``column`` stands in the block under the title word, or beside it on its line."""
+    if title.page != column.page or column is title:
+        return False
+    if column.line == title.line:
+        return column.x0 >= title.x1
+    if _table_header(page, column.line):
+        return False  # a table's header row ("No.  Description  Qty"), not a label block
+    return 0 < column.top - title.bottom < 6 * title.height and column.x0 > title.x0 - 12 * column.height
+
+
+def _table_header(page: _Page, line: int) -> bool:
+    """Whether a line is a table's header row: three columns or more, none with a digit."""
+    return 0 <= line < len(page.by_line) and len([c for c in page.by_line[line] if not re.search(r"\d", c.text)]) > 2
+
+
+def _parse_numbered(text: str) -> tuple[str, int, int] | None:
+    """An identifier, after a number sign at most ("nr 2024/11/0087")."""
+    sign = None if _SPLIT_LABEL.match(text) else _NUMBER_SIGN_FIRST.match(text)
+    at = sign.end() if sign is not None else 0
+    parsed = _parse_identifier(text[at:])
+    return None if parsed is None else (parsed[0], at + parsed[1], at + parsed[2])
 
 
 def _find_invoice_date(page: _Page, number: _Found | None) -> _Found | None:
@@ -890,6 +985,19 @@ def _find_invoice_date(page: _Page, number: _Found | None) -> _Found | None:
         value = _values(page, column, match.end(), parse)
         if value is not None:
             return value[0]
+    for column in page.columns[:200]:  # the title banner's date: "Facture du 8 septembre 2024", "Ihre Rechnung vom ..."
+        title = _INVOICE_TITLE.search(column.head) or _YOUR_INVOICE.search(column.head)
+        if title is None:
+            continue
+        rest = column.text[title.end():title.end() + 120]
+        phrase = _DATE_WORD.search(rest)
+        date_found = page.parse_date(rest[phrase.end():]) if phrase is not None else None
+        if date_found is not None:
+            at = title.end() + phrase.end()  # type: ignore[union-attr]
+            return _Found(date_found[0], column, at + date_found[1], at + date_found[2], rank=1)
+        date_found = page.date_in(rest)
+        if date_found is not None and not labels.OTHER_DATE.search(rest[:date_found[1]]):
+            return _Found(date_found[0], column, title.end() + date_found[1], title.end() + date_found[2], rank=1)
     for column in page.columns:  # the first date on the page that is not labelled as another date
         date_found = page.date_in(column.text)
         if date_found is not None and not labels.OTHER_DATE.search(page.layout.lines[column.line].text):
@@ -913,12 +1021,17 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
         if value is None:
             continue
         found, how = value
+        # A label inside a running sentence ("... le montant restant à payer est de 128,00 €") is prose, not the
+        # total's line: it ranks below every labelled total.
+        sentence = _SENTENCE.search(column.text[:match.start()][-80:]) is not None
         if how == "below":
             found, sure = _column_total(page, found)
             found.rank = rank + (1 if sure else 2)
         else:
             found = _largest_on_row(page, found)
             found.rank = rank
+        if sentence:
+            found.rank += 3
         candidates.append(found)
     if not candidates:
         return None, "", []
@@ -947,6 +1060,10 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
     for c in strongest:
         first.setdefault(Decimal(c.value), c)
     return strongest[0], "two totals are printed that disagree: check which one is due", list(first.values())
+
+
+# Three lower-case words in a row before a label: a sentence, not a form's label.
+_SENTENCE = re.compile(r"(?<![^\W\d_])[a-zà-ÿ]++\s[a-zà-ÿ']++\s[a-zà-ÿ']++\s")
 
 
 def _deposits(page: _Page) -> set[Decimal]:
@@ -1023,6 +1140,8 @@ def _find_vat_id(page: _Page) -> _Found | None:
     found: list[_Found] = []
     tried = 0
     for column in page.columns:
+        if len(found) > _MAX_IDENTIFIERS:
+            break  # a page of VAT lines is no invoice's: the first ones are enough
         for label, label_country in _VAT_LABELS if _ANY_VAT_LABEL.search(column.head) else ():
             match = label.search(column.head)
             if match is None:
@@ -1035,7 +1154,10 @@ def _find_vat_id(page: _Page) -> _Found | None:
                 item.rank = 0 if _vat_valid(item.value) else 2
                 found.append(item)
             break
+        ibans = [(m.start(), m.end()) for m in _IBAN_SHAPE.finditer(column.text)]
         for match in _VAT_SHAPE.finditer(column.text):
+            if any(start <= match.start() < end for start, end in ibans):
+                continue  # an IBAN's first digits are no VAT id ("PL89 6269 2554 ...")
             tried += 1
             if tried > _MAX_IDENTIFIERS:
                 break
@@ -1079,6 +1201,8 @@ def _find_iban(page: _Page) -> _Found | None:
     found: list[_Found] = []
     tried = 0
     for column in page.columns:
+        if len(found) > _MAX_IDENTIFIERS:
+            break  # a page of IBAN lines is no invoice's: the first ones are enough
         match = _IBAN_LABEL.search(column.head)
         if match is not None:
             value = _values(page, column, match.end(), _parse_iban)
@@ -1194,15 +1318,21 @@ def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
 def _header_name(page: _Page) -> _Found | None:
     """The letterhead: the most prominent name-like line at the top of the first page."""
     best: _Found | None = None
-    size = 0.0
+    strength = (0.0, False, False)
     for column in page.columns:
         if column.page != 1 or page.region(column) != "header" or column.line >= _HEADER_LINES:
             break
         if _INVOICE_TITLE.search(column.head) or page.role(column) == "buyer" or _labelled(column.head):
             continue
         name = _parse_name(column.text)
-        if name is not None and _title_case(name[0]) and column.height > size + 0.5:
-            best, size = _Found(name[0], column, 0, len(column.text)), column.height
+        if name is None or not _title_case(name[0]):
+            continue
+        # The largest print first; at the same size a legal name, then a name of several words over a
+        # single word (a job title over a person's name, "Physiotherapist" over "Jane Doe").
+        size = strength[0] if abs(column.height - strength[0]) <= 0.5 else column.height
+        candidate = (size, bool(_LEGAL_NAME.search(name[0])), len(name[0].split()) > 1)
+        if candidate > strength:
+            best, strength = _Found(name[0], column, 0, len(column.text)), candidate
     return best
 
 

@@ -13,7 +13,7 @@ import re
 
 # --- invoice number ----------------------------------------------------------------------
 # "n°", "nº", "n.º", "no.", "nr.", "núm.", "num.", "#": what follows a title to say "number".
-_NO = r"(?:n\.?\s?[°º]|\bn\.(?!\w)|\bnr\b\.?|\bno\b\.?|\bn[úu]m\b\.?|\bnum[ée]ro\b|\bnummer\b|\bnumber\b|#)"
+_NO = r"(?:n\.?\s?[°º]|\bn\.(?!\w)|\bnr\b\.?|\bno\b\.?|\bn[úu]m\b\.?|\bn[úu]m[ée]ro\b|\bnummer\b|\bnumber\b|#)"
 NUMBER_SIGN = _NO
 INVOICE_NUMBER = [
     rf"\b(?:invoice|inv|rechnung|rechn|rg|re|facture|fact|factuur|fact|factura|fra|fattura|fatt|faktura|fv)\.?[\s-]*{_NO}",
@@ -39,9 +39,19 @@ INVOICE_NUMBER = [
     r"\bfaktur[ay]\s*(?:vat\s*)?(?:nr\b\.?|numer|no\b\.?)",
 ]
 # A document title followed straight by its number ("Facture FA-2017-0010", "Invoice 2041").
-INVOICE_TITLE = (r"\b(?:tax\s+invoice|invoice|credit\s+note|rechnung|gutschrift|rechnungskorrektur|facture|avoir|"
+INVOICE_TITLE = (r"\b(?:tax\s+invoice|invoice|credit\s+note|rechnung|gutschrift|rechnungskorrektur|honorarnote|"
+                 r"note\s+d'honoraires|facture|avoir|"
                  r"factuur|creditnota|factura|fattura|nota\s+di\s+credito|faktura(?:\s+vat)?|faktura\s+korygująca)"
                  r"\s*[:#]?\s*")
+
+# A document-type word that is a title only when it stands alone ("NOTA" over its number).
+INVOICE_TITLE_ALONE = INVOICE_TITLE[:-len(r"\s*[:#]?\s*")].replace(r"\b(?:", r"\b(?:nota|", 1) + r"\s*:?"
+# A label "<word>-Nr." ("Folio-Nr."), unless the word names another number.
+WORD_NR = r"(?P<word>[^\W\d_]{3,20})-nr\.?\s*:?"
+OTHER_NUMBER = re.compile(
+    r"kunden|kd|auftrag|bestell|steuer|konto|ust|mwst|tel|fax|artikel|art|liefer|lief|pos|kred|debit|mitglied|"
+    r"versicherten|vers|kassen|bank|blz|projekt|vertrag|personal|referenz|ref|seiten|lager|sach|akten|reg|hr",
+    re.IGNORECASE)
 
 # A title, a few words, then a number sign: "Rechnung des Versicherers Nr. 01.234", "Gutschrift (...) Nr. 4711".
 INVOICE_TITLE_NUMBER = (r"\b(?:invoice|rechnung|gutschrift|rechnungskorrektur|facture|avoir|factuur|creditnota|factura|"
@@ -88,6 +98,10 @@ TOTAL_GROSS = [
     r"\btotale\s*(?:documento|fattura|complessivo|ivato|generale)\b", r"\bimporto\s*totale\b",
     r"\btotale\s*(?:iva\s*)?incl",
     r"\b(?:razem|warto[śs][ćc]|kwota|suma)\s*brutto\b", r"\bog[óo]łem\s*brutto\b",
+    # a bracketed qualifier: "TOTAL (IVA INCL.)", "Total (TTC)", "Totaal (incl. btw)"
+    r"\btota(?:l|al|le)\s*\(\s*(?:(?:iva|tva|btw|vat|mwst|ust)\s*)?(?:incl|inkl|ttc\b|t\.t\.c)",
+    # "Brutto 104,00 €", "Gross: 55.00": the word alone, its amount right after it
+    r"^\W{0,3}(?:brutto|gross)\b(?=\s*:?\s*(?:[€$£]|[A-Z]{3}\b)?\s*\d)",
 ]
 TOTAL_DUE = [
     r"\b(?:total\s*)?amount\s*(?:due|payable)\b", r"\bbalance\s*due\b", r"\btotal\s*(?:due|payable)\b",
@@ -124,7 +138,7 @@ DEPOSIT = [
 ]
 # What makes a label name the amount including VAT, whatever else it says.
 GROSS_MARK = re.compile(r"\b(?:incl|inkl)(?:\.|uding|usive|usief|usive)?\s*(?:[^\W\d_]+\.?)?|"
-                        r"\b(?:tva|iva|btw|vat|mwst)\s*(?:incluse|comprise|incluida|inclusa|inclusief|included)|\bbrutto\b|\bgross\b|t\.?t\.?c\b|ivato|\bcon\s+iva|\bz\s+vat|"
+                        r"\b(?:tva|iva|btw|vat|mwst|ust)\s*(?:incluse|comprise|incluida|inclusa|inclusief|included|incl\.?|inkl\.?)|\bbrutto\b|\bgross\b|t\.?t\.?c\b|ivato|\bcon\s+iva|\bz\s+vat|"
                         r"\bnet\s*[àa]\s*payer|\bnetto\s*a\s*pagare|[àa]\s*payer|a\s*pagar|a\s*pagare|"
                         r"te\s*betalen|zap[łl]aty|zu\s*zahlen", re.IGNORECASE)
 # The net total and the VAT amount: their sum confirms a total.
@@ -174,7 +188,7 @@ SELLER = (r"\b(?:seller|supplier|vendor|sold\s+by|issued\s+by|bill\s+from|invoic
           r"service\s+provider|provider|"
           r"verk[äa]ufer|lieferant|leistungserbringer|rechnungssteller|absender|auftragnehmer|"
           r"fournisseur|vendeur|[ée]metteur|prestataire|leverancier|verkoper|afzender|"
-          r"proveedor|emisor|vendedor|fornitore|cedente|prestatore|venditore|emittente|"
+          r"proveedor|emisor|emitid[ao]\s+por|facturad[ao]\s+por|ausgestellt\s+von|emitente|vendedor|fornitore|cedente|prestatore|venditore|emittente|"
           r"sprzedawca|wystawca|dostawca)\b")
 BUYER = (r"\b(?:to|(?:billing|delivery|shipping|invoice|invoicing|customer)\s+address|"
          r"bill(?:ed)?\s+to|invoice(?:d)?\s+to|sold\s+to|ship(?:ped)?\s+to|deliver(?:y|ed)?\s+to|customer|client|"

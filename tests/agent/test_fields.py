@@ -558,3 +558,109 @@ def test_the_digit_groups_of_an_iban_after_a_payment_label_are_not_the_total():
     found = fields.check_all(text, today=date(2026, 1, 1))
     assert found["total_amount"]["value"] == "717.97"
     assert found["iban"]["value"] == "NL91 ABNA 0417 1643 00"
+
+
+@pytest.mark.parametrize("text, total", [
+    ("Base imponible  100,00\nTOTAL (IVA INCL.)          121,00 €", "121.00"),
+    ("Totaal excl. btw  100,00\nTotaal (incl. btw)     121,00", "121.00"),
+    ("Netto 100,00\nMwSt 4,00\nBrutto 104,00 €", "104.00"),
+    ("Net 50.00\nVAT 5.00\nGross 55.00", "55.00"),
+])
+def test_a_total_with_a_bracketed_qualifier_or_a_bare_gross_label(text, total):
+    assert read(text)["total_amount"]["value"] == total
+
+
+def test_an_amount_in_a_running_sentence_ranks_below_a_labelled_total():
+    text = ("Facture 12\nTotal        120,00\n\n"
+            "Nous vous rappelons que le montant restant à payer au 1er mars est de 128,00€ selon nos conditions.")
+    assert read(text)["total_amount"]["value"] == "120.00"
+
+
+@pytest.mark.parametrize("text, vat", [
+    ("Acme Ltd\nVAT Reg No 980 7806 84\nIBAN GB33BUKB20201555555555", "GB980780684"),  # the IBAN's country
+    ("Acme Ltd\n1 High Street\nUnited Kingdom\nVAT Reg No 980 7806 84", "GB980780684"),  # the address's
+    ("Acme SL\nCIF: B58378431", "ESB58378431"),  # a letter first
+    ("Acme\nNIF: 12345678-Z", "ES12345678Z"),  # a dash before the letter
+    ("Acme Srl\nP.IVA 01114601006", "IT01114601006"),
+    ("Acme\nNIP 5252248481", "PL5252248481"),
+    ("Acme SARL - RCS Lyon - TVA FR 40 303 265 045 - Capital 1000 €", "FR40303265045"),  # spaces inside
+])
+def test_a_vat_id_without_its_country_prefix_takes_the_labels_or_the_suppliers_country(text, vat):
+    assert read(text)["vat_id"]["value"] == vat
+
+
+def test_an_ibans_first_digits_are_never_a_vat_id():
+    found = read("Acme\nKonto: PL52 5224 8481 0000 0000 0000 0076")  # PL + 5252248481 is a valid NIP
+    assert found["vat_id"]["status"] == "missing"
+    assert found["iban"]["value"] == "PL52 5224 8481 0000 0000 0000 0076"
+
+
+def test_an_iban_broken_after_its_label_continues_on_the_next_line():
+    from agent import layout
+    from tests.agent.test_layout import make_pdf
+
+    assert value("Bank details\nIBAN: DE89 3704 0044\n0532 0130 00\nBIC COBADEFFXXX", "iban") == \
+        "DE89 3704 0044 0532 0130 00"
+    content = make_pdf([(400, 700, "IBAN: DE89 3704 0044"), (400, 712, "0532 0130 00")])
+    found = fields.read_fields(layout.read_layout(content, "application/pdf"))
+    assert found["iban"]["value"] == "DE89 3704 0044 0532 0130 00"
+
+
+@pytest.mark.parametrize("text, number", [
+    ("Physio Praxis\nHONORARNOTE 25-1187\nDatum 01.02.2025", "25-1187"),  # the title, then its number
+    ("Sklep Handel\nFAKTURA\nnr 2024/11/0087\nData wystawienia 2024-11-05", "2024/11/0087"),  # a sign under it
+    ("FACTURA                 NUM: 2024/77", "2024/77"),  # a bare label beside the title
+    ("FACTUUR\nNR / NO.:  88812", "88812"),  # a two-language bare label under it
+    ("NOTA\nNumero 15/2024", "15/2024"),
+    ("Rechnung\n\nFolio-Nr.       Zimmer\n4711            12", "4711"),  # "<word>-Nr." over its value
+])
+def test_an_invoice_number_by_the_title_word_and_the_bare_labels_near_it(text, number):
+    assert value(text, "invoice_number") == number
+
+
+@pytest.mark.parametrize("text, day", [
+    ("Acme GmbH\nIhre Rechnung vom 8. September 2024\nBetrag 10,00", "2024-09-08"),
+    ("Acme SARL\nVotre facture du 08/09/2024\nÉchéance 08/10/2024", "2024-09-08"),
+    ("Acme Srl\nFattura 15 del 8 settembre 2024", "2024-09-08"),
+    ("Acme\nFACTURE du 8 septembre 2024\nDate de facture : 01/09/2024", "2024-09-01"),  # the labelled one wins
+])
+def test_an_unlabelled_invoice_date_in_the_title_phrase(text, day):
+    assert read(text)["invoice_date"]["value"] == day
+
+
+@pytest.mark.parametrize("line", [
+    "SIRET 123 456 789 00012", "KvK 12345678", "HRB 12345 Amtsgericht Musterstadt", "C/ Mayor 12",
+    "Viale Roma 5", "Hoofdstraat 12", "Musterstr. 5", "FACTURE", "INVOICE 2024-17", "IBAN",
+    "J. DOE · MAIN WAY 15 · 12345 TOWN",
+])
+def test_registration_street_title_and_address_strip_lines_are_no_supplier_name(line):
+    assert value(f"{line}\nTotal 10,00", "supplier_name") is None
+
+
+@pytest.mark.parametrize("heading", ["EMITIDA POR", "Issued by", "Emisor", "Émetteur", "Rechnungssteller"])
+def test_an_issuer_heading_opens_the_sellers_block(heading):
+    text = f"{heading}\nTalleres Norte\nCalle Mayor 5\n\nCLIENTE\nJuan Perez\n"
+    assert value(text, "supplier_name") == "Talleres Norte"
+
+
+def test_a_job_title_over_a_persons_name_is_not_the_supplier():
+    from agent import layout
+    from tests.agent.test_layout import make_pdf
+
+    content = make_pdf([(50, 50, "Physiotherapeutin"), (50, 64, "Anna Muster"),
+                        (300, 200, "Honorarnote 25-11"), (300, 300, "Gesamt 104,00")])
+    assert fields.read_fields(layout.read_layout(content, "application/pdf"))["supplier_name"]["value"] == \
+        "Anna Muster"
+
+
+def test_a_bare_number_label_in_the_block_beside_the_title_but_never_a_table_header():
+    from agent import layout
+    from tests.agent.test_layout import make_pdf
+
+    content = make_pdf([(50, 40, "Talleres Norte"), (50, 100, "FACTURA"), (350, 112, "Número"), (450, 112, "Fecha"),
+                        (350, 124, "A-2024-77"), (450, 124, "05/11/2024")])
+    assert fields.read_fields(layout.read_layout(content, "application/pdf"))["invoice_number"]["value"] == \
+        "A-2024-77"
+    content = make_pdf([(50, 100, "INVOICE"), (50, 130, "No."), (150, 130, "Description"), (300, 130, "Qty"),
+                        (50, 142, "1908-S"), (150, 142, "Chair"), (300, 142, "3")])
+    assert fields.read_fields(layout.read_layout(content, "application/pdf"))["invoice_number"]["value"] is None
