@@ -77,6 +77,7 @@ def write_scanned_pdf(path: Path, lines: list[str]) -> None:
 
     image = Image.new("L", (1240, 1754), 255)  # A4 at 150 dpi
     draw = ImageDraw.Draw(image)
+    font: ImageFont.FreeTypeFont | ImageFont.ImageFont
     try:
         font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", 20)
     except OSError:
