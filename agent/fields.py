@@ -946,9 +946,22 @@ def _near_title(page: _Page, title: _Column, column: _Column) -> bool:
     return 0 < column.top - title.bottom < 6 * title.height and column.x0 > title.x0 - 12 * column.height
 
 
+# Words of a line-items table's header ("No.  Description  Qty  Price"), in the seven languages;
+# a row of labels over their values ("Customer  Order  Invoice date  Invoice") has none.
+_ITEM_HEADER = re.compile(
+    r"(?<![^\W\d_])(?:description|descr|qty|quantity|unit\s+price|price|menge|beschreibung|bezeichnung|"
+    r"einzelpreis|preis|d[ée]signation|quantit[ée]|qt[ée]|prix|omschrijving|aantal|prijs|descripci[óo]n|"
+    r"concepto|cantidad|precio|descrizione|quantit[àa]|q\.t[àa]|prezzo|opis|nazwa\s+towaru|ilo[śs][ćc]|cena)"
+    r"(?![^\W\d_])", re.IGNORECASE)
+
+
 def _table_header(page: _Page, line: int) -> bool:
-    """Whether a line is a table's header row: three columns or more, none with a digit."""
-    return 0 <= line < len(page.by_line) and len([c for c in page.by_line[line] if not re.search(r"\d", c.text)]) > 2
+    """Whether a line is a line-items table's header row: three columns or more, none with a
+    digit, one of them naming what items have (a description, a quantity, a price)."""
+    if not 0 <= line < len(page.by_line):
+        return False
+    columns = [c for c in page.by_line[line] if not re.search(r"\d", c.text)]
+    return len(columns) > 2 and any(_ITEM_HEADER.search(c.text) for c in columns)
 
 
 def _parse_numbered(text: str) -> tuple[str, int, int] | None:

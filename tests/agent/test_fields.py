@@ -664,3 +664,10 @@ def test_a_bare_number_label_in_the_block_beside_the_title_but_never_a_table_hea
     content = make_pdf([(50, 100, "INVOICE"), (50, 130, "No."), (150, 130, "Description"), (300, 130, "Qty"),
                         (50, 142, "1908-S"), (150, 142, "Chair"), (300, 142, "3")])
     assert fields.read_fields(layout.read_layout(content, "application/pdf"))["invoice_number"]["value"] is None
+
+
+def test_a_row_of_labels_over_their_values_is_no_line_items_header():
+    text = ("Kopie factuur\n"
+            "Klant            Order            Factuur datum     Factuur          Vervaldatum\n"
+            "CL000123         OR000456         8-9-2022          VF2000111222     22-9-2022\n")
+    assert fields.check_all(text, today=date(2026, 1, 1))["invoice_number"]["value"] == "VF2000111222"
