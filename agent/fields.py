@@ -639,14 +639,22 @@ def _parse_amount(text: str) -> tuple[str, int, int] | None:
 def _amounts(text: str) -> Iterator[tuple[re.Match[str], Decimal]]:
     """The amounts printed in ``text``, dates and percentages left out."""
     # Dates, and the digit groups of an IBAN or VAT id ("NL91 ABNA 0417 1643 00"), are no amounts.
-    taken = [(m.start(), m.end()) for p in (_NUMERIC_DATE, _DAY_MONTH, _MONTH_DAY, _IBAN_SHAPE, _VAT_SHAPE)
-             for m in p.finditer(text)]
+    taken = _spans(text, _NUMERIC_DATE, _DAY_MONTH, _MONTH_DAY, _IBAN_SHAPE, _VAT_SHAPE)
     for match in _AMOUNT.finditer(text):
-        if any(s <= match.start() < e for s, e in taken):
+        if _inside(match.start(), taken):
             continue
         amount = _decimal(match)
         if amount is not None:
             yield match, amount
+
+
+def _spans(text: str, *patterns: re.Pattern[str]) -> list[tuple[int, int]]:
+    """Where the patterns match in ``text``: places another reading must leave alone."""
+    return [(m.start(), m.end()) for pattern in patterns for m in pattern.finditer(text)]
+
+
+def _inside(at: int, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= at < end for start, end in spans)
 
 
 def _decimal(match: re.Match[str]) -> Decimal | None:
@@ -1167,9 +1175,10 @@ def _find_vat_id(page: _Page) -> _Found | None:
                 item.rank = 0 if _vat_valid(item.value) else 2
                 found.append(item)
             break
-        ibans = [(m.start(), m.end()) for m in _IBAN_SHAPE.finditer(column.text)]
+        ibans: list[tuple[int, int]] | None = None  # looked for only once a VAT shape turns up
         for match in _VAT_SHAPE.finditer(column.text):
-            if any(start <= match.start() < end for start, end in ibans):
+            ibans = _spans(column.text, _IBAN_SHAPE) if ibans is None else ibans
+            if _inside(match.start(), ibans):
                 continue  # an IBAN's first digits are no VAT id ("PL89 6269 2554 ...")
             tried += 1
             if tried > _MAX_IDENTIFIERS:

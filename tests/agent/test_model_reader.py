@@ -7,7 +7,6 @@ follows the planner's protocol (marker, idempotency key, saved answer, 429 defer
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 from datetime import date, timedelta
@@ -17,7 +16,7 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.test import Client
 
-from agent import model_reader, tools
+from agent import model_reader
 from agent.admin import ReviewSettingsAdmin
 from agent.fields import LABELS, REQUIRED
 from agent.model_reader import NOT_FOUND, UNREADABLE, suggest
@@ -81,16 +80,6 @@ def job(review_job):
 @pytest.fixture
 def opted_in(job):
     return ReviewSettings.objects.create(tenant_id=job.tenant_id, provider_may_read=True)
-
-
-@pytest.fixture
-def wired(monkeypatch):
-    """The validate step as the integration wires it: our reading, then the model's suggestions."""
-
-    def validate(ctx, arguments, previous):
-        return model_reader.fill(ctx, previous, tools.validate(ctx, arguments, previous))
-
-    monkeypatch.setitem(tools.TOOLS, "validate", dataclasses.replace(tools.TOOLS["validate"], run=validate))
 
 
 # --- Right, wrong and invented values
@@ -323,7 +312,7 @@ def unpaid_job(review_job):
     return review_job(text=NO_IBAN)
 
 
-def test_a_whole_review_sends_no_document_text_without_the_opt_in(configured, unpaid_job, claim, wired):
+def test_a_whole_review_sends_no_document_text_without_the_opt_in(configured, unpaid_job, claim):
     configured.fields = RIGHT
     planner = ChatCompletionsPlanner(base_url=configured.url, model="m")
     assert drive(claim(), planner).state == "completed"
@@ -333,7 +322,7 @@ def test_a_whole_review_sends_no_document_text_without_the_opt_in(configured, un
     assert CANARY not in text and "4471" not in text and "30064443" not in text and "695 976" not in text
 
 
-def test_with_the_opt_in_the_review_asks_the_model_once(configured, unpaid_job, claim, wired):
+def test_with_the_opt_in_the_review_asks_the_model_once(configured, unpaid_job, claim):
     ReviewSettings.objects.create(tenant_id=unpaid_job.tenant_id, provider_may_read=True)
     configured.fields = RIGHT  # its IBAN is printed nowhere in this document
     planner = ChatCompletionsPlanner(base_url=configured.url, model="m")
@@ -362,7 +351,7 @@ def test_the_extract_steps_layout_gives_pages_and_boxes(configured, job, opted_i
     assert checked["fields"]["iban"]["evidence"]["box"] == [40.0, 700.0, 300.0, 712.0]
 
 
-def test_nothing_logs_the_text_or_the_answer(configured, unpaid_job, claim, wired, caplog):
+def test_nothing_logs_the_text_or_the_answer(configured, unpaid_job, claim, caplog):
     ReviewSettings.objects.create(tenant_id=unpaid_job.tenant_id, provider_may_read=True)
     caplog.set_level(logging.DEBUG)
     configured.fields = {**RIGHT, "iban": "GB82 WEST 1234 5698 7654 32", "supplier_name": "Invented Canary Trading"}
