@@ -39,13 +39,15 @@ MAX_ANGLE = 0.1
 
 @dataclass(frozen=True)
 class Word:
-    """A word and its box in PDF points, origin at the page's top-left corner."""
+    """A word and its box in PDF points, origin at the page's top-left corner; ``conf`` is OCR's
+    confidence in it (0-100), None for a text layer's word."""
 
     text: str
     x0: float
     top: float
     x1: float
     bottom: float
+    conf: float | None = None
 
 
 @dataclass
@@ -77,7 +79,8 @@ class Layout:
         return "\n".join(line.text for line in self.lines)
 
     def to_json(self) -> dict[str, Any]:
-        """A compact JSON-safe form: a line is [page, text, [[word, x0, top, x1, bottom], ...]]."""
+        """A compact JSON-safe form: a line is [page, text, [[word, x0, top, x1, bottom], ...]], an OCR
+        word with its confidence last."""
         lines: list[list[Any]] = []
         size = 0
         for line in self.lines:
@@ -86,13 +89,14 @@ class Layout:
                 break
             lines.append([line.page, line.text,
                           [[w.text, round(w.x0, 1), round(w.top, 1), round(w.x1, 1), round(w.bottom, 1)]
-                           for w in line.words]])
+                           + ([round(w.conf)] if w.conf is not None else []) for w in line.words]])
         return {"pages": self.pages, "sizes": [[round(w, 1), round(h, 1)] for w, h in self.sizes], "lines": lines}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Layout:
         lines = [Line(page=int(page), text=str(text),
-                      words=[Word(str(w[0]), float(w[1]), float(w[2]), float(w[3]), float(w[4])) for w in words])
+                      words=[Word(str(w[0]), float(w[1]), float(w[2]), float(w[3]), float(w[4]),
+                                  float(w[5]) if len(w) > 5 else None) for w in words])
                  for page, text, words in data.get("lines", [])]
         return cls(pages=int(data.get("pages", 1)), lines=lines,
                    sizes=[[float(w), float(h)] for w, h in data.get("sizes", [])])

@@ -22,6 +22,8 @@ from . import documents, einvoice, fields, layout
 
 XML = documents.XML
 NO_TEXT = "no text layer: the document looks scanned; ask for a text PDF or check it by eye"
+# A field whose evidence OCR read with low confidence: Alice reads it on the page.
+LOW_CONFIDENCE = "read from a scan with low confidence; check it on the document"
 
 
 def _einvoice() -> ModuleType:
@@ -36,19 +38,36 @@ def media_type(content: bytes) -> str:
 
 def extract(content: bytes | None, media_type: str, inline_text: str | None = None, *,
             today: date | None = None, read_xml: bool = True) -> dict[str, Any]:
-    """The document's visible text, its layout (JSON), its e-invoice (JSON) or None, pages and warnings.
+    """The document's visible text, its layout (JSON), its e-invoice (JSON) or None, pages, warnings,
+    and which pages OCR read with what confidence (``ocr``, None when none was).
 
     ``content`` None reads ``inline_text``. ``read_xml`` False never looks at an embedded or
     standalone XML (``reviewbench --ignore-xml``). ``today`` checks the e-invoice's date.
+    A scan or photo (an image, or a PDF page without a text layer) is read by ``agent.ocr``;
+    without Tesseract installed it has no text, and a warning says why.
     """
+    from . import ocr
+
     warnings: list[str] = []
     standalone_xml = content is not None and media_type == XML
+    scanned = ocr.Reading()
     if content is None:
         read = layout.Layout.from_text(inline_text or "")  # at most MAX_TEXT_CHARS: the payload's own limit
     elif standalone_xml:
         read = layout.Layout.from_text("")  # an XML has no visible page
+    elif media_type in documents.IMAGES:
+        try:
+            read, scanned = ocr.read_image(content)
+        except ocr.Unavailable as exc:
+            read = layout.Layout(pages=len(documents.check_image(content)), lines=[])
+            warnings.append(str(exc))
     else:
         read = layout.read_layout(content, media_type)
+        if media_type == documents.PDF:
+            try:
+                read, scanned = ocr.complete_pdf(content, read)
+            except ocr.Unavailable as exc:
+                warnings.append(str(exc))
     text, pages, layout_json = read.text, read.pages, read.to_json()
     if len(text) > documents.MAX_TEXT_CHARS:
         text = text[: documents.MAX_TEXT_CHARS]
@@ -61,7 +80,7 @@ def extract(content: bytes | None, media_type: str, inline_text: str | None = No
         # An e-invoice is read whole from its XML: the page being an image is no reason to ask for a copy.
         warnings = [w for w in warnings if w != NO_TEXT]
     return {"text": text, "layout": layout_json, "einvoice": invoice, "pages": pages, "has_text": has_text,
-            "warnings": warnings}
+            "warnings": warnings, "ocr": scanned.to_json()}
 
 
 def _read_einvoice(content: bytes | None, media_type: str, *, today: date | None,
@@ -93,9 +112,12 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
     has_text = bool(text.strip())
     page = layout.Layout.from_json(extracted["layout"]) if extracted.get("layout") else layout.Layout.from_text(text)
     text_fields = fields.read_fields(page, country=country, today=today)
+    scanned = extracted.get("ocr") or None
+    if scanned:
+        _check_confidence(text_fields, page)
     invoice = extracted.get("einvoice")
     if not invoice:
-        return {"fields": text_fields, "reading": "text", "findings": [], "readable": has_text}
+        return {"fields": text_fields, "reading": "scan" if scanned else "text", "findings": [], "readable": has_text}
     einvoices = _einvoice()
     read = einvoices.EInvoice.from_json(invoice)
     found: dict[str, dict[str, Any]] = {}
@@ -110,13 +132,31 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
     if from_xml:
         source = f"e-invoice: {profile}" if profile else "e-invoice"
     else:  # nothing could be read from the XML: the fields are the page's, the findings say why
-        source = "text" if has_text else "e-invoice"
+        source = ("scan" if scanned else "text") if has_text else "e-invoice"
     return {
         "fields": found,
         "reading": source,
         "findings": list(dict.fromkeys(findings)),  # once each, in order
         "readable": has_text or from_xml,
     }
+
+
+def _check_confidence(found: dict[str, dict[str, Any]], page: layout.Layout) -> None:
+    """A present field whose evidence words OCR read with low confidence becomes "to check"."""
+    from . import ocr
+
+    for field_ in found.values():
+        evidence = field_.get("evidence")
+        if field_.get("status") != "present" or not isinstance(evidence, dict):
+            continue
+        box, number = evidence.get("box"), evidence.get("page")
+        if not isinstance(box, list) or len(box) != 4 or not isinstance(number, int):
+            continue
+        doubtful = ocr.low_confidence_words(page, number, box)
+        if doubtful:
+            field_["status"] = "to_check"
+            field_["detail"] = LOW_CONFIDENCE
+            field_["confidence"] = round(min(w.conf or 0.0 for w in doubtful))
 
 
 def where(evidence: Any) -> str:
@@ -149,4 +189,9 @@ def source_words(reading: Any) -> str:
     if reading.startswith("e-invoice"):
         profile = reading.partition(":")[2].strip()
         return f"Read from the e-invoice ({profile})." if profile else "Read from the e-invoice."
+    if reading == "scan":
+        return SCAN_WORDS
     return "Read from the document's text."
+
+
+SCAN_WORDS = "Read from a scan; please check the values."
