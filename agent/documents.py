@@ -8,8 +8,10 @@ each part's declared unpacked size and compression ratio, their total, the compr
 method, and a main document part); for a PDF the cross-reference table (the number of
 objects, and before that the object markers pypdf would rebuild a damaged table from) and
 the page tree (the number of pages); for a standalone XML (an e-invoice) that it declares no
-DTD; no text is extracted. A document over a limit is refused with an error that names the
-limit.
+DTD; for a PNG, JPEG or TIFF (a scan or a photo) each page's declared width and height and,
+for a TIFF, the number of pages, read from the headers by hand: no pixel is decoded in the web
+process (``agent.ocr`` decodes and reads them in the worker). No text is extracted. A document
+over a limit is refused with an error that names the limit.
 
 Extraction (``read_text``) runs in the worker and is bounded whatever acceptance let
 through: a DOCX's main part is streamed through an XML parser that builds no tree and stops

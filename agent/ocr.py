@@ -20,13 +20,15 @@ their declared size and frame count and never their pixels.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import ctypes.util
 import io
 import logging
 import os
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from jobs.errors import DamagedDocument
 
@@ -51,7 +53,14 @@ PHOTO_WIDTH_INCHES = 8.27
 # Skew estimated from a thumbnail this wide, over +-MAX_SKEW degrees.
 SKEW_THUMBNAIL = 800
 MAX_SKEW = 8.0
+# Tesseract's page segmentation: 4 reads the page as one column of lines of any size. The lines
+# are rebuilt from the words' positions anyway (as a text layer's are); 3 (find blocks and
+# columns) dropped a receipt's right-hand amounts and reads no better on invoices (ocrbench).
+PAGE_SEGMENTATION = 4
 LIBRARY = "tesseract"  # a test names a missing library to see the review without OCR
+# Each page's OCR within its own time section: ``PageLimit(page)`` is entered around it (the
+# review's extract step gives ``JobContext.time_limit``; elsewhere nothing is enforced).
+PageLimit = Callable[[int], AbstractContextManager[Any]]
 NOT_INSTALLED = "OCR is not installed on this server (Debian's tesseract-ocr), so a scan cannot be read"
 
 
@@ -65,20 +74,36 @@ class Reading:
 
     pages: list[int] = field(default_factory=list)
     confidences: list[float] = field(default_factory=list)
+    languages: str = ""  # what the pages were read in, told from the first one
 
     def to_json(self) -> dict[str, Any] | None:
         if not self.pages:
             return None
         return {"pages": self.pages, "page_confidence": [round(c, 1) for c in self.confidences],
                 "confidence": round(sum(self.confidences) / len(self.confidences), 1),
-                "languages": LANGUAGES, "dpi": DPI}
+                "languages": self.languages, "dpi": DPI}
 
 
 # --- Tesseract ---------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Found:
+    """A word as Tesseract reports it, in pixels, with its line's band."""
+
+    text: str
+    left: int
+    top: int
+    width: int
+    height: int
+    conf: float
+    line_top: int
+    line_height: int
+
+
 class _Engine:
-    """One TessBaseAPI with the languages loaded, reused for every page this process reads."""
+    """Tesseract in this process: one API that reads pages in English to tell the document's
+    language, one that reads them in that language (loaded again only when it changes)."""
 
     def __init__(self, library: str) -> None:
         os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # one core per job: threads cost more CPU than they save
@@ -90,7 +115,10 @@ class _Engine:
         except OSError:
             raise Unavailable(NOT_INSTALLED) from None
         lib.TessBaseAPICreate.restype = ctypes.c_void_p
+        lib.TessBaseAPIDelete.argtypes = [ctypes.c_void_p]
         lib.TessBaseAPIInit3.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+        lib.TessBaseAPIGetDatapath.argtypes = [ctypes.c_void_p]
+        lib.TessBaseAPIGetDatapath.restype = ctypes.c_char_p
         lib.TessBaseAPISetVariable.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
         lib.TessBaseAPISetPageSegMode.argtypes = [ctypes.c_void_p, ctypes.c_int]
         lib.TessBaseAPISetImage.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
@@ -102,41 +130,78 @@ class _Engine:
         lib.TessDeleteText.argtypes = [ctypes.c_void_p]
         lib.TessBaseAPIClear.argtypes = [ctypes.c_void_p]
         self.lib = lib
-        self.api = lib.TessBaseAPICreate()
-        if lib.TessBaseAPIInit3(self.api, None, LANGUAGES.encode()) != 0:
-            raise Unavailable("OCR is installed without its language packs (tesseract-ocr-eng, -deu, -fra, -nld, "
-                              "-spa, -ita, -pol), so a scan cannot be read")
-        lib.TessBaseAPISetPageSegMode(self.api, 3)  # PSM_AUTO: blocks and columns found on the page
-        lib.TessBaseAPISetVariable(self.api, b"debug_file", b"/dev/null")
+        self.library = library
+        self.detector = self._api("eng")
+        datapath = (lib.TessBaseAPIGetDatapath(self.detector) or b"").decode(errors="replace")
+        missing = [lang for lang in LANGUAGES.split("+") if not os.path.isfile(os.path.join(datapath,
+                                                                                           f"{lang}.traineddata"))]
+        if missing:
+            raise Unavailable(f"OCR is installed without its language packs ({', '.join(missing)}), so a scan "
+                              "cannot be read")
+        self.reader: Any = None
+        self.reader_languages = ""
+        atexit.register(self.close)  # freed before the library's own teardown, which warns of leaks
 
-    def words(self, pixels: bytes | ctypes.Array[ctypes.c_char] | Any, width: int, height: int, stride: int,
-              dpi: float) -> list[tuple[str, int, int, int, int, float]]:
-        """The words of one 8-bit grey image: text, left, top, width, height (pixels), confidence."""
+    def close(self) -> None:
+        for api in (self.reader, self.detector):
+            if api is not None:
+                self.lib.TessBaseAPIDelete(api)
+        self.reader = self.detector = None
+        self.reader_languages = ""
+
+    def _api(self, languages: str) -> Any:
+        """A TessBaseAPI with ``languages`` loaded, or ``Unavailable``."""
+        api = self.lib.TessBaseAPICreate()
+        if self.lib.TessBaseAPIInit3(api, None, languages.encode()) != 0:
+            self.lib.TessBaseAPIDelete(api)
+            raise Unavailable(f"OCR is installed without its language packs ({languages}), so a scan cannot be read")
+        self.lib.TessBaseAPISetPageSegMode(api, PAGE_SEGMENTATION)
+        return api
+
+    def read(self, image: Any, dpi: float, languages: str) -> list[_Found]:
+        """The words of an 8-bit grey PIL image read in ``languages`` ("spa+eng")."""
+        if languages == "eng":
+            return self._words(self.detector, image, dpi)
+        if languages != self.reader_languages:
+            if self.reader is not None:
+                self.lib.TessBaseAPIDelete(self.reader)
+                self.reader = None
+            self.reader = self._api(languages)
+            self.reader_languages = languages
+        return self._words(self.reader, image, dpi)
+
+    def _words(self, api: Any, image: Any, dpi: float) -> list[_Found]:
+        """Text, left, top, width, height (pixels), confidence, and the top and height of its line."""
         lib = self.lib
-        lib.TessBaseAPISetImage(self.api, pixels, width, height, 1, stride)
-        lib.TessBaseAPISetSourceResolution(self.api, round(dpi))
+        pixels = image.tobytes()
+        lib.TessBaseAPISetImage(api, pixels, image.width, image.height, 1, image.width)
+        lib.TessBaseAPISetSourceResolution(api, round(dpi))
         try:
-            if lib.TessBaseAPIRecognize(self.api, None) != 0:
+            if lib.TessBaseAPIRecognize(api, None) != 0:
                 return []
-            raw = lib.TessBaseAPIGetTsvText(self.api, 0)
+            raw = lib.TessBaseAPIGetTsvText(api, 0)
             try:
                 tsv = ctypes.string_at(raw).decode("utf-8", errors="replace") if raw else ""
             finally:
                 if raw:
                     lib.TessDeleteText(raw)
         finally:
-            lib.TessBaseAPIClear(self.api)
+            lib.TessBaseAPIClear(api)
         found = []
+        line = (0, 0)
         for row in tsv.splitlines():
             cells = row.split("\t")
-            if len(cells) < 12 or cells[0] != "5" or not cells[11].strip():
+            if len(cells) < 12 or cells[0] not in ("4", "5"):
                 continue
             try:
                 left, top, w, h = (int(c) for c in cells[6:10])
                 conf = float(cells[10])
             except ValueError:
                 continue
-            found.append((cells[11].strip(), left, top, w, h, max(conf, 0.0)))
+            if cells[0] == "4":
+                line = (top, h)
+            elif cells[11].strip():
+                found.append(_Found(cells[11].strip(), left, top, w, h, max(conf, 0.0), *line))
         return found
 
 
@@ -146,9 +211,11 @@ _engine: _Engine | None = None
 def engine() -> _Engine:
     """This process's Tesseract, loaded on first use; raises ``Unavailable`` without it."""
     global _engine
-    if _engine is None or getattr(_engine, "library", LIBRARY) != LIBRARY:
+    if _engine is None or _engine.library != LIBRARY or _engine.detector is None:
+        if _engine is not None:
+            _engine.close()
+            _engine = None
         _engine = _Engine(LIBRARY)
-        _engine.library = LIBRARY  # type: ignore[attr-defined]
     return _engine
 
 
@@ -161,15 +228,73 @@ def available() -> str | None:
     return None
 
 
+# --- Language ----------------------------------------------------------------------------
+
+# Words invoices print, per language (accents left off: the English pass reads none).
+_WORDS = {
+    "eng": "invoice total amount due date payment bank account number tax bill subtotal description quantity price "
+           "thank terms customer",
+    "deu": "rechnung rechnungsnummer rechnungsdatum betrag summe gesamt gesamtbetrag mwst ust zahlbar bankverbindung "
+           "steuernummer netto brutto datum menge preis bezeichnung zahlung vielen dank lieferant kunde",
+    "fra": "facture montant tva echeance numero paiement net ttc ht siret quantite prix designation total merci "
+           "reglement date client",
+    "nld": "factuur factuurnummer factuurdatum bedrag totaal btw betaling vervaldatum rekening kvk omschrijving "
+           "aantal prijs bedankt datum klant",
+    "spa": "factura fecha importe iva cif nif vencimiento pago numero cantidad precio descripcion gracias base "
+           "imponible total cliente",
+    "ita": "fattura data importo totale iva partita scadenza pagamento imponibile quantita prezzo descrizione "
+           "grazie numero cliente",
+    "pol": "faktura kwota razem nip sprzedawca nabywca termin platnosci zaplaty brutto netto data ilosc cena nazwa "
+           "wystawienia sprzedazy slownie",
+}
+_LANGUAGE_WORDS = {lang: frozenset(words.split()) for lang, words in _WORDS.items()}
+# Resolution of the English pass that tells the language: a quarter of the pixels of DPI.
+DETECT_DPI = 150
+
+
+def language(words: list[_Found]) -> str:
+    """The languages to read a document in: its own first, then English; all seven when no
+    language stands out among the words of its first page."""
+    import unicodedata
+
+    seen = set()
+    for word in words:
+        plain = unicodedata.normalize("NFKD", word.text.casefold()).encode("ascii", "ignore").decode()
+        seen.add(plain.strip(".,:;()#/-"))
+    scores = sorted(((len(seen & vocabulary), lang) for lang, vocabulary in _LANGUAGE_WORDS.items()), reverse=True)
+    (best, lang), (second, _) = scores[0], scores[1]
+    if best < 2 or best == second:
+        return LANGUAGES
+    return "eng" if lang == "eng" else f"{lang}+eng"
+
+
 # --- Pages -------------------------------------------------------------------------------
 
 
-def _page_layout(words: list[tuple[str, int, int, int, int, float]], page: int, dpi: float) -> list[Line]:
-    """Tesseract's words in points, grouped into lines as a text layer's are."""
+def _page_layout(words: list[_Found], page: int, dpi: float) -> list[Line]:
+    """Tesseract's words in points, grouped into lines as a text layer's are.
+
+    A word's box is as tall as its line (a text layer's characters are as tall as their font,
+    whatever their letters), so the gaps between words read alike. A "word" far lower than its
+    line is a leader of dots or a rule read as letters ("ccc eee"): left out. Tesseract's line
+    runs from the tallest letter to the lowest descender; a text layer's box is the font's whole
+    height, about a quarter taller (``PAD``): padded so, the same gap reads as the same space."""
     scale = 72.0 / dpi
-    placed = [Word(text.translate(_SPELLING), left * scale, top * scale, (left + w) * scale, (top + h) * scale, conf)
-              for text, left, top, w, h, conf in words]
+    placed = []
+    for w in words:
+        line_height = max(w.line_height, w.height)
+        if w.height < LEADER * line_height and not set(w.text) <= _LEADER_CHARS:
+            continue
+        top, bottom = (w.line_top, w.line_top + line_height) if w.line_height else (w.top, w.top + w.height)
+        top, bottom = top - PAD[0] * (bottom - top), bottom + PAD[1] * (bottom - top)
+        placed.append(Word(w.text.translate(_SPELLING), w.left * scale, top * scale, (w.left + w.width) * scale,
+                           bottom * scale, w.conf))
     return _lines(page, placed)
+
+
+LEADER = 0.35
+PAD = (0.15, 0.1)
+_LEADER_CHARS = set(".-_=·…")
 
 
 # Quotes and dashes Tesseract reads as their typographic forms, read as printed ASCII.
@@ -184,7 +309,11 @@ def _confidence(lines: list[Line]) -> float:
     return sum(n * c for n, c in weights) / total if total else 0.0
 
 
-def complete_pdf(content: bytes, read: Layout) -> tuple[Layout, Reading]:
+def _unlimited(page: int) -> AbstractContextManager[Any]:
+    return nullcontext()
+
+
+def complete_pdf(content: bytes, read: Layout, *, page_limit: PageLimit = _unlimited) -> tuple[Layout, Reading]:
     """The PDF's layout with every page that has no text layer read by OCR (raises ``Unavailable``)."""
     chars: dict[int, int] = {}
     for line in read.lines:
@@ -197,8 +326,11 @@ def complete_pdf(content: bytes, read: Layout) -> tuple[Layout, Reading]:
     tesseract = engine()
     result = Reading()
     lines = [line for line in read.lines if line.page not in scans]
-    for page, image, dpi in _rendered(content, scans):
-        page_lines = _page_layout(tesseract.words(*image, dpi=dpi), page, dpi)
+    for page in scans:
+        with page_limit(page):
+            image, dpi = _rendered(content, page)
+            page_lines = _read_page(tesseract, image, dpi, page, result)
+            del image
         lines.extend(page_lines)
         result.pages.append(page)
         result.confidences.append(_confidence(page_lines))
@@ -206,8 +338,16 @@ def complete_pdf(content: bytes, read: Layout) -> tuple[Layout, Reading]:
     return Layout(pages=read.pages, lines=_bounded(lines), sizes=read.sizes), result
 
 
-def _rendered(content: bytes, pages: list[int]) -> Iterator[tuple[int, tuple[Any, int, int, int], float]]:
-    """Each page rendered in 8-bit grey at DPI (less for a huge page), one at a time."""
+def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int, result: Reading) -> list[Line]:
+    """One page's lines; the first page read also tells the language (an English pass at DETECT_DPI)."""
+    if not result.languages:
+        factor = max(1, round(dpi / DETECT_DPI))
+        result.languages = language(tesseract.read(image.reduce(factor) if factor > 1 else image, dpi / factor, "eng"))
+    return _page_layout(tesseract.read(image, dpi, result.languages), number, dpi)
+
+
+def _rendered(content: bytes, number: int) -> tuple[Any, float]:
+    """The page rendered in 8-bit grey at DPI (less for a huge page), as a PIL image."""
     import pypdfium2 as pdfium
 
     try:
@@ -215,20 +355,17 @@ def _rendered(content: bytes, pages: list[int]) -> Iterator[tuple[int, tuple[Any
     except pdfium.PdfiumError:
         raise DamagedDocument(documents.DAMAGED_PDF, field="document") from None
     try:
-        for number in pages:
-            page = document[number - 1]
+        page = document[number - 1]
+        try:
+            width, height = page.get_size()
+            dpi = _dpi_for(width / 72.0, height / 72.0)
+            bitmap = page.render(scale=dpi / 72.0, grayscale=True, may_draw_forms=True)
             try:
-                width, height = page.get_size()
-                dpi = _dpi_for(width / 72.0, height / 72.0)
-                bitmap = page.render(scale=dpi / 72.0, grayscale=True, may_draw_forms=True)
-                try:
-                    buffer = (ctypes.c_char * (bitmap.stride * bitmap.height)).from_buffer(bitmap.buffer)
-                    yield number, (buffer, bitmap.width, bitmap.height, bitmap.stride), dpi
-                    del buffer
-                finally:
-                    bitmap.close()
+                return bitmap.to_pil().convert("L"), dpi
             finally:
-                page.close()
+                bitmap.close()
+        finally:
+            page.close()
     finally:
         document.close()
 
@@ -252,21 +389,33 @@ def _bounded(lines: list[Line]) -> list[Line]:
 # --- Images ------------------------------------------------------------------------------
 
 
-def read_image(content: bytes) -> tuple[Layout, Reading]:
+def read_image(content: bytes, *, page_limit: PageLimit = _unlimited) -> tuple[Layout, Reading]:
     """A PNG, JPEG or TIFF read by OCR, each frame a page (raises ``Unavailable``)."""
     tesseract = engine()
     result = Reading()
     lines: list[Line] = []
     sizes: list[list[float]] = []
-    for number, (image, dpi) in enumerate(pages_of(content), 1):
-        pixels = image.tobytes()
-        page_lines = _page_layout(tesseract.words(pixels, image.width, image.height, image.width, dpi=dpi),
-                                  number, dpi)
+    pages = pages_of(content)
+    try:
+        _read_pages(tesseract, pages, page_limit, lines, sizes, result)
+    finally:
+        pages.close()  # the image file is closed with its generator
+    return Layout(pages=len(sizes), lines=_bounded(lines), sizes=sizes), result
+
+
+def _read_pages(tesseract: _Engine, pages: Iterator[tuple[Any, float]], page_limit: PageLimit, lines: list[Line],
+                sizes: list[list[float]], result: Reading) -> None:
+    for number in range(1, documents.MAX_PAGES + 1):
+        with page_limit(number):
+            prepared = next(pages, None)
+            if prepared is None:
+                break
+            image, dpi = prepared
+            page_lines = _read_page(tesseract, image, dpi, number, result)
         sizes.append([image.width * 72.0 / dpi, image.height * 72.0 / dpi])
         lines.extend(page_lines)
         result.pages.append(number)
         result.confidences.append(_confidence(page_lines))
-    return Layout(pages=len(sizes), lines=_bounded(lines), sizes=sizes), result
 
 
 def pages_of(content: bytes) -> Iterator[tuple[Any, float]]:
@@ -274,27 +423,38 @@ def pages_of(content: bytes) -> Iterator[tuple[Any, float]]:
     its resolution: also what a preview shows, so the evidence boxes (points at 72/dpi) fit it."""
     from PIL import Image, ImageOps, UnidentifiedImageError
 
-    documents.check_image(content)  # the declared size and frames again, before any pixel is decoded
+    declared = documents.check_image(content)  # the declared sizes again, before any pixel is decoded
     try:
         with Image.open(io.BytesIO(content)) as image:
-            frames = getattr(image, "n_frames", 1)
-            for index in range(min(frames, documents.MAX_PAGES)):
+            if image.format not in ("PNG", "JPEG", "TIFF", "MPO"):
+                raise DamagedDocument(documents.DAMAGED_IMAGE, field="document")
+            for index in range(len(declared) if image.format == "TIFF" else 1):
                 image.seek(index)
+                refusal = documents.image_refusal(*image.size)  # Pillow's own reading of the size
+                if refusal is not None:
+                    raise refusal
+                dpi = _declared_dpi(image.info.get("dpi"))
+                original = image.size
+                if image.format in ("JPEG", "MPO"):  # decoded in grey, already reduced for a large photo
+                    wanted = DPI / (dpi or image.width / PHOTO_WIDTH_INCHES)
+                    image.draft("L", (round(image.width * wanted), round(image.height * wanted)))
                 frame = ImageOps.exif_transpose(image) if index == 0 else image.copy()
-                yield _prepared(frame, image.info.get("dpi"))
+                yield _prepared(frame, dpi, original if image.format in ("JPEG", "MPO") else None)
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError) as exc:
         log.warning("image unreadable: %s", type(exc).__name__)
         raise DamagedDocument("the image is damaged and cannot be read; submit a new copy", field="document") \
             from None
 
 
-def _prepared(image: Any, declared_dpi: Any) -> tuple[Any, float]:
+def _prepared(image: Any, dpi: float | None, drafted: tuple[int, int] | None) -> tuple[Any, float]:
+    """Grey, scaled to about DPI (a photo without a resolution: as wide as an A4 page), straightened."""
     from PIL import Image
 
     grey = image.convert("L")
-    dpi = _declared_dpi(declared_dpi)
     if dpi is None:  # a photo: its width as an A4 page's
         dpi = grey.width / PHOTO_WIDTH_INCHES
+    elif drafted is not None:  # a JPEG decoded at a fraction of its declared size: its resolution fell with it
+        dpi = dpi * max(grey.width, grey.height) / max(max(drafted), 1)
     factor = DPI / dpi
     if grey.width * grey.height * factor * factor > MAX_PAGE_PIXELS:
         factor = (MAX_PAGE_PIXELS / (grey.width * grey.height)) ** 0.5

@@ -12,9 +12,10 @@ each with its evidence; the XML by ``agent.einvoice``.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from datetime import date
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable
 
 from jobs.errors import AcceptanceError
 
@@ -37,17 +38,20 @@ def media_type(content: bytes) -> str:
 
 
 def extract(content: bytes | None, media_type: str, inline_text: str | None = None, *,
-            today: date | None = None, read_xml: bool = True) -> dict[str, Any]:
+            today: date | None = None, read_xml: bool = True,
+            ocr_page_limit: Callable[[int], AbstractContextManager[Any]] | None = None) -> dict[str, Any]:
     """The document's visible text, its layout (JSON), its e-invoice (JSON) or None, pages, warnings,
     and which pages OCR read with what confidence (``ocr``, None when none was).
 
     ``content`` None reads ``inline_text``. ``read_xml`` False never looks at an embedded or
     standalone XML (``reviewbench --ignore-xml``). ``today`` checks the e-invoice's date.
     A scan or photo (an image, or a PDF page without a text layer) is read by ``agent.ocr``;
-    without Tesseract installed it has no text, and a warning says why.
+    without Tesseract installed it has no text, and a warning says why. ``ocr_page_limit(page)``
+    is entered around each page's OCR (the review's time limit per page).
     """
     from . import ocr
 
+    limit = {"page_limit": ocr_page_limit} if ocr_page_limit is not None else {}
     warnings: list[str] = []
     standalone_xml = content is not None and media_type == XML
     scanned = ocr.Reading()
@@ -57,7 +61,7 @@ def extract(content: bytes | None, media_type: str, inline_text: str | None = No
         read = layout.Layout.from_text("")  # an XML has no visible page
     elif media_type in documents.IMAGES:
         try:
-            read, scanned = ocr.read_image(content)
+            read, scanned = ocr.read_image(content, **limit)
         except ocr.Unavailable as exc:
             read = layout.Layout(pages=len(documents.check_image(content)), lines=[])
             warnings.append(str(exc))
@@ -65,7 +69,7 @@ def extract(content: bytes | None, media_type: str, inline_text: str | None = No
         read = layout.read_layout(content, media_type)
         if media_type == documents.PDF:
             try:
-                read, scanned = ocr.complete_pdf(content, read)
+                read, scanned = ocr.complete_pdf(content, read, **limit)
             except ocr.Unavailable as exc:
                 warnings.append(str(exc))
     text, pages, layout_json = read.text, read.pages, read.to_json()

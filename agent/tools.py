@@ -9,6 +9,7 @@ its ``JobContext``: there is no argument that names a file or another job's docu
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
@@ -24,6 +25,10 @@ MAX_WARNINGS = 10
 MAX_WARNING_CHARS = 200
 MAX_FINDING_CHARS = 400  # a disagreement names both values and what to do about it
 MAX_DRAFT_CHARS = 4_000
+# Wall-clock time for OCR of one page (render, Tesseract): about a second of CPU at 300 dpi, a
+# few for a dense page, on a core other jobs share. Each page has its own section, after the
+# extract step's budget for reading the text layer.
+OCR_PAGE_SECONDS = 20
 TONES = ("neutral", "friendly", "formal")
 
 
@@ -54,7 +59,12 @@ def extract(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]
         if job["document"]:
             content = ctx.document()
             media_type = job["document_type"] or reading.media_type(content)
-            read = reading.extract(content, media_type, today=ctx.now().date())
+
+            def page_limit(page: int) -> AbstractContextManager[None]:
+                return ctx.time_limit(OCR_PAGE_SECONDS, f"page {page} of the scan could not be read within "
+                                                        f"{OCR_PAGE_SECONDS} s")
+
+            read = reading.extract(content, media_type, today=ctx.now().date(), ocr_page_limit=page_limit)
             source = "document"
             if ctx.payload.get("text"):
                 warnings.append("inline text ignored: the uploaded document was reviewed")
@@ -93,6 +103,7 @@ def validate(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any
         "readable": checked["readable"],
         "pages": previous["pages"],
         "has_text": bool(previous["text"].strip()),
+        "ocr": previous.get("ocr"),
         "source": previous["source"],
         "document_name": previous["document_name"],
         "warnings": _bounded(previous["warnings"]),
@@ -139,8 +150,10 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
     if reading_.startswith("e-invoice"):
         lines.append(reading.source_words(reading_) + (" The visible page was compared with it."
                                                          if checked.get("has_text") else ""))
+    elif reading_ == "scan" and readable:
+        lines.append(_scan_words(checked.get("ocr")))
     if not readable:
-        lines.append("No text could be read: the document looks scanned, so none of its fields could be checked."
+        lines.append("No text could be read from the document, so none of its fields could be checked."
                      if not reading_.startswith("e-invoice") else
                      "The e-invoice could not be read, and the document has no visible text to read instead.")
     else:
@@ -154,7 +167,9 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
     if readable:
         lines += ["Found:", *(found or ["- none of the required fields"]), ""]
         if to_check:
-            lines += ["To check (the review read two different values; see which one the invoice means):",
+            lines += ["To check (the review read two different values, or read a value from a scan with low "
+                      "confidence; see what the invoice says):" if reading_ == "scan" else
+                      "To check (the review read two different values; see which one the invoice means):",
                       *to_check, ""]
         if wrong:
             lines += ["Needs correcting:", *(f"- {fields.LABELS[n]}: {_failed(found_fields[n])}" for n in wrong), ""]
@@ -171,8 +186,8 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
     if not readable:
         asks = ["- Please send us the e-invoice again, or the invoice as a PDF with selectable text: the file we "
                 "received could not be read." if reading_.startswith("e-invoice") else
-                "- Please send us the invoice as a PDF with selectable text: the copy we received is a scanned "
-                "image, and we cannot read its details."]
+                "- Please send us a readable copy of the invoice, preferably a PDF with selectable text: we could "
+                "not read the details of the copy we received."]
     else:
         asks = [f"- Could you confirm {fields.ASK[n]}?" for n in not_found]
         asks += [f"- Could you check {fields.ASK[n]}? "
@@ -194,6 +209,17 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
         lines.append("All required fields are present and pass their checks; nothing to ask the supplier.")
     note = "\n".join(lines)
     return note if len(note) <= MAX_DRAFT_CHARS else note[: MAX_DRAFT_CHARS - 1] + "…"
+
+
+def _scan_words(scanned: Any) -> str:
+    """"Read from a scan (pages 1-2, OCR confidence 91 %); please check the values."."""
+    if not isinstance(scanned, dict) or not scanned.get("pages"):
+        return reading.SCAN_WORDS
+    pages = [str(p) for p in scanned["pages"]][:20]
+    where = f"page{'s' if len(pages) != 1 else ''} {', '.join(pages)}"
+    confidence = scanned.get("confidence")
+    shown = f", OCR confidence {confidence:.0f} %" if isinstance(confidence, (int, float)) else ""
+    return f"Read from a scan ({where}{shown}); please check the values."
 
 
 SUPPLIER_PART = "To ask the supplier (ready to paste into your email):"

@@ -162,6 +162,7 @@ def result(checkpoint: Checkpoint) -> dict[str, Any]:
         "readable": out.get("readable", out.get("has_text", True)),
         "reading": out.get("reading", "text"),
         "findings": out.get("findings", []),
+        "ocr": out.get("ocr"),
     }
 
 

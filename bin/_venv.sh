@@ -13,3 +13,22 @@ if [ ! -x .venv/bin/python ]; then
     quiet_pip install -q --upgrade pip
 fi
 quiet_pip install -q --disable-pip-version-check ".[$1]"
+
+# OCR for scans and photos: Debian's Tesseract and its seven language packs, installed when
+# missing and this runs as root with apt-get; otherwise one line says what that means.
+OCR_PACKAGES="tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-nld tesseract-ocr-spa tesseract-ocr-ita tesseract-ocr-pol"
+ocr_installed() {
+    command -v tesseract >/dev/null || return 1
+    local langs
+    langs="$(tesseract --list-langs 2>/dev/null)"
+    for lang in eng deu fra nld spa ita pol; do grep -qx "$lang" <<<"$langs" || return 1; done
+}
+if ! ocr_installed; then
+    if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null \
+        && { apt-get update -qq >/dev/null 2>&1 || true; } \
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $OCR_PACKAGES >/dev/null 2>&1 && ocr_installed; then
+        :
+    else
+        echo "$(basename "$0"): OCR is not installed (as root: apt-get install $OCR_PACKAGES); scans and photos will be reviewed as unreadable" >&2
+    fi
+fi

@@ -215,7 +215,7 @@ function setUpDropzone(zone) {
       const extension = file.name.includes(".") ? `.${file.name.split(".").pop().toLowerCase()}` : "";
       let warning = "";
       if (maxBytes && file.size > maxBytes) warning = `This file is ${sizeWords(file.size)}; the limit is ${input.dataset.maxWords} per file.`;
-      else if (accepted.length && !accepted.includes(extension)) warning = "This file is not a PDF, a Word document (.docx), a text file or an e-invoice (XML).";
+      else if (accepted.length && !accepted.includes(extension)) warning = "This file is not a PDF, a Word document (.docx), a text file or an e-invoice (XML), nor a scan or photo (PNG, JPEG, TIFF).";
       if (warning) {
         const warn = document.createElement("span");
         warn.className = "warn";
