@@ -254,7 +254,9 @@ DETECT_DPI = 150
 
 def language(words: list[_Found]) -> str:
     """The languages to read a document in: its own first, then English; all seven when no
-    language stands out among the words of its first page."""
+    language stands out among the words of its first page. English alone for an English one:
+    the other models would change nothing (Tesseract tries them only for words English reads
+    badly, and it reads a German supplier's "Bürobedarf" as "Burobedarf" either way)."""
     import unicodedata
 
     seen = set()
@@ -488,7 +490,7 @@ def skew(grey: Any) -> float:
 
     def sharpness(angle: float) -> float:
         turned = ink.rotate(angle, resample=Image.Resampling.NEAREST, expand=False)
-        rows = list(turned.resize((1, turned.height), Image.Resampling.BOX).getdata())
+        rows = turned.resize((1, turned.height), Image.Resampling.BOX).tobytes()
         return float(sum((a - b) ** 2 for a, b in zip(rows, rows[1:], strict=False)))
 
     best = max((step / 2 for step in range(int(-MAX_SKEW * 2), int(MAX_SKEW * 2) + 1)), key=sharpness)

@@ -224,9 +224,13 @@ KIND = Kind(
     check_document=documents.check_document,
     check_input=documents.check_input,
     # Reading a user's document is where a hostile one would hurt: in a child process under
-    # hard limits, each step within its budget.
+    # hard limits, each step within its budget. OCR runs there too (agent.ocr, in-process): its
+    # models take ~150 MB of address space in the child that loads them, and a photo of the
+    # largest accepted size (50 million pixels) decodes to up to 200 MB before it is turned grey
+    # and scaled, so the memory is 768 MB (a 49-million-pixel RGBA PNG was read within 640 MB,
+    # not within 512). 60 s of CPU stay: OCR takes about 1 s per page at 300 dpi, 20 pages fit.
     isolated=True,
-    limits=Limits(memory_mb=512, cpu_seconds=60),
+    limits=Limits(memory_mb=768, cpu_seconds=60),
     description="Review a supplier invoice: extract its text, check the required fields, draft a note for Alice.",
     progress=progress,
     summarize=summarize,

@@ -1,0 +1,313 @@
+"""OCR: scans and photos read by Tesseract into the same Layout and the same field reading as a
+text PDF; images accepted from their headers alone, bombs refused without decoding; a field
+OCR was unsure of is to check; without Tesseract a scan is unreadable and says why.
+
+The OCR tests skip, with the reason, where Tesseract or its language packs are missing;
+``REQUIRE_OCR=1`` (CI) makes that a failure. Pages are rendered at 150-200 dpi where that is
+enough: OCR costs about a second of CPU per page.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import struct
+import zlib
+from datetime import date
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from agent import documents, ocr, reading, samples, tools, workflow
+from agent.layout import Layout, Line, Word
+from agent.management.commands.reviewbench import same
+from jobs.errors import DamagedDocument, DocumentUnpacksTooLarge, PayloadTooLarge
+from jobs.models import Job
+
+from .test_hostile_documents import MEMORY_BOUND_MB, TIME_BOUND_S, accept_in_a_child, stored_files
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "multilingual"
+TRUTH = json.loads((CORPUS / "truth.json").read_text(encoding="utf-8"))
+TODAY = date(2026, 6, 1)
+SAMPLE_TRUTH = {"supplier_name": "Nordlicht Bürobedarf GmbH", "vat_id": "DE136695976", "invoice_number": "INV-2026-0142",
+                "invoice_date": "2026-03-14", "currency": "EUR", "total_amount": "1333.87",
+                "iban": "DE89370400440532013000"}
+
+
+@pytest.fixture
+def needs_ocr():
+    """Skip, saying why, without Tesseract and its packs; fail instead under REQUIRE_OCR=1."""
+    why = ocr.available()
+    if why:
+        if os.environ.get("REQUIRE_OCR") == "1":
+            pytest.fail(f"REQUIRE_OCR=1 but {why}", pytrace=False)
+        pytest.skip(why)
+
+
+def rendered(pdf: Path, dpi: int) -> list:
+    """The PDF's pages as grey PIL images at ``dpi`` (pdfium, as a scanner would see them)."""
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(pdf.read_bytes())
+    try:
+        return [document[i].render(scale=dpi / 72, grayscale=True).to_pil().convert("L") for i in range(len(document))]
+    finally:
+        document.close()
+
+
+def image_only_pdf(pages: list, dpi: int) -> bytes:
+    """A scan: the page images wrapped in a PDF with no text layer."""
+    out = io.BytesIO()
+    pages[0].save(out, "PDF", save_all=True, append_images=pages[1:], resolution=dpi)
+    return out.getvalue()
+
+
+def wrong_fields(checked: dict, truth: dict) -> dict:
+    return {name: checked["fields"][name].get("value") for name, expected in truth.items()
+            if expected and not (checked["fields"][name].get("value")
+                                 and same(name, expected, checked["fields"][name]["value"]))}
+
+
+# --- a scan and a photo, read as a text PDF is ----------------------------------------------
+
+
+def test_a_scanned_pdf_is_read_by_ocr_with_its_evidence_boxes_where_the_text_layer_has_them(needs_ocr):
+    source = CORPUS / "de" / "01-letter.pdf"
+    scan = image_only_pdf(rendered(source, 200), 200)
+    assert documents.check_document(content=scan, name="scan.pdf", content_type="") == documents.PDF
+
+    extracted = reading.extract(scan, documents.PDF, today=TODAY)
+    assert extracted["ocr"]["pages"] == [1] and extracted["ocr"]["languages"] == "deu+eng"
+    assert extracted["ocr"]["confidence"] > 80 and extracted["warnings"] == []
+    checked = reading.validate(extracted, today=TODAY)
+    assert checked["reading"] == "scan" and checked["readable"]
+    assert wrong_fields(checked, TRUTH["de/01-letter.pdf"]) == {}
+
+    # The same boxes, in points from the page's top-left, as the text layer's: the same words
+    # across (within a few points), over the same line (OCR's line band may be taller).
+    text = reading.validate(reading.extract(source.read_bytes(), documents.PDF, today=TODAY), today=TODAY)
+    for name in ("invoice_number", "total_amount", "iban"):
+        (x0, top, x1, bottom), (tx0, ttop, tx1, tbottom) = (checked["fields"][name]["evidence"]["box"],
+                                                            text["fields"][name]["evidence"]["box"])
+        assert abs(x0 - tx0) < 4 and abs(x1 - tx1) < 4, name
+        assert top <= (ttop + tbottom) / 2 <= bottom and bottom - top < 2 * (tbottom - ttop), name
+    note = tools.review_note({**checked, "pages": 1, "source": "document", "document_name": "scan.pdf",
+                              "warnings": [], "has_text": True, "ocr": extracted["ocr"]})
+    assert "Read from a scan (page 1, OCR confidence" in note and "please check the values" in note
+
+
+def test_a_photo_turned_by_its_exif_tag_skewed_and_jpeg_compressed_is_read(needs_ocr):
+    from PIL import Image, ImageOps
+
+    page = rendered(samples.CLEAN_PDF, 200)[0]
+    skewed = page.rotate(3, resample=Image.Resampling.BICUBIC, expand=True, fillcolor=255)
+    # The camera held sideways: the pixels lie turned, and the EXIF Orientation tag (6) says so.
+    sideways = skewed.transpose(Image.Transpose.ROTATE_90)
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    out = io.BytesIO()
+    sideways.convert("RGB").save(out, "JPEG", quality=70, exif=exif.tobytes())
+    photo = out.getvalue()
+    assert documents.check_document(content=photo, name="IMG_0042.HEIC", content_type="image/heic") == documents.JPEG
+
+    upright = Image.open(io.BytesIO(photo))
+    assert abs(ocr.skew(ImageOps.exif_transpose(upright).convert("L")) - (-3)) <= 0.5
+    extracted = reading.extract(photo, documents.JPEG, today=TODAY)
+    assert extracted["ocr"]["pages"] == [1] and extracted["pages"] == 1
+    assert extracted["ocr"]["languages"] == "eng"
+    checked = reading.validate(extracted, today=TODAY)
+    # Read in English, a German supplier's umlaut comes out plain (a limit of Tesseract's models).
+    assert wrong_fields(checked, SAMPLE_TRUTH) == {"supplier_name": "Nordlicht Burobedarf GmbH"}
+    width, height = Layout.from_json(extracted["layout"]).sizes[0]
+    assert 550 < width < 650 and height > width  # upright, about an A4 page's width in points
+
+
+def test_a_png_and_a_multipage_tiff_are_sniffed_from_their_bytes(needs_ocr):
+    pages = rendered(CORPUS / "en" / "03-twopage.pdf", 200)
+    out = io.BytesIO()
+    pages[0].save(out, "TIFF", save_all=True, append_images=pages[1:], compression="tiff_lzw", dpi=(200, 200))
+    tiff = out.getvalue()
+    assert documents.sniff(tiff) == documents.TIFF
+    assert documents.check_document(content=tiff, name="invoice.pdf", content_type="application/pdf") == documents.TIFF
+    assert documents.check_image(tiff) == [page.size for page in pages]
+    extracted = reading.extract(tiff, documents.TIFF, today=TODAY)
+    assert extracted["ocr"]["pages"] == [1, 2] and extracted["pages"] == 2
+    assert wrong_fields(reading.validate(extracted, today=TODAY), TRUTH["en/03-twopage.pdf"]) == {}
+    png = io.BytesIO()
+    pages[0].save(png, "PNG")
+    assert documents.check_document(content=png.getvalue(), name="a.txt", content_type="text/plain") == documents.PNG
+
+
+# --- bombs: refused from their headers, in bounded memory, nothing decoded -----------------
+
+
+def png_bomb(side: int = 20_000) -> bytes:
+    """A valid 1-bit PNG of side x side white pixels: tens of KB that decode to 400 million pixels."""
+    row = b"\x00" + b"\xff" * ((side + 7) // 8)
+    packer = zlib.compressobj(9)
+    data = b"".join(packer.compress(row) for _ in range(side)) + packer.flush()
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 1, 0, 0, 0, 0))
+            + chunk(b"IDAT", data) + chunk(b"IEND", b""))
+
+
+def tiff_of_many_pages(pages: int = 5_000) -> bytes:
+    """A little-endian TIFF whose chain holds ``pages`` one-pixel images (one shared strip)."""
+    entries = [(256, 3, 1, 1), (257, 3, 1, 1), (258, 3, 1, 8), (259, 3, 1, 1), (262, 3, 1, 1),
+               (273, 4, 1, 8), (278, 3, 1, 1), (279, 4, 1, 1)]
+    size = 2 + 12 * len(entries) + 4
+    out = bytearray(b"II*\x00" + struct.pack("<I", 9) + b"\x00")  # header, then the strip (one pixel) at 8
+    for index in range(pages):
+        at = 9 + index * size
+        nxt = at + size if index + 1 < pages else 0
+        out += struct.pack("<H", len(entries))
+        for tag, kind, count, value in entries:
+            out += struct.pack("<HHI", tag, kind, count) + (struct.pack("<HH", value, 0) if kind == 3
+                                                           else struct.pack("<I", value))
+        out += struct.pack("<I", nxt)
+    return bytes(out)
+
+
+def jpeg_declaring(width: int = 60_000, height: int = 60_000) -> bytes:
+    """A JPEG header whose frame declares width x height (and no scan after it)."""
+    sof = struct.pack(">BHHB", 8, height, width, 1) + b"\x01\x11\x00"
+    return b"\xff\xd8" + b"\xff\xc0" + struct.pack(">H", len(sof) + 2) + sof + b"\xff\xd9"
+
+
+@pytest.mark.parametrize("build, error, message", [
+    (png_bomb, DocumentUnpacksTooLarge, "declares 20,000 x 20,000 pixels (400 million)"),
+    (tiff_of_many_pages, PayloadTooLarge, "the TIFF has more than 20 pages"),
+    (jpeg_declaring, DocumentUnpacksTooLarge, "declares 60,000 x 60,000 pixels"),
+], ids=["png 20000x20000", "tiff 5000 pages", "jpeg 60000x60000"])
+def test_an_image_bomb_is_refused_from_its_headers(build, error, message):
+    bomb = build()
+    assert len(bomb) < documents.MAX_DOCUMENT_BYTES
+    with pytest.raises(error, match=re.escape(message)):
+        documents.check_document(content=bomb, name="photo.png", content_type="image/png")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("build, code", [(png_bomb, "413 unpacks_too_large"), (tiff_of_many_pages, "413 too_large"),
+                                         (jpeg_declaring, "413 unpacks_too_large")],
+                         ids=["png 20000x20000", "tiff 5000 pages", "jpeg 60000x60000"])
+def test_the_web_process_refuses_an_image_bomb_in_bounded_memory_and_stores_nothing(build, code, alice, tmp_path,
+                                                                                   media_root):
+    report = accept_in_a_child(build(), alice, tmp_path, media_root)
+    assert report["outcome"].startswith(f"refused {code}: "), report["outcome"]
+    assert report["peak_mb"] - report["baseline_mb"] < 20  # headers only: the PNG alone would decode to 400 MB
+    assert report["peak_mb"] - report["baseline_mb"] < MEMORY_BOUND_MB and report["seconds"] < TIME_BOUND_S
+    assert not Job.objects.exists() and stored_files(media_root) == []
+
+
+@pytest.mark.parametrize("content", [b"\x89PNG\r\n\x1a\n\x00\x00", b"\xff\xd8\xff\xe0\x00\x10JFIF", b"II*\x00\xff\xff\xff\x7f"],
+                         ids=["png", "jpeg", "tiff"])
+def test_a_damaged_image_header_is_refused_as_damaged(content):
+    with pytest.raises(DamagedDocument, match="the image is damaged"):
+        documents.check_document(content=content, name="x", content_type="")
+
+
+# --- confidence, and no Tesseract ----------------------------------------------------------
+
+
+def scanned_layout(iban_confidence: float) -> dict:
+    """An OCR reading of a small invoice whose IBAN was read with ``iban_confidence``."""
+    rows = [("Supplier: Nordlicht Bürobedarf GmbH", 95), ("VAT ID: DE136695976", 95),
+            ("Invoice no.: INV-2026-0142", 95), ("Invoice date: 14 March 2026", 95), ("Total due: EUR 1,333.87", 95),
+            ("IBAN: DE89 3704 0044 0532 0130 00", iban_confidence)]
+    lines = []
+    for number, (text, conf) in enumerate(rows):
+        top, x, words = 100 + 20 * number, 50.0, []
+        for index, part in enumerate(text.split(" ")):
+            words.append(Word(part, x, top, x + 6 * len(part), top + 12, 95 if index == 0 else conf))
+            x += 6 * len(part) + 4
+        lines.append(Line(page=1, words=words, text=text))
+    read = Layout(pages=1, lines=lines, sizes=[[595.0, 842.0]])
+    return {"text": read.text, "layout": read.to_json(), "einvoice": None, "pages": 1, "has_text": True,
+            "warnings": [], "ocr": {"pages": [1], "confidence": 90.0, "page_confidence": [90.0]}}
+
+
+def test_a_field_read_with_low_ocr_confidence_is_to_check_not_present():
+    sure = reading.validate(scanned_layout(93), today=TODAY)
+    assert {f["status"] for f in sure["fields"].values()} == {"present"} and sure["reading"] == "scan"
+    unsure = reading.validate(scanned_layout(41), today=TODAY)
+    iban = unsure["fields"]["iban"]
+    assert (iban["status"], iban["detail"], iban["confidence"]) == ("to_check", reading.LOW_CONFIDENCE, 41)
+    assert [n for n, f in unsure["fields"].items() if f["status"] != "present"] == ["iban"]
+    summary = workflow.summarize({**unsure, "draft": ""})
+    assert (summary.outcome, summary.text) == ("to_correct", "1 to check")
+    note = tools.review_note({**unsure, "pages": 1, "source": "document", "document_name": "scan.png",
+                              "warnings": [], "has_text": True, "ocr": {"pages": [1], "confidence": 90.0}})
+    assert "Read from a scan (page 1, OCR confidence 90 %); please check the values." in note
+    assert "read a value from a scan with low confidence" in note and "DE89" in note
+
+
+def test_without_tesseract_a_scan_is_unreadable_and_says_ocr_is_not_installed(monkeypatch):
+    monkeypatch.setattr(ocr, "LIBRARY", "/nonexistent/libtesseract.so.5")
+    monkeypatch.setattr(ocr, "_engine", None)
+    assert ocr.available() == ocr.NOT_INSTALLED
+    extracted = reading.extract(samples.SCANNED_PDF.read_bytes(), documents.PDF, today=TODAY)
+    assert not extracted["has_text"] and extracted["ocr"] is None
+    assert extracted["warnings"] == [ocr.NOT_INSTALLED, reading.NO_TEXT]
+    checked = reading.validate(extracted, today=TODAY)
+    assert checked["readable"] is False
+    note = tools.review_note({**checked, "pages": 1, "source": "document", "document_name": "scan.pdf",
+                              "warnings": extracted["warnings"], "has_text": False})
+    assert "No text could be read from the document" in note and "OCR is not installed" in note
+    assert "Please send us a readable copy of the invoice" in note
+    # An image is accepted all the same (its headers are fine) and reviewed as unreadable.
+    png = io.BytesIO()
+    rendered(samples.CLEAN_PDF, 50)[0].save(png, "PNG")
+    image = reading.extract(png.getvalue(), documents.PNG, today=TODAY)
+    assert not image["has_text"] and image["pages"] == 1 and ocr.NOT_INSTALLED in image["warnings"]
+
+
+# --- the worker's limits -------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_ocr_past_its_cpu_limit_is_killed_and_the_worker_serves_the_next_job(needs_ocr, accept, bob):
+    from jobs.clock import system_clock
+    from jobs.documents import Upload
+
+    from .test_hostile_workers import drain
+
+    scan = image_only_pdf(rendered(CORPUS / "en" / "03-twopage.pdf", 200), 200)
+    heavy = accept("document_review", {}, document=Upload(scan, "scan.pdf", "application/pdf"),
+                   now=system_clock.now())
+    theirs = accept("document_review", {"text": samples.PLAIN_TEXT.read_text()}, user=bob, now=system_clock.now())
+    done = drain(JOBS_KIND_LIMITS=json.dumps({"document_review": {"cpu_seconds": 1}}))
+    assert done.returncode == 0, done.stderr[-2000:]
+    heavy.refresh_from_db()
+    theirs.refresh_from_db()
+    assert (heavy.state, heavy.attempts) == ("dead", 1)
+    assert heavy.last_error == "cpu_limit: the job needed more than 1 s of processor time"
+    assert theirs.state == "completed" and theirs.leased_by == heavy.leased_by  # the same worker went on
+
+
+# --- the benchmark -------------------------------------------------------------------------
+
+
+def test_ocrbench_smoke(needs_ocr, tmp_path):
+    if shutil.which("pdftoppm") is None:
+        if os.environ.get("REQUIRE_OCR") == "1":
+            pytest.fail("REQUIRE_OCR=1 but pdftoppm (poppler-utils) is not installed", pytrace=False)
+        pytest.skip("pdftoppm (poppler-utils) is not installed")
+    (tmp_path / "multilingual" / "it").mkdir(parents=True)
+    shutil.copy(CORPUS / "it" / "01-letter.pdf", tmp_path / "multilingual" / "it")
+    (tmp_path / "multilingual" / "truth.json").write_text(json.dumps({"it/01-letter.pdf": TRUTH["it/01-letter.pdf"]}))
+    out = StringIO()
+    call_command("ocrbench", str(tmp_path / "multilingual"), "--dpi", "150", "--json", stdout=out)
+    report = json.loads(out.getvalue())
+    italian = report["groups"]["it"]
+    assert italian["documents"] == 1 and italian["text"] >= 6 and italian["ratio_150"] >= 0.85
+    assert report["speed"]["150"]["pages"] == 1 and report["speed"]["150"]["pages_per_second_per_core"] > 0
+
