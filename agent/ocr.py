@@ -28,7 +28,7 @@ import logging
 import os
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Generator
 
 from jobs.errors import DamagedDocument
 
@@ -287,8 +287,8 @@ def _page_layout(words: list[_Found], page: int, dpi: float) -> list[Line]:
         line_height = max(w.line_height, w.height)
         if w.height < LEADER * line_height and not set(w.text) <= _LEADER_CHARS:
             continue
-        top, bottom = (w.line_top, w.line_top + line_height) if w.line_height else (w.top, w.top + w.height)
-        top, bottom = top - PAD[0] * (bottom - top), bottom + PAD[1] * (bottom - top)
+        band = (w.line_top, w.line_top + line_height) if w.line_height else (w.top, w.top + w.height)
+        top, bottom = band[0] - PAD[0] * (band[1] - band[0]), band[1] + PAD[1] * (band[1] - band[0])
         placed.append(Word(w.text.translate(_SPELLING), w.left * scale, top * scale, (w.left + w.width) * scale,
                            bottom * scale, w.conf))
     return _lines(page, placed)
@@ -405,8 +405,8 @@ def read_image(content: bytes, *, page_limit: PageLimit = _unlimited) -> tuple[L
     return Layout(pages=len(sizes), lines=_bounded(lines), sizes=sizes), result
 
 
-def _read_pages(tesseract: _Engine, pages: Iterator[tuple[Any, float]], page_limit: PageLimit, lines: list[Line],
-                sizes: list[list[float]], result: Reading) -> None:
+def _read_pages(tesseract: _Engine, pages: Generator[tuple[Any, float], None, None], page_limit: PageLimit,
+                lines: list[Line], sizes: list[list[float]], result: Reading) -> None:
     for number in range(1, documents.MAX_PAGES + 1):
         with page_limit(number):
             prepared = next(pages, None)
@@ -420,7 +420,7 @@ def _read_pages(tesseract: _Engine, pages: Iterator[tuple[Any, float]], page_lim
         result.confidences.append(_confidence(page_lines))
 
 
-def pages_of(content: bytes) -> Iterator[tuple[Any, float]]:
+def pages_of(content: bytes) -> Generator[tuple[Any, float], None, None]:
     """Each frame of the image as OCR reads it (8-bit grey, upright, straightened, about DPI) and
     its resolution: also what a preview shows, so the evidence boxes (points at 72/dpi) fit it."""
     from PIL import Image, ImageOps, UnidentifiedImageError

@@ -679,7 +679,8 @@ def in_words(code: str, message: str, field_name: str, *, spec: kinds.Kind | Non
     if code == "too_large" and not field_name:
         return "The pasted text is too long to send. Choose it as a file instead."
     if code == "unsupported_media_type" and message.startswith("unsupported document type"):
-        return "This file is not a PDF, a Word document (.docx), a text file or an e-invoice (XML), nor a scan or photo (PNG, JPEG, TIFF)."
+        return ("This file is not a PDF, a Word document (.docx), a text file or an e-invoice (XML), nor a scan or "
+                "photo (PNG, JPEG, TIFF).")
     if field_name.startswith("payload.text") or field_name == "text":
         if "too long" in message:
             longest = _schema_limit(spec, "maxLength")

@@ -24,6 +24,15 @@ LEASE = timedelta(minutes=10)  # capped at the deadline by the claim
 
 
 @pytest.fixture
+def no_ocr(monkeypatch):
+    """This process without Tesseract: a scan has no text (agent.ocr finds no library to load)."""
+    from agent import ocr
+
+    monkeypatch.setattr(ocr, "LIBRARY", "/nonexistent/libtesseract.so.5")
+    monkeypatch.setattr(ocr, "_engine", None)
+
+
+@pytest.fixture
 def review_job(accept):
     """Accept a document_review job for a sample file (a Path) or inline text."""
 

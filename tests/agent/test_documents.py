@@ -149,15 +149,16 @@ def test_an_xml_declaring_a_dtd_is_refused_at_acceptance_with_the_formats_accept
     with pytest.raises(UnsupportedDocument) as refused:
         review_job(laughs)
     assert refused.value.message == (
-        "the XML declares a document type (DTD), which e-invoices never do; send PDF, DOCX, plain text (UTF-8) or "
-        "an e-invoice XML (UN/CEFACT CII or UBL 2.1)")
+        "the XML declares a document type (DTD), which e-invoices never do; send PDF, DOCX, plain text (UTF-8), "
+        "an e-invoice XML (UN/CEFACT CII or UBL 2.1), or a scan or photo (PNG, JPEG or TIFF)")
     assert (refused.value.status, refused.value.code) == (415, "unsupported_media_type")
 
 
 def test_an_unsupported_document_is_told_which_formats_are_accepted():
-    with pytest.raises(UnsupportedDocument, match=r"send PDF, DOCX, plain text \(UTF-8\) or an e-invoice XML "
-                                                  r"\(UN/CEFACT CII or UBL 2.1\)"):
-        documents.check_document(content=b"\x89PNG\r\n\x1a\n\x00", name="x.png", content_type="image/png")
+    with pytest.raises(UnsupportedDocument, match=r"send PDF, DOCX, plain text \(UTF-8\), an e-invoice XML "
+                                                  r"\(UN/CEFACT CII or UBL 2.1\), or a scan or photo \(PNG, JPEG or "
+                                                  r"TIFF\)"):
+        documents.check_document(content=b"GIF89a\x01\x00\x01\x00\x00", name="x.gif", content_type="image/gif")
 
 
 def pdf_to_rebuild(size: int = documents.MAX_DOCUMENT_BYTES) -> bytes:

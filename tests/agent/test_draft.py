@@ -151,15 +151,15 @@ def test_the_note_for_the_supplier_follows_the_tone(tone, opening, closing):
 # --- a document with no text at all -------------------------------------------------------
 
 
-def test_a_scan_asks_only_for_a_readable_copy_and_names_no_field():
+def test_a_scan_asks_only_for_a_readable_copy_and_names_no_field(no_ocr):
     checked = checked_of(content=samples.SCANNED_PDF.read_bytes(), media_type="application/pdf")
     assert checked["readable"] is False
     note = tools.review_note(checked)
     alice, supplier = parts(note)
-    assert "No text could be read: the document looks scanned, so none of its fields could be checked." in alice
+    assert "No text could be read from the document, so none of its fields could be checked." in alice
     assert [line for line in supplier.splitlines() if line.startswith("- ")] == [
-        "- Please send us the invoice as a PDF with selectable text: the copy we received is a scanned image, "
-        "and we cannot read its details."]
+        "- Please send us a readable copy of the invoice, preferably a PDF with selectable text: we could not read "
+        "the details of the copy we received."]
     assert supplier.startswith("Regarding your invoice: ")
     named = [label for label in [*fields.LABELS.values(), *fields.ASK.values()] if label.lower() in note.lower()]
     assert named == [] and "Found:" not in note and "Not found" not in note

@@ -34,9 +34,9 @@ from .test_hostile_documents import MEMORY_BOUND_MB, TIME_BOUND_S, accept_in_a_c
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "multilingual"
 TRUTH = json.loads((CORPUS / "truth.json").read_text(encoding="utf-8"))
 TODAY = date(2026, 6, 1)
-SAMPLE_TRUTH = {"supplier_name": "Nordlicht Bürobedarf GmbH", "vat_id": "DE136695976", "invoice_number": "INV-2026-0142",
-                "invoice_date": "2026-03-14", "currency": "EUR", "total_amount": "1333.87",
-                "iban": "DE89370400440532013000"}
+SAMPLE_TRUTH = {"supplier_name": "Nordlicht Bürobedarf GmbH", "vat_id": "DE136695976",
+                "invoice_number": "INV-2026-0142", "invoice_date": "2026-03-14", "currency": "EUR",
+                "total_amount": "1333.87", "iban": "DE89370400440532013000"}
 
 
 @pytest.fixture
@@ -207,8 +207,8 @@ def test_the_web_process_refuses_an_image_bomb_in_bounded_memory_and_stores_noth
     assert not Job.objects.exists() and stored_files(media_root) == []
 
 
-@pytest.mark.parametrize("content", [b"\x89PNG\r\n\x1a\n\x00\x00", b"\xff\xd8\xff\xe0\x00\x10JFIF", b"II*\x00\xff\xff\xff\x7f"],
-                         ids=["png", "jpeg", "tiff"])
+@pytest.mark.parametrize("content", [b"\x89PNG\r\n\x1a\n\x00\x00", b"\xff\xd8\xff\xe0\x00\x10JFIF",
+                                     b"II*\x00\xff\xff\xff\x7f"], ids=["png", "jpeg", "tiff"])
 def test_a_damaged_image_header_is_refused_as_damaged(content):
     with pytest.raises(DamagedDocument, match="the image is damaged"):
         documents.check_document(content=content, name="x", content_type="")

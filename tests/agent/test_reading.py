@@ -92,13 +92,13 @@ def einvoices(monkeypatch):
 
 def test_extract_keeps_the_text_its_layout_the_pages_and_no_e_invoice_without_one():
     extracted = reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY)
-    assert set(extracted) == {"text", "layout", "einvoice", "pages", "has_text", "warnings"}
+    assert set(extracted) == {"text", "layout", "einvoice", "pages", "has_text", "warnings", "ocr"}
     assert extracted["has_text"] and extracted["pages"] == 1 and extracted["einvoice"] is None
     assert "Nordlicht" in extracted["text"] and extracted["warnings"] == []
     json.dumps(extracted)  # it goes into the checkpoint as it is
 
 
-def test_extract_of_inline_text_and_of_a_scan():
+def test_extract_of_inline_text_and_of_a_scan(no_ocr):
     inline = reading.extract(None, documents.TEXT, samples.PLAIN_TEXT.read_text(), today=TODAY)
     assert inline["has_text"] and inline["einvoice"] is None
     scan = reading.extract(samples.SCANNED_PDF.read_bytes(), PDF, today=TODAY)

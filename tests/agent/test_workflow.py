@@ -46,7 +46,8 @@ def test_a_clean_invoice_pdf_completes_with_every_field_present(review_job, clai
     job.refresh_from_db()
     assert job.state == "completed"
     saved = job.result
-    assert set(saved) == {"fields", "draft", "steps", "warnings", "pages", "readable", "reading", "findings"}
+    assert set(saved) == {"fields", "draft", "steps", "warnings", "pages", "readable", "reading", "findings",
+                          "ocr"}
     assert set(saved["fields"]) == set(FIELDS)
     assert all(f["status"] == "present" for f in saved["fields"].values()), saved["fields"]
     # Each value says where it was read: the page and the printed line.
@@ -121,17 +122,18 @@ def test_a_bad_iban_is_malformed_by_its_mod_97_checksum(review_job, claim):
     assert supplier.count("\n- ") == 1
 
 
-def test_a_scanned_pdf_without_text_completes_with_a_warning(review_job, claim):
+def test_a_scanned_pdf_without_text_completes_with_a_warning(review_job, claim, no_ocr):
     job = review_job(samples.SCANNED_PDF)
     drive(claim(), LocalPlanner())
     saved = Job.objects.get(pk=job.pk).result
     assert set(statuses(job).values()) == {"missing"}
     assert any("no text layer" in w for w in saved["warnings"])
+    assert any("OCR is not installed" in w for w in saved["warnings"])
     # Nothing could be read, so the note asks for a readable copy; it says nothing about single
     # fields of an invoice nobody could read.
     draft = saved["draft"]
     assert "No text could be read" in draft and "Found:" not in draft and "Not found" not in draft
-    assert "- Please send us the invoice as a PDF with selectable text" in draft
+    assert "- Please send us a readable copy of the invoice, preferably a PDF with selectable text" in draft
     assert not [label for label in ("VAT", "IBAN", "invoice number", "total") if label in draft]
 
 
@@ -178,7 +180,7 @@ def test_a_document_over_the_page_limit_is_refused_at_acceptance(review_job):
 
 
 @pytest.mark.parametrize("content, message", [
-    (b"\x89PNG\r\n\x1a\n" + b"\x00" * 100, "unsupported document type"),
+    (b"GIF89a" + b"\x00" * 100, "unsupported document type"),
     (b"%PDF-1.7\nthis is not really a pdf", "cannot be read"),
     (b"PK\x03\x04 not a zip", "unsupported document type"),
 ])
@@ -233,7 +235,8 @@ def test_the_worker_loop_runs_a_review_to_completion(review_job, clock, pdf, mon
     assert Worker(clock=clock, burst=True).run_one() is True
     job.refresh_from_db()
     assert job.state == "completed"
-    assert set(job.result) == {"fields", "draft", "steps", "warnings", "pages", "readable", "reading", "findings"}
+    assert set(job.result) == {"fields", "draft", "steps", "warnings", "pages", "readable", "reading", "findings",
+                          "ocr"}
 
 
 @pytest.mark.parametrize("sample, outcome, text, needs_action", [
@@ -243,7 +246,7 @@ def test_the_worker_loop_runs_a_review_to_completion(review_job, clock, pdf, mon
     (samples.SCANNED_PDF, "unreadable", "unreadable", True),
 ])
 def test_the_worker_stores_the_reviews_outcome_with_the_completion(review_job, clock, monkeypatch, sample, outcome,
-                                                                   text, needs_action):
+                                                                   text, needs_action, no_ocr):
     from jobs.worker import Worker
 
     monkeypatch.delenv("AGENT_PLANNER", raising=False)
@@ -251,7 +254,7 @@ def test_the_worker_stores_the_reviews_outcome_with_the_completion(review_job, c
     Worker(clock=clock, burst=True).run_one()
     job.refresh_from_db()
     assert (job.state, job.outcome, job.outcome_text, job.needs_action) == ("completed", outcome, text, needs_action)
-    # What Alice searches by: the supplier and the invoice number (none on a scan).
+    # What Alice searches by: the supplier and the invoice number (none on a scan read without OCR).
     expected = "" if outcome == "unreadable" else "Nordlicht Bürobedarf GmbH · INV-2026-0142"
     assert job.reference == expected
 

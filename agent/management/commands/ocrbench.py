@@ -40,8 +40,9 @@ def rendered(path: Path, dpi: int, work: Path) -> bytes:
     from PIL import Image
 
     stem = work / f"{path.stem}-{dpi}"
-    subprocess.run(["pdftoppm", "-r", str(dpi), "-gray", "-png", str(path), str(stem)], check=True,
-                   capture_output=True, timeout=300)
+    pdftoppm = shutil.which("pdftoppm") or "pdftoppm"
+    subprocess.run([pdftoppm, "-r", str(dpi), "-gray", "-png", str(path), str(stem)],  # noqa: S603  Poppler on PATH, our argv
+                   check=True, capture_output=True, timeout=300)
     pages = sorted(work.glob(f"{stem.name}-*.png"))
     if len(pages) == 1:
         content = pages[0].read_bytes()
