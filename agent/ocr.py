@@ -43,9 +43,6 @@ DPI = 300  # what Tesseract reads invoices best at: 10 pt text is ~40 px tall
 # A page rendered or scaled to more pixels than this is read at a lower resolution instead
 # (an A4 page at 300 dpi is 8.7 million pixels; A3 17.4).
 MAX_PAGE_PIXELS = 36_000_000
-# A page whose text layer has fewer characters than this is read as a scan (a page number or a
-# scanner's stamp is no text layer).
-MIN_TEXT_CHARS = 16
 # A word read with less confidence than this (0-100) makes the field it is evidence for "to check".
 LOW_CONFIDENCE = 70
 # A photo without a resolution of its own is scaled as an A4 page's width seen at DPI.
@@ -250,13 +247,14 @@ _WORDS = {
 _LANGUAGE_WORDS = {lang: frozenset(words.split()) for lang, words in _WORDS.items()}
 # Resolution of the English pass that tells the language: a quarter of the pixels of DPI.
 DETECT_DPI = 150
+DETECT_WORDS = 5  # fewer words than this tell nothing: the next page is asked again
 
 
 def language(words: list[_Found]) -> str:
-    """The languages to read a document in: its own first, then English; all seven when no
-    language stands out among the words of its first page. English alone for an English one:
-    the other models would change nothing (Tesseract tries them only for words English reads
-    badly, and it reads a German supplier's "Bürobedarf" as "Burobedarf" either way)."""
+    """The languages to read a document in: its own first, then English; all seven, English
+    first, for an English one and when no language stands out among the words of its first
+    page (for an English invoice the others still save a word English reads badly: a VAT id,
+    an invoice number, in ocrbench)."""
     import unicodedata
 
     seen = set()
@@ -267,7 +265,7 @@ def language(words: list[_Found]) -> str:
     (best, lang), (second, _) = scores[0], scores[1]
     if best < 2 or best == second:
         return LANGUAGES
-    return "eng" if lang == "eng" else f"{lang}+eng"
+    return LANGUAGES if lang == "eng" else f"{lang}+eng"
 
 
 # --- Pages -------------------------------------------------------------------------------
@@ -322,7 +320,8 @@ def complete_pdf(content: bytes, read: Layout, *, page_limit: PageLimit = _unlim
         chars[line.page] = chars.get(line.page, 0) + len(line.text.strip())
     if sum(chars.values()) >= documents.MAX_TEXT_CHARS:
         return read, Reading()
-    scans = [page for page in range(1, read.pages + 1) if chars.get(page, 0) < MIN_TEXT_CHARS]
+    # A page with no character of text is read as a scan; one with a few ("Page 2 of 2") is not.
+    scans = [page for page in range(1, read.pages + 1) if not chars.get(page)]
     if not scans:
         return read, Reading()
     tesseract = engine()
@@ -330,26 +329,35 @@ def complete_pdf(content: bytes, read: Layout, *, page_limit: PageLimit = _unlim
     lines = [line for line in read.lines if line.page not in scans]
     for page in scans:
         with page_limit(page):
-            image, dpi = _rendered(content, page)
-            page_lines = _read_page(tesseract, image, dpi, page, result)
-            del image
-        lines.extend(page_lines)
-        result.pages.append(page)
-        result.confidences.append(_confidence(page_lines))
+            rendered = _rendered(content, page)
+            if rendered is None:  # a blank page: nothing drawn on it to read
+                continue
+            page_lines = _read_page(tesseract, *rendered, page, result)
+            del rendered
+        if page_lines:  # a page OCR found nothing on is no page "read from a scan"
+            lines.extend(page_lines)
+            result.pages.append(page)
+            result.confidences.append(_confidence(page_lines))
     lines.sort(key=lambda line: line.page)  # stable: each page's lines stay in reading order
     return Layout(pages=read.pages, lines=_bounded(lines), sizes=read.sizes), result
 
 
 def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int, result: Reading) -> list[Line]:
-    """One page's lines; the first page read also tells the language (an English pass at DETECT_DPI)."""
-    if not result.languages:
+    """One page's lines; the first page with words on it also tells the language (an English
+    pass at DETECT_DPI), which its following pages are read in."""
+    languages = result.languages
+    if not languages:
         factor = max(1, round(dpi / DETECT_DPI))
-        result.languages = language(tesseract.read(image.reduce(factor) if factor > 1 else image, dpi / factor, "eng"))
-    return _page_layout(tesseract.read(image, dpi, result.languages), number, dpi)
+        found = tesseract.read(image.reduce(factor) if factor > 1 else image, dpi / factor, "eng")
+        languages = language(found)
+        if len(found) >= DETECT_WORDS:
+            result.languages = languages
+    return _page_layout(tesseract.read(image, dpi, languages), number, dpi)
 
 
-def _rendered(content: bytes, number: int) -> tuple[Any, float]:
-    """The page rendered in 8-bit grey at DPI (less for a huge page), as a PIL image."""
+def _rendered(content: bytes, number: int) -> tuple[Any, float] | None:
+    """The page rendered in 8-bit grey at DPI (less for a huge page), as a PIL image; None for a
+    page with nothing drawn on it."""
     import pypdfium2 as pdfium
 
     try:
@@ -359,6 +367,8 @@ def _rendered(content: bytes, number: int) -> tuple[Any, float]:
     try:
         page = document[number - 1]
         try:
+            if pdfium.raw.FPDFPage_CountObjects(page.raw) == 0:
+                return None
             width, height = page.get_size()
             dpi = _dpi_for(width / 72.0, height / 72.0)
             bitmap = page.render(scale=dpi / 72.0, grayscale=True, may_draw_forms=True)

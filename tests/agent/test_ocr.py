@@ -119,9 +119,9 @@ def test_a_photo_turned_by_its_exif_tag_skewed_and_jpeg_compressed_is_read(needs
     assert abs(ocr.skew(ImageOps.exif_transpose(upright).convert("L")) - (-3)) <= 0.5
     extracted = reading.extract(photo, documents.JPEG, today=TODAY)
     assert extracted["ocr"]["pages"] == [1] and extracted["pages"] == 1
-    assert extracted["ocr"]["languages"] == "eng"
+    assert extracted["ocr"]["languages"] == ocr.LANGUAGES  # English first, the others for words it reads badly
     checked = reading.validate(extracted, today=TODAY)
-    # Read in English, a German supplier's umlaut comes out plain (a limit of Tesseract's models).
+    # Read English first, a German supplier's umlaut comes out plain (a limit of Tesseract's models).
     assert wrong_fields(checked, SAMPLE_TRUTH) == {"supplier_name": "Nordlicht Burobedarf GmbH"}
     width, height = Layout.from_json(extracted["layout"]).sizes[0]
     assert 550 < width < 650 and height > width  # upright, about an A4 page's width in points
@@ -141,6 +141,34 @@ def test_a_png_and_a_multipage_tiff_are_sniffed_from_their_bytes(needs_ocr):
     png = io.BytesIO()
     pages[0].save(png, "PNG")
     assert documents.check_document(content=png.getvalue(), name="a.txt", content_type="text/plain") == documents.PNG
+
+
+def test_a_scan_goes_through_the_review_and_its_note_says_it_was_read_from_a_scan(needs_ocr, review_job, claim):
+    from agent.planner import LocalPlanner
+
+    from .conftest import drive
+
+    job = review_job(samples.SCANNED_PDF)
+    drive(claim(), LocalPlanner())
+    job.refresh_from_db()
+    assert job.state == "completed" and job.result["reading"] == "scan" and job.result["ocr"]["pages"] == [1]
+    assert {f["status"] for f in job.result["fields"].values()} == {"present"}
+    assert "Read from a scan (page 1, OCR confidence" in job.result["draft"]
+    summary = workflow.summarize(job.result)
+    assert (summary.outcome, summary.reference) == ("ok", "Nordlicht Bürobedarf GmbH · INV-2026-0142")
+
+
+def test_a_text_pdf_with_a_blank_page_is_not_read_as_a_scan():
+    from fpdf import FPDF
+
+    document = FPDF()
+    document.add_page()
+    document.set_font("helvetica", size=11)
+    document.cell(text="Invoice no.: INV-7   Total due: EUR 10.00")
+    document.add_page()  # the blank back of the sheet: nothing drawn, nothing to OCR
+    extracted = reading.extract(bytes(document.output()), documents.PDF, today=TODAY)
+    assert extracted["ocr"] is None and extracted["pages"] == 2
+    assert reading.validate(extracted, today=TODAY)["reading"] == "text"
 
 
 # --- bombs: refused from their headers, in bounded memory, nothing decoded -----------------
