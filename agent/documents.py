@@ -87,6 +87,7 @@ PDF_PAGE_TREE_NODES = 1_000
 # 20,000 x 20,000 (400 million pixels, 1.2 GB decoded), a TIFF thousands of pages.
 MAX_IMAGE_PIXELS = 50_000_000
 MAX_IMAGE_SIDE = 30_000
+MAX_TIFF_TAGS = 500  # entries in one TIFF directory (a scanner writes 10 to 40)
 
 DAMAGED_PDF = "the PDF is damaged and cannot be read; submit a new copy"
 DAMAGED_DOCX = "the DOCX is damaged and cannot be read; submit a new copy"
@@ -312,6 +313,8 @@ def _tiff_sizes(content: bytes) -> list[tuple[int, int]]:
                 raise PayloadTooLarge(f"the TIFF has more than {MAX_PAGES} pages; at most {MAX_PAGES} are accepted",
                                       field="document")
             (entries,) = struct.unpack_from(order + "H", content, offset)
+            if entries > MAX_TIFF_TAGS:
+                raise DamagedDocument(DAMAGED_IMAGE, field="document")
             width = height = 0
             for index in range(entries):
                 tag, kind = struct.unpack_from(order + "HH", content, offset + 2 + 12 * index)
