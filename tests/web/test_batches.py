@@ -95,7 +95,7 @@ def test_when_every_file_is_refused_the_form_comes_back_with_each_reason_and_wha
     assert "<strong>huge.txt</strong>: This file is 30 MB; the limit is 4 KB per file." in errors
     field = re.search(r'<input id="id_document"[^>]*>', html, re.S).group(0)
     assert 'aria-invalid="true"' in field and 'aria-describedby="hint-document error-document"' in field
-    assert 'accept=".pdf,.docx,.txt,.xml"' in field and "multiple" in field
+    assert 'accept=".pdf,.docx,.txt,.xml,.png,.jpg,.jpeg,.tif,.tiff"' in field and "multiple" in field
     assert form_key(response) == fields["idempotency_key"]  # the same form: resending it stays idempotent
 
 
