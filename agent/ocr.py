@@ -462,7 +462,7 @@ def _prepared(image: Any, dpi: float | None, drafted: tuple[int, int] | None) ->
     """Grey, scaled to about DPI (a photo without a resolution: as wide as an A4 page), straightened."""
     from PIL import Image
 
-    grey = image.convert("L")
+    grey = _grey(image)
     if dpi is None:  # a photo: its width as an A4 page's
         dpi = grey.width / PHOTO_WIDTH_INCHES
     elif drafted is not None:  # a JPEG decoded at a fraction of its declared size: its resolution fell with it
@@ -478,6 +478,21 @@ def _prepared(image: Any, dpi: float | None, drafted: tuple[int, int] | None) ->
     if abs(angle) >= 0.3:
         grey = grey.rotate(angle, resample=Image.Resampling.BICUBIC, expand=True, fillcolor=255)
     return grey, dpi
+
+
+def _grey(image: Any) -> Any:
+    """8-bit grey: transparency over white (a screenshot's clear background is no black page),
+    16-bit and float scans brought down to 8 bits rather than clipped to white."""
+    from PIL import Image
+
+    if image.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
+        high = 65535 if image.mode.startswith("I;16") else max(image.getextrema()[1] or 1, 1)
+        return image.convert("F").point(lambda v: v * 255.0 / high).convert("L")
+    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
+        rgba = image.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(white, rgba).convert("L")
+    return image.convert("L")
 
 
 def _declared_dpi(value: Any) -> float | None:
