@@ -121,6 +121,17 @@ class JobContext:
             raise LookupError("this job has no document")
         return documents.read(name)
 
+    def has_page_images(self) -> bool:
+        """Whether images of this job's document's pages are kept already (written once)."""
+        return bool(documents.page_images(self.job()["document"]))
+
+    def keep_page_images(self, images: list[tuple[bytes, int, int]]) -> bool:
+        """Keep images (PNG bytes, width, height) of this job's document's pages beside it, once."""
+        name = self.job()["document"]
+        if not name:
+            raise LookupError("this job has no document")
+        return documents.store_page_images(name, images)
+
     def mark_external_start(self, what: str = "external call") -> None:
         """Commit the marker before an outside call; only with a third of a lease still ahead."""
         outcome = queue.mark_external_start(job_id=self.job_id, epoch=self.epoch, now=self.now(), what=what,

@@ -4,12 +4,19 @@ A stored document is never rewritten: its name is its tenant and its digest, so 
 bytes from one tenant map to the same file and a job's input cannot change after
 acceptance. Each tenant has its own files: whether another tenant ever sent the same bytes
 changes nothing a request can observe, not even how long acceptance takes.
+
+A kind may keep images of a document's pages beside it (``<name>.pages/``: ``1.png``,
+``2.png``... and a ``pages.json`` that lists them), made by its handler in the worker and
+written once, all at a time: the folder appears whole by a rename, or not at all.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +66,119 @@ def path(name: str) -> Path:
 
 def read(name: str) -> bytes:
     return path(name).read_bytes()
+
+
+def stored_file(name: str) -> Path | None:
+    """The stored file named ``name``, if it is still kept (and is under MEDIA_ROOT)."""
+    if not name:
+        return None
+    root = path("").resolve()
+    stored = path(name).resolve()
+    return stored if stored.is_relative_to(root) and stored.is_file() else None
+
+
+# Media types a browser would run or render as a page of this site: a download is never one.
+_ACTIVE_TYPES = re.compile(r"html|xhtml|svg|javascript|ecmascript|xslt|multipart", re.IGNORECASE)
+_MEDIA_TYPE = re.compile(r"[a-z]+/[a-z0-9][a-z0-9.+-]*")
+
+
+def download_type(media_type: str | None) -> str:
+    """The stored media type for a download, or a neutral one when it is not plainly inert."""
+    if not media_type or not _MEDIA_TYPE.fullmatch(media_type) or _ACTIVE_TYPES.search(media_type):
+        return "application/octet-stream"
+    return f"{media_type}; charset=utf-8" if media_type.startswith("text/") else media_type
+
+
+def download_filename(original: str | None) -> str:
+    """The name a download is saved under: the sent file's name without control characters or
+    path separators (the header quotes it: ``filename*`` for non-ASCII)."""
+    cleaned = "".join(c for c in (original or "") if c.isprintable() and c not in "/\\").strip(" .")
+    return cleaned[:200] or "document"
+
+
+# --- Page images ---------------------------------------------------------------------------
+
+PAGES_SUFFIX = ".pages"
+PAGES_MANIFEST = "pages.json"
+PAGE_MEDIA_TYPE = "image/png"
+MAX_PAGE_IMAGES = 100  # what a manifest may list, whatever wrote it
+
+
+@dataclass(frozen=True)
+class PageImage:
+    """One kept page image: its number from 1 and its size in pixels."""
+
+    number: int
+    width: int
+    height: int
+
+
+def pages_dir(name: str) -> Path:
+    return path(name + PAGES_SUFFIX)
+
+
+def page_images(name: str) -> list[PageImage]:
+    """The page images kept for a stored document, in order; none when none were made."""
+    if not name:
+        return []
+    try:
+        manifest = json.loads((pages_dir(name) / PAGES_MANIFEST).read_text())
+        listed = manifest["pages"][:MAX_PAGE_IMAGES]
+        return [PageImage(number, int(page["width"]), int(page["height"])) for number, page in enumerate(listed, 1)]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def page_image(name: str, number: int) -> Path | None:
+    """The file of page ``number`` of a stored document, if it was kept."""
+    if not 1 <= number <= len(page_images(name)):
+        return None
+    target = pages_dir(name) / f"{number}.png"
+    return target if target.is_file() else None
+
+
+def store_page_images(name: str, images: list[tuple[bytes, int, int]]) -> bool:
+    """Keep ``images`` (PNG bytes, width, height) as the pages of stored document ``name``.
+
+    Written once: to a temporary folder beside the document, each file synced, then renamed
+    into place. False when the pages were already kept (another review of the same bytes).
+    """
+    target = pages_dir(name)
+    if target.exists() or not images:
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    incoming = Path(tempfile.mkdtemp(dir=target.parent, prefix=".incoming-pages-"))
+    try:
+        for number, (content, _width, _height) in enumerate(images, 1):
+            _write_synced(incoming / f"{number}.png", content)
+        manifest = {"pages": [{"width": width, "height": height} for _content, width, height in images]}
+        _write_synced(incoming / PAGES_MANIFEST, json.dumps(manifest).encode())
+        try:
+            os.rename(incoming, target)  # atomic; refuses a target that appeared meanwhile
+        except OSError:
+            return False
+        return True
+    finally:
+        shutil.rmtree(incoming, ignore_errors=True)
+
+
+def delete(name: str) -> None:
+    """Delete a stored document and the page images kept beside it."""
+    path(name).unlink(missing_ok=True)
+    shutil.rmtree(pages_dir(name), ignore_errors=True)
+
+
+def owner(relative: str) -> str:
+    """The stored document a file under MEDIA_ROOT belongs to: itself, or the one whose pages it is."""
+    head, sep, _ = relative.partition(PAGES_SUFFIX + "/")
+    return head if sep else relative
+
+
+def _write_synced(target: Path, content: bytes) -> None:
+    with open(target, "wb") as f:
+        f.write(content)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def _write_once(target: Path, content: bytes) -> None:
