@@ -121,7 +121,8 @@ def _scale(width: float, height: float, wanted: float) -> float:
     """``wanted``, or less when the page would be over ``MAX_SIDE`` or ``MAX_PIXELS``."""
     if width <= 0 or height <= 0:
         return wanted
-    return min(wanted, MAX_SIDE / max(width, height), math.sqrt(MAX_PIXELS / (width * height)))
+    # A little under each bound: the drawing rounds each side up to a whole pixel.
+    return min(wanted, (MAX_SIDE - 1) / max(width, height), math.sqrt(0.98 * MAX_PIXELS / (width * height)))
 
 
 def _png(image: Any) -> Drawn:

@@ -25,6 +25,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.cache import patch_cache_control
@@ -221,7 +222,7 @@ class Call:
         return render(self.request, name, context, status=status)
 
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]  # a page, JSON, or a file (FileResponse streams)
 Refused = Callable[[HtmxHttpRequest, HttpError], HttpResponse]
 
 
@@ -232,7 +233,7 @@ def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], 
     (the submit form again, with the reason); every other error goes to ``error_response``.
     """
     def decorate(view: View) -> View:
-        def run(request: HtmxHttpRequest, *args: Any, call: Call, **kwargs: Any) -> HttpResponse:
+        def run(request: HtmxHttpRequest, *args: Any, call: Call, **kwargs: Any) -> HttpResponseBase:
             return view(call, *args, **kwargs)
 
         # Django's CSRF check as its middleware runs it; settings.CSRF_FAILURE_VIEW answers a failure.
@@ -241,13 +242,13 @@ def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], 
         @csrf_exempt  # applied below, and only where it belongs: after the size check, for sessions
         @require_http_methods(list(methods))
         @functools.wraps(view)
-        def wrapper(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapper(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             # A tenant's documents, results and exports: kept by no cache, shared or the browser's own.
             response = answer(request, *args, **kwargs)
             patch_cache_control(response, no_store=True, private=True)
             return response
 
-        def answer(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def answer(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             as_json = wants_json(request)
             changes_state = request.method not in SAFE_METHODS
             try:

@@ -14,6 +14,7 @@ import uuid
 from urllib.parse import urlencode
 
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
@@ -175,7 +176,7 @@ def job_result(call: Call, job_id: int) -> HttpResponse:
 
 
 @http.endpoint("GET", "HEAD")
-def job_page_image(call: Call, job_id: int, number: int) -> HttpResponse:
+def job_page_image(call: Call, job_id: int, number: int) -> HttpResponseBase:
     """One page of a job's document as an image, kept beside the document when it was reviewed."""
     job = status.job_document(tenant_id=call.tenant_id, job_id=job_id)
     image = documents.page_image(job.document, number)
@@ -185,7 +186,7 @@ def job_page_image(call: Call, job_id: int, number: int) -> HttpResponse:
 
 
 @http.endpoint("GET", "HEAD")
-def job_document(call: Call, job_id: int) -> HttpResponse:
+def job_document(call: Call, job_id: int) -> HttpResponseBase:
     """The document as it was sent: always saved as a file, never shown in the site's pages."""
     job = status.job_document(tenant_id=call.tenant_id, job_id=job_id)
     stored = documents.stored_file(job.document)

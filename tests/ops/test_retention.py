@@ -181,3 +181,24 @@ def test_the_command_keeps_30_days_unless_told_otherwise(in_state, clock, monkey
     monkeypatch.setattr(prunejobs.system_clock, "now", lambda: clock.now() + MONTH + timedelta(hours=1))
     call_command("prunejobs", "--dry-run", stdout=out)
     assert "Would delete 1 job(s)" in out.getvalue()
+
+
+def _with_pages(job, *, hours_ago: float = 2):
+    """Page images kept beside ``job``'s document, written ``hours_ago`` (wall clock)."""
+    assert documents.store_page_images(job.document, [(b"\x89PNG one", 10, 14), (b"\x89PNG two", 10, 14)])
+    then = time.time() - hours_ago * 3600
+    for image in documents.pages_dir(job.document).iterdir():
+        os.utime(image, (then, then))
+    return documents.pages_dir(job.document)
+
+
+def test_the_page_images_go_with_their_document_and_stay_while_a_job_names_it(in_state, clock):
+    kept = with_document(in_state, "queued", b"a live job's invoice")
+    kept_pages = _with_pages(kept)
+    orphan = with_document(in_state, "dead", b"only this job's invoice")
+    orphan_pages = _with_pages(orphan)
+    clock.advance(days=40)
+    report = retention.prune(older_than=MONTH, now=clock.now())
+    assert report.documents == 1 and report.strays == 0  # the pages of a named document are not strays
+    assert not documents.path(orphan.document).exists() and not orphan_pages.exists()
+    assert documents.page_images(kept.document) and len(list(kept_pages.iterdir())) == 3
