@@ -4,10 +4,11 @@ Made in the worker's isolated child during the review's extract step (after the 
 was read, so it passed every structural check), kept beside the stored document once
 (``jobs.documents.store_page_images``) and served to the tenant's own members. A PDF's
 pages are drawn by pdfium at a resolution for reading on a screen; a scan or a photo
-(PNG, JPEG, TIFF) is its own page image, turned upright by its orientation tag and scaled
-down. Both are bounded: at most ``MAX_PAGES`` pages, ``MAX_SIDE`` pixels a side and
-``MAX_PIXELS`` a page, and ``MAX_SECONDS`` in all (pages past it are not drawn). DOCX,
-plain text and e-invoice XML have no pages to draw.
+(PNG, JPEG, TIFF) is its own page image as OCR read it (``agent.ocr.pages_of``: upright,
+straightened: the evidence boxes were measured on it), or without OCR turned upright by
+its orientation tag; scaled down. Both are bounded: at most ``MAX_PAGES`` pages,
+``MAX_SIDE`` pixels a side and ``MAX_PIXELS`` a page, and ``MAX_SECONDS`` in all (pages past
+it are not drawn). DOCX, plain text and e-invoice XML have no pages to draw.
 
 PNG with a palette of ``COLORS`` colours: an invoice's page is mostly flat colour and text,
 which such a palette keeps sharp at 30 to 60 KB a page.
@@ -18,6 +19,7 @@ leaves the document without a preview (logged without its content) and the revie
 
 from __future__ import annotations
 
+import importlib
 import io
 import logging
 import math
@@ -94,6 +96,33 @@ def _pdf_pages(content: bytes, started: float) -> list[Drawn]:
 
 
 def _image_pages(content: bytes, started: float) -> list[Drawn]:
+    """A scan or photo's pages: as OCR read them when it can (upright and straightened: the
+    evidence boxes were measured on those), else the image's own frames, upright."""
+    try:
+        frames = importlib.import_module("agent.ocr").pages_of(content)
+    except (ImportError, AttributeError):
+        return _frames(content, started)
+    images: list[Drawn] = []
+    try:
+        for frame, _dpi in frames:
+            if len(images) >= MAX_PAGES or time.monotonic() - started > MAX_SECONDS:
+                break
+            images.append(_png(_within_bounds(frame)))
+    finally:
+        frames.close()
+    return images
+
+
+def _within_bounds(page: Any) -> Any:
+    page.thumbnail((MAX_SIDE, MAX_SIDE))
+    w, h = page.size
+    if w * h > MAX_PIXELS:
+        ratio = math.sqrt(MAX_PIXELS / (w * h))
+        page = page.resize((max(1, int(w * ratio)), max(1, int(h * ratio))))
+    return page
+
+
+def _frames(content: bytes, started: float) -> list[Drawn]:
     from PIL import Image, ImageOps, ImageSequence
 
     images: list[Drawn] = []
@@ -107,13 +136,7 @@ def _image_pages(content: bytes, started: float) -> list[Drawn]:
             scale = _scale(width, height, 1.0)
             if frame.format == "JPEG":  # decode at a fraction of the size when that is all we keep
                 frame.draft("RGB", (math.ceil(width * scale), math.ceil(height * scale)))
-            page = ImageOps.exif_transpose(frame).convert("RGB")
-            page.thumbnail((MAX_SIDE, MAX_SIDE))
-            w, h = page.size
-            if w * h > MAX_PIXELS:
-                ratio = math.sqrt(MAX_PIXELS / (w * h))
-                page = page.resize((max(1, int(w * ratio)), max(1, int(h * ratio))))
-            images.append(_png(page))
+            images.append(_png(_within_bounds(ImageOps.exif_transpose(frame).convert("RGB"))))
     return images
 
 
