@@ -27,6 +27,8 @@ STATUS_WORDS = {"present": "OK", "missing": "Not found", "malformed": "To correc
 NOT_READ = "Not read"
 # Where a running review is, by the step it is about to take.
 STEP_WORDS = {"extract": "reading the document", "validate": "validating", "draft": "drafting the note"}
+# Room left around a value's words by the box drawn over them, in percent of the page.
+BOX_PADDING = 0.4
 # The line of the draft note (tools.review_note) after which comes the message for the supplier.
 SUPPLIER_MESSAGE_AFTER = "To ask the supplier (ready to paste into your email):"
 
@@ -160,8 +162,10 @@ def _box(name: str, evidence: Any, sizes: list[tuple[float, float]], candidate: 
     def percent(value: float, whole: float) -> float:
         return round(min(max(value / whole * 100, 0.0), 100.0), 2)
 
-    left, right = percent(x0, width), percent(x1, width)
-    upper, lower = percent(top, height), percent(bottom, height)
+    # A little around the words, so the outline does not cover them.
+    pad_x, pad_y = BOX_PADDING * width / 100, BOX_PADDING * height / 100
+    left, right = percent(x0 - pad_x, width), percent(x1 + pad_x, width)
+    upper, lower = percent(top - pad_y, height), percent(bottom + pad_y, height)
     return PageBox(id=f"box-{name}" + (f"-{candidate}" if candidate else ""), page=page, left=left, top=upper,
                    width=round(right - left, 2), height=round(lower - upper, 2),
                    label=label(name) + (f", reading {candidate}" if candidate else ""),
@@ -174,7 +178,8 @@ def boxes(result: dict[str, Any]) -> list[PageBox]:
         return []
     found: list[PageBox] = []
     for row in present(result)["rows"]:
-        for evidence in [row["evidence"], *(c["evidence"] for c in row["candidates"])]:
+        # A value to check shows its readings, not the value: their boxes, not its own.
+        for evidence in [c["evidence"] for c in row["candidates"]] or [row["evidence"]]:
             if evidence and evidence["box"] is not None:
                 found.append(evidence["box"])
     return found

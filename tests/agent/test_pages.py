@@ -86,3 +86,30 @@ def test_a_page_that_cannot_be_drawn_leaves_no_preview_and_the_review_goes_on(re
 def test_nonsense_bytes_draw_nothing_rather_than_fail(media_type):
     with pytest.raises(Exception):  # noqa: B017  whatever the library raises: pages.keep logs it and goes on
         pages.render(b"\x89PNG\r\n\x1a\n not really" if media_type == "image/png" else b"%PDF-1.7 no", media_type)
+
+
+def test_each_value_read_has_its_box_in_percent_of_its_page():
+    from agent.presentation import boxes
+
+    def read(value, page, box, source="text"):
+        return {"value": value, "evidence": {"source": source, "page": page, "text": "", "box": box, "element": None}}
+
+    result = {
+        "page_sizes": [[600.0, 800.0], [600.0, 800.0]],
+        "fields": {
+            "invoice_number": {"status": "present", **read("7", 1, [60, 80, 120, 96])},
+            "total_amount": {"status": "to_check", **read("12.00", 2, [0, 0, 1, 1]),
+                             "candidates": [read("12.00", 2, [300, 400, 360, 412]), read("21.00", 1, [30, 8, 90, 16])]},
+            "iban": {"status": "present", **read("DE89", 1, None, source="xml")},  # the e-invoice's: no page
+            "vat_id": {"status": "present", **read("DE1", 3, [1, 1, 2, 2])},  # a page of no known size
+            "currency": {"status": "missing", "value": None, "evidence": None},
+        },
+    }
+    drawn = {box.id: box for box in boxes(result)}
+    assert set(drawn) == {"box-invoice_number", "box-total_amount-1", "box-total_amount-2"}
+    number = drawn["box-invoice_number"]
+    # 60..120 of 600 points across, 80..96 of 800 down, with 0.4 % of the page around it.
+    assert (number.page, number.left, number.top, number.width, number.height) == (1, 9.6, 9.6, 10.8, 2.8)
+    assert (drawn["box-total_amount-1"].page, drawn["box-total_amount-1"].label) == (2, "Total amount, reading 1")
+    assert drawn["box-total_amount-2"].tone == "to_check"
+    assert boxes({**result, "page_sizes": []}) == []  # a review from before page sizes were kept

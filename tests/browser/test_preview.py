@@ -168,7 +168,7 @@ def test_a_scan_and_a_photo_show_their_pages_with_the_boxes_ocr_read(make_member
     if why:
         pytest.skip(f"SKIPPED: scans and photos cannot be read here: {why}")
     alice = off_loop(make_member, "acme", ALICE[0], password=ALICE[1])
-    source = CORPUS / "en" / "04-blocks.pdf"
+    source = CORPUS / "en" / "05-blocks.pdf"
     scan = off_loop(review_document, alice, scan_of(source), "scan.pdf")
     photo = off_loop(review_document, alice, photo_of(source), "photo.jpg")
     page = login(*ALICE, start=f"/jobs/{scan.pk}")
@@ -181,6 +181,5 @@ def test_a_scan_and_a_photo_show_their_pages_with_the_boxes_ocr_read(make_member
         for width in ("1280", "390"):
             page.set_viewport_size(dict(zip(("width", "height"), WIDTHS[width], strict=True)))
             page.wait_for_timeout(150)
-            label = row(page, "Invoice number").locator("th").inner_text()
-            click_evidence(page, label, "1")
+            click_evidence(page, "Invoice number", "1")
         audit(page, f"job-preview-{name}")
