@@ -17,6 +17,7 @@ import json
 import math
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
@@ -456,6 +457,11 @@ def submit(call: Call) -> queue.Acceptance:
 
 # How many files one submission of the form may carry; each becomes a job of its own.
 MAX_BATCH_FILES = 20
+# The time the documents of one submission may take to check, in all: well under the web's
+# request timeout (gunicorn's 30 s, deploy/gunicorn.conf.py), so the person who sent them
+# always gets the page of what was accepted. A document whose check would run past it is
+# refused by name, to be sent again on its own.
+BATCH_CHECK_SECONDS = 15.0
 MB = 1024 * 1024
 
 
@@ -553,15 +559,16 @@ def submit_form(call: Call) -> Sent:
             return
         sent.jobs.append(accepted.job)
 
-    for index, upload_file in enumerate(files):
-        name = os.path.basename(upload_file.name or "document")
-        size = upload_file.size or 0  # Django's parser sets it on every file it hands over
-        if spec.max_document_bytes and size > spec.max_document_bytes:  # never read into memory
-            sent.refused.append(refusal(413, "too_large", "", "document", name=name, spec=spec, size=size))
-            continue
-        upload = Upload(content=upload_file.read(), name=upload_file.name or "document",
-                        content_type=_media_type(upload_file.content_type))
-        accept(options, str(index), upload, name)
+    with documents.checks_end_by(time.monotonic() + BATCH_CHECK_SECONDS):
+        for index, upload_file in enumerate(files):
+            name = os.path.basename(upload_file.name or "document")
+            size = upload_file.size or 0  # Django's parser sets it on every file it hands over
+            if spec.max_document_bytes and size > spec.max_document_bytes:  # never read into memory
+                sent.refused.append(refusal(413, "too_large", "", "document", name=name, spec=spec, size=size))
+                continue
+            upload = Upload(content=upload_file.read(), name=upload_file.name or "document",
+                            content_type=_media_type(upload_file.content_type))
+            accept(options, str(index), upload, name)
     if text:
         accept({**options, "text": text}, "text", name="Pasted text" if files else "")
     if not files and not text:
@@ -702,6 +709,8 @@ def in_words(code: str, message: str, field_name: str, *, spec: kinds.Kind | Non
         return "The upload was interrupted or could not be read. Choose the files and send them again."
     if code == "no_tenant":
         return "Your account belongs to no team, so it cannot send documents. Ask your staff to add you to one."
+    if code == "not_checked_in_time":
+        return "Not checked in time: send it again on its own."
     if code == "tenant_queue_full":
         return ("Your team already has as many documents waiting as it may. Send this one again once some "
                 "of them have started.")
