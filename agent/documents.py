@@ -484,15 +484,13 @@ def check_pdf_markers(content: bytes) -> None:
     Counted, not parsed (tens of milliseconds for 5 MB), and each count bounds what pypdf
     would build from it before any limit on the result could be checked: object markers
     (it rebuilds a damaged cross-reference table from every one), cross-reference entries
-    and declared sizes (it builds an entry for each line of a valid table, up to one per 20
-    bytes of the file), and cross-reference sections (it follows every /Prev).
+    (it builds one for each line of a valid table, up to one per 20 bytes of the file), and
+    cross-reference sections (it follows every /Prev). A /Size is not counted: an embedded
+    file's /Size is its length in bytes; pypdf bounds a cross-reference stream's own.
     """
     markers = content.count(_OBJECT_MARKER)
     if markers > MAX_PDF_OBJECTS:
         raise DocumentTooComplex(_too_many_objects(markers), field="document")
-    declared = max((int(size) for size in _DECLARED_SIZE.findall(content)), default=0)
-    if declared > MAX_PDF_OBJECTS:
-        raise DocumentTooComplex(_too_many_objects(declared), field="document")
     entries = sum(1 for _ in _XREF_ENTRY.finditer(content))
     if entries > MAX_PDF_OBJECTS:
         raise DocumentTooComplex(_too_many_objects(entries), field="document")
@@ -507,10 +505,8 @@ def check_pdf_markers(content: bytes) -> None:
 # What pypdf looks for when it rebuilds a cross-reference table ("12 0 obj"): counting it
 # bounds the number of objects any reading of the file can find.
 _OBJECT_MARKER = b" obj"
-# A classic cross-reference entry (offset, generation, in use or free), and a trailer's or a
-# cross-reference stream's declared object count.
+# A classic cross-reference entry: offset, generation, in use or free.
 _XREF_ENTRY = re.compile(rb"\d{10}[ ]\d{5}[ ][fn]")
-_DECLARED_SIZE = re.compile(rb"/Size[ \t\r\n]*(\d{1,15})")
 
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:

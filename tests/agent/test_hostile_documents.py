@@ -84,7 +84,7 @@ def test_the_acceptance_probe_accepts_and_stores_an_ordinary_invoice(alice, tmp_
 @pytest.mark.parametrize("build, error, message", [
     (hostile.docx_bomb, DocumentUnpacksTooLarge, "unpacks to 200.0 MB"),
     (hostile.docx_empty_runs, DocumentUnpacksTooLarge, "682 times its packed size"),
-    (hostile.pdf_xref_bomb, DocumentTooComplex, "the PDF has 1,900,000 objects; at most 50,000 are accepted"),
+    (hostile.pdf_xref_bomb, DocumentTooComplex, "at most 50,000 objects"),
     (hostile.pdf_page_tree_bomb, DocumentTooComplex, "structural limit"),
 ], ids=["docx bomb", "empty runs", "pdf xref bomb", "pdf page tree bomb"])
 def test_hostile_structure_is_refused_quickly_and_nothing_is_stored(review_job, media_root, build, error, message):
