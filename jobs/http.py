@@ -35,7 +35,7 @@ from django_htmx.middleware import HtmxDetails
 from pydantic import BaseModel, ValidationError
 
 from . import documents, kinds, queue, schemas, status, tokens
-from .clock import system_clock
+from .clock import queue_clock
 from .documents import Upload
 from .errors import AcceptanceError
 from .models import Job, User
@@ -432,7 +432,7 @@ def cancel(call: Call, job_id: int) -> queue.Outcome:
     Other tenants' jobs raise the same 404 as unknown ids (the read scopes the job first).
     """
     job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job
-    outcome = queue.cancel(job_id=job.pk, actor=f"user:{call.identity.user.pk}", reason="", now=system_clock.now())
+    outcome = queue.cancel(job_id=job.pk, actor=f"user:{call.identity.user.pk}", reason="", now=queue_clock.now())
     if not outcome:
         raise HttpError(409, "not_cancellable", f"a {outcome.state} job cannot be cancelled", state=outcome.state)
     return outcome
@@ -447,7 +447,7 @@ def submit(call: Call) -> queue.Acceptance:
         return queue.accept(
             tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=submission.kind,
             payload=submission.payload, operation_key=submission.operation_key,
-            document=submission.document, now=system_clock.now(),
+            document=submission.document, now=queue_clock.now(),
         )
     except AcceptanceError as exc:
         raise HttpError.from_acceptance(exc) from None
@@ -551,7 +551,7 @@ def submit_form(call: Call) -> Sent:
         try:
             accepted = queue.accept(
                 tenant_id=tenant_id, user_id=call.identity.user.pk, kind=form.kind, payload=payload,
-                operation_key=f"form-{digest}-{suffix}", document=upload, batch=sent.batch, now=system_clock.now(),
+                operation_key=f"form-{digest}-{suffix}", document=upload, batch=sent.batch, now=queue_clock.now(),
             )
         except AcceptanceError as exc:
             size = len(upload.content) if upload else None
@@ -624,7 +624,7 @@ def submit_again(call: Call, job_id: int) -> queue.Acceptance:
             raise HttpError(409, "document_gone", "this job's document is no longer kept: choose the file "
                                                   "again on the submit page") from None
         upload = Upload(content=content, name=job.document_name or "document", content_type=job.document_type)
-    now = system_clock.now()
+    now = queue_clock.now()
     try:
         acceptance = queue.accept(tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=job.kind,
                                   payload=job.payload, operation_key=f"again-{job.pk}-{key}" if key else "",

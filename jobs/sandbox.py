@@ -49,7 +49,7 @@ from typing import Any, Protocol
 from django.db import connections
 
 from . import bounded, kinds
-from .clock import Clock, system_clock
+from .clock import Clock, queue_clock
 from .context import JobContext
 from .logs import event
 from .queue import Claim
@@ -95,7 +95,7 @@ class Sandbox:
         self._conn: Any = None
         self._served = 0
 
-    def run(self, claim: Claim, spec: kinds.Kind, *, stop: threading.Event, clock: Clock = system_clock,
+    def run(self, claim: Claim, spec: kinds.Kind, *, stop: threading.Event, clock: Clock = queue_clock,
             lease: Lease | None = None) -> Verdict:
         """Run one job's handler in the child and return its verdict, or why it was killed.
 
@@ -260,7 +260,7 @@ def _run(task: Task, conn: Any, stop: threading.Event) -> tuple[Verdict, bool]:
     spec = kinds.get(task.kind)
     if spec is None:
         return failed("unknown_kind", f"no handler for kind {task.kind!r}", retryable=True), False
-    ctx = JobContext(task.claim, clock=system_clock, stop=stop, limits=_Reporter(conn))
+    ctx = JobContext(task.claim, clock=queue_clock, stop=stop, limits=_Reporter(conn))
     limited = _limited(task.limits)
     with limited:
         verdict = judge(limited.guard(spec.handler), ctx)
