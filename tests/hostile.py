@@ -17,6 +17,7 @@ the few seconds the DOCX bomb takes to compress.
     hostile.pdf_long_xref()      # 5 MB, a valid cross-reference table of 255,000 entries
     hostile.pdf_prev_chain()     # ~5 MB, 38,326 incremental updates chained by /Prev
     hostile.docx_hidden_entries()# ~4.7 MB, 50,126 parts behind an end record declaring 5
+    hostile.pdf_xref_stream_chain() # ~4.9 MB, 39,000 cross-reference streams, their type escaped
     hostile.total_and_spaces()   # 3.6 KB of inline text: "Total" and spaces
 """
 
@@ -347,3 +348,27 @@ def docx_hidden_entries(entries: int = 50_126, declared: int = 5) -> bytes:
     end = data.rfind(b"PK\x05\x06")
     struct.pack_into("<HH", data, end + 8, declared, declared)  # entries on this disk, in all
     return bytes(data)
+
+
+@functools.cache
+def pdf_xref_stream_chain(sections: int = 39_000) -> bytes:
+    """A one-page PDF of ``sections`` empty cross-reference streams chained by /Prev.
+
+    Each names its type ``/XR#65f``, which a PDF reader decodes to ``/XRef`` but a count of
+    the bytes does not see, and each is an object of its own, within the object limit:
+    pypdf follows and parses every one and accepts the file, 2.5 s of CPU for 39,000
+    (4.9 MB). Only a bound on the check itself stops it.
+    """
+    out = io.BytesIO()
+    offsets = _one_page_objects(out)
+    previous = None
+    for k in range(sections):
+        here = out.tell()
+        data = b"".join(b"\x01" + offset.to_bytes(4, "big") for offset in offsets) if k == 0 else b""
+        index = b"[1 3]" if k == 0 else b"[4 0]"
+        prev = b"" if previous is None else b" /Prev %d" % previous
+        out.write(b"%d 0 obj\n<< /Type /XR#65f /Size 4 /W [1 4 0] /Index %s /Root 1 0 R%s /Length %d >>\n"
+                  b"stream\n%s\nendstream\nendobj\n" % (4 + k, index, prev, len(data), data))
+        previous = here
+    out.write(b"startxref\n%d\n%%%%EOF\n" % previous)
+    return out.getvalue()

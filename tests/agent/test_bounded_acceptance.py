@@ -61,6 +61,21 @@ def stall(**kwargs):
     return "text/plain"
 
 
+def test_a_pdf_the_counts_miss_is_stopped_by_the_bound_and_refused_as_too_complex(review_job, media_root):
+    """39,000 cross-reference streams with an escaped type name: within every counted limit,
+    2.5 s of CPU in pypdf, accepted before; now killed at the check's bound."""
+    document = hostile.pdf_xref_stream_chain()
+    assert len(document) <= documents.CHECK_MEMORY_MB * 1024 * 1024 and len(document) < 5 * 1024 * 1024
+    started, cpu = time.monotonic(), cpu_seconds()
+    with pytest.raises(DocumentTooComplex, match="the document is too complex to check") as refused:
+        review_job(document)
+    seconds, spent = time.monotonic() - started, cpu_seconds() - cpu
+    print(f"\n{len(document):,} bytes refused by the bound after {seconds:.2f} s ({spent:.2f} s of CPU)")
+    assert seconds < documents.CHECK_WALL_SECONDS + 1.0
+    assert spent < documents.CHECK_CPU_SECONDS + 0.5
+    assert refused.value.code == "too_complex" and not Job.objects.exists()
+
+
 @pytest.fixture
 def quick_bound(monkeypatch):
     monkeypatch.setattr(documents, "CHECK_CPU_SECONDS", 1)
