@@ -31,7 +31,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
 from . import documents, http, kinds, queue, status, task_kind, tokens
-from .clock import system_clock
+from .clock import queue_clock
 from .models import ApiToken, Job, Tenant, User
 
 if TYPE_CHECKING:
@@ -191,7 +191,7 @@ class TokenAddForm(forms.ModelForm):
 
     def clean_expires_at(self):
         expires_at = self.cleaned_data["expires_at"]
-        if expires_at is not None and expires_at <= system_clock.now():
+        if expires_at is not None and expires_at <= queue_clock.now():
             raise forms.ValidationError(
                 "An expiry must be in the future (leave it empty for a token that does not expire)."
             )
@@ -206,7 +206,7 @@ class TokenStatusFilter(admin.SimpleListFilter):
         return [("live", "Live"), ("expired", "Expired"), ("revoked", "Revoked")]
 
     def queryset(self, request, queryset):
-        now = system_clock.now()
+        now = queue_clock.now()
         if self.value() == "revoked":
             return queryset.filter(revoked_at__isnull=False)
         if self.value() == "expired":
@@ -285,7 +285,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def status(self, obj: ApiToken) -> str:
         if obj.revoked_at is not None:
             return "revoked"
-        if obj.expires_at is not None and obj.expires_at <= system_clock.now():
+        if obj.expires_at is not None and obj.expires_at <= queue_clock.now():
             return "expired"
         return "live"
 
@@ -315,7 +315,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     @admin.action(permissions=["revoke"], description="Revoke selected tokens")
     def revoke_tokens(self, request, queryset):
-        revoked = tokens.revoke(queryset, now=system_clock.now())
+        revoked = tokens.revoke(queryset, now=queue_clock.now())
         for token in ApiToken.objects.filter(pk__in=revoked).select_related("user"):
             self.log_change(request, token, "Revoked.")
         selected = queryset.count()
@@ -498,7 +498,7 @@ TRIAGES = {t.name: t for t in (RETRY, RECONCILE_DONE, RECONCILE_NOT_DONE, DISCAR
 class JobAdmin(admin.ModelAdmin):
     """Dead and unknown jobs first; read-only pages; the triage actions go through the queue."""
 
-    clock = system_clock  # tests swap in a logical clock
+    clock = queue_clock  # tests swap in a logical clock
 
     list_display = ["id", "document_column", "tenant", "submitter", "kind", "state_badge", "attempt_count", "epoch",
                     "short_error", "age"]

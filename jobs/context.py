@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any, Iterator, Protocol
 
 from . import documents, queue
-from .clock import Clock, system_clock
+from .clock import Clock, queue_clock
 from .kinds import JobDeferred
 from .models import Job
 
@@ -34,7 +34,7 @@ class Unenforced:
 class JobContext:
     """One claim of one job. Every write it offers is fenced by the claim's epoch."""
 
-    def __init__(self, claim: queue.Claim, *, clock: Clock = system_clock, stop: threading.Event | None = None,
+    def __init__(self, claim: queue.Claim, *, clock: Clock = queue_clock, stop: threading.Event | None = None,
                  limits: TimeLimits | None = None) -> None:
         self.claim = claim
         self.clock = clock

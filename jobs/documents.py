@@ -12,18 +12,40 @@ written once, all at a time: the folder appears whole by a rename, or not at all
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from django.conf import settings
 
-from .errors import PayloadTooLarge, UnsupportedDocument
+from . import bounded
+from .errors import DocumentNotChecked, DocumentTooComplex, PayloadTooLarge, UnsupportedDocument
+
+log = logging.getLogger("jobs.documents")
+
+# The bound on one document's structural check (``Kind.check_document``), run in a child
+# process forked for it (``jobs.bounded``): far below the web's request timeout (gunicorn's
+# 30 s), so that three hostile uploads at once cannot hold the web's workers. The kinds'
+# checks refuse what they know to be expensive before paying for it and take milliseconds
+# for an invoice; this is for what they do not know.
+CHECK_CPU_SECONDS = 2
+CHECK_WALL_SECONDS = 3.0
+CHECK_MEMORY_MB = 256
+# Below this much of a batch's time left, a document is not even started.
+MIN_CHECK_SECONDS = 0.25
+
+# The monotonic time by which a check must end, when a batch of documents shares one budget.
+_checks_end: contextvars.ContextVar[float | None] = contextvars.ContextVar("checks_end", default=None)
 
 
 @dataclass(frozen=True)
@@ -52,12 +74,60 @@ def check_and_store(upload: Upload, spec, *, tenant_id: int) -> Stored:
         raise UnsupportedDocument("the document is empty", field="document")
     content_type = upload.content_type
     if spec.check_document is not None:
-        content_type = spec.check_document(content=upload.content, name=upload.name, content_type=upload.content_type)
+        content_type = bounded_check(upload, spec)
     digest = hashlib.sha256(upload.content).hexdigest()
     name = f"{tenant_id}/{digest[:2]}/{digest}"
     _write_once(path(name), upload.content)
     original = os.path.basename(upload.name or "document")[:255]
     return Stored(name, original, content_type, len(upload.content), digest)
+
+
+@contextlib.contextmanager
+def checks_end_by(deadline: float) -> Iterator[None]:
+    """Checks started inside end by ``deadline`` (``time.monotonic()``): a batch's budget."""
+    token = _checks_end.set(deadline)
+    try:
+        yield
+    finally:
+        _checks_end.reset(token)
+
+
+def bounded_check(upload: Upload, spec) -> str:
+    """``spec.check_document`` in a bounded child process; its media type, or a refusal.
+
+    A check past its CPU, memory or wall-clock bound refuses the document as too complex
+    (``too_complex``); one stopped only because its batch's time ran out refuses it as
+    ``not_checked_in_time``, to be sent again on its own.
+    """
+    wall, by_batch = CHECK_WALL_SECONDS, False
+    deadline = _checks_end.get()
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        if left < MIN_CHECK_SECONDS:
+            raise DocumentNotChecked(NOT_CHECKED, field="document")
+        if left < wall:
+            wall, by_batch = left, True
+
+    def check() -> str:
+        return spec.check_document(content=upload.content, name=upload.name, content_type=upload.content_type)
+
+    try:
+        return bounded.run(check, cpu_seconds=CHECK_CPU_SECONDS, memory_mb=CHECK_MEMORY_MB, wall=wall)
+    except bounded.ChildFailed as exc:  # killed by the kernel (out of memory), or a reader's crash
+        log.warning("document check failed: %s (%d bytes)", exc, len(upload.content))
+        raise DocumentTooComplex("the document could not be checked: reading its structure ended its process",
+                                 field="document") from None
+    except bounded.OverBound as over:
+        log.warning("document check over its %s bound after %.2f s (%d bytes)", over.why, over.seconds,
+                    len(upload.content))
+        if over.why == "wall" and by_batch:
+            raise DocumentNotChecked(NOT_CHECKED, field="document") from None
+        raise DocumentTooComplex(f"the document is too complex to check: reading its structure takes more than "
+                                 f"the {CHECK_CPU_SECONDS:g} s of processor time, {CHECK_WALL_SECONDS:g} s in all "
+                                 f"or {CHECK_MEMORY_MB} MB a check may use", field="document") from None
+
+
+NOT_CHECKED = "not checked in time: send it again on its own"
 
 
 def path(name: str) -> Path:

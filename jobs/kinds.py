@@ -110,7 +110,7 @@ class Presentation:
 class Limits:
     """Hard limits on an isolated handler, per job (see ``jobs.sandbox``).
 
-    ``memory_mb`` is what the handler may add to its process's address space; ``cpu_seconds``
+    ``memory_mb`` is what the handler may add to its process's data segment (memory committed); ``cpu_seconds``
     the CPU time it may burn. Wall-clock time is bounded by the job's deadline and by the
     ``JobContext.time_limit`` sections the handler declares.
     """

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET
 from django_htmx.http import HttpResponseClientRedirect
 
 from . import documents, http, kinds, schemas, status
-from .clock import system_clock
+from .clock import queue_clock
 from .http import Call, HtmxHttpRequest, HttpError
 from .models import Job
 from .openapi import openapi
@@ -145,7 +145,7 @@ def job_detail(call: Call, job_id: int) -> HttpResponse:
     found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)
     job = found.job
     if call.wants_json:
-        live = {} if job.is_terminal else {"Retry-After": str(status.retry_after(job, system_clock.now()))}
+        live = {} if job.is_terminal else {"Retry-After": str(status.retry_after(job, queue_clock.now()))}
         return call.json(schemas.Job.of(job, found.events), headers=live)
     polls = status.poll_count(call.request.GET.get("poll"))
     kind = kinds.get(job.kind)

@@ -161,7 +161,7 @@ def test_the_command_prunes_by_age_and_reports(in_state, clock, monkeypatch):
 
     in_state("completed")
     in_state("unknown")
-    monkeypatch.setattr(prunejobs.system_clock, "now", lambda: clock.now() + 2 * MONTH)
+    monkeypatch.setattr(prunejobs.queue_clock, "now", lambda: clock.now() + 2 * MONTH)
     out = StringIO()
     call_command("prunejobs", "--older-than", "30d", "--dry-run", stdout=out)
     assert "Would delete 1 job(s)" in out.getvalue() and Job.objects.count() == 2
@@ -175,10 +175,10 @@ def test_the_command_keeps_30_days_unless_told_otherwise(in_state, clock, monkey
 
     in_state("completed")
     out = StringIO()
-    monkeypatch.setattr(prunejobs.system_clock, "now", lambda: clock.now() + MONTH - timedelta(hours=1))
+    monkeypatch.setattr(prunejobs.queue_clock, "now", lambda: clock.now() + MONTH - timedelta(hours=1))
     call_command("prunejobs", "--dry-run", stdout=out)
     assert "Would delete 0 job(s)" in out.getvalue()
-    monkeypatch.setattr(prunejobs.system_clock, "now", lambda: clock.now() + MONTH + timedelta(hours=1))
+    monkeypatch.setattr(prunejobs.queue_clock, "now", lambda: clock.now() + MONTH + timedelta(hours=1))
     call_command("prunejobs", "--dry-run", stdout=out)
     assert "Would delete 1 job(s)" in out.getvalue()
 
