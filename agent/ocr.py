@@ -489,9 +489,12 @@ def _grey(image: Any) -> Any:
         high = 65535 if image.mode.startswith("I;16") else max(image.getextrema()[1] or 1, 1)
         return image.convert("F").point(lambda v: v * 255.0 / high).convert("L")
     if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
-        rgba = image.convert("RGBA")
-        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-        return Image.alpha_composite(white, rgba).convert("L")
+        # In 8-bit planes, never a second full-colour copy: a 50-million-pixel RGBA is 200 MB already.
+        if image.mode in ("P", "PA"):
+            image = image.convert("RGBA")
+        alpha = image.getchannel("A")
+        grey = image.convert("L")
+        return Image.composite(grey, Image.new("L", grey.size, 255), alpha)
     return image.convert("L")
 
 

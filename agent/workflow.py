@@ -150,8 +150,9 @@ def _failure(record: dict[str, Any]) -> str:
 
 def result(checkpoint: Checkpoint) -> dict[str, Any]:
     """The saved result: fields with their status and evidence, the draft, the steps taken, warnings,
-    pages, whether anything could be read at all, what the fields were read from ("reading") and
-    the findings (an e-invoice's defects, the visible page disagreeing with it)."""
+    pages and their sizes (what evidence boxes are measured against), whether anything could be
+    read at all, what the fields were read from ("reading") and the findings (an e-invoice's
+    defects, the visible page disagreeing with it)."""
     out = checkpoint.latest_output
     return {
         "fields": out["fields"],
@@ -159,6 +160,7 @@ def result(checkpoint: Checkpoint) -> dict[str, Any]:
         "steps": [{"tool": s["tool"], "at": s["at"]} for s in checkpoint.steps],
         "warnings": out["warnings"],
         "pages": out["pages"],
+        "page_sizes": out.get("page_sizes", []),
         "readable": out.get("readable", out.get("has_text", True)),
         "reading": out.get("reading", "text"),
         "findings": out.get("findings", []),
@@ -225,10 +227,10 @@ KIND = Kind(
     check_input=documents.check_input,
     # Reading a user's document is where a hostile one would hurt: in a child process under
     # hard limits, each step within its budget. OCR runs there too (agent.ocr, in-process): its
-    # models take ~150 MB of address space in the child that loads them, and a photo of the
-    # largest accepted size (50 million pixels) decodes to up to 200 MB before it is turned grey
-    # and scaled, so the memory is 768 MB (a 49-million-pixel RGBA PNG was read within 640 MB,
-    # not within 512). 60 s of CPU stay: OCR takes about 1 s per page at 300 dpi, 20 pages fit.
+    # models take ~150 MB in the child that loads them, and an image of the largest accepted
+    # size (50 million pixels) decodes to up to 200 MB before it is made grey and scaled, so
+    # the memory is 768 MB (a 49-million-pixel RGBA PNG was read within 640 MB of data
+    # segment, not within 512). 60 s of CPU stay: OCR takes about 1 s a page at 300 dpi.
     isolated=True,
     limits=Limits(memory_mb=768, cpu_seconds=60),
     description="Review a supplier invoice: extract its text, check the required fields, draft a note for Alice.",
