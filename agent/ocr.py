@@ -153,6 +153,8 @@ class _Engine:
             self.lib.TessBaseAPIDelete(api)
             raise Unavailable(f"OCR is installed without its language packs ({languages}), so a scan cannot be read")
         self.lib.TessBaseAPISetPageSegMode(api, PAGE_SEGMENTATION)
+        # Tesseract's own messages ("Detected 52 diacritics") go nowhere, never to the worker's log.
+        self.lib.TessBaseAPISetVariable(api, b"debug_file", b"/dev/null")
         return api
 
     def read(self, image: Any, dpi: float, languages: str) -> list[_Found]:
