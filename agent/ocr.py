@@ -9,7 +9,7 @@ confidence (0-100), so evidence and preview use one convention and the field rea
 
 Tesseract is called through its C API (``libtesseract``, Debian's ``tesseract-ocr``) in this
 process, not as a ``tesseract`` command: OCR then runs inside the review's isolated child and
-counts against that child's own CPU-time and address-space limits (``jobs.sandbox``), so a run
+counts against that child's own CPU-time and memory limits (``jobs.sandbox``), so a run
 past the CPU limit is the child's ``SIGXCPU`` like any other handler's, and a child process of
 its own would escape them. The models load once per child and serve its following jobs. The
 pixels reach Tesseract as a buffer: no image file is written.
@@ -37,7 +37,8 @@ from .layout import Layout, Line, Word, _lines
 
 log = logging.getLogger("agent.ocr")
 
-# Debian's seven packs; Tesseract tries the next model only for words the first reads badly.
+# Debian's seven packs (English first); Tesseract tries the next model only for words the
+# first reads badly. A document is read in its own language and English (``language``).
 LANGUAGES = "eng+deu+fra+nld+spa+ita+pol"
 DPI = 300  # what Tesseract reads invoices best at: 10 pt text is ~40 px tall
 # A page rendered or scaled to more pixels than this is read at a lower resolution instead

@@ -17,7 +17,7 @@ from jobs.kinds import PageBox, Presentation
 
 from . import fields, reading
 from .models import Checkpoint
-from .tools import PHONE_CHECK, SEQUENCE, needs_phone_check
+from .tools import PHONE_CHECK, SEQUENCE, needs_phone_check, scan_words
 
 # Summary outcome codes (workflow.summarize) as the list's outcome filter names them.
 OUTCOMES = {"ok": "OK", "to_correct": "To correct", "unreadable": "Unreadable"}
@@ -92,6 +92,8 @@ def present(result: dict[str, Any]) -> dict[str, Any]:
     findings = [str(f) for f in findings] if isinstance(findings, list) else []
     # A document without readable text was read from nothing: no source to name.
     source = reading.source_words(result.get("reading")) if readable and isinstance(result, dict) else ""
+    if source and result.get("reading") == "scan":  # which pages, and how sure OCR was of them
+        source = scan_words(result.get("ocr"))
     return {"rows": rows, "message": supplier_message(draft), "note": draft, "readable": readable,
             "source": source, "findings": findings,
             "phone_check": PHONE_CHECK if needs_phone_check(findings) else "",

@@ -155,7 +155,7 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
         lines.append(reading.source_words(reading_) + (" The visible page was compared with it."
                                                          if checked.get("has_text") else ""))
     elif reading_ == "scan" and readable:
-        lines.append(_scan_words(checked.get("ocr")))
+        lines.append(scan_words(checked.get("ocr")))
     if not readable:
         lines.append("No text could be read from the document, so none of its fields could be checked."
                      if not reading_.startswith("e-invoice") else
@@ -215,7 +215,7 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
     return note if len(note) <= MAX_DRAFT_CHARS else note[: MAX_DRAFT_CHARS - 1] + "…"
 
 
-def _scan_words(scanned: Any) -> str:
+def scan_words(scanned: Any) -> str:
     """"Read from a scan (pages 1-2, OCR confidence 91 %); please check the values."."""
     if not isinstance(scanned, dict) or not scanned.get("pages"):
         return reading.SCAN_WORDS

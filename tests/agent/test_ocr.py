@@ -154,6 +154,10 @@ def test_a_scan_goes_through_the_review_and_its_note_says_it_was_read_from_a_sca
     assert job.state == "completed" and job.result["reading"] == "scan" and job.result["ocr"]["pages"] == [1]
     assert {f["status"] for f in job.result["fields"].values()} == {"present"}
     assert "Read from a scan (page 1, OCR confidence" in job.result["draft"]
+    from agent import presentation
+
+    shown = presentation.present(job.result)["source"]
+    assert shown.startswith("Read from a scan (page 1, OCR confidence ") and shown.endswith("please check the values.")
     summary = workflow.summarize(job.result)
     assert (summary.outcome, summary.reference) == ("ok", "Nordlicht Bürobedarf GmbH · INV-2026-0142")
 
