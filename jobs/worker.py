@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import signal
 import socket
 import threading
 import time
@@ -41,6 +42,25 @@ log = logging.getLogger("jobs.worker")
 INFO, WARNING = logging.INFO, logging.WARNING
 
 NOTIFY_CHANNEL = "jobs_accepted"  # queue.accept sends NOTIFY jobs_accepted on PostgreSQL
+
+# Tests (settings.JOBS["FREEZE_AT"]): where a worker may stop itself, as a paused VM would.
+FREEZE_POINTS = {
+    "claim": "before a claim of several jobs is sent",
+    "claimed": "after a claim of several jobs returned, before any of them starts",
+    "handler": "as a handler starts, with prefetched jobs held",
+    "complete": "before a completion batch of several jobs is sent",
+}
+
+
+def freeze_point(point: str, jobs: int) -> None:
+    """Tests: SIGSTOP this process at ``point`` if settings name it, the first time it
+    handles more than one job there (a claim or batch of several, or jobs held beside one).
+    Logged first, so a test can see which point it stopped at."""
+    if jobs < 2 or settings.JOBS["FREEZE_AT"] != point:
+        return
+    settings.JOBS["FREEZE_AT"] = ""  # once: after SIGCONT the worker goes on as usual
+    event(log, WARNING, "freezing", point=point, jobs=jobs, pid=os.getpid())
+    os.kill(os.getpid(), signal.SIGSTOP)
 
 
 def default_name() -> str:
@@ -440,6 +460,7 @@ class Completer:
                       pause_s=self._pause)
             time.sleep(self._pause)
         batch = list(self._pending)
+        freeze_point("complete", len(batch))
         try:
             outcomes = queue.complete_many(
                 completions=[queue.Completion(f.claim.job_id, f.claim.epoch, f.result, f.summary) for f in batch],
@@ -706,7 +727,10 @@ class Worker:
             if self.completer.pending:  # committed before claiming, so the claim sees them finished
                 self.completer.flush()
                 now = self.clock.now()
-            claims = queue.claim_many(now=now, worker=self.name, lease=self.lease, limit=self._prefetch_size())
+            wanted = self._prefetch_size()
+            freeze_point("claim", wanted)
+            claims = queue.claim_many(now=now, worker=self.name, lease=self.lease, limit=wanted)
+            freeze_point("claimed", len(claims))
             if not claims:
                 self.stats.empty_polls += 1
                 return False
@@ -791,6 +815,7 @@ class Worker:
         if self._giving_back:  # the grace period ended as it started: stop at the first check
             ctx.stop.set()
         self._heartbeat.watch(beat)
+        freeze_point("handler", 1 + len(self._heartbeat.held()))
         ran = time.monotonic()
         try:
             verdict = self._handle(spec, ctx)
