@@ -1005,6 +1005,7 @@ def cancel(*, job_id: int, actor: str, reason: str, now: datetime, expected_epoc
                 cancel_requested_at=now, updated_at=now):
             _record(job_id, LEASED, LEASED, epoch, actor, f"{CANCEL_REQUESTED}: {reason}" if reason else
                     CANCEL_REQUESTED, now)
+            _notify_cancel(job_id, epoch)
             return Outcome(True, LEASED, "cancel requested")
     if state == LEASED:
         return Outcome(True, LEASED, "cancel requested")  # asked before: harmless
@@ -1014,6 +1015,27 @@ def cancel(*, job_id: int, actor: str, reason: str, now: datetime, expected_epoc
         return cancel(job_id=job_id, actor=actor, reason=reason, now=now,
                       expected_epoch=None if expected_epoch is None else expected_epoch + 1)
     return Outcome(False, state, f"a {state} job cannot be cancelled")
+
+
+# PostgreSQL: a cancel request of a running job is announced on this channel ("job:epoch").
+CANCEL_CHANNEL = "jobs_cancel"
+
+
+def _notify_cancel(job_id: int, epoch: int) -> None:
+    """Tell the job's worker at once (PostgreSQL: its listener hears it at commit); SQLite
+    workers look for requests of the jobs they hold twice a second (``jobs.worker``)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_notify(%s, %s)", [CANCEL_CHANNEL, f"{job_id}:{epoch}"])
+
+
+def cancels_requested(*, claims: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Those of these (job, epoch) claims someone asked to cancel: one primary-key lookup."""
+    if not claims:
+        return []
+    asked = Job.objects.filter(pk__in=[job_id for job_id, _ in claims], cancel_requested_at__isnull=False)
+    found = set(asked.values_list("id", "epoch"))
+    return [c for c in claims if c in found]
 
 
 def cancel_requested(*, job_id: int, epoch: int) -> bool:

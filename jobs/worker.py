@@ -183,6 +183,16 @@ class Beat:
             self.interval = self.lease / 3
             return True
 
+    def cancel(self) -> bool:
+        """Someone asked to cancel the job (heard at once, between renewals): tell the handler,
+        and keep the lease while it settles. False if the claim had already ended or been lost."""
+        with self._flags:
+            if self.done or self.lost:
+                return False
+            self.cancel_requested = True
+            self.ctx.stop.set()
+            return True
+
     def fence_at(self) -> datetime | None:
         """When the claim is given up unless renewed first: two thirds into the lease (None:
         the lease already reaches the deadline, which ends the job instead)."""
@@ -507,6 +517,10 @@ class Completer:
 class Listener:
     """LISTEN jobs_accepted on a connection of its own; each notification wakes the worker.
 
+    It also listens for cancel requests (``queue.CANCEL_CHANNEL``, "job:epoch") and hands each
+    to ``cancelled``, so a running handler hears of one at once rather than at its next renewal
+    (one sent while the connection was lost is heard at that renewal, as without a listener).
+
     Django's connection cannot wait for notifications while it runs transactions, so a
     small thread owns a second, autocommit connection for the worker's lifetime. When that
     connection is lost (the database restarted, the network failed), or cannot be opened at
@@ -516,8 +530,10 @@ class Listener:
 
     BACKOFF = (0.5, 1.0, 2.0, 5.0)
 
-    def __init__(self, wake: threading.Event, *, worker: str = "") -> None:
+    def __init__(self, wake: threading.Event, *, worker: str = "",
+                 cancelled: Callable[[int, int], None] | None = None) -> None:
         self._wake = wake
+        self._cancelled = cancelled
         self._closed = threading.Event()
         self._conn: Any = None
         try:
@@ -533,6 +549,7 @@ class Listener:
         conn = connection.get_new_connection(connection.get_connection_params())
         conn.autocommit = True
         conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        conn.execute(f"LISTEN {queue.CANCEL_CHANNEL}")
         return conn
 
     def _run(self) -> None:
@@ -550,13 +567,25 @@ class Listener:
                 event(log, INFO, "listener_reconnected", reconnects=self.reconnects)
                 self._wake.set()
             try:
-                for _ in self._conn.notifies(timeout=0.5):
-                    self._wake.set()
+                for notice in self._conn.notifies(timeout=0.5):
+                    if notice.channel == queue.CANCEL_CHANNEL:
+                        self._cancel(notice.payload)
+                    else:
+                        self._wake.set()
             except Exception as exc:  # noqa: BLE001  polling still finds the work meanwhile
                 if self._closed.is_set():
                     return
                 event(log, WARNING, "listener_lost", error=type(exc).__name__, detail=str(exc)[:200])
                 self._discard()
+
+    def _cancel(self, payload: str) -> None:
+        if self._cancelled is None:
+            return
+        try:
+            job_id, epoch = (int(part) for part in payload.split(":"))
+        except ValueError:
+            return
+        self._cancelled(job_id, epoch)
 
     def _discard(self) -> None:
         conn, self._conn = self._conn, None
@@ -570,6 +599,41 @@ class Listener:
         self._closed.set()
         self._thread.join(timeout=2)
         self._discard()
+
+
+class CancelWatch:
+    """Without a listener (SQLite, or burst mode): look every ``EVERY`` seconds whether someone
+    asked to cancel a job this worker holds, and hand each request to ``cancelled``.
+
+    One primary-key lookup of the held jobs, only while the worker holds some; the thread's
+    connection is closed after each look, so a handler sandbox forked meanwhile inherits none.
+    """
+
+    EVERY = 0.5
+
+    def __init__(self, held: Callable[[], list[tuple[int, int]]], cancelled: Callable[[int, int], None]) -> None:
+        self._held = held
+        self._cancelled = cancelled
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="cancel-watch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._closed.wait(self.EVERY):
+            claims = self._held()
+            if not claims:
+                continue
+            try:
+                for job_id, epoch in queue.cancels_requested(claims=claims):
+                    self._cancelled(job_id, epoch)
+            except DatabaseError as exc:  # the renewal tells the worker all the same
+                event(log, WARNING, "cancel_check_error", error=type(exc).__name__, detail=str(exc)[:200])
+            finally:
+                connection.close()
+
+    def close(self) -> None:
+        self._closed.set()
+        self._thread.join(timeout=2)
 
 
 # --- The worker -----------------------------------------------------------------------------
@@ -613,6 +677,7 @@ class Worker:
         self._next_sweep: datetime | None = None
         self._heartbeat = Heartbeat(clock, idle_wait=self.lease / 3)
         self._current: JobContext | None = None
+        self._starting: Held | None = None  # the claim being started, no longer held, not yet watched
         self._giving_back = False
         self._grace_timer: threading.Timer | None = None
         # Prefetch: up to this many claims a transaction, as many as the recent handler
@@ -666,6 +731,7 @@ class Worker:
     def run(self) -> WorkerStats:
         """Loop until stopped; in burst mode, until no job is eligible. Returns the counts."""
         listener = self._open_listener()
+        watch = CancelWatch(self._holding, self._cancel_heard) if listener is None else None
         event(log, INFO, "worker_started", worker=self.name, lease_s=self.lease.total_seconds(),
               poll_s=self.idle.cap, burst=self.burst, listen=listener is not None, isolate=self.isolate)
         try:
@@ -688,6 +754,8 @@ class Worker:
         finally:
             if listener is not None:
                 listener.close()
+            if watch is not None:
+                watch.close()
             self.close()
             event(log, INFO, "worker_stopped", worker=self.name, **vars(self.stats))
         return self.stats
@@ -771,14 +839,39 @@ class Worker:
         if self.burst or self.listen is False or connection.vendor != "postgresql":
             return None
         try:
-            return Listener(self._wake, worker=self.name)
+            return Listener(self._wake, worker=self.name, cancelled=self._cancel_heard)
         except Exception as exc:  # noqa: BLE001  polling alone is correct, only slower
             event(log, WARNING, "listen_failed", worker=self.name, error=type(exc).__name__, detail=str(exc)[:200])
             return None
 
+    def _holding(self) -> list[tuple[int, int]]:
+        """The (job, epoch) of the running claim and the prefetched ones."""
+        held = [h.claim for h in (self._starting, *self._heartbeat.held()) if h is not None]
+        beat = self._heartbeat.current
+        return [(c.job_id, c.epoch) for c in ([beat.claim] if beat is not None else []) + held]
+
+    def _cancel_heard(self, job_id: int, epoch: int) -> None:
+        """Someone asked to cancel a job: if this worker runs it, its handler is told now; if it
+        holds it unstarted, it is never started (``_execute``)."""
+        beat = self._heartbeat.current
+        if beat is not None and (beat.claim.job_id, beat.claim.epoch) == (job_id, epoch):
+            if beat.cancel():
+                event(log, INFO, "cancel_heard", job=job_id, epoch=epoch, worker=self.name)
+            return
+        for held in (self._starting, *self._heartbeat.held()):
+            if held is not None and (held.claim.job_id, held.claim.epoch) == (job_id, epoch):
+                held.cancel_requested = True
+
     # -- one job ------------------------------------------------------------------------
 
     def _execute(self, held: Held) -> None:
+        self._starting = held  # between the prefetch and the heartbeat: where a cancel finds it
+        try:
+            self._execute_held(held)
+        finally:
+            self._starting = None
+
+    def _execute_held(self, held: Held) -> None:
         claim = held.claim
         started = time.monotonic()
         fields = _fields(claim)
@@ -815,6 +908,9 @@ class Worker:
         if self._giving_back:  # the grace period ended as it started: stop at the first check
             ctx.stop.set()
         self._heartbeat.watch(beat)
+        self._starting = None
+        if held.cancel_requested:  # heard while it was being started
+            beat.cancel()
         freeze_point("handler", 1 + len(self._heartbeat.held()))
         ran = time.monotonic()
         try:
