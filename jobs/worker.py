@@ -548,8 +548,8 @@ class Listener:
     def _connect(self) -> Any:
         conn = connection.get_new_connection(connection.get_connection_params())
         conn.autocommit = True
-        conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
         conn.execute(f"LISTEN {queue.CANCEL_CHANNEL}")
+        conn.execute(f"LISTEN {NOTIFY_CHANNEL}")  # last: what pg_stat_activity shows of the session
         return conn
 
     def _run(self) -> None:
