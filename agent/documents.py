@@ -31,6 +31,8 @@ import zlib
 from dataclasses import dataclass, field
 from xml.parsers import expat
 
+import pypdf  # noqa: F401  imported once by the web process, not by every check's forked child
+
 from jobs.errors import (
     AcceptanceError,
     DamagedDocument,
@@ -75,6 +77,10 @@ MAX_DOCX_ELEMENTS = 500_000
 MAX_PDF_OBJECTS = 50_000
 # Nodes visited to count the pages (a 20-page PDF's page tree has a few dozen).
 PDF_PAGE_TREE_NODES = 1_000
+# Cross-reference sections: one per save, plus one per incremental update (a signature, a
+# form filled in, an annotation). An invoice has one to a few dozen; pypdf follows each
+# section's /Prev and merges its trailer, so thousands of them cost seconds.
+MAX_PDF_SECTIONS = 1_000
 
 DAMAGED_PDF = "the PDF is damaged and cannot be read; submit a new copy"
 DAMAGED_DOCX = "the DOCX is damaged and cannot be read; submit a new copy"
@@ -85,6 +91,7 @@ _ZIP_MAGIC = b"PK\x03\x04"
 _XML_START = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*+<(?:\?xml[ \t\r\n?]|!--|!DOCTYPE|[A-Za-z_:\x80-\xff])")
 _DOCTYPE = re.compile(rb"<!DOCTYPE", re.IGNORECASE)
 _ZIP_END = b"PK\x05\x06"
+_ZIP_ENTRY = b"PK\x01\x02"  # a central directory entry's signature
 
 
 @dataclass
@@ -258,6 +265,12 @@ def _docx_parts(content: bytes) -> list[zipfile.ZipInfo]:
     declared = _zip_declared_parts(content)
     if declared is not None and declared > MAX_DOCX_PARTS:
         raise DocumentTooComplex(_too_many_parts(declared), field="document")
+    # zipfile reads entries for as many bytes as the end record gives the directory, not
+    # for as many entries as it declares: an end record may understate them. Every entry
+    # starts with its signature, so counting those bounds what zipfile can be made to build.
+    entries = content.count(_ZIP_ENTRY)
+    if entries > MAX_DOCX_PARTS:
+        raise DocumentTooComplex(_too_many_parts(entries), field="document")
     try:
         with zipfile.ZipFile(io.BytesIO(content)) as archive:
             infos = archive.infolist()
@@ -438,11 +451,7 @@ def _pdf_reader(content: bytes):
     from pypdf import PdfReader, apply_configuration
     from pypdf.errors import LimitReachedError
 
-    # Counted before pypdf opens the file: with a damaged cross-reference table it rebuilds
-    # one from every object marker in the file, seconds of CPU for a few hundred thousand.
-    markers = content.count(_OBJECT_MARKER)
-    if markers > MAX_PDF_OBJECTS:
-        raise DocumentTooComplex(_too_many_objects(markers), field="document")
+    check_pdf_markers(content)
     try:
         reader = PdfReader(io.BytesIO(content), xref_stream_maximum_entries=MAX_PDF_OBJECTS)
         if reader.is_encrypted:
@@ -469,9 +478,35 @@ def _pdf_reader(content: bytes):
     return reader, pages
 
 
+def check_pdf_markers(content: bytes) -> None:
+    """Refuse a PDF whose bytes hold more structure than pypdf may read, before it reads any.
+
+    Counted, not parsed (tens of milliseconds for 5 MB), and each count bounds what pypdf
+    would build from it before any limit on the result could be checked: object markers
+    (it rebuilds a damaged cross-reference table from every one), cross-reference entries
+    (it builds one for each line of a valid table, up to one per 20 bytes of the file), and
+    cross-reference sections (it follows every /Prev). A /Size is not counted: an embedded
+    file's /Size is its length in bytes; pypdf bounds a cross-reference stream's own.
+    """
+    markers = content.count(_OBJECT_MARKER)
+    if markers > MAX_PDF_OBJECTS:
+        raise DocumentTooComplex(_too_many_objects(markers), field="document")
+    entries = sum(1 for _ in _XREF_ENTRY.finditer(content))
+    if entries > MAX_PDF_OBJECTS:
+        raise DocumentTooComplex(_too_many_objects(entries), field="document")
+    # "xref" opens each classic table ("startxref" only points at one); "/XRef" types each
+    # cross-reference stream (its "/XRefStm" variant names one more in a hybrid file).
+    sections = content.count(b"xref") - content.count(b"startxref") + content.count(b"/XRef")
+    if sections > MAX_PDF_SECTIONS:
+        raise DocumentTooComplex(f"the PDF has {sections:,} cross-reference sections (saved or updated that "
+                                 f"many times); at most {MAX_PDF_SECTIONS:,} are accepted", field="document")
+
+
 # What pypdf looks for when it rebuilds a cross-reference table ("12 0 obj"): counting it
 # bounds the number of objects any reading of the file can find.
 _OBJECT_MARKER = b" obj"
+# A classic cross-reference entry: offset, generation, in use or free.
+_XREF_ENTRY = re.compile(rb"\d{10}[ ]\d{5}[ ][fn]")
 
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:

@@ -13,7 +13,7 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from jobs.kinds import Presentation
+from jobs.kinds import PageBox, Presentation
 
 from . import fields, reading
 from .models import Checkpoint
@@ -27,6 +27,8 @@ STATUS_WORDS = {"present": "OK", "missing": "Not found", "malformed": "To correc
 NOT_READ = "Not read"
 # Where a running review is, by the step it is about to take.
 STEP_WORDS = {"extract": "reading the document", "validate": "validating", "draft": "drafting the note"}
+# Room left around a value's words by the box drawn over them, in percent of the page.
+BOX_PADDING = 0.4
 # The line of the draft note (tools.review_note) after which comes the message for the supplier.
 SUPPLIER_MESSAGE_AFTER = "To ask the supplier (ready to paste into your email):"
 
@@ -81,7 +83,9 @@ def present(result: dict[str, Any]) -> dict[str, Any]:
     currency = found.get("currency", {})
     code = currency.get("value") if currency.get("status") == "present" else None
     readable = result.get("readable", True) if isinstance(result, dict) else True
-    rows = [_row(name, field, code, readable=readable) for name, field in found.items() if isinstance(field, dict)]
+    sizes = _page_sizes(result)
+    rows = [_row(name, field, code, readable=readable, sizes=sizes)
+            for name, field in found.items() if isinstance(field, dict)]
     draft = result.get("draft") if isinstance(result, dict) else None
     draft = draft if isinstance(draft, str) else ""
     findings = result.get("findings") if isinstance(result, dict) else None
@@ -94,23 +98,91 @@ def present(result: dict[str, Any]) -> dict[str, Any]:
             "to_check": any(row["status"] == "to_check" for row in rows)}
 
 
-def _row(name: str, field: dict[str, Any], currency: str | None, *, readable: bool) -> dict[str, Any]:
+def _row(name: str, field: dict[str, Any], currency: str | None, *, readable: bool,
+         sizes: list[tuple[float, float]] | None = None) -> dict[str, Any]:
     status = str(field.get("status", ""))
     not_read = status == "missing" and not readable
     words = NOT_READ if not_read else STATUS_WORDS.get(status, status)
-    candidates = field.get("candidates") if status == "to_check" else None
+    sizes = sizes or []
     return {"name": name, "label": label(name), "status": status, "status_text": words,
             "value": shown_value(name, field, currency), "detail": "" if not_read else field.get("detail") or "",
-            "evidence": _evidence(field.get("evidence")) if field.get("value") not in (None, "") else None,
+            "evidence": (_evidence(field.get("evidence"), _box(name, field.get("evidence"), sizes, tone=status))
+                         if field.get("value") not in (None, "") else None),
             "candidates": [{"value": shown_value(name, {**c, "status": "present"}, currency),
-                            "evidence": _evidence(c.get("evidence"))}
-                           for c in candidates or [] if isinstance(c, dict) and c.get("value") not in (None, "")]}
+                            "evidence": _evidence(c.get("evidence"),
+                                                  _box(name, c.get("evidence"), sizes, index, tone=status))}
+                           for index, c in _candidates(field)]}
 
 
-def _evidence(evidence: Any) -> dict[str, str] | None:
-    """Where a value was read, in words ("read from page 1") and what it quotes (the line, the element)."""
+def _candidates(field: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """A value to check's readings, numbered from 1 (what their boxes are named by)."""
+    candidates = field.get("candidates") if field.get("status") == "to_check" else None
+    return [(index, c) for index, c in enumerate(candidates or [], 1)
+            if isinstance(c, dict) and c.get("value") not in (None, "")]
+
+
+def _evidence(evidence: Any, box: PageBox | None = None) -> dict[str, Any] | None:
+    """Where a value was read, in words ("read from page 1"), what it quotes (the line, the element)
+    and its box on the page's image (when the page's size and the words' box are known)."""
     where = reading.where(evidence)
-    return {"where": where, "quote": reading.quoted(evidence)} if where else None
+    return {"where": where, "quote": reading.quoted(evidence), "box": box} if where else None
+
+
+def _page_sizes(result: Any) -> list[tuple[float, float]]:
+    """Each page's width and height, in the units of the evidence boxes; [] when not known."""
+    sizes = result.get("page_sizes") if isinstance(result, dict) else None
+    if not isinstance(sizes, list):
+        return []
+    kept = []
+    for size in sizes:
+        try:
+            width, height = float(size[0]), float(size[1])
+        except (TypeError, ValueError, IndexError, KeyError):
+            return []
+        kept.append((width, height))
+    return kept
+
+
+def _box(name: str, evidence: Any, sizes: list[tuple[float, float]], candidate: int = 0, *,
+         tone: str = "") -> PageBox | None:
+    """The evidence's box in percent of its page, or None (no box, no page size, or nonsense)."""
+    if not isinstance(evidence, dict) or evidence.get("source") == "xml":
+        return None
+    page, box = evidence.get("page"), evidence.get("box")
+    if not isinstance(page, int) or not 1 <= page <= len(sizes) or not isinstance(box, list) or len(box) != 4:
+        return None
+    width, height = sizes[page - 1]
+    try:
+        x0, top, x1, bottom = (float(v) for v in box)
+    except (TypeError, ValueError):
+        return None
+    if width <= 0 or height <= 0 or x1 <= x0 or bottom <= top:
+        return None
+
+    def percent(value: float, whole: float) -> float:
+        return round(min(max(value / whole * 100, 0.0), 100.0), 2)
+
+    # A little around the words, so the outline does not cover them.
+    pad_x, pad_y = BOX_PADDING * width / 100, BOX_PADDING * height / 100
+    left, right = percent(x0 - pad_x, width), percent(x1 + pad_x, width)
+    upper, lower = percent(top - pad_y, height), percent(bottom + pad_y, height)
+    return PageBox(id=f"box-{name}" + (f"-{candidate}" if candidate else ""), page=page, left=left, top=upper,
+                   width=round(right - left, 2), height=round(lower - upper, 2),
+                   label=label(name) + (f", reading {candidate}" if candidate else ""),
+                   tone=tone)
+
+
+def boxes(result: dict[str, Any]) -> list[PageBox]:
+    """Where each value was read, on the document's pages: the boxes the job's page draws."""
+    if not isinstance(result, dict):
+        return []
+    found: list[PageBox] = []
+    for row in present(result)["rows"]:
+        # A value to check shows its readings, not the value: their boxes, not its own.
+        for evidence in [c["evidence"] for c in row["candidates"]] or [row["evidence"]]:
+            if evidence and evidence["box"] is not None:
+                found.append(evidence["box"])
+    return found
 
 
 def export_columns(result: dict[str, Any]) -> dict[str, str]:
@@ -147,4 +219,4 @@ def progress_text(job_id: int) -> str | None:
 
 
 REVIEW = Presentation(outcomes=OUTCOMES, present=present, export_columns=export_columns, note=note,
-                      progress_text=progress_text)
+                      progress_text=progress_text, boxes=boxes)

@@ -19,6 +19,7 @@ from jobs.errors import AcceptanceError
 from jobs.kinds import JobFailed
 
 from . import documents, fields, reading
+from .pages import keep as keep_page_images
 
 MAX_WARNINGS = 10
 MAX_WARNING_CHARS = 200
@@ -55,6 +56,7 @@ def extract(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]
             content = ctx.document()
             media_type = job["document_type"] or reading.media_type(content)
             read = reading.extract(content, media_type, today=ctx.now().date())
+            keep_page_images(ctx, content, media_type)  # the page images Alice reads the review beside
             source = "document"
             if ctx.payload.get("text"):
                 warnings.append("inline text ignored: the uploaded document was reviewed")
@@ -92,6 +94,8 @@ def validate(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any
         "findings": _bounded(checked["findings"], chars=MAX_FINDING_CHARS),
         "readable": checked["readable"],
         "pages": previous["pages"],
+        # What the evidence boxes are measured against: each page's size, in the boxes' units.
+        "page_sizes": (previous.get("layout") or {}).get("sizes", [])[:documents.MAX_PAGES],
         "has_text": bool(previous["text"].strip()),
         "source": previous["source"],
         "document_name": previous["document_name"],

@@ -150,8 +150,9 @@ def _failure(record: dict[str, Any]) -> str:
 
 def result(checkpoint: Checkpoint) -> dict[str, Any]:
     """The saved result: fields with their status and evidence, the draft, the steps taken, warnings,
-    pages, whether anything could be read at all, what the fields were read from ("reading") and
-    the findings (an e-invoice's defects, the visible page disagreeing with it)."""
+    pages and their sizes (what evidence boxes are measured against), whether anything could be
+    read at all, what the fields were read from ("reading") and the findings (an e-invoice's
+    defects, the visible page disagreeing with it)."""
     out = checkpoint.latest_output
     return {
         "fields": out["fields"],
@@ -159,6 +160,7 @@ def result(checkpoint: Checkpoint) -> dict[str, Any]:
         "steps": [{"tool": s["tool"], "at": s["at"]} for s in checkpoint.steps],
         "warnings": out["warnings"],
         "pages": out["pages"],
+        "page_sizes": out.get("page_sizes", []),
         "readable": out.get("readable", out.get("has_text", True)),
         "reading": out.get("reading", "text"),
         "findings": out.get("findings", []),

@@ -129,7 +129,7 @@ def drain(worker: str, barrier: str = "", parties: int = 1, fifo: bool = False) 
     from django.db import connection
 
     from jobs import queue
-    from jobs.clock import system_clock
+    from jobs.clock import queue_clock
 
     claim = fifo_claim if fifo else queue.claim
     connection.ensure_connection()
@@ -139,8 +139,8 @@ def drain(worker: str, barrier: str = "", parties: int = 1, fifo: bool = False) 
             time.sleep(0.0005)
     done = 0
     t0, started = time.time(), time.perf_counter()
-    while (c := claim(now=system_clock.now(), worker=worker)) is not None:
-        queue.complete(job_id=c.job_id, epoch=c.epoch, result={"ok": True}, now=system_clock.now())
+    while (c := claim(now=queue_clock.now(), worker=worker)) is not None:
+        queue.complete(job_id=c.job_id, epoch=c.epoch, result={"ok": True}, now=queue_clock.now())
         done += 1
     return {"jobs": done, "seconds": time.perf_counter() - started, "t0": t0, "t1": time.time()}
 
@@ -148,12 +148,12 @@ def drain(worker: str, barrier: str = "", parties: int = 1, fifo: bool = False) 
 def claim_time(claims: int, fifo: bool = False) -> dict[str, float]:
     """Mean seconds per claim at the current queue depth (``fifo``: with ``FIFO_CLAIM``)."""
     from jobs import queue
-    from jobs.clock import system_clock
+    from jobs.clock import queue_clock
 
     claim = fifo_claim if fifo else queue.claim
     started = time.perf_counter()
     for _ in range(claims):
-        claim(now=system_clock.now(), worker="timer")
+        claim(now=queue_clock.now(), worker="timer")
     return {"mean": (time.perf_counter() - started) / claims}
 
 

@@ -30,8 +30,8 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
-from . import documents, http, kinds, queue, task_kind, tokens
-from .clock import system_clock
+from . import documents, http, kinds, queue, status, task_kind, tokens
+from .clock import queue_clock
 from .models import ApiToken, Job, Tenant, User
 
 if TYPE_CHECKING:
@@ -191,7 +191,7 @@ class TokenAddForm(forms.ModelForm):
 
     def clean_expires_at(self):
         expires_at = self.cleaned_data["expires_at"]
-        if expires_at is not None and expires_at <= system_clock.now():
+        if expires_at is not None and expires_at <= queue_clock.now():
             raise forms.ValidationError(
                 "An expiry must be in the future (leave it empty for a token that does not expire)."
             )
@@ -206,7 +206,7 @@ class TokenStatusFilter(admin.SimpleListFilter):
         return [("live", "Live"), ("expired", "Expired"), ("revoked", "Revoked")]
 
     def queryset(self, request, queryset):
-        now = system_clock.now()
+        now = queue_clock.now()
         if self.value() == "revoked":
             return queryset.filter(revoked_at__isnull=False)
         if self.value() == "expired":
@@ -285,7 +285,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def status(self, obj: ApiToken) -> str:
         if obj.revoked_at is not None:
             return "revoked"
-        if obj.expires_at is not None and obj.expires_at <= system_clock.now():
+        if obj.expires_at is not None and obj.expires_at <= queue_clock.now():
             return "expired"
         return "live"
 
@@ -315,7 +315,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     @admin.action(permissions=["revoke"], description="Revoke selected tokens")
     def revoke_tokens(self, request, queryset):
-        revoked = tokens.revoke(queryset, now=system_clock.now())
+        revoked = tokens.revoke(queryset, now=queue_clock.now())
         for token in ApiToken.objects.filter(pk__in=revoked).select_related("user"):
             self.log_change(request, token, "Revoked.")
         selected = queryset.count()
@@ -498,7 +498,7 @@ TRIAGES = {t.name: t for t in (RETRY, RECONCILE_DONE, RECONCILE_NOT_DONE, DISCAR
 class JobAdmin(admin.ModelAdmin):
     """Dead and unknown jobs first; read-only pages; the triage actions go through the queue."""
 
-    clock = system_clock  # tests swap in a logical clock
+    clock = queue_clock  # tests swap in a logical clock
 
     list_display = ["id", "document_column", "tenant", "submitter", "kind", "state_badge", "attempt_count", "epoch",
                     "short_error", "age"]
@@ -541,9 +541,11 @@ class JobAdmin(admin.ModelAdmin):
         return request.user.has_perm(f"{self.opts.app_label}.triage_job")
 
     def may_see_input(self, request) -> bool:
-        """Inline text and documents are the tenants' content: superusers only, and each
-        download is logged. Triage works from the metadata, the checkpoint and the result."""
-        return request.user.is_active and request.user.is_superuser
+        """Inline text and documents are the tenants' content: superusers, and staff granted
+        ``view_document`` on its own (triage does not bring it), see them; each look is logged.
+        Triage works from the metadata, the checkpoint and the result."""
+        user = request.user
+        return user.is_active and (user.is_superuser or user.has_perm(f"{self.opts.app_label}.view_document"))
 
     # The query-string lookups the declared filters use, and nothing else: Django's default
     # lets any lookup on the job's own fields through (``?payload__text__icontains=...`` would
@@ -599,12 +601,27 @@ class JobAdmin(admin.ModelAdmin):
         buttons = []
         if job is not None and self.has_triage_permission(request):
             buttons = [t for t in TRIAGES.values() if job.state in t.from_states]
-        return super().change_view(request, object_id, form_url, {"triage_buttons": buttons, **(extra_context or {})})
+        shown: dict[str, Any] = {}
+        if job is not None and job.document and self.may_see_input(request):
+            shown = {"show_document_url": "?document=1#document"}
+            if request.method == "GET" and ("document" in request.GET or "page" in request.GET):
+                shown["document"] = self.document_pane(request, job)
+        return super().change_view(request, object_id, form_url,
+                                   {"triage_buttons": buttons, **shown, **(extra_context or {})})
+
+    def document_pane(self, request, job: Job) -> status.DocumentPane | None:
+        """The document beside the result, as its tenant sees it (with the admin's own URLs).
+        Opened on request, never by merely opening the job, and each opening is logged."""
+        self.log_change(request, job, f"Viewed the document's pages ({job.document_name or 'unnamed'}).")
+        return status.document_pane(job, page_url=lambda n: reverse("admin:jobs_job_page", args=[job.pk, n]),
+                                    download_url=reverse("admin:jobs_job_document", args=[job.pk]),
+                                    requested=request.GET.get("page"))
 
     def get_urls(self):
         view = self.admin_site.admin_view
         return [
             path("<path:object_id>/document/", view(self.document_view), name="jobs_job_document"),
+            path("<path:object_id>/pages/<int:number>.png", view(self.page_view), name="jobs_job_page"),
             path("<path:object_id>/payload/", view(self.payload_view), name="jobs_job_payload"),
             *super().get_urls(),
         ]
@@ -733,8 +750,21 @@ class JobAdmin(admin.ModelAdmin):
             raise Http404("this job has no stored document")
         self.log_change(request, job, f"Downloaded the document ({job.document_name or 'unnamed'}).")
         # An attachment: the browser saves it, never renders a tenant's file in the admin's origin.
-        return FileResponse(stored.open("rb"), as_attachment=True, filename=job.document_name or f"job-{job.pk}",
-                            content_type="application/octet-stream")
+        response = FileResponse(stored.open("rb"), as_attachment=True,
+                                filename=documents.download_filename(job.document_name),
+                                content_type=documents.download_type(job.document_type))
+        response["Cache-Control"] = "no-store, private"
+        return response
+
+    def page_view(self, request, object_id, number: int):
+        """One page image of the job's document (the job page's pane, opened and logged there)."""
+        job = self._input_of(request, object_id)
+        image = documents.page_image(job.document, number) if job.document else None
+        if image is None:
+            raise Http404("no such page")
+        response = FileResponse(image.open("rb"), content_type=documents.PAGE_MEDIA_TYPE)
+        response["Cache-Control"] = "no-store, private"
+        return response
 
     def payload_view(self, request, object_id):
         job = self._input_of(request, object_id)

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any, Iterator, Protocol
 
 from . import documents, queue
-from .clock import Clock, system_clock
+from .clock import Clock, queue_clock
 from .kinds import JobDeferred
 from .models import Job
 
@@ -34,7 +34,7 @@ class Unenforced:
 class JobContext:
     """One claim of one job. Every write it offers is fenced by the claim's epoch."""
 
-    def __init__(self, claim: queue.Claim, *, clock: Clock = system_clock, stop: threading.Event | None = None,
+    def __init__(self, claim: queue.Claim, *, clock: Clock = queue_clock, stop: threading.Event | None = None,
                  limits: TimeLimits | None = None) -> None:
         self.claim = claim
         self.clock = clock
@@ -120,6 +120,17 @@ class JobContext:
         if not name:
             raise LookupError("this job has no document")
         return documents.read(name)
+
+    def has_page_images(self) -> bool:
+        """Whether images of this job's document's pages are kept already (written once)."""
+        return bool(documents.page_images(self.job()["document"]))
+
+    def keep_page_images(self, images: list[tuple[bytes, int, int]]) -> bool:
+        """Keep images (PNG bytes, width, height) of this job's document's pages beside it, once."""
+        name = self.job()["document"]
+        if not name:
+            raise LookupError("this job has no document")
+        return documents.store_page_images(name, images)
 
     def mark_external_start(self, what: str = "external call") -> None:
         """Commit the marker before an outside call; only with a third of a lease still ahead."""

@@ -4,19 +4,48 @@ A stored document is never rewritten: its name is its tenant and its digest, so 
 bytes from one tenant map to the same file and a job's input cannot change after
 acceptance. Each tenant has its own files: whether another tenant ever sent the same bytes
 changes nothing a request can observe, not even how long acceptance takes.
+
+A kind may keep images of a document's pages beside it (``<name>.pages/``: ``1.png``,
+``2.png``... and a ``pages.json`` that lists them), made by its handler in the worker and
+written once, all at a time: the folder appears whole by a rename, or not at all.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
+import json
+import logging
 import os
+import re
+import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from django.conf import settings
 
-from .errors import PayloadTooLarge, UnsupportedDocument
+from . import bounded
+from .errors import DocumentNotChecked, DocumentTooComplex, PayloadTooLarge, UnsupportedDocument
+
+log = logging.getLogger("jobs.documents")
+
+# The bound on one document's structural check (``Kind.check_document``), run in a child
+# process forked for it (``jobs.bounded``): far below the web's request timeout (gunicorn's
+# 30 s), so that three hostile uploads at once cannot hold the web's workers. The kinds'
+# checks refuse what they know to be expensive before paying for it and take milliseconds
+# for an invoice; this is for what they do not know.
+CHECK_CPU_SECONDS = 2
+CHECK_WALL_SECONDS = 3.0
+CHECK_MEMORY_MB = 256
+# Below this much of a batch's time left, a document is not even started.
+MIN_CHECK_SECONDS = 0.25
+
+# The monotonic time by which a check must end, when a batch of documents shares one budget.
+_checks_end: contextvars.ContextVar[float | None] = contextvars.ContextVar("checks_end", default=None)
 
 
 @dataclass(frozen=True)
@@ -45,12 +74,60 @@ def check_and_store(upload: Upload, spec, *, tenant_id: int) -> Stored:
         raise UnsupportedDocument("the document is empty", field="document")
     content_type = upload.content_type
     if spec.check_document is not None:
-        content_type = spec.check_document(content=upload.content, name=upload.name, content_type=upload.content_type)
+        content_type = bounded_check(upload, spec)
     digest = hashlib.sha256(upload.content).hexdigest()
     name = f"{tenant_id}/{digest[:2]}/{digest}"
     _write_once(path(name), upload.content)
     original = os.path.basename(upload.name or "document")[:255]
     return Stored(name, original, content_type, len(upload.content), digest)
+
+
+@contextlib.contextmanager
+def checks_end_by(deadline: float) -> Iterator[None]:
+    """Checks started inside end by ``deadline`` (``time.monotonic()``): a batch's budget."""
+    token = _checks_end.set(deadline)
+    try:
+        yield
+    finally:
+        _checks_end.reset(token)
+
+
+def bounded_check(upload: Upload, spec) -> str:
+    """``spec.check_document`` in a bounded child process; its media type, or a refusal.
+
+    A check past its CPU, memory or wall-clock bound refuses the document as too complex
+    (``too_complex``); one stopped only because its batch's time ran out refuses it as
+    ``not_checked_in_time``, to be sent again on its own.
+    """
+    wall, by_batch = CHECK_WALL_SECONDS, False
+    deadline = _checks_end.get()
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        if left < MIN_CHECK_SECONDS:
+            raise DocumentNotChecked(NOT_CHECKED, field="document")
+        if left < wall:
+            wall, by_batch = left, True
+
+    def check() -> str:
+        return spec.check_document(content=upload.content, name=upload.name, content_type=upload.content_type)
+
+    try:
+        return bounded.run(check, cpu_seconds=CHECK_CPU_SECONDS, memory_mb=CHECK_MEMORY_MB, wall=wall)
+    except bounded.ChildFailed as exc:  # killed by the kernel (out of memory), or a reader's crash
+        log.warning("document check failed: %s (%d bytes)", exc, len(upload.content))
+        raise DocumentTooComplex("the document could not be checked: reading its structure ended its process",
+                                 field="document") from None
+    except bounded.OverBound as over:
+        log.warning("document check over its %s bound after %.2f s (%d bytes)", over.why, over.seconds,
+                    len(upload.content))
+        if over.why == "wall" and by_batch:
+            raise DocumentNotChecked(NOT_CHECKED, field="document") from None
+        raise DocumentTooComplex(f"the document is too complex to check: reading its structure takes more than "
+                                 f"the {CHECK_CPU_SECONDS:g} s of processor time, {CHECK_WALL_SECONDS:g} s in all "
+                                 f"or {CHECK_MEMORY_MB} MB a check may use", field="document") from None
+
+
+NOT_CHECKED = "not checked in time: send it again on its own"
 
 
 def path(name: str) -> Path:
@@ -59,6 +136,119 @@ def path(name: str) -> Path:
 
 def read(name: str) -> bytes:
     return path(name).read_bytes()
+
+
+def stored_file(name: str) -> Path | None:
+    """The stored file named ``name``, if it is still kept (and is under MEDIA_ROOT)."""
+    if not name:
+        return None
+    root = path("").resolve()
+    stored = path(name).resolve()
+    return stored if stored.is_relative_to(root) and stored.is_file() else None
+
+
+# Media types a browser would run or render as a page of this site: a download is never one.
+_ACTIVE_TYPES = re.compile(r"html|xhtml|svg|javascript|ecmascript|xslt|multipart", re.IGNORECASE)
+_MEDIA_TYPE = re.compile(r"[a-z]+/[a-z0-9][a-z0-9.+-]*")
+
+
+def download_type(media_type: str | None) -> str:
+    """The stored media type for a download, or a neutral one when it is not plainly inert."""
+    if not media_type or not _MEDIA_TYPE.fullmatch(media_type) or _ACTIVE_TYPES.search(media_type):
+        return "application/octet-stream"
+    return f"{media_type}; charset=utf-8" if media_type.startswith("text/") else media_type
+
+
+def download_filename(original: str | None) -> str:
+    """The name a download is saved under: the sent file's name without control characters or
+    path separators (the header quotes it: ``filename*`` for non-ASCII)."""
+    cleaned = "".join(c for c in (original or "") if c.isprintable() and c not in "/\\").strip(" .")
+    return cleaned[:200] or "document"
+
+
+# --- Page images ---------------------------------------------------------------------------
+
+PAGES_SUFFIX = ".pages"
+PAGES_MANIFEST = "pages.json"
+PAGE_MEDIA_TYPE = "image/png"
+MAX_PAGE_IMAGES = 100  # what a manifest may list, whatever wrote it
+
+
+@dataclass(frozen=True)
+class PageImage:
+    """One kept page image: its number from 1 and its size in pixels."""
+
+    number: int
+    width: int
+    height: int
+
+
+def pages_dir(name: str) -> Path:
+    return path(name + PAGES_SUFFIX)
+
+
+def page_images(name: str) -> list[PageImage]:
+    """The page images kept for a stored document, in order; none when none were made."""
+    if not name:
+        return []
+    try:
+        manifest = json.loads((pages_dir(name) / PAGES_MANIFEST).read_text())
+        listed = manifest["pages"][:MAX_PAGE_IMAGES]
+        return [PageImage(number, int(page["width"]), int(page["height"])) for number, page in enumerate(listed, 1)]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def page_image(name: str, number: int) -> Path | None:
+    """The file of page ``number`` of a stored document, if it was kept."""
+    if not 1 <= number <= len(page_images(name)):
+        return None
+    target = pages_dir(name) / f"{number}.png"
+    return target if target.is_file() else None
+
+
+def store_page_images(name: str, images: list[tuple[bytes, int, int]]) -> bool:
+    """Keep ``images`` (PNG bytes, width, height) as the pages of stored document ``name``.
+
+    Written once: to a temporary folder beside the document, each file synced, then renamed
+    into place. False when the pages were already kept (another review of the same bytes).
+    """
+    target = pages_dir(name)
+    if target.exists() or not images:
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    incoming = Path(tempfile.mkdtemp(dir=target.parent, prefix=".incoming-pages-"))
+    try:
+        for number, (content, _width, _height) in enumerate(images, 1):
+            _write_synced(incoming / f"{number}.png", content)
+        manifest = {"pages": [{"width": width, "height": height} for _content, width, height in images]}
+        _write_synced(incoming / PAGES_MANIFEST, json.dumps(manifest).encode())
+        try:
+            os.rename(incoming, target)  # atomic; refuses a target that appeared meanwhile
+        except OSError:
+            return False
+        return True
+    finally:
+        shutil.rmtree(incoming, ignore_errors=True)
+
+
+def delete(name: str) -> None:
+    """Delete a stored document and the page images kept beside it."""
+    path(name).unlink(missing_ok=True)
+    shutil.rmtree(pages_dir(name), ignore_errors=True)
+
+
+def owner(relative: str) -> str:
+    """The stored document a file under MEDIA_ROOT belongs to: itself, or the one whose pages it is."""
+    head, sep, _ = relative.partition(PAGES_SUFFIX + "/")
+    return head if sep else relative
+
+
+def _write_synced(target: Path, content: bytes) -> None:
+    with open(target, "wb") as f:
+        f.write(content)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def _write_once(target: Path, content: bytes) -> None:

@@ -61,6 +61,17 @@ class DocumentTooComplex(PayloadTooLarge):
     status = 413
 
 
+class DocumentNotChecked(AcceptanceError):
+    """A document of a batch whose check did not fit in what was left of the batch's time.
+
+    Nothing is wrong with it as far as anyone knows: sent again on its own, it gets the
+    whole time a check may take.
+    """
+
+    code = "not_checked_in_time"
+    status = 503
+
+
 class DamagedDocument(UnsupportedDocument):
     """A document of a supported type that cannot be read: its bytes are damaged."""
 

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
@@ -25,6 +26,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.cache import patch_cache_control
@@ -34,7 +36,7 @@ from django_htmx.middleware import HtmxDetails
 from pydantic import BaseModel, ValidationError
 
 from . import documents, kinds, queue, schemas, status, tokens
-from .clock import system_clock
+from .clock import queue_clock
 from .documents import Upload
 from .errors import AcceptanceError
 from .models import Job, User
@@ -221,7 +223,7 @@ class Call:
         return render(self.request, name, context, status=status)
 
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]  # a page, JSON, or a file (FileResponse streams)
 Refused = Callable[[HtmxHttpRequest, HttpError], HttpResponse]
 
 
@@ -232,7 +234,7 @@ def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], 
     (the submit form again, with the reason); every other error goes to ``error_response``.
     """
     def decorate(view: View) -> View:
-        def run(request: HtmxHttpRequest, *args: Any, call: Call, **kwargs: Any) -> HttpResponse:
+        def run(request: HtmxHttpRequest, *args: Any, call: Call, **kwargs: Any) -> HttpResponseBase:
             return view(call, *args, **kwargs)
 
         # Django's CSRF check as its middleware runs it; settings.CSRF_FAILURE_VIEW answers a failure.
@@ -241,13 +243,13 @@ def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], 
         @csrf_exempt  # applied below, and only where it belongs: after the size check, for sessions
         @require_http_methods(list(methods))
         @functools.wraps(view)
-        def wrapper(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapper(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             # A tenant's documents, results and exports: kept by no cache, shared or the browser's own.
             response = answer(request, *args, **kwargs)
             patch_cache_control(response, no_store=True, private=True)
             return response
 
-        def answer(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def answer(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             as_json = wants_json(request)
             changes_state = request.method not in SAFE_METHODS
             try:
@@ -431,7 +433,7 @@ def cancel(call: Call, job_id: int) -> queue.Outcome:
     Other tenants' jobs raise the same 404 as unknown ids (the read scopes the job first).
     """
     job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job
-    outcome = queue.cancel(job_id=job.pk, actor=f"user:{call.identity.user.pk}", reason="", now=system_clock.now())
+    outcome = queue.cancel(job_id=job.pk, actor=f"user:{call.identity.user.pk}", reason="", now=queue_clock.now())
     if not outcome:
         raise HttpError(409, "not_cancellable", f"a {outcome.state} job cannot be cancelled", state=outcome.state)
     return outcome
@@ -446,7 +448,7 @@ def submit(call: Call) -> queue.Acceptance:
         return queue.accept(
             tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=submission.kind,
             payload=submission.payload, operation_key=submission.operation_key,
-            document=submission.document, now=system_clock.now(),
+            document=submission.document, now=queue_clock.now(),
         )
     except AcceptanceError as exc:
         raise HttpError.from_acceptance(exc) from None
@@ -456,6 +458,11 @@ def submit(call: Call) -> queue.Acceptance:
 
 # How many files one submission of the form may carry; each becomes a job of its own.
 MAX_BATCH_FILES = 20
+# The time the documents of one submission may take to check, in all: well under the web's
+# request timeout (gunicorn's 30 s, deploy/gunicorn.conf.py), so the person who sent them
+# always gets the page of what was accepted. A document whose check would run past it is
+# refused by name, to be sent again on its own.
+BATCH_CHECK_SECONDS = 15.0
 MB = 1024 * 1024
 
 
@@ -545,7 +552,7 @@ def submit_form(call: Call) -> Sent:
         try:
             accepted = queue.accept(
                 tenant_id=tenant_id, user_id=call.identity.user.pk, kind=form.kind, payload=payload,
-                operation_key=f"form-{digest}-{suffix}", document=upload, batch=sent.batch, now=system_clock.now(),
+                operation_key=f"form-{digest}-{suffix}", document=upload, batch=sent.batch, now=queue_clock.now(),
             )
         except AcceptanceError as exc:
             size = len(upload.content) if upload else None
@@ -553,15 +560,16 @@ def submit_form(call: Call) -> Sent:
             return
         sent.jobs.append(accepted.job)
 
-    for index, upload_file in enumerate(files):
-        name = os.path.basename(upload_file.name or "document")
-        size = upload_file.size or 0  # Django's parser sets it on every file it hands over
-        if spec.max_document_bytes and size > spec.max_document_bytes:  # never read into memory
-            sent.refused.append(refusal(413, "too_large", "", "document", name=name, spec=spec, size=size))
-            continue
-        upload = Upload(content=upload_file.read(), name=upload_file.name or "document",
-                        content_type=_media_type(upload_file.content_type))
-        accept(options, str(index), upload, name)
+    with documents.checks_end_by(time.monotonic() + BATCH_CHECK_SECONDS):
+        for index, upload_file in enumerate(files):
+            name = os.path.basename(upload_file.name or "document")
+            size = upload_file.size or 0  # Django's parser sets it on every file it hands over
+            if spec.max_document_bytes and size > spec.max_document_bytes:  # never read into memory
+                sent.refused.append(refusal(413, "too_large", "", "document", name=name, spec=spec, size=size))
+                continue
+            upload = Upload(content=upload_file.read(), name=upload_file.name or "document",
+                            content_type=_media_type(upload_file.content_type))
+            accept(options, str(index), upload, name)
     if text:
         accept({**options, "text": text}, "text", name="Pasted text" if files else "")
     if not files and not text:
@@ -617,7 +625,7 @@ def submit_again(call: Call, job_id: int) -> queue.Acceptance:
             raise HttpError(409, "document_gone", "this job's document is no longer kept: choose the file "
                                                   "again on the submit page") from None
         upload = Upload(content=content, name=job.document_name or "document", content_type=job.document_type)
-    now = system_clock.now()
+    now = queue_clock.now()
     try:
         acceptance = queue.accept(tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=job.kind,
                                   payload=job.payload, operation_key=f"again-{job.pk}-{key}" if key else "",
@@ -702,6 +710,8 @@ def in_words(code: str, message: str, field_name: str, *, spec: kinds.Kind | Non
         return "The upload was interrupted or could not be read. Choose the files and send them again."
     if code == "no_tenant":
         return "Your account belongs to no team, so it cannot send documents. Ask your staff to add you to one."
+    if code == "not_checked_in_time":
+        return "Not checked in time: send it again on its own."
     if code == "tenant_queue_full":
         return ("Your team already has as many documents waiting as it may. Send this one again once some "
                 "of them have started.")

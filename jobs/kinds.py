@@ -68,6 +68,21 @@ class Summary:
     reference: str = ""  # words to find the job by (the supplier, the invoice number)
 
 
+@dataclass(frozen=True, kw_only=True)
+class PageBox:
+    """A place on a document's page that a result points at (where a value was read), in
+    percent of the page's width and height, so it is drawn at any size the page is shown."""
+
+    id: str  # unique on the job's page: what a link to it names ("box-total_amount")
+    page: int  # from 1
+    left: float
+    top: float
+    width: float
+    height: float
+    label: str  # what it shows, in the submitter's words ("Total amount")
+    tone: str = ""  # the kind's status code, for its colour ("present", "to_check")
+
+
 @dataclass(frozen=True)
 class Presentation:
     """How a kind's jobs read on the submitter's pages, so the queue app shows them without
@@ -86,13 +101,16 @@ class Presentation:
     note: Callable[[dict[str, Any]], str] | None = None
     # A running job's id -> where it is, in the submitter's words ("validating, step 2 of 3").
     progress_text: Callable[[int], str | None] | None = None
+    # A completed result -> the places it points at on the document's pages (``PageBox``),
+    # drawn over the page images beside the result.
+    boxes: Callable[[dict[str, Any]], list[PageBox]] | None = None
 
 
 @dataclass(frozen=True)
 class Limits:
     """Hard limits on an isolated handler, per job (see ``jobs.sandbox``).
 
-    ``memory_mb`` is what the handler may add to its process's address space; ``cpu_seconds``
+    ``memory_mb`` is what the handler may add to its process's data segment (memory committed); ``cpu_seconds``
     the CPU time it may burn. Wall-clock time is bounded by the job's deadline and by the
     ``JobContext.time_limit`` sections the handler declares.
     """

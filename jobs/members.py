@@ -15,7 +15,8 @@ from .models import Tenant, User
 TRIAGE_GROUP = "Triage"
 # What triage needs and nothing else: see jobs (the list, a job's page with its timeline and
 # checkpoint) and move the ones that need a human. Not users, groups, tokens or tenants, and
-# not the jobs' input (inline text and documents are for superusers: see jobs.admin).
+# not the jobs' input (inline text and documents are the tenants' content: superusers see them,
+# and staff a superuser grants ``jobs.view_document`` on its own; see jobs.admin).
 TRIAGE_PERMISSIONS = [("jobs", "view_job"), ("jobs", "triage_job")]
 
 

@@ -146,7 +146,11 @@ class Job(models.Model):
 
     class Meta:
         ordering = ["-id"]
-        permissions = [("triage_job", "Can retry, reconcile and discard jobs")]
+        permissions = [
+            ("triage_job", "Can retry, reconcile and discard jobs"),
+            # The tenant's content: granted on its own, never with triage by default (jobs.members).
+            ("view_document", "Can see a job's input: its document's pages, the original file, inline text"),
+        ]
         constraints = [
             # Idempotent acceptance is the database's promise, not a check-then-insert.
             models.UniqueConstraint(

@@ -5,9 +5,15 @@ handler runs in a child process forked from it, which serves many jobs one at a 
 costs a few milliseconds once, not per job) and is replaced after ``MAX_JOBS`` of them, after
 any limit ended one, or when it died. For each job the child gets:
 
-- a memory limit: ``RLIMIT_AS`` at the child's address space now plus the kind's
-  ``memory_mb``; an allocation past it raises ``MemoryError``, which ends the job as not
-  retryable (``jobs.verdicts.judge``), and the child is replaced;
+- a memory limit: ``RLIMIT_DATA`` at the child's data segment now (its heap and private
+  writable mappings, ``VmData``) plus the kind's ``memory_mb``. That counts what the child
+  really commits (``brk``, ``mmap`` and reserved pages made writable alike); the address
+  space (``RLIMIT_AS``, no longer set) also holds malloc arenas reserved but not committed,
+  ~64 MB each, which the child could fill past an address-space limit. An allocation past the
+  limit raises ``MemoryError``; that, and anything a failed allocation turns into (a
+  ``SystemError`` or a library's error saying so, ``jobs.verdicts.out_of_memory``), and a child
+  killed by the kernel (``SIGKILL`` not sent by the worker: the OOM killer), end the job as
+  ``memory_limit``, not retryable, and the child is replaced;
 - a CPU-time limit: the soft ``RLIMIT_CPU`` at the CPU time used so far plus the kind's
   ``cpu_seconds``; past it the kernel kills the child with ``SIGXCPU``;
 - wall-clock limits, enforced here by the worker: the job's deadline (the child is killed
@@ -42,8 +48,8 @@ from typing import Any, Protocol
 
 from django.db import connections
 
-from . import kinds
-from .clock import Clock, system_clock
+from . import bounded, kinds
+from .clock import Clock, queue_clock
 from .context import JobContext
 from .logs import event
 from .queue import Claim
@@ -55,7 +61,7 @@ MAX_JOBS = 200  # jobs one child serves before it is replaced (bounds any slow g
 POLL = 0.1  # seconds between looks at the stop flag while the handler runs
 DEADLINE_MARGIN = 0.25  # kill this long before the deadline, so the failure can be written
 STOP_GRACE = 2.0  # seconds a handler asked to stop may take before it is killed
-_PAGE = os.sysconf("SC_PAGE_SIZE")
+NEAR_LIMIT = 4 * 1024 * 1024  # bytes under the memory limit within which a SystemError is memory
 
 
 class Lease(Protocol):
@@ -89,7 +95,7 @@ class Sandbox:
         self._conn: Any = None
         self._served = 0
 
-    def run(self, claim: Claim, spec: kinds.Kind, *, stop: threading.Event, clock: Clock = system_clock,
+    def run(self, claim: Claim, spec: kinds.Kind, *, stop: threading.Event, clock: Clock = queue_clock,
             lease: Lease | None = None) -> Verdict:
         """Run one job's handler in the child and return its verdict, or why it was killed.
 
@@ -196,6 +202,9 @@ class Sandbox:
         code = process.exitcode if process is not None else None
         self.close()
         event(log, logging.WARNING, "handler_died", job=claim.job_id, epoch=claim.epoch, exitcode=code)
+        if code == -signal.SIGKILL:  # not the worker's kill (that returns before reading the pipe)
+            return failed("memory_limit", "the job needed more memory than it is allowed (its process was killed "
+                                          "by the system)", retryable=False)
         if code == -signal.SIGXCPU:
             seconds = kinds.limits_for(spec).cpu_seconds
             return failed("cpu_limit", f"the job needed more than {seconds:g} s of processor time", retryable=False)
@@ -251,9 +260,10 @@ def _run(task: Task, conn: Any, stop: threading.Event) -> tuple[Verdict, bool]:
     spec = kinds.get(task.kind)
     if spec is None:
         return failed("unknown_kind", f"no handler for kind {task.kind!r}", retryable=True), False
-    ctx = JobContext(task.claim, clock=system_clock, stop=stop, limits=_Reporter(conn))
-    with _limited(task.limits):
-        verdict = judge(spec.handler, ctx)
+    ctx = JobContext(task.claim, clock=queue_clock, stop=stop, limits=_Reporter(conn))
+    limited = _limited(task.limits)
+    with limited:
+        verdict = judge(limited.guard(spec.handler), ctx)
     # After a memory failure the heap may be fragmented and large: start afresh.
     retire = isinstance(verdict, Failed) and verdict.code == "memory_limit"
     return verdict, retire
@@ -266,9 +276,13 @@ class _limited:
         self.limits = limits
 
     def __enter__(self) -> None:
-        self.saved = {r: resource.getrlimit(r) for r in (resource.RLIMIT_AS, resource.RLIMIT_CPU)}
-        address_space = _address_space() + self.limits.memory_mb * 1024 * 1024
-        _set_soft(resource.RLIMIT_AS, address_space)
+        self.saved = {r: resource.getrlimit(r) for r in (resource.RLIMIT_DATA, resource.RLIMIT_CPU)}
+        # No RLIMIT_AS beside it: with the address space near its limit, Linux lets mprotect
+        # make reserved arena pages writable without checking RLIMIT_DATA at all (it refuses
+        # only what the old protection would have been allowed), and the child grew 68 MB
+        # past a 5 MB limit that way.
+        self.data_limit = bounded.data_segment() + self.limits.memory_mb * 1024 * 1024
+        _set_soft(resource.RLIMIT_DATA, self.data_limit)
         usage = resource.getrusage(resource.RUSAGE_SELF)
         _set_soft(resource.RLIMIT_CPU, math.ceil(usage.ru_utime + usage.ru_stime + self.limits.cpu_seconds))
 
@@ -276,17 +290,28 @@ class _limited:
         for limit, (soft, hard) in self.saved.items():
             resource.setrlimit(limit, (soft, hard))
 
+    def guard(self, handler: Any) -> Any:
+        """``handler``, with a ``SystemError`` raised at the memory limit counted as memory.
+
+        CPython raises ``SystemError`` when C code fails an allocation without saying so:
+        within a few megabytes of the limit (measured while the failing frames still hold
+        their memory), that is what it was.
+        """
+        def guarded(ctx: JobContext) -> Any:
+            try:
+                return handler(ctx)
+            except SystemError as exc:
+                if self.data_limit - bounded.data_segment() < max(NEAR_LIMIT, self.limits.memory_mb * 1024 * 1024 // 4):
+                    raise MemoryError("an allocation failed at the memory limit") from exc
+                raise
+        return guarded
+
 
 def _set_soft(limit: int, value: int) -> None:
     _, hard = resource.getrlimit(limit)
     if hard != resource.RLIM_INFINITY:
         value = min(value, hard)
     resource.setrlimit(limit, (value, hard))
-
-
-def _address_space() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[0]) * _PAGE
 
 
 def _forget_inherited_connections() -> None:

@@ -19,20 +19,20 @@ import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from datetime import timezone as dt_timezone
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from . import kinds, queue, schemas
+from . import documents, kinds, queue, schemas
 from .models import Job, JobEvent, User
 
 STATUS_FIELDS = (
     "id", "tenant_id", "kind", "state", "epoch", "attempts", "max_attempts", "created_at", "updated_at",
-    "finished_at", "deadline", "document_name", "document_size", "result", "last_error", "outcome",
-    "outcome_text", "needs_action", "reference", "batch", "cancel_requested_at",
+    "finished_at", "deadline", "document", "document_name", "document_type", "document_size", "result",
+    "last_error", "outcome", "outcome_text", "needs_action", "reference", "batch", "cancel_requested_at",
 )
 LIST_FIELDS = ("id", "kind", "state", "attempts", "created_at", "updated_at", "finished_at", "document_name",
                "outcome", "outcome_text", "needs_action", "reference", "batch", "last_error", "submitted_by")
@@ -70,6 +70,79 @@ def job_status(*, tenant_id: int | None, job_id: int) -> JobStatus:
 
 def job_query(*, tenant_id: int | None, job_id: int):
     return Job.objects.for_tenant(tenant_id).filter(pk=job_id).only(*STATUS_FIELDS)
+
+
+# --- The document beside its result -------------------------------------------------------------
+
+
+def job_document(*, tenant_id: int | None, job_id: int) -> Job:
+    """The job, with its stored document's name and type, if it belongs to the tenant and has a
+    document. Unknown and foreign ids, and jobs without a document, raise the same Http404."""
+    job = (Job.objects.for_tenant(tenant_id).filter(pk=job_id).exclude(document="")
+           .only("id", "tenant_id", "kind", "state", "document", "document_name", "document_type").first())
+    if job is None:
+        raise Http404("no such document")
+    return job
+
+
+@dataclass(frozen=True)
+class DocumentPage:
+    number: int
+    url: str
+    width: int  # pixels of its image
+    height: int
+    boxes: list[kinds.PageBox]
+
+
+@dataclass(frozen=True)
+class DocumentPane:
+    """What the job's page shows of its document: the download, and its pages with the boxes the
+    result points at, one page at a time (``current``), or why there are none."""
+
+    name: str
+    download_url: str
+    pages: list[DocumentPage]
+    current: int
+    missing: str  # why no page is shown, in the submitter's words ("" when pages are shown)
+
+    @property
+    def page(self) -> DocumentPage | None:
+        return self.pages[self.current - 1] if self.pages else None
+
+    @property
+    def previous(self) -> int | None:
+        return self.current - 1 if self.current > 1 else None
+
+    @property
+    def next(self) -> int | None:
+        return self.current + 1 if self.current < len(self.pages) else None
+
+
+PAGES_LATER = "The pages show here once the review has read the document."
+PAGES_BEFORE = ("There is no preview of this document's pages: it was reviewed before previews were kept, or its "
+                "pages could not be drawn. Download the original to see it.")
+NO_PAGES = "This kind of file has no pages to preview. Download the original to see it."
+
+
+def document_pane(job: Job, *, page_url: Callable[[int], str], download_url: str,
+                  requested: str | None = None) -> DocumentPane | None:
+    """The document pane of ``job`` (None without a document); ``requested`` is the page asked for
+    (``?page=``: where a link to a box leads without script)."""
+    if not job.document:
+        return None
+    images = documents.page_images(job.document) if job.is_terminal else []
+    spec = kinds.get(job.kind)
+    hook = spec.presentation.boxes if spec else None
+    boxes = hook(job.result) if hook and job.state == COMPLETED and isinstance(job.result, dict) else []
+    pages = [DocumentPage(image.number, page_url(image.number), image.width, image.height,
+                          [box for box in boxes if box.page == image.number]) for image in images]
+    try:
+        current = min(max(int(requested or 1), 1), max(len(pages), 1))
+    except ValueError:
+        current = 1
+    has_pages = job.document_type == "application/pdf" or (job.document_type or "").startswith("image/")
+    missing = "" if pages else PAGES_LATER if not job.is_terminal else PAGES_BEFORE if has_pages else NO_PAGES
+    return DocumentPane(job.document_name or "document", download_url, pages, current, missing)
 
 
 def events_query(*, job_id: int):

@@ -36,7 +36,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils.module_loading import import_string
 
-from .clock import Clock, system_clock
+from .clock import Clock, queue_clock
 from .tasks_framework import BaseTaskBackend, InvalidTask, Task, TaskResultDoesNotExist, task_enqueued
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ class QueueBackend(BaseTaskBackend):
     supports_get_result = True
     supports_priority = True
 
-    clock: Clock = system_clock  # tests swap in a logical clock
+    clock: Clock = queue_clock  # tests swap in a logical clock
 
     def __init__(self, alias: str, params: dict[str, Any]) -> None:
         super().__init__(alias, params)

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from django.db.models import Q, QuerySet
 
-from .clock import system_clock
+from .clock import queue_clock
 from .models import ApiToken, User
 
 PREFIX = "jq_"
@@ -57,7 +57,7 @@ def user_for(token: str, *, now: datetime | None = None) -> User | None:
     """The active user a presented, live token belongs to, or None (unknown, expired or revoked)."""
     if not token.startswith(PREFIX):
         return None
-    now = now or system_clock.now()
+    now = now or queue_clock.now()
     found = (
         ApiToken.objects.select_related("user")
         .filter(digest=digest(token), user__is_active=True, revoked_at__isnull=True)

@@ -9,6 +9,8 @@ verdicts are plain frozen dataclasses, so a handler that ran in a child process
 
 from __future__ import annotations
 
+import errno
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Union
@@ -65,6 +67,30 @@ def failed(code: str, message: str, *, retryable: bool) -> Failed:
     return Failed(f"{code}: {message}", code, retryable)
 
 
+OUT_OF_MEMORY = failed("memory_limit", "the job needed more memory than it is allowed", retryable=False)
+# How C libraries say an allocation failed when they raise their own error (zlib's "insufficient
+# memory", the OS's "Cannot allocate memory", libpq's "out of memory").
+_NO_MEMORY = re.compile(r"out of memory|insufficient memory|cannot allocate memory|memory allocation failed",
+                        re.IGNORECASE)
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is a failed allocation wearing another exception: a MemoryError in its
+    chain (a library that wraps what it caught), ``ENOMEM``, or a library's words for it."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, MemoryError):
+            return True
+        if isinstance(current, OSError) and current.errno == errno.ENOMEM:
+            return True
+        if _NO_MEMORY.search(str(current)[:500]):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def judge(handler: Callable[["JobContext"], Any], ctx: "JobContext") -> Verdict:
     """Run the handler; turn how it ended into what to write."""
     try:
@@ -80,10 +106,12 @@ def judge(handler: Callable[["JobContext"], Any], ctx: "JobContext") -> Verdict:
     except MemoryError:
         # Under an isolated kind's memory limit this is the input's doing: retrying it
         # would fail the same way.
-        return failed("memory_limit", "the job needed more memory than it is allowed", retryable=False)
+        return OUT_OF_MEMORY
     except RecursionError:
         return failed("too_deep", "the input nests too deeply to be processed", retryable=False)
     except Exception as exc:  # noqa: BLE001  any other exception is a safe, retryable failure
+        if out_of_memory(exc):
+            return OUT_OF_MEMORY
         return Failed(f"{type(exc).__name__}: {exc}", type(exc).__name__, True)
     if not isinstance(result, dict):
         return failed("bad_result", f"handler returned {type(result).__name__}, not a dict", retryable=False)

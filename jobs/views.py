@@ -13,14 +13,15 @@ import json
 import uuid
 from urllib.parse import urlencode
 
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 from django_htmx.http import HttpResponseClientRedirect
 
-from . import http, kinds, schemas, status
-from .clock import system_clock
+from . import documents, http, kinds, schemas, status
+from .clock import queue_clock
 from .http import Call, HtmxHttpRequest, HttpError
 from .models import Job
 from .openapi import openapi
@@ -144,12 +145,15 @@ def job_detail(call: Call, job_id: int) -> HttpResponse:
     found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)
     job = found.job
     if call.wants_json:
-        live = {} if job.is_terminal else {"Retry-After": str(status.retry_after(job, system_clock.now()))}
+        live = {} if job.is_terminal else {"Retry-After": str(status.retry_after(job, queue_clock.now()))}
         return call.json(schemas.Job.of(job, found.events), headers=live)
     polls = status.poll_count(call.request.GET.get("poll"))
     kind = kinds.get(job.kind)
     presentation = kind.presentation if kind else kinds.Presentation()
     result = job.result if job.state == Job.State.COMPLETED else None  # None until completed
+    document = status.document_pane(job, page_url=lambda n: reverse("job_page_image", args=[job.pk, n]),
+                                    download_url=reverse("job_document", args=[job.pk]),
+                                    requested=call.request.GET.get("page"))
     return call.page("jobs/job_detail.html", {
         "job": job, "timeline": status.timeline(found.events, viewer_id=call.identity.user.pk),
         "headline": status.headline(job, status.progress_words(job)),
@@ -157,7 +161,7 @@ def job_detail(call: Call, job_id: int) -> HttpResponse:
         "view": presentation.present(result) if result is not None and presentation.present else {},
         "has_note": bool(result is not None and presentation.note and presentation.note(result)),
         "delay": status.page_poll_delay(job, polls), "next_poll": polls + 1,
-        "again_key": uuid.uuid4().hex,
+        "again_key": uuid.uuid4().hex, "document": document,
     }, partial="status")
 
 
@@ -169,6 +173,27 @@ def job_result(call: Call, job_id: int) -> HttpResponse:
         raise Http404("no result yet")
     body = json.dumps(job.result, indent=2, ensure_ascii=False, sort_keys=True)
     return attachment(body, "application/json", f"{download_name(job)}-result.json")
+
+
+@http.endpoint("GET", "HEAD")
+def job_page_image(call: Call, job_id: int, number: int) -> HttpResponseBase:
+    """One page of a job's document as an image, kept beside the document when it was reviewed."""
+    job = status.job_document(tenant_id=call.tenant_id, job_id=job_id)
+    image = documents.page_image(job.document, number)
+    if image is None:
+        raise Http404("no such page")
+    return FileResponse(image.open("rb"), content_type=documents.PAGE_MEDIA_TYPE)
+
+
+@http.endpoint("GET", "HEAD")
+def job_document(call: Call, job_id: int) -> HttpResponseBase:
+    """The document as it was sent: always saved as a file, never shown in the site's pages."""
+    job = status.job_document(tenant_id=call.tenant_id, job_id=job_id)
+    stored = documents.stored_file(job.document)
+    if stored is None:
+        raise Http404("the document is no longer kept")
+    return FileResponse(stored.open("rb"), as_attachment=True, filename=documents.download_filename(job.document_name),
+                        content_type=documents.download_type(job.document_type))
 
 
 @http.endpoint("GET", "HEAD")

@@ -31,7 +31,7 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection
 
 from . import kinds, queue
-from .clock import Clock, system_clock
+from .clock import Clock, queue_clock
 from .context import JobContext
 from .logs import event
 from .models import Job
@@ -273,8 +273,10 @@ class Heartbeat:
 
     One pair per worker, not one per job, and the worker never wakes them: they look at the
     current claim on their own schedule (every lease/3 when idle, at the claim's next due
-    time otherwise), on the worker's clock. A job that finishes within a third of its lease
-    costs two attribute writes here: no thread start, no context switch, no database write.
+    time otherwise), on the worker's clock (in production ``queue_clock``: the database's time
+    carried forward on ``time.monotonic()``, so the fence time holds whatever this host's wall
+    clock does). A job that finishes within a third of its lease costs two attribute writes
+    here: no thread start, no context switch, no database write.
 
     The heartbeat thread renews. The fence thread gives the claim up at its fence time
     (``Beat.fence_at``) when a renewal is still waiting for the database, or the last one
@@ -651,7 +653,7 @@ class Worker:
         recover_every: timedelta | None = None,
         grace: float = 20.0,
         burst: bool = False,
-        clock: Clock = system_clock,
+        clock: Clock = queue_clock,
         listen: bool | None = None,
         isolate: bool | None = None,
         prefetch: int = 1,

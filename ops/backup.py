@@ -28,7 +28,7 @@ from pathlib import Path
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from jobs.clock import system_clock
+from jobs.clock import queue_clock
 from jobs.models import Job
 
 PG_DUMP_TIMEOUT = 3600  # seconds; a dump of the job tables takes far less
@@ -75,7 +75,7 @@ def _sqlite(connection, partial: Path) -> tuple[datetime, int]:
     connection.ensure_connection()
     copy = sqlite3.connect(partial)
     try:
-        taken_at = system_clock.now()
+        taken_at = queue_clock.now()
         # All pages in one step: one read transaction, one consistent moment.
         connection.connection.backup(copy)
         copy.execute("PRAGMA journal_mode=DELETE")  # a single file, whatever the source used
@@ -106,7 +106,7 @@ def _postgresql(connection, partial: Path) -> tuple[datetime, int]:
         with raw.transaction():
             raw.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             raw.execute("SET LOCAL idle_in_transaction_session_timeout = 0")
-            taken_at = system_clock.now()
+            taken_at = queue_clock.now()
             snapshot = raw.execute("SELECT pg_export_snapshot()").fetchone()[0]
             jobs = raw.execute(f"SELECT count(*) FROM {Job._meta.db_table}").fetchone()[0]  # noqa: S608  our model's table
             done = subprocess.run(  # noqa: S603  the operator's pg_dump (PG_DUMP or PATH), our arguments

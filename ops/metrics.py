@@ -31,7 +31,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 
 from jobs import kinds
-from jobs.clock import system_clock
+from jobs.clock import queue_clock
 from jobs.models import Job, JobEvent
 
 from . import measures
@@ -45,7 +45,7 @@ WAIT_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800)
 
 
 class JobsCollector(Collector):
-    def __init__(self, *, now: Callable[[], datetime] = system_clock.now, window: timedelta = WINDOW) -> None:
+    def __init__(self, *, now: Callable[[], datetime] = queue_clock.now, window: timedelta = WINDOW) -> None:
         self.now = now
         self.window = window
 

@@ -3,12 +3,11 @@
 Only ``completed`` and ``dead`` jobs go; ``unknown`` jobs wait for staff however old they
 are, and live jobs are never touched. A job's events and its agent checkpoint go with it
 (foreign keys with ``CASCADE``: this module does not need to know the agent), and so does
-its stored document once no remaining job names it and nobody has stored it again for
-``DOCUMENT_GRACE`` (acceptance stores or touches the file before it commits the job row that
-names it, so a file touched just now may belong to a job that is not visible yet). The
-idempotency key is a column of
-the job row, so it is kept exactly as long as the job: a client retrying a key after its
-job was pruned gets a new job.
+its stored document, with the page images kept beside it, once no remaining job names it and
+nobody has stored it again for ``DOCUMENT_GRACE`` (acceptance stores or touches the file
+before it commits the job row that names it, so a file touched just now may belong to a job
+that is not visible yet). The idempotency key is a column of the job row, so it is kept
+exactly as long as the job: a client retrying a key after its job was pruned gets a new job.
 
 Stored files that no job names at all (an upload whose request then failed, a temporary file
 left by a crash mid-write) are swept at the end of each run, past the same grace.
@@ -111,7 +110,7 @@ def _delete_orphans(names: set[str]) -> int:
     for name in sorted(names - still_used):
         target = documents.path(name)
         if _settled(target):
-            target.unlink(missing_ok=True)
+            documents.delete(name)  # and the page images kept beside it
             removed += 1
     return removed
 
@@ -121,12 +120,13 @@ def stray_documents(*, batch: int = 500):
     root = Path(documents.path(""))
     if not root.is_dir():
         return
-    # <tenant>/<xx>/<digest>, and <xx>/<digest> from before documents were kept per tenant.
+    # <tenant>/<xx>/<digest>, and <xx>/<digest> from before documents were kept per tenant; a
+    # page image (<digest>.pages/<n>.png) is its document's, kept while a job names that.
     files = (p for p in sorted(root.rglob("*")) if p.is_file() and _settled(p))
     while chunk := list(itertools.islice(files, batch)):
-        names = {p.relative_to(root).as_posix(): p for p in chunk}
-        named = set(Job.objects.filter(document__in=list(names)).values_list("document", flat=True))
-        yield from (p for name, p in names.items() if name not in named)
+        owners = {p: documents.owner(p.relative_to(root).as_posix()) for p in chunk}
+        named = set(Job.objects.filter(document__in=set(owners.values())).values_list("document", flat=True))
+        yield from (p for p, owner in owners.items() if owner not in named)
 
 
 def sweep_strays(*, batch: int = 500) -> int:

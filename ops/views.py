@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from jobs.clock import system_clock
+from jobs.clock import queue_clock
 from jobs.http import HtmxHttpRequest
 
 from . import capacity, lab, measures, metrics
@@ -50,7 +50,7 @@ def capacity_page(request: HtmxHttpRequest) -> HttpResponse:
         window, rate = given.pop("observed"), given.pop("rate")
         try:
             if window:
-                workload, seen = measures.observed_workload(window=window, now=system_clock.now(), **given)
+                workload, seen = measures.observed_workload(window=window, now=queue_clock.now(), **given)
             else:
                 workload = capacity.workload(rate=rate, **given)
             plan = capacity.plan(workload)

@@ -14,6 +14,10 @@ the few seconds the DOCX bomb takes to compress.
     hostile.recursive_pdf()      # 10 KB, raises RecursionError in pypdf's extract_text
     hostile.pdf_xref_bomb()      # 6 KB, declares 1.9 million objects
     hostile.pdf_page_tree_bomb() # 3 KB, a page tree of a billion pages declaring one
+    hostile.pdf_long_xref()      # 5 MB, a valid cross-reference table of 255,000 entries
+    hostile.pdf_prev_chain()     # ~5 MB, 38,326 incremental updates chained by /Prev
+    hostile.docx_hidden_entries()# ~4.7 MB, 50,126 parts behind an end record declaring 5
+    hostile.pdf_xref_stream_chain() # ~4.9 MB, 39,000 cross-reference streams, their type escaped
     hostile.total_and_spaces()   # 3.6 KB of inline text: "Total" and spaces
 """
 
@@ -275,3 +279,96 @@ def total_and_spaces(size: int = 3_600) -> str:
     a second or more).
     """
     return "Total" + " " * (size - len("Total"))
+
+
+_ONE_PAGE = (b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] >>")
+
+
+def _one_page_objects(out: io.BytesIO) -> list[int]:
+    out.write(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(_ONE_PAGE, 1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n%s\nendobj\n" % (number, body))
+    return offsets
+
+
+@functools.cache
+def pdf_long_xref(entries: int = 255_000, *, declare: bool = True) -> bytes:
+    """A one-page PDF of 5 MB whose valid cross-reference table has ``entries`` entries.
+
+    Every entry is well formed (most point at the page object), so pypdf reads the table
+    without complaint and builds an entry for each line: 1.9 s and 107 MB for 255,000,
+    before a limit on the number of objects can be checked. With ``declare`` False the
+    trailer's /Size says 4, so only the table's own lines tell.
+    """
+    out = io.BytesIO()
+    offsets = _one_page_objects(out)
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % entries)
+    out.write(b"".join(b"%010d 00000 n \n" % offset for offset in offsets))
+    out.write(b"%010d 00000 n \n" % offsets[-1] * (entries - 1 - len(offsets)))
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (entries if declare else 4, xref))
+    return out.getvalue()
+
+
+@functools.cache
+def pdf_prev_chain(sections: int = 38_326, *, padding: int = 60) -> bytes:
+    """A one-page PDF of ``sections`` incremental updates, each an empty table chained by /Prev.
+
+    Nothing in it is large or invalid: pypdf follows every /Prev and merges every trailer
+    (2.7 s of CPU for 38,326 sections in 5 MB), and accepts it. ``padding`` bytes of a
+    comment in each section make the file the size of the one reported.
+    """
+    out = io.BytesIO()
+    offsets = _one_page_objects(out)
+    previous = out.tell()
+    out.write(b"xref\n0 4\n0000000000 65535 f \n")
+    out.write(b"".join(b"%010d 00000 n \n" % offset for offset in offsets))
+    out.write(b"trailer\n<< /Size 4 /Root 1 0 R >>\n")
+    for _ in range(sections - 1):
+        here = out.tell()
+        out.write(b"xref\n0 0\ntrailer\n<< /Size 4 /Root 1 0 R /Prev %d >>\n%%%s\n" % (previous, b"x" * padding))
+        previous = here
+    out.write(b"startxref\n%d\n%%%%EOF\n" % previous)
+    return out.getvalue()
+
+
+@functools.cache
+def docx_hidden_entries(entries: int = 50_126, declared: int = 5) -> bytes:
+    """A DOCX of ``entries`` tiny parts whose zip end record declares only ``declared``.
+
+    Python's zipfile reads the central directory for as many bytes as the end record
+    gives it, building an entry object for each one it finds there: 0.46 s and 82 MB for
+    50,126, behind a declared count that any limit on parts lets through.
+    """
+    data = bytearray(docx(paragraphs("Invoice no: 1"),
+                          extra={f"p/{n}": b"" for n in range(entries - 3)}))
+    end = data.rfind(b"PK\x05\x06")
+    struct.pack_into("<HH", data, end + 8, declared, declared)  # entries on this disk, in all
+    return bytes(data)
+
+
+@functools.cache
+def pdf_xref_stream_chain(sections: int = 39_000) -> bytes:
+    """A one-page PDF of ``sections`` empty cross-reference streams chained by /Prev.
+
+    Each names its type ``/XR#65f``, which a PDF reader decodes to ``/XRef`` but a count of
+    the bytes does not see, and each is an object of its own, within the object limit:
+    pypdf follows and parses every one and accepts the file, 2.5 s of CPU for 39,000
+    (4.9 MB). Only a bound on the check itself stops it.
+    """
+    out = io.BytesIO()
+    offsets = _one_page_objects(out)
+    previous = None
+    for k in range(sections):
+        here = out.tell()
+        data = b"".join(b"\x01" + offset.to_bytes(4, "big") for offset in offsets) if k == 0 else b""
+        index = b"[1 3]" if k == 0 else b"[4 0]"
+        prev = b"" if previous is None else b" /Prev %d" % previous
+        out.write(b"%d 0 obj\n<< /Type /XR#65f /Size 4 /W [1 4 0] /Index %s /Root 1 0 R%s /Length %d >>\n"
+                  b"stream\n%s\nendstream\nendobj\n" % (4 + k, index, prev, len(data), data))
+        previous = here
+    out.write(b"startxref\n%d\n%%%%EOF\n" % previous)
+    return out.getvalue()

@@ -35,11 +35,13 @@ def triager(make_member):
 
 @pytest.fixture
 def viewer(make_member):
-    """Staff who may look at every jobs model in the admin but holds no triage permission."""
+    """Staff who may look at every jobs model in the admin but holds no triage permission (nor
+    view_document, which is the tenants' content rather than a model)."""
     user = make_member("ops", "viewer")
     user.is_staff = True
     user.save()
-    user.user_permissions.set(Permission.objects.filter(content_type__app_label="jobs", codename__startswith="view_"))
+    user.user_permissions.set(Permission.objects.filter(content_type__app_label="jobs", codename__startswith="view_")
+                              .exclude(codename="view_document"))
     return user
 
 

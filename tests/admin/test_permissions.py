@@ -94,8 +94,8 @@ def test_the_changelist_offers_no_bulk_delete(client, admin_user, in_state):
     assert "delete_selected" not in client.get(CHANGELIST).content.decode()
 
 
-def test_downloads_of_a_jobs_input_are_refused_to_staff_who_are_not_superusers(client, make_member, viewer,
-                                                                              triager, in_state):
+def test_downloads_of_a_jobs_input_are_refused_to_staff_not_granted_view_document(client, make_member, viewer,
+                                                                                 triager, in_state):
     job = in_state("dead")
     bare = make_member("ops", "tokens-only")
     bare.is_staff = True

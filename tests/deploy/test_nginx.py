@@ -191,14 +191,22 @@ def certificate(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def gunicorn(certificate, tmp_path_factory):
-    """gunicorn with deploy/gunicorn.conf.py and the production environment (HTTPS=1)."""
-    folder = tmp_path_factory.mktemp("gunicorn")
-    port = free_port()
+def site_env(tmp_path_factory) -> dict[str, str]:
+    """The production environment (HTTPS=1) of the site gunicorn serves, on its own SQLite file."""
+    folder = tmp_path_factory.mktemp("site")
     env = dict(os.environ, DEBUG="0", HTTPS="1", SECRET_KEY=secrets.token_urlsafe(50),
                ALLOWED_HOSTS="127.0.0.1,localhost", DATABASE_URL=f"sqlite:///{folder / 'site.sqlite3'}",
                JOBSITE_VAR_DIR=str(folder / "var"), DJANGO_SETTINGS_MODULE="jobsite.settings", PYTHONPATH=str(ROOT))
     env.pop("GUNICORN_CMD_ARGS", None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def gunicorn(certificate, site_env, tmp_path_factory):
+    """gunicorn with deploy/gunicorn.conf.py and the production environment (HTTPS=1)."""
+    folder = tmp_path_factory.mktemp("gunicorn")
+    port = free_port()
+    env = site_env
     log = folder / "gunicorn.log"
     with log.open("w") as out:
         proc = subprocess.Popen(
@@ -331,3 +339,99 @@ def test_the_same_slow_bodies_sent_straight_to_gunicorn_hold_every_worker(stack)
             return False
 
     wait_until(answers, 40, "gunicorn free again")
+
+
+@pytest.fixture(scope="module")
+def api_token(site_env) -> str:
+    """A member's API token on the site's database (migrated here: the GETs above need none)."""
+    def manage(*args: str) -> str:
+        done = subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=site_env, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.strip()
+
+    manage("migrate", "-v0")
+    manage("createmember", "alice", "--tenant", "acme")
+    return manage("createtoken", "alice").splitlines()[-1]
+
+
+def multipart(fields: dict[str, str], name: str, content: bytes) -> tuple[bytes, str]:
+    boundary = secrets.token_hex(16)
+    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{key}"\r\n\r\n{value}\r\n'.encode()
+             for key, value in fields.items()]
+    parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="document"; filename="{name}"\r\n'
+                 f"Content-Type: application/pdf\r\n\r\n".encode() + content + b"\r\n")
+    return b"".join(parts) + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+def test_three_uploads_of_a_pdf_to_rebuild_at_once_do_not_hold_the_web(stack, api_token):
+    """The 5 MB PDF whose cross-reference table pypdf would rebuild from 243,000 object markers
+    (28 s per upload behind nginx, a GET waiting 27.9 s, before): refused at once, with its code."""
+    import threading
+
+    from tests.agent.test_documents import pdf_to_rebuild
+
+    alone = sorted(login_page_seconds(stack["https"]) for _ in range(5))[2]
+    document = pdf_to_rebuild()
+    answers: list[tuple[int, bytes, float]] = []
+
+    def upload(n: int) -> None:
+        body, content_type = multipart({"kind": "document_review", "idempotency_key": f"rebuild-{n}"},
+                                       "invoice.pdf", document)
+        status, _, data, seconds = request(stack["https"], "POST", "/jobs", body=body, timeout=60, headers={
+            "Authorization": f"Bearer {api_token}", "Content-Type": content_type, "Accept": "application/json"})
+        answers.append((status, data, seconds))
+
+    uploads = [threading.Thread(target=upload, args=(n,)) for n in range(3)]
+    for thread in uploads:
+        thread.start()
+    beside = login_page_seconds(stack["https"])
+    for thread in uploads:
+        thread.join(60)
+    print(f"\nGET through nginx: {alone * 1000:.0f} ms alone, {beside * 1000:.0f} ms beside three uploads of the "
+          f"PDF to rebuild; the uploads answered in {', '.join(f'{a[2]:.2f}' for a in answers)} s")
+    assert beside < alone + 1.0, f"a normal GET waited {beside:.2f} s behind three hostile uploads"
+    assert len(answers) == 3
+    for status, data, seconds in answers:
+        assert status == 413 and json.loads(data)["error"] == "too_complex", data[:300]
+        assert seconds < 5
+
+
+SLEEPY_APP = """
+import time
+
+def application(environ, start_response):
+    time.sleep(30)
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"too late"]
+"""
+
+
+def test_a_worker_killed_for_its_timeout_gives_the_products_page_not_gunicorns(certificate, tmp_path):
+    """deploy/gunicorn.conf.py's worker_abort: the killed worker answers nothing, nginx answers for it."""
+    (tmp_path / "sleepy.py").write_text(SLEEPY_APP)
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    env.pop("GUNICORN_CMD_ARGS", None)
+    log = tmp_path / "gunicorn.log"
+    with log.open("w") as out:
+        app = subprocess.Popen([PYTHON, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py"), "--bind",
+                                f"127.0.0.1:{port}", "--workers", "1", "--timeout", "1", "sleepy:application"],
+                               cwd=tmp_path, env=env, start_new_session=True, stdout=out, stderr=subprocess.STDOUT)
+    proc = None
+    try:
+        wait_until(lambda: _listening(port), 30, "gunicorn listening", app, log)
+        proc, _, https_port = start_nginx(tmp_path / "nginx", port, *certificate)
+        status, headers, body, seconds = request(https_port, "GET", "/jobs", headers={"Accept": "text/html"},
+                                                 timeout=20)
+        assert status == 502 and b"Briefly unavailable" in body and b"Internal Server Error" not in body
+        assert headers["Content-Security-Policy"] == "default-src 'none'"
+        status, headers, body, _ = request(https_port, "GET", "/jobs/1", headers={"Authorization": "Bearer x"},
+                                           timeout=20)
+        assert status == 502 and json.loads(body)["error"] == "bad_gateway"
+        assert "WORKER TIMEOUT" in log.read_text()
+        print(f"\na request past gunicorn's timeout (1 s here): nginx's 502 page after {seconds:.1f} s")
+    finally:
+        if proc is not None:
+            stop(proc)
+        stop(app)

@@ -83,7 +83,7 @@ print(json.dumps({name: options[name] for name in ("connect_timeout", "tcp_user_
 """
 
 
-def test_a_web_process_gives_up_on_a_cut_database_within_about_a_second_and_a_worker_within_its_margin():
+def test_a_web_process_gives_up_on_a_cut_database_within_two_seconds_and_a_worker_within_its_margin():
     """A web host cut off from PostgreSQL held each request 4-15 s before its 503 (the workers'
     10 s TCP user timeout plus a 5 s connect): the web has timeouts of its own."""
     env = environment(**PRODUCTION, SECRET_KEY=secrets.token_urlsafe(50), JOBSITE_PROCESS=None,
@@ -93,7 +93,7 @@ def test_a_web_process_gives_up_on_a_cut_database_within_about_a_second_and_a_wo
         result = run_django(env, "-c", DATABASE_OPTIONS, role)
         assert result.returncode == 0, result.stderr
         seen[role] = json.loads(result.stdout.strip().splitlines()[-1])
-    assert seen["web"] == {"connect_timeout": 2, "tcp_user_timeout": 1000, "keepalives": 1}  # 2 s: libpq's least
+    assert seen["web"] == {"connect_timeout": 2, "tcp_user_timeout": 500, "keepalives": 1}  # 2 s: libpq's least
     assert seen["worker"] == {"connect_timeout": 5, "tcp_user_timeout": 10_000, "keepalives": 1}  # lease / 3
 
 

@@ -7,11 +7,15 @@ handler sandbox, which commits through its own connection.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
+import signal
 import threading
 import time
+import zlib
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +31,31 @@ def hog(ctx):
     for _ in range(4096):
         held.append(bytearray(1024 * 1024))
     return {"held_mb": len(held)}
+
+
+def _vm_kib() -> dict[str, int]:
+    with open("/proc/self/status") as f:
+        return {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in f) if k in ("VmRSS", "VmData")}
+
+
+def grow_and_report(ctx):
+    """Touch ever more memory, 256 KB at a time; at the failure, write how far the process grew."""
+    start, held = _vm_kib(), []
+    try:
+        while len(held) < 16_384:
+            held.append(bytes(range(256)) * 1024)
+    except BaseException:
+        now = _vm_kib()
+        grown = {k: (now[k] - start[k]) / 1024 for k in now}
+        Path(ctx.payload["report"]).write_text(json.dumps(grown))
+        if ctx.payload.get("as") == "SystemError":  # what C code that loses the MemoryError raises
+            raise SystemError("error return without exception set") from None
+        raise
+    return {"held_mb": len(held) / 4}
+
+
+def killed_by_the_system(ctx):
+    os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
 
 
 def spin_within(seconds):
@@ -107,6 +136,46 @@ def test_memory_past_the_limit_ends_the_job_not_retried_and_the_worker_does_not_
     assert got.last_error == "memory_limit: the job needed more memory than it is allowed"
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 32 * 1024  # KiB: the worker held none of it
     served_next(worker, accept)
+
+
+@pytest.mark.parametrize("raised", ["MemoryError", "SystemError"])
+def test_real_growth_past_the_limit_is_stopped_at_the_limit_and_fails_memory_limit_first_time(
+        isolated, worker, accept, tmp_path, raised):
+    """With memory_mb 5 the child used to grow by 68-80 MB (into malloc arenas reserved in its
+    address space) and a SystemError was retried: now it stops within a MB of 5, memory_limit
+    on the first attempt either way."""
+    report = tmp_path / "grown.json"
+    job = isolated("test.grow", grow_and_report, limits=Limits(memory_mb=5),
+                   payload={"report": str(report), "as": raised})
+    assert worker.run_one()
+    got = row(job)
+    grown = json.loads(report.read_text())
+    print(f"\nmemory_mb 5, failing with {raised}: stopped after RSS +{grown['VmRSS']:.1f} MB, "
+          f"data +{grown['VmData']:.1f} MB")
+    assert (got.state, got.attempts) == ("dead", 1)
+    assert got.last_error == "memory_limit: the job needed more memory than it is allowed"
+    assert grown["VmRSS"] < 5 + 1 and grown["VmData"] < 5 + 1
+    served_next(worker, accept)
+
+
+def test_a_handler_killed_by_the_system_fails_memory_limit_not_retried(isolated, worker, accept):
+    job = isolated("test.killed", killed_by_the_system)
+    assert worker.run_one()
+    got = row(job)
+    assert (got.state, got.attempts) == ("dead", 1) and got.last_error.startswith("memory_limit: ")
+    served_next(worker, accept)
+
+
+def test_memory_exhaustion_in_other_words_is_memory_limit():
+    from jobs.verdicts import out_of_memory
+
+    wrapped = RuntimeError("could not read the page")
+    wrapped.__cause__ = MemoryError()
+    assert out_of_memory(wrapped)
+    assert out_of_memory(zlib.error("Error -4 while decompressing data: insufficient memory"))
+    assert out_of_memory(OSError(12, "Cannot allocate memory"))
+    assert not out_of_memory(zlib.error("Error -3 while decompressing data: invalid distance"))
+    assert not out_of_memory(SystemError("bad argument"))
 
 
 def test_a_time_limit_section_past_its_budget_is_killed_with_its_reason(isolated, worker, accept):

@@ -161,7 +161,7 @@ def test_the_command_prunes_by_age_and_reports(in_state, clock, monkeypatch):
 
     in_state("completed")
     in_state("unknown")
-    monkeypatch.setattr(prunejobs.system_clock, "now", lambda: clock.now() + 2 * MONTH)
+    monkeypatch.setattr(prunejobs.queue_clock, "now", lambda: clock.now() + 2 * MONTH)
     out = StringIO()
     call_command("prunejobs", "--older-than", "30d", "--dry-run", stdout=out)
     assert "Would delete 1 job(s)" in out.getvalue() and Job.objects.count() == 2
@@ -175,9 +175,30 @@ def test_the_command_keeps_30_days_unless_told_otherwise(in_state, clock, monkey
 
     in_state("completed")
     out = StringIO()
-    monkeypatch.setattr(prunejobs.system_clock, "now", lambda: clock.now() + MONTH - timedelta(hours=1))
+    monkeypatch.setattr(prunejobs.queue_clock, "now", lambda: clock.now() + MONTH - timedelta(hours=1))
     call_command("prunejobs", "--dry-run", stdout=out)
     assert "Would delete 0 job(s)" in out.getvalue()
-    monkeypatch.setattr(prunejobs.system_clock, "now", lambda: clock.now() + MONTH + timedelta(hours=1))
+    monkeypatch.setattr(prunejobs.queue_clock, "now", lambda: clock.now() + MONTH + timedelta(hours=1))
     call_command("prunejobs", "--dry-run", stdout=out)
     assert "Would delete 1 job(s)" in out.getvalue()
+
+
+def _with_pages(job, *, hours_ago: float = 2):
+    """Page images kept beside ``job``'s document, written ``hours_ago`` (wall clock)."""
+    assert documents.store_page_images(job.document, [(b"\x89PNG one", 10, 14), (b"\x89PNG two", 10, 14)])
+    then = time.time() - hours_ago * 3600
+    for image in documents.pages_dir(job.document).iterdir():
+        os.utime(image, (then, then))
+    return documents.pages_dir(job.document)
+
+
+def test_the_page_images_go_with_their_document_and_stay_while_a_job_names_it(in_state, clock):
+    kept = with_document(in_state, "queued", b"a live job's invoice")
+    kept_pages = _with_pages(kept)
+    orphan = with_document(in_state, "dead", b"only this job's invoice")
+    orphan_pages = _with_pages(orphan)
+    clock.advance(days=40)
+    report = retention.prune(older_than=MONTH, now=clock.now())
+    assert report.documents == 1 and report.strays == 0  # the pages of a named document are not strays
+    assert not documents.path(orphan.document).exists() and not orphan_pages.exists()
+    assert documents.page_images(kept.document) and len(list(kept_pages.iterdir())) == 3

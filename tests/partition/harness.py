@@ -16,6 +16,9 @@ again in ``close()``:
   namespace, so the workers' names say which host they run on), logging JSON lines to a
   file the tests read.
 - ``Web``: gunicorn serving the site from the host side, over the unix socket.
+- ``WebHost``: the deploy recipe (nginx in front of gunicorn, deploy/) inside one host's
+  namespace, reaching the database over the host's link; its clients connect to that
+  host's own loopback (``in_namespace``), so a cut separates the web from the database only.
 
 Only the test's own namespaces' addresses and loopback are used. Every wait is bounded.
 Nothing here touches the shared PostgreSQL server on port 5432.
@@ -23,6 +26,7 @@ Nothing here touches the shared PostgreSQL server on port 5432.
 
 from __future__ import annotations
 
+import ctypes
 import http.client
 import ipaddress
 import json
@@ -31,8 +35,10 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.parse
 from dataclasses import dataclass
@@ -469,3 +475,131 @@ class Web:
 
     def close(self) -> None:
         stop_group(self.proc)
+
+
+# --- A web host: the deploy recipe in a namespace -------------------------------------------
+
+CLONE_NEWNET = 0x40000000
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def in_namespace(namespace: str, call: Callable[[], Any], timeout: float = 60) -> Any:
+    """``call()`` on a thread that has joined ``namespace``'s network stack: the sockets it
+    opens are that host's (its loopback, its routes). Other threads are not moved."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            fd = os.open(f"/run/netns/{namespace}", os.O_RDONLY)
+            try:
+                if _libc.setns(fd, CLONE_NEWNET) != 0:
+                    errno = ctypes.get_errno()
+                    raise OSError(errno, f"setns({namespace}): {os.strerror(errno)}")
+            finally:
+                os.close(fd)
+            box["value"] = call()
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name=f"in-{namespace}", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise AssertionError(f"a call in {namespace} did not return within {timeout} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: dict[str, str]  # names in lower case
+    body: bytes
+    seconds: float  # from the connection's opening to the body's last byte
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class WebHost:
+    """nginx (deploy/nginx/jobsite.conf) in front of gunicorn (deploy/gunicorn.conf.py) on
+    host ``i``, both in its namespace with the production settings (HTTPS=1), gunicorn
+    reaching the database over the host's link as a web host on its own machine would.
+    nginx serves the static files itself, from the checkout's static/ folder."""
+
+    GUNICORN_PORT = 8000  # the recipe's own: the namespace's ports are its own
+    HTTPS_PORT = 8443
+
+    def __init__(self, network: Network, i: int, cluster: Cluster, env: dict[str, str], workdir: Path, *,
+                 workers: int = 3) -> None:
+        from tests.deploy.test_nginx import NGINX, nginx_config  # the shipped file, substituted as there
+
+        self.namespace = network.namespace(i)
+        self.folder = workdir / f"web{i}"
+        self.folder.mkdir(exist_ok=True)
+        self.procs: list[subprocess.Popen] = []
+        cert, key = self.folder / "cert.pem", self.folder / "key.pem"
+        sh("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+           "-days", "1", "-subj", "/CN=localhost", "-keyout", str(key), "-out", str(cert))
+        conf = nginx_config(self.folder, upstream_port=self.GUNICORN_PORT, http_port=8080,
+                            https_port=self.HTTPS_PORT, cert=cert, key=key)
+        site = self.folder / "jobsite.conf"
+        collected = f"alias {ROOT}/staticfiles/;"
+        assert collected in site.read_text(), "deploy/nginx/jobsite.conf no longer serves /static/ this way"
+        site.write_text(site.read_text().replace(collected, f"alias {ROOT}/static/;"))  # no collectstatic needed
+        env = {**env, "DATABASE_URL": cluster.url(network.outside(i)), "HTTPS": "1",
+               "ALLOWED_HOSTS": "127.0.0.1,localhost", "GUNICORN_BIND": f"127.0.0.1:{self.GUNICORN_PORT}",
+               "GUNICORN_WORKERS": str(workers)}
+        env.pop("GUNICORN_CMD_ARGS", None)
+        inns = network.exec_prefix(i)
+        self.log = self.folder / "gunicorn.log"
+        try:
+            with open(self.log, "wb") as out:
+                self.procs.append(subprocess.Popen(
+                    [*inns, PYTHON, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py"),
+                     "--pid", str(self.folder / "web.gunicorn.pid"), "jobsite.wsgi:application"],
+                    env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True))
+            errors = self.folder / "error.log"
+            self.procs.append(subprocess.Popen(
+                [*inns, NGINX, "-p", str(self.folder), "-c", str(conf), "-e", str(errors), "-g", "daemon off;"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+            wait_until(self._ready, 60, f"gunicorn and nginx on host {i} answering")
+        except BaseException:
+            self.close()
+            raise
+
+    def _ready(self) -> bool:
+        for proc in self.procs:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{proc.args!r} exited with {proc.returncode}:\n{self.log.read_text()}")
+        try:
+            return self.request("GET", "/accounts/login/", timeout=2).status == 200
+        except OSError:
+            return False
+
+    def request(self, method: str, path: str, *, headers: dict[str, str] | None = None, body: bytes | None = None,
+                timeout: float = 15) -> Answer:
+        """One request to nginx over HTTPS on a new connection, from the host's own loopback."""
+
+        def send() -> Answer:
+            context = ssl.create_default_context()
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE  # a certificate made for this run
+            started = time.monotonic()
+            conn = http.client.HTTPSConnection("127.0.0.1", self.HTTPS_PORT, timeout=timeout, context=context)
+            try:
+                conn.request(method, path, body=body, headers=headers or {})
+                response = conn.getresponse()
+                data = response.read()
+                return Answer(response.status, {k.lower(): v for k, v in response.getheaders()}, data,
+                              time.monotonic() - started)
+            finally:
+                conn.close()
+
+        return in_namespace(self.namespace, send, timeout=timeout + 5)
+
+    def close(self) -> None:
+        for proc in reversed(self.procs):
+            stop_group(proc)
+        self.procs.clear()

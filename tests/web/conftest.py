@@ -184,3 +184,26 @@ def evidenced_review_result(*, einvoice: bool = False) -> dict:
         reading = "text"
     return {"fields": fields, "draft": "Review of the invoice (2 pages)\n", "steps": [], "warnings": [],
             "pages": 2, "readable": True, "reading": reading, "findings": findings}
+
+
+def review_document(user, content: bytes, name: str, *, media_type: str = "application/octet-stream"):
+    """A document_review job of ``user`` for ``content``, reviewed in this process by the local
+    planner exactly as a worker runs it (page images included) and completed with its summary."""
+    from datetime import timedelta
+
+    from agent import workflow
+    from agent.planner import LocalPlanner
+    from jobs.clock import system_clock
+    from jobs.context import JobContext
+    from jobs.documents import Upload
+
+    now = system_clock.now()
+    job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+                       operation_key=f"review-document-{next(_keys)}", now=now,
+                       document=Upload(content, name, media_type)).job
+    claim = claim_first(job, now=now, worker="review-test", lease=timedelta(minutes=5))
+    result = workflow.run(JobContext(claim), planner=LocalPlanner())
+    summary = kinds.get("document_review").summarize(result)
+    assert queue.complete(job_id=job.pk, epoch=claim.epoch, result=result, now=system_clock.now(), summary=summary)
+    job.refresh_from_db()
+    return job

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from datetime import timedelta
 
 import pytest
@@ -205,3 +206,42 @@ def test_another_tenants_batch_is_the_same_404_as_an_unknown_one(browser_client,
     foreign, unknown = client.get("/batches/b-test"), client.get("/batches/b-nothing")
     assert foreign.status_code == unknown.status_code == 404 and foreign.content == unknown.content
     assert client.get("/batches/b-test/export.csv").status_code == 404
+
+
+def test_a_batch_of_slow_documents_checks_what_fits_its_time_and_names_the_rest(form, monkeypatch):
+    """20 PDFs each accepted but slow to check (a valid table of 49,000 entries, just within the
+    limit): the checks stop at the batch's budget, and the page shows what was committed and
+    names what was not checked, never a timeout."""
+    from tests import hostile
+
+    monkeypatch.setattr(http, "BATCH_CHECK_SECONDS", 1.0)  # 15 s in production: the same rule, sooner
+    client, fields = form
+    slow = hostile.pdf_long_xref(49_000)
+    uploads = [SimpleUploadedFile(f"invoice-{n:02}.pdf", slow + b"%% copy %02d\n" % n,
+                                  content_type="application/pdf") for n in range(20)]
+    started = time.monotonic()
+    response = client.post("/jobs", {**fields, "kind": "document_review", "document": uploads})
+    seconds = time.monotonic() - started
+    committed = sorted(Job.objects.values_list("document_name", flat=True))
+    print(f"\n20 slow PDFs, a 1 s budget: {len(committed)} committed, {20 - len(committed)} named, {seconds:.1f} s")
+    assert response.status_code == 303, re.findall(r'field-error[^<]*<[^<]*', response.content.decode())
+    assert response["Location"].startswith("/batches/")
+    assert 1 <= len(committed) < 20
+    assert seconds < 1.0 + 5.0  # the budget, the files' reading and the jobs' writes; never the request timeout
+    page = client.get(response["Location"]).content.decode()
+    refused = page[page.index('id="refused"'):page.index("</div>", page.index('id="refused"'))]
+    named = re.findall(r"<strong>(invoice-\d\d\.pdf)</strong>: Not checked in time: send it again on its own\.",
+                       refused)
+    assert sorted(named + committed) == [f"invoice-{n:02}.pdf" for n in range(20)]
+    assert not set(named) & set(committed)
+
+
+def test_a_batchs_checks_end_well_before_the_web_workers_timeout():
+    import runpy
+
+    from jobs import documents
+    from tests.conftest import ROOT
+
+    timeout = runpy.run_path(str(ROOT / "deploy" / "gunicorn.conf.py"))["timeout"]
+    # A batch's last check gets what is left of its budget, never more: the budget bounds them all.
+    assert http.BATCH_CHECK_SECONDS <= timeout / 2 and documents.CHECK_WALL_SECONDS <= timeout / 10

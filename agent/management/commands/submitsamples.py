@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agent import samples
 from jobs import queue
-from jobs.clock import system_clock
+from jobs.clock import queue_clock
 from jobs.documents import Upload
 from jobs.errors import AcceptanceError
 from jobs.models import User
@@ -28,7 +28,7 @@ class Command(BaseCommand):
             try:
                 accepted = queue.accept(
                     tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                    operation_key=f"sample-{path.name}", now=system_clock.now(), batch=BATCH,
+                    operation_key=f"sample-{path.name}", now=queue_clock.now(), batch=BATCH,
                     document=Upload(path.read_bytes(), path.name, "application/octet-stream"),
                 )
             except AcceptanceError as exc:

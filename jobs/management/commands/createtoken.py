@@ -3,7 +3,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from jobs import tokens
-from jobs.clock import system_clock
+from jobs.clock import queue_clock
 from jobs.models import User
 
 
@@ -22,7 +22,7 @@ class Command(BaseCommand):
         if user.tenant_id is None:
             raise CommandError(f"{username!r} belongs to no tenant; create members with createmember")
         try:
-            expires_at = system_clock.now() + tokens.lifetime(expires) if expires else None
+            expires_at = queue_clock.now() + tokens.lifetime(expires) if expires else None
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         token = tokens.issue(user, expires_at=expires_at)

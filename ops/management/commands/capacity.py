@@ -8,7 +8,7 @@ import json
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from jobs.clock import system_clock
+from jobs.clock import queue_clock
 from ops import capacity, measures, units
 
 
@@ -39,7 +39,7 @@ class Command(BaseCommand):
         try:
             if o["observed"]:
                 workload, seen = measures.observed_workload(window=units.parse_duration(o["observed"]),
-                                                            now=system_clock.now(), service=o["service"], **given)
+                                                            now=queue_clock.now(), service=o["service"], **given)
             elif o["rate"] is None or o["service"] is None:
                 raise CommandError("give --rate and --service, or --observed WINDOW")
             else:

@@ -6,7 +6,7 @@ import argparse
 
 from django.core.management.base import BaseCommand, CommandError
 
-from jobs.clock import system_clock
+from jobs.clock import queue_clock
 from ops import retention, units
 
 RETENTION = "30d"  # the retention the README states; --older-than overrides it
@@ -25,7 +25,7 @@ class Command(BaseCommand):
     def handle(self, *args, older_than: str, batch: int, dry_run: bool, **options) -> None:
         try:
             age = units.parse_duration(older_than, default_unit="d")
-            report = retention.prune(older_than=age, now=system_clock.now(), batch=batch, dry_run=dry_run,
+            report = retention.prune(older_than=age, now=queue_clock.now(), batch=batch, dry_run=dry_run,
                                      say=self.stdout.write if options["verbosity"] > 1 else _quiet)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
