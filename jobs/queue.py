@@ -24,6 +24,7 @@ import functools
 import hashlib
 import json
 import random
+import weakref
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import jsonschema
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, IntegrityError, connection, connections
 from django.db.models import DateTimeField, Exists, F, OuterRef, Value
 from django.db.models.functions import Greatest
 
@@ -302,16 +303,12 @@ def claim_many(*, now: datetime, worker: str, lease: timedelta | None = None, li
         if vendor == "postgresql":  # one statement per pick stamps, claims and writes the event
             params = (t_now, statements.DUE_BATCH, t_now, t_now, statements.CANDIDATES, expires, worker, t_now,
                       actor, t_now)
-            with raw_write_transaction(explicit=wanted > 1) as cursor:
-                if wanted == 1:
+            if wanted == 1:
+                with raw_write_transaction(explicit=False) as cursor:
                     cursor.execute(statements.claim_postgresql(fair), params)
                     rows.append(cursor.fetchone())
-                else:  # the picks in one pipeline: one round trip for the batch
-                    cursor.executemany(statements.claim_postgresql(fair), [params] * wanted, returning=True)
-                    while True:
-                        rows.append(cursor.fetchone())
-                        if not cursor.nextset():
-                            break
+            else:
+                rows += _claim_batch_postgresql(fair, params, wanted)
         else:
             with raw_write_transaction() as cursor:
                 if cursor.execute(statements.any_due(vendor), (t_now,)).fetchone():
@@ -349,6 +346,62 @@ def claim_many(*, now: datetime, worker: str, lease: timedelta | None = None, li
         if not retry or len(claims) >= limit or vendor != "postgresql":
             break
     return claims
+
+
+# Per connection (psycopg's), the claim statements it has prepared (``_claim_batch_postgresql``).
+_prepared_claims: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+
+
+def _claim_batch_postgresql(fair: bool, params: tuple[Any, ...], picks: int) -> list[Any]:
+    """PostgreSQL: ``picks`` claims in one transaction, sent whole as one message.
+
+    The picks are ``EXECUTE`` calls of the prepared claim (``statements.prepare_claim_postgresql``)
+    in one simple-query message, which the server runs as one implicit transaction, one
+    commit, reading nothing more from the client until it has committed or rolled back. So
+    no row lock waits on the client: a worker frozen anywhere in the batch (SIGSTOP, a paused
+    VM) holds nothing, where a pipeline of separate statements in an open transaction left the
+    server waiting for the rest (``active``, ``ClientRead``), beyond the reach of both
+    ``statement_timeout`` and ``idle_in_transaction_session_timeout``, its rows locked and
+    skipped by every sweep. The parameters are bound on the client (the same for every pick);
+    the statement is prepared in the same message the first time on each connection. Returns
+    one row (or None) per pick, like that many single claims.
+    """
+    from psycopg import ClientCursor
+    from psycopg import errors as pg_errors
+
+    conn = connections[DEFAULT_DB_ALIAS]
+    name, prepare = statements.prepare_claim_postgresql(fair)
+    for attempt in range(2):
+        conn.ensure_connection()
+        raw = conn.connection
+        known = _prepared_claims.setdefault(raw, set())
+        try:
+            with raw_write_transaction(explicit=False):  # Django's errors; a savepoint inside a transaction
+                cursor = ClientCursor(raw)
+                try:
+                    call = cursor.mogrify(f"EXECUTE {name}({', '.join(['%s'] * len(params))})", params)
+                    message = ";\n".join([call] * picks)
+                    cursor.execute(message if name in known else f"{prepare};\n{message}")
+                    known.add(name)
+                    rows: list[Any] = []
+                    while True:
+                        if cursor.description is not None:  # a pick's row (the PREPARE returns none)
+                            rows.append(cursor.fetchone())
+                        if not cursor.nextset():
+                            return rows
+                finally:
+                    cursor.close()
+        except DatabaseError as exc:
+            if attempt or not isinstance(exc.__cause__, (pg_errors.InvalidSqlStatementName,
+                                                          pg_errors.DuplicatePreparedStatement)):
+                raise
+            # This connection's prepared statements were not what we thought (DEALLOCATE, or a
+            # PREPARE whose message failed after it): try once more knowing better.
+            if isinstance(exc.__cause__, pg_errors.DuplicatePreparedStatement):
+                known.add(name)
+            else:
+                known.discard(name)
+    raise AssertionError("unreachable")
 
 
 @functools.cache
@@ -952,6 +1005,7 @@ def cancel(*, job_id: int, actor: str, reason: str, now: datetime, expected_epoc
                 cancel_requested_at=now, updated_at=now):
             _record(job_id, LEASED, LEASED, epoch, actor, f"{CANCEL_REQUESTED}: {reason}" if reason else
                     CANCEL_REQUESTED, now)
+            _notify_cancel(job_id, epoch)
             return Outcome(True, LEASED, "cancel requested")
     if state == LEASED:
         return Outcome(True, LEASED, "cancel requested")  # asked before: harmless
@@ -961,6 +1015,27 @@ def cancel(*, job_id: int, actor: str, reason: str, now: datetime, expected_epoc
         return cancel(job_id=job_id, actor=actor, reason=reason, now=now,
                       expected_epoch=None if expected_epoch is None else expected_epoch + 1)
     return Outcome(False, state, f"a {state} job cannot be cancelled")
+
+
+# PostgreSQL: a cancel request of a running job is announced on this channel ("job:epoch").
+CANCEL_CHANNEL = "jobs_cancel"
+
+
+def _notify_cancel(job_id: int, epoch: int) -> None:
+    """Tell the job's worker at once (PostgreSQL: its listener hears it at commit); SQLite
+    workers look for requests of the jobs they hold twice a second (``jobs.worker``)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_notify(%s, %s)", [CANCEL_CHANNEL, f"{job_id}:{epoch}"])
+
+
+def cancels_requested(*, claims: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Those of these (job, epoch) claims someone asked to cancel: one primary-key lookup."""
+    if not claims:
+        return []
+    asked = Job.objects.filter(pk__in=[job_id for job_id, _ in claims], cancel_requested_at__isnull=False)
+    found = set(asked.values_list("id", "epoch"))
+    return [c for c in claims if c in found]
 
 
 def cancel_requested(*, job_id: int, epoch: int) -> bool:

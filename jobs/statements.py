@@ -20,6 +20,7 @@ due; each claim stamps a few that have come due.
 from __future__ import annotations
 
 import functools
+import re
 
 from .models import Job, JobEvent, Tenant
 
@@ -202,6 +203,24 @@ def claim_postgresql(fair: bool = True) -> str:
         UNION ALL
         SELECT NULL, NULL, 'stamped', NULL, NULL, NULL, NULL, NULL, NULL
         WHERE NOT EXISTS (SELECT 1 FROM picked) AND EXISTS (SELECT 1 FROM stamped)"""
+
+
+CLAIM_PARAMETER_TYPES = ("timestamptz", "bigint", "timestamptz", "timestamptz", "bigint", "timestamptz", "text",
+                         "timestamptz", "text", "timestamptz")
+
+
+@functools.cache
+def prepare_claim_postgresql(fair: bool = True) -> tuple[str, str]:
+    """PostgreSQL: ``claim_postgresql`` as a named prepared statement: (name, PREPARE text).
+
+    A batch of claims is sent as one message of ``EXECUTE name(...)`` calls (``jobs.queue``),
+    so the server runs the whole batch without waiting on the client, and each pick keeps
+    the plan prepared once per connection. Parameters as ``claim_postgresql``.
+    """
+    name = "jobs_claim_fair" if fair else "jobs_claim_fifo"
+    numbered = iter(range(1, len(CLAIM_PARAMETER_TYPES) + 1))
+    body = re.sub("%s", lambda _: f"${next(numbered)}", claim_postgresql(fair))
+    return name, f"PREPARE {name} ({', '.join(CLAIM_PARAMETER_TYPES)}) AS {body}"
 
 
 @functools.cache

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import signal
 import socket
 import threading
 import time
@@ -41,6 +42,25 @@ log = logging.getLogger("jobs.worker")
 INFO, WARNING = logging.INFO, logging.WARNING
 
 NOTIFY_CHANNEL = "jobs_accepted"  # queue.accept sends NOTIFY jobs_accepted on PostgreSQL
+
+# Tests (settings.JOBS["FREEZE_AT"]): where a worker may stop itself, as a paused VM would.
+FREEZE_POINTS = {
+    "claim": "before a claim of several jobs is sent",
+    "claimed": "after a claim of several jobs returned, before any of them starts",
+    "handler": "as a handler starts, with prefetched jobs held",
+    "complete": "before a completion batch of several jobs is sent",
+}
+
+
+def freeze_point(point: str, jobs: int) -> None:
+    """Tests: SIGSTOP this process at ``point`` if settings name it, the first time it
+    handles more than one job there (a claim or batch of several, or jobs held beside one).
+    Logged first, so a test can see which point it stopped at."""
+    if jobs < 2 or settings.JOBS["FREEZE_AT"] != point:
+        return
+    settings.JOBS["FREEZE_AT"] = ""  # once: after SIGCONT the worker goes on as usual
+    event(log, WARNING, "freezing", point=point, jobs=jobs, pid=os.getpid())
+    os.kill(os.getpid(), signal.SIGSTOP)
 
 
 def default_name() -> str:
@@ -161,6 +181,16 @@ class Beat:
             self.renewals += 1
             self.expires = min(now + self.lease, self.claim.deadline)
             self.interval = self.lease / 3
+            return True
+
+    def cancel(self) -> bool:
+        """Someone asked to cancel the job (heard at once, between renewals): tell the handler,
+        and keep the lease while it settles. False if the claim had already ended or been lost."""
+        with self._flags:
+            if self.done or self.lost:
+                return False
+            self.cancel_requested = True
+            self.ctx.stop.set()
             return True
 
     def fence_at(self) -> datetime | None:
@@ -442,6 +472,7 @@ class Completer:
                       pause_s=self._pause)
             time.sleep(self._pause)
         batch = list(self._pending)
+        freeze_point("complete", len(batch))
         try:
             outcomes = queue.complete_many(
                 completions=[queue.Completion(f.claim.job_id, f.claim.epoch, f.result, f.summary) for f in batch],
@@ -488,6 +519,10 @@ class Completer:
 class Listener:
     """LISTEN jobs_accepted on a connection of its own; each notification wakes the worker.
 
+    It also listens for cancel requests (``queue.CANCEL_CHANNEL``, "job:epoch") and hands each
+    to ``cancelled``, so a running handler hears of one at once rather than at its next renewal
+    (one sent while the connection was lost is heard at that renewal, as without a listener).
+
     Django's connection cannot wait for notifications while it runs transactions, so a
     small thread owns a second, autocommit connection for the worker's lifetime. When that
     connection is lost (the database restarted, the network failed), or cannot be opened at
@@ -497,8 +532,10 @@ class Listener:
 
     BACKOFF = (0.5, 1.0, 2.0, 5.0)
 
-    def __init__(self, wake: threading.Event, *, worker: str = "") -> None:
+    def __init__(self, wake: threading.Event, *, worker: str = "",
+                 cancelled: Callable[[int, int], None] | None = None) -> None:
         self._wake = wake
+        self._cancelled = cancelled
         self._closed = threading.Event()
         self._conn: Any = None
         try:
@@ -513,7 +550,8 @@ class Listener:
     def _connect(self) -> Any:
         conn = connection.get_new_connection(connection.get_connection_params())
         conn.autocommit = True
-        conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        conn.execute(f"LISTEN {queue.CANCEL_CHANNEL}")
+        conn.execute(f"LISTEN {NOTIFY_CHANNEL}")  # last: what pg_stat_activity shows of the session
         return conn
 
     def _run(self) -> None:
@@ -531,13 +569,25 @@ class Listener:
                 event(log, INFO, "listener_reconnected", reconnects=self.reconnects)
                 self._wake.set()
             try:
-                for _ in self._conn.notifies(timeout=0.5):
-                    self._wake.set()
+                for notice in self._conn.notifies(timeout=0.5):
+                    if notice.channel == queue.CANCEL_CHANNEL:
+                        self._cancel(notice.payload)
+                    else:
+                        self._wake.set()
             except Exception as exc:  # noqa: BLE001  polling still finds the work meanwhile
                 if self._closed.is_set():
                     return
                 event(log, WARNING, "listener_lost", error=type(exc).__name__, detail=str(exc)[:200])
                 self._discard()
+
+    def _cancel(self, payload: str) -> None:
+        if self._cancelled is None:
+            return
+        try:
+            job_id, epoch = (int(part) for part in payload.split(":"))
+        except ValueError:
+            return
+        self._cancelled(job_id, epoch)
 
     def _discard(self) -> None:
         conn, self._conn = self._conn, None
@@ -551,6 +601,41 @@ class Listener:
         self._closed.set()
         self._thread.join(timeout=2)
         self._discard()
+
+
+class CancelWatch:
+    """Without a listener (SQLite, or burst mode): look every ``EVERY`` seconds whether someone
+    asked to cancel a job this worker holds, and hand each request to ``cancelled``.
+
+    One primary-key lookup of the held jobs, only while the worker holds some; the thread's
+    connection is closed after each look, so a handler sandbox forked meanwhile inherits none.
+    """
+
+    EVERY = 0.5
+
+    def __init__(self, held: Callable[[], list[tuple[int, int]]], cancelled: Callable[[int, int], None]) -> None:
+        self._held = held
+        self._cancelled = cancelled
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="cancel-watch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._closed.wait(self.EVERY):
+            claims = self._held()
+            if not claims:
+                continue
+            try:
+                for job_id, epoch in queue.cancels_requested(claims=claims):
+                    self._cancelled(job_id, epoch)
+            except DatabaseError as exc:  # the renewal tells the worker all the same
+                event(log, WARNING, "cancel_check_error", error=type(exc).__name__, detail=str(exc)[:200])
+            finally:
+                connection.close()
+
+    def close(self) -> None:
+        self._closed.set()
+        self._thread.join(timeout=2)
 
 
 # --- The worker -----------------------------------------------------------------------------
@@ -594,6 +679,7 @@ class Worker:
         self._next_sweep: datetime | None = None
         self._heartbeat = Heartbeat(clock, idle_wait=self.lease / 3)
         self._current: JobContext | None = None
+        self._starting: Held | None = None  # the claim being started, no longer held, not yet watched
         self._giving_back = False
         self._grace_timer: threading.Timer | None = None
         # Prefetch: up to this many claims a transaction, as many as the recent handler
@@ -647,6 +733,7 @@ class Worker:
     def run(self) -> WorkerStats:
         """Loop until stopped; in burst mode, until no job is eligible. Returns the counts."""
         listener = self._open_listener()
+        watch = CancelWatch(self._holding, self._cancel_heard) if listener is None else None
         event(log, INFO, "worker_started", worker=self.name, lease_s=self.lease.total_seconds(),
               poll_s=self.idle.cap, burst=self.burst, listen=listener is not None, isolate=self.isolate)
         try:
@@ -669,6 +756,8 @@ class Worker:
         finally:
             if listener is not None:
                 listener.close()
+            if watch is not None:
+                watch.close()
             self.close()
             event(log, INFO, "worker_stopped", worker=self.name, **vars(self.stats))
         return self.stats
@@ -708,7 +797,10 @@ class Worker:
             if self.completer.pending:  # committed before claiming, so the claim sees them finished
                 self.completer.flush()
                 now = self.clock.now()
-            claims = queue.claim_many(now=now, worker=self.name, lease=self.lease, limit=self._prefetch_size())
+            wanted = self._prefetch_size()
+            freeze_point("claim", wanted)
+            claims = queue.claim_many(now=now, worker=self.name, lease=self.lease, limit=wanted)
+            freeze_point("claimed", len(claims))
             if not claims:
                 self.stats.empty_polls += 1
                 return False
@@ -749,14 +841,39 @@ class Worker:
         if self.burst or self.listen is False or connection.vendor != "postgresql":
             return None
         try:
-            return Listener(self._wake, worker=self.name)
+            return Listener(self._wake, worker=self.name, cancelled=self._cancel_heard)
         except Exception as exc:  # noqa: BLE001  polling alone is correct, only slower
             event(log, WARNING, "listen_failed", worker=self.name, error=type(exc).__name__, detail=str(exc)[:200])
             return None
 
+    def _holding(self) -> list[tuple[int, int]]:
+        """The (job, epoch) of the running claim and the prefetched ones."""
+        held = [h.claim for h in (self._starting, *self._heartbeat.held()) if h is not None]
+        beat = self._heartbeat.current
+        return [(c.job_id, c.epoch) for c in ([beat.claim] if beat is not None else []) + held]
+
+    def _cancel_heard(self, job_id: int, epoch: int) -> None:
+        """Someone asked to cancel a job: if this worker runs it, its handler is told now; if it
+        holds it unstarted, it is never started (``_execute``)."""
+        beat = self._heartbeat.current
+        if beat is not None and (beat.claim.job_id, beat.claim.epoch) == (job_id, epoch):
+            if beat.cancel():
+                event(log, INFO, "cancel_heard", job=job_id, epoch=epoch, worker=self.name)
+            return
+        for held in (self._starting, *self._heartbeat.held()):
+            if held is not None and (held.claim.job_id, held.claim.epoch) == (job_id, epoch):
+                held.cancel_requested = True
+
     # -- one job ------------------------------------------------------------------------
 
     def _execute(self, held: Held) -> None:
+        self._starting = held  # between the prefetch and the heartbeat: where a cancel finds it
+        try:
+            self._execute_held(held)
+        finally:
+            self._starting = None
+
+    def _execute_held(self, held: Held) -> None:
         claim = held.claim
         started = time.monotonic()
         fields = _fields(claim)
@@ -793,6 +910,10 @@ class Worker:
         if self._giving_back:  # the grace period ended as it started: stop at the first check
             ctx.stop.set()
         self._heartbeat.watch(beat)
+        self._starting = None
+        if held.cancel_requested:  # heard while it was being started
+            beat.cancel()
+        freeze_point("handler", 1 + len(self._heartbeat.held()))
         ran = time.monotonic()
         try:
             verdict = self._handle(spec, ctx)

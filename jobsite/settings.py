@@ -361,6 +361,10 @@ JOBS = {
     # Tests only: the completer waits this long before each commit, so a test can kill a
     # worker between a handler's end and its completion's commit. 0 in production.
     "COMPLETER_PAUSE_SECONDS": float(os.environ.get("JOBS_COMPLETER_PAUSE", "0")),
+    # Tests only: the worker stops itself (SIGSTOP, as a paused VM) at this point of the claim
+    # and completion paths, the first time it handles more than one job there
+    # (jobs.worker.FREEZE_POINTS). Empty in production.
+    "FREEZE_AT": os.environ.get("JOBS_FREEZE_AT", ""),
 }
 
 # --- Django's Tasks framework --------------------------------------------------------

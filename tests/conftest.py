@@ -172,3 +172,28 @@ def drive_to(job, state: str, *, now):
     assert job.state == state
     return job
 
+
+
+
+# Checks that are the same whatever DATABASE_URL says: browsers and nginx in front of the same
+# views, and benchmark smoke runs; and, in the readers' folders, every test that asks for no
+# database at all.
+_ONCE = ("tests/browser/", "tests/deploy/test_nginx.py", "tests/tasks/test_benchmark.py",
+         "tests/bench/test_benchmark.py::test_workerbench_drains", "tests/bench/test_benchmark.py::test_queuebench_drains")
+_ONCE_WITHOUT_DATABASE = ("tests/agent/", "tests/corpus/", "tests/fuzz/test_documents.py", "tests/ops/test_capacity.py",
+                          "tests/bench/test_layout.py")
+_DATABASE_FIXTURES = {"db", "transactional_db", "live_server", "django_db_setup"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark ``once`` the checks that are the same on either store.
+
+    CI's PostgreSQL pass runs ``-m "not once"``: it repeats what depends on the database and
+    leaves the rest to the SQLite pass. A test uses the database when it (or a fixture it
+    uses) asks for one of Django's database fixtures or carries ``django_db``.
+    """
+    for item in items:
+        uses_database = item.get_closest_marker("django_db") is not None or bool(
+            _DATABASE_FIXTURES & set(item.fixturenames))
+        if item.nodeid.startswith(_ONCE) or (item.nodeid.startswith(_ONCE_WITHOUT_DATABASE) and not uses_database):
+            item.add_marker(pytest.mark.once)

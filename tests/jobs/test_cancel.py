@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import threading
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 
 from jobs import queue
+from jobs.clock import system_clock
 from jobs.context import JobContext
 from jobs.kinds import JobCancelled, Kind
 from jobs.models import Job, JobEvent
 from jobs.worker import Beat, Worker
+from tests.conftest import PYTHON, ROOT, child_env, wait_for
 
 LEASE = timedelta(seconds=30)
 
@@ -134,3 +139,31 @@ def test_when_the_worker_is_gone_recovery_cancels_never_reruns(clock, accept, ma
     swept = queue.recover(now=clock.now())
     assert state(job) == ends and job.pk not in swept.requeued
     assert queue.claim(now=clock.now(), worker="w2", lease=LEASE) is None
+
+
+@pytest.mark.slow
+def test_a_running_handler_hears_of_its_cancellation_within_a_second(transactional_db, accept, tmp_path):
+    """A real worker (PostgreSQL: NOTIFY to its listener; SQLite: its look twice a second),
+    with the default 30 s lease, so no renewal tells it within the 3 s its jobs take."""
+    trace = tmp_path / "started"
+    jobs = [accept("diagnostic.sleep", {"seconds": 3}, now=system_clock.now()) for _ in range(3)]
+    worker = subprocess.Popen([PYTHON, "manage.py", "runworkers", "--processes", "1", "--prefetch", "1"], cwd=ROOT,
+                              env=child_env(JOBS_DIAGNOSTIC_TRACE=str(trace)), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    asked = {}
+    try:
+        for job in jobs:  # one after another, each while its handler runs
+            wait_for(lambda job=job: trace.exists() and f"{job.pk} " in trace.read_text(), timeout=30)
+            asked[job.pk] = system_clock.now()
+            assert cancel(job, asked[job.pk]).reason == "cancel requested"
+        wait_for(lambda: not Job.objects.filter(pk__in=asked, state="leased").exists(), timeout=15)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=30)
+
+    assert {state(job) for job in jobs} == {"cancelled"}
+    latency = {e.job_id: (e.at - asked[e.job_id]).total_seconds()
+               for e in JobEvent.objects.filter(job_id__in=asked, to_state="cancelled")}
+    print(f"\n{connection.vendor}: cancel request to cancelled, seconds: "
+          f"{', '.join(f'{s:.2f}' for s in latency.values())}")
+    assert len(latency) == 3 and max(latency.values()) < 2.5, latency
