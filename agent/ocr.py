@@ -48,6 +48,7 @@ MAX_PAGE_PIXELS = 36_000_000
 LOW_CONFIDENCE = 70
 # A photo without a resolution of its own is scaled as an A4 page's width seen at DPI.
 PHOTO_WIDTH_INCHES = 8.27
+MAX_UPSCALE = 4.0  # a 75 dpi scan is read at 300; a smaller picture is read at four times its size
 # Skew estimated from a thumbnail this wide, over +-MAX_SKEW degrees.
 SKEW_THUMBNAIL = 800
 MAX_SKEW = 8.0
@@ -471,7 +472,9 @@ def _prepared(image: Any, dpi: float | None, drafted: tuple[int, int] | None) ->
         dpi = grey.width / PHOTO_WIDTH_INCHES
     elif drafted is not None:  # a JPEG decoded at a fraction of its declared size: its resolution fell with it
         dpi = dpi * max(grey.width, grey.height) / max(max(drafted), 1)
-    factor = DPI / dpi
+    # Never blown up more than MAX_UPSCALE: a sliver of a picture (1 x 44 pixels, say) taken
+    # for an A4 page's width would otherwise become tens of millions of pixels to read.
+    factor = min(DPI / dpi, MAX_UPSCALE)
     if grey.width * grey.height * factor * factor > MAX_PAGE_PIXELS:
         factor = (MAX_PAGE_PIXELS / (grey.width * grey.height)) ** 0.5
     if abs(factor - 1) > 0.1:

@@ -266,6 +266,19 @@ def scanned_layout(iban_confidence: float) -> dict:
             "warnings": [], "ocr": {"pages": [1], "confidence": 90.0, "page_confidence": [90.0]}}
 
 
+def test_a_sliver_of_a_picture_is_read_at_most_four_times_its_size():
+    # Found by the fuzz (tests/fuzz): a 67-byte PNG of 1 x 44 pixels, taken for an A4 page's
+    # width, was blown up to 36 million pixels and took 1 GB to read.
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("L", (1, 44), 255).save(out, "PNG")
+    pages = ocr.pages_of(out.getvalue())
+    image, _dpi = next(pages)
+    pages.close()
+    assert image.height <= 44 * ocr.MAX_UPSCALE * 1.1 and image.width <= 64  # a margin, no more
+
+
 def test_a_field_read_with_low_ocr_confidence_is_to_check_not_present():
     sure = reading.validate(scanned_layout(93), today=TODAY)
     assert {f["status"] for f in sure["fields"].values()} == {"present"} and sure["reading"] == "scan"
