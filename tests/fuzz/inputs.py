@@ -535,3 +535,93 @@ def text_inputs() -> st.SearchStrategy[bytes]:
     built = text_documents()
     any_text = st.one_of(seeds, built)
     return st.one_of(seeds, built, built, mutated(any_text, TEXT_TOKENS, any_text))
+
+
+# --- images (scans and photos) ---------------------------------------------------------------
+
+def _picture(fmt: str, size: tuple[int, int] = (240, 90), **save: object) -> bytes:
+    from PIL import Image, ImageDraw
+
+    image = Image.new("L", size, 255)
+    ImageDraw.Draw(image).text((8, 30), "Invoice INV-7  Total 12.50 EUR", fill=0)
+    out = io.BytesIO()
+    image.save(out, fmt, **save)
+    return out.getvalue()
+
+
+@functools.cache
+def image_seeds() -> list[bytes]:
+    """Small real pictures: a PNG, a JPEG, and a TIFF of each byte order and of two pages."""
+    from PIL import Image
+
+    two = io.BytesIO()
+    first = Image.open(io.BytesIO(_picture("PNG")))
+    first.save(two, "TIFF", save_all=True, append_images=[first.copy()])
+    return [_picture("PNG"), _picture("JPEG", quality=60), _picture("TIFF"), two.getvalue(),
+            _picture("TIFF", compression="tiff_lzw")]
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+@st.composite
+def png_headers(draw) -> bytes:
+    """A PNG whose IHDR declares any size, with a small or absent pixel stream."""
+    width, height = draw(st.integers(0, 2**32 - 1)), draw(st.integers(0, 2**32 - 1))
+    if draw(st.booleans()):
+        width, height = draw(st.integers(1, 64)), draw(st.integers(1, 64))
+    ihdr = struct.pack(">IIBBBBB", width, height, draw(st.sampled_from([1, 8, 16, 3])),
+                       draw(st.sampled_from([0, 2, 3, 4, 6, 7])), 0, 0, draw(st.integers(0, 1)))
+    rows = zlib.compress(b"\x00" * draw(st.integers(0, 4096)))
+    chunks = [_png_chunk(b"IHDR", ihdr), _png_chunk(b"IDAT", rows), _png_chunk(b"IEND", b"")]
+    return b"\x89PNG\r\n\x1a\n" + b"".join(draw(st.permutations(chunks)) if draw(st.integers(0, 4)) == 0 else chunks)
+
+
+@st.composite
+def jpeg_headers(draw) -> bytes:
+    """A JPEG's marker segments with any frame size, lengths that lie and segments cut short."""
+    segments = [b"\xff\xd8"]
+    for _ in range(draw(st.integers(0, 6))):
+        marker = draw(st.sampled_from([0xE0, 0xE1, 0xDB, 0xC4, 0xFE, 0xFF, 0x01, 0xD0]))
+        body = draw(st.binary(max_size=40))
+        length = draw(st.one_of(st.just(len(body) + 2), st.integers(0, 0xFFFF)))
+        segments.append(bytes([0xFF, marker]) + struct.pack(">H", length) + body)
+    height, width = draw(st.integers(0, 0xFFFF)), draw(st.integers(0, 0xFFFF))
+    frame = struct.pack(">BHHB", 8, height, width, 1) + b"\x01\x11\x00"
+    segments.append(bytes([0xFF, draw(st.sampled_from([0xC0, 0xC1, 0xC2, 0xCF]))])
+                    + struct.pack(">H", len(frame) + 2) + frame)
+    segments.append(b"\xff\xda" + draw(st.binary(max_size=64)) + b"\xff\xd9")
+    return b"".join(segments)[:draw(st.integers(2, 4096))]
+
+
+@st.composite
+def tiff_chains(draw) -> bytes:
+    """A TIFF's chain of image directories: any sizes, entry counts, offsets, loops and cuts."""
+    order = draw(st.sampled_from(["<", ">"]))
+    count = draw(st.integers(1, 30))
+    data = bytearray((b"II*\x00" if order == "<" else b"MM\x00*") + struct.pack(order + "I", 8))
+    for index in range(count):
+        entries = [(256, 4, 1, draw(st.integers(0, 2**32 - 1))), (257, 3, 1, draw(st.integers(0, 0xFFFF))),
+                   (259, 3, 1, 1), (262, 3, 1, 1)]
+        here = len(data)
+        data += struct.pack(order + "H", len(entries) if draw(st.integers(0, 9)) else draw(st.integers(0, 0xFFFF)))
+        for tag, kind, n, value in entries:
+            data += struct.pack(order + "HHI", tag, kind, n) + struct.pack(order + ("H2x" if kind == 3 else "I"), value)
+        last = index == count - 1
+        following = 0 if last else here + 2 + 12 * len(entries) + 4
+        if draw(st.integers(0, 9)) == 0:
+            following = draw(st.sampled_from([here, 8, 2**32 - 1, len(data) + 10_000]))  # a loop, or out of the file
+        data += struct.pack(order + "I", following)
+    return bytes(data)[:draw(st.integers(8, len(data)))]
+
+
+IMAGE_TOKENS = [b"\x89PNG\r\n\x1a\n", b"IHDR", b"IEND", b"\xff\xd8", b"\xff\xc0", b"\xff\xda", b"\xff\xd9",
+                b"II*\x00", b"MM\x00*", b"\xff\xff\xff\xff", b"\x00\x00\x00\x00"]
+
+
+def image_inputs() -> st.SearchStrategy[bytes]:
+    seeds = st.sampled_from(image_seeds())
+    built = st.one_of(png_headers(), jpeg_headers(), tiff_chains())
+    any_image = st.one_of(seeds, built)
+    return st.one_of(seeds, built, built, mutated(any_image, IMAGE_TOKENS, any_image))
