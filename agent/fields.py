@@ -339,6 +339,11 @@ _VAT_SHAPE = re.compile(r"(?<![A-Za-z0-9])(?P<cc>AT|BE|BG|CY|CZ|DE|DK|EE|EL|ES|F
                         r"PT|RO|SE|SI|SK|XI|CHE)[ .\-]?(?P<body>[0-9A-Z][0-9A-Z .\-]{5,20})")
 # A Swiss UID printed as a VAT number ends with its tax's name: "CHE-123.456.788 MWST".
 _SWISS_VAT = re.compile(r"CHE[ .\-]?\d{3}[ .]?\d{3}[ .]?\d{3}(?: ?(?:MWST|TVA|IVA|VAT))?")
+# A count of days, weeks or months ("within 30 days", "zahlbar in 14 Tagen", "à 45 jours") is a
+# term of payment, not an amount.
+_PERIOD = re.compile(r"(?<![\d.,])\d{1,3}[ \t\u00a0]*(?:days?|dagen|d[ií]as|giorni|dni|jours?|tage?n?|weeks?|wochen|"
+                     r"semaines?|weken|semanas|settimane|tygodni|months?|monate?n?|mois|maanden|meses|mesi|"
+                     r"miesi[ęe]c[ya]?)\b", re.IGNORECASE)
 _IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){10,32}")
 # A VAT id printed without its country: digits, maybe a letter first ("A31491566") or last ("77029976-D").
 _IBAN_HEAD = re.compile(r"[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){4,9}(?![A-Za-z0-9])")
@@ -638,8 +643,8 @@ def _parse_amount(text: str) -> tuple[str, int, int] | None:
 
 def _amounts(text: str) -> Iterator[tuple[re.Match[str], Decimal]]:
     """The amounts printed in ``text``, dates and percentages left out."""
-    # Dates, and the digit groups of an IBAN or VAT id ("NL91 ABNA 0417 1643 00"), are no amounts.
-    taken = _spans(text, _NUMERIC_DATE, _DAY_MONTH, _MONTH_DAY, _IBAN_SHAPE, _VAT_SHAPE)
+    # Dates, periods, and the digit groups of an IBAN or VAT id ("NL91 ABNA 0417 1643 00"), are no amounts.
+    taken = _spans(text, _NUMERIC_DATE, _DAY_MONTH, _MONTH_DAY, _IBAN_SHAPE, _VAT_SHAPE, _PERIOD)
     for match in _AMOUNT.finditer(text):
         if _inside(match.start(), taken):
             continue

@@ -258,6 +258,13 @@ def test_the_total_due_is_told_apart_from_net_vat_and_line_amounts():
     assert (found["status"], found["value"]) == ("present", "95.20")
 
 
+@pytest.mark.parametrize("terms", ["Please pay within 30 days by bank transfer to:", "Zu zahlen innerhalb von 14 Tagen",
+                                   "Net à payer sous 45 jours", "Te betalen binnen 30 dagen", "Da pagare entro 60 giorni"])
+def test_a_term_of_payment_in_days_is_no_second_total(terms):
+    found = read(f"TOTAL DUE 2,039.32 GBP\n{terms}\n")["total_amount"]
+    assert (found["status"], found["value"]) == ("present", "2039.32")
+
+
 def test_a_total_before_tax_is_not_the_total_due():
     assert value("Total before tax: 100.00\nTax: 20.00\nTotal: 120.00 USD", "total_amount") == "120.00"
 
