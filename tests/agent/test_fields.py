@@ -258,8 +258,9 @@ def test_the_total_due_is_told_apart_from_net_vat_and_line_amounts():
     assert (found["status"], found["value"]) == ("present", "95.20")
 
 
-@pytest.mark.parametrize("terms", ["Please pay within 30 days by bank transfer to:", "Zu zahlen innerhalb von 14 Tagen",
-                                   "Net à payer sous 45 jours", "Te betalen binnen 30 dagen", "Da pagare entro 60 giorni"])
+@pytest.mark.parametrize("terms", [
+    "Please pay within 30 days by bank transfer to:", "Zu zahlen innerhalb von 14 Tagen", "Net à payer sous 45 jours",
+    "Te betalen binnen 30 dagen", "Da pagare entro 60 giorni"])
 def test_a_term_of_payment_in_days_is_no_second_total(terms):
     found = read(f"TOTAL DUE 2,039.32 GBP\n{terms}\n")["total_amount"]
     assert (found["status"], found["value"]) == ("present", "2039.32")
