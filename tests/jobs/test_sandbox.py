@@ -35,7 +35,8 @@ def hog(ctx):
 
 def _vm_kib() -> dict[str, int]:
     with open("/proc/self/status") as f:
-        return {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in f) if k in ("VmRSS", "RssAnon", "VmData")}
+        return {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in f)
+                if k in ("VmRSS", "RssAnon", "VmData")}
 
 
 def grow_and_report(ctx):
