@@ -16,6 +16,7 @@ Reproduce with ``DATABASE_URL=postgresql://... bin/test tests/jobs/test_clock_sk
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -37,10 +38,17 @@ FAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1")
 LEASE = 1.5  # seconds; "two leases" of skew is 3 s
 SETTLE = 15.0  # seconds a case may take to finish its jobs
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not FAKETIME.exists(), reason="needs libfaketime (Debian package faketime)"),
-]
+pytestmark = [pytest.mark.slow]
+
+
+@pytest.fixture(autouse=True)
+def _libfaketime():
+    """Skip, saying why, without libfaketime; fail instead under REQUIRE_FAKETIME=1 (CI)."""
+    if not FAKETIME.exists():
+        why = f"needs libfaketime at {FAKETIME} (Debian package faketime)"
+        if os.environ.get("REQUIRE_FAKETIME") == "1":
+            pytest.fail(f"REQUIRE_FAKETIME=1 but it {why}", pytrace=False)
+        pytest.skip(why)
 
 
 def skewed(offset: str) -> dict[str, str]:
