@@ -286,7 +286,7 @@ def read_einvoice(xml: bytes, *, today: date | None = None) -> EInvoice:
         root = _parse(xml)
     except _Refused as refused:
         return _unread(str(refused))
-    except Exception as exc:  # noqa: BLE001  the parser on hostile bytes: never a crash
+    except Exception as exc:
         if isinstance(exc, MemoryError):
             raise
         log.warning("e-invoice unreadable: %s", type(exc).__name__)
@@ -299,7 +299,7 @@ def read_einvoice(xml: bytes, *, today: date | None = None) -> EInvoice:
     reader = _UBL(root) if syntax == "ubl" else _CII(root, zugferd1=syntax == "zugferd1")
     try:
         read = reader.read(today=today)
-    except Exception as exc:  # noqa: BLE001  a reading rule meeting an unforeseen structure
+    except Exception as exc:
         if isinstance(exc, MemoryError):
             raise
         log.warning("e-invoice fields unreadable: %s", type(exc).__name__)

@@ -180,7 +180,7 @@ def postgres_reachable(url: str) -> bool:
 
         psycopg.connect(url, connect_timeout=3).close()
         return True
-    except Exception:
+    except psycopg.Error:
         return False
 
 

@@ -82,7 +82,7 @@ def run(function: Callable[[], Any], *, cpu_seconds: int, memory_mb: int, wall: 
         raise ChildFailed(f"the check's process died ({signal.Signals(os.WTERMSIG(status)).name})")
     try:
         outcome, value = pickle.loads(b"".join(chunks))  # noqa: S301  written by our own fork, not a client
-    except Exception as exc:  # noqa: BLE001  a child that exited without a whole answer
+    except Exception as exc:
         raise ChildFailed(f"the check's process sent no answer (exit status {os.WEXITSTATUS(status)})") from exc
     if outcome == "returned":
         return value

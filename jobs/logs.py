@@ -42,7 +42,7 @@ class KeyValueFormatter(logging.Formatter):
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s %(message)s")
 
-    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802  (logging's name)
+    def formatMessage(self, record: logging.LogRecord) -> str:
         record.message = key_values(fields_of(record))
         return super().formatMessage(record)
 

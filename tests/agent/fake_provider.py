@@ -57,7 +57,7 @@ class FakeProvider:
         provider = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 provider.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
                 provider.received.set()

@@ -498,7 +498,7 @@ def in_namespace(namespace: str, call: Callable[[], Any], timeout: float = 60) -
             finally:
                 os.close(fd)
             box["value"] = call()
-        except BaseException as exc:  # handed to the caller's thread
+        except BaseException as exc:  # noqa: BLE001  handed to the caller's thread
             box["error"] = exc
 
     thread = threading.Thread(target=run, name=f"in-{namespace}", daemon=True)
