@@ -179,7 +179,7 @@ TEMPLATES = [
 # every atomic() block take the write lock up front (BEGIN IMMEDIATE), so a
 # claim never upgrades a read lock and deadlocks; the busy timeout makes a waiting writer
 # queue instead of failing at once. synchronous=FULL by default: a 202 promises the job
-# survives a power loss, not only a crash of the process (see the README).
+# survives a power loss, not only a crash of the process (README.md, Durability).
 SQLITE_SYNCHRONOUS = os.environ.get("SQLITE_SYNCHRONOUS", "FULL").upper()
 if SQLITE_SYNCHRONOUS not in {"FULL", "NORMAL"}:
     raise ValueError("SQLITE_SYNCHRONOUS must be FULL or NORMAL")
@@ -346,7 +346,7 @@ JOBS = {
     "TENANT_FULL_RETRY_AFTER": 30,
     # Calls to the model provider in flight at once, across all workers and hosts.
     "PROVIDER_SLOTS": int(os.environ.get("JOBS_PROVIDER_SLOTS", "4")),
-    # Throughput (README, Workers): a worker claims up to PREFETCH jobs in one transaction,
+    # Throughput (docs/workers-and-sharing.md, Prefetch): a worker claims up to PREFETCH jobs in one transaction,
     # as many as its recent jobs suggest it finishes within PREFETCH_WINDOW seconds, and
     # commits up to COMPLETION_BATCH completions in one transaction, none of them held back
     # longer than COMPLETION_FLUSH_MS. runworkers --prefetch / --completion-batch override.
@@ -370,7 +370,7 @@ JOBS = {
 # --- Django's Tasks framework --------------------------------------------------------
 # A module-level @task function's .enqueue() commits a job of kind "task" that runworkers runs
 # (jobs.tasks_backend); get_result(id) reads it back. OPTIONS: TENANT, MAX_ATTEMPTS, DEADLINE,
-# OUTSIDE_EFFECTS (see the README, "Use it from any Django app").
+# OUTSIDE_EFFECTS (see docs/tasks.md).
 TASKS = {
     "default": {
         "BACKEND": "jobs.tasks_backend.QueueBackend",

@@ -13,7 +13,7 @@ reported is the number in the dump, counted in the same snapshot.
 Either way the copy is written next to its destination under a temporary name and renamed
 into place only when complete: a failed backup leaves no file that looks like a backup.
 Uploaded documents are files under MEDIA_ROOT, not rows: copy them after the database
-(see the README), so every document the copy names is in the file copy too.
+(docs/operations.md, Backup and restore), so every document the copy names is in the file copy too.
 """
 
 from __future__ import annotations

@@ -181,7 +181,7 @@ def drive_to(job, state: str, *, now):
 _ONCE = ("tests/browser/", "tests/deploy/test_nginx.py", "tests/tasks/test_benchmark.py",
          "tests/bench/test_benchmark.py::test_workerbench_drains",
          "tests/bench/test_benchmark.py::test_queuebench_drains")
-_ONCE_WITHOUT_DATABASE = ("tests/agent/", "tests/corpus/", "tests/fuzz/test_documents.py",
+_ONCE_WITHOUT_DATABASE = ("tests/agent/", "tests/corpus/", "tests/docs/", "tests/fuzz/test_documents.py",
                           "tests/ops/test_capacity.py", "tests/bench/test_layout.py")
 _DATABASE_FIXTURES = {"db", "transactional_db", "live_server", "django_db_setup"}
 

@@ -1,4 +1,4 @@
-"""The production settings path: the environment of the README's *Deploying* section.
+"""The production settings path: the environment of docs/operations.md, *Deploying*.
 
 Settings are read once per process from the environment, so each case runs Django in a
 child process with exactly that environment.

@@ -9,7 +9,7 @@ unicode, broken percent-escapes) and random job ids (``GET /jobs/<id>``, its dow
 - no exception reaches Django's handler (the test client re-raises it: a 500 in production);
 - an API answer (the request carries ``Authorization``) is JSON with a status the OpenAPI
   table (``jobs.openapi.OPERATIONS``) documents for its operation, and an error's ``error``
-  code is one of the documented codes (``DOCUMENTED_CODES``, the README's *Errors*).
+  code is one of the documented codes (``DOCUMENTED_CODES``: docs/api.md, *Errors*).
 
 The 500s of issue 21's finding 7 (a day at the calendar's end, a NUL in the search) and the
 same overflow at the calendar's start (``since=0001-01-01`` in a zone east of UTC, a 500 before it) are fixed on
@@ -49,7 +49,7 @@ def _acceptance_codes() -> set[str]:
     return found
 
 
-# Every error code the API documents (README, "The web and the API": Errors; jobs.errors;
+# Every error code the API documents (docs/api.md: Errors; jobs.errors;
 # the generic codes of jobs.http.STATUS_CODES except internal_error, which is a 500).
 DOCUMENTED_CODES = (_acceptance_codes() | {code for code, _ in http.STATUS_CODES.values()}
                     | {"malformed_json", "malformed_body", "invalid_token", "unauthenticated", "csrf_failed",

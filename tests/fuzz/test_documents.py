@@ -7,7 +7,7 @@ invoice XML through ``find_xml`` and ``read_einvoice``, and the review's own rea
 text is also read as inline text (a payload's ``text``). Whatever the bytes:
 
 - nothing raises but the documented refusals: an ``AcceptanceError`` whose code and status
-  are one of the README's (``415 unsupported_media_type``, ``400 damaged_document``,
+  are one of those docs/agent.md documents (``415 unsupported_media_type``, ``400 damaged_document``,
   ``413 too_complex``, ``413 too_large``, ``413 unpacks_too_large``); the readers that
   promise never to raise (``read_einvoice``, the field checks) raise nothing at all;
 - acceptance takes at most ``ACCEPT_CPU_SECONDS`` of CPU and ``ACCEPT_MEMORY_MB`` of
@@ -39,7 +39,7 @@ except ImportError:  # pragma: no cover - a tree from before it
 
 pytestmark = pytest.mark.fuzz
 
-# The refusals acceptance and extraction may give (README, "The document-review agent").
+# The refusals acceptance and extraction may give (docs/agent.md: Submitting a document, Extraction).
 DOCUMENTED_REFUSALS = {
     ("unsupported_media_type", 415), ("damaged_document", 400), ("too_complex", 413), ("too_large", 413),
     ("unpacks_too_large", 413),

@@ -92,7 +92,7 @@ def test_a_host_cut_off_mid_job_loses_it_to_another_host_after_stopping_its_hand
         f"{cut_to_done:.2f} (target <= {target:g})")
     FIGURES[f"cut-off handler stopped before its lease ended by (driver timeouts {timeouts}), s"] = (
         f"{lease_left:.2f}")
-    assert cut_to_done < target + 2  # generous: the figure is what the README reports
+    assert cut_to_done < target + 2  # generous: the figure is what docs/benchmarks.md reports
 
 
 def test_a_host_cut_off_after_the_external_start_leaves_the_job_unknown_and_never_reruns_it(site, hosts):

@@ -155,7 +155,7 @@ def test_300_jobs_on_3_hosts_survive_two_database_crashes(site, hosts):
     FIGURES["database return to every worker LISTENing again, s"] = ", ".join(f"{s:.2f}" for s in back_to_listening)
     FIGURES["accept to claim after the crashes (median, max), ms"] = (
         f"{statistics.median(latency) * 1000:.0f}, {max(latency) * 1000:.0f}")
-    assert max(back_to_claims) < 10  # generous: the target is 5 s, the figure is what the README reports
+    assert max(back_to_claims) < 10  # generous: the target is 5 s, the figure is what docs/benchmarks.md reports
     assert statistics.median(latency) < 0.25  # woken by NOTIFY, not found by a poll
 
 

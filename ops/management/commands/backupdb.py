@@ -13,7 +13,7 @@ class Command(BaseCommand):
     help = ("Copy the database to PATH (a new file) while workers and the web keep running: SQLite "
             "through its online backup API, PostgreSQL with pg_dump --format=custom. Every job "
             "accepted before the copy began is in it. Documents under MEDIA_ROOT are not: copy "
-            "them afterwards (see the README).")
+            "them afterwards (see docs/operations.md, Backup and restore).")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("path", help="the file to write; it must not exist")
@@ -26,4 +26,4 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         self.stdout.write(f"Backed up {made.jobs} job(s) to {made.path} ({made.size} bytes, {made.store}) "
                           f"as of {made.taken_at:%Y-%m-%d %H:%M:%S} UTC. To restore it, stop the site first: "
-                          "see the README, Backup and restore.")
+                          "see docs/operations.md, Backup and restore.")

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from jobs.clock import queue_clock
 from ops import retention, units
 
-RETENTION = "30d"  # the retention the README states; --older-than overrides it
+RETENTION = "30d"  # the retention docs/operations.md states; --older-than overrides it
 
 
 class Command(BaseCommand):
