@@ -7,12 +7,25 @@ PYTHON="${PYTHON:-python3}"
 # pip's own failures still fail the script; only its noise about unused local indexes goes.
 quiet_pip() { .venv/bin/python -m pip "$@" 2> >(grep -v "^WARNING: Location" >&2); }
 
+# One line on standard error per slow step, said before it starts; a warm run, which installs
+# nothing, says nothing.
+say() { echo "bin/$(basename "$0"): $*" >&2; }
+
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11 or newer is needed"'
+    say "creating .venv (first run only)…"
     "$PYTHON" -m venv .venv
     quiet_pip install -q --upgrade pip
 fi
+# pip runs every time (it is quick when everything is there); the line is said only when it
+# has work to do: a new .venv, or a pyproject.toml changed since the last install of "$1".
+STAMP=".venv/.installed-$1"
+WANTED="$(cksum < pyproject.toml)"
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANTED" ]; then
+    say "installing Python packages (about a minute the first time)…"
+fi
 quiet_pip install -q --disable-pip-version-check ".[$1]"
+echo "$WANTED" > "$STAMP"
 
 # OCR for scans and photos: Debian's Tesseract and its seven language packs, installed when
 # missing and this runs as root with apt-get; otherwise one line says what that means.
@@ -25,10 +38,11 @@ ocr_installed() {
 }
 if ! ocr_installed; then
     if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null \
+        && say "installing Tesseract OCR with apt-get (first run only, about a minute)…" \
         && { apt-get update -qq >/dev/null 2>&1 || true; } \
         && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $OCR_PACKAGES >/dev/null 2>&1 && ocr_installed; then
         :
     else
-        echo "$(basename "$0"): OCR is not installed (as root: apt-get install $OCR_PACKAGES); scans and photos will be reviewed as unreadable" >&2
+        say "OCR is not installed (as root: apt-get install $OCR_PACKAGES); scans and photos will be reviewed as unreadable"
     fi
 fi

@@ -19,6 +19,6 @@ urlpatterns = [
     path("batches/<slug:batch>/export.csv", views.batch_export, name="batch_export"),
     path("batches/<slug:batch>/cancel", views.batch_cancel, name="batch_cancel"),
     path("openapi.json", views.openapi_json, name="openapi"),
-    path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("accounts/login/", views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
 ]

@@ -13,6 +13,7 @@ import json
 import uuid
 from urllib.parse import urlencode
 
+from django.contrib.auth import views as auth_views
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -33,6 +34,22 @@ REFUSED_SESSION_KEY = "refused-{batch}"
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     return redirect("jobs")
+
+
+class LoginView(auth_views.LoginView):
+    """Log in, then to ``next`` when it is safe (Django's check), else where this user works:
+    staff who may see jobs to the admin's triage list (the jobs that need a human), other
+    staff to the admin's index, members to their jobs list (``LOGIN_REDIRECT_URL``)."""
+
+    redirect_authenticated_user = True
+
+    def get_default_redirect_url(self) -> str:
+        user = self.request.user
+        if user.is_staff:
+            if user.has_perm("jobs.view_job"):
+                return reverse("admin:jobs_job_changelist") + "?state=needs_human"
+            return reverse("admin:index")
+        return super().get_default_redirect_url()
 
 
 def render_form(request: HtmxHttpRequest, error: HttpError | None = None) -> HttpResponse:

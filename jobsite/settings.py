@@ -302,7 +302,7 @@ def client_ip_address(request) -> str | None:
 
 AXES_CLIENT_IP_CALLABLE = client_ip_address
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "/"
+LOGIN_REDIRECT_URL = "jobs"  # members; staff land on the triage list (jobs.views.LoginView)
 LOGOUT_REDIRECT_URL = "login"
 CSRF_FAILURE_VIEW = "jobs.views.csrf_failure"  # the product's JSON or HTML error, not Django's page
 

@@ -19,6 +19,7 @@ SCANNED_PDF = HERE / "invoice-scanned.pdf"
 TOO_MANY_PAGES_PDF = HERE / "invoice-too-many-pages.pdf"
 PLAIN_TEXT = HERE / "invoice.txt"
 DOCX = HERE / "invoice.docx"
+TOO_LONG_DOCX = HERE / "invoice-too-long.docx"
 
 
 def oversized_pdf(limit: int | None = None) -> bytes:

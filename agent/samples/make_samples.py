@@ -90,6 +90,12 @@ def write_scanned_pdf(path: Path, lines: list[str]) -> None:
     pdf.output(str(path))
 
 
+def delivery_note_lines(count: int) -> list[str]:
+    """The delivery notes a supplier attached to its invoice: ``count`` lines of them."""
+    return [f"Delivery note DN-2026-{n:04d}, {LINES[n % len(LINES)][0]}: delivered to Keizersgracht 100"
+            for n in range(1, count + 1)]
+
+
 def write_docx(path: Path, lines: list[str]) -> None:
     import docx
 
@@ -113,6 +119,8 @@ def main() -> None:
     (HERE / "invoice.txt").write_text("\n".join(invoice_lines(number="INV-2026-0143")) + "\n", encoding="utf-8")
     write_docx(HERE / "invoice.docx", invoice_lines(number="INV-2026-0144", vat="NL004495445B01",
                                                      iban="NL91 ABNA 0417 1643 00"))
+    # Over the page limit only in its text, which acceptance does not read for a DOCX: it fails at extraction.
+    write_docx(HERE / "invoice-too-long.docx", invoice_lines(number="INV-2026-0145") + delivery_note_lines(900))
     if args.oversized:
         from agent.samples import oversized_pdf
 
