@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 
 class Checkpoint(models.Model):
@@ -58,3 +59,39 @@ class ModelReading(models.Model):
 
     def __str__(self) -> str:
         return f"model reading of job {self.job_id}"
+
+
+class DocumentFingerprint(models.Model):
+    """What identifies a reviewed invoice, to notice the same one sent again: its bytes, and its
+    supplier with its invoice number. Written once a review has read its document
+    (``agent.duplicates.record``), with the earliest earlier job of the same tenant it matches."""
+
+    class Match(models.TextChoices):
+        SAME_FILE = "same file", "same file"
+        SAME_INVOICE = "same supplier and invoice number", "same supplier and invoice number"
+
+    job = models.OneToOneField("jobs.Job", on_delete=models.CASCADE, primary_key=True, related_name="fingerprint")
+    tenant = models.ForeignKey("jobs.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
+    sha256 = models.CharField(max_length=64, blank=True, help_text="The document's SHA-256; empty for pasted text.")
+    supplier_key = models.CharField(
+        max_length=255, blank=True,
+        help_text='The supplier: "vat:" and its VAT id, else "name:" and its name in lower case; empty if not read.')
+    invoice_number = models.CharField(max_length=100, blank=True, help_text="In lower case; empty if not read.")
+    duplicate_of = models.ForeignKey("jobs.Job", on_delete=models.SET_NULL, null=True, blank=True,
+                                     related_name="+", help_text="The earliest earlier job it matches.")
+    match = models.CharField(max_length=40, choices=Match.choices, blank=True)
+    recorded_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            # The look-ups at completion: the tenant's earliest job with these bytes, or with this
+            # supplier and invoice number.
+            models.Index(fields=["tenant", "sha256", "job"], name="fingerprint_file_idx"),
+            models.Index(fields=["tenant", "supplier_key", "invoice_number", "job"], name="fingerprint_invoice_idx"),
+            # The list's "possible duplicates" filter.
+            models.Index(fields=["tenant", "job"], condition=Q(duplicate_of__isnull=False),
+                         name="fingerprint_duplicate_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"fingerprint of job {self.job_id}"

@@ -15,7 +15,7 @@ from typing import Any
 
 from jobs.kinds import PageBox, Presentation
 
-from . import fields, reading
+from . import duplicates, fields, reading
 from .models import Checkpoint
 from .tools import PHONE_CHECK, SEQUENCE, needs_phone_check, scan_words
 
@@ -221,4 +221,5 @@ def progress_text(job_id: int) -> str | None:
 
 
 REVIEW = Presentation(outcomes=OUTCOMES, present=present, export_columns=export_columns, note=note,
-                      progress_text=progress_text, boxes=boxes)
+                      progress_text=progress_text, boxes=boxes, duplicates=duplicates.of_jobs,
+                      duplicate_ids=duplicates.flagged)

@@ -18,7 +18,7 @@ from jobs import queue
 from jobs.context import JobContext
 from jobs.kinds import JobCancelled, JobFailed, Kind, Limits, Summary
 
-from . import documents
+from . import documents, duplicates
 from . import planner as planners
 from .models import Checkpoint
 from .policy import FINISH, Proposal, Rejection, check, safe_name
@@ -80,6 +80,8 @@ def run(ctx: JobContext, *, planner: planners.Planner,
             checkpoint.proposal = None
             checkpoint.updated_at = ctx.now()
             checkpoint.save()
+            if not checkpoint.next_step:  # the review is read: its fingerprint, with the same fence
+                fingerprint(ctx, checkpoint)
         log.info("job %s: step %d (%s) done", ctx.job_id, step + 1, proposal.tool)
         if after_step is not None:
             after_step(checkpoint.step_index)
@@ -104,6 +106,13 @@ def load(ctx: JobContext) -> Checkpoint:
     if checkpoint is None:
         checkpoint = Checkpoint(job_id=ctx.job_id, next_step=SEQUENCE[0], updated_at=ctx.now())
     return checkpoint
+
+
+def fingerprint(ctx: JobContext, checkpoint: Checkpoint) -> None:
+    """Record what identifies the reviewed invoice, to flag the same one sent again (agent.duplicates)."""
+    job = ctx.job()
+    duplicates.record(job_id=ctx.job_id, tenant_id=job["tenant_id"], sha256=job["document_sha256"],
+                      fields=checkpoint.latest_output.get("fields") or {}, now=ctx.now())
 
 
 def saved_proposal(checkpoint: Checkpoint) -> Proposal | None:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 from django.conf import settings
 
 if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
     from .context import JobContext
 
 
@@ -83,6 +85,19 @@ class PageBox:
     tone: str = ""  # the kind's status code, for its colour ("present", "to_check")
 
 
+@dataclass(frozen=True, kw_only=True)
+class Duplicate:
+    """An earlier job of the same tenant whose input a job's seems to repeat (the same invoice sent
+    again), as the kind compares them: what the pages, the export and the API flag."""
+
+    job_id: int
+    sent_at: datetime  # when that job was submitted
+    by: str  # its submitter's username
+    by_id: int | None  # its submitter (the pages say "you" to them)
+    document_name: str  # "" for pasted text
+    match: str  # how they match, in the submitter's words ("same file")
+
+
 @dataclass(frozen=True)
 class Presentation:
     """How a kind's jobs read on the submitter's pages, so the queue app shows them without
@@ -104,6 +119,12 @@ class Presentation:
     # A completed result -> the places it points at on the document's pages (``PageBox``),
     # drawn over the page images beside the result.
     boxes: Callable[[dict[str, Any]], list[PageBox]] | None = None
+    # Completed jobs' ids -> the earlier job each one possibly repeats (``Duplicate``), for those
+    # that do: one call for a page of jobs. Only ever a job of the same tenant.
+    duplicates: Callable[[list[int]], dict[int, Duplicate]] | None = None
+    # A tenant -> the ids of its jobs flagged as possible duplicates (a subquery of job ids), for
+    # the list's filter.
+    duplicate_ids: Callable[[int | None], "QuerySet[Any, Any]"] | None = None
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ Schemas. A field added here is in the answer and in the document at once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from enum import Enum
 from typing import Annotated, Any
@@ -28,7 +28,7 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
-from . import models
+from . import kinds, models
 from .queue import MAX_OPERATION_KEY
 
 State = models.Job.State
@@ -101,8 +101,25 @@ class Event(Body):
                    at=event.at, reason=event.reason)
 
 
-def _summary(job: models.Job) -> dict[str, Any]:
-    """The kind's reading of a completed result, and what the job was submitted as."""
+class DuplicateOf(Body):
+    """An earlier job of the same tenant whose document this one possibly repeats."""
+
+    id: int
+    sent_at: Time = Field(description="When that job was submitted")
+    by: str = Field(description="Who submitted it (username)")
+    match: str = Field(description='How they match (document_review: "same file" or "same supplier and invoice '
+                                   'number": the same VAT id, else supplier name, and the same invoice number)')
+    status_url: str
+
+    @classmethod
+    def of(cls, duplicate: kinds.Duplicate) -> DuplicateOf:
+        return cls(id=duplicate.job_id, sent_at=duplicate.sent_at, by=duplicate.by, match=duplicate.match,
+                   status_url=status_url(duplicate.job_id))
+
+
+def _summary(job: models.Job, duplicate: kinds.Duplicate | None = None) -> dict[str, Any]:
+    """The kind's reading of a completed result, what the job was submitted as, and the earlier
+    job it possibly repeats."""
     summarized = job.state == State.COMPLETED and bool(job.outcome)
     return {
         "document_name": job.document_name or None,
@@ -111,6 +128,7 @@ def _summary(job: models.Job) -> dict[str, Any]:
         "outcome_text": job.outcome_text if summarized else None,
         "needs_action": job.state == State.DEAD or (job.state == State.COMPLETED and job.needs_action),
         "reference": job.reference or None,
+        "duplicate_of": DuplicateOf.of(duplicate) if duplicate else None,
     }
 
 
@@ -135,6 +153,9 @@ class Summarized(Body):
     needs_action: bool = Field(description="The submitter has something to do: completed with something to "
                                            "correct or unreadable, or dead")
     reference: str | None = Field(description="Words to find it by (supplier, invoice number); null if none")
+    duplicate_of: DuplicateOf | None = Field(
+        description="Once completed: the earliest earlier job of the same tenant whose document this one possibly "
+                    "repeats (the same file, or the same supplier and invoice number); null if none")
 
 
 class Job(Summarized):
@@ -152,13 +173,13 @@ class Job(Summarized):
     result: Any = Field(default=None, description="Only when state is completed; its shape depends on the kind")
 
     @classmethod
-    def of(cls, job: models.Job, events: Iterable[models.JobEvent]) -> Job:
+    def of(cls, job: models.Job, events: Iterable[models.JobEvent], duplicate: kinds.Duplicate | None = None) -> Job:
         completed: dict[str, Any] = {"result": job.result} if job.state == State.COMPLETED else {}
         return cls(
             id=job.pk, kind=job.kind, state=State(job.state), attempts=job.attempts, max_attempts=job.max_attempts,
             created_at=job.created_at, updated_at=job.updated_at, finished_at=job.finished_at,
             deadline=job.deadline, status_url=status_url(job.pk), events=[Event.of(e) for e in events],
-            **_summary(job), **completed,
+            **_summary(job, duplicate), **completed,
         )
 
 
@@ -173,10 +194,10 @@ class JobSummary(Summarized):
     status_url: str
 
     @classmethod
-    def of(cls, job: models.Job) -> JobSummary:
+    def of(cls, job: models.Job, duplicate: kinds.Duplicate | None = None) -> JobSummary:
         return cls(id=job.pk, kind=job.kind, state=State(job.state), attempts=job.attempts, created_at=job.created_at,
                    updated_at=job.updated_at, finished_at=job.finished_at, status_url=status_url(job.pk),
-                   **_summary(job))
+                   **_summary(job, duplicate))
 
 
 class JobList(Body):
@@ -187,9 +208,12 @@ class JobList(Body):
     previous: str | None
 
     @classmethod
-    def of(cls, page: Any, params: dict[str, str] | str | None) -> JobList:
+    def of(cls, page: Any, params: dict[str, str] | str | None,
+           duplicates: Mapping[int, kinds.Duplicate] | None = None) -> JobList:
         """One ``django.core.paginator.Page`` of jobs, linking to its neighbours with the same filters
-        (``params``: the query's non-empty values but the page; a bare string is a state)."""
+        (``params``: the query's non-empty values but the page; a bare string is a state), with
+        the earlier jobs they possibly repeat (``duplicates``, by job id)."""
+        duplicates = duplicates or {}
         if not isinstance(params, dict):
             params = {"state": params} if params else {}
 
@@ -197,7 +221,7 @@ class JobList(Body):
             return reverse("jobs") + "?" + urlencode({"page": number, **params})
 
         return cls(
-            jobs=[JobSummary.of(job) for job in page.object_list],
+            jobs=[JobSummary.of(job, duplicates.get(job.pk)) for job in page.object_list],
             page=page.number,
             pages=page.paginator.num_pages,
             next=link(page.next_page_number()) if page.has_next() else None,
@@ -260,6 +284,8 @@ class JobListQuery(BaseModel):
                          description="A kind's outcome code, e.g. ok, to_correct, unreadable")
     needs_action: Annotated[bool, BeforeValidator(_empty_is_false)] = Field(
         default=False, description="Only jobs the submitter has something to do about (see needs_action)")
+    duplicates: Annotated[bool, BeforeValidator(_empty_is_false)] = Field(
+        default=False, description="Only jobs flagged as possible duplicates of earlier ones (see duplicate_of)")
     since: Annotated[date | SkipJsonSchema[None], BeforeValidator(_empty_is_none)] = Field(
         default=None, description="Submitted on or after this day (in tz)")
     until: Annotated[date | SkipJsonSchema[None], BeforeValidator(_empty_is_none)] = Field(

@@ -58,18 +58,46 @@ NEEDS_SUBMITTER = Q(state=COMPLETED, needs_action=True) | Q(state=DEAD)
 class JobStatus:
     job: Job
     events: list[JobEvent]
+    duplicate: kinds.Duplicate | None = None  # the earlier job it possibly repeats (once completed)
 
 
 def job_status(*, tenant_id: int | None, job_id: int) -> JobStatus:
-    """The job if it belongs to the tenant. Unknown and foreign ids raise the same Http404."""
+    """The job if it belongs to the tenant. Unknown and foreign ids raise the same Http404.
+    A completed job's kind is asked whether it repeats an earlier one (a third query, once)."""
     job = job_query(tenant_id=tenant_id, job_id=job_id).first()
     if job is None:
         raise Http404("no such job")
-    return JobStatus(job, list(events_query(job_id=job.pk)))
+    return JobStatus(job, list(events_query(job_id=job.pk)), duplicates_of([job]).get(job.pk))
 
 
 def job_query(*, tenant_id: int | None, job_id: int):
     return Job.objects.for_tenant(tenant_id).filter(pk=job_id).only(*STATUS_FIELDS)
+
+
+def duplicates_of(jobs: Iterable[Job]) -> dict[int, kinds.Duplicate]:
+    """The earlier job each completed job possibly repeats, as its kind says (one query per kind
+    and 500 jobs; none for jobs not completed)."""
+    by_kind: dict[str, list[int]] = {}
+    for job in jobs:
+        if job.state == COMPLETED:
+            by_kind.setdefault(job.kind, []).append(job.pk)
+    found: dict[int, kinds.Duplicate] = {}
+    for name, ids in by_kind.items():
+        spec = kinds.get(name)
+        hook = spec.presentation.duplicates if spec else None
+        if hook is not None:
+            for start in range(0, len(ids), 500):
+                found.update(hook(ids[start:start + 500]))
+    return found
+
+
+def possible_duplicates(tenant_id: int | None) -> Q:
+    """The tenant's jobs that some kind flags as possible duplicates of earlier ones."""
+    match = Q(pk__in=[])
+    for kind in kinds.offered_kinds():
+        if kind.presentation.duplicate_ids:
+            match |= Q(pk__in=kind.presentation.duplicate_ids(tenant_id))
+    return match
 
 
 # --- The document beside its result -------------------------------------------------------------
@@ -166,6 +194,7 @@ class JobFilter:
     since: date | None = None  # days, inclusive, in ``zone``
     until: date | None = None
     zone: str = "UTC"
+    duplicates: bool = False  # only possible duplicates of earlier jobs
 
 
 def zone_of(name: str) -> ZoneInfo | dt_timezone:
@@ -187,6 +216,8 @@ def filtered_jobs(f: JobFilter) -> QuerySet:
         jobs = jobs.filter(outcome=f.outcome)
     if f.needs_action:
         jobs = jobs.filter(NEEDS_SUBMITTER)
+    if f.duplicates:
+        jobs = jobs.filter(possible_duplicates(f.tenant_id))
     words = f.q.strip()
     if words:
         match = Q(document_name__icontains=words) | Q(reference__icontains=words)
@@ -310,7 +341,7 @@ def retry_after(job: Job, now: datetime) -> int:
 
 def job_json(status: JobStatus) -> dict[str, Any]:
     """The job as ``GET /jobs/<id>`` answers it in JSON (``schemas.Job``)."""
-    return schemas.Job.of(status.job, status.events).to_json()
+    return schemas.Job.of(status.job, status.events, status.duplicate).to_json()
 
 
 # --- In the submitter's words -------------------------------------------------------------------
@@ -522,6 +553,7 @@ def member_names(events: Iterable[JobEvent], viewer_id: int | None) -> dict[str,
 
 EXPORT_HEAD = ("Document", "Outcome")
 EXPORT_TAIL = ("Job", "State", "Submitted (UTC)")
+DUPLICATE_COLUMN = "Possible duplicate of"
 # A cell a spreadsheet would run as a formula: prefixed with ' (numbers are left alone).
 _FORMULA = re.compile(r"^[=+\-@\t\r]")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
@@ -545,15 +577,27 @@ def export(jobs: Iterable[Job]) -> Export:
         values = hook(job.result) if hook and job.state == COMPLETED and job.result is not None else {}
         columns.update(dict.fromkeys(values))
         records.append((job, values))
+    # A kind that flags duplicates adds their column, just before the job's own.
+    duplicates = duplicates_of(job for job, _ in records)
+    if any((spec := kinds.get(job.kind)) and spec.presentation.duplicates for job, _ in records):
+        columns[DUPLICATE_COLUMN] = None
     # The header too: a column is named by the result (a field a triage outcome invented, say).
     out = Export([safe_cell(name) for name in (*EXPORT_HEAD, *columns, *EXPORT_TAIL)])
     for job, values in records:
+        if job.pk in duplicates:
+            values = {**values, DUPLICATE_COLUMN: duplicate_words(duplicates[job.pk])}
         row = [job.document_name or f"job {job.pk}", outcome_words(job) or state_words(job.state).lower(),
                *(values.get(name, "") for name in columns),
                str(job.pk), state_words(job.state),
                job.created_at.astimezone(dt_timezone.utc).strftime("%Y-%m-%d %H:%M")]
         out.rows.append([safe_cell(cell) for cell in row])
     return out
+
+
+def duplicate_words(duplicate: kinds.Duplicate) -> str:
+    """ "#12 (same file; sent 2026-03-11 09:30 UTC by bob)": a CSV cell, in UTC like the rest of the export."""
+    sent = duplicate.sent_at.astimezone(dt_timezone.utc).strftime("%Y-%m-%d %H:%M")
+    return f"#{duplicate.job_id} ({duplicate.match}; sent {sent} UTC by {duplicate.by})"
 
 
 def safe_cell(value: str) -> str:

@@ -121,17 +121,20 @@ def job_filter(call: Call, query: schemas.JobListQuery) -> status.JobFilter:
         tenant_id=call.tenant_id, user_id=call.identity.user.pk if scope == schemas.Scope.MINE else None,
         state=query.state.value if query.state else "", q=query.q, outcome=query.outcome,
         needs_action=query.needs_action, since=query.since, until=query.until, zone=query.tz or "UTC",
+        duplicates=query.duplicates,
     )
 
 
 def job_list(call: Call) -> HttpResponse:
     query, notice = list_query(call)
     f = job_filter(call, query)
-    filters = {name: getattr(f, name) for name in ("user_id", "q", "outcome", "needs_action", "since", "until", "zone")}
+    filters = {name: getattr(f, name) for name in ("user_id", "q", "outcome", "needs_action", "since", "until", "zone",
+                                                   "duplicates")}
     page = status.job_page(tenant_id=f.tenant_id, state=f.state, page=query.page, **filters)
     params = query.params()
+    duplicates = status.duplicates_of(page.object_list)
     if call.wants_json:
-        return call.json(schemas.JobList.of(page, params))
+        return call.json(schemas.JobList.of(page, params, duplicates))
     mine = f.user_id is not None
     return call.page("jobs/job_list.html", {
         "nav": "list", "page": page, "query": query, "params": params, "mine": mine, "show_submitter": not mine,
@@ -145,6 +148,7 @@ def job_list(call: Call) -> HttpResponse:
         "scope_query": {scope: urlencode({**params, "scope": scope}) for scope in ("mine", "team")},
         "page_query": urlencode(params),
         "action_query": urlencode({k: v for k, v in {**params, "needs_action": "1"}.items()}),
+        "duplicates": duplicates, "duplicates_query": urlencode({**params, "duplicates": "1"}),
         "all_query": urlencode({k: v for k, v in params.items() if k == "scope"}),
         "export_query": urlencode(params),
     }, partial="rows")
@@ -163,7 +167,7 @@ def job_detail(call: Call, job_id: int) -> HttpResponse:
     job = found.job
     if call.wants_json:
         live = {} if job.is_terminal else {"Retry-After": str(status.retry_after(job, queue_clock.now()))}
-        return call.json(schemas.Job.of(job, found.events), headers=live)
+        return call.json(schemas.Job.of(job, found.events, found.duplicate), headers=live)
     polls = status.poll_count(call.request.GET.get("poll"))
     kind = kinds.get(job.kind)
     presentation = kind.presentation if kind else kinds.Presentation()
@@ -178,7 +182,7 @@ def job_detail(call: Call, job_id: int) -> HttpResponse:
         "view": presentation.present(result) if result is not None and presentation.present else {},
         "has_note": bool(result is not None and presentation.note and presentation.note(result)),
         "delay": status.page_poll_delay(job, polls), "next_poll": polls + 1,
-        "again_key": uuid.uuid4().hex, "document": document,
+        "again_key": uuid.uuid4().hex, "document": document, "duplicate": found.duplicate,
     }, partial="status")
 
 
@@ -270,6 +274,7 @@ def batch_detail(call: Call, batch: str) -> HttpResponse:
                if call.identity.via == "session" else [])
     return call.page("jobs/batch_detail.html", {
         "batch": found, "refused": refused, "delay": delay, "next_poll": polls + 1,
+        "duplicates": status.duplicates_of(found.jobs),
     }, partial="progress")
 
 

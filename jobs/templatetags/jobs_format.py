@@ -54,3 +54,9 @@ def document_title(job: Any) -> str:
         return job.document_name
     spec = kinds.get(job.kind)
     return "Pasted text" if spec is not None and spec.accepts_document else job.kind
+
+
+@register.filter
+def of_job(found: Any, job: Any) -> Any:
+    """What a mapping by job id holds for ``job`` (the duplicates of a page's jobs), or None."""
+    return found.get(job.pk) if isinstance(found, dict) else None
