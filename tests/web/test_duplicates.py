@@ -269,3 +269,51 @@ def test_a_retention_deleting_the_earlier_job_drops_the_flag(reviewed, clock):
     again = reviewed(CLEAN)
     queue.delete_finished(ids=[first.pk], cutoff=clock.now() + timedelta(days=1))
     assert duplicate_of(again) is None and DocumentFingerprint.objects.filter(job=again).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_copies_recorded_at_once_on_postgresql_do_not_miss_each_other(accept, clock):
+    """A record sees only what has committed: without the tenant's lock, two copies recorded at
+    the same moment would each find no other, and neither be flagged. With it, the second waits
+    for the first to commit, then finds it."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite has one writer at a time: the fenced transactions take turns already")
+    import threading
+
+    from django.db import connections, transaction
+
+    earlier, later = (accept("document_review", {"text": "Invoice INV-1"}) for _ in range(2))
+    fields = {"vat_id": {"value": "DE136695976"}, "invoice_number": {"value": "INV-1"}}
+    recorded, second_done = threading.Event(), threading.Event()
+
+    def someone_waits_for_an_advisory_lock() -> bool:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+            return cursor.fetchone()[0] > 0
+
+    def first():
+        try:
+            with transaction.atomic():
+                duplicates.record(job_id=earlier.pk, tenant_id=earlier.tenant_id, sha256="", fields=fields,
+                                  now=clock.now())
+                recorded.set()
+                # Commit once the second record waits for the lock (or, without one, has finished).
+                while not (second_done.is_set() or someone_waits_for_an_advisory_lock()):
+                    second_done.wait(0.01)
+        finally:
+            connections.close_all()
+
+    def second():
+        try:
+            duplicates.record(job_id=later.pk, tenant_id=later.tenant_id, sha256="", fields=fields, now=clock.now())
+        finally:
+            second_done.set()
+            connections.close_all()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=lambda: recorded.wait(30) and second())]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert recorded.is_set() and second_done.is_set()
+    assert DocumentFingerprint.objects.get(job=later).duplicate_of_id == earlier.pk
