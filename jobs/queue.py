@@ -44,6 +44,7 @@ from .errors import (
     InvalidPayload,
     OperationKeyConflict,
     PayloadTooLarge,
+    Reason,
     TenantQueueFull,
     UnknownKind,
     UnsupportedDocument,
@@ -289,7 +290,8 @@ def _check_schema(spec: kinds.Kind, payload: dict[str, Any]) -> None:
         jsonschema.validate(payload, spec.payload_schema)
     except jsonschema.ValidationError as exc:
         where = "payload" + "".join(f".{p}" for p in exc.absolute_path)
-        raise InvalidPayload(f"{where}: {exc.message}", field=where) from None
+        reason = Reason.TOO_LONG if exc.validator == "maxLength" else ""
+        raise InvalidPayload(f"{where}: {exc.message}", field=where, reason=reason) from None
 
 
 def _notify_accepted() -> None:
