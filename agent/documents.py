@@ -42,6 +42,7 @@ from jobs.errors import (
     DocumentUnpacksTooLarge,
     InvalidPayload,
     PayloadTooLarge,
+    Reason,
     UnsupportedDocument,
 )
 
@@ -64,6 +65,11 @@ MAX_TEXT_CHARS = 100_000
 CHARS_PER_PAGE = 3_000
 SUPPORTED = ("PDF, DOCX, plain text (UTF-8), an e-invoice XML (UN/CEFACT CII or UBL 2.1), or a scan or photo "
              "(PNG, JPEG or TIFF)")
+# The messages of the refusals the submit form words by their reason (jobs.errors.Reason): for
+# API clients and staff. The form never reads them, so they may be reworded freely.
+UNRECOGNISED = f"unsupported document type: send {SUPPORTED}"
+NO_INPUT = "send a document, or the text to review in payload.text"
+INPUT_TWICE = "send a document or payload.text, not both"
 
 # DOCX structure, from the zip's central directory (what each part declares; nothing is
 # inflated to check it). A Word invoice has 10 to 30 parts and a few hundred KB unpacked;
@@ -127,7 +133,7 @@ def check_document(*, content: bytes, name: str, content_type: str) -> str:
         return DOCX
     media_type = sniff(content)
     if media_type is None:
-        raise UnsupportedDocument(f"unsupported document type: send {SUPPORTED}", field="document")
+        raise unrecognised()
     if media_type == XML:
         check_xml(content)
         return XML
@@ -142,9 +148,14 @@ def check_document(*, content: bytes, name: str, content_type: str) -> str:
 def check_input(*, payload: dict, has_document: bool) -> None:
     """A review needs something to review: an uploaded document or inline ``text``."""
     if not has_document and not payload.get("text"):
-        raise InvalidPayload("send a document, or the text to review in payload.text", field="payload.text")
+        raise InvalidPayload(NO_INPUT, field="payload.text", reason=Reason.NO_INPUT)
     if has_document and payload.get("text"):
-        raise InvalidPayload("send a document or payload.text, not both", field="payload.text")
+        raise InvalidPayload(INPUT_TWICE, field="payload.text", reason=Reason.INPUT_TWICE)
+
+
+def unrecognised() -> UnsupportedDocument:
+    """The refusal of bytes of none of the supported types."""
+    return UnsupportedDocument(UNRECOGNISED, field="document", reason=Reason.UNRECOGNISED_TYPE)
 
 
 def sniff(content: bytes) -> str | None:
@@ -191,7 +202,7 @@ def read_text(content: bytes, media_type: str) -> Text:
     elif media_type == XML:
         return Text(text="", pages=1, warnings=[])  # no visible page: agent.einvoice reads its data
     else:
-        raise UnsupportedDocument(f"unsupported document type: send {SUPPORTED}", field="document")
+        raise unrecognised()
     if not text.strip():
         warnings.append("no text layer: the document looks scanned; ask for a text PDF or check it by eye")
     if len(text) > MAX_TEXT_CHARS:
@@ -252,7 +263,7 @@ def check_image(content: bytes) -> list[tuple[int, int]]:
     elif media_type == TIFF:
         sizes = _tiff_sizes(content)
     else:
-        raise UnsupportedDocument(f"unsupported document type: send {SUPPORTED}", field="document")
+        raise unrecognised()
     _check_pages(len(sizes))
     for width, height in sizes:
         refusal = image_refusal(width, height)
@@ -372,7 +383,7 @@ def check_docx(content: bytes) -> dict[str, zipfile.ZipInfo]:
     infos = _docx_parts(content)
     parts = {info.filename: info for info in infos}
     if DOCX_MAIN_PART not in parts:
-        raise UnsupportedDocument(f"unsupported document type: send {SUPPORTED}", field="document")
+        raise unrecognised()
     if len(parts) < len(infos):  # readers disagree on which copy of a part counts
         raise DamagedDocument("the DOCX is damaged (it names a part twice) and cannot be read; submit a new copy",
                               field="document")
@@ -414,7 +425,7 @@ def _docx_parts(content: bytes) -> list[zipfile.ZipInfo]:
         with zipfile.ZipFile(io.BytesIO(content)) as archive:
             infos = archive.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError):
-        raise UnsupportedDocument(f"unsupported document type: send {SUPPORTED}", field="document") from None
+        raise unrecognised() from None
     if len(infos) > MAX_DOCX_PARTS:
         raise DocumentTooComplex(_too_many_parts(len(infos)), field="document")
     return infos

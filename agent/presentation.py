@@ -13,7 +13,7 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from jobs.kinds import PageBox, Presentation
+from jobs.kinds import FailureCause, PageBox, Presentation
 
 from . import duplicates, fields, reading
 from .models import Checkpoint
@@ -220,6 +220,11 @@ def progress_text(job_id: int) -> str | None:
     return f"{words}, step {min(step_index + 1, len(SEQUENCE))} of {len(SEQUENCE)}"
 
 
+# The review's own failure codes that are our side's doing (the planner, the model provider,
+# their settings): staff run the job again once it is fixed; Alice has nothing to do.
+FAILURES = {code: FailureCause.SERVICE for code in (
+    "planner_error", "planner_timeout", "planner_misconfigured", "model_error", "model_timeout")}
+
 REVIEW = Presentation(outcomes=OUTCOMES, present=present, export_columns=export_columns, note=note,
-                      progress_text=progress_text, boxes=boxes, duplicates=duplicates.of_jobs,
-                      duplicate_ids=duplicates.flagged)
+                      progress_text=progress_text, boxes=boxes, failures=FAILURES,
+                      duplicates=duplicates.of_jobs, duplicate_ids=duplicates.flagged)

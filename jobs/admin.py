@@ -514,7 +514,7 @@ class JobAdmin(admin.ModelAdmin):
     change_form_template = "admin/jobs/job/change_form.html"
     fieldsets = [
         (None, {"fields": ["id", "tenant", "submitted_by", "kind", "state", "epoch", "attempt_count",
-                           "last_error", "operation_key"]}),
+                           "last_error", "failure_code", "operation_key"]}),
         ("Input", {"fields": ["input_summary", "task_call", "document_summary"]}),
         ("Checkpoint", {"fields": ["kind_progress"]}),
         ("Result", {"fields": ["result_display"]}),

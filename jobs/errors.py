@@ -1,6 +1,21 @@
-"""Why a job was refused at acceptance. Each carries a stable code the API reports."""
+"""Why a job was refused at acceptance. Each carries a stable code the API reports, and
+where one code covers refusals a person fixes differently, a finer ``reason`` the pages
+choose their words by (``jobs.http.in_words``); the message is for API clients and staff,
+never matched."""
 
 from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Reason(StrEnum):
+    """Refusals the submit form words apart, beyond the API's code (which stays as it is)."""
+
+    NO_INPUT = "no_input"  # neither a document nor text to review
+    INPUT_TWICE = "input_twice"  # a document and text in one job
+    TOO_LONG = "too_long"  # a value longer than its schema allows (maxLength)
+    NOT_STORABLE = "not_storable"  # a NUL character or a lone surrogate, which no database keeps
+    UNRECOGNISED_TYPE = "unrecognised_type"  # bytes of none of the supported types
 
 
 class AcceptanceError(Exception):
@@ -9,10 +24,11 @@ class AcceptanceError(Exception):
     code = "invalid"
     status = 400
 
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    def __init__(self, message: str, *, field: str | None = None, reason: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.field = field
+        self.reason = reason
 
 
 class UnknownKind(AcceptanceError):

@@ -38,7 +38,7 @@ from pydantic import BaseModel, ValidationError
 from . import documents, kinds, queue, schemas, status, tokens
 from .clock import queue_clock
 from .documents import Upload
-from .errors import AcceptanceError
+from .errors import AcceptanceError, Reason
 from .models import Job, User
 
 # How deep a payload may nest. Deeper JSON is refused as a 400 rather than risking a
@@ -82,21 +82,25 @@ class HtmxHttpRequest(HttpRequest):
 
 
 class HttpError(Exception):
-    """An error answer: a stable code, a human text, and for 400s the field at fault."""
+    """An error answer: a stable code, a human text, and for 400s the field at fault.
+
+    ``reason`` (``jobs.errors.Reason``) tells apart refusals of one code that the submit form
+    words differently; API clients get the code alone."""
 
     def __init__(self, status: int, code: str, detail: str, *, field: str | None = None,
-                 headers: dict[str, str] | None = None, state: str | None = None) -> None:
+                 headers: dict[str, str] | None = None, state: str | None = None, reason: str = "") -> None:
         super().__init__(detail)
         self.status, self.code, self.detail, self.field = status, code, detail, field
         self.headers = headers or {}
         self.state = state  # the job's state, for an answer about what it cannot do now
+        self.reason = reason
 
     @classmethod
     def from_acceptance(cls, exc: AcceptanceError) -> HttpError:
         """Wrap a ``jobs.errors.AcceptanceError`` (it already knows its status and code)."""
         retry_after = getattr(exc, "retry_after", None)
         headers = {"Retry-After": str(retry_after)} if retry_after else None
-        return cls(exc.status, exc.code, exc.message, field=exc.field, headers=headers)
+        return cls(exc.status, exc.code, exc.message, field=exc.field, headers=headers, reason=exc.reason)
 
 
 def json_error(status: int, code: str | None = None, detail: str | None = None, *,
@@ -369,9 +373,11 @@ def check_storable(value: Any, where: str = "payload", depth: int = 0) -> None:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise HttpError(400, "invalid_payload", f"{where} contains an unpaired surrogate", field=where) from None
+            raise HttpError(400, "invalid_payload", f"{where} contains an unpaired surrogate", field=where,
+                            reason=Reason.NOT_STORABLE) from None
         if "\x00" in value:
-            raise HttpError(400, "invalid_payload", f"{where} contains a NUL character", field=where)
+            raise HttpError(400, "invalid_payload", f"{where} contains a NUL character", field=where,
+                            reason=Reason.NOT_STORABLE)
     elif isinstance(value, dict):
         for name, item in value.items():
             check_storable(name, where, depth + 1)
@@ -526,7 +532,7 @@ def submit_form(call: Call) -> Sent:
     try:
         form = validated(schemas.JobForm, {name: post[name] for name in schemas.JobForm.model_fields if name in post})
     except HttpError as exc:
-        raise FormRefused([refusal(exc.status, exc.code, exc.detail, exc.field)]) from None
+        raise FormRefused([refusal(exc.status, exc.code, exc.detail, exc.field, reason=exc.reason)]) from None
     spec = kinds.offered(form.kind)
     if spec is None:
         raise FormRefused([refusal(400, "unknown_kind", "", "kind")])
@@ -541,7 +547,8 @@ def submit_form(call: Call) -> Sent:
     try:
         check_storable(text, "payload.text")
     except HttpError as exc:
-        raise FormRefused([refusal(exc.status, exc.code, exc.detail, exc.field, spec=spec)]) from None
+        raise FormRefused([refusal(exc.status, exc.code, exc.detail, exc.field, reason=exc.reason,
+                                   spec=spec)]) from None
 
     digest = hashlib.sha256(json.dumps(
         [key, form.kind, options, text, [(f.name, f.size, _sha256(f)) for f in files]]).encode()).hexdigest()
@@ -556,7 +563,8 @@ def submit_form(call: Call) -> Sent:
             )
         except AcceptanceError as exc:
             size = len(upload.content) if upload else None
-            sent.refused.append(refusal(exc.status, exc.code, exc.message, exc.field, name=name, spec=spec, size=size))
+            sent.refused.append(refusal(exc.status, exc.code, exc.message, exc.field, reason=exc.reason, name=name,
+                                        spec=spec, size=size))
             return
         sent.jobs.append(accepted.job)
 
@@ -653,11 +661,12 @@ def form_field(field_name: str | None) -> str:
     return ""
 
 
-def refusal(status: int, code: str, message: str, field_name: str | None, *, name: str = "",
+def refusal(status: int, code: str, message: str, field_name: str | None, *, reason: str = "", name: str = "",
             spec: kinds.Kind | None = None, size: int | None = None) -> Refusal:
-    """An API refusal (its code, message and field) as the submit form says it."""
+    """An API refusal (its code, reason, message and field) as the submit form says it."""
     where = form_field(field_name)
-    return Refusal(where, in_words(code, message, field_name or "", spec=spec, size=size), name, status)
+    return Refusal(where, in_words(code, message, field_name or "", reason=reason, spec=spec, size=size), name,
+                   status)
 
 
 def refusals(request: HttpRequest, error: HttpError) -> list[Refusal]:
@@ -672,12 +681,14 @@ def refusals(request: HttpRequest, error: HttpError) -> list[Refusal]:
             return [Refusal("document", f"These files add up to {size_words(size)}; at most "
                                         f"{size_words(max_request_bytes(batch=True))} can be sent at once. "
                                         "Send them in smaller groups.", status=413)]
-    return [refusal(error.status, error.code, error.detail, error.field)]
+    return [refusal(error.status, error.code, error.detail, error.field, reason=error.reason)]
 
 
-def in_words(code: str, message: str, field_name: str, *, spec: kinds.Kind | None = None,
+def in_words(code: str, message: str, field_name: str, *, reason: str = "", spec: kinds.Kind | None = None,
              size: int | None = None) -> str:
-    """The API's refusal (stable code, technical message) as a sentence for the person at the form."""
+    """The API's refusal (stable code, finer reason, technical message) as a sentence for the
+    person at the form. Chosen by code, reason and field; the message is never matched: it is
+    shown, as a sentence, only where no words of our own fit."""
     limit = spec.max_document_bytes if spec else 0
     if code == "too_large" and field_name == "document" and size and limit and size > limit:
         return f"This file is {size_words(size)}; the limit is {size_words(limit)} per file."
@@ -686,18 +697,18 @@ def in_words(code: str, message: str, field_name: str, *, spec: kinds.Kind | Non
             f": at most {size_words(spec.max_payload_bytes)} can be reviewed at once." if spec else ".")
     if code == "too_large" and not field_name:
         return "The pasted text is too long to send. Choose it as a file instead."
-    if code == "unsupported_media_type" and message.startswith("unsupported document type"):
+    if code == "unsupported_media_type" and reason == Reason.UNRECOGNISED_TYPE:
         return ("This file is not a PDF, a Word document (.docx), a text file or an e-invoice (XML), nor a scan or "
                 "photo (PNG, JPEG, TIFF).")
     if field_name.startswith("payload.text") or field_name == "text":
-        if "too long" in message:
+        if reason == Reason.TOO_LONG:
             longest = _schema_limit(spec, "maxLength")
             return "The pasted text is too long" + (f": at most {longest:,} characters." if longest else ".")
-        if "NUL" in message or "surrogate" in message:
+        if reason == Reason.NOT_STORABLE:
             return "The pasted text contains characters that cannot be stored. Paste it again as plain text."
-        if "send a document, or" in message:
+        if reason == Reason.NO_INPUT:
             return "Choose a file, or paste the text of a document."
-        if "not both" in message:
+        if reason == Reason.INPUT_TWICE:
             return "Send a file or pasted text in the advanced options, not both."
     if code == "invalid_payload" and field_name.startswith("payload"):
         return f"The advanced options are not valid: {message}."

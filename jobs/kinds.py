@@ -9,6 +9,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from django.conf import settings
@@ -98,6 +99,15 @@ class Duplicate:
     match: str  # how they match, in the submitter's words ("same file")
 
 
+class FailureCause(StrEnum):
+    """Whose doing a failure was, as the submitter is told it (``jobs.status.failure``)."""
+
+    DOCUMENT = "document"  # the input itself: the same input fails the same way; send another copy
+    TIME = "time"  # the review ran out of time
+    SERVICE = "service"  # our side (the provider, a crash): staff run it again, nothing to do
+    CHECK = "check"  # the review stopped at one of its own checks
+
+
 @dataclass(frozen=True)
 class Presentation:
     """How a kind's jobs read on the submitter's pages, so the queue app shows them without
@@ -125,6 +135,10 @@ class Presentation:
     # A tenant -> the ids of its jobs flagged as possible duplicates (a subquery of job ids), for
     # the list's filter.
     duplicate_ids: Callable[[int | None], "QuerySet[Any, Any]"] | None = None
+    # The kind's own failure codes (``JobFailed.code``) and whose doing each is, so a failed
+    # job's page says why in the right words. Codes not named here: the queue's own reading
+    # of them (``jobs.status.failure``), else ``CHECK``.
+    failures: dict[str, FailureCause] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ def event(logger: logging.Logger, level: int, name: str, **fields: Any) -> None:
 
 
 def fields_of(record: logging.LogRecord) -> dict[str, Any]:
-    """The event name and fields of a record (plain messages: just the event)."""
+    """The event name and fields of a record (a record logged without fields: just the event)."""
     return {"event": record.getMessage(), **getattr(record, "fields", {})}
 
 

@@ -126,6 +126,13 @@ class Job(models.Model):
     # (jobs.queue); empty while it waits for its time.
     turn = models.BigIntegerField(null=True, blank=True)
     last_error = models.TextField(blank=True)
+    # Why the job last failed, stopped or was cancelled, as a code (jobs.queue.FailureCode, or
+    # the kind's own JobFailed.code): written with last_error, cleared by a completion. The
+    # pages choose their words by it; last_error is the staff's detail.
+    failure_code = models.CharField(
+        max_length=64, blank=True, default="",
+        help_text="Why it last failed or stopped, as a code (e.g. deadline_passed, attempts_spent, "
+                  "memory_limit); empty once it completes.")
     result = models.JSONField(null=True, blank=True)
     # The kind's reading of its result (kinds.Summary), written with the completion.
     outcome = models.CharField(max_length=32, blank=True)

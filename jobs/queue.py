@@ -29,6 +29,7 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from enum import StrEnum
 from typing import Any, Callable, Iterator, Sequence
 
 import jsonschema
@@ -43,6 +44,7 @@ from .errors import (
     InvalidPayload,
     OperationKeyConflict,
     PayloadTooLarge,
+    Reason,
     TenantQueueFull,
     UnknownKind,
     UnsupportedDocument,
@@ -61,6 +63,36 @@ QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN, CANCELLED = (
 MAX_OPERATION_KEY = 200
 CANCEL_REQUESTED = "cancel requested"
 RETURNED_UNSTARTED = "returned unstarted: its worker held it but never started it"
+MAX_FAILURE_CODE = 64  # Job.failure_code
+
+
+class FailureCode(StrEnum):
+    """Why a job's run ended without a result, as ``Job.failure_code`` keeps it beside
+    ``last_error``: the queue's and the worker's own reasons. A kind's reasons (its
+    ``JobFailed.code``, an acceptance refusal's code) are kept as the kind gave them."""
+
+    # Time
+    DEADLINE = "deadline"  # the sandbox stopped the handler when the deadline came
+    DEADLINE_PASSED = "deadline_passed"  # recovery found the job past its deadline
+    NO_TIME_LEFT = "no_time_left"  # deferred to a time after its deadline
+    # The run, as the queue saw it
+    LEASE_EXPIRED = "lease_expired"  # its worker stopped renewing the lease (died, froze, cut off)
+    ATTEMPTS_SPENT = "attempts_spent"  # ... on its last attempt
+    CANCELLED = "cancelled"
+    DISCARDED = "discarded"  # staff gave up on a job whose outcome was unknown
+    # The handler, as the worker saw it
+    HANDLER_ERROR = "handler_error"  # an exception the handler did not catch
+    HANDLER_FAILED = "handler_failed"  # a JobFailed that named no code of its own
+    HANDLER_CRASHED = "handler_crashed"  # its process died
+    STOPPED = "stopped"  # it did not stop when asked
+    SHUTDOWN = "shutdown"  # it stopped because its worker was shutting down
+    BAD_RESULT = "bad_result"
+    UNKNOWN_KIND = "unknown_kind"
+    # The input, under an isolated kind's limits
+    MEMORY_LIMIT = "memory_limit"
+    CPU_LIMIT = "cpu_limit"
+    TIME_LIMIT = "time_limit"
+    TOO_DEEP = "too_deep"
 
 
 # --- What the operations return ----------------------------------------------------
@@ -258,7 +290,8 @@ def _check_schema(spec: kinds.Kind, payload: dict[str, Any]) -> None:
         jsonschema.validate(payload, spec.payload_schema)
     except jsonschema.ValidationError as exc:
         where = "payload" + "".join(f".{p}" for p in exc.absolute_path)
-        raise InvalidPayload(f"{where}: {exc.message}", field=where) from None
+        reason = Reason.TOO_LONG if exc.validator == "maxLength" else ""
+        raise InvalidPayload(f"{where}: {exc.message}", field=where, reason=reason) from None
 
 
 def _notify_accepted() -> None:
@@ -700,6 +733,7 @@ def fail(
     job_id: int,
     epoch: int,
     error: str,
+    code: str,
     now: datetime,
     retryable: bool = True,
     actor: str = "worker",
@@ -711,9 +745,11 @@ def fail(
     only start after the deadline. A failure after the external-start marker is ``unknown``:
     nobody can say whether the outside effect happened. Like ``complete``, it holds only for
     this epoch while its lease and the deadline hold: past them the claim is no longer the
-    worker's to settle, and recovery decides (``queued``, ``dead`` or ``unknown``).
+    worker's to settle, and recovery decides (``queued``, ``dead`` or ``unknown``). ``code``
+    (a ``FailureCode`` or the kind's own) is kept with ``error`` whatever the state it leaves:
+    the pages choose their words by it.
     """
-    error = error[:1000]
+    error, code = error[:1000], code[:MAX_FAILURE_CODE]
     with write_transaction():
         job = _held(job_id, epoch, now)
         if job is None:
@@ -731,7 +767,8 @@ def fail(
             to, why = DEAD, "failed, next try would start after the deadline"
         else:
             to, why = QUEUED, "failed, will retry"
-        changes: dict[str, Any] = {"state": to, "lease_expires_at": None, "last_error": error, "updated_at": now}
+        changes: dict[str, Any] = {"state": to, "lease_expires_at": None, "last_error": error, "failure_code": code,
+                                   "updated_at": now}
         if to == QUEUED:
             changes.update(available_at=retry_at, turn=None)  # a new turn when the backoff is over
         else:
@@ -756,7 +793,8 @@ def defer(*, job_id: int, epoch: int, until: datetime, now: datetime, reason: st
             _record(job_id, LEASED, "", epoch, actor, f"deferral rejected: {why}", now)
             return Outcome(False, None, why)
         if until >= job.deadline:
-            to, changes = DEAD, {"finished_at": now, "last_error": f"{reason}; no time left before the deadline"}
+            to, changes = DEAD, {"finished_at": now, "last_error": f"{reason}; no time left before the deadline",
+                                 "failure_code": FailureCode.NO_TIME_LEFT}
         else:
             to, changes = QUEUED, {"available_at": until, "attempts": max(job.attempts - 1, 0), "turn": None}
         Job.objects.filter(pk=job_id, epoch=epoch, state=LEASED).update(
@@ -867,11 +905,18 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
                     WHEN deadline <= %s THEN 'deadline passed'
                     WHEN NOT {started} THEN last_error
                     WHEN attempts >= max_attempts THEN 'lease expired; attempts spent'
-                    ELSE 'lease expired' END
+                    ELSE 'lease expired' END,
+                failure_code = CASE
+                    WHEN external_started_at IS NOT NULL THEN '{FailureCode.LEASE_EXPIRED}'
+                    WHEN cancel_requested_at IS NOT NULL THEN '{FailureCode.CANCELLED}'
+                    WHEN deadline <= %s THEN '{FailureCode.DEADLINE_PASSED}'
+                    WHEN NOT {started} THEN failure_code
+                    WHEN attempts >= max_attempts THEN '{FailureCode.ATTEMPTS_SPENT}'
+                    ELSE '{FailureCode.LEASE_EXPIRED}' END
             WHERE id IN (SELECT id FROM picked) AND state = 'leased' AND lease_expires_at <= %s
             RETURNING id, state, epoch, last_error, tenant_id, started_at, external_started_at
             """,
-            [t_now, limit, t_now, t_now, t_now, t_now, t_now, t_now, t_now],
+            [t_now, limit, t_now, t_now, t_now, t_now, t_now, t_now, t_now, t_now],
         )
         left: Counter[int] = Counter()  # jobs that stopped running, per tenant
         # (The columns themselves, not an IS NULL of them: SQLite 3.40.1's RETURNING answers
@@ -896,7 +941,7 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
                     attempts = CASE WHEN state = 'queued' OR {started} OR attempts = 0 THEN attempts
                                     ELSE attempts - 1 END,
                     lease_expires_at = NULL, updated_at = %s, finished_at = %s,
-                    last_error = 'deadline passed'
+                    last_error = 'deadline passed', failure_code = '{FailureCode.DEADLINE_PASSED}'
                 WHERE id IN (SELECT id FROM picked) AND state = %s AND deadline <= %s
                 RETURNING id, state, epoch, tenant_id
                 """,
@@ -948,11 +993,14 @@ def resolve(*, job_id: int, expected_state: str, expected_epoch: int, to_state: 
             now: datetime, result: dict[str, Any] | None = None) -> Outcome:
     """Staff settle an unknown job as ``completed`` (with the outcome) or ``dead`` (discard).
 
-    Applies only while the job is still in the state and epoch the staff member saw.
+    Applies only while the job is still in the state and epoch the staff member saw. The
+    error that made it unknown stays in ``last_error`` for the record; its code gives way to
+    the staff's decision (none for a completion, ``discarded`` for a discard).
     """
     if expected_state != UNKNOWN or to_state not in (COMPLETED, DEAD):
         return Outcome(False, None, f"cannot move {expected_state} to {to_state}")
-    changes: dict[str, Any] = {"state": to_state, "updated_at": now, "finished_at": now, "lease_expires_at": None}
+    changes: dict[str, Any] = {"state": to_state, "updated_at": now, "finished_at": now, "lease_expires_at": None,
+                               "failure_code": "" if to_state == COMPLETED else FailureCode.DISCARDED}
     if to_state == COMPLETED:
         changes["result"] = result or {}
     with write_transaction():
@@ -997,7 +1045,8 @@ def cancel(*, job_id: int, actor: str, reason: str, now: datetime, expected_epoc
         if expected_epoch is not None and epoch != expected_epoch:
             return Outcome(False, state, f"epoch {expected_epoch} superseded by {epoch}")
         if state == QUEUED and Job.objects.filter(pk=job_id, state=QUEUED, epoch=epoch).update(
-                state=CANCELLED, finished_at=now, updated_at=now, turn=None, last_error=""):
+                state=CANCELLED, finished_at=now, updated_at=now, turn=None, last_error="",
+                failure_code=FailureCode.CANCELLED):
             _record(job_id, QUEUED, CANCELLED, epoch, actor, reason or "cancelled", now)
             return Outcome(True, CANCELLED, "cancelled")
         if state == LEASED and requested is None and Job.objects.filter(
@@ -1061,7 +1110,7 @@ def acknowledge_cancel(*, job_id: int, epoch: int, now: datetime, actor: str = "
             to, why = CANCELLED, "cancelled"
         Job.objects.filter(pk=job_id, epoch=epoch, state=LEASED).update(
             state=to, finished_at=now, updated_at=now, lease_expires_at=None, turn=None,
-            last_error="" if to == CANCELLED else why)
+            last_error="" if to == CANCELLED else why, failure_code=FailureCode.CANCELLED)
         _release_running(job.tenant_id)
         _record(job_id, LEASED, to, epoch, actor, why, now)
     return Outcome(True, to, why)

@@ -52,7 +52,7 @@ from . import bounded, kinds
 from .clock import Clock, queue_clock
 from .context import JobContext
 from .logs import event
-from .queue import Claim
+from .queue import Claim, FailureCode
 from .verdicts import Failed, Verdict, failed, judge
 
 log = logging.getLogger("jobs.worker")
@@ -119,12 +119,13 @@ class Sandbox:
                 if lease is not None and lease.fenced:  # never past the lease
                     stop_at = min(stop_at, now + (lease.expires - clock.now()).total_seconds())
                 self._signal(signal.SIGUSR1)
-            kill_at, why = deadline_at, failed(
-                "deadline", "the job ran out of time: its deadline passed before it finished", retryable=False)
+            kill_at, why = deadline_at, failed(FailureCode.DEADLINE, "the job ran out of time: its deadline passed "
+                                                                  "before it finished", retryable=False)
             if section is not None and section[0] < kill_at:
-                kill_at, why = section[0], failed("time_limit", section[1], retryable=False)
+                kill_at, why = section[0], failed(FailureCode.TIME_LIMIT, section[1], retryable=False)
             if stop_at < kill_at:
-                kill_at, why = stop_at, failed("stopped", "the handler did not stop when asked", retryable=True)
+                kill_at, why = stop_at, failed(FailureCode.STOPPED, "the handler did not stop when asked",
+                                               retryable=True)
             if now >= kill_at:
                 self._kill()
                 event(log, logging.WARNING, "handler_killed", job=claim.job_id, epoch=claim.epoch, reason=why.code)
@@ -203,15 +204,17 @@ class Sandbox:
         self.close()
         event(log, logging.WARNING, "handler_died", job=claim.job_id, epoch=claim.epoch, exitcode=code)
         if code == -signal.SIGKILL:  # not the worker's kill (that returns before reading the pipe)
-            return failed("memory_limit", "the job needed more memory than it is allowed (its process was killed "
-                                          "by the system)", retryable=False)
+            return failed(FailureCode.MEMORY_LIMIT, "the job needed more memory than it is allowed (its process was "
+                                                    "killed by the system)", retryable=False)
         if code == -signal.SIGXCPU:
             seconds = kinds.limits_for(spec).cpu_seconds
-            return failed("cpu_limit", f"the job needed more than {seconds:g} s of processor time", retryable=False)
+            return failed(FailureCode.CPU_LIMIT, f"the job needed more than {seconds:g} s of processor time",
+                          retryable=False)
         if code is not None and code < 0:
-            return failed("handler_crashed", f"the handler's process died ({signal.Signals(-code).name})",
+            return failed(FailureCode.HANDLER_CRASHED, f"the handler's process died ({signal.Signals(-code).name})",
                           retryable=True)
-        return failed("handler_crashed", f"the handler's process exited with status {code}", retryable=True)
+        return failed(FailureCode.HANDLER_CRASHED, f"the handler's process exited with status {code}",
+                      retryable=True)
 
 
 # --- In the child -------------------------------------------------------------------------------
@@ -259,13 +262,13 @@ def _child_main(conn: Any, worker_pid: int) -> None:
 def _run(task: Task, conn: Any, stop: threading.Event) -> tuple[Verdict, bool]:
     spec = kinds.get(task.kind)
     if spec is None:
-        return failed("unknown_kind", f"no handler for kind {task.kind!r}", retryable=True), False
+        return failed(FailureCode.UNKNOWN_KIND, f"no handler for kind {task.kind!r}", retryable=True), False
     ctx = JobContext(task.claim, clock=queue_clock, stop=stop, limits=_Reporter(conn))
     limited = _limited(task.limits)
     with limited:
         verdict = judge(limited.guard(spec.handler), ctx)
     # After a memory failure the heap may be fragmented and large: start afresh.
-    retire = isinstance(verdict, Failed) and verdict.code == "memory_limit"
+    retire = isinstance(verdict, Failed) and verdict.code == FailureCode.MEMORY_LIMIT
     return verdict, retire
 
 

@@ -259,7 +259,7 @@ def summary_values(summary: object | None) -> tuple[str, str, bool, str]:
 _COMPLETE = f"""
     UPDATE {JOB} SET state = 'completed', result = %s, outcome = %s, outcome_text = %s,
         needs_action = %s, reference = %s, lease_expires_at = NULL,
-        updated_at = %s, finished_at = %s, last_error = ''
+        updated_at = %s, finished_at = %s, last_error = '', failure_code = ''
     WHERE id = %s AND epoch = %s AND state = 'leased' AND lease_expires_at > %s AND deadline > %s"""
 
 
@@ -297,7 +297,7 @@ def complete_many_sqlite(rows: int) -> str:
     return f"""
         UPDATE {JOB} SET state = 'completed', result = b.column3, outcome = b.column4,
             outcome_text = b.column5, needs_action = b.column6, reference = b.column7,
-            lease_expires_at = NULL, updated_at = ?, finished_at = ?, last_error = ''
+            lease_expires_at = NULL, updated_at = ?, finished_at = ?, last_error = '', failure_code = ''
         FROM (VALUES {values}) AS b
         WHERE {JOB}.id = b.column1 AND {JOB}.epoch = b.column2 AND {JOB}.state = 'leased'
           AND {JOB}.lease_expires_at > ? AND {JOB}.deadline > ?
@@ -331,7 +331,7 @@ def complete_many_postgresql() -> str:
         completed AS (
             UPDATE {JOB} j SET state = 'completed', result = b.result, outcome = b.outcome,
                 outcome_text = b.outcome_text, needs_action = b.needs_action, reference = b.reference,
-                lease_expires_at = NULL, updated_at = %s, finished_at = %s, last_error = ''
+                lease_expires_at = NULL, updated_at = %s, finished_at = %s, last_error = '', failure_code = ''
             FROM batch b
             WHERE j.id = b.id AND j.epoch = b.epoch AND j.state = 'leased' AND j.lease_expires_at > %s
               AND j.deadline > %s

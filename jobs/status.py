@@ -27,12 +27,16 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 
 from . import documents, kinds, queue, schemas
+from .errors import DamagedDocument, DocumentTooComplex, DocumentUnpacksTooLarge, PayloadTooLarge, UnsupportedDocument
+from .kinds import FailureCause
 from .models import Job, JobEvent, User
+from .queue import FailureCode
 
 STATUS_FIELDS = (
     "id", "tenant_id", "kind", "state", "epoch", "attempts", "max_attempts", "created_at", "updated_at",
     "finished_at", "deadline", "document", "document_name", "document_type", "document_size", "result",
-    "last_error", "outcome", "outcome_text", "needs_action", "reference", "batch", "cancel_requested_at",
+    "last_error", "failure_code", "outcome", "outcome_text", "needs_action", "reference", "batch",
+    "cancel_requested_at",
 )
 LIST_FIELDS = ("id", "kind", "state", "attempts", "created_at", "updated_at", "finished_at", "document_name",
                "outcome", "outcome_text", "needs_action", "reference", "batch", "last_error", "submitted_by")
@@ -401,30 +405,58 @@ class Failure:
     why: str
     advice: str
     detail: str = ""  # the failing step's own words, when they were written for the submitter
+    resubmit: bool = True  # whether to offer "Submit again" (not while staff will run it again)
 
 
-# Failures caused by the document itself (jobs.errors and the sandbox's limits): the same
-# document would fail the same way, so the advice is a readable copy.
+# The queue's and the worker's failure codes by whose doing they are; a kind says the same of
+# its own codes (``Presentation.failures``). Document failures are the input's (jobs.errors'
+# refusals and the sandbox's limits): the same document would fail the same way.
 DOCUMENT_CODES = frozenset({
-    "damaged_document", "too_large", "too_complex", "unpacks_too_large", "unsupported_media_type",
-    "memory_limit", "cpu_limit", "too_deep", "time_limit",
+    DamagedDocument.code, PayloadTooLarge.code, DocumentTooComplex.code, DocumentUnpacksTooLarge.code,
+    UnsupportedDocument.code,
+    FailureCode.MEMORY_LIMIT, FailureCode.CPU_LIMIT, FailureCode.TOO_DEEP, FailureCode.TIME_LIMIT,
 })
-TIME_CODES = frozenset({"deadline", "no_time_left"})
-_CODE = re.compile(r"^([a-z][a-z0-9_]*): (.*)$", re.S)
+TIME_CODES = frozenset({FailureCode.DEADLINE, FailureCode.DEADLINE_PASSED, FailureCode.NO_TIME_LEFT})
+# Our side: the run was lost or crashed, with no code of the kind's to say more ("": a row
+# whose error named none).
+SERVICE_CODES = frozenset({
+    "", FailureCode.LEASE_EXPIRED, FailureCode.ATTEMPTS_SPENT, FailureCode.HANDLER_ERROR,
+    FailureCode.HANDLER_CRASHED, FailureCode.STOPPED, FailureCode.SHUTDOWN, FailureCode.BAD_RESULT,
+    FailureCode.UNKNOWN_KIND,
+})
+READABLE_COPY = "submit a readable copy (a PDF with selectable text, a Word document or a text file)"
+
+
+def failure_cause(kind: str, code: str) -> FailureCause:
+    """Whose doing a failure with ``code`` was: the kind's word on its own codes first."""
+    spec = kinds.get(kind)
+    declared = spec.presentation.failures.get(code) if spec else None
+    if declared is not None:
+        return declared
+    if code in DOCUMENT_CODES:
+        return FailureCause.DOCUMENT
+    if code in TIME_CODES:
+        return FailureCause.TIME
+    if code in SERVICE_CODES:
+        return FailureCause.SERVICE
+    return FailureCause.CHECK
 
 
 def failure(job: Job) -> Failure:
-    """A dead job's reason, read from the error the queue recorded (``code: message``)."""
-    error = (job.last_error or "").strip()
-    matched = _CODE.match(error)
-    code, message = (matched.group(1), matched.group(2)) if matched else ("", error)
-    if code in DOCUMENT_CODES:
-        return Failure("the document could not be read", "submit a readable copy (a PDF with selectable text, "
-                       "a Word document or a text file)", sentence(message))
-    if code in TIME_CODES or error.startswith("deadline passed"):
+    """A dead job's reason and what to do, chosen by its ``failure_code``; a document failure
+    adds the failing step's message (``last_error`` after its code), written for the submitter."""
+    code = job.failure_code
+    if code == FailureCode.DISCARDED:
+        return Failure("staff closed it: the review service could not finish it", "submit it again")
+    cause = failure_cause(job.kind, code)
+    if cause == FailureCause.DOCUMENT:
+        message = (job.last_error or "").strip().removeprefix(f"{code}: ")
+        return Failure("the document could not be read", READABLE_COPY, sentence(message))
+    if cause == FailureCause.TIME:
         return Failure("the review ran out of time", "submit it again; if it happens again, tell your staff")
-    if "attempts spent" in error or code in {"handler_crashed", "stopped", "shutdown"} or not code:
-        return Failure("the review service kept failing", "submit it again in a few minutes; staff have been shown it")
+    if cause == FailureCause.SERVICE:
+        return Failure("our review service had a problem",
+                       "you need not do anything: staff have been told and will run it again", resubmit=False)
     return Failure("the review stopped at one of its safety checks", "submit it again; staff have been shown it")
 
 

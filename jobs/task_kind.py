@@ -4,8 +4,8 @@
 payload names the function by its module path and holds its arguments as JSON. A worker runs
 it like any other job: leased, its lease renewed while it runs, its outcome fenced by the
 epoch, retried with backoff, ``dead`` or ``unknown`` for staff. This module is what both sides
-share: the payload, how an error is written into ``last_error`` and read back, and how a job
-row reads as a ``TaskResult``.
+share: the payload, how an error is written into ``last_error`` (its code in ``failure_code``)
+and read back, and how a job row reads as a ``TaskResult``.
 
 Task arguments are the caller's data: they stay in the payload. Nothing here logs them, and an
 error is written as the exception's class and the frames it passed through (file, line,
@@ -287,16 +287,15 @@ def describe(exc: BaseException, *, func: Any = None, message: str = "") -> str:
     return f"{path}\n{head}{note}{''.join(reversed(kept))}{last}"
 
 
-def errors_of(state: str, last_error: str) -> list[TaskError]:
-    """A job's ``last_error`` as the framework's errors: what the task raised, or what the
-    queue says ended it (a class of this module, with the queue's words as the traceback)."""
-    prefix = f"{ERROR_CODE}: "
-    if last_error.startswith(prefix):
-        path, _, trace = last_error[len(prefix):].partition("\n")
+def errors_of(state: str, last_error: str, code: str) -> list[TaskError]:
+    """A job's ``last_error`` and ``failure_code`` as the framework's errors: what the task
+    raised, or what the queue says ended it (a class of this module, chosen by the code, with
+    the queue's words as the traceback)."""
+    if code == ERROR_CODE:
+        path, _, trace = last_error.removeprefix(f"{ERROR_CODE}: ").partition("\n")
         return [TaskError(exception_class_path=path, traceback=trace)]
     if not last_error and state not in (DEAD, UNKNOWN, CANCELLED):
         return []
-    code = last_error.split(":", 1)[0]
     if code == "task_not_found":
         cls: type = TaskNotFound
     elif code == "task_result_not_json":
@@ -371,7 +370,7 @@ def _aware(value: Any) -> datetime:
 
 def build_result(*, job_id: int, task: Task, call: TaskCall, state: str, events: list[tuple[str, str, datetime]],
                  enqueued_at: datetime | None = None, finished_at: datetime | None = None,
-                 last_error: str = "", result: Any = None) -> QueueTaskResult:
+                 last_error: str = "", failure_code: str = "", result: Any = None) -> QueueTaskResult:
     claims = [(actor, at) for to_state, actor, at in events if to_state == LEASED]
     accepted = next((at for to_state, _, at in events if to_state == QUEUED), None)
     value = QueueTaskResult(
@@ -385,7 +384,7 @@ def build_result(*, job_id: int, task: Task, call: TaskCall, state: str, events:
         args=call.args,
         kwargs=call.kwargs,
         backend=call.backend,
-        errors=errors_of(state, last_error),
+        errors=errors_of(state, last_error, failure_code),
         worker_ids=[actor.removeprefix("worker:") for actor, _ in claims],
         state=state,
         function=call.function,
@@ -443,7 +442,7 @@ def run(ctx: JobContext) -> dict[str, Any]:
         task_finished.send_robust(sender=sender, task_result=finished)
         return {"return_value": return_value}
     if _ends_the_task(ctx, retryable):
-        errors = errors_of(DEAD, f"{code}: {error}")
+        errors = errors_of(DEAD, f"{code}: {error}", code)
         task_finished.send_robust(sender=sender, task_result=replace(
             result, status=TaskResultStatus.FAILED, finished_at=ctx.now(), errors=errors))
     raise JobFailed(error, retryable=retryable, code=code)

@@ -209,7 +209,7 @@ class QueueBackend(BaseTaskBackend):
         job = None
         if 0 < job_id < 2**63:
             job = Job.objects.filter(pk=job_id, kind=KIND).values(
-                "state", "payload", "created_at", "finished_at", "last_error", "result").first()
+                "state", "payload", "created_at", "finished_at", "last_error", "failure_code", "result").first()
         if job is None:
             raise TaskResultDoesNotExist(result_id)
         call = TaskCall.from_payload(job["payload"])
@@ -219,7 +219,7 @@ class QueueBackend(BaseTaskBackend):
             task = self._stand_in(call)
         return build_result(job_id=job_id, task=task, call=call, state=job["state"], events=history(job_id),
                             enqueued_at=job["created_at"], finished_at=job["finished_at"],
-                            last_error=job["last_error"], result=job["result"])
+                            last_error=job["last_error"], failure_code=job["failure_code"], result=job["result"])
 
     def _stand_in(self, call: Any) -> Task:
         """A task for a result whose function is gone (its ``function`` still names it)."""

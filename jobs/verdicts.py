@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Union
 
 from .kinds import JobCancelled, JobDeferred, JobFailed
-from .queue import StaleEpoch
+from .queue import FailureCode, StaleEpoch
 
 if TYPE_CHECKING:
     from .context import JobContext
@@ -33,11 +33,18 @@ class Completed:
 
 @dataclass(frozen=True)
 class Failed:
-    """``error`` is what staff read in ``last_error``; ``code`` is what the logs count."""
+    """``error`` is what staff read in ``last_error``; ``code`` is kept beside it
+    (``Job.failure_code``: the pages choose their words by it) and is what the logs count,
+    with ``exception``, the class of an exception the handler did not catch, in its place."""
 
     error: str
     code: str
     retryable: bool = True
+    exception: str = ""
+
+    @property
+    def logged(self) -> str:
+        return self.exception or self.code
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,8 @@ def failed(code: str, message: str, *, retryable: bool) -> Failed:
     return Failed(f"{code}: {message}", code, retryable)
 
 
-OUT_OF_MEMORY = failed("memory_limit", "the job needed more memory than it is allowed", retryable=False)
+OUT_OF_MEMORY = failed(FailureCode.MEMORY_LIMIT, "the job needed more memory than it is allowed",
+                       retryable=False)
 # How C libraries say an allocation failed when they raise their own error (zlib's "insufficient
 # memory", the OS's "Cannot allocate memory", libpq's "out of memory").
 _NO_MEMORY = re.compile(r"out of memory|insufficient memory|cannot allocate memory|memory allocation failed",
@@ -108,11 +116,11 @@ def judge(handler: Callable[["JobContext"], Any], ctx: "JobContext") -> Verdict:
         # would fail the same way.
         return OUT_OF_MEMORY
     except RecursionError:
-        return failed("too_deep", "the input nests too deeply to be processed", retryable=False)
+        return failed(FailureCode.TOO_DEEP, "the input nests too deeply to be processed", retryable=False)
     except Exception as exc:  # noqa: BLE001  any other exception is a safe, retryable failure
         if out_of_memory(exc):
             return OUT_OF_MEMORY
-        return Failed(f"{type(exc).__name__}: {exc}", type(exc).__name__, True)
+        return Failed(f"{type(exc).__name__}: {exc}", FailureCode.HANDLER_ERROR, True, type(exc).__name__)
     if not isinstance(result, dict):
-        return failed("bad_result", f"handler returned {type(result).__name__}, not a dict", retryable=False)
+        return failed(FailureCode.BAD_RESULT, f"handler returned {type(result).__name__}, not a dict", retryable=False)
     return Completed(result, external=ctx.external_started)

@@ -958,11 +958,11 @@ class Worker:
                                                      summary=summary))
             return
         elif isinstance(verdict, Failed):
-            outcome, write = queue.fail(job_id=job, epoch=epoch, error=verdict.error, retryable=verdict.retryable,
-                                        now=now), "fail"
+            outcome, write = queue.fail(job_id=job, epoch=epoch, error=verdict.error, code=verdict.code,
+                                        retryable=verdict.retryable, now=now), "fail"
             if outcome:
                 self.stats.failed += 1
-                event(log, INFO, "failed", **fields, to=outcome.state, error=verdict.code,
+                event(log, INFO, "failed", **fields, to=outcome.state, error=verdict.logged,
                       retryable=verdict.retryable, duration_ms=_ms(started), worker=self.name)
         elif isinstance(verdict, Deferred):
             outcome, write = queue.defer(job_id=job, epoch=epoch, until=verdict.until, now=now,

@@ -163,11 +163,12 @@ def drive_to(job, state: str, *, now):
         if state == Job.State.COMPLETED:
             assert queue.complete(job_id=c.job_id, epoch=c.epoch, result={"ok": 1}, now=now)
         elif state == Job.State.DEAD:
-            assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom: handler failed", now=now,
+            assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom: handler failed", code="boom", now=now,
                               retryable=False).state == "dead"
         elif state == Job.State.UNKNOWN:
             assert queue.mark_external_start(job_id=c.job_id, epoch=c.epoch, now=now)
-            assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="provider timed out", now=now).state == "unknown"
+            assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="provider timed out", code="handler_error",
+                              now=now).state == "unknown"
     job.refresh_from_db()
     assert job.state == state
     return job

@@ -213,7 +213,8 @@ def test_a_job_that_died_again_since_the_page_was_shown_is_skipped(client, triag
     assert queue.requeue(job_id=job.pk, expected_state="dead", expected_epoch=job.epoch, actor="staff:other",
                          reason="r", now=clock.now())
     c = queue.claim(now=clock.now(), worker="w2")
-    assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="again", now=clock.now(), retryable=False).state == "dead"
+    assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="again", code="handler_failed", now=clock.now(),
+                      retryable=False).state == "dead"
     before = snapshot(job)
 
     response = confirm(client, page, reason="retry")
@@ -239,7 +240,7 @@ def test_a_requeue_never_lowers_the_epoch(client, triager, clock, accept):
     for _ in range(3):  # three safe failures: dead, having been held at epochs 1, 2, 3
         c = queue.claim(now=clock.now(), worker="w1")
         held.append(c)
-        queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", now=clock.now())
+        queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", code="handler_failed", now=clock.now())
         clock.advance(minutes=2)
     assert Job.objects.get(pk=job.pk).state == "dead"
 

@@ -68,8 +68,8 @@ def drive(ctx: JobContext, planner: Planner, **kwargs: Any) -> queue.Outcome:
     except JobDeferred as exc:
         return queue.defer(job_id=ctx.job_id, epoch=ctx.epoch, until=exc.until, now=now(), reason=exc.reason)
     except JobFailed as exc:
-        return queue.fail(job_id=ctx.job_id, epoch=ctx.epoch, error=f"{exc.code}: {exc.message}", now=now(),
-                          retryable=exc.retryable)
+        return queue.fail(job_id=ctx.job_id, epoch=ctx.epoch, error=f"{exc.code}: {exc.message}", code=exc.code,
+                          now=now(), retryable=exc.retryable)
     return queue.complete(job_id=ctx.job_id, epoch=ctx.epoch, result=result, now=now())
 
 

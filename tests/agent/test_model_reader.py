@@ -276,7 +276,8 @@ def test_a_call_that_times_out_leaves_the_job_unknown(configured, job, opted_in,
     with pytest.raises(JobFailed) as failed:
         suggest(ctx, TEXT, missing())
     assert failed.value.code == "model_timeout"
-    outcome = queue.fail(job_id=ctx.job_id, epoch=ctx.epoch, error=failed.value.message, now=ctx.now())
+    outcome = queue.fail(job_id=ctx.job_id, epoch=ctx.epoch, error=failed.value.message, code=failed.value.code,
+                         now=ctx.now())
     assert outcome.state == "unknown"
 
 

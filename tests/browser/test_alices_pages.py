@@ -189,16 +189,18 @@ def test_the_job_page_speaks_alices_words_while_waiting_reviewing_and_done(make_
 def test_a_failed_job_says_why_and_submit_again_makes_a_new_job(make_member, login):
     alice = off_loop(make_member, "acme", *ALICE[:1], password=ALICE[1])
 
-    def failed(name: str, error: str, *, unknown: bool = False) -> Job:
+    def failed(name: str, error: str, code: str, *, unknown: bool = False) -> Job:
         job = accept_document(alice, name)
         claim = queue.claim(now=system_clock.now(), worker="browser-test")
         if unknown:
             queue.mark_external_start(job_id=job.pk, epoch=claim.epoch, now=system_clock.now())
-        queue.fail(job_id=job.pk, epoch=claim.epoch, error=error, now=system_clock.now(), retryable=False)
+        queue.fail(job_id=job.pk, epoch=claim.epoch, error=error, code=code, now=system_clock.now(), retryable=False)
         return job
 
-    dead = off_loop(failed, "damaged.pdf", "damaged_document: the PDF is damaged and cannot be read")
-    unknown = off_loop(failed, "checking.pdf", "TimeoutError: the planner did not answer", unknown=True)
+    dead = off_loop(failed, "damaged.pdf", "damaged_document: the PDF is damaged and cannot be read",
+                    "damaged_document")
+    unknown = off_loop(failed, "checking.pdf", "TimeoutError: the planner did not answer", "handler_error",
+                       unknown=True)
 
     page = login(*ALICE, start=f"/jobs/{unknown.pk}")
     assert page.inner_text("#status-heading").startswith("Needs checking — staff are confirming whether")

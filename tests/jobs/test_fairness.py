@@ -114,7 +114,8 @@ def test_every_way_a_limited_tenants_job_stops_running_frees_its_place(clock, te
     [c] = claims(clock, 1)
     assert claims(clock, 1) == []
     if ending == "fail":
-        queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", retryable=False, now=clock.now())
+        queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", code="handler_failed", retryable=False,
+                   now=clock.now())
     elif ending == "defer":
         queue.defer(job_id=c.job_id, epoch=c.epoch, until=clock.now() + timedelta(hours=1), now=clock.now(),
                     reason="later")
@@ -166,7 +167,7 @@ def test_a_retried_job_waits_out_its_backoff_then_takes_a_new_turn(clock, tenant
     a, b = tenant("a"), tenant("b")
     [retried] = submit(a, 1)
     [c] = claims(clock, 1)
-    queue.fail(job_id=c.job_id, epoch=c.epoch, error="flaky", now=clock.now())
+    queue.fail(job_id=c.job_id, epoch=c.epoch, error="flaky", code="handler_failed", now=clock.now())
     submit(b, 3)
     assert all(tenant_of(x) == b.tenant_id for x in claims(clock, 1))  # a is in its backoff
     clock.advance(minutes=5)

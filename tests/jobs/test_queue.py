@@ -175,7 +175,7 @@ def test_a_failure_or_deferral_after_the_lease_expired_is_rejected_like_a_comple
     c = claim(clock)
     clock.advance(10)
     if write == "fail":
-        outcome = queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", now=clock.now())
+        outcome = queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", code="handler_failed", now=clock.now())
     else:
         outcome = queue.defer(job_id=c.job_id, epoch=c.epoch, until=clock.now(), now=clock.now(), reason="429")
     assert not outcome and outcome.reason == "lease expired"
@@ -268,7 +268,8 @@ def test_a_crash_before_the_external_start_redelivers(clock, accept):
 def test_a_safe_failure_requeues_with_backoff(clock, accept):
     job = accept()
     c = claim(clock)
-    outcome = queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", now=clock.now(), rng=random.Random(1))
+    outcome = queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", code="handler_failed", now=clock.now(),
+                         rng=random.Random(1))
     assert outcome.state == "queued"
     row = Job.objects.get(pk=job.pk)
     assert clock.now() + timedelta(seconds=1) <= row.available_at <= clock.now() + timedelta(seconds=2)
@@ -289,7 +290,8 @@ def test_three_safe_failures_make_the_job_dead(clock, accept):
     outcomes = []
     for _ in range(3):
         c = claim(clock)
-        outcomes.append(queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", now=clock.now()).state)
+        outcomes.append(queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", code="handler_failed",
+                                   now=clock.now()).state)
         clock.advance(60)
     assert outcomes == ["queued", "queued", "dead"]
     row = Job.objects.get(pk=job.pk)
@@ -300,7 +302,8 @@ def test_three_safe_failures_make_the_job_dead(clock, accept):
 def test_a_failure_that_is_not_retryable_is_dead_at_once(clock, accept):
     job = accept()
     c = claim(clock)
-    assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="bad", now=clock.now(), retryable=False).state == "dead"
+    assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="bad", code="handler_failed", now=clock.now(),
+                      retryable=False).state == "dead"
     assert state(job) == "dead"
 
 
@@ -308,14 +311,16 @@ def test_a_failure_whose_retry_would_start_after_the_deadline_is_dead(clock, acc
     job = accept()
     clock.advance(seconds=(job.deadline - clock.now()).total_seconds() - 1)
     c = claim(clock)
-    assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", now=clock.now()).state == "dead"
+    assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", code="handler_failed",
+                      now=clock.now()).state == "dead"
 
 
 def test_a_failure_after_the_external_start_is_unknown(clock, accept):
     job = accept()
     c = claim(clock)
     queue.mark_external_start(job_id=c.job_id, epoch=c.epoch, now=clock.now())
-    assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="timeout", now=clock.now()).state == "unknown"
+    assert queue.fail(job_id=c.job_id, epoch=c.epoch, error="timeout", code="handler_failed",
+                      now=clock.now()).state == "unknown"
     assert state(job) == "unknown"
 
 
@@ -325,7 +330,7 @@ def test_a_stale_failure_report_changes_nothing(clock, accept):
     clock.advance(11)
     queue.recover(now=clock.now())
     claim(clock, "w2")
-    assert not queue.fail(job_id=first.job_id, epoch=first.epoch, error="late", now=clock.now())
+    assert not queue.fail(job_id=first.job_id, epoch=first.epoch, error="late", code="handler_failed", now=clock.now())
     assert (state(job), Job.objects.get(pk=job.pk).epoch) == ("leased", 2)
 
 
@@ -354,7 +359,7 @@ def test_defer_past_the_deadline_is_dead(clock, accept):
 def test_the_deadline_makes_a_job_dead_with_attempts_left(clock, accept):
     job = accept()
     c = claim(clock)
-    queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", now=clock.now())
+    queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", code="handler_failed", now=clock.now())
     clock.advance(seconds=(job.deadline - clock.now()).total_seconds())
     assert queue.recover(now=clock.now()).dead == [job.pk]
     row = Job.objects.get(pk=job.pk)
@@ -429,11 +434,12 @@ def test_a_staff_action_applies_only_in_the_epoch_the_staff_member_saw(clock, ac
     """Dead at epoch 1, retried and dead again at epoch 2: a page showing epoch 1 moves nothing."""
     job = accept()
     c = claim(clock)
-    queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", retryable=False, now=clock.now())
+    queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", code="handler_failed", retryable=False, now=clock.now())
     assert queue.requeue(job_id=job.pk, expected_state="dead", expected_epoch=c.epoch, actor="staff:sam",
                          reason="first look", now=clock.now())
     again = claim(clock, "w2")
-    queue.fail(job_id=again.job_id, epoch=again.epoch, error="boom", retryable=False, now=clock.now())
+    queue.fail(job_id=again.job_id, epoch=again.epoch, error="boom", code="handler_failed", retryable=False,
+               now=clock.now())
 
     stale = queue.requeue(job_id=job.pk, expected_state="dead", expected_epoch=c.epoch, actor="staff:sam",
                           reason="from an old page", now=clock.now())
@@ -449,7 +455,7 @@ def test_the_event_log_records_every_transition_and_no_payload_text(clock, accep
     secret = "Invoice from Initech, IBAN DE89370400440532013000"
     job = accept("diagnostic.sleep", {"seconds": 1}, key=secret)  # a key is input too
     c = claim(clock)
-    queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", now=clock.now())
+    queue.fail(job_id=c.job_id, epoch=c.epoch, error="boom", code="handler_failed", now=clock.now())
     clock.advance(60)
     c = claim(clock)
     clock.advance(11)

@@ -135,6 +135,7 @@ def test_memory_past_the_limit_ends_the_job_not_retried_and_the_worker_does_not_
     got = row(job)
     assert got.state == "dead" and got.attempts == 1
     assert got.last_error == "memory_limit: the job needed more memory than it is allowed"
+    assert got.failure_code == "memory_limit"
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 32 * 1024  # KiB: the worker held none of it
     served_next(worker, accept)
 
@@ -167,6 +168,7 @@ def test_a_handler_killed_by_the_system_fails_memory_limit_not_retried(isolated,
     assert worker.run_one()
     got = row(job)
     assert (got.state, got.attempts) == ("dead", 1) and got.last_error.startswith("memory_limit: ")
+    assert got.failure_code == "memory_limit"  # the system's kill, read from the exit status
     served_next(worker, accept)
 
 
@@ -192,6 +194,7 @@ def test_a_time_limit_section_past_its_budget_is_killed_with_its_reason(isolated
     assert time.monotonic() - started < 5
     got = row(job)
     assert (got.state, got.last_error) == ("dead", "time_limit: the document is too complex to read within 0.5 s")
+    assert got.failure_code == "time_limit"
     assert JobEvent.objects.filter(job=job, to_state="dead", reason="failed, not retryable").exists()
     served_next(worker, accept)
     after = isolated("test.pid", child_pid)
@@ -204,6 +207,7 @@ def test_cpu_time_past_the_limit_kills_the_child(isolated, worker, accept):
     assert worker.run_one()
     got = row(job)
     assert (got.state, got.last_error) == ("dead", "cpu_limit: the job needed more than 1 s of processor time")
+    assert got.failure_code == "cpu_limit"
     served_next(worker, accept)
 
 
@@ -213,7 +217,7 @@ def test_a_handler_deaf_to_stop_never_runs_more_than_a_second_past_the_deadline(
     got = row(job)
     ended = JobEvent.objects.filter(job=job, to_state="dead").get().at
     assert ended - got.deadline < timedelta(seconds=1)
-    assert got.last_error.startswith("deadline: the job ran out of time")
+    assert got.last_error.startswith("deadline: the job ran out of time") and got.failure_code == "deadline"
     served_next(worker, accept)
 
 

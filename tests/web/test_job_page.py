@@ -60,7 +60,8 @@ def test_waiting_then_reviewing_with_the_step_from_the_checkpoint(browser_client
 
 def test_waiting_again_after_an_interrupted_try(browser_client, alice, accept, clock):
     job = drive_to(accept(), "leased", now=clock.now())
-    assert queue.fail(job_id=job.pk, epoch=job.epoch, error="ConnectionError: reset", now=clock.now()).state == "queued"
+    assert queue.fail(job_id=job.pk, epoch=job.epoch, error="ConnectionError: reset", code="handler_error",
+                      now=clock.now()).state == "queued"
     html = page(browser_client(alice), job)
     assert status_line(html) == "Waiting — trying again shortly: the last try was interrupted"
     assert "Interrupted: it will be tried again shortly" in html
@@ -77,29 +78,74 @@ def test_done_says_the_outcome_and_stops_asking(browser_client, alice, reviewed)
     assert not [word for word in QUEUE_WORDS if word in words(html)]
 
 
-@pytest.mark.parametrize("error, why, advice", [
-    ("damaged_document: the DOCX is damaged and cannot be read; submit a new copy",
+SERVICE_WHY = "Our review service had a problem."
+SERVICE_ADVICE = "You need not do anything: staff have been told and will run it again"
+
+
+@pytest.mark.parametrize("error, code, why, advice, again", [
+    ("damaged_document: the DOCX is damaged and cannot be read; submit a new copy", "damaged_document",
      "The document could not be read. The DOCX is damaged and cannot be read; submit a new copy.",
-     "Submit a readable copy"),
-    ("time_limit: the document is too complex to read within 20 s",
+     "Submit a readable copy", True),
+    ("time_limit: the document is too complex to read within 20 s", "time_limit",
      "The document could not be read. The document is too complex to read within 20 s.",
-     "Submit a readable copy"),
-    ("deadline: the job ran out of time", "The review ran out of time.", "Submit it again"),
-    ("ConnectionError: connection reset", "The review service kept failing.", "Submit it again in a few minutes"),
-    ("tool_not_allowed: proposal rejected at step 2", "The review stopped at one of its safety checks.",
-     "Submit it again"),
+     "Submit a readable copy", True),
+    ("deadline: the job ran out of time", "deadline", "The review ran out of time.", "Submit it again", True),
+    ("ConnectionError: connection reset", "handler_error", SERVICE_WHY, SERVICE_ADVICE, False),
+    ("handler_crashed: the handler's process died (SIGSEGV)", "handler_crashed", SERVICE_WHY, SERVICE_ADVICE, False),
+    ("tool_not_allowed: proposal rejected at step 2", "tool_not_allowed",
+     "The review stopped at one of its safety checks.", "Submit it again", True),
 ])
 def test_a_failed_job_says_why_and_what_to_do_and_keeps_asking_slowly(browser_client, alice, accept, clock, error,
-                                                                       why, advice):
+                                                                       code, why, advice, again):
     job = drive_to(accept(), "leased", now=clock.now())
-    queue.fail(job_id=job.pk, epoch=job.epoch, error=error, now=clock.now(), retryable=False)
+    queue.fail(job_id=job.pk, epoch=job.epoch, error=error, code=code, now=clock.now(), retryable=False)
     html = browser_client(alice).get(f"/jobs/{job.pk}?poll=1", headers=HTMX).content.decode()
     assert status_line(html) == "Failed"
-    reason = re.sub(r"<[^>]+>", "", re.search(r'<p id="failure-reason">(.*?)</p>', html, re.S).group(1))
-    assert reason == f"Why: {why}"
+    assert failure_reason(html) == f"Why: {why}"
     assert f"<strong>What to do:</strong> {advice}" in html
     assert 'hx-trigger="load delay:30s, poll-retry"' in html  # a staff retry shows without a reload
-    assert 'id="submit-again"' in html and error.split(":")[0] + ":" not in html
+    assert ('id="submit-again"' in html) is again and code + ":" not in html
+
+
+def failure_reason(html: str) -> str:
+    return re.sub(r"<[^>]+>", "", re.search(r'<p id="failure-reason">(.*?)</p>', html, re.S).group(1))
+
+
+def test_the_reason_is_chosen_by_the_code_not_the_words(browser_client, alice, accept, clock):
+    """The same words under different codes read differently; reworded, under one code, the same."""
+    client = browser_client(alice)
+    pages = {}
+    for name, error, code in [("deadline words, service code", "deadline passed", "handler_crashed"),
+                              ("spent words, document code", "lease expired; attempts spent: x", "memory_limit"),
+                              ("reworded deadline", "Frist verstrichen", "deadline_passed")]:
+        job = drive_to(accept(now=clock.now() - timedelta(seconds=len(pages) + 1)), "leased", now=clock.now())
+        queue.fail(job_id=job.pk, epoch=job.epoch, error=error, code=code, now=clock.now(), retryable=False)
+        pages[name] = failure_reason(page(client, job))
+    assert pages["deadline words, service code"] == f"Why: {SERVICE_WHY}"
+    assert pages["spent words, document code"].startswith("Why: The document could not be read.")
+    assert pages["reworded deadline"] == "Why: The review ran out of time."
+
+
+def test_a_provider_failure_asks_nothing_of_her_and_offers_no_submit_again(browser_client, alice, document_job,
+                                                                          clock):
+    """The review's own provider codes (agent.presentation.FAILURES) are our side's problem."""
+    job = drive_to(document_job(), "leased", now=clock.now())
+    queue.fail(job_id=job.pk, epoch=job.epoch, error="model_error: model provider call failed: HTTP 502",
+               code="model_error", now=clock.now(), retryable=False)
+    html = page(browser_client(alice), job)
+    assert failure_reason(html) == f"Why: {SERVICE_WHY}"
+    assert f"<strong>What to do:</strong> {SERVICE_ADVICE}" in html
+    assert 'id="submit-again"' not in html and "Submit again" not in html and "HTTP 502" not in html
+
+
+def test_a_job_staff_discarded_says_so_and_offers_submit_again(browser_client, alice, accept, clock):
+    job = drive_to(accept(), "unknown", now=clock.now())
+    assert queue.resolve(job_id=job.pk, expected_state="unknown", expected_epoch=job.epoch, to_state="dead",
+                         actor="staff:ops", reason="provider has no record", now=clock.now())
+    html = page(browser_client(alice), job)
+    assert failure_reason(html) == "Why: Staff closed it: the review service could not finish it."
+    assert "<strong>What to do:</strong> Submit it again." in html and 'id="submit-again"' in html
+    assert "provider has no record" not in html
 
 
 def test_needs_checking_says_staff_are_confirming(browser_client, alice, accept, clock):
