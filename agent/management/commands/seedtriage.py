@@ -89,7 +89,8 @@ class Command(BaseCommand):
                                                what=PROVIDER_CALL)
             if not marked:
                 raise CommandError(f"job {job.pk}: {marked.reason}")
-            outcome = queue.fail(job_id=claim.job_id, epoch=claim.epoch, error=PROVIDER_LOST, now=queue_clock.now())
+            outcome = queue.fail(job_id=claim.job_id, epoch=claim.epoch, error=PROVIDER_LOST, code="model_error",
+                                 now=queue_clock.now())
         else:
             spec = kinds.get(KIND)
             if spec is None:  # the agent app registers it
@@ -98,7 +99,7 @@ class Command(BaseCommand):
             if not isinstance(verdict, Failed):  # its lease runs out and a worker reviews it again
                 raise CommandError(f"job {job.pk}: the review of {case.document.name} did not fail "
                                    f"({type(verdict).__name__})")
-            outcome = queue.fail(job_id=claim.job_id, epoch=claim.epoch, error=verdict.error,
+            outcome = queue.fail(job_id=claim.job_id, epoch=claim.epoch, error=verdict.error, code=verdict.code,
                                  retryable=verdict.retryable, now=queue_clock.now())
         if not outcome:
             raise CommandError(f"job {job.pk}: {outcome.reason}")
