@@ -228,6 +228,23 @@ def _stdnum_reason(exc: Exception) -> str:
     return "not valid"
 
 
+def check_value(name: str, value: str | None, *, country: str | None = None, today: date | None = None) -> Field:
+    """The check of one required field's value, given on its own (a value a person typed, or a
+    model suggested): the same checks the review runs on what it reads."""
+    if name == "vat_id":
+        return check_vat_id(value, country=country)
+    if name == "invoice_date":
+        return check_invoice_date(value, today=today)
+    checks: dict[str, Callable[[str | None], Field]] = {
+        "supplier_name": check_supplier_name,
+        "invoice_number": check_invoice_number,
+        "currency": check_currency,
+        "total_amount": check_total_amount,
+        "iban": check_iban,
+    }
+    return checks[name](value)
+
+
 # --- reading the fields off a page ------------------------------------------------------------
 #
 # The page is cut into columns: a line's words with no wide gap between them. A label is

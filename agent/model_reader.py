@@ -28,7 +28,7 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from jobs import queue
 from jobs.context import JobContext
@@ -260,20 +260,7 @@ def merge(fields: dict[str, dict], answer: dict[str, Any], lines: list[DocLine],
 
 def check(name: str, found: Found, *, today: date | None = None) -> dict[str, Any]:
     """The deterministic check of a value found in the document: it decides present or malformed."""
-    if name == "vat_id":
-        result: Any = checks.check_vat_id(found.value, country=found.country)
-    elif name == "invoice_date":
-        result = checks.check_invoice_date(found.value, today=today)
-    else:
-        readers: dict[str, Callable[[str], Any]] = {
-            "supplier_name": checks.check_supplier_name,
-            "invoice_number": checks.check_invoice_number,
-            "currency": checks.check_currency,
-            "total_amount": checks.check_total_amount,
-            "iban": checks.check_iban,
-        }
-        result = readers[name](found.value)
-    return dict(result) if isinstance(result, dict) else result.as_dict()
+    return checks.check_value(name, found.value, country=found.country, today=today).as_dict()
 
 
 def locate(name: str, value: str, lines: list[DocLine]) -> Found | None:

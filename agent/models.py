@@ -95,3 +95,30 @@ class DocumentFingerprint(models.Model):
 
     def __str__(self) -> str:
         return f"fingerprint of job {self.job_id}"
+
+
+class FieldCorrection(models.Model):
+    """A member's correction of one field of a finished review, or their confirmation of its
+    value as seen: written only by ``agent.corrections.correct``, never changed afterwards. The
+    latest per field is what the field now says; the review's own result stays as it completed."""
+
+    job = models.ForeignKey("jobs.Job", on_delete=models.CASCADE, related_name="field_corrections")
+    field = models.CharField(max_length=32, help_text="One of the review's required fields (agent.fields.REQUIRED).")
+    previous_value = models.TextField(blank=True, help_text="The field's value before: the review's, or an earlier "
+                                                            "correction's (empty: it had none).")
+    value = models.TextField(help_text="As the member typed it; the same value as before for a confirmation.")
+    checked_value = models.TextField(blank=True, help_text="As the field's check keeps it (an IBAN grouped in fours, "
+                                                           "an ISO date).")
+    status = models.CharField(max_length=16, help_text="The field's check on the value: present, malformed...")
+    detail = models.CharField(max_length=300, blank=True, help_text="The check's words about it.")
+    confirmed = models.BooleanField(default=False, help_text="Confirmed as seen, not typed anew.")
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                           related_name="+")
+    by_name = models.CharField(max_length=150, help_text="The member's username when they corrected it.")
+    at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["job", "id"], name="fieldcorrection_job_idx")]
+
+    def __str__(self) -> str:
+        return f"{'confirmation' if self.confirmed else 'correction'} of {self.field} on job {self.job_id}"

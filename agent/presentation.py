@@ -9,13 +9,13 @@ an unknown job with a note of their own.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from jobs.kinds import FailureCause, PageBox, Presentation
 
-from . import duplicates, fields, reading
+from . import corrections, duplicates, fields, reading
 from .models import Checkpoint
 from .tools import PHONE_CHECK, SEQUENCE, needs_phone_check, scan_words
 
@@ -103,17 +103,46 @@ def present(result: dict[str, Any]) -> dict[str, Any]:
 def _row(name: str, field: dict[str, Any], currency: str | None, *, readable: bool,
          sizes: list[tuple[float, float]] | None = None) -> dict[str, Any]:
     status = str(field.get("status", ""))
-    not_read = status == "missing" and not readable
+    correction = _correction(name, field, currency, sizes or [])
+    not_read = status == "missing" and not readable and correction is None
     words = NOT_READ if not_read else STATUS_WORDS.get(status, status)
     sizes = sizes or []
+    value = field.get("value")
     return {"name": name, "label": label(name), "status": status, "status_text": words,
             "value": shown_value(name, field, currency), "detail": "" if not_read else field.get("detail") or "",
             "evidence": (_evidence(field.get("evidence"), _box(name, field.get("evidence"), sizes, tone=status))
-                         if field.get("value") not in (None, "") else None),
-            "candidates": [{"value": shown_value(name, {**c, "status": "present"}, currency),
+                         if value not in (None, "") else None),
+            "candidates": [{"value": shown_value(name, {**c, "status": "present"}, currency), "raw": str(c["value"]),
                             "evidence": _evidence(c.get("evidence"),
                                                   _box(name, c.get("evidence"), sizes, index, tone=status))}
-                           for index, c in _candidates(field)]}
+                           for index, c in _candidates(field)],
+            # What a correction starts from, and whether the value there is one to confirm as seen.
+            "raw": "" if value is None else str(value),
+            "confirmable": status in ("present", "to_check") and value not in (None, "")
+                           and not (correction and correction["confirmed"]),
+            "correction": correction}
+
+
+def _correction(name: str, field: dict[str, Any], currency: str | None,
+                sizes: list[tuple[float, float]]) -> dict[str, Any] | None:
+    """A member's correction of the field (agent.corrections): who, when, confirmed or typed anew,
+    and what the review had read, with where it read it."""
+    correction = field.get("correction")
+    if not isinstance(correction, dict):
+        return None
+    try:
+        at: datetime | None = datetime.fromisoformat(str(correction.get("at")))
+    except ValueError:
+        at = None
+    review = correction.get("review")
+    review = review if isinstance(review, dict) else {}
+    readings = [review] if review.get("value") not in (None, "") else [c for _, c in _candidates(review)]
+    return {"confirmed": bool(correction.get("confirmed")), "by": str(correction.get("by") or ""), "at": at,
+            "review": [{"value": shown_value(name, {**r, "status": "present"}, currency),
+                        "evidence": _evidence(r.get("evidence"), _box(name, r.get("evidence"), sizes,
+                                                                      index if len(readings) > 1 else 0,
+                                                                      tone=str(review.get("status", ""))))}
+                       for index, r in enumerate(readings, 1)]}
 
 
 def _candidates(field: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
@@ -180,8 +209,12 @@ def boxes(result: dict[str, Any]) -> list[PageBox]:
         return []
     found: list[PageBox] = []
     for row in present(result)["rows"]:
-        # A value to check shows its readings, not the value: their boxes, not its own.
-        for evidence in [c["evidence"] for c in row["candidates"]] or [row["evidence"]]:
+        # A value to check shows its readings, not the value: their boxes, not its own; a corrected
+        # value shows where the review read what it replaced.
+        readings = [c["evidence"] for c in row["candidates"]] or [row["evidence"]]
+        if row["correction"] and not row["evidence"]:
+            readings = [r["evidence"] for r in row["correction"]["review"]]
+        for evidence in readings:
             if evidence and evidence["box"] is not None:
                 found.append(evidence["box"])
     return found
@@ -202,7 +235,25 @@ def export_columns(result: dict[str, Any]) -> dict[str, str]:
         columns["Read from"] = reading.source_words(result["reading"]).removeprefix("Read from ").rstrip(".")
         findings = result.get("findings")
         columns["Findings"] = " | ".join(str(f) for f in findings) if isinstance(findings, list) else ""
+    corrected = [_corrected_words(name, field) for name, field in _fields(result).items()
+                 if isinstance(field, dict) and isinstance(field.get("correction"), dict)]
+    if corrected:  # the values above are the corrected ones; what the review read is kept here
+        columns["Corrections"] = " | ".join(corrected)
     return columns
+
+
+def _corrected_words(name: str, field: dict[str, Any]) -> str:
+    """"IBAN / bank account: corrected by alice on 2026-03-20 (the review read DE00 1234)"."""
+    correction = field["correction"]
+    review = correction.get("review")
+    review = review if isinstance(review, dict) else {}
+    day = str(correction.get("at") or "")[:10]
+    if correction.get("confirmed"):
+        return f"{label(name)}: confirmed by {correction.get('by')} on {day}"
+    read = review.get("value")
+    if read in (None, ""):
+        read = " or ".join(str(c["value"]) for _, c in _candidates(review)) or "nothing"
+    return f"{label(name)}: corrected by {correction.get('by')} on {day} (the review read {read})"
 
 
 def note(result: dict[str, Any]) -> str:
@@ -227,4 +278,5 @@ FAILURES = {code: FailureCause.SERVICE for code in (
 
 REVIEW = Presentation(outcomes=OUTCOMES, present=present, export_columns=export_columns, note=note,
                       progress_text=progress_text, boxes=boxes, failures=FAILURES,
-                      duplicates=duplicates.of_jobs, duplicate_ids=duplicates.flagged)
+                      duplicates=duplicates.of_jobs, duplicate_ids=duplicates.flagged,
+                      revise=corrections.revise, correct=corrections.correct, history=corrections.history)

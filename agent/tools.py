@@ -142,7 +142,7 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
         status = field.get("status")
         if status == "present":
             detail = f" ({field['detail']})" if field.get("detail") else ""
-            found.append(f"- {label}: {_shown(name, field, found_fields)}{detail}")
+            found.append(f"- {label}: {_shown(name, field, found_fields)}{detail}{_by_whom(field)}")
         elif status == "to_check":
             to_check.append(f"- {label}: {_readings(name, field, found_fields)}")
         elif status == "malformed":
@@ -176,7 +176,8 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
                       "To check (the review read two different values; see which one the invoice means):",
                       *to_check, ""]
         if wrong:
-            lines += ["Needs correcting:", *(f"- {fields.LABELS[n]}: {_failed(found_fields[n])}" for n in wrong), ""]
+            lines += ["Needs correcting:", *(f"- {fields.LABELS[n]}: {_failed(found_fields[n])}"
+                                             f"{_by_whom(found_fields[n])}" for n in wrong), ""]
         if not_found:
             lines += ["Not found by the review (look on the document before asking the supplier):",
                       *(f"- {fields.LABELS[n]}" for n in not_found), ""]
@@ -199,14 +200,8 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
                     else f"{_capital(_failed(found_fields[n]))}.") for n in wrong]
     if asks:
         invoice = _invoice_reference(found_fields) if readable else "your invoice"
-        opening, closing = {
-            "friendly": (f"Hi, thanks for {invoice}! Before we can process it, we'd need your help with the "
-                         "following.", "Thanks a lot!"),
-            "formal": (f"Dear Sir or Madam, regarding {invoice}: before we can process it, we would be grateful "
-                       "for your help with the following.", "We look forward to your reply."),
-        }.get(tone, (f"Regarding {invoice}: before we can process it, we need your help with the following.",
-                     "Thank you."))
-        lines += [SUPPLIER_PART, opening, *asks, closing]
+        opening, closing = OPENINGS.get(tone, OPENINGS["neutral"])
+        lines += [SUPPLIER_PART, opening.format(invoice=invoice), *asks, closing]
     elif to_check or findings:
         lines.append("Nothing to ask the supplier: check the points above yourself first.")
     else:
@@ -227,6 +222,40 @@ def scan_words(scanned: Any) -> str:
 
 
 SUPPLIER_PART = "To ask the supplier (ready to paste into your email):"
+# How the message to the supplier opens and closes, in each tone the draft step may take.
+OPENINGS = {
+    "neutral": ("Regarding {invoice}: before we can process it, we need your help with the following.",
+                "Thank you."),
+    "friendly": ("Hi, thanks for {invoice}! Before we can process it, we'd need your help with the following.",
+                 "Thanks a lot!"),
+    "formal": ("Dear Sir or Madam, regarding {invoice}: before we can process it, we would be grateful for your "
+               "help with the following.", "We look forward to your reply."),
+}
+
+
+def tone_of(note: str) -> str:
+    """The tone a note's message to the supplier was written in (neutral when it has none):
+    a note written again after a correction keeps the review's tone."""
+    _, _, message = note.partition(SUPPLIER_PART)
+    for tone, (opening, _closing) in OPENINGS.items():
+        if message.lstrip().startswith(opening.partition("{invoice}")[0]):
+            return tone
+    return "neutral"
+
+
+def _by_whom(field: dict[str, Any]) -> str:
+    """" (corrected by alice; the review read DE00 1234)", " (confirmed by alice)", or nothing."""
+    correction = field.get("correction")
+    if not isinstance(correction, dict):
+        return ""
+    by = correction.get("by") or "a member"
+    if correction.get("confirmed"):
+        return f" (confirmed by {by})"
+    review = correction.get("review")
+    review = review if isinstance(review, dict) else {}
+    read = review.get("value") or " or ".join(str(c["value"]) for c in review.get("candidates") or []
+                                             if isinstance(c, dict) and c.get("value"))
+    return f" (corrected by {by}; the review read {read})" if read not in (None, "") else f" (entered by {by})"
 PHONE_CHECK = ("Before paying, confirm the bank account by phone with the supplier, on a number you already "
                "know (not one from this invoice or its email).")
 

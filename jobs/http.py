@@ -445,6 +445,30 @@ def cancel(call: Call, job_id: int) -> queue.Outcome:
     return outcome
 
 
+def correction(call: Call) -> tuple[str | None, bool]:
+    """The value, or the confirmation, a correction of a field sends: a JSON body
+    (``schemas.CorrectionRequest``) or the job page's form (``value``, or ``confirm``)."""
+    request = call.request
+    if request.content_type == "application/json":
+        try:
+            body = _loads(request.body or b"null")
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            raise HttpError(400, "malformed_json", "the body is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise HttpError(400, "invalid", 'the body must be a JSON object: {"value": "..."} or {"confirm": true}')
+        parsed = validated(schemas.CorrectionRequest, body)
+        value, confirm = parsed.value, parsed.confirm
+    elif request.method == "POST" and request.content_type in ("multipart/form-data",
+                                                                "application/x-www-form-urlencoded"):
+        value, confirm = request.POST.get("value"), request.POST.get("confirm", "") in ("1", "true", "on")
+    else:
+        raise HttpError(415, "unsupported_media_type", 'send application/json: {"value": "..."} or {"confirm": true}',
+                        field="Content-Type")
+    if confirm and value is not None:
+        raise HttpError(400, "invalid", "send a value or confirm the one there is, not both", field="confirm")
+    return value, confirm
+
+
 def submit(call: Call) -> queue.Acceptance:
     """Parse the request and accept it as the caller: one transaction, or an HttpError."""
     if call.tenant_id is None:

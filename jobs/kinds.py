@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from django.db.models import QuerySet
 
     from .context import JobContext
+    from .models import User
 
 
 class DocumentCheck(Protocol):
@@ -108,6 +109,54 @@ class FailureCause(StrEnum):
     CHECK = "check"  # the review stopped at one of its own checks
 
 
+class Refused(Exception):
+    """A kind's hook refusing what a submitter asked of a finished job (a correction): a stable
+    code, the reason in the submitter's words, and the status the web answers with (400: the
+    input; 404: no such job for this tenant; 409: not possible in the job's state), with the
+    input at fault for a 400 and the job's state for a 409."""
+
+    def __init__(self, status: int, code: str, message: str, *, field: str | None = None,
+                 state: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.field, self.state = status, code, message, field, state
+
+
+@dataclass(frozen=True, kw_only=True)
+class Correction:
+    """One field of a completed result corrected (or confirmed as seen) by a member of its tenant,
+    as the kind recorded it: the value it now has and its check, the value before, the
+    review's own, who and when, and the job's summary as the kind now reads the result."""
+
+    field: str
+    label: str  # the field in the submitter's words ("IBAN / bank account")
+    value: str | None  # as the field's check keeps it (an IBAN grouped in fours, a date in ISO)
+    status: str  # the kind's status code, from the same check the review ran
+    detail: str
+    confirmed: bool  # the member confirmed the value as it was, rather than typing another
+    previous_value: str | None  # before this correction (the review's, or an earlier correction's)
+    review_value: str | None  # the review's own, kept for the audit
+    review_status: str
+    by: str  # the member's username
+    at: datetime
+    summary: Summary | None = None
+
+
+class Corrector(Protocol):
+    def __call__(self, *, job_id: int, tenant_id: int | None, user: User, field: str, value: str | None,
+                 confirm: bool, now: datetime) -> Correction:
+        """Correct ``field`` of the job's result to ``value``, or confirm its value (``confirm``),
+        for ``user`` of the tenant; raise ``Refused`` when it cannot be (nothing is written)."""
+
+
+@dataclass(frozen=True)
+class Remark:
+    """A line a kind adds to the submitter's history of a job (a member corrected a value)."""
+
+    at: datetime
+    words: str
+    tone: str = ""  # good, attention, bad: what the timeline colours it by
+
+
 @dataclass(frozen=True)
 class Presentation:
     """How a kind's jobs read on the submitter's pages, so the queue app shows them without
@@ -139,6 +188,15 @@ class Presentation:
     # job's page says why in the right words. Codes not named here: the queue's own reading
     # of them (``jobs.status.failure``), else ``CHECK``.
     failures: dict[str, FailureCause] = field(default_factory=dict)
+    # Completed results by job id -> the same results as the submitters' corrections make them
+    # (each corrected field with its new value and check, the review's own kept beside it); a
+    # job without corrections comes back as it was. The pages, downloads, the API and the CSV
+    # pass a result through it before the hooks above.
+    revise: Callable[[dict[int, dict[str, Any]]], dict[int, dict[str, Any]]] | None = None
+    # Correct one field of a completed result, or confirm it as seen (``Corrector``).
+    correct: Corrector | None = None
+    # A job's id and the viewer's user id -> lines for the submitter's history of the job.
+    history: Callable[[int, int | None], list[Remark]] | None = None
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ class Operation:
     body: dict[str, type[BaseModel]] = field(default_factory=dict)  # media type -> model
     query: type[BaseModel] | None = None
     headers: tuple[dict[str, Any], ...] = ()  # request headers, as OpenAPI parameters
+    path_types: dict[str, dict[str, Any]] = field(default_factory=dict)  # path parameters that are not integers
 
 
 RETRY_AFTER = {"description": "Seconds to wait before asking again", "schema": {"type": "integer", "minimum": 1}}
@@ -115,6 +116,28 @@ OPERATIONS: tuple[Operation, ...] = (
             503: unavailable(),
         },
     ),
+    Operation(
+        "patch", "/jobs/{id}/fields/{field}", "job_field", "correctField",
+        "Correct a field of a completed job's result, or confirm its value: the field's own check runs on it",
+        body={"application/json": schemas.CorrectionRequest},
+        path_types={"field": {"type": "string", "description": "The field (document_review: supplier_name, vat_id, "
+                                                                "invoice_number, invoice_date, currency, total_amount, "
+                                                                "iban)"}},
+        answers={
+            200: Answer("Corrected or confirmed: the field now, beside the review's own value",
+                        schemas.FieldCorrection),
+            400: Answer("An unknown field (unknown_field), an empty value (empty_value), a value that cannot be "
+                        "stored (invalid_value), or a body that is neither; `field` says which"),
+            401: UNAUTHENTICATED,
+            403: Answer("CSRF check failed (session requests)"),
+            404: Answer("No such job for this tenant (unknown and foreign ids answer alike)"),
+            405: NOT_ALLOWED,
+            409: Answer("The job is not completed (not_completed, `state` says how), its result has no fields "
+                        "(not_correctable), or the value to confirm is missing or fails its check (cannot_confirm)"),
+            415: Answer("The body is not JSON"),
+            503: unavailable(),
+        },
+    ),
 )
 
 
@@ -165,7 +188,7 @@ def openapi() -> dict[str, Any]:
 
 
 def _operation(op: Operation, query_schemas: dict[str, Any]) -> dict[str, Any]:
-    parameters = [{"name": name, "in": "path", "required": True, "schema": {"type": "integer"}}
+    parameters = [{"name": name, "in": "path", "required": True, "schema": op.path_types.get(name, {"type": "integer"})}
                   for name in re.findall(r"{(\w+)}", op.path)]
     if op.query:
         query = query_schemas[op.query.__name__]

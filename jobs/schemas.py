@@ -173,8 +173,11 @@ class Job(Summarized):
     result: Any = Field(default=None, description="Only when state is completed; its shape depends on the kind")
 
     @classmethod
-    def of(cls, job: models.Job, events: Iterable[models.JobEvent], duplicate: kinds.Duplicate | None = None) -> Job:
-        completed: dict[str, Any] = {"result": job.result} if job.state == State.COMPLETED else {}
+    def of(cls, job: models.Job, events: Iterable[models.JobEvent], duplicate: kinds.Duplicate | None = None,
+           *, result: Any = None) -> Job:
+        """``result``: the result as the submitters see it (``status.shown_result``), else the job's own."""
+        shown = job.result if result is None else result
+        completed: dict[str, Any] = {"result": shown} if job.state == State.COMPLETED else {}
         return cls(
             id=job.pk, kind=job.kind, state=State(job.state), attempts=job.attempts, max_attempts=job.max_attempts,
             created_at=job.created_at, updated_at=job.updated_at, finished_at=job.finished_at,
@@ -229,6 +232,37 @@ class JobList(Body):
         )
 
 
+class FieldCorrection(Body):
+    """A field of a completed result as a member corrected (or confirmed) it."""
+
+    job: int
+    field: str
+    label: str = Field(description="The field in words")
+    value: str | None = Field(description="The value now, as the field's check keeps it")
+    status: str = Field(description="The field's check on it (document_review: present, malformed, missing)")
+    detail: str = Field(description="The check's words about the value")
+    confirmed: bool = Field(description="Confirmed as it was, rather than corrected to another value")
+    previous_value: str | None = Field(description="The value before this correction")
+    review_value: str | None = Field(description="The value the review itself read, kept for the audit")
+    review_status: str = Field(description="The review's own check of the field")
+    by: str = Field(description="The member who corrected it")
+    at: Time
+    outcome: str | None = Field(description="The job's outcome code now")
+    outcome_text: str | None = Field(description='The job\'s outcome in words now ("OK", "1 to correct")')
+    needs_action: bool = Field(description="The submitter still has something to do about the job")
+    status_url: str
+
+    @classmethod
+    def of(cls, job_id: int, correction: kinds.Correction) -> FieldCorrection:
+        summary = correction.summary
+        return cls(job=job_id, field=correction.field, label=correction.label, value=correction.value,
+                   status=correction.status, detail=correction.detail, confirmed=correction.confirmed,
+                   previous_value=correction.previous_value, review_value=correction.review_value,
+                   review_status=correction.review_status, by=correction.by, at=correction.at,
+                   outcome=summary.outcome if summary else None, outcome_text=summary.text if summary else None,
+                   needs_action=summary.needs_action if summary else False, status_url=status_url(job_id))
+
+
 # --- Requests --------------------------------------------------------------------------------
 
 
@@ -250,6 +284,14 @@ class JobForm(BaseModel):
                                  description="The operation key, when the Idempotency-Key header is not sent")
     document: Annotated[Any, WithJsonSchema({"type": "string", "contentMediaType": "application/octet-stream"})] = (
         Field(default=None, description="The document (an uploaded file)"))
+
+
+class CorrectionRequest(BaseModel):
+    """The JSON body of PATCH /jobs/{id}/fields/{field}: the right value, or a confirmation of the
+    value there is. Other fields are ignored."""
+
+    value: str | SkipJsonSchema[None] = Field(default=None, description="The field's right value, as printed")
+    confirm: bool = Field(default=False, description="true: the value there is was checked and is right")
 
 
 class Scope(str, Enum):

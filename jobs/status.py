@@ -157,15 +157,17 @@ NO_PAGES = "This kind of file has no pages to preview. Download the original to 
 
 
 def document_pane(job: Job, *, page_url: Callable[[int], str], download_url: str,
-                  requested: str | None = None) -> DocumentPane | None:
+                  requested: str | None = None, result: dict[str, Any] | None = None) -> DocumentPane | None:
     """The document pane of ``job`` (None without a document); ``requested`` is the page asked for
-    (``?page=``: where a link to a box leads without script)."""
+    (``?page=``: where a link to a box leads without script); ``result`` the result as the page shows
+    it (``shown_result``), else the job's own."""
     if not job.document:
         return None
     images = documents.page_images(job.document) if job.is_terminal else []
     spec = kinds.get(job.kind)
     hook = spec.presentation.boxes if spec else None
-    boxes = hook(job.result) if hook and job.state == COMPLETED and isinstance(job.result, dict) else []
+    result = result if result is not None else job.result
+    boxes = hook(result) if hook and job.state == COMPLETED and isinstance(result, dict) else []
     pages = [DocumentPage(image.number, page_url(image.number), image.width, image.height,
                           [box for box in boxes if box.page == image.number]) for image in images]
     try:
@@ -603,10 +605,10 @@ def export(jobs: Iterable[Job]) -> Export:
     the kinds' columns, in the order they first appear."""
     columns: dict[str, None] = {}
     records: list[tuple[Job, dict[str, str]]] = []
-    for job in jobs:
+    for job, result in with_shown_results(jobs):
         spec = kinds.get(job.kind)
         hook = spec.presentation.export_columns if spec else None
-        values = hook(job.result) if hook and job.state == COMPLETED and job.result is not None else {}
+        values = hook(result) if hook and result is not None else {}
         columns.update(dict.fromkeys(values))
         records.append((job, values))
     # A kind that flags duplicates adds their column, just before the job's own.
@@ -630,6 +632,39 @@ def duplicate_words(duplicate: kinds.Duplicate) -> str:
     """ "#12 (same file; sent 2026-03-11 09:30 UTC by bob)": a CSV cell, in UTC like the rest of the export."""
     sent = duplicate.sent_at.astimezone(dt_timezone.utc).strftime("%Y-%m-%d %H:%M")
     return f"#{duplicate.job_id} ({duplicate.match}; sent {sent} UTC by {duplicate.by})"
+
+
+def shown_result(job: Job) -> Any:
+    """A completed job's result as its submitters see it: through its kind's ``revise`` hook (their
+    corrections applied, the kind's own result kept inside). None until the job is completed."""
+    return next(with_shown_results([job]))[1]
+
+
+def with_shown_results(jobs: Iterable[Job], *, chunk: int = 500) -> Iterator[tuple[Job, Any]]:
+    """Each job with its result as ``shown_result`` reads it (None unless completed), asking each
+    kind's ``revise`` hook once per ``chunk`` jobs rather than once a job."""
+    def revised(group: list[Job]) -> Iterator[tuple[Job, Any]]:
+        shown: dict[int, Any] = {}
+        by_kind: dict[str, dict[int, dict[str, Any]]] = {}
+        for job in group:
+            if job.state == COMPLETED and job.result is not None:
+                shown[job.pk] = job.result
+                if isinstance(job.result, dict):
+                    by_kind.setdefault(job.kind, {})[job.pk] = job.result
+        for name, results in by_kind.items():
+            spec = kinds.get(name)
+            if spec is not None and spec.presentation.revise is not None:
+                shown.update(spec.presentation.revise(results))
+        return ((job, shown.get(job.pk)) for job in group)
+
+    group: list[Job] = []
+    for job in jobs:
+        group.append(job)
+        if len(group) >= chunk:
+            yield from revised(group)
+            group = []
+    if group:
+        yield from revised(group)
 
 
 def safe_cell(value: str) -> str:

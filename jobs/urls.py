@@ -15,6 +15,7 @@ urlpatterns = [
     path("jobs/<int:job_id>/document", views.job_document, name="job_document"),
     path("jobs/<int:job_id>/again", views.job_again, name="job_again"),
     path("jobs/<int:job_id>/cancel", views.job_cancel, name="job_cancel"),
+    path("jobs/<int:job_id>/fields/<slug:field>", views.job_field, name="job_field"),
     path("batches/<slug:batch>", views.batch_detail, name="batch_detail"),
     path("batches/<slug:batch>/export.csv", views.batch_export, name="batch_export"),
     path("batches/<slug:batch>/cancel", views.batch_cancel, name="batch_cancel"),

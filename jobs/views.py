@@ -167,32 +167,80 @@ def job_detail(call: Call, job_id: int) -> HttpResponse:
     job = found.job
     if call.wants_json:
         live = {} if job.is_terminal else {"Retry-After": str(status.retry_after(job, queue_clock.now()))}
-        return call.json(schemas.Job.of(job, found.events, found.duplicate), headers=live)
+        return call.json(schemas.Job.of(job, found.events, found.duplicate, result=status.shown_result(job)),
+                         headers=live)
+    return job_page(call, found)
+
+
+def job_page(call: Call, found: status.JobStatus, *, refused: dict[str, str] | None = None,
+             code: int = 200) -> HttpResponse:
+    """The job's page (its status partial for htmx); ``refused``: a refused correction (its
+    ``field``, the ``message`` and the ``value`` typed), shown again at its form."""
+    job = found.job
     polls = status.poll_count(call.request.GET.get("poll"))
     kind = kinds.get(job.kind)
     presentation = kind.presentation if kind else kinds.Presentation()
-    result = job.result if job.state == Job.State.COMPLETED else None  # None until completed
+    result = status.shown_result(job)  # None until completed; with the members' corrections
     document = status.document_pane(job, page_url=lambda n: reverse("job_page_image", args=[job.pk, n]),
                                     download_url=reverse("job_document", args=[job.pk]),
-                                    requested=call.request.GET.get("page"))
+                                    requested=call.request.GET.get("page"), result=result)
+    timeline = status.timeline(found.events, viewer_id=call.identity.user.pk)
+    if presentation.history is not None:  # what the kind adds: who corrected which value
+        timeline = sorted([*timeline, *(status.Moment(r.at, r.words, r.tone)
+                                        for r in presentation.history(job.pk, call.identity.user.pk))],
+                          key=lambda moment: moment.at)
     return call.page("jobs/job_detail.html", {
-        "job": job, "timeline": status.timeline(found.events, viewer_id=call.identity.user.pk),
+        "job": job, "timeline": timeline,
         "headline": status.headline(job, status.progress_words(job)),
-        "result_template": kind.result_template if kind else "",
+        "result_template": kind.result_template if kind else "", "result": result,
         "view": presentation.present(result) if result is not None and presentation.present else {},
         "has_note": bool(result is not None and presentation.note and presentation.note(result)),
+        "correctable": presentation.correct is not None and job.state == Job.State.COMPLETED,
+        "refused": refused or {},
         "delay": status.page_poll_delay(job, polls), "next_poll": polls + 1,
         "again_key": uuid.uuid4().hex, "document": document, "duplicate": found.duplicate,
-    }, partial="status")
+    }, partial="status", status=code)
+
+
+@http.endpoint("PATCH", "POST")
+def job_field(call: Call, job_id: int, field: str) -> HttpResponse:
+    """Correct one field of a completed job's result, or confirm its value as seen: JSON
+    ``{"value": ...}`` or ``{"confirm": true}`` (PATCH, for API clients), or the job page's forms
+    (POST). Browsers go back to the field on the job's page (303); htmx gets the page's status
+    part; a refused value comes back at its form, with the reason."""
+    found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)  # foreign ids: the same 404
+    kind = kinds.get(found.job.kind)
+    hook = kind.presentation.correct if kind else None
+    value, confirm = http.correction(call)
+    try:
+        if hook is None:
+            raise kinds.Refused(409, "not_correctable", "this kind of job has no fields to correct",
+                                state=found.job.state)
+        done = hook(job_id=job_id, tenant_id=call.tenant_id, user=call.identity.user, field=field, value=value,
+                    confirm=confirm, now=queue_clock.now())
+    except kinds.Refused as exc:
+        if exc.status == 404:
+            raise Http404("no such job") from None
+        if call.wants_json or exc.status != 400:
+            raise HttpError(exc.status, exc.code, exc.message, field=exc.field, state=exc.state) from None
+        return job_page(call, found, refused={"field": field, "message": status.sentence(exc.message),
+                                              "value": value or ""}, code=400)
+    if call.wants_json:
+        return call.json(schemas.FieldCorrection.of(job_id, done))
+    if call.htmx:
+        return job_page(call, status.job_status(tenant_id=call.tenant_id, job_id=job_id))
+    return see_other(f"{schemas.status_url(job_id)}#field-{done.field}")
 
 
 @http.endpoint("GET", "HEAD")
 def job_result(call: Call, job_id: int) -> HttpResponse:
-    """A completed job's result, as a JSON file to keep."""
+    """A completed job's result, as a JSON file to keep: with the members' corrections, each
+    beside the value the review read."""
     job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job
-    if job.state != Job.State.COMPLETED or job.result is None:
+    result = status.shown_result(job)
+    if result is None:
         raise Http404("no result yet")
-    body = json.dumps(job.result, indent=2, ensure_ascii=False, sort_keys=True)
+    body = json.dumps(result, indent=2, ensure_ascii=False, sort_keys=True)
     return attachment(body, "application/json", f"{download_name(job)}-result.json")
 
 
@@ -223,7 +271,8 @@ def job_note(call: Call, job_id: int) -> HttpResponse:
     job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job
     kind = kinds.get(job.kind)
     hook = kind.presentation.note if kind else None
-    text = hook(job.result) if hook and job.state == Job.State.COMPLETED and job.result is not None else ""
+    result = status.shown_result(job)
+    text = hook(result) if hook and result is not None else ""
     if not text:
         raise Http404("no note")
     return attachment(text + "\n", "text/plain; charset=utf-8", f"{download_name(job)}-note.txt")

@@ -123,6 +123,29 @@ document.addEventListener("htmx:beforeSwap", (event) => {
   }
 });
 
+// --- Correcting a value on a job's page ([data-correction] forms swap the page's #status). A
+// refused value (400) comes back as the page with the reason at its form: swap it in too. After
+// the swap, focus goes to the field's row (or the refused form's input), not back to the top.
+let correcting = null;
+document.addEventListener("htmx:beforeRequest", (event) => {
+  const form = event.detail.elt;
+  if (form.matches && form.matches("[data-correction]")) correcting = form.closest("tr") ? form.closest("tr").id : null;
+});
+document.addEventListener("htmx:beforeSwap", (event) => {
+  if (event.detail.elt.matches("[data-correction]") && event.detail.xhr.status === 400) {
+    event.detail.shouldSwap = true;
+    event.detail.isError = false;
+  }
+});
+document.addEventListener("htmx:afterSettle", () => {
+  if (!correcting) return;
+  const row = document.getElementById(correcting);
+  correcting = null;
+  if (!row) return;
+  const refused = row.querySelector("[aria-invalid=true]");
+  (refused || row).focus();
+});
+
 // Nothing chosen or typed is lost on a refused submission: the files (which a server cannot send
 // back) and the text go back into the form that replaces this one.
 let sentForm = null;

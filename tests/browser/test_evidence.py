@@ -64,8 +64,11 @@ def test_a_finished_review_shows_each_value_with_the_line_it_was_read_from(make_
     assert number.locator(".evidence").inner_text() == "read from page 1: Factuurnummer: 993548900"
     total = page.locator("#fields tr", has=page.locator("th:text-is('Total amount')"))
     assert total.locator(".badge").inner_text() == "To check"
-    assert total.locator(".candidates li").all_inner_texts() == [
-        "EUR 717.97\nread from page 1: Totaal € 717,97", "EUR 593.36\nread from page 2: Te betalen 593,36"]
+    # Each reading with where it was read, and a button to take it as the value.
+    readings = [text.partition("\nThis one")[0] for text in total.locator(".candidates li").all_inner_texts()]
+    assert readings == ["EUR 717.97\nread from page 1: Totaal € 717,97",
+                        "EUR 593.36\nread from page 2: Te betalen 593,36"]
+    assert total.get_by_role("button", name="Total amount EUR 593.36").inner_text().startswith("This one")
     # The supplier's name was read from a long footer line: it wraps inside the card on a phone.
     supplier = page.locator("#fields tr", has=page.locator("th:text-is('Supplier name')")).locator(".evidence")
     page.set_viewport_size({"width": 390, "height": 844})

@@ -20,7 +20,7 @@ from jobs.models import Tenant, User
 from jobs.openapi import OPERATIONS, openapi
 from tests.conftest import claim_first
 
-from .conftest import key
+from .conftest import key, review_result
 
 NOOP = {"kind": "diagnostic.noop", "payload": {}}
 
@@ -56,6 +56,13 @@ def scenarios(alice, bob, api_client, accept, completed_job, monkeypatch, clock,
     def cancel(who, job_id):
         return who.post(f"/jobs/{job_id}/cancel")
 
+    def correct(who, job_id, body, field="iban", content_type="application/json"):
+        data = json.dumps(body) if content_type == "application/json" else body
+        return who.patch(f"/jobs/{job_id}/fields/{field}", data=data, content_type=content_type)
+
+    review = completed_job(review_result(iban_status="malformed"), kind="document_review", payload={"text": "x"})
+    good_iban = {"value": "DE89 3704 0044 0532 0130 00"}
+
     waiting, running = accept(), accept()
     claim_first(running, now=clock.now())
     full = make_member("full")
@@ -86,6 +93,23 @@ def scenarios(alice, bob, api_client, accept, completed_job, monkeypatch, clock,
         ("/jobs", "get", 400): [client.get("/jobs?state=nope"), client.get("/jobs?page=0")],
         ("/jobs", "get", 401): [Client().get("/jobs")],
         ("/jobs", "get", 503): [unavailable(lambda: client.get("/jobs"))],
+        ("/jobs/{id}/fields/{field}", "patch", 200): [
+            correct(client, review.pk, good_iban), correct(client, review.pk, {"confirm": True}, "currency")],
+        ("/jobs/{id}/fields/{field}", "patch", 400): [
+            correct(client, review.pk, good_iban, "nope"), correct(client, review.pk, {"value": " "}),
+            correct(client, review.pk, {"value": "x", "confirm": True}), correct(client, review.pk, "[1]")],
+        ("/jobs/{id}/fields/{field}", "patch", 401): [correct(Client(), review.pk, good_iban)],
+        ("/jobs/{id}/fields/{field}", "patch", 403): [correct(session, review.pk, good_iban)],
+        ("/jobs/{id}/fields/{field}", "patch", 404): [
+            correct(client, accept(user=bob).pk, good_iban), correct(client, 999999, good_iban)],
+        ("/jobs/{id}/fields/{field}", "patch", 405): [client.get(f"/jobs/{review.pk}/fields/iban")],
+        ("/jobs/{id}/fields/{field}", "patch", 409): [
+            correct(client, queued.pk, good_iban), correct(client, done.pk, good_iban),
+            correct(client, completed_job(review_result(readable=False), kind="document_review",
+                                          payload={"text": "x"}).pk, {"confirm": True})],
+        ("/jobs/{id}/fields/{field}", "patch", 415): [
+            correct(client, review.pk, "value=x", content_type="text/plain")],
+        ("/jobs/{id}/fields/{field}", "patch", 503): [unavailable(lambda: correct(client, review.pk, good_iban))],
         ("/jobs/{id}", "get", 200): [client.get(f"/jobs/{queued.pk}"), client.get(f"/jobs/{done.pk}")],
         ("/jobs/{id}", "get", 401): [Client().get(f"/jobs/{queued.pk}")],
         ("/jobs/{id}", "get", 404): [client.get(f"/jobs/{accept(user=bob).pk}"), client.get("/jobs/999999")],
@@ -104,7 +128,7 @@ def test_the_served_document_is_the_one_in_the_code(client):
 
 def test_each_operation_is_served_at_its_documented_path():
     for op in OPERATIONS:
-        assert resolve(op.path.replace("{id}", "1")).url_name == op.url_name, op
+        assert resolve(op.path.replace("{id}", "1").replace("{field}", "iban")).url_name == op.url_name, op
 
 
 def test_the_components_are_the_models_json_schemas():

@@ -1,0 +1,211 @@
+"""A finished review, corrected or confirmed field by field by the members of its tenant.
+
+When the review read a value wrong, or could not be sure of it, Alice types the right one
+(``correct``) or says she checked it (``confirm``). ``correct`` is the one function that
+writes a ``FieldCorrection``: only on a completed job of her tenant, only for one of the
+required fields, inside the queue's guarded amendment (``jobs.queue.amending``), which also
+restates the job's summary so the list's outcome and *Needs my action* follow. Her value goes
+through the same check the review runs (``fields.check_value``): a corrected IBAN with wrong
+check digits is still *to correct*.
+
+The review's own result is never rewritten. ``revise`` reads a result as its corrections make
+it, for every place that shows one (the page, the note, the message to the supplier, the
+``.json`` and the CSV): each corrected field with its new value and check, and under
+``correction`` who did it, when, and what the review had read; the note is written again with
+the corrected values (in the review's tone), the review's own kept as ``review_draft``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+from typing import Any, Iterable
+
+from jobs import kinds, queue
+from jobs.models import Job, User
+
+from . import fields
+from .models import Checkpoint, FieldCorrection
+from .tools import review_note, tone_of
+
+# The longest value a member may type (the longest field, a supplier's legal name, is far shorter).
+MAX_VALUE_CHARS = 200
+# At most this many corrections of one job are read back (each field a few times over).
+MAX_CORRECTIONS = 200
+COMPLETED = Job.State.COMPLETED.value
+
+
+def correct(*, job_id: int, tenant_id: int | None, user: User, field: str, value: str | None = None,
+            confirm: bool = False, now: datetime) -> kinds.Correction:
+    """Correct ``field`` of a finished review to ``value``, or confirm the value it has
+    (``confirm``), as ``user``; the field's check runs on the value and decides its status.
+
+    Raises ``kinds.Refused`` and writes nothing: 400 for a field that is not one of the review's
+    or a value that is empty or cannot be stored; 404 for a job that is not the tenant's (unknown
+    and foreign ids alike); 409 for a job that is not completed, a result without fields, or a
+    value to confirm that is missing or fails its check.
+    """
+    if field not in fields.REQUIRED:
+        raise kinds.Refused(400, "unknown_field", f"there is no field {field!r} to correct; the fields are "
+                            + ", ".join(fields.REQUIRED), field="field")
+    typed = "" if confirm else _typed(value)
+    verb = "confirmed" if confirm else "corrected"
+    try:
+        with queue.amending(job_id=job_id, tenant_id=tenant_id, actor=f"user:{user.pk}",
+                            reason=f"{verb} the field {field}", now=now) as amendment:
+            result = amendment.job.result
+            if not isinstance(result, dict) or not isinstance(result.get("fields"), dict):
+                raise kinds.Refused(409, "not_correctable", "this result has no fields to correct", state=COMPLETED)
+            records = list(FieldCorrection.objects.filter(job_id=job_id).order_by("id")[:MAX_CORRECTIONS])
+            before = _with_corrections(result, records)[field].get("value")
+            if confirm:
+                if before in (None, ""):
+                    raise kinds.Refused(409, "cannot_confirm", "the field has no value to confirm: correct it instead",
+                                        state=COMPLETED)
+                typed = str(before)
+            checked = fields.check_value(field, typed, today=now.date())
+            if confirm and checked.status != "present":
+                raise kinds.Refused(409, "cannot_confirm", f"the value does not pass its check ({checked.detail}): "
+                                    "correct it instead", state=COMPLETED)
+            record = FieldCorrection.objects.create(
+                job_id=job_id, field=field, previous_value="" if before is None else str(before), value=typed,
+                checked_value=checked.value or "", status=checked.status, detail=checked.detail[:300],
+                confirmed=confirm, by=user, by_name=user.get_username(), at=now)
+            corrected = {**result, "fields": _with_corrections(result, [*records, record])}
+            summary = amendment.restate(corrected)
+    except queue.NotAmendable as exc:
+        if exc.state is None:
+            raise kinds.Refused(404, "not_found", "no such job") from None
+        raise kinds.Refused(409, "not_completed", f"only a finished review can be corrected; this job is {exc.state}",
+                            state=exc.state) from None
+    review = _review_field(result, field)
+    return kinds.Correction(
+        field=field, label=fields.LABELS[field], value=record.checked_value or None, status=record.status,
+        detail=record.detail, confirmed=confirm, previous_value=record.previous_value or None,
+        review_value=None if review.get("value") is None else str(review["value"]),
+        review_status=str(review.get("status", "")), by=record.by_name, at=now,
+        summary=summary)
+
+
+def _typed(value: str | None) -> str:
+    typed = (value or "").strip()
+    if not typed:
+        raise kinds.Refused(400, "empty_value", "type the value, or confirm the one the review read", field="value")
+    if len(typed) > MAX_VALUE_CHARS:
+        raise kinds.Refused(400, "invalid_value", f"the value is longer than {MAX_VALUE_CHARS} characters",
+                            field="value")
+    if any(ord(c) < 32 for c in typed) or not _encodable(typed):
+        raise kinds.Refused(400, "invalid_value", "the value contains characters that cannot be stored: type it "
+                            "on one line, as plain text", field="value")
+    return typed
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")  # a lone surrogate is no text either database stores
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _is_review(result: Any) -> bool:
+    return isinstance(result, dict) and isinstance(result.get("fields"), dict)
+
+
+def _review_field(result: dict[str, Any], name: str) -> dict[str, Any]:
+    found = result["fields"].get(name)
+    return found if isinstance(found, dict) else {"status": "missing", "value": None, "detail": ""}
+
+
+def _with_corrections(result: dict[str, Any], records: Iterable[FieldCorrection]) -> dict[str, Any]:
+    """The result's fields with the latest correction of each applied; the review's reading of a
+    corrected field is kept under ``correction.review``."""
+    latest = {record.field: record for record in records}
+    merged = dict(result["fields"])
+    for name, record in latest.items():
+        review = _review_field(result, name)
+        merged[name] = {
+            "status": record.status,
+            "value": record.checked_value or None,
+            "detail": record.detail,
+            # Where the review read it: still where this value is printed once confirmed, not once changed.
+            "evidence": review.get("evidence") if record.confirmed else None,
+            "correction": {
+                "confirmed": record.confirmed,
+                "typed": record.value,
+                "previous_value": record.previous_value or None,
+                "by": record.by_name,
+                "at": record.at.isoformat(),
+                "review": {key: review[key] for key in ("status", "value", "detail", "evidence", "candidates")
+                           if key in review},
+            },
+        }
+    return merged
+
+
+def revise(results: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """``results`` (by job id) as their corrections make them; results without one come back as
+    they were. Two queries for a whole page of an export; one more for the notes to write again."""
+    ids = [job_id for job_id, result in results.items() if _is_review(result)]
+    if not ids:
+        return dict(results)
+    corrections: dict[int, list[FieldCorrection]] = defaultdict(list)
+    for record in FieldCorrection.objects.filter(job_id__in=ids).order_by("id"):
+        corrections[record.job_id].append(record)
+    if not corrections:
+        return dict(results)
+    notes = _note_inputs(list(corrections))
+    revised = dict(results)
+    for job_id, records in corrections.items():
+        result = results[job_id]
+        corrected = {**result, "fields": _with_corrections(result, records)}
+        draft = result.get("draft")
+        if isinstance(draft, str):
+            corrected["draft"] = _note(corrected, notes.get(job_id, {}), tone=tone_of(draft))
+            corrected["review_draft"] = draft
+        revised[job_id] = corrected
+    return revised
+
+
+def _note_inputs(job_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """What the note says besides the result: the document's name, whether it was a document or
+    pasted text, and whether an e-invoice had visible text to compare (from the checkpoint's last
+    output, never its text)."""
+    inputs: dict[int, dict[str, Any]] = {
+        pk: {"document_name": (name or "")[:120], "source": "document" if document else "inline"}
+        for pk, name, document in Job.objects.filter(pk__in=job_ids).values_list("pk", "document_name", "document")}
+    for job_id, has_text in Checkpoint.objects.filter(job_id__in=job_ids).values_list(
+            "job_id", "latest_output__has_text"):
+        inputs.setdefault(job_id, {})["has_text"] = bool(has_text)
+    return inputs
+
+
+def _note(result: dict[str, Any], inputs: dict[str, Any], *, tone: str) -> str:
+    pages = result.get("pages")
+    checked = {
+        **result,
+        "document_name": inputs.get("document_name", ""),
+        "source": inputs.get("source", "document"),
+        "has_text": inputs.get("has_text", bool(result.get("readable", True))),
+        "pages": pages if isinstance(pages, int) else 1,
+        "warnings": [str(w) for w in result.get("warnings") or []],
+    }
+    return review_note(checked, tone=tone)
+
+
+def history(job_id: int, viewer_id: int | None = None) -> list[kinds.Remark]:
+    """Each correction and confirmation of the job, for its history: who (you, or their name),
+    which field, the value before and after, and whether it passes its check now."""
+    remarks = []
+    for record in FieldCorrection.objects.filter(job_id=job_id).order_by("id")[:MAX_CORRECTIONS]:
+        who = "you" if viewer_id is not None and record.by_id == viewer_id else record.by_name
+        label = fields.LABELS.get(record.field, record.field)
+        value = record.checked_value or record.value
+        if record.confirmed:
+            remarks.append(kinds.Remark(record.at, f"{label} confirmed by {who}: {value}", "good"))
+            continue
+        before = f"was {record.previous_value}" if record.previous_value else "none was found"
+        check = "passes its check" if record.status == "present" else f"still to correct: {record.detail}"
+        remarks.append(kinds.Remark(record.at, f"{label} corrected by {who}: {value} ({before}); {check}",
+                                    "good" if record.status == "present" else "attention"))
+    return remarks
