@@ -229,4 +229,4 @@ REVIEW = Presentation(outcomes=OUTCOMES, present=present, export_columns=export_
                       progress_text=progress_text, boxes=boxes, failures=FAILURES,
                       duplicates=duplicates.of_jobs, duplicate_ids=duplicates.flagged,
                       work_states=work.STATES, work=work.of_jobs, work_elsewhere=work.elsewhere,
-                      work_history=work.history)
+                      work_history=work.history, work_assigned=work.assigned)

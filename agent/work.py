@@ -154,6 +154,12 @@ def elsewhere(tenant_id: int | None, user_id: int | None) -> QuerySet[Any, Any]:
     return rows.filter(~Q(state=State.TODO) | other).values("job_id")
 
 
+def assigned(tenant_id: int | None, user_id: int) -> QuerySet[Any, Any]:
+    """The ids of the tenant's jobs assigned to ``user_id`` (a subquery; none without a tenant)."""
+    rows = DocumentWork.objects.filter(tenant_id=tenant_id) if tenant_id is not None else DocumentWork.objects.none()
+    return rows.filter(assignee_id=user_id).values("job_id")
+
+
 def history(job_id: int) -> list[tuple[datetime, str]]:
     """The document's work changes, oldest first: "alice: To do → Handled; assigned to carol. Note: “paid”"."""
     lines = []

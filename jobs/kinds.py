@@ -163,6 +163,9 @@ class Presentation:
     work_elsewhere: Callable[[int | None, int | None], "QuerySet[Any, Any]"] | None = None
     # A job's id -> its work history, oldest first, as (when, words) lines for its page's history.
     work_history: Callable[[int], list[tuple[datetime, str]]] | None = None
+    # (tenant, member) -> the ids of the tenant's jobs assigned to that member (a subquery): on
+    # their "Needs my action" whoever sent them.
+    work_assigned: Callable[[int | None, int], "QuerySet[Any, Any]"] | None = None
 
 
 @dataclass(frozen=True)

@@ -214,7 +214,10 @@ def filtered_jobs(f: JobFilter) -> QuerySet:
     """The jobs ``f`` selects, newest first (on the ``job_tenant_idx`` index)."""
     jobs = Job.objects.for_tenant(f.tenant_id).order_by("-id")
     if f.user_id is not None:
-        jobs = jobs.filter(submitted_by_id=f.user_id)
+        mine = Q(submitted_by_id=f.user_id)
+        if f.needs_action:  # and what the team assigned to them, whoever sent it
+            mine |= work_assigned(f.tenant_id, f.user_id)
+        jobs = jobs.filter(mine)
     if f.state in Job.State.values:
         jobs = jobs.filter(state=f.state)
     if f.outcome:
@@ -266,10 +269,18 @@ def work_elsewhere(tenant_id: int | None, viewer_id: int | None) -> Q:
     """The tenant's jobs that some kind's work state takes off the viewer's "Needs my action"
     (handled, ignored, waiting for the supplier, or assigned to another member)."""
     match = Q(pk__in=[])
-    hooks = {kind.presentation.work_elsewhere for kind in kinds.offered_kinds()} - {None}
-    for hook in hooks:
+    for hook in {kind.presentation.work_elsewhere for kind in kinds.offered_kinds()}:
         if hook is not None:
             match |= Q(pk__in=hook(tenant_id, viewer_id))
+    return match
+
+
+def work_assigned(tenant_id: int | None, user_id: int) -> Q:
+    """The tenant's jobs some kind's work state assigns to the member."""
+    match = Q(pk__in=[])
+    for hook in {kind.presentation.work_assigned for kind in kinds.offered_kinds()}:
+        if hook is not None:
+            match |= Q(pk__in=hook(tenant_id, user_id))
     return match
 
 

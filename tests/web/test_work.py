@@ -168,6 +168,20 @@ def test_needs_my_action_counts_what_is_to_do_for_me_or_for_nobody(to_correct, a
     assert count(alice) == 3
 
 
+def test_a_document_a_teammate_sent_and_assigned_to_me_needs_my_action(to_correct, alice, carol, clock):
+    """Her own documents by default ("mine"), and what the team assigned to her, whoever sent it."""
+    theirs = to_correct(user=carol)
+    assert count(alice) == 0 and count(carol) == 1
+    change(theirs, carol, clock, assignee_id=alice.pk)
+    assert count(alice) == 1 and count(carol) == 0
+    listed = status.filtered_jobs(status.JobFilter(tenant_id=alice.tenant_id, user_id=alice.pk, needs_action=True,
+                                                   viewer_id=alice.pk))
+    assert list(listed.values_list("pk", flat=True)) == [theirs.pk]
+    assert status.filtered_jobs(status.JobFilter(tenant_id=alice.tenant_id, user_id=alice.pk)).count() == 0
+    change(theirs, alice, clock, state="handled")
+    assert count(alice) == 0
+
+
 def test_a_failed_document_submitted_again_no_longer_needs_action(browser_client, alice, accept, clock):
     failed = drive_to(accept("webtest.echo", {"text": "an invoice"}), "dead", now=clock.now())
     assert count(alice) == 1
