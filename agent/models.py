@@ -122,3 +122,58 @@ class FieldCorrection(models.Model):
 
     def __str__(self) -> str:
         return f"{'confirmation' if self.confirmed else 'correction'} of {self.field} on job {self.job_id}"
+
+
+class DocumentWork(models.Model):
+    """Where the tenant's members are with a reviewed document, apart from the job's state: to do,
+    waiting for the supplier, handled or ignored; who it is assigned to; a short note. Without a
+    row, a document whose outcome needs action is to do, for nobody in particular. Written only
+    by ``agent.work.change``, which also writes the history line (``DocumentWorkChange``)."""
+
+    class State(models.TextChoices):
+        TODO = "todo", "To do"
+        WAITING = "waiting", "Waiting for the supplier"
+        HANDLED = "handled", "Handled"
+        IGNORED = "ignored", "Ignored"
+
+    job = models.OneToOneField("jobs.Job", on_delete=models.CASCADE, primary_key=True, related_name="work")
+    tenant = models.ForeignKey("jobs.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
+    state = models.CharField(max_length=10, choices=State.choices, blank=True)
+    assignee = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                 related_name="+", help_text="A member of the job's tenant; empty: nobody.")
+    note = models.CharField(max_length=200, blank=True)
+    version = models.PositiveIntegerField(default=1, help_text="Raised by every change: the conditional write's guard.")
+    updated_at = models.DateTimeField()
+    updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="+")
+
+    class Meta:
+        verbose_name = "document work state"
+        indexes = [
+            # "Needs my action": the tenant's rows off the list (not to do, or another member's).
+            models.Index(fields=["tenant", "state", "assignee"], name="documentwork_tenant_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"work on job {self.job_id}: {self.state or '-'}"
+
+
+class DocumentWorkChange(models.Model):
+    """One change of a document's work state, for its page's history: who, when, from -> to, the note."""
+
+    job = models.ForeignKey("jobs.Job", on_delete=models.CASCADE, related_name="+", db_index=False)
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    at = models.DateTimeField()
+    from_state = models.CharField(max_length=10, blank=True)
+    to_state = models.CharField(max_length=10, blank=True)
+    from_assignee = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                      related_name="+")
+    to_assignee = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                    related_name="+")
+    note = models.CharField(max_length=200, blank=True, help_text="The note as this change set it.")
+
+    class Meta:
+        indexes = [models.Index(fields=["job", "id"], name="documentworkchange_job_idx")]
+
+    def __str__(self) -> str:
+        return f"job {self.job_id}: {self.from_state or '-'} -> {self.to_state or '-'}"

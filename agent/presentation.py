@@ -15,7 +15,7 @@ from typing import Any
 
 from jobs.kinds import FailureCause, PageBox, Presentation
 
-from . import corrections, duplicates, fields, reading
+from . import corrections, duplicates, fields, reading, work
 from .models import Checkpoint
 from .tools import PHONE_CHECK, SEQUENCE, needs_phone_check, scan_words
 
@@ -279,4 +279,6 @@ FAILURES = {code: FailureCause.SERVICE for code in (
 REVIEW = Presentation(outcomes=OUTCOMES, present=present, export_columns=export_columns, note=note,
                       progress_text=progress_text, boxes=boxes, failures=FAILURES,
                       duplicates=duplicates.of_jobs, duplicate_ids=duplicates.flagged,
-                      revise=corrections.revise, correct=corrections.correct, history=corrections.history)
+                      revise=corrections.revise, correct=corrections.correct, history=corrections.history,
+                      work_states=work.STATES, work=work.of_jobs, work_elsewhere=work.elsewhere,
+                      work_history=work.history, work_assigned=work.assigned)

@@ -100,6 +100,19 @@ class Duplicate:
     match: str  # how they match, in the submitter's words ("same file")
 
 
+@dataclass(frozen=True, kw_only=True)
+class Work:
+    """Where the tenant's members are with a job's document, apart from the job's state: its work
+    state (the kind's code and words: "to do", "waiting for the supplier"...), who it is assigned
+    to, and a short note."""
+
+    state: str  # "" when there is nothing to do and no member said otherwise
+    words: str
+    assignee_id: int | None = None
+    assignee: str = ""  # the assignee's username
+    note: str = ""
+
+
 class FailureCause(StrEnum):
     """Whose doing a failure was, as the submitter is told it (``jobs.status.failure``)."""
 
@@ -197,6 +210,20 @@ class Presentation:
     correct: Corrector | None = None
     # A job's id and the viewer's user id -> lines for the submitter's history of the job.
     history: Callable[[int, int | None], list[Remark]] | None = None
+    # The work states a member may set (code -> words), for the job page's form; none: no work
+    # state is kept for this kind.
+    work_states: dict[str, str] = field(default_factory=dict)
+    # Jobs -> each one's work state (``Work``), its default for those nobody changed: one call
+    # for a page of jobs.
+    work: Callable[[list[Any]], dict[int, Work]] | None = None
+    # (tenant, member) -> the ids of the tenant's jobs off that member's "Needs my action" (not to
+    # do any more, or assigned to another member), as a subquery of job ids.
+    work_elsewhere: Callable[[int | None, int | None], "QuerySet[Any, Any]"] | None = None
+    # A job's id -> its work history, oldest first, as (when, words) lines for its page's history.
+    work_history: Callable[[int], list[tuple[datetime, str]]] | None = None
+    # (tenant, member) -> the ids of the tenant's jobs assigned to that member (a subquery): on
+    # their "Needs my action" whoever sent them.
+    work_assigned: Callable[[int | None, int], "QuerySet[Any, Any]"] | None = None
 
 
 @dataclass(frozen=True)

@@ -201,6 +201,7 @@ class JobFilter:
     until: date | None = None
     zone: str = "UTC"
     duplicates: bool = False  # only possible duplicates of earlier jobs
+    viewer_id: int | None = None  # whose "Needs my action" it is (a job assigned to another drops out)
 
 
 def zone_of(name: str) -> ZoneInfo | dt_timezone:
@@ -215,13 +216,16 @@ def filtered_jobs(f: JobFilter) -> QuerySet:
     """The jobs ``f`` selects, newest first (on the ``job_tenant_idx`` index)."""
     jobs = Job.objects.for_tenant(f.tenant_id).order_by("-id")
     if f.user_id is not None:
-        jobs = jobs.filter(submitted_by_id=f.user_id)
+        mine = Q(submitted_by_id=f.user_id)
+        if f.needs_action:  # and what the team assigned to them, whoever sent it
+            mine |= work_assigned(f.tenant_id, f.user_id)
+        jobs = jobs.filter(mine)
     if f.state in Job.State.values:
         jobs = jobs.filter(state=f.state)
     if f.outcome:
         jobs = jobs.filter(outcome=f.outcome)
     if f.needs_action:
-        jobs = jobs.filter(NEEDS_SUBMITTER)
+        jobs = jobs.filter(NEEDS_SUBMITTER).exclude(resubmitted()).exclude(work_elsewhere(f.tenant_id, f.viewer_id))
     if f.duplicates:
         jobs = jobs.filter(possible_duplicates(f.tenant_id))
     words = f.q.strip()
@@ -247,9 +251,67 @@ def job_page(*, tenant_id: int | None, state: str = "", page: Any = 1, **filters
     return Paginator(jobs, PAGE_SIZE).get_page(page)
 
 
-def needing_action(*, tenant_id: int | None, user_id: int | None) -> int:
-    """How many jobs the member (or the team) has something to do about."""
-    return filtered_jobs(JobFilter(tenant_id=tenant_id, user_id=user_id, needs_action=True)).count()
+def needing_action(*, tenant_id: int | None, user_id: int | None, viewer_id: int | None = None) -> int:
+    """How many jobs the member (or the team) has something to do about: to do, and the viewer's
+    or nobody's (``viewer_id``)."""
+    return filtered_jobs(JobFilter(tenant_id=tenant_id, user_id=user_id, needs_action=True,
+                                   viewer_id=viewer_id)).count()
+
+
+# --- Work states: where the members are with a document, apart from its job's state -------------
+
+
+def resubmitted() -> Q:
+    """Failed jobs a member submitted again ("Submit again" notes it on the failed job): the new
+    job carries the work, so the old one needs nothing more."""
+    return Q(pk__in=JobEvent.objects.filter(to_state="", reason__startswith=queue.RESUBMITTED_AS).values("job_id"))
+
+
+def work_elsewhere(tenant_id: int | None, viewer_id: int | None) -> Q:
+    """The tenant's jobs that some kind's work state takes off the viewer's "Needs my action"
+    (handled, ignored, waiting for the supplier, or assigned to another member)."""
+    match = Q(pk__in=[])
+    for hook in {kind.presentation.work_elsewhere for kind in kinds.offered_kinds()}:
+        if hook is not None:
+            match |= Q(pk__in=hook(tenant_id, viewer_id))
+    return match
+
+
+def work_assigned(tenant_id: int | None, user_id: int) -> Q:
+    """The tenant's jobs some kind's work state assigns to the member."""
+    match = Q(pk__in=[])
+    for hook in {kind.presentation.work_assigned for kind in kinds.offered_kinds()}:
+        if hook is not None:
+            match |= Q(pk__in=hook(tenant_id, user_id))
+    return match
+
+
+def work_of(jobs: Iterable[Job]) -> dict[int, kinds.Work]:
+    """Each job's work state, as its kind keeps them (one call per kind; none for kinds without)."""
+    by_hook: dict[Any, list[Job]] = {}
+    for job in jobs:
+        spec = kinds.get(job.kind)
+        if spec and spec.presentation.work:
+            by_hook.setdefault(spec.presentation.work, []).append(job)
+    found: dict[int, kinds.Work] = {}
+    for hook, some in by_hook.items():
+        found.update(hook(some))
+    return found
+
+
+def work_moments(job: Job) -> list[Moment]:
+    """The job's work changes as lines of its page's history."""
+    spec = kinds.get(job.kind)
+    hook = spec.presentation.work_history if spec else None
+    return [Moment(at, words) for at, words in hook(job.pk)] if hook else []
+
+
+def members(tenant_id: int | None) -> list[tuple[int, str]]:
+    """(id, username) of the tenant's active members, for an "assign to" choice."""
+    if tenant_id is None:
+        return []
+    return list(User.objects.filter(tenant_id=tenant_id, is_active=True).order_by("username")
+                .values_list("pk", "username"))
 
 
 def outcome_choices() -> list[tuple[str, str]]:

@@ -121,7 +121,7 @@ def job_filter(call: Call, query: schemas.JobListQuery) -> status.JobFilter:
         tenant_id=call.tenant_id, user_id=call.identity.user.pk if scope == schemas.Scope.MINE else None,
         state=query.state.value if query.state else "", q=query.q, outcome=query.outcome,
         needs_action=query.needs_action, since=query.since, until=query.until, zone=query.tz or "UTC",
-        duplicates=query.duplicates,
+        duplicates=query.duplicates, viewer_id=call.identity.user.pk,
     )
 
 
@@ -129,7 +129,7 @@ def job_list(call: Call) -> HttpResponse:
     query, notice = list_query(call)
     f = job_filter(call, query)
     filters = {name: getattr(f, name) for name in ("user_id", "q", "outcome", "needs_action", "since", "until", "zone",
-                                                   "duplicates")}
+                                                   "duplicates", "viewer_id")}
     page = status.job_page(tenant_id=f.tenant_id, state=f.state, page=query.page, **filters)
     params = query.params()
     duplicates = status.duplicates_of(page.object_list)
@@ -142,7 +142,8 @@ def job_list(call: Call) -> HttpResponse:
         "states": status.STATE_CHOICES, "outcomes": status.outcome_choices(),
         "filtered": any(name not in ("scope", "tz") for name in params),
         # The count is in the page's quick filters, which a poll of the rows does not replace.
-        "needing_action": None if call.htmx else status.needing_action(tenant_id=f.tenant_id, user_id=f.user_id),
+        "needing_action": None if call.htmx else status.needing_action(tenant_id=f.tenant_id, user_id=f.user_id,
+                                                                       viewer_id=f.viewer_id),
         "poll_seconds": status.LIST_POLL_SECONDS, "live": any(not job.is_terminal for job in page),
         "poll_query": urlencode({**params, "page": page.number}),
         "scope_query": {scope: urlencode({**params, "scope": scope}) for scope in ("mine", "team")},
@@ -151,6 +152,9 @@ def job_list(call: Call) -> HttpResponse:
         "duplicates": duplicates, "duplicates_query": urlencode({**params, "duplicates": "1"}),
         "all_query": urlencode({k: v for k, v in params.items() if k == "scope"}),
         "export_query": urlencode(params),
+        # Work states and the bulk form (agent.views.jobs_work): rows are selected into it.
+        "works": status.work_of(page.object_list), "selectable": True,
+        "members": status.members(f.tenant_id), "list_url": call.request.get_full_path(),
     }, partial="rows")
 
 
@@ -199,6 +203,7 @@ def job_page(call: Call, found: status.JobStatus, *, refused: dict[str, str] | N
         "refused": refused or {},
         "delay": status.page_poll_delay(job, polls), "next_poll": polls + 1,
         "again_key": uuid.uuid4().hex, "document": document, "duplicate": found.duplicate,
+        **work_context(call, job, presentation),
     }, partial="status", status=code)
 
 
@@ -230,6 +235,14 @@ def job_field(call: Call, job_id: int, field: str) -> HttpResponse:
     if call.htmx:
         return job_page(call, status.job_status(tenant_id=call.tenant_id, job_id=job_id))
     return see_other(f"{schemas.status_url(job_id)}#field-{done.field}")
+
+
+def work_context(call: Call, job: Job, presentation: kinds.Presentation) -> dict[str, object]:
+    """The job page's work state form (agent.views.job_work) and its history lines, for a kind that keeps them."""
+    if not presentation.work_states:
+        return {}
+    return {"work": status.work_of([job]).get(job.pk), "work_states": presentation.work_states,
+            "members": status.members(call.tenant_id), "work_history": status.work_moments(job)}
 
 
 @http.endpoint("GET", "HEAD")

@@ -12,5 +12,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("ops/", include("ops.urls")),
     path("metrics", metrics_view, name="metrics"),
+    path("", include("agent.urls")),  # the members' work on documents (agent.views)
     path("", include("jobs.urls")),
 ]

@@ -1,0 +1,8 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("jobs/work", views.jobs_work, name="jobs_work"),
+    path("jobs/<int:job_id>/work", views.job_work, name="job_work"),
+]

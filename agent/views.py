@@ -1,0 +1,103 @@
+"""The members' work on documents: a job's work state from its page, and bulk actions on the list.
+
+Thin, like the queue app's views (``jobs.http.endpoint``: the caller, CSRF, JSON or a page); every
+write goes through ``agent.work.change``. Browsers are sent back with a 303 (POST-redirect-GET).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpResponse, JsonResponse
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+
+from jobs import status
+from jobs.clock import queue_clock
+from jobs.http import Call, HttpError, endpoint
+from jobs.models import Job
+from jobs.views import csv_response, see_other
+
+from . import work
+
+# At most this many documents in one bulk action (more than a page of the list holds).
+MAX_SELECTED = 200
+BULK_ACTIONS = ("handled", "assign", "export")
+
+
+# The form field each refusal is about.
+REFUSED_FIELDS = {"bad_state": "state", "not_a_member": "assignee", "note_too_long": "note"}
+
+
+def refusal(exc: work.WorkRefused) -> HttpError:
+    return HttpError(404 if isinstance(exc, work.NoSuchJob) else 409 if exc.code == "busy" else 400,
+                     exc.code, exc.message, field=REFUSED_FIELDS.get(exc.code))
+
+
+def assignee_of(value: str | None) -> int | None | type[work.KEEP]:
+    """The form's assignee: "" nobody, a member's id, absent: left as it is."""
+    if value is None:
+        return work.KEEP
+    if value == "":
+        return None
+    if not value.isdigit() or len(value) > 18:
+        raise HttpError(400, "not_a_member", "a document can only be assigned to a member of your team",
+                        field="assignee")
+    return int(value)
+
+
+@endpoint("POST")
+def job_work(call: Call, job_id: int) -> HttpResponse:
+    """Set a job's work state, assignee and note (each left as it is when absent)."""
+    form = call.request.POST
+    try:
+        change = work.change(tenant_id=call.tenant_id, job_id=job_id, by_id=call.identity.user.pk,
+                             now=queue_clock.now(), state=form.get("state", work.KEEP) or work.KEEP,
+                             assignee_id=assignee_of(form.get("assignee")), note=form.get("note", work.KEEP))
+    except work.WorkRefused as exc:
+        raise refusal(exc) from None
+    if call.wants_json:
+        job = Job.objects.for_tenant(call.tenant_id).only(*status.LIST_FIELDS).get(pk=job_id)
+        now = status.work_of([job])[job_id]
+        return JsonResponse({"job": job_id, "state": now.state, "assignee": now.assignee or None, "note": now.note,
+                             "changed": change is not None})
+    if change is not None:
+        messages.success(call.request, "Saved.")
+    return see_other(reverse("job_detail", args=[job_id]) + "#work")
+
+
+@endpoint("POST")
+def jobs_work(call: Call) -> HttpResponse:
+    """The list's bulk actions on the selected documents: mark handled, assign to a member, export
+    as CSV. An id that is not one of the tenant's jobs is skipped like an unknown one."""
+    form = call.request.POST
+    action = form.get("action", "")
+    if action not in BULK_ACTIONS:
+        raise HttpError(400, "bad_action", f"the action must be one of: {', '.join(BULK_ACTIONS)}")
+    ids = sorted({int(v) for v in form.getlist("job") if v.isdigit() and len(v) < 19})[:MAX_SELECTED]
+    back = form.get("next", "")
+    if not (back.startswith("/jobs") and url_has_allowed_host_and_scheme(back, allowed_hosts=None)):
+        back = reverse("jobs")  # only back to the list, never off the site
+    if action == "export":
+        jobs = (Job.objects.for_tenant(call.tenant_id).filter(pk__in=ids).only(*status.LIST_FIELDS, "result")
+                .order_by("-id"))
+        return csv_response(status.export(jobs), "selected-documents.csv")
+    if not ids:
+        messages.info(call.request, "Select documents first, with the boxes in the list.")
+        return see_other(back)
+    changes: dict[str, Any] = {"state": work.State.HANDLED.value} if action == "handled" else {
+        "assignee_id": assignee_of(form.get("assignee", ""))}
+    changed = 0
+    for job_id in ids:
+        try:
+            if work.change(tenant_id=call.tenant_id, job_id=job_id, by_id=call.identity.user.pk,
+                           now=queue_clock.now(), **changes) is not None:
+                changed += 1
+        except work.NoSuchJob:
+            continue  # not the tenant's: nothing to say about it
+        except work.WorkRefused as exc:
+            raise refusal(exc) from None
+    done = "marked handled" if action == "handled" else "assigned"
+    messages.success(call.request, f"{changed} document{'s' if changed != 1 else ''} {done}.")
+    return see_other(back)

@@ -1,0 +1,177 @@
+"""A document's work state, apart from its job's state: where the tenant's members are with it.
+
+The review says what is wrong with an invoice; the members then act on it: they ask the supplier
+(*waiting for the supplier*), settle it (*handled*) or decide it needs nothing (*ignored*), and
+say who takes it (an assignee among the tenant's members) with a short note. A document whose
+outcome needs action starts *to do*, for nobody in particular; one that needs none has no work
+state until a member gives it one.
+
+``change`` is the one writer: a conditional write that only touches the tenant's own job, only
+assigns a member of that tenant, and only applies over the version it read (a guarded
+``UPDATE``, on SQLite too), with the history line in the same transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q, QuerySet
+
+from jobs import status
+from jobs.kinds import Work
+from jobs.models import Job, User
+
+from .models import DocumentWork, DocumentWorkChange
+
+State = DocumentWork.State
+STATES: dict[str, str] = {state.value: str(state.label) for state in State}
+NOTE_MAX = 200
+NOTHING_TO_DO = "No action needed"
+# Tries of the guarded write when another member changed the same document meanwhile.
+TRIES = 3
+
+
+class KEEP:
+    """``change``'s default for what the caller leaves as it is."""
+
+
+class WorkRefused(Exception):
+    """A change refused, in the member's words; ``code`` for API clients."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class NoSuchJob(WorkRefused):
+    """Unknown, or another tenant's: the same refusal, so a job id says nothing about other tenants."""
+
+    def __init__(self) -> None:
+        super().__init__("not_found", "no such job")
+
+
+@dataclass(frozen=True)
+class Change:
+    job_id: int
+    from_state: str
+    to_state: str
+    from_assignee_id: int | None
+    to_assignee_id: int | None
+    note: str
+
+
+def default_state(job: Job) -> str:
+    """To do when the document's outcome needs action (a failure, fields to correct); else none."""
+    return State.TODO.value if status.needs_submitter(job) else ""
+
+
+def change(*, tenant_id: int | None, job_id: int, by_id: int, now: datetime, state: str | type[KEEP] = KEEP,
+           assignee_id: int | None | type[KEEP] = KEEP, note: str | type[KEEP] = KEEP) -> Change | None:
+    """Set the document's work state, assignee (None: nobody) and note; what is left as ``KEEP``
+    stays. Returns the change written, None when nothing changed. Raises ``NoSuchJob`` for
+    another tenant's job (the same as for an unknown one), ``WorkRefused`` for a state that is
+    not one, an assignee who is not a member of the job's tenant, or a note too long."""
+    if state is not KEEP and state not in STATES:
+        raise WorkRefused("bad_state", f"the work state must be one of: {', '.join(STATES)}")
+    if isinstance(note, str):
+        note = " ".join(note.split())
+        if len(note) > NOTE_MAX:
+            raise WorkRefused("note_too_long", f"the note must be at most {NOTE_MAX} characters")
+    if tenant_id is None:
+        raise NoSuchJob()
+    with transaction.atomic():
+        job = Job.objects.filter(pk=job_id, tenant_id=tenant_id).only("id", "state", "needs_action").first()
+        if job is None:
+            raise NoSuchJob()
+        if isinstance(assignee_id, int) and not User.objects.filter(
+                pk=assignee_id, tenant_id=tenant_id, is_active=True).exists():
+            raise WorkRefused("not_a_member", "a document can only be assigned to a member of your team")
+        for _ in range(TRIES):
+            written, done = _write(job, tenant_id=tenant_id, by_id=by_id, now=now, state=state,
+                                   assignee_id=assignee_id, note=note)
+            if written:
+                return done
+    raise WorkRefused("busy", "someone changed this document at the same moment: look again, then try again")
+
+
+def _write(job: Job, *, tenant_id: int, by_id: int, now: datetime, state: Any, assignee_id: Any,
+           note: Any) -> tuple[bool, Change | None]:
+    """One try: (True, the change written or None when there was none), or (False, None) when
+    another member's write came between the read and the guarded update."""
+    current = _current(job.pk)
+    before = (current.state, current.assignee_id, current.note) if current else (default_state(job), None, "")
+    after = (before[0] if state is KEEP else state, before[1] if assignee_id is KEEP else assignee_id,
+             before[2] if note is KEEP else note)
+    if after == before:
+        return True, None
+    values = {"state": after[0], "assignee_id": after[1], "note": after[2], "updated_at": now, "updated_by_id": by_id}
+    if current is None:
+        try:
+            with transaction.atomic():  # a savepoint: a row another member made meanwhile is no error
+                DocumentWork.objects.create(job_id=job.pk, tenant_id=tenant_id, version=1, **values)
+        except IntegrityError:
+            return False, None
+    elif not DocumentWork.objects.filter(job_id=job.pk, tenant_id=tenant_id, version=current.version).update(
+            version=F("version") + 1, **values):
+        return False, None
+    DocumentWorkChange.objects.create(job_id=job.pk, by_id=by_id, at=now, from_state=before[0], to_state=after[0],
+                                      from_assignee_id=before[1], to_assignee_id=after[1],
+                                      note=after[2] if after[2] != before[2] else "")
+    return True, Change(job.pk, before[0], after[0], before[1], after[1], after[2])
+
+
+def _current(job_id: int) -> DocumentWork | None:
+    return DocumentWork.objects.filter(job_id=job_id).first()
+
+
+# --- Read by the pages (jobs.kinds.Presentation) -------------------------------------------------
+
+
+def of_jobs(jobs: list[Any]) -> dict[int, Work]:
+    """Each job's work state (one query): its row's, else its default."""
+    rows = {row.job_id: row for row in DocumentWork.objects.filter(job_id__in=[job.pk for job in jobs])
+            .select_related("assignee").only("job_id", "state", "note", "assignee__username")}
+    found: dict[int, Work] = {}
+    for job in jobs:
+        row = rows.get(job.pk)
+        code = row.state if row else default_state(job)
+        found[job.pk] = Work(state=code, words=STATES.get(code, NOTHING_TO_DO),
+                             assignee_id=row.assignee_id if row else None,
+                             assignee=row.assignee.username if row and row.assignee else "",
+                             note=row.note if row else "")
+    return found
+
+
+def elsewhere(tenant_id: int | None, user_id: int | None) -> QuerySet[Any, Any]:
+    """The ids of the tenant's jobs off ``user_id``'s "Needs my action": not to do any more, or
+    assigned to another member (a subquery; none without a tenant)."""
+    rows = DocumentWork.objects.filter(tenant_id=tenant_id) if tenant_id is not None else DocumentWork.objects.none()
+    other = Q(assignee__isnull=False) & ~Q(assignee_id=user_id) if user_id is not None else Q(assignee__isnull=False)
+    return rows.filter(~Q(state=State.TODO) | other).values("job_id")
+
+
+def assigned(tenant_id: int | None, user_id: int) -> QuerySet[Any, Any]:
+    """The ids of the tenant's jobs assigned to ``user_id`` (a subquery; none without a tenant)."""
+    rows = DocumentWork.objects.filter(tenant_id=tenant_id) if tenant_id is not None else DocumentWork.objects.none()
+    return rows.filter(assignee_id=user_id).values("job_id")
+
+
+def history(job_id: int) -> list[tuple[datetime, str]]:
+    """The document's work changes, oldest first: "alice: To do → Handled; assigned to carol. Note: “paid”"."""
+    lines = []
+    for c in (DocumentWorkChange.objects.filter(job_id=job_id).select_related("by", "to_assignee")
+              .order_by("id")[:status.MAX_EVENTS]):
+        parts = []
+        if c.from_state != c.to_state:
+            parts.append(f"{STATES.get(c.from_state, NOTHING_TO_DO)} → {STATES.get(c.to_state, NOTHING_TO_DO)}")
+        if c.from_assignee_id != c.to_assignee_id:
+            parts.append(f"assigned to {c.to_assignee.username}" if c.to_assignee else "unassigned")
+        if c.note:
+            parts.append(f"note: “{c.note}”")
+        who = c.by.username if c.by else "a former member"
+        lines.append((c.at, f"{who}: {'; '.join(parts) or 'note cleared'}"))
+    return lines
