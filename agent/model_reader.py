@@ -12,8 +12,9 @@ or it is dropped and reported. A value found there is then checked by the same `
 functions as ours, and its evidence is the line it was found on.
 
 Asking is an outside call, under the planner's protocol: a provider slot, the external-start
-marker committed before the request, an ``Idempotency-Key`` of job, epoch and "fields", the
-answer saved (fenced, in ``ModelReading``) before the marker is cleared, so a resumed worker
+marker committed before the request (with the call's record, ``provider_calls``), an
+``Idempotency-Key`` of job, epoch and "fields", the answer saved (fenced, in ``ModelReading``,
+with the provider's request id) before the marker is cleared, so a resumed worker
 uses it instead of asking again; a 429 defers the job without spending an attempt. Nothing
 here logs the document's text or the answer.
 """
@@ -36,7 +37,9 @@ from jobs.kinds import JobDeferred, JobFailed
 
 from . import fields as checks
 from . import planner as planners
+from . import provider_calls
 from .models import ModelReading, ReviewSettings
+from .tools import SEQUENCE
 
 log = logging.getLogger("agent.model_reader")
 
@@ -143,10 +146,13 @@ def ask(ctx: JobContext, client: planners.ChatCompletionsPlanner, document: str)
         # Its own time limit: the step's is for reading, not for waiting on the provider. Killed
         # past it, the job is unknown (the marker is set), as for a timeout.
         with ctx.time_limit(timeout + CALL_MARGIN, f"the model provider did not answer within {timeout:.0f} s"):
-            ctx.mark_external_start("model reading of the fields")
+            ctx.mark_external_start("model reading of the fields", also=provider_calls.started(
+                job_id=ctx.job_id, epoch=ctx.epoch, now=ctx.now(), call="read the invoice's fields (the model)",
+                step=provider_calls.step_words(SEQUENCE.index("validate")), key=key))
             log.info("job %s: asking the model to read the fields", ctx.job_id)
+            request_id = ""
             try:
-                raw = client._post(body, key=key, timeout=timeout)
+                reply = client._post(body, key=key, timeout=timeout)
             except planners._Busy as busy:
                 ctx.clear_external_start("model answered 429")
                 until = ctx.now() + busy.retry_after
@@ -164,10 +170,11 @@ def ask(ctx: JobContext, client: planners.ChatCompletionsPlanner, document: str)
                                     code="model_timeout") from None
                 raise JobFailed("the connection to the model provider failed", code="model_error") from None
             else:
-                answer = parse_answer(raw)
+                answer, request_id = parse_answer(reply.answer), reply.request_id
             with ctx.fenced():
                 ModelReading.objects.update_or_create(job_id=ctx.job_id, defaults={
                     "epoch": ctx.epoch, "answer": answer, "saved_at": ctx.now()})
+                provider_calls.answered(job_id=ctx.job_id, key=key, request_id=request_id, now=ctx.now())
             ctx.clear_external_start("model answered the fields")
     return answer
 

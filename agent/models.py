@@ -177,3 +177,31 @@ class DocumentWorkChange(models.Model):
 
     def __str__(self) -> str:
         return f"job {self.job_id}: {self.from_state or '-'} -> {self.to_state or '-'}"
+
+
+class ProviderCall(models.Model):
+    """One call to the model provider: what was asked (in words), for which step, under which
+    idempotency key, when the external-start marker was committed (with it, in one transaction),
+    and the provider's request id once an answer is saved. Never what was sent: the request
+    carries the document's text or the job's progress, and the prompt; neither is kept here.
+
+    Staff read it to settle an ``unknown`` job: with the provider's own records, the key and
+    the request id tell whether the call reached it (``agent.provider_calls.evidence``)."""
+
+    job = models.ForeignKey("jobs.Job", on_delete=models.CASCADE, related_name="+", db_index=False)
+    epoch = models.PositiveIntegerField(help_text="The claim that called.")
+    call = models.CharField(max_length=100, help_text='What was asked, in words ("which step comes next").')
+    step = models.CharField(max_length=60, help_text='The review\'s step it was for ("2 of 3: validate").')
+    idempotency_key = models.CharField(max_length=200, help_text="Sent as the request's Idempotency-Key.")
+    started_at = models.DateTimeField(help_text="When the external-start marker was committed.")
+    request_id = models.CharField(max_length=200, blank=True, help_text="The provider's id of its answer.")
+    answered_at = models.DateTimeField(null=True, blank=True, help_text="When its answer was saved.")
+
+    class Meta:
+        constraints = [
+            # One row per call: the same owner repeating the same call repeats its key (and row).
+            models.UniqueConstraint(fields=["job", "idempotency_key"], name="provider_call_key_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"provider call {self.idempotency_key}"

@@ -9,7 +9,9 @@ endpoint (``AGENT_PLANNER=openai``; off by default). Asking it is an external ef
 - the request carries ``Idempotency-Key: job-<id>-epoch-<epoch>-step-<n>``: the same call
   of the same owner repeats the key, a new epoch or step does not (one key per job and
   epoch alone would make a deduplicating provider replay step 1's answer for step 2);
-- the answer is saved in the checkpoint, then the marker is cleared;
+- the call is recorded with the marker, in its transaction (``provider_calls``: the step, the
+  key), and the answer is saved in the checkpoint with the provider's request id, then the
+  marker is cleared;
 - a 429 (with ``Retry-After``) proves the provider did nothing: the marker is cleared and
   the job deferred without spending an attempt.
 
@@ -35,6 +37,7 @@ from jobs import queue
 from jobs.context import JobContext
 from jobs.kinds import JobDeferred, JobFailed
 
+from . import provider_calls
 from .policy import FINISH, MAX_STEPS, Proposal
 from .tools import SEQUENCE, TOOLS
 
@@ -104,10 +107,12 @@ class ChatCompletionsPlanner:
             return self._ask(ctx, view, save, body=body, key=key, timeout=timeout)
 
     def _ask(self, ctx: JobContext, view: View, save: Save, *, body: bytes, key: str, timeout: float) -> Proposal:
-        ctx.mark_external_start(f"planner call, step {view.step_index + 1}")
+        ctx.mark_external_start(f"planner call, step {view.step_index + 1}", also=provider_calls.started(
+            job_id=ctx.job_id, epoch=ctx.epoch, now=ctx.now(), call="which step comes next (the planner)",
+            step=provider_calls.step_words(view.step_index), key=key))
         log.info("job %s: asking the planner for step %d", ctx.job_id, view.step_index + 1)
         try:
-            answer = self._post(body, key=key, timeout=timeout)
+            reply = self._post(body, key=key, timeout=timeout)
         except _Busy as busy:
             ctx.clear_external_start("planner answered 429")
             until = ctx.now() + busy.retry_after
@@ -119,8 +124,10 @@ class ChatCompletionsPlanner:
             raise JobFailed(f"planner call failed: {settled.reason}", retryable=settled.retryable,
                             code="planner_error") from None
         # Anything else (a timeout, a dropped connection) leaves the marker: the outcome is unknown.
-        proposal = parse_answer(answer)
-        save(proposal)
+        proposal = parse_answer(reply.answer)
+        with ctx.fenced():  # the answer and the provider's id of it, together, before the marker is cleared
+            save(proposal)
+            provider_calls.answered(job_id=ctx.job_id, key=key, request_id=reply.request_id, now=ctx.now())
         ctx.clear_external_start(f"planner answered, step {view.step_index + 1}")
         return proposal
 
@@ -144,7 +151,7 @@ class ChatCompletionsPlanner:
             "tool_choice": "required",
         }
 
-    def _post(self, body: bytes, *, key: str, timeout: float) -> Any:
+    def _post(self, body: bytes, *, key: str, timeout: float) -> Reply:
         headers = {"Content-Type": "application/json", "Accept": "application/json", "Idempotency-Key": key}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
@@ -152,6 +159,7 @@ class ChatCompletionsPlanner:
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310  http(s) only, checked in __init__
                 raw = response.read(MAX_RESPONSE_BYTES + 1)
+                request_id = response.headers.get("x-request-id") or response.headers.get("request-id") or ""
         except urllib.error.HTTPError as exc:
             if exc.code == 429:
                 raise _Busy(retry_after(exc.headers.get("Retry-After"))) from None
@@ -165,11 +173,19 @@ class ChatCompletionsPlanner:
         except (socket.timeout, TimeoutError):
             raise JobFailed(f"no answer from the planner within {timeout:.0f} s", code="planner_timeout") from None
         if len(raw) > MAX_RESPONSE_BYTES:
-            return None
+            return Reply(None, request_id)
         try:
-            return json.loads(raw)
+            return Reply(json.loads(raw), request_id)
         except ValueError:
-            return None
+            return Reply(None, request_id)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A provider's answer (parsed JSON, None if unreadable) and its id for it (``x-request-id``), if any."""
+
+    answer: Any
+    request_id: str = ""
 
 
 class _Busy(Exception):

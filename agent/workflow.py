@@ -18,7 +18,7 @@ from jobs import queue
 from jobs.context import JobContext
 from jobs.kinds import JobCancelled, JobFailed, Kind, Limits, Summary
 
-from . import documents, duplicates
+from . import documents, duplicates, provider_calls
 from . import planner as planners
 from .models import Checkpoint
 from .policy import FINISH, Proposal, Rejection, check, safe_name
@@ -244,6 +244,7 @@ KIND = Kind(
     limits=Limits(memory_mb=768, cpu_seconds=60),
     description="Review a supplier invoice: extract its text, check the required fields, draft a note for Alice.",
     progress=progress,
+    evidence=provider_calls.evidence,
     summarize=summarize,
     result_template="agent/review_result.html",
     presentation=REVIEW,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 from . import documents, queue
 from .clock import Clock, queue_clock
@@ -132,10 +132,11 @@ class JobContext:
             raise LookupError("this job has no document")
         return documents.store_page_images(name, images)
 
-    def mark_external_start(self, what: str = "external call") -> None:
-        """Commit the marker before an outside call; only with a third of a lease still ahead."""
+    def mark_external_start(self, what: str = "external call", *, also: Callable[[], object] | None = None) -> None:
+        """Commit the marker before an outside call; only with a third of a lease still ahead.
+        ``also`` writes the handler's own record of the call in the marker's transaction."""
         outcome = queue.mark_external_start(job_id=self.job_id, epoch=self.epoch, now=self.now(), what=what,
-                                            min_left=self.claim.lease / 3)
+                                            min_left=self.claim.lease / 3, also=also)
         if not outcome:
             raise queue.StaleEpoch(outcome.reason)
         self.external_started = True

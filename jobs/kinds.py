@@ -271,6 +271,10 @@ class Kind:
     # For the submitter's pages: outcome labels, the result's presentation, CSV columns,
     # the note to download, progress in words.
     presentation: Presentation = field(default_factory=Presentation)
+    # For staff settling an ``unknown`` job: what the kind recorded of its outside call, as
+    # (label, value) lines in words (the step, the idempotency key, the provider's request id,
+    # the last checkpoint), never the document's text or a prompt.
+    evidence: Callable[[int], list[tuple[str, str]]] | None = None
 
 
 _registry: dict[str, Kind] = {}

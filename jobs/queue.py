@@ -479,12 +479,16 @@ def _while_owned(job_id: int, epoch: int, now: datetime, *, write: str, lease_le
 
 
 def _owned_write(job_id: int, epoch: int, now: datetime, *, write: str, note: str = "",
-                 lease_left: timedelta = timedelta(0), **changes: Any) -> Outcome:
-    """``_while_owned`` as an Outcome; ``note`` puts the write on the job's timeline."""
+                 lease_left: timedelta = timedelta(0), also: Callable[[], object] | None = None,
+                 **changes: Any) -> Outcome:
+    """``_while_owned`` as an Outcome; ``note`` puts the write on the job's timeline, ``also``
+    writes the caller's own rows in the same transaction."""
     try:
         with _while_owned(job_id, epoch, now, write=write, lease_left=lease_left, **changes):
             if note:
                 _record(job_id, LEASED, LEASED, epoch, "worker", note, now)
+            if also is not None:
+                also()
     except StaleEpoch as exc:
         return Outcome(False, None, exc.reason)
     return Outcome(True, LEASED)
@@ -576,15 +580,17 @@ def start_many(*, claims: Sequence[tuple[int, int]], now: datetime) -> list[Outc
 
 
 def mark_external_start(*, job_id: int, epoch: int, now: datetime, what: str = "external call",
-                        min_left: timedelta = timedelta(0)) -> Outcome:
+                        min_left: timedelta = timedelta(0), also: Callable[[], object] | None = None) -> Outcome:
     """Commit the marker *before* any outside call: after it, an expired lease means unknown.
 
     Only while the lease has at least ``min_left`` to run: an outside call started on a
     lease about to lapse (renewals failing, say) would likely outlive it, and another host
-    would then find the job ``unknown`` for nothing.
+    would then find the job ``unknown`` for nothing. ``also`` runs in the marker's transaction:
+    the kind's own record of the call (what was asked, its idempotency key) commits with the
+    marker or not at all, which is what staff read to settle an ``unknown`` job.
     """
     return _owned_write(job_id, epoch, now, write="external start", note=f"external start: {what}",
-                        lease_left=min_left, external_started_at=now)
+                        lease_left=min_left, also=also, external_started_at=now)
 
 
 def clear_external_start(*, job_id: int, epoch: int, now: datetime, what: str = "external call") -> Outcome:

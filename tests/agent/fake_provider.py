@@ -2,7 +2,8 @@
 
 Modes: ``follow`` answers with the next tool of the sequence (or finish), ``busy`` answers
 429 with a Retry-After, ``hang`` holds the request until released, ``error`` answers 500,
-``script`` answers with the queued function calls. Every request is kept for inspection.
+``script`` answers with the queued function calls. Every request is kept for inspection;
+every answer carries an ``x-request-id`` (``req-1``, ``req-2``…, the request's number).
 
 A structured-output request (one with a ``response_format``: the model's reading of the
 fields) is answered in ``follow`` mode with ``fields`` as the message's content: a dict is sent
@@ -83,6 +84,7 @@ class FakeProvider:
                 raw = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
+                self.send_header("x-request-id", f"req-{len(provider.requests)}")
                 self.send_header("Content-Length", str(len(raw)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)

@@ -20,7 +20,7 @@ from agent import model_reader
 from agent.admin import ReviewSettingsAdmin
 from agent.fields import LABELS, REQUIRED
 from agent.model_reader import NOT_FOUND, UNREADABLE, suggest
-from agent.models import Checkpoint, ModelReading, ReviewSettings
+from agent.models import Checkpoint, ModelReading, ProviderCall, ReviewSettings
 from agent.planner import ChatCompletionsPlanner, LocalPlanner
 from jobs import queue
 from jobs.kinds import JobDeferred, JobFailed
@@ -111,6 +111,10 @@ def test_right_values_fill_the_missing_fields_with_their_evidence(configured, jo
     assert "external start: model reading of the fields" in events
     assert "external call settled: model answered the fields" in events
     assert ModelReading.objects.get(job_id=job.pk).answer == {"values": RIGHT}
+    call = ProviderCall.objects.get(job_id=job.pk)  # on record for staff: the step, the key, the answer's id
+    assert (call.step, call.idempotency_key, call.request_id) == (
+        "2 of 3: validate", request["headers"]["Idempotency-Key"], "req-1")
+    assert call.answered_at == ModelReading.objects.get(job_id=job.pk).saved_at
 
 
 def test_layout_lines_give_the_evidence_its_page_and_box(configured, job, opted_in, claim):
@@ -279,6 +283,9 @@ def test_a_call_that_times_out_leaves_the_job_unknown(configured, job, opted_in,
     outcome = queue.fail(job_id=ctx.job_id, epoch=ctx.epoch, error=failed.value.message, code=failed.value.code,
                          now=ctx.now())
     assert outcome.state == "unknown"
+    call = ProviderCall.objects.get(job_id=job.pk)
+    assert (call.idempotency_key, call.started_at, call.request_id, call.answered_at) == (
+        f"job-{job.pk}-epoch-{ctx.epoch}-fields", Job.objects.get(pk=job.pk).external_started_at, "", None)
 
 
 # --- Nothing is sent without the opt-in and the configuration

@@ -8,7 +8,7 @@ import pytest
 
 from agent import planner as planners
 from agent import workflow
-from agent.models import Checkpoint
+from agent.models import Checkpoint, ProviderCall
 from agent.planner import ChatCompletionsPlanner, LocalPlanner
 from agent.policy import Proposal
 from jobs import queue
@@ -61,6 +61,13 @@ def test_each_call_carries_an_idempotency_key_of_job_epoch_and_step(review_job, 
     assert keys == [f"job-{job.pk}-epoch-{ctx.epoch}-step-{n}" for n in range(4)]
     assert provider.requests[0]["headers"]["Authorization"] == "Bearer sk-test"
     assert provider.requests[0]["path"] == "/v1/chat/completions"
+    # Each call is on record with its key, its step and the provider's id of its answer (for staff).
+    calls = ProviderCall.objects.filter(job_id=job.pk).order_by("id")
+    assert [(c.idempotency_key, c.step, c.request_id, c.epoch) for c in calls] == [
+        (keys[0], "1 of 3: extract", "req-1", ctx.epoch), (keys[1], "2 of 3: validate", "req-2", ctx.epoch),
+        (keys[2], "3 of 3: draft", "req-3", ctx.epoch), (keys[3], "after step 3 of 3: whether to finish", "req-4",
+                                                         ctx.epoch)]
+    assert all(c.answered_at is not None and c.started_at is not None for c in calls)
 
 
 def test_the_marker_is_committed_before_the_call(review_job, claim, pdf, provider):
@@ -112,8 +119,25 @@ def test_a_server_error_is_a_safe_retry_not_unknown(review_job, claim, pdf, prov
 def test_a_call_that_times_out_leaves_the_job_unknown(review_job, claim, pdf, provider):
     job = review_job(pdf)
     provider.mode = "hang"
-    assert drive(claim(), adapter(provider, timeout=1)).state == "unknown"
-    assert "no answer from the planner" in Job.objects.get(pk=job.pk).last_error
+    ctx = claim()
+    assert drive(ctx, adapter(provider, timeout=1)).state == "unknown"
+    job.refresh_from_db()
+    assert "no answer from the planner" in job.last_error
+    # What staff need to settle it: the call, committed with the marker (same time), never answered.
+    call = ProviderCall.objects.get(job_id=job.pk)
+    assert (call.idempotency_key, call.step, call.started_at, call.request_id, call.answered_at) == (
+        f"job-{job.pk}-epoch-{ctx.epoch}-step-0", "1 of 3: extract", job.external_started_at, "", None)
+
+
+def test_a_call_is_recorded_with_its_marker_or_not_at_all(review_job, claim, clock, pdf, provider):
+    review_job(pdf)
+    ctx = claim(lease=timedelta(seconds=30))
+    clock.advance(25)  # less than a third of the lease left: the marker is refused, and so is the record
+    with pytest.raises(queue.StaleEpoch, match="less than 10 s of lease left"):
+        drive(ctx, adapter(provider))
+    assert Job.objects.get(pk=ctx.job_id).external_started_at is None
+    assert not ProviderCall.objects.exists() and not provider.requests
+    assert any(r.startswith("external start rejected") for r in reasons(Job.objects.get(pk=ctx.job_id)))
 
 
 def test_a_provider_proposing_send_email_is_refused(review_job, claim, pdf, provider):

@@ -9,6 +9,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from agent.management.commands import seedtriage
+from agent.models import ProviderCall
 from jobs import queue
 from jobs.clock import queue_clock
 from jobs.models import Job, JobEvent
@@ -43,6 +44,9 @@ def test_it_makes_one_failed_and_one_unknown_job_of_alices_tenant_only(alice, bo
     assert unknown.external_started_at is not None and unknown.last_error == seedtriage.PROVIDER_LOST
     assert transitions(unknown) == [("", "queued"), ("queued", "leased"), ("leased", "leased"), ("leased", "unknown")]
     assert JobEvent.objects.filter(job=unknown, reason=f"external start: {seedtriage.PROVIDER_CALL}").exists()
+    call = ProviderCall.objects.get(job_id=unknown.pk)  # as the review records a call: staff see its evidence
+    assert (call.idempotency_key, call.started_at, call.answered_at) == (
+        f"job-{unknown.pk}-epoch-1-step-0", unknown.external_started_at, None)
     assert f"job {failed.pk} dead (new): {TOO_LONG}" in out and f"job {unknown.pk} unknown (new)" in out
     assert "/admin/jobs/job/?state=needs_human" in out
 

@@ -3,9 +3,10 @@
 Both go through the queue's own operations, as a worker's would: accepted, claimed, started,
 then the failed one is reviewed by the ``document_review`` handler (here, in this process)
 and fails for a reason of its document; the other records the external-start marker of a
-model-provider call and then fails, which the queue makes ``unknown`` (nobody can say whether
-the call happened). Nothing outside is called. Fixed operation keys make it idempotent: a
-second run finds the same jobs, and only re-runs one staff sent back to the queue.
+model-provider call (with the call's record as the review writes it: its step and idempotency
+key, for the staff page's evidence) and then fails, which the queue makes ``unknown`` (nobody
+can say whether the call happened). Nothing outside is called. Fixed operation keys make it
+idempotent: a second run finds the same jobs, and only re-runs one staff sent back to the queue.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
-from agent import samples
+from agent import provider_calls, samples
 from jobs import kinds, queue
 from jobs.clock import queue_clock
 from jobs.context import JobContext
@@ -85,8 +86,13 @@ class Command(BaseCommand):
         if not started:
             raise CommandError(f"job {job.pk} could not be started: {started.reason}")
         if case is UNKNOWN:
-            marked = queue.mark_external_start(job_id=claim.job_id, epoch=claim.epoch, now=queue_clock.now(),
-                                               what=PROVIDER_CALL)
+            now = queue_clock.now()
+            call = provider_calls.started(  # the planner's first call, as agent.planner records it
+                job_id=claim.job_id, epoch=claim.epoch, now=now, step=provider_calls.step_words(0),
+                call="which step comes next (the demo's stand-in: nothing is sent)",
+                key=f"job-{claim.job_id}-epoch-{claim.epoch}-step-0")
+            marked = queue.mark_external_start(job_id=claim.job_id, epoch=claim.epoch, now=now, what=PROVIDER_CALL,
+                                               also=call)
             if not marked:
                 raise CommandError(f"job {job.pk}: {marked.reason}")
             outcome = queue.fail(job_id=claim.job_id, epoch=claim.epoch, error=PROVIDER_LOST, code="model_error",
