@@ -65,7 +65,9 @@ def evidence(job_id: int) -> list[tuple[str, str]]:
     call = (calls.filter(started_at=marked_at).first() if marked_at else None) or calls.first()
     lines: list[tuple[str, str]] = []
     if call is None:
-        lines.append(("Provider call", "none recorded: this review asked the model provider nothing"))
+        lines.append(("Provider call", "none recorded: this review asked the model provider nothing"
+                      if marked_at is None
+                      else "none recorded for this marker: it was not set by one of the review's provider calls"))
     else:
         if marked_at is not None and call.started_at != marked_at:
             lines.append(("Provider call", f"none recorded at the marker's time; the last one was {call.call}, "

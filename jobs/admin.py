@@ -10,8 +10,10 @@ an admin ``LogEntry``.
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import timedelta
+from datetime import timezone as dt_timezone
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from django import forms
@@ -24,6 +26,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Case, Count, IntegerField, Q, Value, When
 from django.http import FileResponse, Http404, HttpResponse
+from django.template.defaultfilters import pluralize
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -32,13 +35,21 @@ from django.utils.text import Truncator
 
 from . import documents, http, kinds, queue, status, task_kind, tokens
 from .clock import queue_clock
-from .models import ApiToken, Job, Tenant, User
+from .models import ApiToken, Job, JobEvent, Tenant, User
 
 if TYPE_CHECKING:
     from django_stubs_ext import WithAnnotations
 
 QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN, CANCELLED = (s.value for s in Job.State)
 TASK_ARGUMENTS_SHOWN = 120  # characters of a task's arguments on its job page
+DOCUMENT_NAME_SHOWN = 32  # characters of a document's name in the list (all of it on hover)
+ERROR_SHOWN = 48  # characters of the last error's first line in the list (all of it on hover)
+SAME_DOCUMENT_SHOWN = 10  # other jobs of the same file listed on a job's page
+# The job pages without the admin's app sidebar: the list's triage columns and its filters
+# fit 1280 px beside each other only with that width (the breadcrumbs lead back home).
+WIDE = {"is_nav_sidebar_enabled": False}
+# Who is looking at a job's page, while it renders (a read-only field has only the job).
+_viewer: ContextVar[Any] = ContextVar("job_admin_viewer", default=None)
 
 
 # --- Tenants, members, groups, tokens ------------------------------------------------------
@@ -500,8 +511,10 @@ class JobAdmin(admin.ModelAdmin):
 
     clock = queue_clock  # tests swap in a logical clock
 
-    list_display = ["id", "document_column", "tenant", "submitter", "kind", "state_badge", "attempt_count", "epoch",
-                    "short_error", "age"]
+    # The columns staff triage by, narrow enough for 1280 px beside the filters (jobs-admin.css):
+    # the kind under the document's name; the epoch, the lease and the keys on the job's page.
+    list_display = ["id", "document_column", "tenant_column", "submitter", "state_badge", "attempt_count", "age",
+                    "short_error"]
     list_display_links = ["id"]
     list_filter = [StateFilter, "tenant", ("submitted_by", admin.RelatedOnlyFieldListFilter), "kind", AgeFilter]
     list_select_related = ["tenant", "submitted_by"]
@@ -513,8 +526,9 @@ class JobAdmin(admin.ModelAdmin):
     change_list_template = "admin/jobs/job/change_list.html"
     change_form_template = "admin/jobs/job/change_form.html"
     fieldsets = [
-        (None, {"fields": ["id", "tenant", "submitted_by", "kind", "state", "epoch", "attempt_count",
-                           "last_error", "failure_code", "operation_key"]}),
+        (None, {"fields": ["id", "tenant", "submitted_by", "kind", "state", "attempt_count", "claims",
+                           "last_error", "failure_code", "submission_key"]}),
+        ("Where else it shows", {"fields": ["submitters_page", "same_document"]}),
         ("Input", {"fields": ["input_summary", "task_call", "document_summary"]}),
         ("Checkpoint", {"fields": ["kind_progress"]}),
         ("Result", {"fields": ["result_display"]}),
@@ -524,7 +538,7 @@ class JobAdmin(admin.ModelAdmin):
             "external_started_at", "updated_at", "finished_at",
         ]}),
     ]
-    readonly_fields = [*flatten_fieldsets(fieldsets), "input_downloads"]
+    readonly_fields = [*flatten_fieldsets(fieldsets), "input_downloads", "evidence"]
 
     # Nobody edits a job here: its state moves only through the queue (the actions), its input
     # is immutable, and deleting it would delete its audit trail.
@@ -561,10 +575,17 @@ class JobAdmin(admin.ModelAdmin):
         return lookup in self.allowed_lookups
 
     def get_fieldsets(self, request, obj=None):
+        fieldsets = list(self.fieldsets)
+        if obj is not None and obj.state == UNKNOWN:  # right after the job's own lines
+            fieldsets.insert(1, ("Evidence: what the outside call was, and when", {
+                "fields": ["evidence"],
+                "description": "What the job recorded when it started its outside call, to check against the "
+                               "provider's own records before reconciling it. Never the document's text or a prompt.",
+            }))
         if not self.may_see_input(request):
-            return self.fieldsets
+            return fieldsets
         return [(name, {**options, "fields": [*options["fields"], "input_downloads"]} if name == "Input" else options)
-                for name, options in self.fieldsets]
+                for name, options in fieldsets]
 
     def get_ordering(self, request):
         needs_human_first = Case(
@@ -593,7 +614,7 @@ class JobAdmin(admin.ModelAdmin):
         context = {"state_counts": [
             {"state": value, "label": label, "count": n, "url": f"{url}?state={value}", "active": value == current}
             for value, label, n in chips
-        ], **(extra_context or {})}
+        ], **WIDE, **(extra_context or {})}
         return super().changelist_view(request, context)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
@@ -606,8 +627,19 @@ class JobAdmin(admin.ModelAdmin):
             shown = {"show_document_url": "?document=1#document"}
             if request.method == "GET" and ("document" in request.GET or "page" in request.GET):
                 shown["document"] = self.document_pane(request, job)
-        return super().change_view(request, object_id, form_url,
-                                   {"triage_buttons": buttons, **shown, **(extra_context or {})})
+        words = guidance(job, self.clock.now()) if job is not None else ""
+        # The page's read-only fields are rendered with the response: rendered here, while they
+        # can tell who is looking (``submitters_page``).
+        viewing = _viewer.set(request.user)
+        try:
+            response = super().change_view(request, object_id, form_url,
+                                           {"triage_buttons": buttons, "guidance": words, **shown, **WIDE,
+                                            **(extra_context or {})})
+            if isinstance(response, TemplateResponse):
+                response.render()
+            return response
+        finally:
+            _viewer.reset(viewing)
 
     def document_pane(self, request, job: Job) -> status.DocumentPane | None:
         """The document beside the result, as its tenant sees it (with the admin's own URLs).
@@ -634,16 +666,23 @@ class JobAdmin(admin.ModelAdmin):
             return format_html('<strong class="job-state job-state-{}">{}</strong>', obj.state, obj.state)
         return obj.state
 
-    @admin.display(description="document", ordering="document_name")
+    @admin.display(description="document / kind", ordering="document_name")
     def document_column(self, obj: Job) -> str:  # not "document": that is the stored file's field
+        """The document's name (whole on hover and on the job's page), its job kind under it."""
         if not obj.document_name:
-            return "—"
-        return format_html('<span class="job-document" title="{}">{}</span>', obj.document_name,
-                           Truncator(obj.document_name).chars(40))
+            name = format_html('<span class="job-document">{}</span>', "pasted text" if obj.payload else "—")
+        else:
+            name = format_html('<span class="job-document" title="{}">{}</span>', obj.document_name,
+                               Truncator(obj.document_name).chars(DOCUMENT_NAME_SHOWN))
+        return format_html('{}<span class="job-kind">{}</span>', name, obj.kind)
+
+    @admin.display(description="tenant", ordering="tenant__slug")
+    def tenant_column(self, obj: Job) -> str:
+        return format_html('<span class="job-who">{}</span>', obj.tenant)
 
     @admin.display(description="submitter", ordering="submitted_by__username")
     def submitter(self, obj: Job) -> str:
-        return obj.submitted_by.get_username()
+        return format_html('<span class="job-who">{}</span>', person(obj.submitted_by))
 
     @admin.display(description="attempts", ordering="attempts")
     def attempt_count(self, obj: Job) -> str:
@@ -651,18 +690,77 @@ class JobAdmin(admin.ModelAdmin):
 
     @admin.display(description="last error")
     def short_error(self, obj: Job) -> str:
-        """One line (jobs-admin.css); the full text on the job's page and on hover."""
+        """Its first line, shortened (jobs-admin.css); the full text on the job's page and on hover."""
         if not obj.last_error:
             return "—"
         first_line = obj.last_error.splitlines()[0]
         return format_html('<span class="job-error" title="{}">{}</span>', obj.last_error,
-                           Truncator(first_line).chars(60))
+                           Truncator(first_line).chars(ERROR_SHOWN))
 
     @admin.display(description="age", ordering="created_at")
     def age(self, obj: Job) -> str:
         return short_age(self.clock.now() - obj.created_at)
 
     # --- the read-only job page
+
+    @admin.display(description="claims")
+    def claims(self, obj: Job) -> str:
+        """The epoch, in words: how many times a worker claimed it."""
+        if not obj.epoch:
+            return "not claimed yet"
+        return (f"claimed {obj.epoch} time{pluralize(obj.epoch)} by a worker (its epoch: only the latest "
+                "claim's writes count)")
+
+    @admin.display(description="submission key")
+    def submission_key(self, obj: Job) -> str:
+        return format_html("<code>{}</code> (the Idempotency-Key its submitter sent; the list's search finds it)",
+                           obj.operation_key)
+
+    @admin.display(description="submitter's page")
+    def submitters_page(self, obj: Job) -> str:
+        """The tenant's page of this job. Only the tenant's members open it (the same 404 as an unknown id for
+        anyone else, staff included), so staff of another tenant get its address, not a dead link."""
+        url = reverse("job_detail", args=[obj.pk])
+        user = _viewer.get()
+        if user is not None and user.tenant_id == obj.tenant_id:
+            return format_html('<a href="{}" id="submitters-page">{}</a>: what {} and the other members of {} see',
+                               url, url, person(obj.submitted_by), obj.tenant)
+        return format_html('<code id="submitters-page">{}</code>: what {} and the other members of {} see; only '
+                           "{}'s members can open it, and you are not one", url, person(obj.submitted_by),
+                           obj.tenant, obj.tenant)
+
+    @admin.display(description="same document")
+    def same_document(self, obj: Job) -> str:
+        """The tenant's other jobs of the same file (its SHA-256), newest first: never another tenant's."""
+        if not obj.document_sha256:
+            return "— (no stored document)"
+        others = (Job.objects.filter(tenant_id=obj.tenant_id, document_sha256=obj.document_sha256)
+                  .exclude(pk=obj.pk).order_by("-id").only("id", "state", "document_name", "created_at"))
+        shown = list(others[:SAME_DOCUMENT_SHOWN])
+        if not shown:
+            return format_html("none: no other job of {} has this file", obj.tenant)
+        now = self.clock.now()
+        rows = format_html_join("", '<li><a href="{}">job {}</a> {} — {}, {} ago</li>', (
+            (reverse("admin:jobs_job_change", args=[job.pk]), job.pk, job.document_name or "", job.state,
+             short_age(now - job.created_at)) for job in shown))
+        more = others.count() - len(shown) if len(shown) == SAME_DOCUMENT_SHOWN else 0
+        tail = format_html("<p>and {} older</p>", more) if more else ""
+        return format_html('<ul class="job-same-document">{}</ul>{}', rows, tail)
+
+    @admin.display(description="evidence")
+    def evidence(self, obj: Job) -> str:
+        """The outside call's marker (this app's) and what the kind recorded of the call (its hook)."""
+        lines = marker_lines(obj)
+        spec = kinds.get(obj.kind)
+        if spec is None or spec.evidence is None:
+            lines.append(("Recorded by the kind", "nothing more: this kind keeps no record of its outside calls"))
+        else:
+            try:
+                lines += spec.evidence(obj.pk)
+            except Exception as exc:  # noqa: BLE001  a broken hook must not hide the rest of the page from staff
+                lines.append(("Recorded by the kind", f"unavailable: {type(exc).__name__}: {exc}"))
+        return format_html('<table class="job-evidence"><tbody>{}</tbody></table>', format_html_join(
+            "", '<tr><th scope="row">{}</th><td>{}</td></tr>', lines))
 
     @admin.display(description="payload")
     def input_summary(self, obj: Job) -> str:
@@ -730,7 +828,10 @@ class JobAdmin(admin.ModelAdmin):
 
     @admin.display(description="events")
     def timeline(self, obj: Job) -> str:
-        return render_to_string("admin/jobs/job/timeline.html", {"events": obj.events.order_by("id")})
+        events = list(obj.events.order_by("id"))
+        names = member_names(events)
+        return render_to_string("admin/jobs/job/timeline.html", {
+            "events": [(event, names.get(event.actor, event.actor)) for event in events]})
 
     # --- downloads of the input (superusers only, each one logged)
 
@@ -810,7 +911,7 @@ class JobAdmin(admin.ModelAdmin):
         jobs = list(queryset.select_related("tenant").order_by("pk"))
         movable = [job for job in jobs if job.state in triage.from_states]
         return TemplateResponse(request, "admin/jobs/job/triage_confirmation.html", {
-            **self.admin_site.each_context(request),
+            **self.admin_site.each_context(request), **WIDE,
             "opts": self.opts,
             "title": triage.title,
             "triage": triage,
@@ -871,3 +972,66 @@ def parse_seen(values: list[str]):
 
 def pretty_json(value: Any) -> str:
     return format_html("<pre class=\"job-json\">{}</pre>", json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def person(user: User) -> str:
+    """A member by name: the full name when it has one, else the username (never ``user:<id>``)."""
+    return user.get_full_name() or user.get_username()
+
+
+def member_names(events: list[JobEvent]) -> dict[str, str]:
+    """``user:<id>`` actors by the member's name, in one query."""
+    ids = {int(e.actor[5:]) for e in events if e.actor.startswith("user:") and e.actor[5:].isdigit()}
+    return {f"user:{user.pk}": person(user) for user in User.objects.filter(pk__in=ids)}
+
+
+def utc(moment: Any) -> str:
+    return moment.astimezone(dt_timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def marker_lines(job: Job) -> list[tuple[str, str]]:
+    """When the external call was marked started and how the job became unknown: the job's row and timeline."""
+    events = list(job.events.filter(Q(reason__startswith=EXTERNAL_START) | Q(to_state=UNKNOWN)).order_by("id"))
+    marks = [e for e in events if e.reason.startswith(EXTERNAL_START) and e.to_state == LEASED]
+    mark = marks[-1] if marks else None
+    lines: list[tuple[str, str]] = []
+    at = job.external_started_at or (mark.at if mark else None)
+    if at is None:
+        lines.append(("External call marked started", "no marker on record"))
+    else:
+        what = f": {mark.reason.removeprefix(EXTERNAL_START)}" if mark else ""
+        claim = f", claim {mark.epoch}" if mark else ""
+        lines.append(("External call marked started", f"{utc(at)}{claim}{what}"))
+    became = [e for e in events if e.to_state == UNKNOWN]
+    if became:
+        lines.append(("Became unknown", f"{utc(became[-1].at)}, {became[-1].reason} ({became[-1].actor})"))
+    return lines
+
+
+EXTERNAL_START = "external start: "  # the reason of the marker's event (jobs.queue.mark_external_start)
+
+
+def guidance(job: Job, now: Any) -> str:
+    """One line on what to do with a job in its state, for the top of its page."""
+    if job.state == QUEUED and job.available_at > now:
+        return (f"Waiting to be tried again at {utc(job.available_at)}, after a failed try: nothing to do "
+                "(Cancel stops it).")
+    if job.state == LEASED and job.cancel_requested_at is not None:
+        return f"Cancelling since {utc(job.cancel_requested_at)}: wait; its worker stops at its next step or renewal."
+    if job.state == LEASED:
+        ends = utc(job.lease_expires_at) if job.lease_expires_at else "its deadline"
+        return (f"Running: wait. Its lease ends at {ends}; if its worker is gone by then, the job goes back to the "
+                "queue (or to unknown, had it started a provider call).")
+    return GUIDANCE.get(job.state, "")
+
+
+GUIDANCE = {
+    QUEUED: "Waiting for a worker: nothing to do (Cancel stops it before it starts).",
+    DEAD: "Failed, and nothing will run it again (the last error says why): Retry queues it with fresh attempts and "
+          "a new deadline, worth it once the cause has passed (an outage, a lost worker), not for a refused document.",
+    UNKNOWN: "A provider call started and never settled, so nobody knows whether the provider did it: check the "
+             "evidence below with the provider, then reconcile as done (with its outcome) if it did, or as not "
+             "done to run it again if it did not (a timeout during a provider outage, say).",
+    COMPLETED: "Done: nothing to do. The result below is what its submitter sees.",
+    CANCELLED: "Cancelled: nothing to do, and nothing runs it again.",
+}

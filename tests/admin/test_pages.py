@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.contrib.admin.models import LogEntry
@@ -93,13 +94,18 @@ def test_the_list_columns_say_what_triage_needs(client, triager, in_state, clock
     Job.objects.filter(pk=job.pk).update(last_error="x" * 500 + "\nsecond line", document_name="invoice-0142.pdf")
     client.force_login(triager)
     text = client.get(CHANGELIST).content.decode()
-    assert ">acme<" in text and "diagnostic.sleep" in text and "1/3" in text
+    assert '<td class="field-tenant_column"><span class="job-who">acme</span></td>' in text and "1/3" in text
     # Shortened to its first line (jobs-admin.css keeps it on one), the whole error on hover and on the job's page.
-    assert f'<span class="job-error" title="{"x" * 500}\nsecond line">{"x" * 59}…</span>' in text
+    assert f'<span class="job-error" title="{"x" * 500}\nsecond line">{"x" * 47}…</span>' in text
     assert "2h 5m" in text
     assert ('<td class="field-document_column"><span class="job-document" title="invoice-0142.pdf">'
-            "invoice-0142.pdf</span>") in text
-    assert f'<td class="field-submitter">{job.submitted_by.username}</td>' in text
+            'invoice-0142.pdf</span><span class="job-kind">diagnostic.sleep</span></td>') in text
+    assert f'<td class="field-submitter"><span class="job-who">{job.submitted_by.username}</span></td>' in text
+    # The epoch and the operation key are on the job's page, not in the list's columns.
+    head = text[text.index('<table id="result_list">'):text.index("</thead>")]
+    assert [h.lower() for h in re.findall(r'<a href="\?o=[^"]*">([^<]+)</a>', head)] == [
+        "id", "document / kind", "tenant", "submitter", "state", "attempts", "age"]
+    assert "<span>Last error</span>" in head and "epoch" not in head.lower() and job.operation_key not in text
     page = client.get(f"{CHANGELIST}{job.pk}/change/").content.decode()
     assert "x" * 500 + "<br>second line" in page
 
@@ -205,12 +211,13 @@ def test_the_job_page_shows_the_timeline_checkpoint_and_result(client, triager, 
     text = client.get(f"{CHANGELIST}{job.pk}/change/").content.decode()
     assert "next_step" in text and "draft" in text and "&quot;supplier&quot;: &quot;ACME&quot;" in text
     assert "&quot;ok&quot;: 1" in text  # the result
-    for actor in ("user:", "worker:w1"):
-        assert actor in text
-    rows = text[text.index('<table class="job-timeline">'):].split("</table>")[0].count("<tr><td>")
-    assert rows == job.events.count() == 3
+    timeline = text[text.index('<table class="job-timeline">'):].split("</table>")[0]
+    assert timeline.count('<tr><td class="at">') == job.events.count() == 3
     first = job.events.order_by("id").first()
-    assert f"<td>{first.at:%Y-%m-%d %H:%M:%S}.000</td><td>—</td><td>queued</td>" in text
+    assert first.actor == f"user:{job.submitted_by_id}"  # said with the member's name, never its id
+    assert (f'<td class="at">{first.at:%Y-%m-%d %H:%M:%S}.000</td><td class="from">—</td><td class="to">queued</td>'
+            f'<td class="claim">—</td><td class="by">alice</td>') in timeline
+    assert '<td class="by">worker:w1</td>' in timeline and "user:" not in text
 
 
 def test_the_job_page_says_when_a_kind_keeps_no_checkpoint(client, triager, in_state):
