@@ -521,7 +521,8 @@ class JobAdmin(admin.ModelAdmin):
     list_per_page = 50
     show_full_result_count = False  # the state counts above the list already say it
     search_fields = ["=operation_key"]
-    search_help_text = "A job id, an operation key (exact), or words of a document's file name."
+    search_help_text = ("A job id, a submission key (the Idempotency-Key its submitter sent, exactly), or words of "
+                        "a document's file name.")
     actions = [RETRY.name, RECONCILE_DONE.name, RECONCILE_NOT_DONE.name, DISCARD.name, CANCEL.name]
     change_list_template = "admin/jobs/job/change_list.html"
     change_form_template = "admin/jobs/job/change_form.html"
