@@ -1013,7 +1013,8 @@ EXTERNAL_START = "external start: "  # the reason of the marker's event (jobs.qu
 
 
 def guidance(job: Job, now: Any) -> str:
-    """One line on what to do with a job in its state, for the top of its page."""
+    """One line on what to do with a job in its state (and, for a dead or unknown one, why it
+    stopped: ``Job.failure_code``), for the top of its page."""
     if job.state == QUEUED and job.available_at > now:
         return (f"Waiting to be tried again at {utc(job.available_at)}, after a failed try: nothing to do "
                 "(Cancel stops it).")
@@ -1023,6 +1024,9 @@ def guidance(job: Job, now: Any) -> str:
         ends = utc(job.lease_expires_at) if job.lease_expires_at else "its deadline"
         return (f"Running: wait. Its lease ends at {ends}; if its worker is gone by then, the job goes back to the "
                 "queue (or to unknown, had it started a provider call).")
+    for codes, words in GUIDANCE_BY_FAILURE.get(job.state, ()):
+        if job.failure_code in codes:
+            return words
     return GUIDANCE.get(job.state, "")
 
 
@@ -1032,7 +1036,35 @@ GUIDANCE = {
           "a new deadline, worth it once the cause has passed (an outage, a lost worker), not for a refused document.",
     UNKNOWN: "A provider call started and never settled, so nobody knows whether the provider did it: check the "
              "evidence below with the provider, then reconcile as done (with its outcome) if it did, or as not "
-             "done to run it again if it did not (a timeout during a provider outage, say).",
+             "done to run it again if it did not.",
     COMPLETED: "Done: nothing to do. The result below is what its submitter sees.",
     CANCELLED: "Cancelled: nothing to do, and nothing runs it again.",
+}
+# What a dead or unknown job's failure code (jobs.queue.FailureCode, or the kind's JobFailed.code)
+# changes in that line; codes not here get the state's line.
+GUIDANCE_BY_FAILURE: dict[str, tuple[tuple[frozenset[str], str], ...]] = {
+    UNKNOWN: (
+        (frozenset({"planner_timeout", "model_timeout", "time_limit"}),
+         "The provider did not answer in time. A timeout during a provider outage: the provider did nothing you "
+         "can see, and reconciling as not done reruns it; if its records show the call below answered, reconcile "
+         "as done with its outcome."),
+        (frozenset({"lease_expired", "handler_crashed", "stopped", "shutdown"}),
+         "Its worker was lost while the provider call below was in flight: ask the provider about its idempotency "
+         "key, then reconcile as done (with its outcome) if it answered, or as not done to run it again."),
+        (frozenset({"planner_error", "model_error"}),
+         "The connection to the provider broke after the call below was sent: ask the provider about its "
+         "idempotency key, then reconcile as done (with its outcome) if it answered, or as not done to run it "
+         "again."),
+    ),
+    DEAD: (
+        (frozenset({"too_large", "too_complex", "unpacks_too_large", "damaged_document", "unsupported_media_type",
+                    "nothing_to_review", "memory_limit", "cpu_limit", "too_deep"}),
+         "Its document was refused or is beyond the review's limits (the last error says why): Retry would fail "
+         "the same way; its submitter has to send another file."),
+        (frozenset({"deadline", "deadline_passed", "no_time_left"}),
+         "It ran out of time before its deadline: Retry queues it with fresh attempts and a new deadline, worth it "
+         "once the workers can take it in time."),
+        (frozenset({"discarded"}),
+         "Staff discarded it when its outcome was unknown (the timeline says who and why): Retry runs it again."),
+    ),
 }

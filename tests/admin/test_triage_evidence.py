@@ -113,6 +113,8 @@ def test_an_unknown_job_shows_what_its_provider_call_was_and_when(client, triage
         "Answer": "none saved",
         "Last saved step": f"2 of 3: validate, saved at {utc(clock.now())}",
     }
+    assert guidance_of(page).startswith("The provider did not answer in time. A timeout during a provider outage: "
+                                        "the provider did nothing you can see, and reconciling as not done reruns it")
     # What was derived from the document may show (the checkpoint's fields, the lines they were read
     # from); the document's text, and what was sent to the provider, never do.
     assert CANARY not in page  # a line of the document that is no field's value
@@ -138,7 +140,9 @@ def test_an_answer_saved_before_the_worker_died_shows_its_request_id_and_is_reus
     job.refresh_from_db()
     assert job.state == "unknown"
     client.force_login(triager)
-    shown = evidence(page_of(client, job))
+    page = page_of(client, job)
+    assert guidance_of(page).startswith("Its worker was lost while the provider call below was in flight")
+    shown = evidence(page)
     assert shown["Step"] == "1 of 3: extract" and shown["Idempotency key"] == f"job-{job.pk}-epoch-1-step-0"
     assert shown["Provider's request id"] == "req-1"  # the provider's own id: what its support can look up
     assert shown["Answer"] == f"received and saved at {utc(answered_at)}: a rerun uses it and does not ask again"
@@ -218,6 +222,29 @@ def test_each_state_has_its_line_of_guidance(client, triager, in_state, clock):
     assert said["cancelled"] == "Cancelled: nothing to do, and nothing runs it again."
 
 
+def test_a_dead_or_unknown_jobs_line_follows_why_it_stopped(client, triager, alice, accept, clock):
+    call_command("seedtriage", "alice", stdout=StringIO())  # a refused document (dead), a broken connection
+    client.force_login(triager)
+    refused, lost = Job.objects.get(state="dead"), Job.objects.get(state="unknown")
+    assert (refused.failure_code, lost.failure_code) == ("too_large", "model_error")
+    assert guidance_of(page_of(client, refused)).startswith(
+        "Its document was refused or is beyond the review's limits (the last error says why): Retry would fail")
+    assert guidance_of(page_of(client, lost)).startswith(
+        "The connection to the provider broke after the call below was sent")
+
+    confirm(client, start_action(client, "discard_unknown", lost), reason="the provider has no record of it")
+    lost.refresh_from_db()
+    assert (lost.state, lost.failure_code) == ("dead", "discarded")
+    assert guidance_of(page_of(client, lost)).startswith("Staff discarded it when its outcome was unknown")
+
+    late = accept(deadline=timedelta(minutes=1))
+    clock.advance(minutes=2)
+    queue.recover(now=clock.now())
+    late.refresh_from_db()
+    assert (late.state, late.failure_code) == ("dead", "deadline_passed")
+    assert guidance_of(page_of(client, late)).startswith("It ran out of time before its deadline: Retry")
+
+
 def test_a_running_job_says_when_its_lease_ends_and_a_retried_one_when_it_runs(client, triager, accept, clock):
     client.force_login(triager)
     running = accept()
@@ -227,7 +254,8 @@ def test_a_running_job_says_when_its_lease_ends_and_a_retried_one_when_it_runs(c
         "then, the job goes back to the queue (or to unknown, had it started a provider call).")
 
     assert queue.start(job_id=claim.job_id, epoch=claim.epoch, now=clock.now())
-    assert queue.fail(job_id=claim.job_id, epoch=claim.epoch, error="flaky", now=clock.now()).state == "queued"
+    assert queue.fail(job_id=claim.job_id, epoch=claim.epoch, error="flaky", code="handler_error",
+                      now=clock.now()).state == "queued"
     running.refresh_from_db()
     assert guidance_of(page_of(client, running)) == (
         f"Waiting to be tried again at {utc(running.available_at)}, after a failed try: nothing to do "

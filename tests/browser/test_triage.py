@@ -42,7 +42,8 @@ def staff_and_jobs(make_member) -> Job:
         claim = queue.claim(now=now, worker="browser-test")
         assert claim is not None and claim.job_id == job.pk
         assert queue.start(job_id=job.pk, epoch=claim.epoch, now=now)
-        assert queue.fail(job_id=job.pk, epoch=claim.epoch, error=LONG_ERROR, retryable=False, now=now).state == "dead"
+        assert queue.fail(job_id=job.pk, epoch=claim.epoch, error=LONG_ERROR, code="planner_misconfigured",
+                          retryable=False, now=now).state == "dead"
     return Job.objects.get(state="unknown")
 
 
@@ -78,7 +79,7 @@ def test_an_unknown_jobs_page_shows_its_guidance_and_evidence(make_member, login
     page = login(*STAFF)
     page.set_viewport_size({"width": 1280, "height": 900})
     page.goto(f"/admin/jobs/job/{unknown.pk}/change/")
-    assert page.inner_text("#guidance").startswith("What to do: A provider call started and never settled")
+    assert page.inner_text("#guidance").startswith("What to do: The connection to the provider broke after the call")
     rows = page.locator(".job-evidence tr")
     shown = {rows.nth(i).locator("th").inner_text(): rows.nth(i).locator("td").inner_text()
              for i in range(rows.count())}
