@@ -586,17 +586,37 @@ def timeline(events: Iterable[JobEvent], viewer_id: int | None = None) -> list[M
     """The events in the submitter's words. Rejected writes and notes (to_state empty), epochs
     and markers are staff matters and are left out, and so is a claim that was never started
     (the job only waited in a worker's hand): it was no try, and nothing was interrupted. A
-    teammate's cancel or resubmission is said with their name ("you" for the viewer)."""
+    teammate's cancel or resubmission is said with their name ("you" for the viewer).
+
+    A try is a claim whose attempt was spent: the external-call marker and its settling are
+    notes on the running try, never tries. A deferral (the model provider said "not now", or
+    the worker shut down before it began) gives the attempt back: it reads as a wait, the
+    claims and deferrals that follow it until the review goes on read as one wait, and the
+    claim that goes on reads "Review resumed", not as another try."""
     events = list(events)
     who = member_names(events, viewer_id)
     unstarted = {e.epoch for e in events
                  if e.from_state == LEASED and e.to_state == QUEUED and e.reason.startswith(UNSTARTED_REASONS)}
     moments: list[Moment] = []
     tries = 0
+    waiting = False  # the last line shown is a deferral: claims and deferrals only continue it
+    resumed: datetime | None = None  # a claim after a deferral, said once the review goes on
     for event in events:
         to, before = event.to_state, event.from_state
         by_staff = event.actor.startswith("staff:")
         member = who.get(event.actor)
+        if waiting and to and not (event.epoch in unstarted and LEASED in (to, before) and not by_staff):
+            if to == QUEUED and before == LEASED and event.reason.startswith(DEFERRED):
+                resumed = None  # another "not now": still the same wait
+                continue
+            if to == LEASED and before == QUEUED:
+                resumed = event.at
+                continue
+            if to == LEASED and before == LEASED and not event.reason.startswith(queue.CANCEL_REQUESTED):
+                continue  # the worker's notes (the external-call marker): shown to nobody, they end no wait
+            if resumed is not None:
+                moments.append(Moment(resumed, "Review resumed"))
+            waiting, resumed = False, None
         if not to and member and event.reason.startswith(queue.RESUBMITTED_AS):
             new_job = event.reason.removeprefix(queue.RESUBMITTED_AS)
             moments.append(Moment(event.at, f"Submitted again by {member}, as job {new_job}"))
@@ -615,6 +635,9 @@ def timeline(events: Iterable[JobEvent], viewer_id: int | None = None) -> list[M
             moments.append(Moment(event.at, "Review started" if tries == 1 else f"Review started again (try {tries})"))
         elif to == QUEUED and by_staff:
             moments.append(Moment(event.at, "Staff sent it back to be reviewed again"))
+        elif to == QUEUED and event.reason.startswith(DEFERRED):
+            waiting = True
+            moments.append(Moment(event.at, wait_words(event.reason)))
         elif to == QUEUED:
             moments.append(Moment(event.at, "Interrupted: it will be tried again shortly", "attention"))
         elif to == COMPLETED:
@@ -629,7 +652,23 @@ def timeline(events: Iterable[JobEvent], viewer_id: int | None = None) -> list[M
             moments.append(Moment(event.at, f"Cancelled by {by}" if by else "Cancelled"))
         else:
             moments.append(Moment(event.at, state_words(to)))
+    if resumed is not None:  # running again after the wait
+        moments.append(Moment(resumed, "Review resumed"))
     return moments
+
+
+# A deferral's reason (``jobs.queue.defer``); the handler's own words follow it.
+DEFERRED = "deferred: "
+# Whose "not now" a deferral was, by words of its reason (the agent's model and planner calls,
+# and the provider slots every host shares: ``jobs.context``).
+PROVIDER_WORDS = ("provider", "planner", "(429)")
+
+
+def wait_words(reason: str) -> str:
+    """A deferral in the submitter's words: who asked to wait; no try was spent."""
+    if any(word in reason for word in PROVIDER_WORDS):
+        return "Waiting for the model provider, which asked us to slow down: the review goes on shortly"
+    return "Paused: the review goes on shortly"
 
 
 def member_names(events: Iterable[JobEvent], viewer_id: int | None) -> dict[str, str]:
