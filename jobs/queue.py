@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from enum import StrEnum
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import jsonschema
 from django.conf import settings
@@ -600,13 +600,42 @@ def clear_external_start(*, job_id: int, epoch: int, now: datetime, what: str = 
 
 
 # The reason of the note a failed job gets when a member submits its input again; the new
-# job's id follows it. The submitter's timeline reads it (``status.timeline``).
+# job's id follows it. The submitter's timeline reads it (``status.timeline``). The new job
+# gets the other end (``RESUBMITTED_FROM`` and the failed job's id): each page links the other.
 RESUBMITTED_AS = "submitted again as job "
+RESUBMITTED_FROM = "submitted again from job "
 
 
 def record_resubmission(*, job_id: int, epoch: int, new_job_id: int, actor: str, now: datetime) -> None:
-    """Say on a failed job's timeline who submitted its input again, and as which job."""
-    _record(job_id, DEAD, "", epoch, actor, f"{RESUBMITTED_AS}{new_job_id}", now)
+    """Say on a failed job's timeline who submitted its input again, and as which job; and on the
+    new job's, which job it repeats. Notes both (no state moves), in one transaction."""
+    with write_transaction():
+        _record(job_id, DEAD, "", epoch, actor, f"{RESUBMITTED_AS}{new_job_id}", now)
+        _record(new_job_id, QUEUED, "", 0, actor, f"{RESUBMITTED_FROM}{job_id}", now)
+
+
+@dataclass(frozen=True)
+class Resubmission:
+    """The jobs a job's input was sent again as (the newest), and sent again from: from its notes."""
+
+    as_job: int | None = None
+    from_job: int | None = None
+
+
+def resubmission(events: Iterable[JobEvent]) -> Resubmission:
+    """Read ``record_resubmission``'s notes among a job's events (no query)."""
+    as_job = from_job = None
+    for event in events:
+        if event.to_state:
+            continue
+        for prefix in (RESUBMITTED_AS, RESUBMITTED_FROM):
+            number = event.reason.removeprefix(prefix) if event.reason.startswith(prefix) else ""
+            if number.isdigit():
+                if prefix == RESUBMITTED_AS:
+                    as_job = int(number)
+                else:
+                    from_job = int(number)
+    return Resubmission(as_job, from_job)
 
 
 def note(*, job_id: int, epoch: int, actor: str, reason: str, now: datetime) -> None:

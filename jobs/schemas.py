@@ -29,7 +29,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 
 from . import kinds, models
-from .queue import MAX_OPERATION_KEY
+from .queue import MAX_OPERATION_KEY, resubmission
 
 State = models.Job.State
 
@@ -171,6 +171,10 @@ class Job(Summarized):
     status_url: str
     events: list[Event]
     result: Any = Field(default=None, description="Only when state is completed; its shape depends on the kind")
+    resubmitted_as: int | None = Field(default=None, description="A failed job submitted again: the new job's id "
+                                                                 "(the newest, if more than once); null otherwise")
+    resubmitted_from: int | None = Field(default=None, description="A job submitted again from a failed one: "
+                                                                   "that job's id; null otherwise")
 
     @classmethod
     def of(cls, job: models.Job, events: Iterable[models.JobEvent], duplicate: kinds.Duplicate | None = None,
@@ -178,11 +182,13 @@ class Job(Summarized):
         """``result``: the result as the submitters see it (``status.shown_result``), else the job's own."""
         shown = job.result if result is None else result
         completed: dict[str, Any] = {"result": shown} if job.state == State.COMPLETED else {}
+        events = list(events)
+        again = resubmission(events)
         return cls(
             id=job.pk, kind=job.kind, state=State(job.state), attempts=job.attempts, max_attempts=job.max_attempts,
             created_at=job.created_at, updated_at=job.updated_at, finished_at=job.finished_at,
             deadline=job.deadline, status_url=status_url(job.pk), events=[Event.of(e) for e in events],
-            **_summary(job, duplicate), **completed,
+            resubmitted_as=again.as_job, resubmitted_from=again.from_job, **_summary(job, duplicate), **completed,
         )
 
 

@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 from django_htmx.http import HttpResponseClientRedirect
 
-from . import documents, http, kinds, schemas, status
+from . import documents, http, kinds, queue, schemas, status
 from .clock import queue_clock
 from .http import Call, HtmxHttpRequest, HttpError
 from .models import Job
@@ -203,6 +203,7 @@ def job_page(call: Call, found: status.JobStatus, *, refused: dict[str, str] | N
         "refused": refused or {},
         "delay": status.page_poll_delay(job, polls), "next_poll": polls + 1,
         "again_key": uuid.uuid4().hex, "document": document, "duplicate": found.duplicate,
+        "resubmission": queue.resubmission(found.events),
         **work_context(call, job, presentation),
     }, partial="status", status=code)
 
