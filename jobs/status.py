@@ -347,26 +347,46 @@ class BatchStatus:
         return sum(1 for job in self.jobs if needs_submitter(job))
 
     @property
+    def cancellable(self) -> int:
+        """How many of its jobs a cancel would still stop: unfinished, and not already asked to."""
+        return sum(1 for job in self.jobs if not job.is_terminal and job.cancel_requested_at is None)
+
+    @property
     def settling(self) -> bool:
         """Some job waits for staff (dead or unknown): worth a slow look now and then."""
         return any(job.state in (DEAD, UNKNOWN) for job in self.jobs)
 
     @property
     def summary(self) -> str:
-        """ "4 of 6 done, 1 to correct, 1 unreadable" """
+        """ "4 of 6 done, 1 to correct, 1 unreadable" while some are in progress; once none is,
+        "Finished: 2 OK, 1 failed; with staff: 2 need checking". Staff's are counted apart: the
+        jobs staff are confirming (needs checking) and the failures on our side they will run
+        again (``failure(job).resubmit`` false)."""
         counts: dict[str, int] = {}
+        staff: dict[str, int] = {}
         for job in self.jobs:
             if job.is_terminal:
+                tally = staff if job.state == UNKNOWN or (job.state == DEAD and not failure(job).resubmit) else counts
                 word = outcome_count_word(job)
-                counts[word] = counts.get(word, 0) + 1
-        parts = [f"{n} {word}" for word, n in counts.items()]
-        return ", ".join([f"{self.done} of {self.total} done", *parts])
+                tally[word] = tally.get(word, 0) + 1
+        parts = ", ".join(count_words(n, word) for word, n in counts.items())
+        with_staff = ", ".join(count_words(n, word) for word, n in staff.items())
+        head = "Finished" if not self.live else f"{self.done} of {self.total} done"
+        text = f"{head}: {parts}" if not self.live and parts else ", ".join(filter(None, [head, parts]))
+        return f"{text}; with staff: {with_staff}" if with_staff else text
+
+
+def count_words(n: int, word: str) -> str:
+    """ "1 needs checking", "2 need checking"; "3 OK"."""
+    if word == CHECKING_WORDS and n != 1:
+        word = "need checking"
+    return f"{n} {word}"
 
 
 def batch_status(*, tenant_id: int | None, batch: str) -> BatchStatus:
     """A batch's jobs in the order they were submitted. Unknown and foreign batches: the same 404."""
     jobs = list(Job.objects.for_tenant(tenant_id).filter(batch=batch).exclude(batch="")
-                .only(*LIST_FIELDS).order_by("id")[:500])
+                .only(*LIST_FIELDS, "failure_code", "cancel_requested_at").order_by("id")[:500])
     if not jobs:
         raise Http404("no such batch")
     return BatchStatus(batch, jobs)

@@ -292,10 +292,16 @@ def job_note(call: Call, job_id: int) -> HttpResponse:
     return attachment(text + "\n", "text/plain; charset=utf-8", f"{download_name(job)}-note.txt")
 
 
-@http.endpoint("POST")
+@http.endpoint("GET", "HEAD", "POST")
 def job_cancel(call: Call, job_id: int) -> HttpResponse:
     """Cancel a job: at once while it waits (200), by a request its worker answers while it
-    runs (202). Browsers go back to the job's page."""
+    runs (202). Browsers go back to the job's page. A GET is the browser's confirmation step:
+    a page that asks first, and posts here (it works without script)."""
+    if call.request.method in ("GET", "HEAD"):
+        job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job  # foreign ids: the same 404
+        return confirm_cancel(call, {"job": job, "cancellable": not job.is_terminal and not job.cancel_requested_at,
+                                     "action": reverse("job_cancel", args=[job_id]),
+                                     "back": schemas.status_url(job_id)})
     outcome = http.cancel(call, job_id)
     if not call.wants_json:
         return see_other(schemas.status_url(job_id))
@@ -303,16 +309,29 @@ def job_cancel(call: Call, job_id: int) -> HttpResponse:
     return call.json(schemas.Job.of(found.job, found.events), status=202 if outcome.state == Job.State.LEASED else 200)
 
 
-@http.endpoint("POST")
+@http.endpoint("GET", "HEAD", "POST")
 def batch_cancel(call: Call, batch: str) -> HttpResponse:
-    """Cancel every document of a batch that has not finished; back to the batch's page."""
-    for job in status.batch_status(tenant_id=call.tenant_id, batch=batch).jobs:
+    """Cancel every document of a batch that has not finished; back to the batch's page. A GET
+    asks first (the confirmation page)."""
+    found = status.batch_status(tenant_id=call.tenant_id, batch=batch)
+    if call.request.method in ("GET", "HEAD"):
+        return confirm_cancel(call, {"batch": found, "cancellable": found.cancellable,
+                                     "action": reverse("batch_cancel", args=[batch]),
+                                     "back": reverse("batch_detail", args=[batch])})
+    for job in found.jobs:
         if not job.is_terminal:
             try:
                 http.cancel(call, job.pk)
             except http.HttpError:  # it finished meanwhile: nothing to cancel
                 pass
     return see_other(reverse("batch_detail", args=[batch]))
+
+
+def confirm_cancel(call: Call, context: dict[str, object]) -> HttpResponse:
+    """The page that asks before a cancel; API clients POST at once, so they get 405 here."""
+    if call.wants_json:
+        raise HttpError(405, "method_not_allowed", "POST to cancel")
+    return call.page("jobs/cancel_confirm.html", context)
 
 
 @http.endpoint("POST")

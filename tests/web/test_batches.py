@@ -192,7 +192,7 @@ def test_the_batch_page_polls_while_live_then_slowly_while_staff_settle_then_sto
     for job in batch[4:]:
         drive_to(job, "completed", now=clock.now())
     settling = client.get("/batches/b-test?poll=2", headers=HTMX).content.decode()
-    assert "6 of 6 done" in settling and 'hx-trigger="load delay:30s, poll-retry"' in settling
+    assert "Finished: " in settling and 'hx-trigger="load delay:30s, poll-retry"' in settling
     dead = Job.objects.get(pk=batch[3].pk)
     assert queue.requeue(job_id=dead.pk, expected_state="dead", expected_epoch=dead.epoch, actor="staff:ops",
                          reason="retry", now=clock.now())
