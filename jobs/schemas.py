@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -136,13 +136,15 @@ class Summarized(Body):
     """Fields every job answer carries besides its state: what it was, and how it turned out.
 
     Serialized after the answer's own fields, where they were added: an answer reads as it
-    always did, with these at its end.
+    always did, with these at its end (and after them a subclass's ``added_later``).
     """
+
+    added_later: ClassVar[tuple[str, ...]] = ()
 
     @model_serializer(mode="wrap")
     def _added_fields_last(self, handler: Any):  # no return annotation: the JSON Schema stays the model's
         data = handler(self)
-        added = Summarized.model_fields
+        added = [*Summarized.model_fields, *self.added_later]
         return {**{k: v for k, v in data.items() if k not in added}, **{k: v for k, v in data.items() if k in added}}
 
     document_name: str | None = Field(description="The uploaded document's file name; null for pasted text")
@@ -171,6 +173,7 @@ class Job(Summarized):
     status_url: str
     events: list[Event]
     result: Any = Field(default=None, description="Only when state is completed; its shape depends on the kind")
+    added_later = ("resubmitted_as", "resubmitted_from")
     resubmitted_as: int | None = Field(default=None, description="A failed job submitted again: the new job's id "
                                                                  "(the newest, if more than once); null otherwise")
     resubmitted_from: int | None = Field(default=None, description="A job submitted again from a failed one: "
