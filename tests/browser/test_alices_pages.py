@@ -91,7 +91,8 @@ def test_alice_lands_on_her_list_reviews_the_samples_as_a_batch_and_finds_what_n
     page.evaluate("window.__sameDocument = true")
     start_worker()
     page.wait_for_selector("#progress[data-done='6']", timeout=TIMEOUT_MS)  # no wait_for_function: the CSP has no eval
-    assert page.text_content("#batch-summary").startswith("6 of 6 done")
+    assert page.text_content("#batch-summary").startswith("Finished: ")  # every one done: no "6 of 6", no bar
+    assert page.locator("#progress progress").count() == 0 and page.locator("#cancel-batch").count() == 0
     assert page.evaluate("window.__sameDocument") is True
     assert outcome_of(page, "invoice-clean.pdf") == "OK"
     assert outcome_of(page, "invoice-bad-iban.pdf") == "1 to correct"
