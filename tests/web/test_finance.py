@@ -225,3 +225,16 @@ def test_another_tenants_documents_are_in_neither_the_list_nor_the_csv(browser_c
     assert [r["Job"] for r in rows] == [str(mine.pk)]
     html = browser_client(bob).get(f"/jobs/{mine.pk}")
     assert html.status_code == 404 and theirs.pk
+
+
+def test_the_selected_documents_export_in_the_zone_the_lists_form_carries(browser_client, alice, reviewed):
+    job = reviewed(invoice())
+    browser = browser_client(alice)
+    assert '<input type="hidden" name="tz" value="" data-tz>' in browser.get("/jobs").content.decode()
+    token = browser.cookies["csrftoken"].value
+    response = browser.post("/jobs/work", {"csrfmiddlewaretoken": token, "action": "export", "job": [job.pk],
+                                           "tz": "America/New_York"})
+    row = read_csv(response)[0]
+    new_york = job.finished_at.astimezone(ZoneInfo("America/New_York"))
+    assert row["Reviewed at (America/New_York)"] == f"{new_york:%Y-%m-%d %H:%M}"
+    assert row["Link"] == f"http://testserver/jobs/{job.pk}"
