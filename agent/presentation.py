@@ -13,10 +13,14 @@ from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from django.db.models import Case, Exists, F, FloatField, OuterRef, Subquery, TextField, When
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast, Lower
+
 from jobs.kinds import FailureCause, PageBox, Presentation
 
 from . import corrections, duplicates, fields, reading, work
-from .models import Checkpoint
+from .models import Checkpoint, FieldCorrection
 from .tools import PHONE_CHECK, SEQUENCE, needs_phone_check, scan_words
 
 # Summary outcome codes (workflow.summarize) as the list's outcome filter names them.
@@ -221,16 +225,23 @@ def boxes(result: dict[str, Any]) -> list[PageBox]:
 
 
 def export_columns(result: dict[str, Any]) -> dict[str, str]:
-    """Each field's value (as found: ISO dates, plain amounts, for spreadsheets) and its status;
-    then what the fields were read from and the findings, when the review says."""
+    """Each field's value (as found: ISO dates, plain amounts, for spreadsheets), then the fields
+    that are not OK in words (*Issues*); then what the fields were read from and the findings,
+    when the review says, and who corrected what."""
     columns: dict[str, str] = {}
     readable = result.get("readable", True) if isinstance(result, dict) else True
+    issues: list[str] = []
     for name, field in _fields(result).items():
         if not isinstance(field, dict):
             continue
         value = field.get("value")
         columns[label(name)] = "" if value is None else str(value)
-        columns[f"{label(name)}: status"] = _row(name, field, None, readable=readable)["status_text"]
+        row = _row(name, field, None, readable=readable)
+        if row["status"] != "present" and row["status_text"] != NOT_READ:
+            detail = f" ({row['detail']})" if row["detail"] else ""
+            issues.append(f"{label(name)}: {row['status_text'].lower()}{detail}")
+    if columns:  # what is wrong, in words: "IBAN / bank account: to correct (not a valid IBAN: checksum)"
+        columns["Issues"] = "; ".join(issues) if readable else "no readable text: nothing was read"
     if columns and isinstance(result.get("reading"), str):
         columns["Read from"] = reading.source_words(result["reading"]).removeprefix("Read from ").rstrip(".")
         findings = result.get("findings")
@@ -240,6 +251,46 @@ def export_columns(result: dict[str, Any]) -> dict[str, str]:
     if corrected:  # the values above are the corrected ones; what the review read is kept here
         columns["Corrections"] = " | ".join(corrected)
     return columns
+
+
+def list_columns(result: dict[str, Any]) -> dict[str, str]:
+    """The list's supplier, invoice number, invoice date ("14 March 2026") and total with its
+    currency ("EUR 1,234.50"), as people read them; "" for a value not found."""
+    found = _fields(result)
+    currency = found.get("currency", {})
+    code = currency.get("value") if isinstance(currency, dict) and currency.get("status") == "present" else None
+
+    def shown(name: str) -> str:
+        field = found.get(name)
+        return shown_value(name, field, code) if isinstance(field, dict) else ""
+
+    return {"supplier": shown("supplier_name"), "number": shown("invoice_number"),
+            "invoice_date": shown("invoice_date"), "total": shown("total_amount")}
+
+
+# The list's sort keys (jobs.kinds.SORT_KEYS) by the field they sort on.
+SORT_FIELDS = {"invoice_date": "invoice_date", "total": "total_amount", "supplier": "supplier_name"}
+
+
+def sort_key(key: str) -> Any:
+    """An expression over Job rows: the field's value for ``key`` as corrected (the latest
+    correction's, when a member corrected it), only where it passes its check (NULL otherwise),
+    so a malformed amount is never compared or cast. Totals compare as numbers, suppliers
+    without regard to case, dates as their ISO text."""
+    name = SORT_FIELDS.get(key)
+    if name is None:
+        return None
+    latest = FieldCorrection.objects.filter(job_id=OuterRef("pk"), field=name).order_by("-id")
+    corrected = Subquery(latest.annotate(shown=Case(When(status="present", then=F("checked_value")),
+                                                    default=None, output_field=TextField())).values("shown")[:1])
+    review = Case(When(**{f"result__fields__{name}__status": "present"}, then=KT(f"result__fields__{name}__value")),
+                  default=None, output_field=TextField())
+    value: Any = Case(When(Exists(latest), then=corrected), default=review, output_field=TextField())
+    if key == "total":
+        return Cast(value, FloatField())
+    if key == "supplier":
+        return Lower(value)
+    return value
 
 
 def _corrected_words(name: str, field: dict[str, Any]) -> str:
@@ -281,4 +332,5 @@ REVIEW = Presentation(outcomes=OUTCOMES, present=present, export_columns=export_
                       duplicates=duplicates.of_jobs, duplicate_ids=duplicates.flagged,
                       revise=corrections.revise, correct=corrections.correct, history=corrections.history,
                       work_states=work.STATES, work=work.of_jobs, work_elsewhere=work.elsewhere,
-                      work_history=work.history, work_assigned=work.assigned)
+                      work_history=work.history, work_assigned=work.assigned,
+                      list_columns=list_columns, sort_key=sort_key)

@@ -17,7 +17,7 @@ from jobs import status
 from jobs.clock import queue_clock
 from jobs.http import Call, HttpError, endpoint
 from jobs.models import Job
-from jobs.views import csv_response, see_other
+from jobs.views import csv_response, job_link, see_other
 
 from . import work
 
@@ -82,7 +82,8 @@ def jobs_work(call: Call) -> HttpResponse:
     if action == "export":
         jobs = (Job.objects.for_tenant(call.tenant_id).filter(pk__in=ids).only(*status.LIST_FIELDS, "result")
                 .order_by("-id"))
-        return csv_response(status.export(jobs), "selected-documents.csv")
+        zone = status.zone_name(form.get("tz", "")[:64])  # the reader's, as the list's form carries it
+        return csv_response(status.export(jobs, zone=zone, link=job_link(call)), "selected-documents.csv")
     if not ids:
         messages.info(call.request, "Select documents first, with the boxes in the list.")
         return see_other(back)

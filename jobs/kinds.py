@@ -224,6 +224,18 @@ class Presentation:
     # (tenant, member) -> the ids of the tenant's jobs assigned to that member (a subquery): on
     # their "Needs my action" whoever sent them.
     work_assigned: Callable[[int | None, int], "QuerySet[Any, Any]"] | None = None
+    # A completed result (as ``revise`` makes it) -> what finance reads in the list, by column
+    # (``LIST_COLUMNS``: "supplier", "number", "invoice_date", "total"), in the submitter's words.
+    list_columns: Callable[[dict[str, Any]], dict[str, str]] | None = None
+    # A sort key of the list (``SORT_KEYS``: "invoice_date", "total", "supplier") -> an expression
+    # over the kind's Job rows that orders them by that value as corrected (NULL when unknown),
+    # so the database sorts a tenant's list; None: the kind cannot sort by it.
+    sort_key: Callable[[str], Any] | None = None
+
+
+# The list's columns a kind may fill (``Presentation.list_columns``), and the keys it may sort by.
+LIST_COLUMNS = ("supplier", "number", "invoice_date", "total")
+SORT_KEYS = ("invoice_date", "total", "supplier")
 
 
 @dataclass(frozen=True)

@@ -308,6 +308,19 @@ class Scope(str, Enum):
     TEAM = "team"
 
 
+class Sort(str, Enum):
+    """The list's orders: a key, descending with a leading "-" (newest submitted first by default)."""
+
+    NEWEST = "-submitted"
+    OLDEST = "submitted"
+    INVOICE_DATE = "invoice_date"
+    INVOICE_DATE_DESC = "-invoice_date"
+    TOTAL = "total"
+    TOTAL_DESC = "-total"
+    SUPPLIER = "supplier"
+    SUPPLIER_DESC = "-supplier"
+
+
 def _empty_is_none(value: Any) -> Any:
     return value or None
 
@@ -342,6 +355,9 @@ class JobListQuery(BaseModel):
     until: Annotated[date | SkipJsonSchema[None], BeforeValidator(_empty_is_none)] = Field(
         default=None, description="Submitted on or before this day (in tz)")
     tz: str = Field(default="", max_length=64, description="The IANA time zone of since and until (default UTC)")
+    sort: Annotated[Sort | SkipJsonSchema[None], BeforeValidator(_empty_is_none)] = Field(
+        default=None, description="The order: -submitted (default), submitted, invoice_date, total, supplier; "
+                                  "a leading - for descending. Documents without the value come last")
 
     @field_validator("since", "until")
     @classmethod

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Iterator
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Q, QuerySet
+from django.db.models import Case, Q, QuerySet, When
 from django.http import Http404
 
 from . import documents, kinds, queue, schemas
@@ -202,6 +202,7 @@ class JobFilter:
     zone: str = "UTC"
     duplicates: bool = False  # only possible duplicates of earlier jobs
     viewer_id: int | None = None  # whose "Needs my action" it is (a job assigned to another drops out)
+    sort: str = ""  # a ``schemas.Sort`` value; "" the newest first
 
 
 def zone_of(name: str) -> ZoneInfo | dt_timezone:
@@ -240,15 +241,49 @@ def filtered_jobs(f: JobFilter) -> QuerySet:
         jobs = jobs.filter(created_at__gte=datetime.combine(f.since, time.min, tzinfo=zone))
     if f.until:
         jobs = jobs.filter(created_at__lt=datetime.combine(f.until + timedelta(days=1), time.min, tzinfo=zone))
-    return jobs
+    return sorted_jobs(jobs, f.sort)
+
+
+def sorted_jobs(jobs: QuerySet, sort: str) -> QuerySet:
+    """``jobs`` in the order ``sort`` names: "submitted" (by id, which follows it), or a key the
+    kinds sort by (``kinds.SORT_KEYS``: their expressions over their own rows, the members'
+    corrections included), a leading "-" for descending; jobs without the value last, then the
+    newest first. Any other value: the newest first."""
+    key = sort.removeprefix("-")
+    descending = sort.startswith("-")
+    if key == "submitted":
+        return jobs.order_by("-id" if descending else "id")
+    if key not in kinds.SORT_KEYS:
+        return jobs
+    whens = [When(kind=kind.name, then=expression) for kind in kinds.offered_kinds()
+             if kind.presentation.sort_key and (expression := kind.presentation.sort_key(key)) is not None]
+    if not whens:
+        return jobs
+    value = Case(*whens, default=None)
+    order = value.desc(nulls_last=True) if descending else value.asc(nulls_last=True)
+    return jobs.order_by(order, "-id")
 
 
 def job_page(*, tenant_id: int | None, state: str = "", page: Any = 1, **filters: Any) -> Page:
     """One page of the tenant's jobs, newest first, as ``JobFilter`` selects them."""
-    jobs = filtered_jobs(JobFilter(tenant_id=tenant_id, state=state, **filters)).only(*LIST_FIELDS)
+    # The result too: the list shows values from it (``list_columns_of``), for a page of 20 at most.
+    jobs = filtered_jobs(JobFilter(tenant_id=tenant_id, state=state, **filters)).only(*LIST_FIELDS, "result")
     if filters.get("user_id") is None:
-        jobs = jobs.select_related("submitted_by").only(*LIST_FIELDS, "submitted_by__username")
+        jobs = jobs.select_related("submitted_by").only(*LIST_FIELDS, "result", "submitted_by__username")
     return Paginator(jobs, PAGE_SIZE).get_page(page)
+
+
+def list_columns_of(jobs: Iterable[Job]) -> dict[int, dict[str, str]]:
+    """What the list shows of each completed job's result (``kinds.LIST_COLUMNS``: supplier, invoice
+    number and date, total with its currency), as its kind reads it through the members'
+    corrections (``with_shown_results``); jobs without a result or a hook are left out."""
+    found: dict[int, dict[str, str]] = {}
+    for job, result in with_shown_results(jobs):
+        spec = kinds.get(job.kind)
+        hook = spec.presentation.list_columns if spec else None
+        if hook is not None and isinstance(result, dict):
+            found[job.pk] = hook(result)
+    return found
 
 
 def needing_action(*, tenant_id: int | None, user_id: int | None, viewer_id: int | None = None) -> int:
@@ -707,7 +742,7 @@ def member_names(events: Iterable[JobEvent], viewer_id: int | None) -> dict[str,
 # --- The export ---------------------------------------------------------------------------------
 
 EXPORT_HEAD = ("Document", "Outcome")
-EXPORT_TAIL = ("Job", "State", "Submitted (UTC)")
+EXPORT_TAIL = ("Work state", "Assignee", "Job", "Link", "State")
 DUPLICATE_COLUMN = "Possible duplicate of"
 # A cell a spreadsheet would run as a formula: prefixed with ' (numbers are left alone).
 _FORMULA = re.compile(r"^[=+\-@\t\r]")
@@ -720,10 +755,19 @@ class Export:
     rows: list[list[str]] = field(default_factory=list)
 
 
-def export(jobs: Iterable[Job]) -> Export:
-    """One row per document: its name, its outcome, then the kind's columns (each field's value
-    and status), then the job, its state and when it was submitted. The header is the union of
-    the kinds' columns, in the order they first appear."""
+def zone_name(name: str) -> str:
+    """The zone's name as a header says it: an IANA name, else "UTC" (for an empty or unknown one)."""
+    zone = zone_of(name)
+    return zone.key if isinstance(zone, ZoneInfo) else "UTC"
+
+
+def export(jobs: Iterable[Job], *, zone: str = "UTC", link: Callable[[int], str] | None = None) -> Export:
+    """One row per document: its name, its outcome, then the kind's columns (each field's value,
+    its issues in words...), then its work state and assignee, the job, its page (``link``), its
+    state, and when it was submitted and reviewed, in ``zone`` (named in the header). The header is
+    the union of the kinds' columns, in the order they first appear."""
+    named = zone_name(zone)
+    tz = zone_of(named)
     columns: dict[str, None] = {}
     records: list[tuple[Job, dict[str, str]]] = []
     for job, result in with_shown_results(jobs):
@@ -736,17 +780,32 @@ def export(jobs: Iterable[Job]) -> Export:
     duplicates = duplicates_of(job for job, _ in records)
     if any((spec := kinds.get(job.kind)) and spec.presentation.duplicates for job, _ in records):
         columns[DUPLICATE_COLUMN] = None
+    works: dict[int, kinds.Work] = {}
+    for start in range(0, len(records), 500):
+        works.update(work_of(job for job, _ in records[start:start + 500]))
+
+    def moment(at: datetime | None) -> str:
+        return at.astimezone(tz).strftime("%Y-%m-%d %H:%M") if at else ""
+
     # The header too: a column is named by the result (a field a triage outcome invented, say).
-    out = Export([safe_cell(name) for name in (*EXPORT_HEAD, *columns, *EXPORT_TAIL)])
+    out = Export([safe_cell(name) for name in (*EXPORT_HEAD, *columns, *EXPORT_TAIL,
+                                               f"Submitted ({named})", f"Reviewed at ({named})")])
     for job, values in records:
         if job.pk in duplicates:
             values = {**values, DUPLICATE_COLUMN: duplicate_words(duplicates[job.pk])}
+        work = works.get(job.pk)
         row = [job.document_name or f"job {job.pk}", outcome_words(job) or state_words(job.state).lower(),
                *(values.get(name, "") for name in columns),
-               str(job.pk), state_words(job.state),
-               job.created_at.astimezone(dt_timezone.utc).strftime("%Y-%m-%d %H:%M")]
+               work.words if work else "", work.assignee if work else "",
+               str(job.pk), link(job.pk) if link else "", state_words(job.state),
+               moment(job.created_at), moment(job.finished_at)]
         out.rows.append([safe_cell(cell) for cell in row])
     return out
+
+
+def export_filename(zone: str, today: datetime) -> str:
+    """ "docket-documents-2026-12-04.csv": the day in the reader's zone."""
+    return f"docket-documents-{today.astimezone(zone_of(zone)):%Y-%m-%d}.csv"
 
 
 def duplicate_words(duplicate: kinds.Duplicate) -> str:

@@ -29,6 +29,13 @@ from .openapi import openapi
 
 # The refusals of a batch's files, kept in the session for its page (the jobs are in the table).
 REFUSED_SESSION_KEY = "refused-{batch}"
+# The list as the member last filtered it: the job page's way back to it.
+LIST_SESSION_KEY = "list-url"
+# The list's orders, for its "Sort by" choice (schemas.Sort).
+SORT_CHOICES = [("", "Newest first"), ("submitted", "Oldest first"),
+                ("-invoice_date", "Invoice date, newest"), ("invoice_date", "Invoice date, oldest"),
+                ("-total", "Total, highest"), ("total", "Total, lowest"),
+                ("supplier", "Supplier, A to Z"), ("-supplier", "Supplier, Z to A")]
 
 
 @require_GET
@@ -121,7 +128,7 @@ def job_filter(call: Call, query: schemas.JobListQuery) -> status.JobFilter:
         tenant_id=call.tenant_id, user_id=call.identity.user.pk if scope == schemas.Scope.MINE else None,
         state=query.state.value if query.state else "", q=query.q, outcome=query.outcome,
         needs_action=query.needs_action, since=query.since, until=query.until, zone=query.tz or "UTC",
-        duplicates=query.duplicates, viewer_id=call.identity.user.pk,
+        duplicates=query.duplicates, viewer_id=call.identity.user.pk, sort=query.sort.value if query.sort else "",
     )
 
 
@@ -129,18 +136,23 @@ def job_list(call: Call) -> HttpResponse:
     query, notice = list_query(call)
     f = job_filter(call, query)
     filters = {name: getattr(f, name) for name in ("user_id", "q", "outcome", "needs_action", "since", "until", "zone",
-                                                   "duplicates", "viewer_id")}
+                                                   "duplicates", "viewer_id", "sort")}
     page = status.job_page(tenant_id=f.tenant_id, state=f.state, page=query.page, **filters)
     params = query.params()
     duplicates = status.duplicates_of(page.object_list)
     if call.wants_json:
         return call.json(schemas.JobList.of(page, params, duplicates))
     mine = f.user_id is not None
+    # The job page's way back keeps these filters: built here from the validated query, never read from a URL.
+    if call.identity.via == "session":
+        back = reverse("jobs") + (f"?{urlencode({**params, 'page': page.number})}" if params or page.number > 1 else "")
+        if call.request.session.get(LIST_SESSION_KEY) != back:
+            call.request.session[LIST_SESSION_KEY] = back
     return call.page("jobs/job_list.html", {
         "nav": "list", "page": page, "query": query, "params": params, "mine": mine, "show_submitter": not mine,
         "notice": notice,
         "states": status.STATE_CHOICES, "outcomes": status.outcome_choices(),
-        "filtered": any(name not in ("scope", "tz") for name in params),
+        "filtered": any(name not in ("scope", "tz", "sort") for name in params),
         # The count is in the page's quick filters, which a poll of the rows does not replace.
         "needing_action": None if call.htmx else status.needing_action(tenant_id=f.tenant_id, user_id=f.user_id,
                                                                        viewer_id=f.viewer_id),
@@ -152,6 +164,7 @@ def job_list(call: Call) -> HttpResponse:
         "duplicates": duplicates, "duplicates_query": urlencode({**params, "duplicates": "1"}),
         "all_query": urlencode({k: v for k, v in params.items() if k == "scope"}),
         "export_query": urlencode(params),
+        "show_columns": True, "columns": status.list_columns_of(page.object_list), "sorts": SORT_CHOICES,
         # Work states and the bulk form (agent.views.jobs_work): rows are selected into it.
         "works": status.work_of(page.object_list), "selectable": True,
         "members": status.members(f.tenant_id), "list_url": call.request.get_full_path(),
@@ -162,7 +175,19 @@ def job_list(call: Call) -> HttpResponse:
 def jobs_export(call: Call) -> HttpResponse:
     """The list's jobs (every page, as filtered) as CSV, one row per document."""
     query, _ = list_query(call)
-    return csv_response(status.export(status.export_jobs(job_filter(call, query))), "documents.csv")
+    zone = status.zone_name(query.tz)
+    return csv_response(status.export(status.export_jobs(job_filter(call, query)), zone=zone, link=job_link(call)),
+                        status.export_filename(zone, queue_clock.now()))
+
+
+def job_link(call: Call):
+    """A job's page as an absolute URL, from the request (the CSV's link column)."""
+    return lambda job_id: call.request.build_absolute_uri(reverse("job_detail", args=[job_id]))
+
+
+def export_zone(call: Call) -> str:
+    """The reader's zone for a CSV, from ``tz`` (static/jobs.js adds it to the export's link): UTC if unknown."""
+    return status.zone_name(call.request.GET.get("tz", "")[:64])
 
 
 @http.endpoint("GET", "HEAD")
@@ -205,7 +230,16 @@ def job_page(call: Call, found: status.JobStatus, *, refused: dict[str, str] | N
         "again_key": uuid.uuid4().hex, "document": document, "duplicate": found.duplicate,
         "resubmission": queue.resubmission(found.events),
         **work_context(call, job, presentation),
+        "back_url": list_url(call),
     }, partial="status", status=code)
+
+
+def list_url(call: Call) -> str:
+    """Back to the list as the member last filtered it (kept in the session by ``job_list``); only
+    ever the list's own path."""
+    kept = call.request.session.get(LIST_SESSION_KEY, "") if call.identity.via == "session" else ""
+    jobs = reverse("jobs")
+    return kept if isinstance(kept, str) and (kept == jobs or kept.startswith(jobs + "?")) else jobs
 
 
 @http.endpoint("PATCH", "POST")
@@ -365,7 +399,7 @@ def batch_export(call: Call, batch: str) -> HttpResponse:
     found = status.batch_status(tenant_id=call.tenant_id, batch=batch)
     jobs = (Job.objects.filter(pk__in=[job.pk for job in found.jobs]).only(*status.LIST_FIELDS, "result")
             .order_by("id"))
-    return csv_response(status.export(jobs), f"batch-{batch}.csv")
+    return csv_response(status.export(jobs, zone=export_zone(call), link=job_link(call)), f"batch-{batch}.csv")
 
 
 def csv_response(export: status.Export, filename: str) -> HttpResponse:

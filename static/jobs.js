@@ -59,6 +59,11 @@ function showZone(root) {
       : "Times are in your time zone; hover over one for the exact time.";
   });
   root.querySelectorAll("input[data-tz]").forEach((input) => { if (!input.value && ZONE) input.value = ZONE; });
+  // A link whose download is dated in the reader's zone (the CSV export) says which zone.
+  root.querySelectorAll("a[data-tz-link]").forEach((link) => {
+    const url = new URL(link.href, location.href);
+    if (ZONE && !url.searchParams.has("tz")) { url.searchParams.set("tz", ZONE); link.href = url.pathname + url.search; }
+  });
 }
 
 // --- Announcements: a polite live region (#announcer in _base.html) says what changed on its own,

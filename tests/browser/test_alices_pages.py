@@ -107,9 +107,9 @@ def test_alice_lands_on_her_list_reviews_the_samples_as_a_batch_and_finds_what_n
         rows = {row["Document"]: row for row in csv.DictReader(f)}
     assert set(rows) == {p.name for p in SAMPLE_FILES[:-1]}
     assert rows["invoice-clean.pdf"]["Outcome"] == "OK"
-    assert rows["invoice-bad-iban.pdf"]["IBAN / bank account: status"] == "To correct"
+    assert rows["invoice-bad-iban.pdf"]["Issues"].startswith("IBAN / bank account: to correct")
     assert rows["invoice-scanned.pdf"]["Outcome"] == SCANNED_OUTCOME
-    assert rows["invoice-clean.pdf"]["Supplier name: status"] == "OK" and rows["invoice-clean.pdf"]["Supplier name"]
+    assert rows["invoice-clean.pdf"]["Issues"] == "" and rows["invoice-clean.pdf"]["Supplier name"]
 
     # Sending the same batch again (Back, the same form and files) makes no new job.
     page.go_back()

@@ -95,7 +95,7 @@ def test_alice_corrects_the_iban_and_confirms_the_currency(make_member, login, w
     assert result["fields"]["iban"]["value"] == GOOD_IBAN
     assert result["fields"]["iban"]["correction"]["review"]["value"] == review_read
     assert result["fields"]["currency"]["correction"]["confirmed"] is True
-    assert (row["Outcome"], row["IBAN / bank account"], row["IBAN / bank account: status"]) == ("OK", GOOD_IBAN, "OK")
+    assert (row["Outcome"], row["IBAN / bank account"], row["Issues"]) == ("OK", GOOD_IBAN, "")
     assert f"the review read {review_read}" in row["Corrections"]
 
 

@@ -241,7 +241,8 @@ def test_the_csv_has_a_column_for_it(reviewed, browser_client, alice):
     again = reviewed(CLEAN)
     response = browser_client(alice).get("/jobs/export.csv")
     rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8")[1:])))
-    assert list(rows[0])[-4:] == ["Possible duplicate of", "Job", "State", "Submitted (UTC)"]
+    assert list(rows[0])[-8:] == ["Possible duplicate of", "Work state", "Assignee", "Job", "Link", "State",
+                                  "Submitted (UTC)", "Reviewed at (UTC)"]
     by_job = {row["Job"]: row["Possible duplicate of"] for row in rows}
     sent = first.created_at.strftime("%Y-%m-%d %H:%M")
     assert by_job == {str(first.pk): "", str(again.pk): f"#{first.pk} (same file; sent {sent} UTC by alice)"}
