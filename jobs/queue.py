@@ -34,9 +34,10 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import jsonschema
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, IntegrityError, connection, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, IntegrityError, connection, connections, transaction
 from django.db.models import DateTimeField, Exists, F, OuterRef, Value
 from django.db.models.functions import Greatest
+from django.dispatch import Signal
 
 from . import documents, kinds, statements
 from .errors import (
@@ -60,6 +61,7 @@ QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN, CANCELLED = (
     Job.State.UNKNOWN.value,
     Job.State.CANCELLED.value,
 )
+NEEDS_HUMAN = frozenset({DEAD, UNKNOWN})
 MAX_OPERATION_KEY = 200
 CANCEL_REQUESTED = "cancel requested"
 RETURNED_UNSTARTED = "returned unstarted: its worker held it but never started it"
@@ -991,6 +993,8 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
         for tenant_id, n in left.items():
             _release_running(tenant_id, n)
         JobEvent.objects.bulk_create(events)
+        if any(_moves_needs_human(e.from_state, e.to_state) for e in events):
+            _needs_human_changed(now)
     return Recovery(requeued, unknown, dead, cancelled)
 
 
@@ -1273,7 +1277,10 @@ def delete_finished(*, ids: list[int], cutoff: datetime,
         doomed = Job.objects.finished_before(cutoff).filter(pk__in=ids)
         if retiring is not None:
             retiring(JobEvent.objects.filter(job__in=doomed))
+        gone_dead = doomed.filter(state=DEAD).exists()
         _, deleted = doomed.delete()
+        if gone_dead:  # dead jobs deleted: fewer may need a human now
+            _needs_human_changed(cutoff)
     return deleted
 
 
@@ -1302,6 +1309,22 @@ def _record(job_id: int, from_state: str, to_state: str, epoch: int, actor: str,
     with connection.cursor() as cursor:
         cursor.execute(statements.EVENT_SQL, [job_id, from_state, to_state, epoch, actor[:150], reason[:300],
                                               _db_time(now)])
+    if _moves_needs_human(from_state, to_state):
+        _needs_human_changed(now)
+
+
+# Sent after the commit of a transition into or out of ``dead``/``unknown`` (the jobs needing a
+# human), with ``now``: an app that tells staff listens (agent.notifications). The queue knows
+# no listener; a listener's error is not the transition's.
+needs_human_changed = Signal()
+
+
+def _moves_needs_human(from_state: str, to_state: str) -> bool:
+    return bool(to_state) and to_state != from_state and (to_state in NEEDS_HUMAN or from_state in NEEDS_HUMAN)
+
+
+def _needs_human_changed(now: datetime) -> None:
+    transaction.on_commit(lambda: needs_human_changed.send_robust(sender=Job, now=now))
 
 
 def _db_time(value: datetime) -> Any:
