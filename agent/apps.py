@@ -6,8 +6,12 @@ class AgentConfig(AppConfig):
     verbose_name = "Document review agent"
 
     def ready(self) -> None:
-        from jobs import kinds
+        from jobs import kinds, queue
 
+        from . import notifications
         from .workflow import KIND
 
         kinds.register(KIND)  # the queue learns the kind here; jobs never imports agent
+        kinds.register(notifications.DIGEST_KIND)
+        kinds.register(notifications.TRIAGE_KIND)
+        queue.needs_human_changed.connect(notifications.needs_human_changed, dispatch_uid="agent.notifications")

@@ -205,3 +205,36 @@ class ProviderCall(models.Model):
 
     def __str__(self) -> str:
         return f"provider call {self.idempotency_key}"
+
+
+class NotificationPreference(models.Model):
+    """A member's email digest: whether she gets one, at most one per how many minutes, and what
+    the last one covered. Without a row: on, every ``NOTIFY["DIGEST_MINUTES"]``, nothing sent yet.
+
+    ``covered_until`` is the digest's watermark: what finished after it is still to tell. It moves
+    in the same transaction as the digest job's external-start marker, so a retried digest never
+    tells the same documents twice (a crash after the marker leaves the job ``unknown``)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True,
+                                related_name="notification_preference")
+    enabled = models.BooleanField(default=True, help_text="Email me when a batch finishes or a document needs me.")
+    every_minutes = models.PositiveIntegerField(default=15, help_text="At most one email per this many minutes.")
+    last_sent_at = models.DateTimeField(null=True, blank=True)
+    covered_until = models.DateTimeField(null=True, blank=True, help_text="What finished later is still to tell.")
+
+    def __str__(self) -> str:
+        return f"email digest of user {self.user_id}: {'on' if self.enabled else 'off'}, {self.every_minutes} min"
+
+
+class TriageAlert(models.Model):
+    """One row: whether staff were told that jobs need a human since the count last was zero.
+
+    Raised by a guarded update (only from lowered), so one rise sends one email however many
+    jobs fail at once; lowered when the count is seen at zero again."""
+
+    raised = models.BooleanField(default=False)
+    rises = models.PositiveIntegerField(default=0, help_text="How many times the count rose from zero.")
+    changed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"triage alert: {'raised' if self.raised else 'lowered'} ({self.rises} rises)"

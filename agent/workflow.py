@@ -18,7 +18,7 @@ from jobs import queue
 from jobs.context import JobContext
 from jobs.kinds import JobCancelled, JobFailed, Kind, Limits, Summary
 
-from . import documents, duplicates, provider_calls
+from . import documents, duplicates, notifications, provider_calls
 from . import planner as planners
 from .models import Checkpoint
 from .policy import FINISH, Proposal, Rejection, check, safe_name
@@ -33,6 +33,7 @@ DEADLINE = timedelta(minutes=10)
 
 def review(ctx: JobContext) -> dict[str, Any]:
     """The registered handler: the planner the environment selects (local by default)."""
+    notifications.review_started(ctx)  # her email digest will tell what this review comes to
     return run(ctx, planner=planners.from_env())
 
 

@@ -404,3 +404,26 @@ LOGGING = {
         "pypdf": {"handlers": ["console"], "level": "ERROR", "propagate": False},
     },
 }
+
+# --- Email (agent.notifications) ----------------------------------------------------------
+# Submitters get a digest (a batch finished, documents needing their action), at most one per
+# their chosen minutes; triage staff get one when jobs start needing a human. Sent over SMTP to
+# EMAIL_HOST; without one (bin/demo, development) printed on the worker's console instead.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.console.EmailBackend")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", EMAIL_PORT == 587)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", EMAIL_PORT == 465)
+EMAIL_TIMEOUT = float(os.environ.get("EMAIL_TIMEOUT", "10"))
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Docket <docket@localhost>")
+# Where the links in an email point: the site's address as its readers reach it.
+SITE_URL = os.environ.get("SITE_URL", "http://localhost:8000").rstrip("/")
+NOTIFY = {
+    # A member's digest: at most one email per this many minutes, unless she chose otherwise.
+    "DIGEST_MINUTES": int(os.environ.get("NOTIFY_DIGEST_MINUTES", "15")),
+    # A digest waits this long after the event that scheduled it (the review's end commits first).
+    "SETTLE_SECONDS": int(os.environ.get("NOTIFY_SETTLE_SECONDS", "60")),
+}
