@@ -5,4 +5,5 @@ from . import views
 urlpatterns = [
     path("jobs/work", views.jobs_work, name="jobs_work"),
     path("jobs/<int:job_id>/work", views.job_work, name="job_work"),
+    path("account/notifications", views.notification_settings, name="notification_settings"),
 ]

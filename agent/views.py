@@ -19,7 +19,7 @@ from jobs.http import Call, HttpError, endpoint
 from jobs.models import Job
 from jobs.views import csv_response, job_link, see_other
 
-from . import work
+from . import notifications, work
 
 # At most this many documents in one bulk action (more than a page of the list holds).
 MAX_SELECTED = 200
@@ -102,3 +102,29 @@ def jobs_work(call: Call) -> HttpResponse:
     done = "marked handled" if action == "handled" else "assigned"
     messages.success(call.request, f"{changed} document{'s' if changed != 1 else ''} {done}.")
     return see_other(back)
+
+
+# The digest's window a member may choose, in minutes.
+MIN_EVERY, MAX_EVERY = 1, 24 * 60
+
+
+@endpoint("GET", "POST")
+def notification_settings(call: Call) -> HttpResponse:
+    """Her email digest: on or off, and at most one email per how many minutes. Only her own: the
+    page reads and writes the signed-in member's preference, whoever else is named anywhere."""
+    user = call.identity.user
+    now = queue_clock.now()
+    if call.request.method == "POST":
+        form = call.request.POST
+        every = form.get("every_minutes", "")
+        if not every.isdigit() or not MIN_EVERY <= int(every) <= MAX_EVERY:
+            raise HttpError(400, "bad_minutes", f"the minutes must be a whole number from {MIN_EVERY} to {MAX_EVERY}",
+                            field="every_minutes")
+        notifications.preference_update(user_id=user.pk, enabled=form.get("enabled") == "on",
+                                        every_minutes=int(every), now=now)
+        messages.success(call.request, "Saved.")
+        return see_other(reverse("notification_settings"))
+    pref = notifications.preference(user.pk, now=now)
+    return call.page("agent/notification_settings.html", {
+        "preference": pref, "min_every": MIN_EVERY, "max_every": MAX_EVERY, "has_email": bool(user.email),
+    })
