@@ -8,6 +8,8 @@ class AgentConfig(AppConfig):
     def ready(self) -> None:
         from jobs import kinds
 
+        from . import webhooks
         from .workflow import KIND
 
         kinds.register(KIND)  # the queue learns the kind here; jobs never imports agent
+        kinds.register(webhooks.KIND)
