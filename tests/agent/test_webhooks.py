@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import threading
-from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -23,7 +22,7 @@ from jobs.models import Job, JobEvent
 from jobs.worker import Worker
 from tests.conftest import wait_for
 
-SECRET = "s3cret-of-acme"  # noqa: S105  a test endpoint's secret
+SECRET = "s3cret-of-acme"  # a test endpoint's secret
 
 
 class Receiver:
@@ -39,7 +38,7 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802  the standard library's name
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 receiver.requests.append({"headers": dict(self.headers), "body": body, "path": self.path})
                 answer = receiver.script.pop(0) if receiver.script else 200
