@@ -345,3 +345,23 @@ def test_a_failing_follow_up_costs_the_completed_job_nothing(accept, clock, regi
     job.refresh_from_db()
     assert job.state == "completed"
     assert "on_completed_failed" in caplog.text
+
+
+# --- Staff --------------------------------------------------------------------------------------
+
+
+def test_staff_see_an_endpoints_deliveries_with_their_state(client, make_member, accept, clock, alice, receiver):
+    root = make_member("ops", "root")
+    root.is_staff = root.is_superuser = True
+    root.save()
+    hook = endpoint(alice, receiver(404).url)
+    (delivery_id,) = webhooks.enqueue(completed_review(accept, clock).pk)
+    assert run(clock)
+    client.force_login(root)
+
+    page = client.get(f"/admin/agent/webhookendpoint/{hook.pk}/change/")
+
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert f"/admin/jobs/job/{delivery_id}/change/" in text
+    assert "document.finished" in text and "dead" in text and "answered 404" in text
