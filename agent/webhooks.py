@@ -229,7 +229,7 @@ def deliver(ctx: JobContext) -> dict[str, Any]:
         raise JobFailed(f"webhook endpoint {endpoint.pk} unreachable: {type(exc).__name__}",
                         code="webhook_unreachable") from None
     if 200 <= status < 300:  # the marker stays until the completion: dying now is unknown, not resent
-        return {"event": event, "endpoint": endpoint.pk, "sent": True, "status": status,
+        return {"event": event, "endpoint": endpoint.pk, "sent": True, "status": status, "epoch": ctx.epoch,
                 "ms": round((time.monotonic() - started) * 1000)}
     ctx.clear_external_start(what)
     if status >= 500 or status in RETRY_STATUSES:
