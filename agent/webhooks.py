@@ -31,7 +31,7 @@ import socket
 import ssl
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -50,6 +50,7 @@ from .models import WebhookEndpoint
 log = logging.getLogger("agent.webhooks")
 
 KIND_NAME = "webhook.deliver"
+REVIEW_KIND = "document_review"  # whose completions send events (agent.workflow)
 FINISHED, NEEDS_ACTION = "document.finished", "document.needs_action"
 EVENTS = (FINISHED, NEEDS_ACTION)
 RETRY_STATUSES = {408, 429}
@@ -102,6 +103,25 @@ def enqueue(job_id: int) -> list[int]:
                 continue
             delivered.append(acceptance.job.pk)
     return delivered
+
+
+def catch_up(*, since: timedelta, now: datetime | None = None) -> list[int]:
+    """Queue the deliveries of the reviews completed within ``since`` that have none yet: those
+    whose worker died between the completion's commit and its follow-up. Idempotent (the
+    operation keys); ``manage.py webhookscatchup``. Returns the new deliveries' job ids."""
+    now = now or queue_clock.now()
+    tenants = WebhookEndpoint.objects.filter(active=True).values("tenant_id")
+    reviews = set(Job.objects.filter(kind=REVIEW_KIND, state=queue.COMPLETED, tenant_id__in=tenants,
+                                     finished_at__gte=now - since).values_list("pk", flat=True))
+    if not reviews:
+        return []
+    sent = {payload.get("job") for payload in Job.objects.filter(
+        kind=KIND_NAME, tenant_id__in=tenants, created_at__gte=now - since - timedelta(minutes=5),
+    ).values_list("payload", flat=True)}
+    made: list[int] = []
+    for job_id in sorted(reviews - sent):
+        made += enqueue(job_id)
+    return made
 
 
 # --- Where a delivery may go ----------------------------------------------------------------

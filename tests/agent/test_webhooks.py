@@ -8,6 +8,7 @@ import hmac
 import json
 import os
 import signal
+from datetime import timedelta
 
 import pytest
 
@@ -321,3 +322,19 @@ def test_staff_see_an_endpoints_deliveries_with_their_state(client, make_member,
     text = page.content.decode()
     assert f"/admin/jobs/job/{delivery_id}/change/" in text
     assert "document.finished" in text and "dead" in text and "answered 404" in text
+
+
+def test_catch_up_queues_what_a_worker_dying_after_the_completion_missed_and_nothing_twice(
+        accept, clock, alice, bob, receiver):
+    endpoint(alice, receiver().url)
+    missed, followed, unsubscribed = (completed_review(accept, clock, user=user) for user in (alice, alice, bob))
+    Job.objects.filter(pk__in=[missed.pk, followed.pk, unsubscribed.pk]).update(kind="document_review")
+    (already,) = webhooks.enqueue(followed.pk)  # its follow-up ran; missed's worker died before it
+
+    clock.advance(minutes=10)
+    assert webhooks.catch_up(since=timedelta(minutes=5), now=clock.now()) == []  # older than the window
+    made = webhooks.catch_up(since=timedelta(minutes=60), now=clock.now())
+
+    assert [Job.objects.get(pk=m).payload["job"] for m in made] == [missed.pk]
+    assert webhooks.catch_up(since=timedelta(minutes=60), now=clock.now()) == []
+    assert sorted(d.payload["job"] for d in deliveries()) == sorted([missed.pk, followed.pk])
