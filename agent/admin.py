@@ -10,11 +10,16 @@ Every change is in the admin's log and on the row (who, when).
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 
-from jobs.models import Tenant
+from jobs.models import Job, Tenant
 
-from .models import ReviewSettings
+from .models import ReviewSettings, WebhookEndpoint
+
+DELIVERIES_SHOWN = 20
 
 
 @admin.register(ReviewSettings)
@@ -43,3 +48,52 @@ class ReviewSettingsAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         obj.updated_by = request.user
         super().save_model(request, obj, form, change)
+
+
+class WebhookEndpointForm(forms.ModelForm):
+    url = forms.URLField(max_length=500, assume_scheme="https",
+                         help_text=WebhookEndpoint._meta.get_field("url").help_text)
+
+    class Meta:
+        model = WebhookEndpoint
+        fields = ["tenant", "url", "secret", "document_finished", "document_needs_action", "active"]
+        widgets = {"secret": forms.PasswordInput(render_value=True)}
+
+    def clean_url(self) -> str:
+        from .webhooks import UnsafeURL, target
+
+        url = self.cleaned_data["url"]
+        try:
+            target(url)  # http(s) only, and a public address unless the setting allows others (SSRF)
+        except UnsafeURL as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return url
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(admin.ModelAdmin):
+    """A tenant's webhook endpoints, set by staff for it, with the deliveries each one was sent:
+    every delivery is a ``webhook.deliver`` job, so its state, attempts and errors are the job's
+    (and an ``unknown`` one is triaged like any other)."""
+
+    form = WebhookEndpointForm
+    list_display = ["id", "tenant", "url", "document_finished", "document_needs_action", "active", "created_at"]
+    list_filter = ["active", "tenant"]
+    list_select_related = ["tenant"]
+    search_fields = ["tenant__slug", "url"]
+    readonly_fields = ["created_at", "deliveries"]
+
+    @admin.display(description="latest deliveries")
+    def deliveries(self, obj: WebhookEndpoint) -> str:
+        from .webhooks import KIND_NAME
+
+        if obj.pk is None:
+            return "-"
+        jobs = (Job.objects.filter(kind=KIND_NAME, tenant_id=obj.tenant_id, payload__endpoint=obj.pk)
+                .order_by("-id").values("id", "state", "payload", "attempts", "last_error")[:DELIVERIES_SHOWN])
+        if not jobs:
+            return "none yet"
+        return format_html("<ul>{}</ul>", format_html_join("", "<li><a href=\"{}\">job {}</a>: {} of job {}, {} "
+                                                               "({} attempts) {}</li>", (
+            (reverse("admin:jobs_job_change", args=[j["id"]]), j["id"], j["payload"].get("event"),
+             j["payload"].get("job"), j["state"], j["attempts"], j["last_error"]) for j in jobs)))

@@ -8,10 +8,11 @@ class AgentConfig(AppConfig):
     def ready(self) -> None:
         from jobs import kinds, queue
 
-        from . import notifications
+        from . import notifications, webhooks
         from .workflow import KIND
 
         kinds.register(KIND)  # the queue learns the kind here; jobs never imports agent
         kinds.register(notifications.DIGEST_KIND)
         kinds.register(notifications.TRIAGE_KIND)
         queue.needs_human_changed.connect(notifications.needs_human_changed, dispatch_uid="agent.notifications")
+        kinds.register(webhooks.KIND)

@@ -238,3 +238,28 @@ class TriageAlert(models.Model):
 
     def __str__(self) -> str:
         return f"triage alert: {'raised' if self.raised else 'lowered'} ({self.rises} rises)"
+
+
+class WebhookEndpoint(models.Model):
+    """Where a tenant wants its reviews' events POSTed, signed with its secret (``agent.webhooks``).
+
+    Set by staff in the admin for the tenant. Each event is delivered by a ``webhook.deliver``
+    job of its own in the queue, so a delivery is retried, fenced and triaged like any job."""
+
+    tenant = models.ForeignKey("jobs.Tenant", on_delete=models.CASCADE, related_name="+")
+    url = models.URLField(max_length=500, help_text="http(s) only; private and loopback addresses are refused unless "
+                                                    "the WEBHOOKS_ALLOW_PRIVATE setting allows them.")
+    secret = models.CharField(max_length=200, help_text="Signs each delivery: X-Docket-Signature: sha256=HMAC-SHA256"
+                                                        "(secret, f\"{timestamp}.{body}\").")
+    document_finished = models.BooleanField(default=True, verbose_name="document.finished",
+                                            help_text="Every review that completes.")
+    document_needs_action = models.BooleanField(default=True, verbose_name="document.needs_action",
+                                                help_text="A completed review that needs the user's action.")
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "webhook endpoint"
+
+    def __str__(self) -> str:
+        return f"webhook {self.pk} of {self.tenant_id}: {self.url}"

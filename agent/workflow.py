@@ -18,7 +18,7 @@ from jobs import queue
 from jobs.context import JobContext
 from jobs.kinds import JobCancelled, JobFailed, Kind, Limits, Summary
 
-from . import documents, duplicates, notifications, provider_calls
+from . import documents, duplicates, notifications, provider_calls, webhooks
 from . import planner as planners
 from .models import Checkpoint
 from .policy import FINISH, Proposal, Rejection, check, safe_name
@@ -249,4 +249,6 @@ KIND = Kind(
     summarize=summarize,
     result_template="agent/review_result.html",
     presentation=REVIEW,
+    # Once the completion committed: the tenant's webhook deliveries, each a job of its own.
+    on_completed=webhooks.on_completed,
 )

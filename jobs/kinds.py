@@ -287,6 +287,10 @@ class Kind:
     # (label, value) lines in words (the step, the idempotency key, the provider's request id,
     # the last checkpoint), never the document's text or a prompt.
     evidence: Callable[[int], list[tuple[str, str]]] | None = None
+    # Called by the worker with a job's id once its completion has committed (never before, never
+    # for a rejected one): the kind's follow-up work (the agent's webhooks). It must be idempotent
+    # and quick; what it raises is logged and costs the job nothing.
+    on_completed: Callable[[int], None] | None = None
 
 
 _registry: dict[str, Kind] = {}

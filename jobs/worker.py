@@ -984,8 +984,19 @@ class Worker:
         if outcome:
             self.stats.completed += 1
             event(log, INFO, "completed", **finished.fields, duration_ms=_ms(finished.started), worker=self.name)
+            self._after_completion(finished.claim)
         else:
             self._rejected(finished.fields, finished.started, "complete", outcome.reason)
+
+    def _after_completion(self, claim: queue.Claim) -> None:
+        """The kind's follow-up of a committed completion (``Kind.on_completed``)."""
+        spec = kinds.get(claim.kind)
+        if spec is None or spec.on_completed is None:
+            return
+        try:
+            spec.on_completed(claim.job_id)
+        except Exception as exc:  # noqa: BLE001  the job is done; its follow-up's failure is only logged
+            event(log, WARNING, "on_completed_failed", job=claim.job_id, kind=claim.kind, error=type(exc).__name__)
 
     def _record_start(self, held: Held) -> None:
         """Record the start of the job about to run, before its handler runs (``queue.start``).

@@ -320,6 +320,17 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "documents"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
+# --- Tenants' webhooks (agent.webhooks) ----------------------------------------------
+# Deliveries go only to http(s) URLs whose addresses are public: a tenant's URL must not reach
+# into our own network (SSRF: loopback, private, link-local such as cloud metadata). Tests and
+# the demo allow them with WEBHOOKS_ALLOW_PRIVATE=1 (on by default with DEBUG).
+WEBHOOKS = {
+    "ALLOW_PRIVATE": env_bool("WEBHOOKS_ALLOW_PRIVATE", DEBUG),
+    # The site's address as receivers reach it: the events' status_url starts with it.
+    "SITE_URL": os.environ.get("WEBHOOKS_SITE_URL", "http://127.0.0.1:8000").rstrip("/"),
+    "TIMEOUT_SECONDS": float(os.environ.get("WEBHOOKS_TIMEOUT_SECONDS", "5")),
+}
+
 # --- The queue ---------------------------------------------------------------------
 JOBS = {
     "MAX_ATTEMPTS": 3,

@@ -11,12 +11,17 @@ kill strands many claims that were never started. Those cost no attempt: no job 
 without its handler having started (a trace file written by the handler itself says which
 claims ran), and the queue's record of which claims started never misses one that ran.
 
+With ``KILL_TEST_WEBHOOKS=1`` the workload also holds webhook deliveries (``webhook.deliver``,
+each POSTing to a receiver on 127.0.0.1 after its external-start marker): each one ends like
+any other job, and the receiver got each at most once, a completed one exactly once.
+
 Reproduce with ``bin/test tests/jobs/test_kill.py -s`` (add ``DATABASE_URL=postgresql://...``
 for PostgreSQL); ``-s`` shows the counts.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -38,6 +43,8 @@ JOBS = 300
 LEASE = 1.0  # seconds: a killed worker's job comes back about a second later
 SETTLE_TIMEOUT = 120.0  # a kill every 200-500 ms strands up to 32 held jobs each time: slower to settle
 PREFETCH = 32
+WEBHOOKS = os.environ.get("KILL_TEST_WEBHOOKS") == "1"
+WEBHOOK_JOBS = 40 if WEBHOOKS else 0  # deliveries, each of a review completed before the workers start
 
 
 def children(pid: int) -> list[int]:
@@ -61,6 +68,7 @@ def signal_quietly(pid: int, signum: int) -> bool:
 def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_call(tmp_path, transactional_db,
                                                                                   accept):
     rng = random.Random(20261108)
+    receiver = webhook_workload(accept) if WEBHOOKS else None
     for n in range(JOBS):
         accept("diagnostic.sleep", {"seconds": round(rng.uniform(0.03, 0.2), 3), "external": n % 4 == 0},
                now=system_clock.now())
@@ -73,7 +81,7 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
     workers = Workers(tmp_path / "kill.log", "--processes", "3", "--lease", str(LEASE),
                       "--poll-interval", "0.1", "--grace", "2", "--prefetch", str(PREFETCH),
                       "--completion-batch", "8", JOBS_PREFETCH_WINDOW="10", JOBS_COMPLETION_FLUSH_MS="100",
-                      JOBS_DIAGNOSTIC_TRACE=str(trace))
+                      JOBS_DIAGNOSTIC_TRACE=str(trace), WEBHOOKS_ALLOW_PRIVATE="1")
     kills = pauses = 0
     paused: dict[int, float] = {}
     started = time.monotonic()
@@ -103,9 +111,11 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
         for pid in paused:
             signal_quietly(pid, signal.SIGCONT)
         workers.kill_all()
+        if receiver is not None:
+            receiver.close()
     elapsed = time.monotonic() - started
 
-    jobs = {j["id"]: j for j in Job.objects.values("id", "state", "epoch", "result", "payload", "attempts",
+    jobs = {j["id"]: j for j in Job.objects.values("id", "kind", "state", "epoch", "result", "payload", "attempts",
                                                    "max_attempts")}
     by_job: dict[int, list[dict]] = defaultdict(list)
     for e in JobEvent.objects.order_by("id").values("job_id", "from_state", "to_state", "epoch", "actor", "reason",
@@ -129,7 +139,7 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
 
     # Every job ends completed, dead or unknown.
     assert set(states) <= {"completed", "dead", "unknown"}
-    assert sum(states.values()) == JOBS
+    assert sum(states.values()) == JOBS + 2 * WEBHOOK_JOBS
     for job_id, job in jobs.items():
         evs = by_job[job_id]
         claims = [e["epoch"] for e in evs if e["to_state"] == "leased" and e["from_state"] == "queued"]
@@ -169,7 +179,7 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
             started = set(claims) - unstarted
             assert job["attempts"] == job["max_attempts"] == len(started) == 3, (job_id, job, evs)
             assert ran[job_id] <= started
-            dead_without_start += not ran[job_id]
+            dead_without_start += not ran[job_id] and job["kind"] != "webhook.deliver"  # only sleeps trace
             # (A kill between the start's commit and the handler's first line leaves an
             # attempt recorded but not traced: counted, never the other way round.)
             dead_fully_traced += len(ran[job_id]) == 3
@@ -192,3 +202,33 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
     assert returned_unstarted > 0  # kills did strand held claims, and they cost nothing
     assert kills >= 10 and unknown_after_marker >= 1 and redelivered_then_completed >= 1
     assert pauses == 0 or rejections
+    if receiver is not None:
+        # The queue never sent a delivery twice: at most once each, a completed one exactly once.
+        received = Counter(json.loads(r["body"])["id"] for r in receiver.requests)
+        deliveries = {j["id"]: j["state"] for j in jobs.values() if j["kind"] == "webhook.deliver"}
+        assert len(deliveries) == WEBHOOK_JOBS
+        assert all(received[f"evt_{job_id}"] <= 1 for job_id in deliveries), received.most_common(3)
+        assert all(received[f"evt_{job_id}"] == 1 for job_id, state in deliveries.items() if state == "completed")
+        assert set(received) <= {f"evt_{job_id}" for job_id in deliveries}
+        print(f"webhook deliveries: {Counter(deliveries.values())}, received={len(received)}")
+
+
+def webhook_workload(accept):
+    """Reviews of alice's, completed before the workers start, each with its delivery queued to
+    a receiver on 127.0.0.1; the receiver, to close and read."""
+    from agent import webhooks
+    from agent.models import WebhookEndpoint
+    from jobs import kinds, queue
+    from tests.webhook_receiver import Receiver
+
+    receiver = Receiver(delay=0.2)  # long enough for some kills to land mid-request
+    reviews = [accept("diagnostic.noop", {}, now=system_clock.now()) for _ in range(WEBHOOK_JOBS)]
+    WebhookEndpoint.objects.create(tenant_id=reviews[0].tenant_id, url=receiver.url, secret="kill-test")
+    for review in reviews:
+        got = queue.claim(now=system_clock.now(), worker="setup")
+        assert got is not None and got.job_id == review.pk
+        assert queue.complete(job_id=got.job_id, epoch=got.epoch, result={"epoch": got.epoch},
+                              now=system_clock.now(), summary=kinds.Summary("ok", "OK", False))
+    for review in reviews:  # once none is left to claim: the claims above take reviews only
+        assert len(webhooks.enqueue(review.pk)) == 1
+    return receiver

@@ -1,0 +1,275 @@
+"""Tenants' outgoing webhooks: each event's delivery to each endpoint is a job of its own.
+
+When a review completes (``document_review``'s ``Kind.on_completed``, called once the
+completion committed), ``enqueue`` accepts one ``webhook.deliver`` job per active endpoint of
+the review's tenant subscribed to the event, with an operation key made of the review's id,
+the event and the endpoint: accepting it again (a repeated call) returns the same job, so an
+event is never queued twice for an endpoint.
+
+The delivery's handler POSTs the event, signed, with the external-start marker committed
+first: a worker that dies during the request leaves the delivery ``unknown`` for staff,
+never sent again by the queue. A timeout, a refused connection, a 5xx, a 408 or a 429 clear
+the marker and fail the attempt (retried with the queue's backoff, up to its attempts); any
+other answer outside 2xx fails it for good (a redirect is not followed).
+
+SSRF: a tenant chooses the URL, so the worker must not become a way into our own network.
+Only http(s) URLs are sent to, and every address the host resolves to must be public
+(not loopback, private, link-local such as a cloud's metadata address, reserved or
+multicast) unless ``WEBHOOKS["ALLOW_PRIVATE"]``; the request connects to the address that was
+checked, so a name that resolves differently a moment later (DNS rebinding) is not followed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import http.client
+import ipaddress
+import json
+import logging
+import socket
+import ssl
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.urls import reverse
+
+from jobs import queue
+from jobs.clock import queue_clock
+from jobs.context import JobContext
+from jobs.errors import TenantQueueFull
+from jobs.kinds import JobFailed, Kind
+from jobs.models import Job
+
+from .models import WebhookEndpoint
+
+log = logging.getLogger("agent.webhooks")
+
+KIND_NAME = "webhook.deliver"
+REVIEW_KIND = "document_review"  # whose completions send events (agent.workflow)
+FINISHED, NEEDS_ACTION = "document.finished", "document.needs_action"
+EVENTS = (FINISHED, NEEDS_ACTION)
+RETRY_STATUSES = {408, 429}
+MAX_ANSWER_BYTES = 4096  # of a receiver's answer read back: only its status matters
+
+
+class UnsafeURL(ValueError):
+    """A URL the deliveries may not go to, and why in words."""
+
+
+# --- Which events, to which endpoints ------------------------------------------------------
+
+
+def events_of(needs_action: bool) -> list[str]:
+    return [FINISHED, NEEDS_ACTION] if needs_action else [FINISHED]
+
+
+def operation_key(job_id: int, event: str, endpoint_id: int) -> str:
+    return f"webhook:{job_id}:{event}:{endpoint_id}"
+
+
+def on_completed(job_id: int) -> None:
+    enqueue(job_id)
+
+
+def enqueue(job_id: int) -> list[int]:
+    """Queue a delivery of each of the completed job's events to each subscribed endpoint of its
+    tenant; idempotent (the operation key). Returns the deliveries' job ids."""
+    review = Job.objects.filter(pk=job_id, state=queue.COMPLETED).values(
+        "tenant_id", "submitted_by_id", "needs_action", "finished_at").first()
+    if review is None or review["tenant_id"] is None or review["submitted_by_id"] is None:
+        return []
+    # The completion's own time, on the clock that completed it (the database's, in production).
+    now = review["finished_at"] or queue_clock.now()
+    endpoints = list(WebhookEndpoint.objects.filter(tenant_id=review["tenant_id"], active=True))
+    delivered: list[int] = []
+    for event in events_of(review["needs_action"]):
+        for endpoint in endpoints:
+            if not (endpoint.document_finished if event == FINISHED else endpoint.document_needs_action):
+                continue
+            try:
+                acceptance = queue.accept(
+                    tenant_id=review["tenant_id"], user_id=review["submitted_by_id"], kind=KIND_NAME,
+                    payload={"job": job_id, "event": event, "endpoint": endpoint.pk},
+                    operation_key=operation_key(job_id, event, endpoint.pk), now=now,
+                    offered_only=False)
+            except TenantQueueFull:
+                log.warning("job %s: webhook %s to endpoint %s not queued: the tenant's queue is full",
+                            job_id, event, endpoint.pk)
+                continue
+            delivered.append(acceptance.job.pk)
+    return delivered
+
+
+def catch_up(*, since: timedelta, now: datetime | None = None) -> list[int]:
+    """Queue the deliveries of the reviews completed within ``since`` that have none yet: those
+    whose worker died between the completion's commit and its follow-up. Idempotent (the
+    operation keys); ``manage.py webhookscatchup``. Returns the new deliveries' job ids."""
+    now = now or queue_clock.now()
+    tenants = WebhookEndpoint.objects.filter(active=True).values("tenant_id")
+    reviews = set(Job.objects.filter(kind=REVIEW_KIND, state=queue.COMPLETED, tenant_id__in=tenants,
+                                     finished_at__gte=now - since).values_list("pk", flat=True))
+    if not reviews:
+        return []
+    sent = {payload.get("job") for payload in Job.objects.filter(
+        kind=KIND_NAME, tenant_id__in=tenants, created_at__gte=now - since - timedelta(minutes=5),
+    ).values_list("payload", flat=True)}
+    made: list[int] = []
+    for job_id in sorted(reviews - sent):
+        made += enqueue(job_id)
+    return made
+
+
+# --- Where a delivery may go ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    scheme: str
+    host: str  # as the URL names it: the Host header and TLS's server name
+    address: str  # the checked address the request connects to
+    port: int
+    path: str
+
+
+def target(url: str, *, allow_private: bool | None = None) -> Target:
+    """Resolve ``url`` to the address a delivery connects to, or raise ``UnsafeURL``."""
+    allow = settings.WEBHOOKS["ALLOW_PRIVATE"] if allow_private is None else allow_private
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UnsafeURL("only http:// and https:// URLs with a host are allowed")
+    if parts.username or parts.password:
+        raise UnsafeURL("the URL may not carry a user name or password")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        found = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+    except (ValueError, OSError) as exc:
+        raise UnsafeURL(f"the host cannot be resolved ({type(exc).__name__})") from None
+    addresses = [str(info[4][0]) for info in found]
+    if not allow:
+        for address in addresses:
+            ip = ipaddress.ip_address(address.split("%", 1)[0])
+            if not ip.is_global or ip.is_multicast:
+                raise UnsafeURL(f"the host resolves to a non-public address ({address}); refused")
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return Target(parts.scheme, parts.hostname, addresses[0], port, path)
+
+
+class _PinnedHTTPS(http.client.HTTPSConnection):
+    """HTTPS to the checked address, the certificate verified for the URL's host name."""
+
+    def __init__(self, target: Target, timeout: float) -> None:
+        super().__init__(target.host, target.port, timeout=timeout, context=ssl.create_default_context())
+        self._address = target.address
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
+
+
+def post(to: Target, body: bytes, headers: dict[str, str], *, timeout: float) -> int:
+    """POST ``body`` to the checked address; the answer's status. Raises OSError or
+    http.client.HTTPException (a timeout is an OSError)."""
+    conn: http.client.HTTPConnection
+    if to.scheme == "https":
+        conn = _PinnedHTTPS(to, timeout)
+    else:
+        conn = http.client.HTTPConnection(to.address, to.port, timeout=timeout)
+    try:
+        host = to.host if to.port in (80, 443) else f"{to.host}:{to.port}"
+        conn.request("POST", to.path, body=body, headers={**headers, "Host": host})
+        answer = conn.getresponse()
+        answer.read(MAX_ANSWER_BYTES)
+        return answer.status
+    finally:
+        conn.close()
+
+
+# --- The delivery ---------------------------------------------------------------------------
+
+
+def _timeout() -> float:
+    return float(cast(Any, settings.WEBHOOKS)["TIMEOUT_SECONDS"])
+
+
+def sign(secret: str, timestamp: str, body: bytes) -> str:
+    """``sha256=`` and the hex HMAC-SHA256 of ``f"{timestamp}.{body}"`` under the secret."""
+    digest = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
+    return f"sha256={digest}"
+
+
+def body_of(ctx: JobContext, review: dict[str, Any], event: str) -> bytes:
+    """The event as JSON: ids, the outcome and the document's name, never its text."""
+    status_url = str(cast(Any, settings.WEBHOOKS)["SITE_URL"]) + reverse("job_detail", args=[review["id"]])
+    created = review["finished_at"] or ctx.now()
+    return json.dumps({
+        "event": event,
+        "id": f"evt_{ctx.job_id}",  # the delivery's job: the same on every attempt, for receivers to dedupe
+        "created": created.isoformat(),
+        "data": {
+            "job_id": review["id"],
+            "status_url": status_url,
+            "outcome": review["outcome"],
+            "outcome_text": review["outcome_text"],
+            "needs_action": review["needs_action"],
+            "document_name": review["document_name"],
+        },
+    }, separators=(",", ":")).encode()
+
+
+def deliver(ctx: JobContext) -> dict[str, Any]:
+    """The handler of ``webhook.deliver``: POST one event to one endpoint of the job's tenant."""
+    tenant_id = ctx.job()["tenant_id"]
+    event = ctx.payload["event"]
+    endpoint = WebhookEndpoint.objects.filter(pk=ctx.payload["endpoint"], tenant_id=tenant_id).first()
+    review = Job.objects.filter(pk=ctx.payload["job"], tenant_id=tenant_id).values(
+        "id", "finished_at", "outcome", "outcome_text", "needs_action", "document_name").first()
+    if endpoint is None or not endpoint.active or review is None:
+        return {"event": event, "sent": False, "why": "the endpoint or the document is gone, or switched off"}
+    try:
+        to = target(endpoint.url)
+    except UnsafeURL as exc:
+        raise JobFailed(f"webhook URL refused: {exc}", retryable=False, code="webhook_url_refused") from None
+    body = body_of(ctx, review, event)
+    timestamp = str(int(ctx.now().timestamp()))
+    headers = {"Content-Type": "application/json", "User-Agent": "Docket-Webhooks/1",
+               "X-Docket-Event": event, "X-Docket-Timestamp": timestamp,
+               "X-Docket-Signature": sign(endpoint.secret, timestamp, body)}
+    what = f"webhook {event} POST to endpoint {endpoint.pk}"
+    ctx.mark_external_start(what)  # from here a worker's death leaves it unknown: never sent twice
+    started = time.monotonic()
+    try:
+        status = post(to, body, headers, timeout=_timeout())
+    except (OSError, http.client.HTTPException) as exc:
+        ctx.clear_external_start(what)  # retried: a receiver dedupes a timed-out one by its id
+        raise JobFailed(f"webhook endpoint {endpoint.pk} unreachable: {type(exc).__name__}",
+                        code="webhook_unreachable") from None
+    if 200 <= status < 300:  # the marker stays until the completion: dying now is unknown, not resent
+        return {"event": event, "endpoint": endpoint.pk, "sent": True, "status": status, "epoch": ctx.epoch,
+                "ms": round((time.monotonic() - started) * 1000)}
+    ctx.clear_external_start(what)
+    if status >= 500 or status in RETRY_STATUSES:
+        raise JobFailed(f"webhook endpoint {endpoint.pk} answered {status}", code="webhook_retry")
+    raise JobFailed(f"webhook endpoint {endpoint.pk} answered {status}; not retried", retryable=False,
+                    code="webhook_refused")
+
+
+KIND = Kind(
+    name=KIND_NAME,
+    handler=deliver,
+    payload_schema={
+        "type": "object",
+        "properties": {"job": {"type": "integer"}, "event": {"enum": list(EVENTS)},
+                       "endpoint": {"type": "integer"}},
+        "required": ["job", "event", "endpoint"],
+        "additionalProperties": False,
+    },
+    max_payload_bytes=512,
+    deadline=timedelta(hours=1),  # room for the queue's retries with backoff
+    internal=True,  # queued by the server only, never offered to users
+    description="Deliver one review event to one of the tenant's webhook endpoints.",
+)

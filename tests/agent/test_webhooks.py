@@ -1,0 +1,340 @@
+"""Tenants' webhooks: each event's delivery a job of its own, POSTed over real HTTP to a receiver
+on 127.0.0.1, signed, retried on timeouts and 5xx, never sent twice by the queue."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import signal
+from datetime import timedelta
+
+import pytest
+
+from agent import samples, webhooks
+from agent.admin import WebhookEndpointForm
+from agent.models import WebhookEndpoint
+from jobs import kinds, queue
+from jobs.clock import system_clock
+from jobs.models import Job, JobEvent
+from jobs.worker import Worker
+from tests.conftest import wait_for
+from tests.webhook_receiver import Receiver
+
+SECRET = "s3cret-of-acme"  # a test endpoint's secret
+
+
+@pytest.fixture
+def receiver():
+    made: list[Receiver] = []
+
+    def make(*script: int | str) -> Receiver:
+        made.append(Receiver(*script))
+        return made[-1]
+
+    yield make
+    for r in made:
+        r.close()
+
+
+@pytest.fixture(autouse=True)
+def loopback_allowed(settings):
+    settings.WEBHOOKS = {**settings.WEBHOOKS, "ALLOW_PRIVATE": True, "TIMEOUT_SECONDS": 0.5,
+                         "SITE_URL": "https://docket.example"}
+
+
+def endpoint(user, url: str, **kwargs) -> WebhookEndpoint:
+    return WebhookEndpoint.objects.create(tenant_id=user.tenant_id, url=url, secret=kwargs.pop("secret", SECRET),
+                                          **kwargs)
+
+
+def completed_review(accept, clock, *, user=None, needs_action: bool = False, now=None) -> Job:
+    """A document_review job completed as a worker completes one (its summary with it)."""
+    now = now or clock.now()
+    job = accept("diagnostic.noop", {}, user=user, now=now)
+    Job.objects.filter(pk=job.pk).update(document_name="invoice-clean.pdf")
+    got = queue.claim(now=now, worker="w0")
+    assert got is not None and got.job_id == job.pk
+    summary = kinds.Summary("to_correct", "1 to correct", True) if needs_action else kinds.Summary("ok", "OK", False)
+    assert queue.complete(job_id=got.job_id, epoch=got.epoch, result={"fields": {}}, now=now, summary=summary)
+    return Job.objects.get(pk=job.pk)
+
+
+def deliveries() -> list[Job]:
+    return list(Job.objects.filter(kind=webhooks.KIND_NAME).order_by("id"))
+
+
+def run(clock) -> bool:
+    return Worker(name="w1", clock=clock, burst=True, listen=False).run_one()
+
+
+# --- Events, signed, over HTTP -----------------------------------------------------------------
+
+
+def test_a_completed_review_is_delivered_signed_with_its_outcome_and_no_document_text(
+        review_job, clock, alice, receiver, monkeypatch):
+    monkeypatch.delenv("AGENT_PLANNER", raising=False)
+    r = receiver()
+    hook = endpoint(alice, r.url)
+    review = review_job(samples.BAD_IBAN_PDF)
+    assert run(clock)  # the review: its completion queues the deliveries (Kind.on_completed)
+    review.refresh_from_db()
+    assert (review.state, review.needs_action) == ("completed", True)
+    queued = deliveries()
+    assert sorted(d.payload["event"] for d in queued) == ["document.finished", "document.needs_action"]
+    assert all(d.state == "queued" and d.tenant_id == alice.tenant_id for d in queued)
+
+    assert run(clock) and run(clock)
+
+    assert [d.state for d in deliveries()] == ["completed", "completed"]
+    assert len(r.requests) == 2
+    for request in r.requests:
+        headers, body = request["headers"], request["body"]
+        expected = hmac.new(SECRET.encode(), headers["X-Docket-Timestamp"].encode() + b"." + body,
+                            hashlib.sha256).hexdigest()
+        assert hmac.compare_digest(headers["X-Docket-Signature"], f"sha256={expected}")
+        assert request["path"] == "/hooks/docket"
+        event = json.loads(body)
+        assert set(event) == {"event", "id", "created", "data"}
+        assert event["data"]["job_id"] == review.pk
+        assert event["data"]["status_url"] == f"https://docket.example/jobs/{review.pk}"
+        assert event["data"]["outcome"] == "to_correct"
+        assert event["data"]["document_name"] == review.document_name
+    assert {json.loads(q["body"])["event"] for q in r.requests} == {"document.finished", "document.needs_action"}
+    # Nothing of the document's text: only ids, the outcome and the file's name.
+    assert b"IBAN" not in b"".join(q["body"] for q in r.requests)
+    assert hook.pk in {d.payload["endpoint"] for d in deliveries()}
+
+
+def test_a_wrong_secret_does_not_verify(accept, clock, alice, receiver):
+    r = receiver()
+    endpoint(alice, r.url, secret="another-secret")
+    webhooks.enqueue(completed_review(accept, clock).pk)
+    assert run(clock)
+    request = r.requests[0]
+    forged = hmac.new(SECRET.encode(), request["headers"]["X-Docket-Timestamp"].encode() + b"." + request["body"],
+                      hashlib.sha256).hexdigest()
+    assert request["headers"]["X-Docket-Signature"] != f"sha256={forged}"
+
+
+def test_only_subscribed_events_and_active_endpoints_are_queued_and_never_twice(accept, clock, alice, receiver):
+    r = receiver()
+    both = endpoint(alice, r.url)
+    finished_only = endpoint(alice, r.url, document_needs_action=False)
+    endpoint(alice, r.url, active=False)
+    review = completed_review(accept, clock, needs_action=True)
+
+    first = webhooks.enqueue(review.pk)
+    again = webhooks.enqueue(review.pk)  # a repeated follow-up: the operation keys give the same jobs
+
+    assert first == again and len(first) == 3
+    assert sorted((d.payload["endpoint"], d.payload["event"]) for d in deliveries()) == sorted([
+        (both.pk, "document.finished"), (both.pk, "document.needs_action"), (finished_only.pk, "document.finished")])
+
+
+def test_a_review_not_needing_action_sends_only_document_finished(accept, clock, alice, receiver):
+    endpoint(alice, receiver().url)
+    webhooks.enqueue(completed_review(accept, clock, needs_action=False).pk)
+    assert [d.payload["event"] for d in deliveries()] == ["document.finished"]
+
+
+# --- Retries ----------------------------------------------------------------------------------
+
+
+def test_a_receiver_that_times_out_is_retried_then_delivered(accept, clock, alice, receiver):
+    r = receiver("hang", 200)
+    endpoint(alice, r.url)
+    webhooks.enqueue(completed_review(accept, clock).pk)
+
+    assert run(clock)
+    (delivery,) = deliveries()
+    assert (delivery.state, delivery.failure_code, delivery.external_started_at) == ("queued", "webhook_unreachable",
+                                                                                     None)
+    clock.advance(minutes=2)  # past the backoff
+    assert run(clock)
+
+    (delivery,) = deliveries()
+    assert (delivery.state, delivery.attempts) == ("completed", 2)
+    assert len(r.requests) == 2
+    assert json.loads(r.requests[0]["body"])["id"] == json.loads(r.requests[1]["body"])["id"]  # for receivers to dedupe
+
+
+def test_a_500_then_200_is_delivered_once_on_the_second_attempt(accept, clock, alice, receiver):
+    r = receiver(500, 200)
+    endpoint(alice, r.url)
+    webhooks.enqueue(completed_review(accept, clock).pk)
+
+    assert run(clock)
+    assert deliveries()[0].state == "queued"
+    clock.advance(minutes=2)
+    assert run(clock)
+    clock.advance(minutes=2)
+    assert run(clock) is False  # nothing more to do
+
+    (delivery,) = deliveries()
+    assert (delivery.state, delivery.attempts, delivery.result["status"]) == ("completed", 2, 200)
+    assert len(r.requests) == 2  # the 500 and the one delivery
+
+
+@pytest.mark.parametrize("status, state", [(404, "dead"), (400, "dead"), (429, "queued"), (408, "queued"),
+                                           (503, "queued")])
+def test_4xx_fails_for_good_but_408_and_429_are_retried(accept, clock, alice, receiver, status, state):
+    r = receiver(status)
+    endpoint(alice, r.url)
+    webhooks.enqueue(completed_review(accept, clock).pk)
+    assert run(clock)
+    assert deliveries()[0].state == state
+    assert len(r.requests) == 1
+
+
+# --- Tenants ----------------------------------------------------------------------------------
+
+
+def test_a_tenants_event_never_goes_to_another_tenants_endpoint(accept, clock, alice, bob, receiver):
+    mine, theirs = receiver(), receiver()
+    endpoint(alice, mine.url)
+    bobs = endpoint(bob, theirs.url)
+    review = completed_review(accept, clock, user=alice, needs_action=True)
+
+    webhooks.enqueue(review.pk)
+    while run(clock):
+        pass
+
+    assert len(mine.requests) == 2 and theirs.requests == []
+    assert {d.payload["endpoint"] for d in deliveries()} != {bobs.pk}
+    # A delivery of alice's tenant naming bob's endpoint (or bob's job) sends nothing.
+    forged = queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind=webhooks.KIND_NAME,
+                          payload={"job": review.pk, "event": "document.finished", "endpoint": bobs.pk},
+                          operation_key="forged", now=clock.now(), offered_only=False).job
+    assert run(clock)
+    forged.refresh_from_db()
+    assert (forged.state, forged.result["sent"]) == ("completed", False)
+    assert theirs.requests == []
+
+
+def test_users_cannot_submit_deliveries(accept, alice):
+    assert kinds.offered(webhooks.KIND_NAME) is None
+
+
+# --- Where deliveries may go (SSRF) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8000/", "http://localhost/", "http://10.1.2.3/",
+                                 "http://192.168.0.1/", "http://169.254.169.254/latest/meta-data",
+                                 "http://[::1]/", "http://0.0.0.0/"])
+def test_private_and_loopback_addresses_are_refused_unless_allowed(url):
+    with pytest.raises(webhooks.UnsafeURL, match="non-public"):
+        webhooks.target(url, allow_private=False)
+    assert webhooks.target(url, allow_private=True).address
+
+
+@pytest.mark.parametrize("url", ["ftp://example.com/", "file:///etc/passwd", "http://user:pw@example.com/",
+                                 "javascript:alert(1)"])
+def test_only_http_urls_without_credentials(url):
+    with pytest.raises(webhooks.UnsafeURL):
+        webhooks.target(url, allow_private=True)
+
+
+def test_the_admin_form_refuses_a_loopback_url_in_production_settings(settings, alice):
+    settings.WEBHOOKS = {**settings.WEBHOOKS, "ALLOW_PRIVATE": False}
+    form = WebhookEndpointForm(data={"tenant": alice.tenant_id, "url": "http://127.0.0.1:9/x", "secret": "x" * 20,
+                                     "document_finished": True, "active": True})
+    assert not form.is_valid() and "non-public" in str(form.errors["url"])
+
+
+def test_a_delivery_whose_url_became_private_fails_for_good_without_sending(settings, accept, clock, alice, receiver):
+    r = receiver()
+    endpoint(alice, r.url)
+    webhooks.enqueue(completed_review(accept, clock).pk)
+    settings.WEBHOOKS = {**settings.WEBHOOKS, "ALLOW_PRIVATE": False}
+    assert run(clock)
+    (delivery,) = deliveries()
+    assert (delivery.state, delivery.failure_code) == ("dead", "webhook_url_refused")
+    assert r.requests == []
+
+
+# --- A worker killed during the request: unknown, sent at most once ---------------------------
+
+
+@pytest.mark.slow
+def test_a_worker_killed_during_a_delivery_leaves_it_unknown_and_sent_once(transactional_db, alice, receiver,
+                                                                          tmp_path):
+    from tests.jobs.test_runworkers import Workers
+
+    r = receiver("block")
+    endpoint(alice, r.url)
+    now = system_clock.now()
+    job = queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
+                       operation_key="review", now=now, offered_only=False).job
+    got = queue.claim(now=now, worker="w0")
+    assert got is not None
+    queue.complete(job_id=got.job_id, epoch=got.epoch, result={}, now=now, summary=kinds.Summary("ok", "OK", False))
+    (delivery_id,) = webhooks.enqueue(job.pk)
+    workers = Workers(tmp_path / "runworkers.log", "--processes", "1", "--lease", "1", "--poll-interval", "0.2",
+                      WEBHOOKS_ALLOW_PRIVATE="1")
+    try:
+        assert r.got.wait(30), "the delivery never reached the receiver"
+        delivery = Job.objects.get(pk=delivery_id)
+        assert delivery.state == "leased" and delivery.external_started_at is not None
+        os.kill(int(delivery.leased_by.rsplit(":", 1)[1]), signal.SIGKILL)
+
+        wait_for(lambda: Job.objects.get(pk=delivery_id).state == "unknown")
+        r.release.set()
+        # The replacement worker keeps polling; nothing sends it again.
+        wait_for(lambda: "pid=" in workers.text() and "exitcode=-9" in workers.text())
+        assert Job.objects.get(pk=delivery_id).state == "unknown"
+        assert len(r.requests) == 1
+        assert JobEvent.objects.filter(job_id=delivery_id, to_state="unknown", actor="recovery").exists()
+    finally:
+        workers.kill_all()
+    assert len(r.requests) == 1
+
+
+def test_a_failing_follow_up_costs_the_completed_job_nothing(accept, clock, register_kind, caplog):
+    def broken(job_id: int) -> None:
+        raise RuntimeError("follow-up broke")
+
+    register_kind(kinds.Kind(name="test.followed", handler=lambda ctx: {"ok": True}, diagnostic=True,
+                             on_completed=broken))
+    job = accept("test.followed", {})
+    assert run(clock)
+    job.refresh_from_db()
+    assert job.state == "completed"
+    assert "on_completed_failed" in caplog.text
+
+
+# --- Staff --------------------------------------------------------------------------------------
+
+
+def test_staff_see_an_endpoints_deliveries_with_their_state(client, make_member, accept, clock, alice, receiver):
+    root = make_member("ops", "root")
+    root.is_staff = root.is_superuser = True
+    root.save()
+    hook = endpoint(alice, receiver(404).url)
+    (delivery_id,) = webhooks.enqueue(completed_review(accept, clock).pk)
+    assert run(clock)
+    client.force_login(root)
+
+    page = client.get(f"/admin/agent/webhookendpoint/{hook.pk}/change/")
+
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert f"/admin/jobs/job/{delivery_id}/change/" in text
+    assert "document.finished" in text and "dead" in text and "answered 404" in text
+
+
+def test_catch_up_queues_what_a_worker_dying_after_the_completion_missed_and_nothing_twice(
+        accept, clock, alice, bob, receiver):
+    endpoint(alice, receiver().url)
+    missed, followed, unsubscribed = (completed_review(accept, clock, user=user) for user in (alice, alice, bob))
+    Job.objects.filter(pk__in=[missed.pk, followed.pk, unsubscribed.pk]).update(kind="document_review")
+    (already,) = webhooks.enqueue(followed.pk)  # its follow-up ran; missed's worker died before it
+
+    clock.advance(minutes=10)
+    assert webhooks.catch_up(since=timedelta(minutes=5), now=clock.now()) == []  # older than the window
+    made = webhooks.catch_up(since=timedelta(minutes=60), now=clock.now())
+
+    assert [Job.objects.get(pk=m).payload["job"] for m in made] == [missed.pk]
+    assert webhooks.catch_up(since=timedelta(minutes=60), now=clock.now()) == []
+    assert sorted(d.payload["job"] for d in deliveries()) == sorted([missed.pk, followed.pk])
