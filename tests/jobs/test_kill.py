@@ -11,9 +11,9 @@ kill strands many claims that were never started. Those cost no attempt: no job 
 without its handler having started (a trace file written by the handler itself says which
 claims ran), and the queue's record of which claims started never misses one that ran.
 
-With ``KILL_TEST_WEBHOOKS=1`` the workload also holds webhook deliveries (``webhook.deliver``,
-each POSTing to a receiver on 127.0.0.1 after its external-start marker): each one ends like
-any other job, and the receiver got each at most once, a completed one exactly once.
+The workload also holds webhook deliveries (``webhook.deliver``, each POSTing to a receiver on
+127.0.0.1 after its external-start marker): each one ends like any other job, and the receiver
+got each at most once, a completed one exactly once (``KILL_TEST_WEBHOOKS=0`` leaves them out).
 
 Reproduce with ``bin/test tests/jobs/test_kill.py -s`` (add ``DATABASE_URL=postgresql://...``
 for PostgreSQL); ``-s`` shows the counts.
@@ -43,7 +43,7 @@ JOBS = 300
 LEASE = 1.0  # seconds: a killed worker's job comes back about a second later
 SETTLE_TIMEOUT = 120.0  # a kill every 200-500 ms strands up to 32 held jobs each time: slower to settle
 PREFETCH = 32
-WEBHOOKS = os.environ.get("KILL_TEST_WEBHOOKS") == "1"
+WEBHOOKS = os.environ.get("KILL_TEST_WEBHOOKS", "1") == "1"
 WEBHOOK_JOBS = 40 if WEBHOOKS else 0  # deliveries, each of a review completed before the workers start
 
 
