@@ -170,7 +170,7 @@ def test_production_responses_carry_hsts_csp_and_secure_cookies():
     assert {"camera=()", "microphone=()", "geolocation=()", "payment=()"} <= set(
         headers["Permissions-Policy"].split(", "))
     assert seen["csrf_cookie"]["secure"]
-    assert seen["login"] == [302, "/"]
+    assert seen["login"] == [302, "/jobs"]  # a member lands on their jobs list
     assert seen["session_cookie"] == {"secure": True, "httponly": True}
 
 
