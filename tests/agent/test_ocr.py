@@ -279,6 +279,25 @@ def test_a_sliver_of_a_picture_is_read_at_most_four_times_its_size():
     assert image.height <= 44 * ocr.MAX_UPSCALE * 1.1 and image.width <= 64  # a margin, no more
 
 
+# --- the language a scan is read in ----------------------------------------------------------
+
+
+def found(text: str) -> list:
+    """Words as Tesseract's English pass reports them (positions play no part in the language)."""
+    return [ocr._Found(word, 0, 0, 10, 10, 90.0, 0, 10) for word in text.split()]
+
+
+def test_a_first_page_of_parties_and_addresses_is_told_german_by_the_languages_own_words():
+    # The first page of a German e-invoice's rendering, as the English pass read it: no invoice
+    # word but "Leistungsdatum"; "vom", "und", "der", "Verkaufer" tell German, so it is read in
+    # German first, not in all seven languages.
+    page = found("Mietrechnung Nr. 9314110911/00/M/00/N vom 01.10.2018 Liefer- und Leistungsdatum : 29.09.2018 "
+                 "Verkaufer: Nummer : 549910 Kaufer/Leistungsempfanger: Qualifizierung der Textart")
+    assert ocr.language(page) == "deu+eng"
+    assert ocr.language(found("Invoice 2026-114 from Acme: please pay the total amount")) == ocr.LANGUAGES
+    assert ocr.language(found("Acme Ltd 12 High Street")) == ocr.LANGUAGES  # no language stands out
+
+
 def test_a_field_read_with_low_ocr_confidence_is_to_check_not_present():
     sure = reading.validate(scanned_layout(93), today=TODAY)
     assert {f["status"] for f in sure["fields"].values()} == {"present"} and sure["reading"] == "scan"
