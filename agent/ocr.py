@@ -262,7 +262,9 @@ _WORDS = {
 }
 _LANGUAGE_WORDS = {lang: frozenset(words.split()) for lang, words in _WORDS.items()}
 # Resolution of the English pass that tells the language: a ninth of the pixels of DPI. It
-# tells the corpus's languages as 150 dpi does, in 0.29 s of CPU a page instead of 0.42.
+# tells the corpus's languages as 150 dpi does, in 0.29 s of CPU a page instead of 0.42. It
+# reads the top half of the page (title, parties, the table's head), and the bottom half only
+# when the top tells no language: the same languages told in a third less CPU (ocrbench).
 DETECT_DPI = 100
 DETECT_WORDS = 5  # fewer words than this tell nothing: the next page is asked again
 
@@ -369,7 +371,13 @@ def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int, result: 
     languages = result.languages
     if not languages:
         factor = max(1, round(dpi / DETECT_DPI))
-        found = tesseract.read(image.reduce(factor) if factor > 1 else image, dpi / factor, "eng")
+        small = image.reduce(factor) if factor > 1 else image
+        middle = small.height // 2
+        found: list[_Found] = []
+        for box in ((0, 0, small.width, middle), (0, middle, small.width, small.height)):
+            found += tesseract.read(small.crop(box), dpi / factor, "eng")
+            if told(found) is not None:
+                break
         languages = language(found)
         if len(found) >= DETECT_WORDS:
             result.languages = languages

@@ -298,6 +298,43 @@ def test_a_first_page_of_parties_and_addresses_is_told_german_by_the_languages_o
     assert ocr.language(found("Acme Ltd 12 High Street")) == ocr.LANGUAGES  # no language stands out
 
 
+class Answering:
+    """Tesseract's stand-in: answers each read with the next words given, and notes what it was asked."""
+
+    library = ocr.LIBRARY
+    detector = object()
+
+    def __init__(self, *answers: list) -> None:
+        self.answers = list(answers)
+        self.asked: list[tuple[tuple[int, int], str]] = []
+
+    def read(self, image, dpi, languages):
+        self.asked.append((image.size, languages))
+        return self.answers.pop(0)
+
+
+@pytest.mark.parametrize(("answers", "detect_reads", "languages"), [
+    ((found("Rechnung Nr. 7 vom 01.03.2026 Lieferant Betrag"), found("Menge 2")), 1, "deu+eng"),
+    ((found("Acme Ltd 12 High Street London"), found("Invoice total amount due, please pay"), []), 2, ocr.LANGUAGES),
+])
+def test_the_language_pass_reads_the_bottom_half_of_the_page_only_when_its_top_tells_no_language(
+        monkeypatch, answers, detect_reads, languages):
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("L", (2480, 3508), 255).save(out, "PNG", dpi=(300, 300))  # an A4 scan at 300 dpi
+    pages = ocr.pages_of(out.getvalue())
+    page, _dpi = next(pages)
+    pages.close()
+    tesseract = Answering(*answers)
+    monkeypatch.setattr(ocr, "_engine", tesseract)
+    _read, reading_ = ocr.read_image(out.getvalue())
+    width, height = -(-page.width // 3), -(-page.height // 3)  # the page reduced to 100 dpi
+    halves = [((width, height // 2), "eng"), ((width, height - height // 2), "eng")]
+    assert tesseract.asked == [*halves[:detect_reads], (page.size, languages)]
+    assert reading_.languages == languages
+
+
 def test_a_field_read_with_low_ocr_confidence_is_to_check_not_present():
     sure = reading.validate(scanned_layout(93), today=TODAY)
     assert {f["status"] for f in sure["fields"].values()} == {"present"} and sure["reading"] == "scan"
