@@ -279,6 +279,75 @@ def test_a_sliver_of_a_picture_is_read_at_most_four_times_its_size():
     assert image.height <= 44 * ocr.MAX_UPSCALE * 1.1 and image.width <= 64  # a margin, no more
 
 
+def test_a_blank_page_is_read_as_it_is_not_turned():
+    # Every angle levels a blank page alike; it was turned by the first angle tried (-8.4
+    # degrees), and Tesseract read a third more pixels of nothing.
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("L", (2480, 3508), 255).save(out, "PNG", dpi=(300, 300))
+    pages = ocr.pages_of(out.getvalue())
+    image, dpi = next(pages)
+    pages.close()
+    assert image.size == (2480, 3508) and round(dpi) == 300
+
+
+# --- the language a scan is read in ----------------------------------------------------------
+
+
+def found(text: str) -> list:
+    """Words as Tesseract's English pass reports them (positions play no part in the language)."""
+    return [ocr._Found(word, 0, 0, 10, 10, 90.0, 0, 10) for word in text.split()]
+
+
+def test_a_first_page_of_parties_and_addresses_is_told_german_by_the_languages_own_words():
+    # The first page of a German e-invoice's rendering, as the English pass read it: no invoice
+    # word but "Leistungsdatum"; "vom", "und", "der", "Verkaufer" tell German, so it is read in
+    # German first, not in all seven languages.
+    page = found("Mietrechnung Nr. 9314110911/00/M/00/N vom 01.10.2018 Liefer- und Leistungsdatum : 29.09.2018 "
+                 "Verkaufer: Nummer : 549910 Kaufer/Leistungsempfanger: Qualifizierung der Textart")
+    assert ocr.language(page) == "deu+eng"
+    assert ocr.language(found("Invoice 2026-114 from Acme: please pay the total amount")) == ocr.LANGUAGES
+    assert ocr.language(found("Acme Ltd 12 High Street")) == ocr.LANGUAGES  # no language stands out
+
+
+class Answering:
+    """Tesseract's stand-in: answers each read with the next words given, and notes what it was asked."""
+
+    library = ocr.LIBRARY
+    detector = object()
+
+    def __init__(self, *answers: list) -> None:
+        self.answers = list(answers)
+        self.asked: list[tuple[tuple[int, int], str]] = []
+
+    def read(self, image, dpi, languages):
+        self.asked.append((image.size, languages))
+        return self.answers.pop(0)
+
+
+@pytest.mark.parametrize(("answers", "detect_reads", "languages"), [
+    ((found("Rechnung Nr. 7 vom 01.03.2026 Lieferant Betrag"), found("Menge 2")), 1, "deu+eng"),
+    ((found("Acme Ltd 12 High Street London"), found("Invoice total amount due, please pay"), []), 2, ocr.LANGUAGES),
+])
+def test_the_language_pass_reads_the_bottom_half_of_the_page_only_when_its_top_tells_no_language(
+        monkeypatch, answers, detect_reads, languages):
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("L", (2480, 3508), 255).save(out, "PNG", dpi=(300, 300))  # an A4 scan at 300 dpi
+    pages = ocr.pages_of(out.getvalue())
+    page, _dpi = next(pages)
+    pages.close()
+    tesseract = Answering(*answers)
+    monkeypatch.setattr(ocr, "_engine", tesseract)
+    _read, reading_ = ocr.read_image(out.getvalue())
+    width, height = -(-page.width // 3), -(-page.height // 3)  # the page reduced to 100 dpi
+    halves = [((width, height // 2), "eng"), ((width, height - height // 2), "eng")]
+    assert tesseract.asked == [*halves[:detect_reads], (page.size, languages)]
+    assert reading_.languages == languages
+
+
 def test_a_field_read_with_low_ocr_confidence_is_to_check_not_present():
     sure = reading.validate(scanned_layout(93), today=TODAY)
     assert {f["status"] for f in sure["fields"].values()} == {"present"} and sure["reading"] == "scan"
