@@ -50,14 +50,16 @@ class ReviewSettingsAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
 
 
-class WebhookEndpointForm(forms.ModelForm):
+class WebhookForm(forms.ModelForm):
+    """An endpoint's URL and events, as its tenant's admin sets them (``/account/webhooks``): the
+    URL checked as every delivery checks it, so a refused one is never saved."""
+
     url = forms.URLField(max_length=500, assume_scheme="https",
                          help_text=WebhookEndpoint._meta.get_field("url").help_text)
 
     class Meta:
         model = WebhookEndpoint
-        fields = ["tenant", "url", "secret", "document_finished", "document_needs_action", "active"]
-        widgets = {"secret": forms.PasswordInput(render_value=True)}
+        fields = ["url", "document_finished", "document_needs_action"]
 
     def clean_url(self) -> str:
         from .webhooks import UnsafeURL, target
@@ -68,6 +70,15 @@ class WebhookEndpointForm(forms.ModelForm):
         except UnsafeURL as exc:
             raise forms.ValidationError(str(exc)) from None
         return url
+
+
+class WebhookEndpointForm(WebhookForm):
+    """Staff's: any tenant's endpoint, its secret included."""
+
+    class Meta:
+        model = WebhookEndpoint
+        fields = ["tenant", "url", "secret", "document_finished", "document_needs_action", "active"]
+        widgets = {"secret": forms.PasswordInput(render_value=True)}
 
 
 @admin.register(WebhookEndpoint)

@@ -20,6 +20,9 @@ from jobs.models import Job
 from jobs.views import csv_response, job_link, see_other
 
 from . import notifications, work
+from .admin import WebhookForm
+from .models import WebhookEndpoint
+from .webhooks import new_secret
 
 # At most this many documents in one bulk action (more than a page of the list holds).
 MAX_SELECTED = 200
@@ -128,3 +131,76 @@ def notification_settings(call: Call) -> HttpResponse:
     return call.page("agent/notification_settings.html", {
         "preference": pref, "min_every": MIN_EVERY, "max_every": MAX_EVERY, "has_email": bool(user.email),
     })
+
+
+# --- The tenant's webhooks, set by its admin ------------------------------------------------
+
+WEBHOOK_PERMISSION = "agent.change_webhookendpoint"
+ONCE_KEY = "webhook_secret_once"  # the session's key for a new secret, shown on the next page only
+
+
+def webhook_admin(call: Call) -> int:
+    """The tenant of a member allowed to set its webhooks (the permission, granted by a superuser)."""
+    user = call.identity.user
+    if call.tenant_id is None or not user.has_perm(WEBHOOK_PERMISSION):
+        raise HttpError(403, "forbidden", "only your team's administrator can set its webhooks: ask a superuser "
+                                          "for the permission to change webhook endpoints")
+    return call.tenant_id
+
+
+def tenants_endpoint(tenant_id: int, endpoint_id: int) -> WebhookEndpoint:
+    """One of the tenant's endpoints; another tenant's is as unknown as a missing one (the same 404)."""
+    found = WebhookEndpoint.objects.filter(pk=endpoint_id, tenant_id=tenant_id).first()
+    if found is None:
+        raise HttpError(404, "not_found", "no such webhook endpoint")
+    return found
+
+
+def show_secret_once(call: Call, endpoint: WebhookEndpoint) -> None:
+    # Kept server-side in the session (never in the messages' cookie) and removed when shown.
+    call.request.session[ONCE_KEY] = {"endpoint": endpoint.pk, "secret": endpoint.secret}
+
+
+@endpoint("GET", "POST")
+def webhook_settings(call: Call) -> HttpResponse:
+    """The tenant's endpoints, and a new one: its URL checked as the admin's form checks it (http(s),
+    public addresses only), its secret made here and shown once."""
+    tenant_id = webhook_admin(call)
+    if call.request.method == "POST":
+        form = WebhookForm(call.request.POST)
+        if not form.is_valid():
+            field, errors = next(iter(form.errors.items()))
+            raise HttpError(400, "bad_webhook", " ".join(str(e) for e in errors),
+                            field=None if field == "__all__" else field)
+        made = WebhookEndpoint.objects.create(
+            tenant_id=tenant_id, url=form.cleaned_data["url"], secret=new_secret(),
+            document_finished=form.cleaned_data["document_finished"],
+            document_needs_action=form.cleaned_data["document_needs_action"])
+        show_secret_once(call, made)
+        return see_other(reverse("webhook_settings"))
+    shown = call.request.session.pop(ONCE_KEY, None)
+    return call.page("agent/webhook_settings.html", {
+        "endpoints": WebhookEndpoint.objects.filter(tenant_id=tenant_id).order_by("id"),
+        "shown": shown,
+    }, partial=None if shown else "endpoints")
+
+
+@endpoint("POST")
+def webhook_change(call: Call, endpoint_id: int) -> HttpResponse:
+    """Rotate one endpoint's secret (the new one shown once), switch it on or off, or delete it."""
+    found = tenants_endpoint(webhook_admin(call), endpoint_id)
+    action = call.request.POST.get("action", "")
+    if action == "rotate":
+        found.secret = new_secret()
+        found.save(update_fields=["secret"])
+        show_secret_once(call, found)
+    elif action in ("disable", "enable"):
+        found.active = action == "enable"
+        found.save(update_fields=["active"])
+        messages.success(call.request, f"Webhook {'enabled' if found.active else 'disabled'}.")
+    elif action == "delete":
+        found.delete()
+        messages.success(call.request, "Webhook deleted.")
+    else:
+        raise HttpError(400, "bad_action", "the action must be one of: rotate, disable, enable, delete")
+    return see_other(reverse("webhook_settings"))

@@ -27,6 +27,7 @@ import http.client
 import ipaddress
 import json
 import logging
+import secrets
 import socket
 import ssl
 import time
@@ -194,6 +195,11 @@ def post(to: Target, body: bytes, headers: dict[str, str], *, timeout: float) ->
 
 def _timeout() -> float:
     return float(cast(Any, settings.WEBHOOKS)["TIMEOUT_SECONDS"])
+
+
+def new_secret() -> str:
+    """A fresh signing secret: 32 random bytes, URL-safe."""
+    return "whsec_" + secrets.token_urlsafe(32)
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:

@@ -1,0 +1,115 @@
+"""A tenant's admin (a member with ``agent.change_webhookendpoint``) sets the tenant's webhooks at
+/account/webhooks: only hers, the URL checked, the secret shown once."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.urls import reverse
+
+from agent.models import WebhookEndpoint
+
+URL = "https://hooks.example/docket"
+
+
+@pytest.fixture(autouse=True)
+def public_host_resolves(settings, monkeypatch):
+    """hooks.example resolves to a public address; everything else as the system resolves it."""
+    import socket
+
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host == "hooks.example":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    settings.WEBHOOKS = {**settings.WEBHOOKS, "ALLOW_PRIVATE": False}
+
+
+def admin_of(user):
+    user.user_permissions.add(Permission.objects.get(codename="change_webhookendpoint",
+                                                     content_type__app_label="agent"))
+    return user
+
+
+def test_a_member_without_the_permission_is_refused_and_not_shown_the_link(client, alice):
+    WebhookEndpoint.objects.create(tenant_id=alice.tenant_id, url=URL, secret="s")
+    client.force_login(alice)
+    page = client.get(reverse("webhook_settings"))
+    assert page.status_code == 403 and b"administrator" in page.content and URL.encode() not in page.content
+    assert client.post(reverse("webhook_settings"), {"url": URL, "document_finished": "on"}).status_code == 403
+    endpoint = WebhookEndpoint.objects.get()
+    assert client.post(reverse("webhook_change", args=[endpoint.pk]), {"action": "delete"}).status_code == 403
+    assert WebhookEndpoint.objects.filter(pk=endpoint.pk).exists()
+    assert reverse("webhook_settings").encode() not in client.get(reverse("notification_settings")).content
+    admin_of(alice)
+    assert reverse("webhook_settings").encode() in client.get(reverse("notification_settings")).content
+
+
+def test_the_admin_adds_an_endpoint_whose_secret_is_shown_once(client, alice):
+    client.force_login(admin_of(alice))
+    response = client.post(reverse("webhook_settings"), {"url": URL, "document_needs_action": "on"})
+    assert response.status_code == 303 and response["Location"] == reverse("webhook_settings")
+    made = WebhookEndpoint.objects.get()
+    assert (made.tenant_id, made.url, made.document_finished, made.document_needs_action, made.active) == \
+        (alice.tenant_id, URL, False, True, True)
+    assert len(made.secret) > 30
+    first = client.get(reverse("webhook_settings"))
+    assert first.status_code == 200 and made.secret.encode() in first.content and URL.encode() in first.content
+    again = client.get(reverse("webhook_settings"))
+    assert made.secret.encode() not in again.content and URL.encode() in again.content
+    old = made.secret
+    assert client.post(reverse("webhook_change", args=[made.pk]), {"action": "rotate"}).status_code == 303
+    made.refresh_from_db()
+    assert made.secret != old and made.secret.encode() in client.get(reverse("webhook_settings")).content
+    assert made.secret.encode() not in client.get(reverse("webhook_settings")).content
+
+
+@pytest.mark.parametrize("url", ["ftp://hooks.example/x", "http://127.0.0.1:8000/hook", "http://10.0.0.5/hook",
+                                 "http://169.254.169.254/latest", "https://user:pw@hooks.example/x", "not a url"])
+def test_creation_validates_the_url_as_the_admins_form_does(client, alice, url):
+    client.force_login(admin_of(alice))
+    response = client.post(reverse("webhook_settings"), {"url": url, "document_finished": "on"})
+    assert response.status_code == 400
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_disable_enable_and_delete(client, alice):
+    client.force_login(admin_of(alice))
+    made = WebhookEndpoint.objects.create(tenant_id=alice.tenant_id, url=URL, secret="s")
+    client.post(reverse("webhook_change", args=[made.pk]), {"action": "disable"})
+    made.refresh_from_db()
+    assert not made.active
+    client.post(reverse("webhook_change", args=[made.pk]), {"action": "enable"})
+    made.refresh_from_db()
+    assert made.active
+    assert client.post(reverse("webhook_change", args=[made.pk]), {"action": "explode"}).status_code == 400
+    assert client.post(reverse("webhook_change", args=[made.pk]), {"action": "delete"}).status_code == 303
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_another_tenants_endpoints_are_never_listed_nor_changed(client, alice, bob):
+    theirs = WebhookEndpoint.objects.create(tenant_id=bob.tenant_id, url="https://hooks.example/globex",
+                                            secret="globex-secret")
+    client.force_login(admin_of(alice))
+    page = client.get(reverse("webhook_settings"))
+    assert page.status_code == 200 and b"globex" not in page.content
+    missing = client.post(reverse("webhook_change", args=[theirs.pk + 1000]), {"action": "delete"})
+    for action in ("rotate", "disable", "delete"):
+        response = client.post(reverse("webhook_change", args=[theirs.pk]), {"action": action})
+        assert response.status_code == 404 and response.content == missing.content
+    theirs_now = WebhookEndpoint.objects.get(pk=theirs.pk)
+    assert (theirs_now.secret, theirs_now.active) == ("globex-secret", True)
+    client.post(reverse("webhook_settings"), {"url": URL, "document_finished": "on", "tenant": bob.tenant_id})
+    assert WebhookEndpoint.objects.get(url=URL).tenant_id == alice.tenant_id
+
+
+def test_a_post_without_its_csrf_token_is_refused(alice):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(admin_of(alice))
+    assert client.post(reverse("webhook_settings"), {"url": URL, "document_finished": "on"}).status_code == 403
+    assert not WebhookEndpoint.objects.exists()
