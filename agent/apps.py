@@ -16,3 +16,4 @@ class AgentConfig(AppConfig):
         kinds.register(notifications.TRIAGE_KIND)
         queue.needs_human_changed.connect(notifications.needs_human_changed, dispatch_uid="agent.notifications")
         kinds.register(webhooks.KIND)
+        kinds.register(webhooks.CATCHUP_KIND)

@@ -4,7 +4,8 @@ When a review completes (``document_review``'s ``Kind.on_completed``, called onc
 completion committed), ``enqueue`` accepts one ``webhook.deliver`` job per active endpoint of
 the review's tenant subscribed to the event, with an operation key made of the review's id,
 the event and the endpoint: accepting it again (a repeated call) returns the same job, so an
-event is never queued twice for an endpoint.
+event is never queued twice for an endpoint. A worker dying between that commit and the follow-up
+leaves them to the ``webhook.catchup`` job, which runs every few minutes and queues its next one.
 
 The delivery's handler POSTs the event, signed, with the external-start marker committed
 first: a worker that dies during the request leaves the delivery ``unknown`` for staff,
@@ -51,6 +52,7 @@ from .models import WebhookEndpoint
 log = logging.getLogger("agent.webhooks")
 
 KIND_NAME = "webhook.deliver"
+CATCHUP = "webhook.catchup"
 REVIEW_KIND = "document_review"  # whose completions send events (agent.workflow)
 FINISHED, NEEDS_ACTION = "document.finished", "document.needs_action"
 EVENTS = (FINISHED, NEEDS_ACTION)
@@ -123,6 +125,65 @@ def catch_up(*, since: timedelta, now: datetime | None = None) -> list[int]:
     for job_id in sorted(reviews - sent):
         made += enqueue(job_id)
     return made
+
+
+# --- The catch-up, a job that queues its next one ----------------------------------------------
+
+
+def _minutes(name: str) -> timedelta:
+    return timedelta(minutes=float(cast(Any, settings.WEBHOOKS)[name]))
+
+
+def next_slot(now: datetime) -> datetime:
+    """The first slot of the catch-up's interval strictly after ``now`` (slots from the epoch)."""
+    every = _minutes("CATCHUP_EVERY_MINUTES")
+    start = datetime(1970, 1, 1, tzinfo=now.tzinfo)
+    return start + ((now - start) // every + 1) * every
+
+
+def schedule_catch_up(*, now: datetime) -> Job | None:
+    """Make sure a catch-up is queued for the next slot while any endpoint is active (none
+    otherwise). Idempotent: the operation key is the slot, so there is one per slot, never a pile."""
+    if not WebhookEndpoint.objects.filter(active=True).exists():
+        return None
+    from jobs import tasks_backend
+
+    at = next_slot(now)
+    return queue.accept(
+        tenant_id=tasks_backend.tenant_id(tasks_backend.SYSTEM_TENANT), user_id=tasks_backend.system_user_id(),
+        kind=CATCHUP, payload={}, operation_key=f"{CATCHUP}:{at.isoformat()}", now=now, offered_only=False,
+        available_at=at,
+    ).job
+
+
+def review_started(ctx: JobContext) -> None:
+    """A review started: a catch-up is queued before it can complete, so a worker dying between
+    its completion and its follow-up leaves its deliveries to that catch-up. Never the review's
+    failure."""
+    try:
+        schedule_catch_up(now=ctx.now())
+    except Exception:  # the next review, or the running catch-up, schedules again
+        log.warning("job %s: could not schedule the webhook catch-up", ctx.job_id, exc_info=True)
+
+
+def run_catch_up(ctx: JobContext) -> dict[str, Any]:
+    """The handler of ``webhook.catchup``: the next slot's first (a death here is retried by the
+    queue and the chain goes on), then the missing deliveries of the window."""
+    now = ctx.now()
+    schedule_catch_up(now=now)
+    made = catch_up(since=_minutes("CATCHUP_WINDOW_MINUTES"), now=now)
+    return {"queued": len(made)}
+
+
+CATCHUP_KIND = Kind(
+    name=CATCHUP,
+    handler=run_catch_up,
+    payload_schema={"type": "object", "additionalProperties": False},
+    max_payload_bytes=64,
+    deadline=timedelta(hours=1),
+    internal=True,
+    description="Queue the webhook deliveries a worker's death missed, then the next catch-up.",
+)
 
 
 # --- Where a delivery may go ----------------------------------------------------------------

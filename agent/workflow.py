@@ -34,6 +34,7 @@ DEADLINE = timedelta(minutes=10)
 def review(ctx: JobContext) -> dict[str, Any]:
     """The registered handler: the planner the environment selects (local by default)."""
     notifications.review_started(ctx)  # her email digest will tell what this review comes to
+    webhooks.review_started(ctx)  # a catch-up queued before it completes (its deliveries never lost)
     return run(ctx, planner=planners.from_env())
 
 

@@ -329,6 +329,10 @@ WEBHOOKS = {
     # The site's address as receivers reach it: the events' status_url starts with it.
     "SITE_URL": os.environ.get("WEBHOOKS_SITE_URL", "http://127.0.0.1:8000").rstrip("/"),
     "TIMEOUT_SECONDS": float(os.environ.get("WEBHOOKS_TIMEOUT_SECONDS", "5")),
+    # The webhook.catchup job: every so many minutes, the deliveries missing for the reviews
+    # completed within the window (a worker died between a completion and its follow-up).
+    "CATCHUP_EVERY_MINUTES": float(os.environ.get("WEBHOOKS_CATCHUP_EVERY_MINUTES", "5")),
+    "CATCHUP_WINDOW_MINUTES": float(os.environ.get("WEBHOOKS_CATCHUP_WINDOW_MINUTES", "60")),
 }
 
 # --- The queue ---------------------------------------------------------------------

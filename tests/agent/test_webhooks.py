@@ -338,3 +338,55 @@ def test_catch_up_queues_what_a_worker_dying_after_the_completion_missed_and_not
     assert [Job.objects.get(pk=m).payload["job"] for m in made] == [missed.pk]
     assert webhooks.catch_up(since=timedelta(minutes=60), now=clock.now()) == []
     assert sorted(d.payload["job"] for d in deliveries()) == sorted([missed.pk, followed.pk])
+
+
+def catch_ups(state=queue.QUEUED) -> list[Job]:
+    return list(Job.objects.filter(kind=webhooks.CATCHUP, state=state).order_by("available_at"))
+
+
+def test_the_catch_up_job_run_by_the_worker_queues_missed_deliveries_then_its_next_slot_once(
+        accept, clock, alice, receiver, settings):
+    settings.WEBHOOKS = {**settings.WEBHOOKS, "CATCHUP_EVERY_MINUTES": 5, "CATCHUP_WINDOW_MINUTES": 60}
+    got = receiver()
+    endpoint(alice, got.url, document_needs_action=False)
+    assert webhooks.schedule_catch_up(now=clock.now()).pk == webhooks.schedule_catch_up(now=clock.now()).pk
+    (first,) = catch_ups()  # as the review's start queued it, before its completion
+    assert first.available_at == webhooks.next_slot(clock.now()) and first.available_at > clock.now()
+    # Completed without the post-commit follow-up: the worker died between the two.
+    missed = completed_review(accept, clock)
+    Job.objects.filter(pk=missed.pk).update(kind=webhooks.REVIEW_KIND)
+    assert deliveries() == []
+
+    clock.advance(minutes=5)
+    assert run(clock)  # the catch-up: the only job due
+    assert Job.objects.get(pk=first.pk).state == queue.COMPLETED
+    assert [(d.payload["job"], d.payload["event"]) for d in deliveries()] == [(missed.pk, webhooks.FINISHED)]
+    (second,) = catch_ups()
+    assert second.available_at == first.available_at + timedelta(minutes=5)
+
+    clock.advance(minutes=5)
+    while run(clock):  # the second catch-up and the delivery
+        pass
+    assert Job.objects.get(pk=second.pk).state == queue.COMPLETED
+    assert len(deliveries()) == 1 and deliveries()[0].state == queue.COMPLETED  # caught up once, never twice
+    assert len(got.requests) == 1
+    assert [j.available_at for j in catch_ups()] == [second.available_at + timedelta(minutes=5)]
+    assert len(catch_ups(queue.COMPLETED)) == 2
+
+
+def test_no_catch_up_is_queued_while_no_endpoint_is_active(clock, alice):
+    endpoint(alice, "https://hooks.example/x", active=False)
+    assert webhooks.schedule_catch_up(now=clock.now()) is None
+    assert catch_ups() == []
+
+
+def test_a_review_starting_queues_the_catch_up(accept, clock, alice):
+    from jobs.context import JobContext
+
+    endpoint(alice, "https://hooks.example/x")
+    job = accept("diagnostic.noop", {})
+    claim = queue.claim(now=clock.now(), worker="w0")
+    assert claim is not None and claim.job_id == job.pk
+    webhooks.review_started(JobContext(claim, clock=clock))
+    webhooks.review_started(JobContext(claim, clock=clock))
+    assert [j.available_at for j in catch_ups()] == [webhooks.next_slot(clock.now())]

@@ -1,8 +1,9 @@
 """``manage.py webhookscatchup [--minutes 60]``: queue the webhook deliveries a worker's death missed.
 
 A review's deliveries are queued right after its completion commits; a worker that dies in
-between leaves that review without them. Run it every few minutes (cron, a systemd timer): it
-queues the missing ones of the reviews completed within ``--minutes``, and none twice.
+between leaves that review without them. The ``webhook.catchup`` job does this every few minutes
+by itself (``agent.webhooks.run_catch_up``); this runs it once, by hand: it queues the missing
+ones of the reviews completed within ``--minutes``, and none twice.
 """
 
 from __future__ import annotations
