@@ -22,7 +22,7 @@ from jobs.views import csv_response, job_link, see_other
 from . import notifications, work
 from .admin import WebhookForm
 from .models import WebhookEndpoint
-from .webhooks import new_secret
+from .webhooks import new_secret, schedule_catch_up
 
 # At most this many documents in one bulk action (more than a page of the list holds).
 MAX_SELECTED = 200
@@ -176,6 +176,7 @@ def webhook_settings(call: Call) -> HttpResponse:
             tenant_id=tenant_id, url=form.cleaned_data["url"], secret=new_secret(),
             document_finished=form.cleaned_data["document_finished"],
             document_needs_action=form.cleaned_data["document_needs_action"])
+        schedule_catch_up(now=queue_clock.now())  # the catch-up chain stops while no endpoint is active
         show_secret_once(call, made)
         return see_other(reverse("webhook_settings"))
     shown = call.request.session.pop(ONCE_KEY, None)
@@ -197,6 +198,8 @@ def webhook_change(call: Call, endpoint_id: int) -> HttpResponse:
     elif action in ("disable", "enable"):
         found.active = action == "enable"
         found.save(update_fields=["active"])
+        if found.active:
+            schedule_catch_up(now=queue_clock.now())  # the catch-up chain stops while no endpoint is active
         messages.success(call.request, f"Webhook {'enabled' if found.active else 'disabled'}.")
     elif action == "delete":
         found.delete()

@@ -8,6 +8,8 @@ from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from agent.models import WebhookEndpoint
+from agent.webhooks import CATCHUP
+from jobs.models import Job
 
 URL = "https://hooks.example/docket"
 
@@ -56,6 +58,8 @@ def test_the_admin_adds_an_endpoint_whose_secret_is_shown_once(client, alice):
     assert (made.tenant_id, made.url, made.document_finished, made.document_needs_action, made.active) == \
         (alice.tenant_id, URL, False, True, True)
     assert len(made.secret) > 30
+    # The catch-up chain (stopped while no endpoint was active) starts again with the endpoint.
+    assert Job.objects.filter(kind=CATCHUP, state="queued").count() == 1
     first = client.get(reverse("webhook_settings"))
     assert first.status_code == 200 and made.secret.encode() in first.content and URL.encode() in first.content
     again = client.get(reverse("webhook_settings"))
@@ -82,9 +86,12 @@ def test_disable_enable_and_delete(client, alice):
     client.post(reverse("webhook_change", args=[made.pk]), {"action": "disable"})
     made.refresh_from_db()
     assert not made.active
+    assert not Job.objects.filter(kind=CATCHUP).exists()
     client.post(reverse("webhook_change", args=[made.pk]), {"action": "enable"})
     made.refresh_from_db()
-    assert made.active
+    assert made.active and Job.objects.filter(kind=CATCHUP, state="queued").count() == 1
+    client.post(reverse("webhook_change", args=[made.pk]), {"action": "enable"})  # the same slot: no second one
+    assert Job.objects.filter(kind=CATCHUP).count() == 1
     assert client.post(reverse("webhook_change", args=[made.pk]), {"action": "explode"}).status_code == 400
     assert client.post(reverse("webhook_change", args=[made.pk]), {"action": "delete"}).status_code == 303
     assert not WebhookEndpoint.objects.exists()
