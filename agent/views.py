@@ -86,7 +86,8 @@ def jobs_work(call: Call) -> HttpResponse:
         jobs = (Job.objects.for_tenant(call.tenant_id).filter(pk__in=ids).only(*status.LIST_FIELDS, "result")
                 .order_by("-id"))
         zone = status.zone_name(form.get("tz", "")[:64])  # the reader's, as the list's form carries it
-        return csv_response(status.export(jobs, zone=zone, link=job_link(call)), "selected-documents.csv")
+        return csv_response(status.export(jobs, zone=zone, link=job_link(call)),
+                            status.export_filename(zone, queue_clock.now(), "selected"))
     if not ids:
         messages.info(call.request, "Select documents first, with the boxes in the list.")
         return see_other(back)

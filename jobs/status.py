@@ -803,9 +803,11 @@ def export(jobs: Iterable[Job], *, zone: str = "UTC", link: Callable[[int], str]
     return out
 
 
-def export_filename(zone: str, today: datetime) -> str:
-    """ "docket-documents-2026-12-04.csv": the day in the reader's zone."""
-    return f"docket-documents-{today.astimezone(zone_of(zone)):%Y-%m-%d}.csv"
+def export_filename(zone: str, today: datetime, what: str = "documents") -> str:
+    """ "docket-documents-2026-12-04.csv": what the export holds ("documents", "batch-b1f3...",
+    "selected"), dated with the day in the reader's zone, so the downloads of one folder say
+    what each is and sort by day."""
+    return f"docket-{what}-{today.astimezone(zone_of(zone)):%Y-%m-%d}.csv"
 
 
 def duplicate_words(duplicate: kinds.Duplicate) -> str:

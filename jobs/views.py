@@ -399,7 +399,9 @@ def batch_export(call: Call, batch: str) -> HttpResponse:
     found = status.batch_status(tenant_id=call.tenant_id, batch=batch)
     jobs = (Job.objects.filter(pk__in=[job.pk for job in found.jobs]).only(*status.LIST_FIELDS, "result")
             .order_by("id"))
-    return csv_response(status.export(jobs, zone=export_zone(call), link=job_link(call)), f"batch-{batch}.csv")
+    zone = export_zone(call)
+    return csv_response(status.export(jobs, zone=zone, link=job_link(call)),
+                        status.export_filename(zone, queue_clock.now(), f"batch-{batch}"))
 
 
 def csv_response(export: status.Export, filename: str) -> HttpResponse:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 from datetime import timedelta
+from zoneinfo import ZoneInfo
 
 from tests.conftest import drive_to
 
@@ -81,6 +82,20 @@ def test_a_batch_exports_its_documents_in_order(browser_client, alice, reviewed)
     assert [(r["Job"], r["Document"], r["Outcome"]) for r in rows] == [
         (str(first.pk), "one.pdf", "OK"), (str(second.pk), "two.pdf", "unreadable")]
     assert rows[1]["Issues"] == "no readable text: nothing was read"  # a scan: nothing was "not found"
+
+
+def test_a_batchs_export_is_named_for_the_batch_and_dated_in_the_readers_zone(browser_client, alice, reviewed,
+                                                                              clock, monkeypatch):
+    monkeypatch.setattr("jobs.views.queue_clock", clock)
+    clock.advance(hours=22.5 - clock.now().hour - clock.now().minute / 60)  # 22:30 UTC: the next day in Berlin
+    reviewed(review_result(), name="one.pdf", batch="b-x")
+    berlin_day = clock.now().astimezone(ZoneInfo("Europe/Berlin")).date()
+    assert berlin_day != clock.now().date()
+    browser = browser_client(alice)
+    berlin = browser.get("/batches/b-x/export.csv?tz=Europe/Berlin")
+    assert berlin["Content-Disposition"] == f'attachment; filename="docket-batch-b-x-{berlin_day}.csv"'
+    utc = browser.get("/batches/b-x/export.csv")
+    assert utc["Content-Disposition"] == f'attachment; filename="docket-batch-b-x-{clock.now().date()}.csv"'
 
 
 def test_api_clients_export_with_their_token_and_only_their_tenants_jobs(api_client, alice, bob, reviewed):

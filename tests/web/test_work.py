@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -275,6 +276,20 @@ def test_bulk_export_has_only_the_selected_documents_of_the_tenant(browser_clien
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(response.content.decode("utf-8-sig"))))
     assert [row[0] for row in rows[1:]] == ["one.txt"]
+
+
+def test_bulk_export_is_named_for_the_selection_and_dated_in_the_readers_zone(browser_client, to_correct, alice,
+                                                                              clock, monkeypatch):
+    monkeypatch.setattr("agent.views.queue_clock", clock)
+    clock.advance(hours=22.5 - clock.now().hour - clock.now().minute / 60)  # 22:30 UTC: the next day in Berlin
+    job = to_correct()
+    berlin_day = clock.now().astimezone(ZoneInfo("Europe/Berlin")).date()
+    assert berlin_day != clock.now().date()
+    browser = browser_client(alice)
+    berlin = posted(browser, "/jobs/work", {"action": "export", "job": [job.pk], "tz": "Europe/Berlin"})
+    assert berlin["Content-Disposition"] == f'attachment; filename="docket-selected-{berlin_day}.csv"'
+    utc = posted(browser, "/jobs/work", {"action": "export", "job": [job.pk]})
+    assert utc["Content-Disposition"] == f'attachment; filename="docket-selected-{clock.now().date()}.csv"'
 
 
 def test_a_next_address_off_the_site_is_not_followed(browser_client, to_correct, alice):
