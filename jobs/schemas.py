@@ -117,9 +117,24 @@ class DuplicateOf(Body):
                    status_url=status_url(duplicate.job_id))
 
 
-def _summary(job: models.Job, duplicate: kinds.Duplicate | None = None) -> dict[str, Any]:
-    """The kind's reading of a completed result, what the job was submitted as, and the earlier
-    job it possibly repeats."""
+class WorkState(Body):
+    """Where the tenant's members are with the job's document, apart from the job's state."""
+
+    state: str | None = Field(description="The kind's work state code (document_review: todo, waiting, handled, "
+                                          "ignored); null when there is nothing to do and no member set one")
+    state_text: str = Field(description='The work state in words ("To do", "No action needed")')
+    assignee: str | None = Field(description="The member it is assigned to (username); null for nobody")
+    note: str = Field(description="The members' short note about it; empty if none")
+
+    @classmethod
+    def of(cls, work: kinds.Work) -> WorkState:
+        return cls(state=work.state or None, state_text=work.words, assignee=work.assignee or None, note=work.note)
+
+
+def _summary(job: models.Job, duplicate: kinds.Duplicate | None = None,
+             work: kinds.Work | None = None) -> dict[str, Any]:
+    """The kind's reading of a completed result, what the job was submitted as, the earlier
+    job it possibly repeats, and the members' work state of it."""
     summarized = job.state == State.COMPLETED and bool(job.outcome)
     return {
         "document_name": job.document_name or None,
@@ -129,6 +144,7 @@ def _summary(job: models.Job, duplicate: kinds.Duplicate | None = None) -> dict[
         "needs_action": job.state == State.DEAD or (job.state == State.COMPLETED and job.needs_action),
         "reference": job.reference or None,
         "duplicate_of": DuplicateOf.of(duplicate) if duplicate else None,
+        "work": WorkState.of(work) if work else None,
     }
 
 
@@ -158,6 +174,9 @@ class Summarized(Body):
     duplicate_of: DuplicateOf | None = Field(
         description="Once completed: the earliest earlier job of the same tenant whose document this one possibly "
                     "repeats (the same file, or the same supplier and invoice number); null if none")
+    work: WorkState | None = Field(
+        description="The document's work state, assignee and note, as the tenant's members set them; null for "
+                    "kinds without work states")
 
 
 class Job(Summarized):
@@ -181,7 +200,7 @@ class Job(Summarized):
 
     @classmethod
     def of(cls, job: models.Job, events: Iterable[models.JobEvent], duplicate: kinds.Duplicate | None = None,
-           *, result: Any = None) -> Job:
+           *, result: Any = None, work: kinds.Work | None = None) -> Job:
         """``result``: the result as the submitters see it (``status.shown_result``), else the job's own."""
         shown = job.result if result is None else result
         completed: dict[str, Any] = {"result": shown} if job.state == State.COMPLETED else {}
@@ -191,7 +210,8 @@ class Job(Summarized):
             id=job.pk, kind=job.kind, state=State(job.state), attempts=job.attempts, max_attempts=job.max_attempts,
             created_at=job.created_at, updated_at=job.updated_at, finished_at=job.finished_at,
             deadline=job.deadline, status_url=status_url(job.pk), events=[Event.of(e) for e in events],
-            resubmitted_as=again.as_job, resubmitted_from=again.from_job, **_summary(job, duplicate), **completed,
+            resubmitted_as=again.as_job, resubmitted_from=again.from_job, **_summary(job, duplicate, work),
+            **completed,
         )
 
 
@@ -206,10 +226,11 @@ class JobSummary(Summarized):
     status_url: str
 
     @classmethod
-    def of(cls, job: models.Job, duplicate: kinds.Duplicate | None = None) -> JobSummary:
+    def of(cls, job: models.Job, duplicate: kinds.Duplicate | None = None,
+           work: kinds.Work | None = None) -> JobSummary:
         return cls(id=job.pk, kind=job.kind, state=State(job.state), attempts=job.attempts, created_at=job.created_at,
                    updated_at=job.updated_at, finished_at=job.finished_at, status_url=status_url(job.pk),
-                   **_summary(job, duplicate))
+                   **_summary(job, duplicate, work))
 
 
 class JobList(Body):
@@ -221,11 +242,13 @@ class JobList(Body):
 
     @classmethod
     def of(cls, page: Any, params: dict[str, str] | str | None,
-           duplicates: Mapping[int, kinds.Duplicate] | None = None) -> JobList:
+           duplicates: Mapping[int, kinds.Duplicate] | None = None,
+           works: Mapping[int, kinds.Work] | None = None) -> JobList:
         """One ``django.core.paginator.Page`` of jobs, linking to its neighbours with the same filters
         (``params``: the query's non-empty values but the page; a bare string is a state), with
-        the earlier jobs they possibly repeat (``duplicates``, by job id)."""
-        duplicates = duplicates or {}
+        the earlier jobs they possibly repeat (``duplicates``, by job id) and their work states
+        (``works``, by job id)."""
+        duplicates, works = duplicates or {}, works or {}
         if not isinstance(params, dict):
             params = {"state": params} if params else {}
 
@@ -233,7 +256,7 @@ class JobList(Body):
             return reverse("jobs") + "?" + urlencode({"page": number, **params})
 
         return cls(
-            jobs=[JobSummary.of(job, duplicates.get(job.pk)) for job in page.object_list],
+            jobs=[JobSummary.of(job, duplicates.get(job.pk), works.get(job.pk)) for job in page.object_list],
             page=page.number,
             pages=page.paginator.num_pages,
             next=link(page.next_page_number()) if page.has_next() else None,

@@ -464,7 +464,8 @@ def retry_after(job: Job, now: datetime) -> int:
 
 def job_json(status: JobStatus) -> dict[str, Any]:
     """The job as ``GET /jobs/<id>`` answers it in JSON (``schemas.Job``)."""
-    return schemas.Job.of(status.job, status.events, status.duplicate).to_json()
+    return schemas.Job.of(status.job, status.events, status.duplicate,
+                          work=work_of([status.job]).get(status.job.pk)).to_json()
 
 
 # --- In the submitter's words -------------------------------------------------------------------

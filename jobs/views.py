@@ -141,7 +141,7 @@ def job_list(call: Call) -> HttpResponse:
     params = query.params()
     duplicates = status.duplicates_of(page.object_list)
     if call.wants_json:
-        return call.json(schemas.JobList.of(page, params, duplicates))
+        return call.json(schemas.JobList.of(page, params, duplicates, status.work_of(page.object_list)))
     mine = f.user_id is not None
     # The job page's way back keeps these filters: built here from the validated query, never read from a URL.
     if call.identity.via == "session":
@@ -196,8 +196,8 @@ def job_detail(call: Call, job_id: int) -> HttpResponse:
     job = found.job
     if call.wants_json:
         live = {} if job.is_terminal else {"Retry-After": str(status.retry_after(job, queue_clock.now()))}
-        return call.json(schemas.Job.of(job, found.events, found.duplicate, result=status.shown_result(job)),
-                         headers=live)
+        return call.json(schemas.Job.of(job, found.events, found.duplicate, result=status.shown_result(job),
+                                        work=status.work_of([job]).get(job.pk)), headers=live)
     return job_page(call, found)
 
 
@@ -340,7 +340,8 @@ def job_cancel(call: Call, job_id: int) -> HttpResponse:
     if not call.wants_json:
         return see_other(schemas.status_url(job_id))
     found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)
-    return call.json(schemas.Job.of(found.job, found.events), status=202 if outcome.state == Job.State.LEASED else 200)
+    return call.json(schemas.Job.of(found.job, found.events, work=status.work_of([found.job]).get(job_id)),
+                     status=202 if outcome.state == Job.State.LEASED else 200)
 
 
 @http.endpoint("GET", "HEAD", "POST")

@@ -242,6 +242,30 @@ def test_assigning_another_tenants_member_is_refused_clearly(api_client, to_corr
     assert now_of(job) == ("todo", "", "")
 
 
+# --- In the API -----------------------------------------------------------------------------------
+
+
+def test_the_api_answers_the_work_state_assignee_by_username_and_note(api_client, to_correct, reviewed, alice,
+                                                                       carol, clock):
+    job, ok = to_correct(), reviewed(review_result())
+    client = api_client(alice)
+    assert client.get(f"/jobs/{job.pk}").json()["work"] == {
+        "state": "todo", "state_text": "To do", "assignee": None, "note": ""}
+    assert client.get(f"/jobs/{ok.pk}").json()["work"] == {
+        "state": None, "state_text": "No action needed", "assignee": None, "note": ""}
+    change(job, alice, clock, state="waiting", assignee_id=carol.pk, note="asked for a new copy")
+    shown = {"state": "waiting", "state_text": "Waiting for the supplier", "assignee": "carol",
+             "note": "asked for a new copy"}
+    assert client.get(f"/jobs/{job.pk}").json()["work"] == shown
+    listed = {row["id"]: row for row in client.get("/jobs").json()["jobs"]}
+    assert listed[job.pk]["work"] == shown and listed[ok.pk]["work"]["state"] is None
+
+
+def test_a_kind_without_work_states_answers_no_work(api_client, alice, accept):
+    job = accept()  # diagnostic.sleep: the queue's own kind, no members' work on it
+    assert api_client(alice).get(f"/jobs/{job.pk}").json()["work"] is None
+
+
 # --- Bulk actions -----------------------------------------------------------------------------------
 
 
