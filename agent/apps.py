@@ -15,5 +15,6 @@ class AgentConfig(AppConfig):
         kinds.register(notifications.DIGEST_KIND)
         kinds.register(notifications.TRIAGE_KIND)
         queue.needs_human_changed.connect(notifications.needs_human_changed, dispatch_uid="agent.notifications")
+        queue.batch_finished.connect(notifications.batch_finished, dispatch_uid="agent.notifications")
         kinds.register(webhooks.KIND)
         kinds.register(webhooks.CATCHUP_KIND)

@@ -9,10 +9,21 @@ Both are sent by jobs in the queue, so a crash loses nothing and a retry sends n
   watermark with the external-start marker in one transaction, then sends. A failure before the
   marker retries and reads the same; after it, the job is ``unknown`` and is never sent again.
   A review schedules one when it starts; a digest schedules the next while the member still has
-  jobs under way, so a batch whose last document fails is told too.
+  jobs under way, so a batch whose last document fails is told too. A batch that ends without
+  its last job completing (cancelled, dead or unknown, none of it ever started perhaps) schedules
+  one for its submitters (``jobs.queue.batch_finished``). A batch is told once: when the last
+  of its jobs left ``queued``/``leased`` falls within the digest's window (a staff decision on
+  an ``unknown`` job later does not finish it again).
 - ``notify.triage``: the queue signals every move into or out of ``dead``/``unknown``
-  (``jobs.queue.needs_human_changed``); ``TriageAlert`` is raised only from lowered, so one rise
-  from zero enqueues one email, and lowered when the count is zero again.
+  (``jobs.queue.needs_human_changed``) inside the transaction of the move; ``TriageAlert`` is
+  raised only from lowered, so one rise from zero enqueues one email, and lowered when the
+  count is zero again.
+
+Both signals are heard inside the transition's transaction, and the email jobs are accepted
+there with operation keys that name what they tell (the member and slot; the rise): the
+transition and the job that will tell of it commit together, so a process that dies right
+after the commit loses no email, a rolled-back transition sends none, and a retry of either
+sends nothing twice.
 
 Emails name documents, counts and links (``SITE_URL``), never a document's text.
 """
@@ -27,14 +38,13 @@ from typing import Any
 
 from django.conf import settings
 from django.core.mail import EmailMessage
-from django.db.models import F, Max
+from django.db.models import F, Max, Min
 from django.urls import reverse
 
 from jobs import queue, tasks_backend
 from jobs.context import JobContext
 from jobs.kinds import Kind
-from jobs.models import Job, User
-from jobs.writelock import write_transaction
+from jobs.models import Job, JobEvent, User
 
 from .models import NotificationPreference, TriageAlert
 
@@ -84,12 +94,13 @@ def next_slot(pref: NotificationPreference, now: datetime) -> datetime:
     return slot
 
 
-def schedule(*, user_id: int, now: datetime) -> Job | None:
+def schedule(*, user_id: int, now: datetime, covering_from: datetime | None = None) -> Job | None:
     """Make sure a digest is queued for her next slot (none if she turned them off or has no email
-    address). Idempotent: the operation key is the member and the slot."""
+    address). Idempotent: the operation key is the member and the slot. ``covering_from``: what
+    finished since then is news, if she has no preference yet (else from ``now``)."""
     if not User.objects.filter(pk=user_id, is_active=True).exclude(email="").exists():
         return None
-    pref = preference(user_id, now=now)
+    pref = preference(user_id, now=min(covering_from or now, now))
     if not pref.enabled:
         return None
     at = next_slot(pref, now)
@@ -121,6 +132,7 @@ class FinishedBatch:
     completed: int
     needs_action: int
     failed: int
+    cancelled: int = 0
 
 
 @dataclass(frozen=True)
@@ -144,16 +156,28 @@ def pending(user: User, *, since: datetime | None, now: datetime) -> Digest:
     batches = []
     for name in sorted(set(recent.exclude(batch="").values_list("batch", flat=True))):
         jobs = Job.objects.for_tenant(user.tenant_id).filter(batch=name)
-        if jobs.filter(state__in=LIVE).exists() or (jobs.aggregate(last=Max("finished_at"))["last"] or now) > now:
-            continue  # still under way (or finished after this digest's moment: the next one tells it)
+        if jobs.filter(state__in=LIVE).exists():
+            continue  # still under way
+        ended = batch_ended(jobs)
+        if ended is None or ended > now or (since is not None and ended <= since):
+            continue  # finished after this digest's moment (the next one tells it), or told before
         states = list(jobs.values_list("state", "needs_action"))
         batches.append(FinishedBatch(
             name=name, total=len(states),
             completed=sum(1 for s, _ in states if s == Job.State.COMPLETED),
             needs_action=sum(1 for s, a in states if s == Job.State.COMPLETED and a),
             failed=sum(1 for s, _ in states if s in (Job.State.DEAD, Job.State.UNKNOWN)),
+            cancelled=sum(1 for s, _ in states if s == Job.State.CANCELLED),
         ))
     return Digest(documents, batches)
+
+
+def batch_ended(jobs: Any) -> datetime | None:
+    """When the last of a finished batch's jobs left ``queued``/``leased`` (its events say), not
+    when one was last touched: a staff decision on an ``unknown`` job moves its ``finished_at``
+    but does not finish the batch again (it told as failed already)."""
+    left = JobEvent.objects.filter(job__in=jobs, from_state__in=LIVE, to_state__in=queue.FINISHED)
+    return left.aggregate(last=Max("at"))["last"] or jobs.aggregate(last=Max("finished_at"))["last"]
 
 
 def document_name(job: Job) -> str:
@@ -170,8 +194,9 @@ def compose(user: User, digest: Digest) -> EmailMessage:
         parts.append(f"{n} document{'s' if n != 1 else ''} need{'s' if n == 1 else ''} your action")
     lines = [f"Hello {user.get_username()},", ""]
     for batch in digest.batches:
+        cancelled = f", {batch.cancelled} cancelled" if batch.cancelled else ""
         lines.append(f"Batch {batch.name} finished: {batch.total} document(s), {batch.completed} reviewed"
-                     f" ({batch.needs_action} needing your action), {batch.failed} failed.")
+                     f" ({batch.needs_action} needing your action), {batch.failed} failed{cancelled}.")
         lines.append(f"  {link(reverse('batch_detail', args=[batch.name]))}")
     if digest.batches:
         lines.append("")
@@ -254,24 +279,36 @@ def send_triage(ctx: JobContext) -> dict[str, Any]:
 
 
 def needs_human_changed(sender: Any, *, now: datetime, **kwargs: Any) -> None:
-    """The queue's signal, after the commit of a move into or out of dead/unknown: raise the alert
-    (and queue its email) when the count rose from zero; lower it when the count is zero."""
-    count = Job.objects.needs_human().count()
-    with write_transaction():
-        TriageAlert.objects.get_or_create(pk=1)
-        if count == 0:
-            TriageAlert.objects.filter(pk=1, raised=True).update(raised=False, changed_at=now)
-            return
-        if not TriageAlert.objects.filter(pk=1, raised=False).update(raised=True, rises=F("rises") + 1,
-                                                                      changed_at=now):
-            return  # already told since the count was last zero
-        rise = TriageAlert.objects.values_list("rises", flat=True).get(pk=1)
-        if not triage_recipients():
-            return  # nobody to tell: raised all the same, so one rise stays one rise
-        queue.accept(
-            tenant_id=tasks_backend.tenant_id(tasks_backend.SYSTEM_TENANT), user_id=tasks_backend.system_user_id(),
-            kind=TRIAGE, payload={"rise": rise}, operation_key=f"{TRIAGE}:{rise}", now=now, offered_only=False,
-        )
+    """The queue's signal, inside the transaction of a move into or out of dead/unknown: raise the
+    alert and accept its email job when the count rose from zero (with the move, or not at all);
+    lower it when the count is zero.
+
+    The count is read in the move's own transaction, after the alert's row: on SQLite the write
+    lock orders every move; on PostgreSQL the guarded update waits for a concurrent raise and
+    then finds it raised, so two first failures at once still make one rise."""
+    TriageAlert.objects.get_or_create(pk=1)
+    if not Job.objects.needs_human().exists():
+        TriageAlert.objects.filter(pk=1, raised=True).update(raised=False, changed_at=now)
+        return
+    if not TriageAlert.objects.filter(pk=1, raised=False).update(raised=True, rises=F("rises") + 1, changed_at=now):
+        return  # already told since the count was last zero
+    rise = TriageAlert.objects.values_list("rises", flat=True).get(pk=1)
+    if not triage_recipients():
+        return  # nobody to tell: raised all the same, so one rise stays one rise
+    queue.accept(
+        tenant_id=tasks_backend.tenant_id(tasks_backend.SYSTEM_TENANT), user_id=tasks_backend.system_user_id(),
+        kind=TRIAGE, payload={"rise": rise}, operation_key=f"{TRIAGE}:{rise}", now=now, offered_only=False,
+    )
+
+
+def batch_finished(sender: Any, *, tenant_id: int, batch: str, now: datetime, **kwargs: Any) -> None:
+    """The queue's signal, inside the transaction in which a batch's last live job ended without
+    completing: schedule each of its submitters' digest, covering from the batch's submission (a
+    batch none of whose reviews started has scheduled none)."""
+    submitters = (Job.objects.for_tenant(tenant_id).filter(batch=batch, submitted_by__isnull=False)
+                  .values("submitted_by_id").annotate(first=Min("created_at")).values_list("submitted_by_id", "first"))
+    for user_id, first in submitters:  # from just before: a job can end the moment it was submitted
+        schedule(user_id=user_id, now=now, covering_from=first - timedelta(microseconds=1))
 
 
 DIGEST_KIND = Kind(

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import random
 import weakref
 from collections import Counter
@@ -52,6 +53,8 @@ from .errors import (
 )
 from .models import Job, JobEvent, ProviderHold, ProviderSlot, Tenant
 from .writelock import raw_write_transaction, write_transaction
+
+log = logging.getLogger("jobs.queue")
 
 QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN, CANCELLED = (
     Job.State.QUEUED.value,
@@ -995,6 +998,7 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
         JobEvent.objects.bulk_create(events)
         if any(_moves_needs_human(e.from_state, e.to_state) for e in events):
             _needs_human_changed(now)
+        _left_live([e.job_id for e in events if e.to_state in FINISHED], now)
     return Recovery(requeued, unknown, dead, cancelled)
 
 
@@ -1311,12 +1315,31 @@ def _record(job_id: int, from_state: str, to_state: str, epoch: int, actor: str,
                                               _db_time(now)])
     if _moves_needs_human(from_state, to_state):
         _needs_human_changed(now)
+    if from_state in LIVE and to_state in FINISHED:
+        _left_live([job_id], now)
 
 
-# Sent after the commit of a transition into or out of ``dead``/``unknown`` (the jobs needing a
-# human), with ``now``: an app that tells staff listens (agent.notifications). The queue knows
-# no listener; a listener's error is not the transition's.
+# --- What the apps hear -------------------------------------------------------------------
+#
+# Both signals are sent *inside* the transaction of the transition that causes them, so what
+# a listener writes (agent.notifications enqueues its email jobs with ``accept``) commits with
+# the transition or not at all: no process death between the state change and the email can
+# lose the email, and no rolled-back transition sends one. A listener must be quick, write
+# only through the database, and send nothing outside it itself (a job does that). Each runs
+# in a savepoint: what it raises is logged and undoes its writes, never the transition.
+# The queue knows no listener.
+
+# A move into or out of ``dead``/``unknown`` (the jobs needing a human), with ``now``: the
+# listener counts them in the same transaction.
 needs_human_changed = Signal()
+# A batch (``tenant_id``, ``batch``) whose last live job left ``queued``/``leased`` by any
+# path but a completion: a cancel, a failure or deferral to ``dead``/``unknown``, recovery.
+# A completion's follow-up is its kind's (the review scheduled its digest when it started).
+batch_finished = Signal()
+
+LIVE = frozenset({QUEUED, LEASED})
+FINISHED = frozenset({COMPLETED, DEAD, UNKNOWN, CANCELLED})
+_BATCH_LOCK = 0x6A0B  # the advisory-lock namespace of "a batch's last live job" (PostgreSQL)
 
 
 def _moves_needs_human(from_state: str, to_state: str) -> bool:
@@ -1324,7 +1347,38 @@ def _moves_needs_human(from_state: str, to_state: str) -> bool:
 
 
 def _needs_human_changed(now: datetime) -> None:
-    transaction.on_commit(lambda: needs_human_changed.send_robust(sender=Job, now=now))
+    _send(needs_human_changed, now=now)
+
+
+def _left_live(job_ids: Iterable[int], now: datetime) -> None:
+    """Jobs left ``queued``/``leased`` for good, in this transaction: announce each batch of
+    theirs that has no live job left.
+
+    PostgreSQL: two transactions finishing a batch's last two jobs would each still see the
+    other's job live; a transaction-scoped advisory lock per batch, taken after the
+    transaction's own writes, orders them, so the second one sees the first's commit and
+    announces the batch (one of them does; a listener's work is idempotent either way).
+    """
+    batches = sorted(set(Job.objects.filter(pk__in=list(job_ids)).exclude(batch="")
+                         .values_list("tenant_id", "batch")))
+    for tenant_id, batch in batches:
+        if connection.vendor == "postgresql":
+            digest = hashlib.sha256(f"{tenant_id}:{batch}".encode()).digest()
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)",
+                               [_BATCH_LOCK, int.from_bytes(digest[:4], "big", signed=True)])
+        if not Job.objects.filter(tenant_id=tenant_id, batch=batch, state__in=LIVE).exists():
+            _send(batch_finished, tenant_id=tenant_id, batch=batch, now=now)
+
+
+def _send(signal: Signal, **kwargs: Any) -> None:
+    """Run the signal's listeners inside the current transaction, in a savepoint."""
+    try:
+        with transaction.atomic():
+            signal.send(sender=Job, **kwargs)
+    except Exception:  # a listener's failure is logged, never the transition's
+        log.exception("a listener of the queue's %s signal failed", "needs-human" if signal is needs_human_changed
+                      else "batch-finished")
 
 
 def _db_time(value: datetime) -> Any:

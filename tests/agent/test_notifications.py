@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 from django.core import mail
+from django.db import transaction
 from django.urls import reverse
 
 from agent import notifications
@@ -231,14 +232,16 @@ def staff(make_member):
     return triage
 
 
-def test_staff_are_told_once_per_rise_from_zero(clock, accept, member, staff,
-                                                django_capture_on_commit_callbacks):
+def triage_jobs():
+    return Job.objects.filter(kind=notifications.TRIAGE)
+
+
+def test_staff_are_told_once_per_rise_from_zero(clock, accept, member, staff):
     amy = member("acme", "amy")
     member("acme", "cara")  # a member, not staff: never told
 
     def to(state: str, job=None):
-        with django_capture_on_commit_callbacks(execute=True):
-            return drive_to(job or accept(user=amy), state, now=clock.now())
+        return drive_to(job or accept(user=amy), state, now=clock.now())
 
     def triage_mail():
         run_due(clock)
@@ -249,16 +252,105 @@ def test_staff_are_told_once_per_rise_from_zero(clock, accept, member, staff,
     assert triage_mail()[0].bcc == ["tess@ops.example"] and not triage_mail()[0].to
     assert f"{SITE}{reverse('admin:jobs_job_changelist')}?state=needs_human" in triage_mail()[0].body
     to("unknown")  # 1 -> 2: no new email
-    assert len(triage_mail()) == 1
-    with django_capture_on_commit_callbacks(execute=True):  # staff settle both: back to zero
-        for job in Job.objects.needs_human():
-            assert queue.requeue(job_id=job.pk, expected_state=job.state, expected_epoch=job.epoch,
-                                 actor="staff:tess", reason="try again", now=clock.now())
+    assert len(triage_mail()) == 1 and triage_jobs().count() == 1
+    for job in Job.objects.needs_human():  # staff settle both: back to zero
+        assert queue.requeue(job_id=job.pk, expected_state=job.state, expected_epoch=job.epoch,
+                             actor="staff:tess", reason="try again", now=clock.now())
     assert TriageAlert.objects.get().raised is False
     assert len(triage_mail()) == 1
     to("dead")  # rises again
     assert len(triage_mail()) == 2
     assert TriageAlert.objects.get().rises == 2
+
+
+def test_the_triage_email_job_commits_with_the_move_that_raised_it(clock, accept, member, staff):
+    """In the move's own transaction: nothing after its commit has to run (no on-commit hook
+    runs in a test's transaction), and a move rolled back leaves no alert."""
+    amy = member("acme", "amy")
+    job = accept(user=amy)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        drive_to(job, "dead", now=clock.now())
+        assert triage_jobs().count() == 1 and TriageAlert.objects.get().raised
+        raise RuntimeError("the process dies before the commit")
+    assert not triage_jobs().exists() and not TriageAlert.objects.filter(raised=True).exists()
+    assert Job.objects.get(pk=job.pk).state == "queued"
+    drive_to(job, "dead", now=clock.now())  # the move commits: so does its email job, and nothing else ran
+    alert = triage_jobs().get()
+    assert alert.state == "queued" and alert.payload == {"rise": 1}
+    assert alert.operation_key == f"{notifications.TRIAGE}:1"
+    drive_to(accept(user=amy), "unknown", now=clock.now())  # the count was not zero: no second job
+    assert triage_jobs().count() == 1 and TriageAlert.objects.get().rises == 1
+    run_due(clock)
+    assert [m.subject for m in mail.outbox] == ["Docket: 2 jobs need a human"]
+
+
+def test_a_failing_alert_never_fails_the_move(clock, accept, member, staff, monkeypatch):
+    def down():
+        raise RuntimeError("no staff list")
+
+    monkeypatch.setattr(notifications, "triage_recipients", down)
+    job = drive_to(accept(user=member("acme", "amy")), "dead", now=clock.now())
+    assert job.state == "dead" and not triage_jobs().exists()
+    assert not TriageAlert.objects.filter(raised=True).exists()  # its savepoint rolled back: the next move tries
+
+
+# --- A batch that ends without its reviews ---------------------------------------------------------
+
+
+def batch_mail() -> list[str]:
+    return [m.body for m in mail.outbox if "batch" in m.subject]
+
+
+def test_a_batch_cancelled_before_any_review_started_is_told_once(clock, accept, member):
+    amy = member("acme", "amy")
+    jobs = [accept(user=amy, batch="april") for _ in range(3)]
+    clock.advance(seconds=5)
+    for job in jobs[:2]:
+        drive_to(job, "cancelled", now=clock.now())
+    assert not notify_jobs().exists()  # one still waits: the batch is not finished
+    drive_to(jobs[2], "cancelled", now=clock.now())
+    assert notify_jobs().count() == 1  # committed with the last cancel
+    clock.advance(minutes=1)
+    run_due(clock)
+    assert len(batch_mail()) == 1
+    assert "april finished: 3 document(s), 0 reviewed (0 needing your action), 0 failed, 3 cancelled." in \
+        batch_mail()[0]
+    clock.advance(hours=1)
+    notifications.schedule(user_id=amy.pk, now=clock.now())  # any later digest
+    clock.advance(minutes=1)
+    run_due(clock)
+    assert len(batch_mail()) == 1
+
+
+def test_a_batch_dead_before_any_review_started_is_told(clock, accept, member):
+    amy = member("acme", "amy")
+    for _ in range(2):
+        accept(user=amy, batch="may", deadline=timedelta(minutes=5))
+    clock.advance(minutes=6)  # no worker ever came: recovery finds them past their deadline
+    recovery = queue.recover(now=clock.now())
+    assert len(recovery.dead) == 2 and notify_jobs().count() == 1
+    clock.advance(minutes=1)
+    run_due(clock)
+    assert len(batch_mail()) == 1 and "may finished: 2 document(s), 0 reviewed (0 needing your action), 2 failed." \
+        in batch_mail()[0]
+
+
+def test_a_staff_decision_on_a_told_batchs_unknown_job_does_not_tell_it_again(clock, accept, member):
+    amy = member("acme", "amy")
+    done, unsure = accept(user=amy, batch="june"), accept(user=amy, batch="june")
+    clock.advance(seconds=5)
+    drive_to(done, "completed", now=clock.now())
+    unsure = drive_to(unsure, "unknown", now=clock.now())  # the batch's last live job: it is finished
+    clock.advance(minutes=1)
+    run_due(clock)
+    assert len(batch_mail()) == 1 and "1 reviewed (0 needing your action), 1 failed." in batch_mail()[0]
+    clock.advance(hours=1)
+    assert queue.resolve(job_id=unsure.pk, expected_state="unknown", expected_epoch=unsure.epoch,
+                         to_state="dead", actor="staff:tess", reason="discard", now=clock.now())
+    notifications.schedule(user_id=amy.pk, now=clock.now())  # any later digest covers the decision's moment
+    clock.advance(minutes=1)
+    run_due(clock)
+    assert len(batch_mail()) == 1
 
 
 def test_settings_page_edits_only_her_own_preference(client, clock, member):
