@@ -22,7 +22,7 @@ from jobs.views import csv_response, job_link, see_other
 from . import notifications, work
 from .admin import WebhookForm
 from .models import WebhookEndpoint
-from .webhooks import new_secret, schedule_catch_up
+from .webhooks import latest_deliveries, new_secret, schedule_catch_up
 
 # At most this many documents in one bulk action (more than a page of the list holds).
 MAX_SELECTED = 200
@@ -183,7 +183,7 @@ def webhook_settings(call: Call) -> HttpResponse:
     shown = call.request.session.pop(ONCE_KEY, None)
     return call.page("agent/webhook_settings.html", {
         "endpoints": WebhookEndpoint.objects.filter(tenant_id=tenant_id).order_by("id"),
-        "shown": shown,
+        "deliveries": latest_deliveries(tenant_id), "shown": shown,
     }, partial=None if shown else "endpoints")
 
 

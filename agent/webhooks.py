@@ -75,6 +75,36 @@ def operation_key(job_id: int, event: str, endpoint_id: int) -> str:
     return f"webhook:{job_id}:{event}:{endpoint_id}"
 
 
+# The state of a delivery's job, in the tenant admin's words.
+DELIVERY_STATES = {queue.QUEUED: "waiting", queue.LEASED: "sending", queue.COMPLETED: "delivered",
+                   queue.DEAD: "failed", queue.UNKNOWN: "not known (our staff check it)",
+                   queue.CANCELLED: "cancelled"}
+DELIVERIES_SHOWN = 20
+
+
+@dataclass(frozen=True, kw_only=True)
+class Delivery:
+    """One event's delivery to one endpoint, as the tenant's admin sees it (its job's state)."""
+
+    endpoint_id: int
+    event: str
+    document_job_id: int  # the review whose event it is
+    state: str  # the delivery job's state, in words
+    attempts: int
+    at: datetime  # when it was last changed
+    error: str  # why its last attempt failed, once it failed for good
+
+
+def latest_deliveries(tenant_id: int, *, limit: int = DELIVERIES_SHOWN) -> list[Delivery]:
+    """The tenant's newest deliveries, to any of its endpoints, newest first."""
+    jobs = (Job.objects.filter(kind=KIND_NAME, tenant_id=tenant_id).order_by("-id")
+            .values("state", "payload", "attempts", "updated_at", "last_error")[:limit])
+    return [Delivery(endpoint_id=j["payload"].get("endpoint"), event=j["payload"].get("event", ""),
+                     document_job_id=j["payload"].get("job"), state=DELIVERY_STATES.get(j["state"], j["state"]),
+                     attempts=j["attempts"], at=j["updated_at"],
+                     error=j["last_error"] if j["state"] == queue.DEAD else "") for j in jobs]
+
+
 def on_completed(job_id: int) -> None:
     enqueue(job_id)
 

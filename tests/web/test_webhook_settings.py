@@ -120,3 +120,29 @@ def test_a_post_without_its_csrf_token_is_refused(alice):
     client.force_login(admin_of(alice))
     assert client.post(reverse("webhook_settings"), {"url": URL, "document_finished": "on"}).status_code == 403
     assert not WebhookEndpoint.objects.exists()
+
+
+def test_the_admin_sees_her_tenants_latest_deliveries_with_their_state(client, alice, bob, accept, clock):
+    from agent.webhooks import KIND_NAME
+    from jobs import queue
+    from tests.conftest import drive_to
+
+    mine = WebhookEndpoint.objects.create(tenant_id=alice.tenant_id, url=URL, secret="s")
+    theirs = WebhookEndpoint.objects.create(tenant_id=bob.tenant_id, url="https://hooks.example/globex", secret="t")
+
+    def delivery(user, endpoint, event, review):
+        return queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind=KIND_NAME, now=clock.now(),
+                            payload={"job": review.pk, "event": event, "endpoint": endpoint.pk},
+                            operation_key=f"webhook:{review.pk}:{event}:{endpoint.pk}", offered_only=False).job
+
+    review, bobs = accept(), accept(user=bob)
+    delivery(alice, mine, "document.finished", review)
+    failed = drive_to(delivery(alice, mine, "document.needs_action", review), "dead", now=clock.now())
+    delivery(bob, theirs, "document.finished", bobs)
+    client.force_login(admin_of(alice))
+    html = client.get(reverse("webhook_settings")).content.decode()
+    rows = html.split('id="webhook-deliveries"')[1].split("</table>")[0]
+    assert rows.count("<tr>") == 3  # the header and her two: none of globex's
+    assert f'href="/jobs/{review.pk}">job {review.pk}</a>' in rows and f"/jobs/{bobs.pk}" not in rows
+    assert "document.needs_action" in rows and f"failed: {failed.last_error}" in rows
+    assert "document.finished" in rows and "waiting" in rows
