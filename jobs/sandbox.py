@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from django.db import connections
+from django.db import close_old_connections, connections
 
 from . import bounded, kinds
 from .clock import Clock, queue_clock
@@ -253,6 +253,7 @@ def _child_main(conn: Any, worker_pid: int) -> None:
         except (EOFError, OSError):
             os._exit(0)
         stop.clear()
+        close_old_connections()  # as the worker between jobs: one the database dropped (a restart) is replaced
         verdict, retire = _run(task, conn, stop)
         conn.send(("verdict", verdict, retire))
         if retire:

@@ -1,17 +1,22 @@
-"""A webhook receiver for tests: a real HTTP server on 127.0.0.1, in a thread."""
+"""A webhook receiver for tests: a real HTTP server in a thread, on 127.0.0.1 or a given address."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 import threading
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class Receiver:
-    """An HTTP server on 127.0.0.1 answering each POST by the next of ``script``'s answers:
+    """An HTTP server on ``host`` answering each POST by the next of ``script``'s answers:
     a status, "hang" (no answer until released: the sender's timeout), or "block" (the same,
-    for a worker to be killed meanwhile). Past the script: 200, after ``delay`` seconds."""
+    for a worker to be killed or cut off meanwhile). Past the script: 200, after ``delay``
+    seconds. Each request is kept with the address it came from and whether it was answered."""
 
-    def __init__(self, *script: int | str, delay: float = 0.0) -> None:
+    def __init__(self, *script: int | str, delay: float = 0.0, host: str = "127.0.0.1") -> None:
         self.script = list(script)
         self.requests: list[dict] = []
         self.got = threading.Event()
@@ -21,7 +26,9 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.requests.append({"headers": dict(self.headers), "body": body, "path": self.path})
+                request = {"headers": dict(self.headers), "body": body, "path": self.path,
+                           "peer": self.client_address[0], "answered": False}
+                receiver.requests.append(request)
                 answer = receiver.script.pop(0) if receiver.script else 200
                 receiver.got.set()
                 if delay:  # a slow receiver: a worker killed meanwhile is killed mid-request
@@ -32,20 +39,39 @@ class Receiver:
                 self.send_response(int(answer))
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+                request["answered"] = True
 
             def log_message(self, *args) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer((host, 0), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/hooks/docket"
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}/hooks/docket"
+
+    def in_flight(self) -> list[dict]:
+        """The requests received and not answered yet."""
+        return [r for r in self.requests if not r["answered"]]
+
+    def received(self) -> Counter[str]:
+        """How many times each event id (the delivery's, the same on every attempt) arrived."""
+        return Counter(json.loads(r["body"])["id"] for r in self.requests)
 
     def close(self) -> None:
         self.release.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+def signature_ok(request: dict, secret: str) -> bool:
+    """Whether the request's ``X-Docket-Signature`` is ``sha256=`` HMAC-SHA256(secret,
+    f"{X-Docket-Timestamp}.{body}"), checked here as a receiver would, apart from the sender's code."""
+    headers = request["headers"]
+    signed = headers["X-Docket-Timestamp"].encode() + b"." + request["body"]
+    expected = "sha256=" + hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, headers.get("X-Docket-Signature", ""))

@@ -20,7 +20,7 @@ import tempfile
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -64,12 +64,7 @@ class Site:
         return self.rows("SELECT * FROM jobs_jobevent WHERE job_id = %s ORDER BY id", (job_id,))
 
     def rows(self, query: str, params: tuple | list = ()) -> list[dict[str, Any]]:
-        import psycopg
-        from psycopg.rows import dict_row
-
-        with psycopg.connect(host=str(self.cluster.dir), port=self.cluster.port, user="postgres",
-                             dbname=harness.DBNAME, autocommit=True, connect_timeout=5, row_factory=dict_row) as c:
-            return c.execute(query, params).fetchall()
+        return self.cluster.rows(query, params)
 
     def listen_sessions(self, host: int | None = None) -> int:
         """Worker LISTEN sessions the server holds now (from host ``host`` only, if given)."""
@@ -119,8 +114,10 @@ def partition_site():
 
 @pytest.fixture
 def site(partition_site: Site):
-    """The session's site with an empty job table; links up and the database running after."""
+    """The session's site with an empty job table and no webhook endpoint; links up and the
+    database running after."""
     partition_site.cluster.sql("TRUNCATE jobs_job CASCADE")
+    partition_site.cluster.sql("DELETE FROM agent_webhookendpoint")
     try:
         yield partition_site
     finally:
@@ -144,6 +141,21 @@ def hosts(site: Site) -> Callable[..., Workers]:
         return workers
 
     return start
+
+
+@pytest.fixture
+def webhooks(site: Site) -> Iterator[Callable[..., harness.WebhookSink]]:
+    """Make alice's tenant a webhook endpoint with a receiver every host reaches (its
+    ``script`` and ``delay``, tests/webhook_receiver.py); closed when the test ends."""
+    made: list[harness.WebhookSink] = []
+
+    def make(*script: int | str, delay: float = 0.0) -> harness.WebhookSink:
+        made.append(harness.WebhookSink(site.network, site.cluster, "acme", *script, delay=delay))
+        return made[-1]
+
+    yield make
+    for sink in made:
+        sink.close()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

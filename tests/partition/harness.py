@@ -7,7 +7,10 @@ again in ``close()``:
   private /30 (``10.a.b.4i+1`` outside, ``10.a.b.4i+2`` inside). ``cut(i)`` takes the
   host-side end of the link down: the host's packets are dropped silently, as on a real
   partition (no reset, no "unreachable" at once), so its connections fail only through
-  the timeouts the settings configure. ``heal(i)`` brings the link back.
+  the timeouts the settings configure. ``heal(i)`` brings the link back. One more address
+  of the host side, ``service`` (on its loopback, routed from every namespace over its own
+  link), is where every host reaches what the tests serve them, the webhook receiver: a
+  cut host loses it, the others keep it.
 - ``Cluster``: a PostgreSQL cluster of Debian's binaries (initdb, pg_ctl, run as the
   ``postgres`` user), its data in a temporary folder, listening on the host-side
   addresses of the links and on a unix socket in that folder, on a free port. ``crash()``
@@ -16,11 +19,13 @@ again in ``close()``:
   namespace, so the workers' names say which host they run on), logging JSON lines to a
   file the tests read.
 - ``Web``: gunicorn serving the site from the host side, over the unix socket.
+- ``WebhookSink``: a tenant's webhook endpoint whose receiver listens on ``service``, and
+  the checks of what it received against the delivery jobs.
 - ``WebHost``: the deploy recipe (nginx in front of gunicorn, deploy/) inside one host's
   namespace, reaching the database over the host's link; its clients connect to that
   host's own loopback (``in_namespace``), so a cut separates the web from the database only.
 
-Only the test's own namespaces' addresses and loopback are used. Every wait is bounded.
+Only the test's own namespaces' addresses, loopback and the one address added to it are used. Every wait is bounded.
 Nothing here touches the shared PostgreSQL server on port 5432.
 """
 
@@ -47,8 +52,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 import psycopg
+from psycopg.rows import dict_row
 
 from tests.conftest import PYTHON, ROOT
+from tests.webhook_receiver import Receiver, signature_ok
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 PREFIX = "jpt"  # names of namespaces, links and folders made here: jpt<pid>...
@@ -110,6 +117,10 @@ def reap_leftovers() -> None:
                 except (ProcessLookupError, ValueError):
                     pass
             sh("ip", "netns", "del", name, check=False)
+    served = sh("ip", "-4", "addr", "show", "dev", "lo").stdout
+    for address, pid in re.findall(rf"inet (\S+) .* lo:{PREFIX}(\d+)$", served, re.M):
+        if not _alive(int(pid)):
+            sh("ip", "addr", "del", address, "dev", "lo", check=False)
     for folder in Path(tempfile.gettempdir()).glob(f"{PREFIX}*-*-*"):
         match = re.match(rf"{PREFIX}(\d+)-(pg|site)-", folder.name)
         if match and not _alive(int(match.group(1))):
@@ -155,8 +166,12 @@ class Network:
         self.tag = f"{PREFIX}{os.getpid()}"
         self.hosts = hosts
         self.subnet = _free_subnet()
+        self.service = str(self.subnet[254])
         self.made: list[str] = []
+        self.serving = False
         try:
+            sh("ip", "addr", "add", f"{self.service}/32", "dev", "lo", "label", f"lo:{self.tag}")
+            self.serving = True
             for i in range(hosts):
                 self._make(i)
         except BaseException:
@@ -188,6 +203,7 @@ class Network:
         sh(*inns, "ip", "addr", "add", f"{self.inside(i)}/30", "dev", inner)
         sh(*inns, "ip", "link", "set", inner, "up")
         sh(*inns, "ip", "link", "set", "lo", "up")
+        sh(*inns, "ip", "route", "add", f"{self.service}/32", "via", self.outside(i))
 
     def cut(self, i: int) -> datetime:
         """Take host ``i``'s link down; return when."""
@@ -214,6 +230,9 @@ class Network:
             if Path(f"/sys/class/net/{self.link(i)}").exists():
                 sh("ip", "link", "del", self.link(i), check=False)
         self.made.clear()
+        if self.serving:
+            sh("ip", "addr", "del", f"{self.service}/32", "dev", "lo", check=False)
+            self.serving = False
 
 
 def _free_subnet() -> ipaddress.IPv4Network:
@@ -308,6 +327,12 @@ class Cluster:
             cursor = conn.execute(query, params)
             return cursor.fetchall() if cursor.description else []
 
+    def rows(self, query: str, params: tuple | list = ()) -> list[dict[str, Any]]:
+        """``sql`` on the site's database, each row a dict."""
+        with psycopg.connect(host=str(self.dir), port=self.port, user="postgres", dbname=DBNAME, autocommit=True,
+                             connect_timeout=5, row_factory=dict_row) as conn:
+            return conn.execute(query, params).fetchall()
+
     def close(self) -> None:
         if (self.data / "postmaster.pid").exists():
             try:
@@ -328,7 +353,8 @@ def _free_port() -> int:
 
 def site_env(workdir: Path, database_url: str, **extra: str) -> dict[str, str]:
     """The environment of every process of the site: production settings (DEBUG off, the
-    test run's SECRET_KEY), diagnostic kinds on, a short lease, JSON log lines."""
+    test run's SECRET_KEY), diagnostic kinds on, a short lease, JSON log lines; webhooks
+    may go to the test's private addresses, and their catch-up runs every 3 s."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PG", "DATABASE_URL"))}
     env.update(
         DATABASE_URL=database_url,
@@ -342,6 +368,8 @@ def site_env(workdir: Path, database_url: str, **extra: str) -> dict[str, str]:
         JOBS_RETRY_BASE_SECONDS="0.2",
         JOBS_LOG_FORMAT="json",
         PYTHONUNBUFFERED="1",
+        WEBHOOKS_ALLOW_PRIVATE="1",
+        WEBHOOKS_CATCHUP_EVERY_MINUTES="0.05",
     )
     env.setdefault("SECRET_KEY", "partition-tests-" + os.urandom(24).hex())
     env.update(extra)
@@ -475,6 +503,98 @@ class Web:
 
     def close(self) -> None:
         stop_group(self.proc)
+
+
+# --- Webhooks: an endpoint every host reaches, and what it received ---------------------------
+
+
+INVOICE = (ROOT / "agent" / "samples" / "invoice.txt").read_text()
+
+
+def review_payload(n: int = 0) -> dict[str, str]:
+    """A ``document_review`` of pasted text: the sample invoice, numbered ``n``. Its completion
+    queues the deliveries of its events to the tenant's endpoints."""
+    return {"text": INVOICE.replace("INV-2026-0143", f"INV-PT-{n:04d}")}
+
+
+class WebhookSink:
+    """A webhook endpoint of ``tenant`` (a row, as its admin would add it) whose receiver
+    listens on the network's service address, so every host's workers deliver to it over
+    their own link. ``script`` and ``delay`` are the receiver's (tests/webhook_receiver.py).
+    Each test begins with no endpoint (the ``site`` fixture), so no catch-up chain either."""
+
+    def __init__(self, network: Network, cluster: Cluster, tenant: str, *script: int | str,
+                 delay: float = 0.0) -> None:
+        self.cluster = cluster
+        self.secret = "whsec_partition_" + os.urandom(16).hex()
+        self.receiver = Receiver(*script, delay=delay, host=network.service)
+        try:
+            [(self.endpoint,)] = cluster.sql(
+                "INSERT INTO agent_webhookendpoint (tenant_id, url, secret, document_finished, document_needs_action,"
+                " active, created_at) SELECT id, %s, %s, true, true, true, now() FROM jobs_tenant WHERE slug = %s"
+                " RETURNING id", (self.receiver.url, self.secret, tenant))
+        except BaseException:
+            self.receiver.close()
+            raise
+
+    def deliveries(self) -> list[dict[str, Any]]:
+        """The endpoint's delivery jobs, oldest first."""
+        from agent.webhooks import KIND_NAME
+
+        return self.cluster.rows(
+            "SELECT id, state, epoch, attempts, payload, result, last_error, external_started_at, leased_by"
+            " FROM jobs_job WHERE kind = %s AND (payload->>'endpoint')::bigint = %s ORDER BY id",
+            (KIND_NAME, self.endpoint))
+
+    def owed(self) -> set[tuple[int, str]]:
+        """(review, event) of every event the completed reviews owe this endpoint."""
+        from agent.webhooks import REVIEW_KIND, events_of
+
+        reviews = self.cluster.rows("SELECT id, needs_action FROM jobs_job WHERE kind = %s AND state = 'completed'",
+                                    (REVIEW_KIND,))
+        return {(r["id"], event) for r in reviews for event in events_of(r["needs_action"])}
+
+    def settled(self) -> bool:
+        """Every event owed has its delivery (from the review's follow-up or the catch-up), and
+        every delivery has ended."""
+        jobs = self.deliveries()
+        made = {(j["payload"]["job"], j["payload"]["event"]) for j in jobs}
+        return made >= self.owed() and all(j["state"] not in ("queued", "leased") for j in jobs)
+
+    def check(self) -> dict[str, int]:
+        """What the queue owed the receiver against what it got; the figures.
+
+        Each owed event has one delivery job; each job ended ``completed`` (received exactly
+        once, signed, about its own review and event) or ``unknown`` past its external-start
+        marker (received at most once); the receiver got nothing the queue did not send."""
+        jobs = self.deliveries()
+        made = [(j["payload"]["job"], j["payload"]["event"]) for j in jobs]
+        assert len(made) == len(set(made)), "an event was queued twice for the endpoint"
+        assert set(made) == self.owed()
+        ended = {j["id"]: (j["state"], j["last_error"]) for j in jobs if j["state"] != "completed"}
+        assert all(state == "unknown" for state, _ in ended.values()), ended
+        assert all(j["external_started_at"] is not None for j in jobs if j["state"] == "unknown")
+        by_event = {f"evt_{j['id']}": j for j in jobs}
+        received = self.receiver.received()
+        assert set(received) <= set(by_event), set(received) - set(by_event)
+        assert max(received.values(), default=0) <= 1, f"sent twice: {received.most_common(3)}"
+        for event, job in by_event.items():
+            if job["state"] == "completed":
+                assert received[event] == 1, f"delivery {job['id']} completed but not received"
+                assert job["result"]["sent"] and job["result"]["status"] == 200
+                assert job["result"]["epoch"] == job["epoch"]  # completed by the epoch that sent it
+        for request in self.receiver.requests:
+            assert signature_ok(request, self.secret), request["headers"]
+            body = json.loads(request["body"])
+            job = by_event[body["id"]]
+            assert (body["data"]["job_id"], body["event"]) == (job["payload"]["job"], job["payload"]["event"])
+        return {"deliveries": len(jobs), "received": sum(received.values()),
+                "completed": sum(j["state"] == "completed" for j in jobs),
+                "unknown": sum(j["state"] == "unknown" for j in jobs),
+                "unknown and received": sum(received[e] for e, j in by_event.items() if j["state"] == "unknown")}
+
+    def close(self) -> None:
+        self.receiver.close()
 
 
 # --- A web host: the deploy recipe in a namespace -------------------------------------------

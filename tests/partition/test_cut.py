@@ -2,17 +2,19 @@
 
 The cut is the host-side end of the host's link taken down: its packets vanish, nothing
 answers, no error comes back at once. What the cut-off worker does meanwhile is bounded
-only by its own self-fencing, and what it may still write by the epoch.
+only by its own self-fencing, and what it may still write by the epoch. A webhook delivery
+cut off mid-request is the same case as any external call: unknown, never sent again.
 """
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
 
 from .conftest import FIGURES
-from .harness import LEASE, wait_until
+from .harness import LEASE, review_payload, wait_until
 
 pytestmark = [pytest.mark.partition, pytest.mark.slow]
 
@@ -142,3 +144,33 @@ def test_a_host_cut_off_while_idle_resumes_claiming_when_healed_without_a_restar
     assert errors and all(r["detail"] and r["detail"] != r["error"] for r in errors)
     FIGURES["idle host: heal to first claim, s"] = f"{(claimed_at - healed_at).total_seconds():.2f}"
     FIGURES["idle host: cut lasted, s"] = f"{(healed_at - cut_at).total_seconds():.1f}"
+
+
+def test_a_host_cut_off_mid_delivery_leaves_the_webhook_unknown_and_never_sends_it_again(site, hosts, webhooks):
+    workers = {i: hosts(i) for i in (0, 1)}
+    sink = webhooks("block")  # the first POST is never answered: its host is cut off during it
+    review = site.accept("document_review", review_payload())
+    wait_until(sink.receiver.got.is_set, 30, "a delivery of the review to reach the receiver")
+    job_id = int(json.loads(sink.receiver.requests[0]["body"])["id"].removeprefix("evt_"))
+    assert leased(site, job_id, marked=True)  # its marker was committed before the POST
+    victim = holder(site, job_id)
+    assert sink.receiver.requests[0]["peer"] == site.network.inside(victim)  # over the link about to be cut
+    cut_at = site.network.cut(victim)
+
+    unknown = wait_until(lambda: site.job(job_id)["state"] == "unknown" and site.job(job_id), 20,
+                         "recovery to find the delivery's lease expired")
+    site.network.heal(victim)
+    wait_until(lambda: about(workers[victim].events("stale_rejected"), job_id, 1), 15,
+               "the cut-off worker to give the delivery up")
+    wait_until(sink.settled, 30, "every delivery of the review to end")
+
+    row = site.job(job_id)
+    assert (row["state"], row["epoch"], row["attempts"]) == ("unknown", 1, 1)
+    assert row["last_error"] == "lease expired after the external-start marker"
+    assert not any(about(w.events("claimed"), job_id, 2) for w in workers.values())
+    assert site.job(review)["state"] == "completed"
+    figures = sink.check()  # received once, signed; any other delivery of the review completed
+    assert (figures["unknown"], figures["unknown and received"]) == (1, 1)
+    FIGURES["host cut mid-delivery: cut to unknown, s"] = f"{(unknown['updated_at'] - cut_at).total_seconds():.2f}"
+    FIGURES["host cut mid-delivery: deliveries / received / completed / unknown"] = (
+        f"{figures['deliveries']} / {figures['received']} / {figures['completed']} / {figures['unknown']}")

@@ -2,13 +2,18 @@
 
 Three worker hosts, two processes each, against the private cluster; a client submits 300
 jobs through gunicorn, each with its own Idempotency-Key, retrying the same key on a 503.
-The run must end with every job terminal, none lost and none completed twice; the
-workers must survive, listen again and claim within seconds of each return; the web must
-answer clean JSON 503s while the database is away and none once it is back.
+Every sixth is a document review, whose completion queues its webhook deliveries to a
+slow receiver; each crash lands while one is mid-request. The rest are sleeps. The run must
+end with every job terminal, none lost and none completed twice; every delivery owed made
+(by the review's follow-up, or by the catch-up when a crash ate that), then completed and
+received once, or unknown and never sent again; the workers must survive, listen again and
+claim within seconds of each return; the web must answer clean JSON 503s while the
+database is away and none once it is back.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 import threading
@@ -19,7 +24,7 @@ from datetime import datetime
 import pytest
 
 from .conftest import FIGURES
-from .harness import Web, utcnow, wait_until
+from .harness import Web, review_payload, utcnow, wait_until
 
 pytestmark = [pytest.mark.partition, pytest.mark.slow]
 
@@ -28,6 +33,8 @@ HOSTS = (0, 1, 2)
 PROCESSES = 2
 OUTAGE = 2.0  # seconds the database stays down each time
 CRASH_AFTER = (100, 200)  # jobs accepted before each crash
+REVIEW_EVERY = 6  # every sixth job is a document review, with webhook deliveries to follow
+RECEIVER_DELAY = 0.5  # seconds the receiver takes to answer: time for a crash to land mid-request
 
 
 class Client(threading.Thread):
@@ -46,12 +53,14 @@ class Client(threading.Thread):
     def run(self) -> None:
         for n in range(JOBS):
             key = f"load-{n}"
-            payload = {"seconds": self.rng.choice([0, 0.05, 0.1, 0.2, 0.4])}
+            kind, payload = "diagnostic.sleep", {"seconds": self.rng.choice([0, 0.05, 0.1, 0.2, 0.4])}
+            if n % REVIEW_EVERY == REVIEW_EVERY - 1:
+                kind, payload = "document_review", review_payload(n)
             give_up = time.monotonic() + 60
             while not self.stop.is_set() and time.monotonic() < give_up:
                 sent = utcnow()
                 try:
-                    status, headers, body = self.site.submit("diagnostic.sleep", payload, key)
+                    status, headers, body = self.site.submit(kind, payload, key)
                 except OSError as exc:  # the web itself never went away: record it as a failure
                     status, headers, body = None, {}, repr(exc)
                 self.answers.append((sent, utcnow(), status, headers, body))
@@ -76,7 +85,8 @@ def check_unavailable(status: int, headers: dict[str, str], body) -> None:
     assert body["error"] == "unavailable" and body["detail"]
 
 
-def test_300_jobs_on_3_hosts_survive_two_database_crashes(site, hosts):
+def test_300_jobs_on_3_hosts_survive_two_database_crashes(site, hosts, webhooks):
+    sink = webhooks(delay=RECEIVER_DELAY)
     workers = [hosts(i, processes=PROCESSES) for i in HOSTS]
     wait_until(lambda: site.listen_sessions() == len(HOSTS) * PROCESSES, 15, "every worker to LISTEN")
     # A second web server that serves nothing while the database is away: its persistent
@@ -86,11 +96,14 @@ def test_300_jobs_on_3_hosts_survive_two_database_crashes(site, hosts):
     client.start()
     outages: list[tuple[datetime, datetime]] = []
     back_to_claims, back_to_listening, first_after = [], [], []
+    caught: list[str] = []  # the deliveries mid-request as the database crashed
     try:
         for crash_after in CRASH_AFTER:
             wait_until(lambda n=crash_after: len(client.accepted) >= n, 60, f"{crash_after} jobs accepted")
             assert idle_web.request("GET", "/jobs", site.token)[0] == 200  # its connection is open
+            in_flight = wait_until(sink.receiver.in_flight, 60, "a webhook delivery mid-request", every=0.01)
             down = site.cluster.crash()
+            caught += [json.loads(r["body"])["id"] for r in in_flight]
             if not outages:
                 during_the_first_outage(site, client)
             time.sleep(max(0.0, OUTAGE - (utcnow() - down).total_seconds()))
@@ -111,17 +124,26 @@ def test_300_jobs_on_3_hosts_survive_two_database_crashes(site, hosts):
 
     ids = set(client.accepted.values())
     assert len(ids) == JOBS  # one job per key, whatever was retried
-    wait_until(lambda: not site.rows("SELECT id FROM jobs_job WHERE state IN ('queued', 'leased')"), 120,
+    wait_until(lambda: not site.rows("SELECT id FROM jobs_job WHERE state IN ('queued', 'leased')"
+                                     " AND kind <> 'webhook.catchup'"), 120,  # the catch-up's next is always queued
                "every job to end")
+    wait_until(sink.settled, 60, "every delivery owed to be made and to end")
 
     # Nothing lost, nothing completed twice: from the rows.
-    jobs = site.rows("SELECT id, state, epoch, attempts, result FROM jobs_job WHERE operation_key LIKE 'load-%%'")
+    jobs = site.rows("SELECT id, kind, state, epoch, attempts, result, last_error FROM jobs_job"
+                     " WHERE operation_key LIKE 'load-%%'")
     assert {j["id"] for j in jobs} == ids
-    assert Counter(j["state"] for j in jobs) == {"completed": JOBS}
+    assert Counter(j["state"] for j in jobs) == {"completed": JOBS}, Counter(
+        (j["kind"], j["state"], j["last_error"]) for j in jobs if j["state"] != "completed")
+    assert sum(j["kind"] == "document_review" for j in jobs) == JOBS // REVIEW_EVERY
     completions = Counter(e["job_id"] for e in site.rows(
         "SELECT job_id FROM jobs_jobevent WHERE to_state = 'completed' AND job_id = ANY(%s)", (list(ids),)))
     assert set(completions) == ids and max(completions.values()) == 1
-    assert all(j["result"]["epoch"] == j["epoch"] for j in jobs)  # saved by the epoch that held the job
+    # Saved by the epoch that held the job (a sleep's result says which).
+    assert all(j["result"]["epoch"] == j["epoch"] for j in jobs if j["kind"] == "diagnostic.sleep")
+    # The webhooks: each delivery owed made once, received once when completed, never sent twice.
+    deliveries = sink.check()
+    assert len(caught) >= len(CRASH_AFTER)
     # ... and from the workers' own accounts: each job reported completed by one worker, once.
     reported = Counter(r["job"] for w in workers for r in w.events("completed") if r["job"] in ids)
     assert set(reported) == ids and max(reported.values()) == 1
@@ -145,11 +167,18 @@ def test_300_jobs_on_3_hosts_survive_two_database_crashes(site, hosts):
     assert sum(len(w.events("listener_reconnected")) for w in workers) >= 2 * len(HOSTS) * PROCESSES
 
     latency = accept_to_claim(site, samples=5)
+    follow_ups_lost = sum(1 for w in workers for r in w.events("on_completed_failed") if r["job"] in ids)
     rerun = sum(1 for j in jobs if j["attempts"] > 1)
     FIGURES["database crashes: jobs / completed / lost / completed twice"] = (
         f"{JOBS} / {sum(j['state'] == 'completed' for j in jobs)} / {JOBS - len(ids & {j['id'] for j in jobs})} / "
         f"{sum(1 for n in completions.values() if n > 1)}")
     FIGURES["database crashes: jobs run again after a crash (attempts > 1)"] = rerun
+    FIGURES["database crashes: webhook deliveries / received / completed / unknown"] = (
+        f"{deliveries['deliveries']} / {deliveries['received']} / {deliveries['completed']} / "
+        f"{deliveries['unknown']} (of which received: {deliveries['unknown and received']}); "
+        f"mid-request at a crash: {len(caught)}")
+    FIGURES["database crashes: reviews whose follow-up a crash ate (deliveries made by the catch-up)"] = (
+        follow_ups_lost)
     FIGURES["database crashes: 503s answered during the outages"] = sum(1 for a in client.answers if a[2] == 503)
     FIGURES["database return to first claim, s"] = ", ".join(f"{s:.2f}" for s in back_to_claims)
     FIGURES["database return to every worker LISTENing again, s"] = ", ".join(f"{s:.2f}" for s in back_to_listening)
