@@ -20,9 +20,9 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q, QuerySet
 
-from jobs import status
 from jobs.kinds import Work
 from jobs.models import Job, User
+from web import status
 
 from .models import DocumentWork, DocumentWorkChange
 

@@ -11,11 +11,12 @@ import pytest
 
 from agent import corrections, presentation, workflow
 from agent.models import FieldCorrection
-from jobs import kinds, queue, status
+from jobs import kinds, queue
 from jobs.documents import Upload
 from jobs.models import Job, JobEvent
 from tests.conftest import claim_first
 from tests.web.conftest import evidenced_review_result, review_result
+from web import status
 
 pytestmark = pytest.mark.django_db
 _keys = itertools.count(1)

@@ -72,7 +72,7 @@ def test_the_timeline_tells_a_claim_that_ran_from_one_only_held(clock, accept):
 
 
 def test_the_submitters_timeline_leaves_out_a_claim_that_never_started(clock, accept):
-    from jobs import status
+    from web import status
 
     job = accept()
     queue.claim(now=clock.now(), worker="w", lease=LEASE)  # held by a worker that died

@@ -9,9 +9,10 @@ from datetime import timedelta
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from jobs import http, kinds
+from jobs import kinds
 from jobs.models import Job
 from tests.conftest import drive_to
+from web import http
 
 from .conftest import review_result
 from .test_pages import HTMX, csrf_token, form_key

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from jobs import queue, status
+from jobs import queue
 from jobs.models import Job, JobEvent
+from web import status
 
 LEASE = timedelta(seconds=60)
 

@@ -26,11 +26,19 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Case, Q, QuerySet, When
 from django.http import Http404
 
-from . import documents, kinds, queue, schemas
-from .errors import DamagedDocument, DocumentTooComplex, DocumentUnpacksTooLarge, PayloadTooLarge, UnsupportedDocument
-from .kinds import FailureCause
-from .models import Job, JobEvent, User
-from .queue import FailureCode
+from jobs import documents, kinds, queue
+from jobs.errors import (
+    DamagedDocument,
+    DocumentTooComplex,
+    DocumentUnpacksTooLarge,
+    PayloadTooLarge,
+    UnsupportedDocument,
+)
+from jobs.kinds import FailureCause
+from jobs.models import Job, JobEvent, User
+from jobs.queue import FailureCode
+
+from . import schemas
 
 STATUS_FIELDS = (
     "id", "tenant_id", "kind", "state", "epoch", "attempts", "max_attempts", "created_at", "updated_at",

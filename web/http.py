@@ -35,11 +35,13 @@ from django.views.decorators.http import require_http_methods
 from django_htmx.middleware import HtmxDetails
 from pydantic import BaseModel, ValidationError
 
-from . import documents, kinds, queue, schemas, status, tokens
-from .clock import queue_clock
-from .documents import Upload
-from .errors import AcceptanceError, Reason
-from .models import Job, User
+from jobs import documents, kinds, queue, tokens
+from jobs.clock import queue_clock
+from jobs.documents import Upload
+from jobs.errors import AcceptanceError, Reason
+from jobs.models import Job, User
+
+from . import schemas, status
 
 # How deep a payload may nest. Deeper JSON is refused as a 400 rather than risking a
 # RecursionError (a 500) while it is parsed, validated or encoded.

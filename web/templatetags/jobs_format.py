@@ -10,7 +10,9 @@ from typing import Any
 from django import template
 from django.utils.html import format_html
 
-from .. import kinds, status
+from jobs import kinds
+
+from .. import status
 
 register = template.Library()
 

@@ -1,8 +1,8 @@
 """Thin views: one URL scheme for browsers (HTML, htmx partials) and API clients (JSON).
 
 ``http.endpoint`` resolves the caller, the CSRF check and the negotiation once and hands the
-view a ``Call``; reads come from ``jobs.status``, every write goes through ``jobs.queue``
-(by way of ``jobs.http``), and JSON answers are ``jobs.schemas`` models (the ones
+view a ``Call``; reads come from ``web.status``, every write goes through ``jobs.queue``
+(by way of ``web.http``), and JSON answers are ``web.schemas`` models (the ones
 ``/openapi.json`` describes).
 """
 
@@ -21,10 +21,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 from django_htmx.http import HttpResponseClientRedirect
 
-from . import documents, http, kinds, queue, schemas, status
-from .clock import queue_clock
+from jobs import documents, kinds, queue
+from jobs.clock import queue_clock
+from jobs.models import Job
+
+from . import http, schemas, status
 from .http import Call, HtmxHttpRequest, HttpError
-from .models import Job
 from .openapi import openapi
 
 # The refusals of a batch's files, kept in the session for its page (the jobs are in the table).
@@ -73,7 +75,7 @@ def render_form(request: HtmxHttpRequest, error: HttpError | None = None) -> Htt
         errors.setdefault(refusal.field or "form", []).append(refusal)
     offered = kinds.offered_kinds()
     largest = max((k.max_document_bytes for k in offered), default=0)
-    template = "jobs/job_new.html" + ("#form" if request.htmx else "")
+    template = "web/job_new.html" + ("#form" if request.htmx else "")
     return render(request, template, {
         "nav": "new", "kinds": offered, "operation_key": values.get("idempotency_key") or uuid.uuid4().hex,
         "errors": errors, "values": values, "max_files": http.MAX_BATCH_FILES,
@@ -148,7 +150,7 @@ def job_list(call: Call) -> HttpResponse:
         back = reverse("jobs") + (f"?{urlencode({**params, 'page': page.number})}" if params or page.number > 1 else "")
         if call.request.session.get(LIST_SESSION_KEY) != back:
             call.request.session[LIST_SESSION_KEY] = back
-    return call.page("jobs/job_list.html", {
+    return call.page("web/job_list.html", {
         "nav": "list", "page": page, "query": query, "params": params, "mine": mine, "show_submitter": not mine,
         "notice": notice,
         "states": status.STATE_CHOICES, "outcomes": status.outcome_choices(),
@@ -218,7 +220,7 @@ def job_page(call: Call, found: status.JobStatus, *, refused: dict[str, str] | N
         timeline = sorted([*timeline, *(status.Moment(r.at, r.words, r.tone)
                                         for r in presentation.history(job.pk, call.identity.user.pk))],
                           key=lambda moment: moment.at)
-    return call.page("jobs/job_detail.html", {
+    return call.page("web/job_detail.html", {
         "job": job, "timeline": timeline,
         "headline": status.headline(job, status.progress_words(job)),
         "result_template": kind.result_template if kind else "", "result": result,
@@ -365,7 +367,7 @@ def confirm_cancel(call: Call, context: dict[str, object]) -> HttpResponse:
     """The page that asks before a cancel; API clients POST at once, so they get 405 here."""
     if call.wants_json:
         raise HttpError(405, "method_not_allowed", "POST to cancel")
-    return call.page("jobs/cancel_confirm.html", context)
+    return call.page("web/cancel_confirm.html", context)
 
 
 @http.endpoint("POST")
@@ -388,7 +390,7 @@ def batch_detail(call: Call, batch: str) -> HttpResponse:
         status.SETTLING_POLL_SECONDS if found.settling else None)
     refused = (call.request.session.get(REFUSED_SESSION_KEY.format(batch=batch), [])
                if call.identity.via == "session" else [])
-    return call.page("jobs/batch_detail.html", {
+    return call.page("web/batch_detail.html", {
         "batch": found, "refused": refused, "delay": delay, "next_poll": polls + 1,
         "duplicates": status.duplicates_of(found.jobs),
     }, partial="progress")

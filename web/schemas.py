@@ -1,7 +1,7 @@
 """The JSON shapes of the job API, each defined once.
 
 Views build their JSON answers from these models (``Body.to_json``) and read JSON and form
-submissions through them; ``jobs.openapi`` generates ``/openapi.json`` from their JSON
+submissions through them; ``web.openapi`` generates ``/openapi.json`` from their JSON
 Schemas. A field added here is in the answer and in the document at once.
 """
 
@@ -28,8 +28,8 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
-from . import kinds, models
-from .queue import MAX_OPERATION_KEY, resubmission
+from jobs import kinds, models
+from jobs.queue import MAX_OPERATION_KEY, resubmission
 
 State = models.Job.State
 
