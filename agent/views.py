@@ -15,7 +15,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from jobs.clock import queue_clock
 from jobs.models import Job
-from web import status
+from web import exports, status, zones
 from web.http import Call, HttpError, endpoint
 from web.views import csv_response, job_link, see_other
 
@@ -85,8 +85,8 @@ def jobs_work(call: Call) -> HttpResponse:
     if action == "export":
         jobs = (Job.objects.for_tenant(call.tenant_id).filter(pk__in=ids).only(*status.LIST_FIELDS, "result")
                 .order_by("-id"))
-        zone = status.zone_name(form.get("tz", "")[:64])  # the reader's, as the list's form carries it
-        return csv_response(status.export(jobs, zone=zone, link=job_link(call)), "selected-documents.csv")
+        zone = zones.zone_name(form.get("tz", "")[:64])  # the reader's, as the list's form carries it
+        return csv_response(exports.export(jobs, zone=zone, link=job_link(call)), "selected-documents.csv")
     if not ids:
         messages.info(call.request, "Select documents first, with the boxes in the list.")
         return see_other(back)

@@ -114,7 +114,7 @@ class Work:
 
 
 class FailureCause(StrEnum):
-    """Whose doing a failure was, as the submitter is told it (``web.status.failure``)."""
+    """Whose doing a failure was, as the submitter is told it (``web.wording.failure``)."""
 
     DOCUMENT = "document"  # the input itself: the same input fails the same way; send another copy
     TIME = "time"  # the review ran out of time
@@ -199,7 +199,7 @@ class Presentation:
     duplicate_ids: Callable[[int | None], "QuerySet[Any, Any]"] | None = None
     # The kind's own failure codes (``JobFailed.code``) and whose doing each is, so a failed
     # job's page says why in the right words. Codes not named here: the queue's own reading
-    # of them (``web.status.failure``), else ``CHECK``.
+    # of them (``web.wording.failure``), else ``CHECK``.
     failures: dict[str, FailureCause] = field(default_factory=dict)
     # Completed results by job id -> the same results as the submitters' corrections make them
     # (each corrected field with its new value and check, the review's own kept beside it); a

@@ -41,7 +41,7 @@ from jobs.documents import Upload
 from jobs.errors import AcceptanceError, Reason
 from jobs.models import Job, User
 
-from . import schemas, status
+from . import schemas, status, wording
 
 # How deep a payload may nest. Deeper JSON is refused as a 400 rather than risking a
 # RecursionError (a 500) while it is parsed, validated or encoded.
@@ -128,7 +128,7 @@ def error_response(request: HtmxHttpRequest, exc: HttpError, *, as_json: bool | 
             return HttpResponse(status=204, headers={"HX-Redirect": login["Location"]})
         return login
     title, detail = ERROR_PAGES.get(exc.code) or (
-        ERROR_TITLES.get(exc.status, "That did not work"), status.sentence(exc.detail))
+        ERROR_TITLES.get(exc.status, "That did not work"), wording.sentence(exc.detail))
     body = render_to_string("error.html", {"status": exc.status, "title": title, "detail": detail}, request=request)
     return HttpResponse(body, status=exc.status, headers=exc.headers)
 
@@ -753,7 +753,7 @@ def in_words(code: str, message: str, field_name: str, *, reason: str = "", spec
     if code == "tenant_queue_full":
         return ("Your team already has as many documents waiting as it may. Send this one again once some "
                 "of them have started.")
-    return status.sentence(message) or "This could not be accepted."
+    return wording.sentence(message) or "This could not be accepted."
 
 
 def _schema_limit(spec: kinds.Kind | None, keyword: str) -> int | None:

@@ -25,7 +25,7 @@ from jobs import documents, kinds, queue
 from jobs.clock import queue_clock
 from jobs.models import Job
 
-from . import http, schemas, status
+from . import exports, http, polling, schemas, status, wording, zones
 from .http import Call, HtmxHttpRequest, HttpError
 from .openapi import openapi
 
@@ -153,12 +153,12 @@ def job_list(call: Call) -> HttpResponse:
     return call.page("web/job_list.html", {
         "nav": "list", "page": page, "query": query, "params": params, "mine": mine, "show_submitter": not mine,
         "notice": notice,
-        "states": status.STATE_CHOICES, "outcomes": status.outcome_choices(),
+        "states": wording.STATE_CHOICES, "outcomes": status.outcome_choices(),
         "filtered": any(name not in ("scope", "tz", "sort") for name in params),
         # The count is in the page's quick filters, which a poll of the rows does not replace.
         "needing_action": None if call.htmx else status.needing_action(tenant_id=f.tenant_id, user_id=f.user_id,
                                                                        viewer_id=f.viewer_id),
-        "poll_seconds": status.LIST_POLL_SECONDS, "live": any(not job.is_terminal for job in page),
+        "poll_seconds": polling.LIST_POLL_SECONDS, "live": any(not job.is_terminal for job in page),
         "poll_query": urlencode({**params, "page": page.number}),
         "scope_query": {scope: urlencode({**params, "scope": scope}) for scope in ("mine", "team")},
         "page_query": urlencode(params),
@@ -177,9 +177,9 @@ def job_list(call: Call) -> HttpResponse:
 def jobs_export(call: Call) -> HttpResponse:
     """The list's jobs (every page, as filtered) as CSV, one row per document."""
     query, _ = list_query(call)
-    zone = status.zone_name(query.tz)
-    return csv_response(status.export(status.export_jobs(job_filter(call, query)), zone=zone, link=job_link(call)),
-                        status.export_filename(zone, queue_clock.now()))
+    zone = zones.zone_name(query.tz)
+    return csv_response(exports.export(exports.export_jobs(job_filter(call, query)), zone=zone, link=job_link(call)),
+                        exports.export_filename(zone, queue_clock.now()))
 
 
 def job_link(call: Call):
@@ -189,7 +189,7 @@ def job_link(call: Call):
 
 def export_zone(call: Call) -> str:
     """The reader's zone for a CSV, from ``tz`` (static/jobs.js adds it to the export's link): UTC if unknown."""
-    return status.zone_name(call.request.GET.get("tz", "")[:64])
+    return zones.zone_name(call.request.GET.get("tz", "")[:64])
 
 
 @http.endpoint("GET", "HEAD")
@@ -197,7 +197,7 @@ def job_detail(call: Call, job_id: int) -> HttpResponse:
     found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)
     job = found.job
     if call.wants_json:
-        live = {} if job.is_terminal else {"Retry-After": str(status.retry_after(job, queue_clock.now()))}
+        live = {} if job.is_terminal else {"Retry-After": str(polling.retry_after(job, queue_clock.now()))}
         return call.json(schemas.Job.of(job, found.events, found.duplicate, result=status.shown_result(job)),
                          headers=live)
     return job_page(call, found)
@@ -208,27 +208,27 @@ def job_page(call: Call, found: status.JobStatus, *, refused: dict[str, str] | N
     """The job's page (its status partial for htmx); ``refused``: a refused correction (its
     ``field``, the ``message`` and the ``value`` typed), shown again at its form."""
     job = found.job
-    polls = status.poll_count(call.request.GET.get("poll"))
+    polls = polling.poll_count(call.request.GET.get("poll"))
     kind = kinds.get(job.kind)
     presentation = kind.presentation if kind else kinds.Presentation()
     result = status.shown_result(job)  # None until completed; with the members' corrections
     document = status.document_pane(job, page_url=lambda n: reverse("job_page_image", args=[job.pk, n]),
                                     download_url=reverse("job_document", args=[job.pk]),
                                     requested=call.request.GET.get("page"), result=result)
-    timeline = status.timeline(found.events, viewer_id=call.identity.user.pk)
+    timeline = wording.timeline(found.events, viewer_id=call.identity.user.pk)
     if presentation.history is not None:  # what the kind adds: who corrected which value
-        timeline = sorted([*timeline, *(status.Moment(r.at, r.words, r.tone)
+        timeline = sorted([*timeline, *(wording.Moment(r.at, r.words, r.tone)
                                         for r in presentation.history(job.pk, call.identity.user.pk))],
                           key=lambda moment: moment.at)
     return call.page("web/job_detail.html", {
         "job": job, "timeline": timeline,
-        "headline": status.headline(job, status.progress_words(job)),
+        "headline": wording.headline(job, wording.progress_words(job)),
         "result_template": kind.result_template if kind else "", "result": result,
         "view": presentation.present(result) if result is not None and presentation.present else {},
         "has_note": bool(result is not None and presentation.note and presentation.note(result)),
         "correctable": presentation.correct is not None and job.state == Job.State.COMPLETED,
         "refused": refused or {},
-        "delay": status.page_poll_delay(job, polls), "next_poll": polls + 1,
+        "delay": polling.page_poll_delay(job, polls), "next_poll": polls + 1,
         "again_key": uuid.uuid4().hex, "document": document, "duplicate": found.duplicate,
         "resubmission": queue.resubmission(found.events),
         **work_context(call, job, presentation),
@@ -265,7 +265,7 @@ def job_field(call: Call, job_id: int, field: str) -> HttpResponse:
             raise Http404("no such job") from None
         if call.wants_json or exc.status != 400:
             raise HttpError(exc.status, exc.code, exc.message, field=exc.field, state=exc.state) from None
-        return job_page(call, found, refused={"field": field, "message": status.sentence(exc.message),
+        return job_page(call, found, refused={"field": field, "message": wording.sentence(exc.message),
                                               "value": value or ""}, code=400)
     if call.wants_json:
         return call.json(schemas.FieldCorrection.of(job_id, done))
@@ -385,9 +385,9 @@ def job_new(call: Call) -> HttpResponse:
 @http.endpoint("GET", "HEAD")
 def batch_detail(call: Call, batch: str) -> HttpResponse:
     found = status.batch_status(tenant_id=call.tenant_id, batch=batch)
-    polls = status.poll_count(call.request.GET.get("poll"))
-    delay = status.batch_poll_delay(polls) if found.live else (
-        status.SETTLING_POLL_SECONDS if found.settling else None)
+    polls = polling.poll_count(call.request.GET.get("poll"))
+    delay = polling.batch_poll_delay(polls) if found.live else (
+        polling.SETTLING_POLL_SECONDS if found.settling else None)
     refused = (call.request.session.get(REFUSED_SESSION_KEY.format(batch=batch), [])
                if call.identity.via == "session" else [])
     return call.page("web/batch_detail.html", {
@@ -401,10 +401,10 @@ def batch_export(call: Call, batch: str) -> HttpResponse:
     found = status.batch_status(tenant_id=call.tenant_id, batch=batch)
     jobs = (Job.objects.filter(pk__in=[job.pk for job in found.jobs]).only(*status.LIST_FIELDS, "result")
             .order_by("id"))
-    return csv_response(status.export(jobs, zone=export_zone(call), link=job_link(call)), f"batch-{batch}.csv")
+    return csv_response(exports.export(jobs, zone=export_zone(call), link=job_link(call)), f"batch-{batch}.csv")
 
 
-def csv_response(export: status.Export, filename: str) -> HttpResponse:
+def csv_response(export: exports.Export, filename: str) -> HttpResponse:
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response.write("\ufeff")  # a byte order mark: spreadsheets then read the UTF-8 as UTF-8

@@ -16,7 +16,7 @@ from jobs.documents import Upload
 from jobs.models import Job, JobEvent
 from tests.conftest import claim_first
 from tests.web.conftest import evidenced_review_result, review_result
-from web import status
+from web import exports, status
 
 pytestmark = pytest.mark.django_db
 _keys = itertools.count(1)
@@ -231,7 +231,7 @@ def test_the_csv_has_the_corrected_values_and_says_what_the_review_read(complete
     plain = completed_review(review_result())
     job = completed_review(review_result(iban_status="malformed"))
     correct(job, alice, "iban", GOOD_IBAN, clock=clock)
-    export = status.export(Job.objects.filter(pk__in=[plain.pk, job.pk]).order_by("id"))
+    export = exports.export(Job.objects.filter(pk__in=[plain.pk, job.pk]).order_by("id"))
     rows = [dict(zip(export.header, row, strict=True)) for row in export.rows]
     assert (rows[1]["Outcome"], rows[1]["IBAN / bank account"], rows[1]["Issues"]) == (
         "OK", "DE89 3704 0044 0532 0130 00", "")

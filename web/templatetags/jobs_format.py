@@ -12,7 +12,7 @@ from django.utils.html import format_html
 
 from jobs import kinds
 
-from .. import status
+from .. import wording
 
 register = template.Library()
 
@@ -36,17 +36,17 @@ def when(value: datetime | None) -> str:
 
 @register.filter
 def state_words(job: Any) -> str:
-    return status.state_words(job.state)
+    return wording.state_words(job.state)
 
 
 @register.filter
 def outcome_words(job: Any) -> str:
-    return status.outcome_words(job)
+    return wording.outcome_words(job)
 
 
 @register.filter
 def tone(job: Any) -> str:
-    return status.tone(job)
+    return wording.tone(job)
 
 
 @register.filter
