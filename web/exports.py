@@ -64,11 +64,12 @@ def export(jobs: Iterable[Job], *, zone: str = "UTC", link: Callable[[int], str]
         if job.pk in duplicates:
             values = {**values, DUPLICATE_COLUMN: duplicate_words(duplicates[job.pk])}
         work = works.get(job.pk)
-        outcome = wording.outcome_words(job) or wording.state_words(job.state).lower()
+        said = wording.state_words(job.state, wording.words_of(job.kind))
+        outcome = wording.outcome_words(job) or said.lower()
         row = [job.document_name or f"job {job.pk}", outcome,
                *(values.get(name, "") for name in columns),
                work.words if work else "", work.assignee if work else "",
-               str(job.pk), link(job.pk) if link else "", wording.state_words(job.state),
+               str(job.pk), link(job.pk) if link else "", said,
                moment(job.created_at), moment(job.finished_at)]
         out.rows.append([safe_cell(cell) for cell in row])
     return out

@@ -266,8 +266,8 @@ class FieldCorrection(Body):
         summary = correction.summary
         return cls(job=job_id, field=correction.field, label=correction.label, value=correction.value,
                    status=correction.status, detail=correction.detail, confirmed=correction.confirmed,
-                   previous_value=correction.previous_value, review_value=correction.review_value,
-                   review_status=correction.review_status, by=correction.by, at=correction.at,
+                   previous_value=correction.previous_value, review_value=correction.original_value,
+                   review_status=correction.original_status, by=correction.by, at=correction.at,
                    outcome=summary.outcome if summary else None, outcome_text=summary.text if summary else None,
                    needs_action=summary.needs_action if summary else False, status_url=status_url(job_id))
 

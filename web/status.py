@@ -31,6 +31,10 @@ STATUS_FIELDS = (
 LIST_FIELDS = ("id", "kind", "state", "attempts", "created_at", "updated_at", "finished_at", "document_name",
                "outcome", "outcome_text", "needs_action", "reference", "batch", "last_error", "submitted_by")
 MAX_EVENTS = 200
+# The list's columns a kind may fill (``Presentation.list_columns``), and the keys it may sort by
+# (``Presentation.sort_key``).
+LIST_COLUMNS = ("supplier", "number", "invoice_date", "total")
+SORT_KEYS = ("invoice_date", "total", "supplier")
 PAGE_SIZE = 20
 QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN, CANCELLED = (s.value for s in Job.State)
 # Needs checking (unknown) is staff's to settle; the submitter acts on these.
@@ -126,8 +130,9 @@ class DocumentPane:
         return self.current + 1 if self.current < len(self.pages) else None
 
 
-PAGES_LATER = "The pages show here once the review has read the document."
-PAGES_BEFORE = ("There is no preview of this document's pages: it was reviewed before previews were kept, or its "
+# Why a document pane has no pages, in the kind's words (``kinds.Words``).
+PAGES_LATER = "The pages show here once the {run} has read the document."
+PAGES_BEFORE = ("There is no preview of this document's pages: it {ran} before previews were kept, or its "
                 "pages could not be drawn. Download the original to see it.")
 NO_PAGES = "This kind of file has no pages to preview. Download the original to see it."
 
@@ -152,6 +157,8 @@ def document_pane(job: Job, *, page_url: Callable[[int], str], download_url: str
         current = 1
     has_pages = job.document_type == "application/pdf" or (job.document_type or "").startswith("image/")
     missing = "" if pages else PAGES_LATER if not job.is_terminal else PAGES_BEFORE if has_pages else NO_PAGES
+    words = wording.words_of(job.kind)
+    missing = missing.format(run=words.run, ran=words.ran)
     return DocumentPane(job.document_name or "document", download_url, pages, current, missing)
 
 
@@ -211,14 +218,14 @@ def filtered_jobs(f: JobFilter) -> QuerySet:
 
 def sorted_jobs(jobs: QuerySet, sort: str) -> QuerySet:
     """``jobs`` in the order ``sort`` names: "submitted" (by id, which follows it), or a key the
-    kinds sort by (``kinds.SORT_KEYS``: their expressions over their own rows, the members'
+    kinds sort by (``SORT_KEYS``: their expressions over their own rows, the members'
     corrections included), a leading "-" for descending; jobs without the value last, then the
     newest first. Any other value: the newest first."""
     key = sort.removeprefix("-")
     descending = sort.startswith("-")
     if key == "submitted":
         return jobs.order_by("-id" if descending else "id")
-    if key not in kinds.SORT_KEYS:
+    if key not in SORT_KEYS:
         return jobs
     whens = [When(kind=kind.name, then=expression) for kind in kinds.offered_kinds()
              if kind.presentation.sort_key and (expression := kind.presentation.sort_key(key)) is not None]
@@ -239,7 +246,7 @@ def job_page(*, tenant_id: int | None, state: str = "", page: Any = 1, **filters
 
 
 def list_columns_of(jobs: Iterable[Job]) -> dict[int, dict[str, str]]:
-    """What the list shows of each completed job's result (``kinds.LIST_COLUMNS``: supplier, invoice
+    """What the list shows of each completed job's result (``LIST_COLUMNS``: supplier, invoice
     number and date, total with its currency), as its kind reads it through the members'
     corrections (``with_shown_results``); jobs without a result or a hook are left out."""
     found: dict[int, dict[str, str]] = {}

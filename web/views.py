@@ -153,7 +153,7 @@ def job_list(call: Call) -> HttpResponse:
     return call.page("web/job_list.html", {
         "nav": "list", "page": page, "query": query, "params": params, "mine": mine, "show_submitter": not mine,
         "notice": notice,
-        "states": wording.STATE_CHOICES, "outcomes": status.outcome_choices(),
+        "states": wording.state_choices(), "outcomes": status.outcome_choices(),
         "filtered": any(name not in ("scope", "tz", "sort") for name in params),
         # The count is in the page's quick filters, which a poll of the rows does not replace.
         "needing_action": None if call.htmx else status.needing_action(tenant_id=f.tenant_id, user_id=f.user_id,
@@ -215,7 +215,7 @@ def job_page(call: Call, found: status.JobStatus, *, refused: dict[str, str] | N
     document = status.document_pane(job, page_url=lambda n: reverse("job_page_image", args=[job.pk, n]),
                                     download_url=reverse("job_document", args=[job.pk]),
                                     requested=call.request.GET.get("page"), result=result)
-    timeline = wording.timeline(found.events, viewer_id=call.identity.user.pk)
+    timeline = wording.timeline(found.events, viewer_id=call.identity.user.pk, words=presentation.words)
     if presentation.history is not None:  # what the kind adds: who corrected which value
         timeline = sorted([*timeline, *(wording.Moment(r.at, r.words, r.tone)
                                         for r in presentation.history(job.pk, call.identity.user.pk))],

@@ -8,7 +8,7 @@ it by. The queue's own terms (leases, epochs, markers) stay on the staff side.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable
 
@@ -27,11 +27,17 @@ from jobs.queue import FailureCode
 QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN, CANCELLED = (s.value for s in Job.State)
 
 
-STATE_WORDS = {QUEUED: "Waiting", LEASED: "Reviewing", COMPLETED: "Done", DEAD: "Failed",
-               UNKNOWN: "Needs checking", "cancelled": "Cancelled"}
-STATE_CHOICES = [(state, STATE_WORDS[state]) for state in Job.State.values if state in STATE_WORDS]
+STATE_WORDS = {QUEUED: "Waiting", COMPLETED: "Done", DEAD: "Failed", UNKNOWN: "Needs checking", CANCELLED: "Cancelled"}
 FAILED_WORDS = "failed — see why"
 CHECKING_WORDS = "needs checking"
+GENERIC = kinds.Words()
+
+
+def words_of(kind: str) -> kinds.Words:
+    """The words the kind's submitters call its work by (``Presentation.words``); generic ones
+    for a kind no longer registered."""
+    spec = kinds.get(kind)
+    return spec.presentation.words if spec else GENERIC
 
 
 def count_words(n: int, word: str) -> str:
@@ -41,8 +47,19 @@ def count_words(n: int, word: str) -> str:
     return f"{n} {word}"
 
 
-def state_words(state: str) -> str:
+def state_words(state: str, words: kinds.Words = GENERIC) -> str:
+    """A state in the submitter's words; a running job's in its kind's (``words.running``)."""
+    if state == LEASED:
+        return words.running
     return STATE_WORDS.get(state, state.capitalize())
+
+
+def state_choices() -> list[tuple[str, str]]:
+    """(state, words) for the list's state filter. A running job is said in the words of the kinds
+    that name their work, when they all say the same; generically otherwise."""
+    named = {kind.presentation.words for kind in kinds.offered_kinds()} - {GENERIC}
+    words = named.pop() if len(named) == 1 else GENERIC
+    return [(state, state_words(state, words)) for state in Job.State.values if state in STATE_WORDS or state == LEASED]
 
 
 def needs_submitter(job: Job) -> bool:
@@ -57,7 +74,7 @@ def outcome_words(job: Job) -> str:
         return FAILED_WORDS
     if job.state == UNKNOWN:
         return CHECKING_WORDS
-    if job.state == "cancelled":
+    if job.state == CANCELLED:
         return "cancelled"
     return ""
 
@@ -70,7 +87,8 @@ def outcome_count_word(job: Job) -> str:
         if label:
             return label if label.isupper() else label.lower()
         return job.outcome_text or "done"
-    return {DEAD: "failed", UNKNOWN: "needs checking"}.get(job.state, state_words(job.state).lower())
+    fixed = {DEAD: "failed", UNKNOWN: "needs checking"}
+    return fixed.get(job.state) or state_words(job.state, words_of(job.kind)).lower()
 
 
 def tone(job: Job) -> str:
@@ -79,7 +97,7 @@ def tone(job: Job) -> str:
         if job.outcome == "unreadable":
             return "bad"
         return "attention" if job.needs_action else "good"
-    return {DEAD: "bad", UNKNOWN: "checking", "cancelled": "neutral"}.get(job.state, "pending")
+    return {DEAD: "bad", UNKNOWN: "checking", CANCELLED: "neutral"}.get(job.state, "pending")
 
 
 @dataclass(frozen=True)
@@ -108,7 +126,6 @@ SERVICE_CODES = frozenset({
     FailureCode.HANDLER_CRASHED, FailureCode.STOPPED, FailureCode.SHUTDOWN, FailureCode.BAD_RESULT,
     FailureCode.UNKNOWN_KIND,
 })
-READABLE_COPY = "submit a readable copy (a PDF with selectable text, a Word document or a text file)"
 
 
 def failure_cause(kind: str, code: str) -> FailureCause:
@@ -127,21 +144,22 @@ def failure_cause(kind: str, code: str) -> FailureCause:
 
 
 def failure(job: Job) -> Failure:
-    """A dead job's reason and what to do, chosen by its ``failure_code``; a document failure
-    adds the failing step's message (``last_error`` after its code), written for the submitter."""
-    code = job.failure_code
+    """A dead job's reason and what to do, chosen by its ``failure_code``, in its kind's words; a
+    document failure adds the failing step's message (``last_error`` after its code), written for
+    the submitter."""
+    code, words = job.failure_code, words_of(job.kind)
     if code == FailureCode.DISCARDED:
-        return Failure("staff closed it: the review service could not finish it", "submit it again")
+        return Failure(f"staff closed it: the {words.service} could not finish it", "submit it again")
     cause = failure_cause(job.kind, code)
     if cause == FailureCause.DOCUMENT:
         message = (job.last_error or "").strip().removeprefix(f"{code}: ")
-        return Failure("the document could not be read", READABLE_COPY, sentence(message))
+        return Failure("the document could not be read", words.unreadable, sentence(message))
     if cause == FailureCause.TIME:
-        return Failure("the review ran out of time", "submit it again; if it happens again, tell your staff")
+        return Failure(f"the {words.run} ran out of time", "submit it again; if it happens again, tell your staff")
     if cause == FailureCause.SERVICE:
-        return Failure("our review service had a problem",
+        return Failure(f"our {words.service} had a problem",
                        "you need not do anything: staff have been told and will run it again", resubmit=False)
-    return Failure("the review stopped at one of its safety checks", "submit it again; staff have been shown it")
+    return Failure(f"the {words.run} stopped at one of its safety checks", "submit it again; staff have been shown it")
 
 
 def sentence(text: str) -> str:
@@ -164,19 +182,20 @@ class Headline:
 
 
 def headline(job: Job, progress: str | None = None) -> Headline:
+    words = words_of(job.kind)
     if job.state == QUEUED:
-        detail = "trying again shortly: the last try was interrupted" if job.attempts else "in line for review"
+        detail = "trying again shortly: the last try was interrupted" if job.attempts else words.waiting
         return Headline("Waiting", detail, "pending")
     if job.state == LEASED:
-        return Headline("Reviewing", progress or "", "pending")
+        return Headline(words.running, progress or "", "pending")
     if job.state == COMPLETED:
         return Headline("Done", job.outcome_text or "", tone(job))
     if job.state == DEAD:
         return Headline("Failed", "", "bad", failure(job))
     if job.state == UNKNOWN:
-        return Headline("Needs checking", "staff are confirming whether the review service finished; "
+        return Headline("Needs checking", f"staff are confirming whether the {words.service} finished; "
                         "this page updates when they have", "checking")
-    return Headline(state_words(job.state), "", tone(job))
+    return Headline(state_words(job.state, words), "", tone(job))
 
 
 def progress_words(job: Job) -> str | None:
@@ -200,83 +219,6 @@ class Moment:
 # A claim that ended with one of these was never started: a worker held it (prefetched) and
 # died or stopped before it began (jobs.queue.recover, give_back_unstarted).
 UNSTARTED_REASONS = ("returned unstarted", "handed back unstarted")
-
-
-def timeline(events: Iterable[JobEvent], viewer_id: int | None = None) -> list[Moment]:
-    """The events in the submitter's words. Rejected writes and notes (to_state empty), epochs
-    and markers are staff matters and are left out, and so is a claim that was never started
-    (the job only waited in a worker's hand): it was no try, and nothing was interrupted. A
-    teammate's cancel or resubmission is said with their name ("you" for the viewer).
-
-    A try is a claim whose attempt was spent: the external-call marker and its settling are
-    notes on the running try, never tries. A deferral (the model provider said "not now", or
-    the worker shut down before it began) gives the attempt back: it reads as a wait, the
-    claims and deferrals that follow it until the review goes on read as one wait, and the
-    claim that goes on reads "Review resumed", not as another try."""
-    events = list(events)
-    who = member_names(events, viewer_id)
-    unstarted = {e.epoch for e in events
-                 if e.from_state == LEASED and e.to_state == QUEUED and e.reason.startswith(UNSTARTED_REASONS)}
-    moments: list[Moment] = []
-    tries = 0
-    waiting = False  # the last line shown is a deferral: claims and deferrals only continue it
-    resumed: datetime | None = None  # a claim after a deferral, said once the review goes on
-    for event in events:
-        to, before = event.to_state, event.from_state
-        by_staff = event.actor.startswith("staff:")
-        member = who.get(event.actor)
-        if waiting and to and not (event.epoch in unstarted and LEASED in (to, before) and not by_staff):
-            if to == QUEUED and before == LEASED and event.reason.startswith(DEFERRED):
-                resumed = None  # another "not now": still the same wait
-                continue
-            if to == LEASED and before == QUEUED:
-                resumed = event.at
-                continue
-            if to == LEASED and before == LEASED and not event.reason.startswith(queue.CANCEL_REQUESTED):
-                continue  # the worker's notes (the external-call marker): shown to nobody, they end no wait
-            if resumed is not None:
-                moments.append(Moment(resumed, "Review resumed"))
-            waiting, resumed = False, None
-        if not to and member and event.reason.startswith(queue.RESUBMITTED_AS):
-            new_job = event.reason.removeprefix(queue.RESUBMITTED_AS)
-            moments.append(Moment(event.at, f"Submitted again by {member}, as job {new_job}"))
-            continue
-        if not to:
-            continue
-        if event.epoch in unstarted and LEASED in (to, before) and not by_staff:
-            continue
-        if not before:
-            moments.append(Moment(event.at, "Received"))
-        elif to == LEASED and before == LEASED:  # a note on a running job: a cancel request is the submitter's
-            if member and event.reason.startswith(queue.CANCEL_REQUESTED):
-                moments.append(Moment(event.at, f"Cancel asked for by {member}: the review stops shortly"))
-        elif to == LEASED:
-            tries += 1
-            moments.append(Moment(event.at, "Review started" if tries == 1 else f"Review started again (try {tries})"))
-        elif to == QUEUED and by_staff:
-            moments.append(Moment(event.at, "Staff sent it back to be reviewed again"))
-        elif to == QUEUED and event.reason.startswith(DEFERRED):
-            waiting = True
-            moments.append(Moment(event.at, wait_words(event.reason)))
-        elif to == QUEUED:
-            moments.append(Moment(event.at, "Interrupted: it will be tried again shortly", "attention"))
-        elif to == COMPLETED:
-            moments.append(Moment(event.at, "Confirmed done by staff" if by_staff else "Done", "good"))
-        elif to == DEAD:
-            moments.append(Moment(event.at, "Closed by staff" if by_staff else "Failed", "bad"))
-        elif to == UNKNOWN:
-            moments.append(Moment(event.at, "Paused: staff are checking whether the review service finished",
-                                  "checking"))
-        elif to == CANCELLED:
-            by = member or ("staff" if by_staff else "")
-            moments.append(Moment(event.at, f"Cancelled by {by}" if by else "Cancelled"))
-        else:
-            moments.append(Moment(event.at, state_words(to)))
-    if resumed is not None:  # running again after the wait
-        moments.append(Moment(resumed, "Review resumed"))
-    return moments
-
-
 # A deferral's reason (``jobs.queue.defer``); the handler's own words follow it.
 DEFERRED = "deferred: "
 # Whose "not now" a deferral was, by words of its reason (the agent's model and planner calls,
@@ -284,11 +226,132 @@ DEFERRED = "deferred: "
 PROVIDER_WORDS = ("provider", "planner", "(429)")
 
 
-def wait_words(reason: str) -> str:
+def timeline(events: Iterable[JobEvent], viewer_id: int | None = None, words: kinds.Words = GENERIC) -> list[Moment]:
+    """The events in the submitter's words (the kind's: ``words``). Rejected writes and notes
+    (to_state empty), epochs and markers are staff matters and are left out, and so is a claim
+    that was never started (the job only waited in a worker's hand): it was no try, and nothing
+    was interrupted. A teammate's cancel or resubmission is said with their name ("you" for the
+    viewer).
+
+    A try is a claim whose attempt was spent: the external-call marker and its settling are
+    notes on the running try, never tries. A deferral (the model provider said "not now", or
+    the worker shut down before it began) gives the attempt back: it reads as a wait, the
+    claims and deferrals that follow it until the job goes on read as one wait, and the claim
+    that goes on reads "Run resumed" (in the kind's words), not as another try."""
+    events = list(events)
+    told = _Timeline(words, member_names(events, viewer_id), unstarted_epochs(events))
+    for event in events:
+        told.add(event)
+    return told.end()
+
+
+def unstarted_epochs(events: list[JobEvent]) -> set[int]:
+    """The claims (by epoch) handed back before they began."""
+    return {e.epoch for e in events
+            if e.from_state == LEASED and e.to_state == QUEUED and e.reason.startswith(UNSTARTED_REASONS)}
+
+
+@dataclass
+class _Timeline:
+    """The timeline as it is told, one event at a time."""
+
+    words: kinds.Words
+    who: dict[str, str]  # the members said by name, by actor
+    unstarted: set[int]
+    moments: list[Moment] = field(default_factory=list)
+    tries: int = 0
+    waiting: bool = False  # the last line shown is a deferral: claims and deferrals only continue it
+    resumed: datetime | None = None  # a claim after a deferral, said once the job goes on
+
+    def add(self, event: JobEvent) -> None:
+        by_staff = event.actor.startswith("staff:")
+        hidden = event.epoch in self.unstarted and LEASED in (event.to_state, event.from_state) and not by_staff
+        if self.waiting and event.to_state and not hidden and self.still_waiting(event):
+            return
+        if not event.to_state:
+            self.note(event)
+        elif not hidden:
+            moment = self.moment(event, by_staff)
+            if moment is not None:
+                self.moments.append(moment)
+
+    def still_waiting(self, event: JobEvent) -> bool:
+        """Whether ``event`` only continues the wait a deferral began; once it does not, the
+        claim that ended the wait is said."""
+        to, before = event.to_state, event.from_state
+        if to == QUEUED and before == LEASED and event.reason.startswith(DEFERRED):
+            self.resumed = None  # another "not now": still the same wait
+            return True
+        if to == LEASED and before == QUEUED:
+            self.resumed = event.at
+            return True
+        if to == LEASED and before == LEASED and not event.reason.startswith(queue.CANCEL_REQUESTED):
+            return True  # the worker's notes (the external-call marker): shown to nobody, they end no wait
+        self.say_resumed()
+        self.waiting = False
+        return False
+
+    def say_resumed(self) -> None:
+        if self.resumed is not None:
+            self.moments.append(Moment(self.resumed, f"{self.words.run.capitalize()} resumed"))
+            self.resumed = None
+
+    def note(self, event: JobEvent) -> None:
+        """A note on the job: only a member's resubmission is the submitter's."""
+        member = self.who.get(event.actor)
+        if member and event.reason.startswith(queue.RESUBMITTED_AS):
+            new_job = event.reason.removeprefix(queue.RESUBMITTED_AS)
+            self.moments.append(Moment(event.at, f"Submitted again by {member}, as job {new_job}"))
+
+    def moment(self, event: JobEvent, by_staff: bool) -> Moment | None:
+        to, before = event.to_state, event.from_state
+        if not before:
+            return Moment(event.at, "Received")
+        if to == LEASED and before == LEASED:  # a note on a running job: a cancel request is the submitter's
+            member = self.who.get(event.actor)
+            if member and event.reason.startswith(queue.CANCEL_REQUESTED):
+                return Moment(event.at, f"Cancel asked for by {member}: the {self.words.run} stops shortly")
+            return None
+        if to == LEASED:
+            self.tries += 1
+            run = self.words.run.capitalize()
+            return Moment(event.at, f"{run} started" if self.tries == 1 else f"{run} started again (try {self.tries})")
+        if to == QUEUED:
+            return self.queued(event, by_staff)
+        return self.finished(event, by_staff)
+
+    def queued(self, event: JobEvent, by_staff: bool) -> Moment:
+        if by_staff:
+            return Moment(event.at, f"Staff sent it back {self.words.again}")
+        if event.reason.startswith(DEFERRED):
+            self.waiting = True
+            return Moment(event.at, wait_words(event.reason, self.words))
+        return Moment(event.at, "Interrupted: it will be tried again shortly", "attention")
+
+    def finished(self, event: JobEvent, by_staff: bool) -> Moment:
+        to = event.to_state
+        if to == COMPLETED:
+            return Moment(event.at, "Confirmed done by staff" if by_staff else "Done", "good")
+        if to == DEAD:
+            return Moment(event.at, "Closed by staff" if by_staff else "Failed", "bad")
+        if to == UNKNOWN:
+            return Moment(event.at, f"Paused: staff are checking whether the {self.words.service} finished",
+                          "checking")
+        if to == CANCELLED:
+            by = self.who.get(event.actor) or ("staff" if by_staff else "")
+            return Moment(event.at, f"Cancelled by {by}" if by else "Cancelled")
+        return Moment(event.at, state_words(to, self.words))
+
+    def end(self) -> list[Moment]:
+        self.say_resumed()  # running again after the wait
+        return self.moments
+
+
+def wait_words(reason: str, words: kinds.Words = GENERIC) -> str:
     """A deferral in the submitter's words: who asked to wait; no try was spent."""
     if any(word in reason for word in PROVIDER_WORDS):
-        return "Waiting for the model provider, which asked us to slow down: the review goes on shortly"
-    return "Paused: the review goes on shortly"
+        return f"Waiting for the model provider, which asked us to slow down: the {words.run} goes on shortly"
+    return f"Paused: the {words.run} goes on shortly"
 
 
 def member_names(events: Iterable[JobEvent], viewer_id: int | None) -> dict[str, str]:

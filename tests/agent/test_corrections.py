@@ -59,7 +59,7 @@ def test_a_corrected_iban_is_checked_like_the_review_and_the_reviews_value_is_ke
     done = correct(job, alice, "iban", f"  {GOOD_IBAN} ", clock=clock)
     # The check the review runs decided it, and kept the IBAN as it keeps one (grouped in fours).
     assert (done.status, done.value, done.confirmed) == ("present", "DE89 3704 0044 0532 0130 00", False)
-    assert (done.previous_value, done.review_value, done.review_status) == ("DE00 1234", "DE00 1234", "malformed")
+    assert (done.previous_value, done.original_value, done.original_status) == ("DE00 1234", "DE00 1234", "malformed")
     assert done.by == "alice" and done.summary == kinds.Summary("ok", "OK", False, done.summary.reference)
     record = FieldCorrection.objects.get(job=job)
     assert (record.field, record.value, record.previous_value, record.status, record.by_id, record.at) == (

@@ -88,8 +88,8 @@ def test_the_submitters_timeline_leaves_out_a_claim_that_never_started(clock, ac
 
     words = [m.words for m in wording.timeline(JobEvent.objects.filter(job_id=job.pk).order_by("id"))]
 
-    assert words == ["Received", "Review started", "Interrupted: it will be tried again shortly",
-                     "Review started again (try 2)", "Done"]
+    assert words == ["Received", "Run started", "Interrupted: it will be tried again shortly",
+                     "Run started again (try 2)", "Done"]
 
 
 def test_a_dead_workers_late_writes_are_refused_after_an_unstarted_return(clock, accept):

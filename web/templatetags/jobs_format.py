@@ -36,7 +36,7 @@ def when(value: datetime | None) -> str:
 
 @register.filter
 def state_words(job: Any) -> str:
-    return wording.state_words(job.state)
+    return wording.state_words(job.state, wording.words_of(job.kind))
 
 
 @register.filter
