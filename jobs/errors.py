@@ -1,6 +1,6 @@
 """Why a job was refused at acceptance. Each carries a stable code the API reports, and
 where one code covers refusals a person fixes differently, a finer ``reason`` the pages
-choose their words by (``web.http.in_words``); the message is for API clients and staff,
+choose their words by (``web.refusals.in_words``); the message is for API clients and staff,
 never matched."""
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from jobs import documents, kinds, queue
 from jobs.clock import queue_clock
 from jobs.models import Job
 
-from . import exports, http, polling, schemas, status, wording, zones
+from . import exports, http, polling, refusals, schemas, status, submissions, wording, zones
 from .http import Call, HtmxHttpRequest, HttpError
 from .openapi import openapi
 
@@ -69,9 +69,8 @@ def render_form(request: HtmxHttpRequest, error: HttpError | None = None) -> Htt
     """
     read = error is not None and not (error.status == 413 and not isinstance(error, http.FormRefused))
     values = request.POST if read else {}
-    refusals = http.refusals(request, error) if error else []
     errors: dict[str, list[http.Refusal]] = {}
-    for refusal in refusals:
+    for refusal in refusals.refusals(request, error) if error else []:
         errors.setdefault(refusal.field or "form", []).append(refusal)
     offered = kinds.offered_kinds()
     largest = max((k.max_document_bytes for k in offered), default=0)
@@ -79,7 +78,7 @@ def render_form(request: HtmxHttpRequest, error: HttpError | None = None) -> Htt
     return render(request, template, {
         "nav": "new", "kinds": offered, "operation_key": values.get("idempotency_key") or uuid.uuid4().hex,
         "errors": errors, "values": values, "max_files": http.MAX_BATCH_FILES,
-        "max_file_bytes": largest, "max_file_words": http.size_words(largest) if largest else "",
+        "max_file_bytes": largest, "max_file_words": refusals.size_words(largest) if largest else "",
     }, status=error.status if error else 200)
 
 
@@ -90,11 +89,11 @@ def jobs(call: Call) -> HttpResponse:
 
 def submit(call: Call) -> HttpResponse:
     if call.wants_json:
-        acceptance = http.submit(call)
+        acceptance = submissions.submit(call)
         url = schemas.status_url(acceptance.job.pk)
         return call.json(schemas.Accepted.of(acceptance.job), status=202,
-                         headers={"Location": url, "Retry-After": str(http.RETRY_AFTER_ACCEPTED)})
-    sent = http.submit_form(call)
+                         headers={"Location": url, "Retry-After": str(submissions.RETRY_AFTER_ACCEPTED)})
+    sent = submissions.submit_form(call)
     if sent.batch:
         call.request.session[REFUSED_SESSION_KEY.format(batch=sent.batch)] = [
             {"name": r.name, "message": r.message} for r in sent.refused[: http.MAX_BATCH_FILES + 1]]
@@ -253,7 +252,7 @@ def job_field(call: Call, job_id: int, field: str) -> HttpResponse:
     found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)  # foreign ids: the same 404
     kind = kinds.get(found.job.kind)
     hook = kind.presentation.correct if kind else None
-    value, confirm = http.correction(call)
+    value, confirm = submissions.correction(call)
     try:
         if hook is None:
             raise kinds.Refused(409, "not_correctable", "this kind of job has no fields to correct",
@@ -338,7 +337,7 @@ def job_cancel(call: Call, job_id: int) -> HttpResponse:
         return confirm_cancel(call, {"job": job, "cancellable": not job.is_terminal and not job.cancel_requested_at,
                                      "action": reverse("job_cancel", args=[job_id]),
                                      "back": schemas.status_url(job_id)})
-    outcome = http.cancel(call, job_id)
+    outcome = submissions.cancel(call, job_id)
     if not call.wants_json:
         return see_other(schemas.status_url(job_id))
     found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)
@@ -357,7 +356,7 @@ def batch_cancel(call: Call, batch: str) -> HttpResponse:
     for job in found.jobs:
         if not job.is_terminal:
             try:
-                http.cancel(call, job.pk)
+                submissions.cancel(call, job.pk)
             except http.HttpError:  # it finished meanwhile: nothing to cancel
                 pass
     return see_other(reverse("batch_detail", args=[batch]))
@@ -373,7 +372,7 @@ def confirm_cancel(call: Call, context: dict[str, object]) -> HttpResponse:
 @http.endpoint("POST")
 def job_again(call: Call, job_id: int) -> HttpResponse:
     """Submit a failed job's document again, as a new job."""
-    acceptance = http.submit_again(call, job_id)
+    acceptance = submissions.submit_again(call, job_id)
     return see_other(schemas.status_url(acceptance.job.pk))
 
 
