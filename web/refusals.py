@@ -99,11 +99,12 @@ def _text_refused(reason: str, spec: kinds.Kind | None) -> str | None:
     if reason == Reason.TOO_LONG:
         longest = _schema_limit(spec, "maxLength")
         return "The pasted text is too long" + (f": at most {longest:,} characters." if longest else ".")
-    return {
+    said: dict[str, str] = {
         Reason.NOT_STORABLE: "The pasted text contains characters that cannot be stored. Paste it again as plain text.",
         Reason.NO_INPUT: "Choose a file, or paste the text of a document.",
         Reason.INPUT_TWICE: "Send a file or pasted text in the advanced options, not both.",
-    }.get(reason)  # a StrEnum member is its string
+    }
+    return said.get(reason)  # a StrEnum member is its string
 
 
 def _schema_limit(spec: kinds.Kind | None, keyword: str) -> int | None:

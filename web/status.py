@@ -367,8 +367,8 @@ class BatchStatus:
         staff: dict[str, int] = {}
         for job in self.jobs:
             if job.is_terminal:
-                with_staff = job.state == UNKNOWN or (job.state == DEAD and not wording.failure(job).resubmit)
-                tally = staff if with_staff else counts
+                staffs = job.state == UNKNOWN or (job.state == DEAD and not wording.failure(job).resubmit)
+                tally = staff if staffs else counts
                 word = wording.outcome_count_word(job)
                 tally[word] = tally.get(word, 0) + 1
         parts = ", ".join(wording.count_words(n, word) for word, n in counts.items())
