@@ -82,8 +82,8 @@ def correct(*, job_id: int, tenant_id: int | None, user: User, field: str, value
     return kinds.Correction(
         field=field, label=fields.LABELS[field], value=record.checked_value or None, status=record.status,
         detail=record.detail, confirmed=confirm, previous_value=record.previous_value or None,
-        review_value=None if review.get("value") is None else str(review["value"]),
-        review_status=str(review.get("status", "")), by=record.by_name, at=now,
+        original_value=None if review.get("value") is None else str(review["value"]),
+        original_status=str(review.get("status", "")), by=record.by_name, at=now,
         summary=summary)
 
 

@@ -2,7 +2,7 @@
 the supplier, the CSV row, progress in words.
 
 Registered with the jobs app as the kind's ``Presentation`` (``agent.workflow.KIND``), so the
-queue's pages show a review without knowing its shape. Every function here takes what the
+web's pages show a review without knowing its shape. Every function here takes what the
 kind stored (a result, a job id) and tolerates a result of another shape: staff may complete
 an unknown job with a note of their own.
 """
@@ -17,7 +17,7 @@ from django.db.models import Case, Exists, F, FloatField, OuterRef, Subquery, Te
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Lower
 
-from jobs.kinds import FailureCause, PageBox, Presentation
+from jobs.kinds import FailureCause, PageBox, Presentation, Words
 
 from . import corrections, duplicates, fields, reading, work
 from .models import Checkpoint, FieldCorrection
@@ -268,7 +268,7 @@ def list_columns(result: dict[str, Any]) -> dict[str, str]:
             "invoice_date": shown("invoice_date"), "total": shown("total_amount")}
 
 
-# The list's sort keys (jobs.kinds.SORT_KEYS) by the field they sort on.
+# The list's sort keys (web.status.SORT_KEYS) by the field they sort on.
 SORT_FIELDS = {"invoice_date": "invoice_date", "total": "total_amount", "supplier": "supplier_name"}
 
 
@@ -327,10 +327,16 @@ def progress_text(job_id: int) -> str | None:
 FAILURES = {code: FailureCause.SERVICE for code in (
     "planner_error", "planner_timeout", "planner_misconfigured", "model_error", "model_timeout")}
 
+# What Alice calls the work of this kind, in the pages' sentences about a job ("Reviewing", "the
+# review stops shortly", "our review service had a problem").
+WORDS = Words(running="Reviewing", run="review", waiting="in line for review", again="to be reviewed again",
+              service="review service", ran="was reviewed",
+              unreadable="submit a readable copy (a PDF with selectable text, a Word document or a text file)")
+
 REVIEW = Presentation(outcomes=OUTCOMES, present=present, export_columns=export_columns, note=note,
                       progress_text=progress_text, boxes=boxes, failures=FAILURES,
                       duplicates=duplicates.of_jobs, duplicate_ids=duplicates.flagged,
                       revise=corrections.revise, correct=corrections.correct, history=corrections.history,
                       work_states=work.STATES, work=work.of_jobs, work_elsewhere=work.elsewhere,
                       work_history=work.history, work_assigned=work.assigned,
-                      list_columns=list_columns, sort_key=sort_key)
+                      list_columns=list_columns, sort_key=sort_key, words=WORDS)

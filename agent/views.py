@@ -1,6 +1,6 @@
 """The members' work on documents: a job's work state from its page, and bulk actions on the list.
 
-Thin, like the queue app's views (``jobs.http.endpoint``: the caller, CSRF, JSON or a page); every
+Thin, like the queue app's views (``web.http.endpoint``: the caller, CSRF, JSON or a page); every
 write goes through ``agent.work.change``. Browsers are sent back with a 303 (POST-redirect-GET).
 """
 
@@ -13,11 +13,11 @@ from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from jobs import status
 from jobs.clock import queue_clock
-from jobs.http import Call, HttpError, endpoint
 from jobs.models import Job
-from jobs.views import csv_response, job_link, see_other
+from web import exports, status, zones
+from web.http import Call, HttpError, endpoint
+from web.views import csv_response, job_link, see_other
 
 from . import notifications, work
 from .admin import WebhookForm
@@ -85,9 +85,9 @@ def jobs_work(call: Call) -> HttpResponse:
     if action == "export":
         jobs = (Job.objects.for_tenant(call.tenant_id).filter(pk__in=ids).only(*status.LIST_FIELDS, "result")
                 .order_by("-id"))
-        zone = status.zone_name(form.get("tz", "")[:64])  # the reader's, as the list's form carries it
-        return csv_response(status.export(jobs, zone=zone, link=job_link(call)),
-                            status.export_filename(zone, queue_clock.now(), "selected"))
+        zone = zones.zone_name(form.get("tz", "")[:64])  # the reader's, as the list's form carries it
+        return csv_response(exports.export(jobs, zone=zone, link=job_link(call)),
+                            exports.export_filename(zone, queue_clock.now(), "selected"))
     if not ids:
         messages.info(call.request, "Select documents first, with the boxes in the list.")
         return see_other(back)

@@ -20,9 +20,9 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q, QuerySet
 
-from jobs import status
 from jobs.kinds import Work
 from jobs.models import Job, User
+from web import status, wording
 
 from .models import DocumentWork, DocumentWorkChange
 
@@ -66,7 +66,7 @@ class Change:
 
 def default_state(job: Job) -> str:
     """To do when the document's outcome needs action (a failure, fields to correct); else none."""
-    return State.TODO.value if status.needs_submitter(job) else ""
+    return State.TODO.value if wording.needs_submitter(job) else ""
 
 
 def change(*, tenant_id: int | None, job_id: int, by_id: int, now: datetime, state: str | type[KEEP] = KEEP,

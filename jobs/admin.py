@@ -33,7 +33,9 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
-from . import documents, http, kinds, queue, status, task_kind, tokens
+from web import http, status
+
+from . import documents, kinds, queue, task_kind, tokens
 from .clock import queue_clock
 from .models import ApiToken, Job, JobEvent, Tenant, User
 

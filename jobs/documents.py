@@ -37,7 +37,7 @@ log = logging.getLogger("jobs.documents")
 # process forked for it (``jobs.bounded``): far below the web's request timeout (gunicorn's
 # 30 s), so that three hostile uploads at once cannot hold the web's workers. The kinds'
 # checks refuse what they know to be expensive before paying for it and take milliseconds
-# for an invoice; this is for what they do not know.
+# for an ordinary document; this is for what they do not know.
 CHECK_CPU_SECONDS = 2
 CHECK_WALL_SECONDS = 3.0
 CHECK_MEMORY_MB = 256
@@ -211,7 +211,7 @@ def store_page_images(name: str, images: list[tuple[bytes, int, int]]) -> bool:
     """Keep ``images`` (PNG bytes, width, height) as the pages of stored document ``name``.
 
     Written once: to a temporary folder beside the document, each file synced, then renamed
-    into place. False when the pages were already kept (another review of the same bytes).
+    into place. False when the pages were already kept (another job of the same bytes).
     """
     target = pages_dir(name)
     if target.exists() or not images:

@@ -1,6 +1,6 @@
 """Why a job was refused at acceptance. Each carries a stable code the API reports, and
 where one code covers refusals a person fixes differently, a finer ``reason`` the pages
-choose their words by (``jobs.http.in_words``); the message is for API clients and staff,
+choose their words by (``web.refusals.in_words``); the message is for API clients and staff,
 never matched."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from enum import StrEnum
 class Reason(StrEnum):
     """Refusals the submit form words apart, beyond the API's code (which stays as it is)."""
 
-    NO_INPUT = "no_input"  # neither a document nor text to review
+    NO_INPUT = "no_input"  # neither a document nor text to work on
     INPUT_TWICE = "input_twice"  # a document and text in one job
     TOO_LONG = "too_long"  # a value longer than its schema allows (maxLength)
     NOT_STORABLE = "not_storable"  # a NUL character or a lone surrogate, which no database keeps
@@ -61,7 +61,7 @@ class OperationKeyConflict(AcceptanceError):
 
 
 class DocumentUnpacksTooLarge(PayloadTooLarge):
-    """A packed document (a DOCX is a zip) declares more unpacked bytes than a review reads.
+    """A packed document (a DOCX is a zip) declares more unpacked bytes than its kind reads.
 
     Decided from the sizes the document declares, before anything is unpacked.
     """
@@ -71,7 +71,7 @@ class DocumentUnpacksTooLarge(PayloadTooLarge):
 
 
 class DocumentTooComplex(PayloadTooLarge):
-    """A document with more structure (zip parts, PDF objects, XML elements) than a review reads."""
+    """A document with more structure (zip parts, PDF objects, XML elements) than its kind reads."""
 
     code = "too_complex"
     status = 413

@@ -69,7 +69,7 @@ class Summary:
     outcome: str  # a short code the kind defines ("ok", "to_correct", "unreadable")
     text: str  # in the submitter's words ("OK", "2 to correct")
     needs_action: bool  # the submitter has something to do about it
-    reference: str = ""  # words to find the job by (the supplier, the invoice number)
+    reference: str = ""  # words to find the job by (a name and a number the kind read from the input)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,7 +89,7 @@ class PageBox:
 
 @dataclass(frozen=True, kw_only=True)
 class Duplicate:
-    """An earlier job of the same tenant whose input a job's seems to repeat (the same invoice sent
+    """An earlier job of the same tenant whose input a job's seems to repeat (the same document sent
     again), as the kind compares them: what the pages, the export and the API flag."""
 
     job_id: int
@@ -103,7 +103,7 @@ class Duplicate:
 @dataclass(frozen=True, kw_only=True)
 class Work:
     """Where the tenant's members are with a job's document, apart from the job's state: its work
-    state (the kind's code and words: "to do", "waiting for the supplier"...), who it is assigned
+    state (the kind's code and words: "to do", "handled"...), who it is assigned
     to, and a short note."""
 
     state: str  # "" when there is nothing to do and no member said otherwise
@@ -114,12 +114,12 @@ class Work:
 
 
 class FailureCause(StrEnum):
-    """Whose doing a failure was, as the submitter is told it (``jobs.status.failure``)."""
+    """Whose doing a failure was, as the submitter is told it (``web.wording.failure``)."""
 
     DOCUMENT = "document"  # the input itself: the same input fails the same way; send another copy
-    TIME = "time"  # the review ran out of time
+    TIME = "time"  # the handler ran out of time
     SERVICE = "service"  # our side (the provider, a crash): staff run it again, nothing to do
-    CHECK = "check"  # the review stopped at one of its own checks
+    CHECK = "check"  # the handler stopped at one of its own checks
 
 
 class Refused(Exception):
@@ -138,17 +138,17 @@ class Refused(Exception):
 class Correction:
     """One field of a completed result corrected (or confirmed as seen) by a member of its tenant,
     as the kind recorded it: the value it now has and its check, the value before, the
-    review's own, who and when, and the job's summary as the kind now reads the result."""
+    handler's own, who and when, and the job's summary as the kind now reads the result."""
 
     field: str
     label: str  # the field in the submitter's words ("IBAN / bank account")
     value: str | None  # as the field's check keeps it (an IBAN grouped in fours, a date in ISO)
-    status: str  # the kind's status code, from the same check the review ran
+    status: str  # the kind's status code, from the same check the handler ran
     detail: str
     confirmed: bool  # the member confirmed the value as it was, rather than typing another
-    previous_value: str | None  # before this correction (the review's, or an earlier correction's)
-    review_value: str | None  # the review's own, kept for the audit
-    review_status: str
+    previous_value: str | None  # before this correction (the handler's, or an earlier correction's)
+    original_value: str | None  # the handler's own, kept for the audit
+    original_status: str
     by: str  # the member's username
     at: datetime
     summary: Summary | None = None
@@ -170,10 +170,26 @@ class Remark:
     tone: str = ""  # good, attention, bad: what the timeline colours it by
 
 
+@dataclass(frozen=True, kw_only=True)
+class Words:
+    """What a kind's submitters call its work, for the sentences the pages say about its jobs
+    ("Running", "the run stops shortly", "our service had a problem"). The defaults are a queue's
+    generic words; a kind says its own (``Presentation.words``).
+    """
+
+    running: str = "Running"  # a running job's state
+    run: str = "run"  # one go at a job, a noun: "Run started", "the run ran out of time"
+    waiting: str = "in line to run"  # a waiting job that has not been tried yet
+    again: str = "to run again"  # "Staff sent it back to run again"
+    service: str = "service"  # what runs the jobs: "our service had a problem"
+    ran: str = "ran"  # a verb in the past: "it ran before previews were kept"
+    unreadable: str = "submit a readable copy of the document"  # advice when its document could not be read
+
+
 @dataclass(frozen=True)
 class Presentation:
-    """How a kind's jobs read on the submitter's pages, so the queue app shows them without
-    knowing a result's shape. Every hook is optional; a kind without them is shown generically.
+    """How a kind's jobs read on the submitter's pages, so the pages show them without knowing a
+    result's shape. Every hook is optional; a kind without them is shown generically.
     """
 
     # Summary outcome codes (Summary.outcome) and their labels, for the list's outcome filter.
@@ -199,10 +215,10 @@ class Presentation:
     duplicate_ids: Callable[[int | None], "QuerySet[Any, Any]"] | None = None
     # The kind's own failure codes (``JobFailed.code``) and whose doing each is, so a failed
     # job's page says why in the right words. Codes not named here: the queue's own reading
-    # of them (``jobs.status.failure``), else ``CHECK``.
+    # of them (``web.wording.failure``), else ``CHECK``.
     failures: dict[str, FailureCause] = field(default_factory=dict)
     # Completed results by job id -> the same results as the submitters' corrections make them
-    # (each corrected field with its new value and check, the review's own kept beside it); a
+    # (each corrected field with its new value and check, the handler's own kept beside it); a
     # job without corrections comes back as it was. The pages, downloads, the API and the CSV
     # pass a result through it before the hooks above.
     revise: Callable[[dict[int, dict[str, Any]]], dict[int, dict[str, Any]]] | None = None
@@ -224,18 +240,15 @@ class Presentation:
     # (tenant, member) -> the ids of the tenant's jobs assigned to that member (a subquery): on
     # their "Needs my action" whoever sent them.
     work_assigned: Callable[[int | None, int], "QuerySet[Any, Any]"] | None = None
-    # A completed result (as ``revise`` makes it) -> what finance reads in the list, by column
-    # (``LIST_COLUMNS``: "supplier", "number", "invoice_date", "total"), in the submitter's words.
+    # A completed result (as ``revise`` makes it) -> what the list shows of it, by the names of
+    # the columns the pages' list has, in the submitter's words.
     list_columns: Callable[[dict[str, Any]], dict[str, str]] | None = None
-    # A sort key of the list (``SORT_KEYS``: "invoice_date", "total", "supplier") -> an expression
-    # over the kind's Job rows that orders them by that value as corrected (NULL when unknown),
-    # so the database sorts a tenant's list; None: the kind cannot sort by it.
+    # A sort key of the pages' list -> an expression over the kind's Job rows that orders them by
+    # that value as corrected (NULL when unknown), so the database sorts a tenant's list; None:
+    # the kind cannot sort by it.
     sort_key: Callable[[str], Any] | None = None
-
-
-# The list's columns a kind may fill (``Presentation.list_columns``), and the keys it may sort by.
-LIST_COLUMNS = ("supplier", "number", "invoice_date", "total")
-SORT_KEYS = ("invoice_date", "total", "supplier")
+    # What the kind's submitters call its work, in the pages' sentences about its jobs.
+    words: Words = field(default_factory=Words)
 
 
 @dataclass(frozen=True)

@@ -104,7 +104,8 @@ INSTALLED_APPS = [
     "axes",
     "django_htmx",
     "template_partials",
-    "jobs",
+    "jobs",  # the queue: jobs, their states, the workers
+    "web",  # the product's pages and JSON API over the queue
     "agent",
     "ops",
     "bench",
@@ -112,9 +113,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "jobs.middleware.SecurityHeadersMiddleware",  # Permissions-Policy
+    "web.middleware.SecurityHeadersMiddleware",  # Permissions-Policy
     "django_htmx.middleware.HtmxMiddleware",  # request.htmx, for every middleware after it
-    "jobs.middleware.ApiErrorsMiddleware",  # JSON errors for API clients; 503 when the store is away
+    "web.middleware.ApiErrorsMiddleware",  # JSON errors for API clients; 503 when the store is away
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -145,7 +146,7 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
-# --- Permissions-Policy, on every response (jobs.middleware.SecurityHeadersMiddleware) ----
+# --- Permissions-Policy, on every response (web.middleware.SecurityHeadersMiddleware) ----
 # The site uses none of these powerful features: a page (or anything injected into one) may
 # not ask for them. deploy/nginx/jobsite.conf sends the same header on what nginx serves.
 PERMISSIONS_POLICY = ", ".join(f"{feature}=()" for feature in (
@@ -231,7 +232,7 @@ else:
     # retransmission timeout (about 15 minutes): TCP keepalives on an idle connection,
     # tcp_user_timeout on one waiting for an answer, and a bounded connect.
     # A web process has no lease to keep, only a person or a client waiting, holding one of
-    # a few sync workers: it gives up within 2 s and answers 503 (jobs.middleware), so a
+    # a few sync workers: it gives up within 2 s and answers 503 (web.middleware), so a
     # host cut off from the database keeps serving what it can. A worker's first request
     # after a cut pays twice: the health check of its persistent connection (the TCP user
     # timeout, 0.5 s) and then a new connection, whose lost SYN the kernel times out at its
@@ -302,9 +303,9 @@ def client_ip_address(request) -> str | None:
 
 AXES_CLIENT_IP_CALLABLE = client_ip_address
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "jobs"  # members; staff land on the triage list (jobs.views.LoginView)
+LOGIN_REDIRECT_URL = "jobs"  # members; staff land on the triage list (web.views.LoginView)
 LOGOUT_REDIRECT_URL = "login"
-CSRF_FAILURE_VIEW = "jobs.views.csrf_failure"  # the product's JSON or HTML error, not Django's page
+CSRF_FAILURE_VIEW = "web.views.csrf_failure"  # the product's JSON or HTML error, not Django's page
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -13,5 +13,5 @@ urlpatterns = [
     path("ops/", include("ops.urls")),
     path("metrics", metrics_view, name="metrics"),
     path("", include("agent.urls")),  # the members' work on documents (agent.views)
-    path("", include("jobs.urls")),
+    path("", include("web.urls")),
 ]

@@ -320,8 +320,8 @@ class _Lab:
                  "this worker's epoch no longer owns the job: its write changes nothing", applied=outcome.applied)
 
     def inspect(self) -> None:
-        from jobs import status
         from jobs.models import Job, JobEvent
+        from web import status
 
         job = Job.objects.get(pk=self.job_id)
         found = status.job_status(tenant_id=job.tenant_id, job_id=job.pk)

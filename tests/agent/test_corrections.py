@@ -11,11 +11,12 @@ import pytest
 
 from agent import corrections, presentation, workflow
 from agent.models import FieldCorrection
-from jobs import kinds, queue, status
+from jobs import kinds, queue
 from jobs.documents import Upload
 from jobs.models import Job, JobEvent
 from tests.conftest import claim_first
 from tests.web.conftest import evidenced_review_result, review_result
+from web import exports, status
 
 pytestmark = pytest.mark.django_db
 _keys = itertools.count(1)
@@ -58,7 +59,7 @@ def test_a_corrected_iban_is_checked_like_the_review_and_the_reviews_value_is_ke
     done = correct(job, alice, "iban", f"  {GOOD_IBAN} ", clock=clock)
     # The check the review runs decided it, and kept the IBAN as it keeps one (grouped in fours).
     assert (done.status, done.value, done.confirmed) == ("present", "DE89 3704 0044 0532 0130 00", False)
-    assert (done.previous_value, done.review_value, done.review_status) == ("DE00 1234", "DE00 1234", "malformed")
+    assert (done.previous_value, done.original_value, done.original_status) == ("DE00 1234", "DE00 1234", "malformed")
     assert done.by == "alice" and done.summary == kinds.Summary("ok", "OK", False, done.summary.reference)
     record = FieldCorrection.objects.get(job=job)
     assert (record.field, record.value, record.previous_value, record.status, record.by_id, record.at) == (
@@ -230,7 +231,7 @@ def test_the_csv_has_the_corrected_values_and_says_what_the_review_read(complete
     plain = completed_review(review_result())
     job = completed_review(review_result(iban_status="malformed"))
     correct(job, alice, "iban", GOOD_IBAN, clock=clock)
-    export = status.export(Job.objects.filter(pk__in=[plain.pk, job.pk]).order_by("id"))
+    export = exports.export(Job.objects.filter(pk__in=[plain.pk, job.pk]).order_by("id"))
     rows = [dict(zip(export.header, row, strict=True)) for row in export.rows]
     assert (rows[1]["Outcome"], rows[1]["IBAN / bank account"], rows[1]["Issues"]) == (
         "OK", "DE89 3704 0044 0532 0130 00", "")

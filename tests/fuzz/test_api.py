@@ -8,7 +8,7 @@ unicode, broken percent-escapes) and random job ids (``GET /jobs/<id>``, its dow
 
 - no exception reaches Django's handler (the test client re-raises it: a 500 in production);
 - an API answer (the request carries ``Authorization``) is JSON with a status the OpenAPI
-  table (``jobs.openapi.OPERATIONS``) documents for its operation, and an error's ``error``
+  table (``web.openapi.OPERATIONS``) documents for its operation, and an error's ``error``
   code is one of the documented codes (``DOCUMENTED_CODES``: docs/api.md, *Errors*).
 
 The 500s of issue 21's finding 7 (a day at the calendar's end, a NUL in the search) and the
@@ -31,11 +31,12 @@ from django.urls import Resolver404, resolve
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobs import errors, http, tokens
-from jobs.openapi import OPERATIONS
+from jobs import errors, tokens
 from tests.fuzz import inputs
 from tests.fuzz.conftest import FIGURES_SEEN, examples, measured
 from tests.web.conftest import ECHO
+from web import http
+from web.openapi import OPERATIONS
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.django_db]
 
@@ -50,7 +51,7 @@ def _acceptance_codes() -> set[str]:
 
 
 # Every error code the API documents (docs/api.md: Errors; jobs.errors;
-# the generic codes of jobs.http.STATUS_CODES except internal_error, which is a 500).
+# the generic codes of web.http.STATUS_CODES except internal_error, which is a 500).
 DOCUMENTED_CODES = (_acceptance_codes() | {code for code, _ in http.STATUS_CODES.values()}
                     | {"malformed_json", "malformed_body", "invalid_token", "unauthenticated", "csrf_failed",
                        "no_tenant", "not_cancellable", "not_failed", "document_gone"}) - {"internal_error"}

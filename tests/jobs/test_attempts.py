@@ -72,7 +72,7 @@ def test_the_timeline_tells_a_claim_that_ran_from_one_only_held(clock, accept):
 
 
 def test_the_submitters_timeline_leaves_out_a_claim_that_never_started(clock, accept):
-    from jobs import status
+    from web import wording
 
     job = accept()
     queue.claim(now=clock.now(), worker="w", lease=LEASE)  # held by a worker that died
@@ -86,10 +86,10 @@ def test_the_submitters_timeline_leaves_out_a_claim_that_never_started(clock, ac
     assert queue.start(job_id=c.job_id, epoch=c.epoch, now=clock.now())
     assert queue.complete(job_id=c.job_id, epoch=c.epoch, result={}, now=clock.now())
 
-    words = [m.words for m in status.timeline(JobEvent.objects.filter(job_id=job.pk).order_by("id"))]
+    words = [m.words for m in wording.timeline(JobEvent.objects.filter(job_id=job.pk).order_by("id"))]
 
-    assert words == ["Received", "Review started", "Interrupted: it will be tried again shortly",
-                     "Review started again (try 2)", "Done"]
+    assert words == ["Received", "Run started", "Interrupted: it will be tried again shortly",
+                     "Run started again (try 2)", "Done"]
 
 
 def test_a_dead_workers_late_writes_are_refused_after_an_unstarted_return(clock, accept):

@@ -10,8 +10,8 @@ from django.db import OperationalError, connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from jobs import http, status
 from jobs.models import Job, JobEvent
+from web import http, status
 
 from .conftest import key
 

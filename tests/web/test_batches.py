@@ -9,9 +9,10 @@ from datetime import timedelta
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from jobs import http, kinds
+from jobs import kinds
 from jobs.models import Job
 from tests.conftest import drive_to
+from web import http, submissions
 
 from .conftest import review_result
 from .test_pages import HTMX, csrf_token, form_key
@@ -214,7 +215,7 @@ def test_a_batch_of_slow_documents_checks_what_fits_its_time_and_names_the_rest(
     names what was not checked, never a timeout."""
     from tests import hostile
 
-    monkeypatch.setattr(http, "BATCH_CHECK_SECONDS", 1.0)  # 15 s in production: the same rule, sooner
+    monkeypatch.setattr(submissions, "BATCH_CHECK_SECONDS", 1.0)  # 15 s in production: the same rule, sooner
     client, fields = form
     slow = hostile.pdf_long_xref(49_000)
     uploads = [SimpleUploadedFile(f"invoice-{n:02}.pdf", slow + b"%% copy %02d\n" % n,
@@ -244,4 +245,4 @@ def test_a_batchs_checks_end_well_before_the_web_workers_timeout():
 
     timeout = runpy.run_path(str(ROOT / "deploy" / "gunicorn.conf.py"))["timeout"]
     # A batch's last check gets what is left of its budget, never more: the budget bounds them all.
-    assert http.BATCH_CHECK_SECONDS <= timeout / 2 and documents.CHECK_WALL_SECONDS <= timeout / 10
+    assert submissions.BATCH_CHECK_SECONDS <= timeout / 2 and documents.CHECK_WALL_SECONDS <= timeout / 10

@@ -17,11 +17,12 @@ from agent import duplicates, samples, workflow
 from agent.models import DocumentFingerprint
 from agent.planner import LocalPlanner
 from agent.samples.make_samples import invoice_lines
-from jobs import kinds, queue, status
+from jobs import kinds, queue
 from jobs.context import JobContext
 from jobs.documents import Upload
-from jobs.openapi import openapi
 from tests.conftest import claim_first, drive_to
+from web import status
+from web.openapi import openapi
 
 CLEAN = samples.CLEAN_PDF.read_bytes()  # Nordlicht Bürobedarf GmbH, VAT DE136695976, INV-2026-0142
 

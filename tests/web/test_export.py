@@ -86,7 +86,7 @@ def test_a_batch_exports_its_documents_in_order(browser_client, alice, reviewed)
 
 def test_a_batchs_export_is_named_for_the_batch_and_dated_in_the_readers_zone(browser_client, alice, reviewed,
                                                                               clock, monkeypatch):
-    monkeypatch.setattr("jobs.views.queue_clock", clock)
+    monkeypatch.setattr("web.views.queue_clock", clock)
     clock.advance(hours=22.5 - clock.now().hour - clock.now().minute / 60)  # 22:30 UTC: the next day in Berlin
     reviewed(review_result(), name="one.pdf", batch="b-x")
     berlin_day = clock.now().astimezone(ZoneInfo("Europe/Berlin")).date()

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from agent import corrections, work
-from jobs import status
+from web import zones
 
 from .conftest import review_result
 from .test_export import read_csv
@@ -170,7 +170,7 @@ def test_the_way_back_is_the_list_itself_without_a_visit_and_never_another_site(
 
 
 def test_the_csv_names_the_readers_zone_and_is_dated_in_it(browser_client, alice, reviewed, clock, monkeypatch):
-    monkeypatch.setattr("jobs.views.queue_clock", clock)
+    monkeypatch.setattr("web.views.queue_clock", clock)
     clock.advance(hours=22.5 - clock.now().hour - clock.now().minute / 60)  # 22:30 UTC: the next day in Berlin
     job = reviewed(invoice())
     response = browser_client(alice).get("/jobs/export.csv?tz=Europe/Berlin")
@@ -212,7 +212,7 @@ def test_an_unknown_zone_is_refused_for_the_api_and_utc_for_a_batch(api_client, 
     header = next(csv.reader(io.StringIO(
         browser_client(alice).get("/batches/b-z/export.csv?tz=Mars/Olympus").content.decode()[1:])))
     assert header[-2:] == ["Submitted (UTC)", "Reviewed at (UTC)"]
-    assert status.zone_name("Asia/Kolkata") == "Asia/Kolkata" and status.zone_name("") == "UTC"
+    assert zones.zone_name("Asia/Kolkata") == "Asia/Kolkata" and zones.zone_name("") == "UTC"
 
 
 def test_another_tenants_documents_are_in_neither_the_list_nor_the_csv(browser_client, alice, bob, reviewed):

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from jobs import queue, status
+from agent.presentation import WORDS
+from jobs import queue
 from jobs.models import Job, JobEvent
+from web import wording
 
 LEASE = timedelta(seconds=60)
 
 
 def history(job) -> list[str]:
-    return [m.words for m in status.timeline(JobEvent.objects.filter(job_id=job.pk).order_by("id"))]
+    events = JobEvent.objects.filter(job_id=job.pk).order_by("id")
+    return [m.words for m in wording.timeline(events, words=WORDS)]  # told in the review's words
 
 
 def run(clock, *, calls: int = 1):
@@ -64,7 +67,7 @@ def test_the_providers_not_now_is_a_wait_not_a_try(clock, accept):
     assert queue.complete(job_id=claim.job_id, epoch=claim.epoch, result={}, now=clock.now())
 
     words = history(job)
-    assert words == ["Received", "Review started", status.wait_words("deferred: model provider busy (429)"),
+    assert words == ["Received", "Review started", wording.wait_words("deferred: model provider busy (429)", WORDS),
                      "Review resumed", "Done"]
     assert "model provider" in words[2] and not any("try" in w for w in words)
 
@@ -77,7 +80,7 @@ def test_a_job_running_again_after_a_wait_says_so(clock, accept):
     clock.advance(1)
     run(clock)
 
-    assert history(job)[-2:] == [status.wait_words("deferred: waiting for a provider slot"), "Review resumed"]
+    assert history(job)[-2:] == [wording.wait_words("deferred: waiting for a provider slot", WORDS), "Review resumed"]
 
 
 def test_a_shutdown_deferral_is_a_pause(clock, accept):
@@ -101,4 +104,4 @@ def test_the_job_page_shows_no_try_for_external_calls(clock, accept, alice, brow
 
     page = browser_client(alice).get(f"/jobs/{job.pk}").content.decode()
 
-    assert "Review started" in page and "try 2" not in page and "external" not in page
+    assert "Run started" in page and "try 2" not in page and "external" not in page  # a kind without words: generic

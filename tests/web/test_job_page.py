@@ -78,7 +78,9 @@ def test_done_says_the_outcome_and_stops_asking(browser_client, alice, reviewed)
     assert not [word for word in QUEUE_WORDS if word in words(html)]
 
 
-SERVICE_WHY = "Our review service had a problem."
+# A kind that says nothing of its work (webtest.echo) is told in generic words; a review in its own.
+SERVICE_WHY = "Our service had a problem."
+REVIEW_SERVICE_WHY = "Our review service had a problem."
 SERVICE_ADVICE = "You need not do anything: staff have been told and will run it again"
 
 
@@ -89,11 +91,11 @@ SERVICE_ADVICE = "You need not do anything: staff have been told and will run it
     ("time_limit: the document is too complex to read within 20 s", "time_limit",
      "The document could not be read. The document is too complex to read within 20 s.",
      "Submit a readable copy", True),
-    ("deadline: the job ran out of time", "deadline", "The review ran out of time.", "Submit it again", True),
+    ("deadline: the job ran out of time", "deadline", "The run ran out of time.", "Submit it again", True),
     ("ConnectionError: connection reset", "handler_error", SERVICE_WHY, SERVICE_ADVICE, False),
     ("handler_crashed: the handler's process died (SIGSEGV)", "handler_crashed", SERVICE_WHY, SERVICE_ADVICE, False),
     ("tool_not_allowed: proposal rejected at step 2", "tool_not_allowed",
-     "The review stopped at one of its safety checks.", "Submit it again", True),
+     "The run stopped at one of its safety checks.", "Submit it again", True),
 ])
 def test_a_failed_job_says_why_and_what_to_do_and_keeps_asking_slowly(browser_client, alice, accept, clock, error,
                                                                        code, why, advice, again):
@@ -123,7 +125,7 @@ def test_the_reason_is_chosen_by_the_code_not_the_words(browser_client, alice, a
         pages[name] = failure_reason(page(client, job))
     assert pages["deadline words, service code"] == f"Why: {SERVICE_WHY}"
     assert pages["spent words, document code"].startswith("Why: The document could not be read.")
-    assert pages["reworded deadline"] == "Why: The review ran out of time."
+    assert pages["reworded deadline"] == "Why: The run ran out of time."
 
 
 def test_a_provider_failure_asks_nothing_of_her_and_offers_no_submit_again(browser_client, alice, document_job,
@@ -133,7 +135,7 @@ def test_a_provider_failure_asks_nothing_of_her_and_offers_no_submit_again(brows
     queue.fail(job_id=job.pk, epoch=job.epoch, error="model_error: model provider call failed: HTTP 502",
                code="model_error", now=clock.now(), retryable=False)
     html = page(browser_client(alice), job)
-    assert failure_reason(html) == f"Why: {SERVICE_WHY}"
+    assert failure_reason(html) == f"Why: {REVIEW_SERVICE_WHY}"
     assert f"<strong>What to do:</strong> {SERVICE_ADVICE}" in html
     assert 'id="submit-again"' not in html and "Submit again" not in html and "HTTP 502" not in html
 
@@ -143,7 +145,7 @@ def test_a_job_staff_discarded_says_so_and_offers_submit_again(browser_client, a
     assert queue.resolve(job_id=job.pk, expected_state="unknown", expected_epoch=job.epoch, to_state="dead",
                          actor="staff:ops", reason="provider has no record", now=clock.now())
     html = page(browser_client(alice), job)
-    assert failure_reason(html) == "Why: Staff closed it: the review service could not finish it."
+    assert failure_reason(html) == "Why: Staff closed it: the service could not finish it."
     assert "<strong>What to do:</strong> Submit it again." in html and 'id="submit-again"' in html
     assert "provider has no record" not in html
 
@@ -151,7 +153,7 @@ def test_a_job_staff_discarded_says_so_and_offers_submit_again(browser_client, a
 def test_needs_checking_says_staff_are_confirming(browser_client, alice, accept, clock):
     job = drive_to(accept(), "unknown", now=clock.now())
     html = browser_client(alice).get(f"/jobs/{job.pk}?poll=1", headers=HTMX).content.decode()
-    assert status_line(html).startswith("Needs checking — staff are confirming whether the review service finished")
+    assert status_line(html).startswith("Needs checking — staff are confirming whether the service finished")
     assert "Paused: staff are checking" in html and 'hx-trigger="load delay:30s, poll-retry"' in html
     assert 'id="submit-again"' not in html
     assert not [word for word in QUEUE_WORDS if word in words(html)]

@@ -9,8 +9,8 @@ import pytest
 
 from jobs import queue
 from jobs.models import Job
-from jobs.status import PAGE_SIZE
 from tests.conftest import drive_to
+from web.status import PAGE_SIZE
 
 from .conftest import review_result
 

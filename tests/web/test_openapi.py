@@ -17,8 +17,8 @@ from django.urls import resolve
 
 from jobs import queue
 from jobs.models import Tenant, User
-from jobs.openapi import OPERATIONS, openapi
 from tests.conftest import claim_first
+from web.openapi import OPERATIONS, openapi
 
 from .conftest import key, review_result
 
@@ -49,8 +49,8 @@ def scenarios(alice, bob, api_client, accept, completed_job, monkeypatch, clock,
             def down(**kwargs):
                 raise OperationalError("database is locked")
             m.setattr(queue, "accept", down)
-            m.setattr("jobs.status.job_status", down)
-            m.setattr("jobs.status.job_page", down)
+            m.setattr("web.status.job_status", down)
+            m.setattr("web.status.job_page", down)
             return path_call()
 
     def cancel(who, job_id):
@@ -132,8 +132,8 @@ def test_each_operation_is_served_at_its_documented_path():
 
 
 def test_the_components_are_the_models_json_schemas():
-    """Generated from jobs.schemas, not written by hand: a field added to a model is documented."""
-    from jobs import schemas
+    """Generated from web.schemas, not written by hand: a field added to a model is documented."""
+    from web import schemas
 
     components = openapi()["components"]["schemas"]
     for name in ("Accepted", "Job", "JobList", "Error", "JobRequest", "JobForm"):

@@ -134,7 +134,7 @@ def test_a_form_over_the_size_limits_comes_back_as_413_with_the_form(browser_cli
                                                                       document_bytes):
     """Fields over DATA_UPLOAD_MAX_MEMORY_SIZE (found by the CSRF check, which reads the form),
     and a body declared larger than any document (refused before anything reads it)."""
-    from jobs import http
+    from web import http
 
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100  # smaller than the form's own fields
     client = browser_client(alice)
@@ -329,7 +329,7 @@ def test_the_list_polls_its_rows_while_a_job_runs_and_stops_when_none_does(brows
 
 
 def test_the_list_filters_by_state_and_pages(browser_client, alice, accept, completed_job):
-    from jobs.status import PAGE_SIZE
+    from web.status import PAGE_SIZE
 
     done = completed_job({"ok": True})
     for _ in range(PAGE_SIZE):

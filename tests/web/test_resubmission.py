@@ -11,8 +11,8 @@ import re
 from jobs import queue
 from jobs.errors import DamagedDocument
 from jobs.models import Job
-from jobs.openapi import openapi
 from tests.conftest import drive_to
+from web.openapi import openapi
 
 
 def again_form(client, job) -> dict[str, str]:

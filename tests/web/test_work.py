@@ -14,9 +14,9 @@ import pytest
 
 from agent import work
 from agent.models import DocumentWork, DocumentWorkChange
-from jobs import status
 from jobs.models import Job
 from tests.conftest import drive_to
+from web import status
 
 from .conftest import review_result
 

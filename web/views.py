@@ -1,8 +1,8 @@
 """Thin views: one URL scheme for browsers (HTML, htmx partials) and API clients (JSON).
 
 ``http.endpoint`` resolves the caller, the CSRF check and the negotiation once and hands the
-view a ``Call``; reads come from ``jobs.status``, every write goes through ``jobs.queue``
-(by way of ``jobs.http``), and JSON answers are ``jobs.schemas`` models (the ones
+view a ``Call``; reads come from ``web.status``, every write goes through ``jobs.queue``
+(by way of ``web.http``), and JSON answers are ``web.schemas`` models (the ones
 ``/openapi.json`` describes).
 """
 
@@ -21,10 +21,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 from django_htmx.http import HttpResponseClientRedirect
 
-from . import documents, http, kinds, queue, schemas, status
-from .clock import queue_clock
+from jobs import documents, kinds, queue
+from jobs.clock import queue_clock
+from jobs.models import Job
+
+from . import exports, http, polling, refusals, schemas, status, submissions, wording, zones
 from .http import Call, HtmxHttpRequest, HttpError
-from .models import Job
 from .openapi import openapi
 
 # The refusals of a batch's files, kept in the session for its page (the jobs are in the table).
@@ -67,17 +69,16 @@ def render_form(request: HtmxHttpRequest, error: HttpError | None = None) -> Htt
     """
     read = error is not None and not (error.status == 413 and not isinstance(error, http.FormRefused))
     values = request.POST if read else {}
-    refusals = http.refusals(request, error) if error else []
     errors: dict[str, list[http.Refusal]] = {}
-    for refusal in refusals:
+    for refusal in refusals.refusals(request, error) if error else []:
         errors.setdefault(refusal.field or "form", []).append(refusal)
     offered = kinds.offered_kinds()
     largest = max((k.max_document_bytes for k in offered), default=0)
-    template = "jobs/job_new.html" + ("#form" if request.htmx else "")
+    template = "web/job_new.html" + ("#form" if request.htmx else "")
     return render(request, template, {
         "nav": "new", "kinds": offered, "operation_key": values.get("idempotency_key") or uuid.uuid4().hex,
         "errors": errors, "values": values, "max_files": http.MAX_BATCH_FILES,
-        "max_file_bytes": largest, "max_file_words": http.size_words(largest) if largest else "",
+        "max_file_bytes": largest, "max_file_words": refusals.size_words(largest) if largest else "",
     }, status=error.status if error else 200)
 
 
@@ -88,11 +89,11 @@ def jobs(call: Call) -> HttpResponse:
 
 def submit(call: Call) -> HttpResponse:
     if call.wants_json:
-        acceptance = http.submit(call)
+        acceptance = submissions.submit(call)
         url = schemas.status_url(acceptance.job.pk)
         return call.json(schemas.Accepted.of(acceptance.job), status=202,
-                         headers={"Location": url, "Retry-After": str(http.RETRY_AFTER_ACCEPTED)})
-    sent = http.submit_form(call)
+                         headers={"Location": url, "Retry-After": str(submissions.RETRY_AFTER_ACCEPTED)})
+    sent = submissions.submit_form(call)
     if sent.batch:
         call.request.session[REFUSED_SESSION_KEY.format(batch=sent.batch)] = [
             {"name": r.name, "message": r.message} for r in sent.refused[: http.MAX_BATCH_FILES + 1]]
@@ -148,15 +149,15 @@ def job_list(call: Call) -> HttpResponse:
         back = reverse("jobs") + (f"?{urlencode({**params, 'page': page.number})}" if params or page.number > 1 else "")
         if call.request.session.get(LIST_SESSION_KEY) != back:
             call.request.session[LIST_SESSION_KEY] = back
-    return call.page("jobs/job_list.html", {
+    return call.page("web/job_list.html", {
         "nav": "list", "page": page, "query": query, "params": params, "mine": mine, "show_submitter": not mine,
         "notice": notice,
-        "states": status.STATE_CHOICES, "outcomes": status.outcome_choices(),
+        "states": wording.state_choices(), "outcomes": status.outcome_choices(),
         "filtered": any(name not in ("scope", "tz", "sort") for name in params),
         # The count is in the page's quick filters, which a poll of the rows does not replace.
         "needing_action": None if call.htmx else status.needing_action(tenant_id=f.tenant_id, user_id=f.user_id,
                                                                        viewer_id=f.viewer_id),
-        "poll_seconds": status.LIST_POLL_SECONDS, "live": any(not job.is_terminal for job in page),
+        "poll_seconds": polling.LIST_POLL_SECONDS, "live": any(not job.is_terminal for job in page),
         "poll_query": urlencode({**params, "page": page.number}),
         "scope_query": {scope: urlencode({**params, "scope": scope}) for scope in ("mine", "team")},
         "page_query": urlencode(params),
@@ -175,9 +176,9 @@ def job_list(call: Call) -> HttpResponse:
 def jobs_export(call: Call) -> HttpResponse:
     """The list's jobs (every page, as filtered) as CSV, one row per document."""
     query, _ = list_query(call)
-    zone = status.zone_name(query.tz)
-    return csv_response(status.export(status.export_jobs(job_filter(call, query)), zone=zone, link=job_link(call)),
-                        status.export_filename(zone, queue_clock.now()))
+    zone = zones.zone_name(query.tz)
+    return csv_response(exports.export(exports.export_jobs(job_filter(call, query)), zone=zone, link=job_link(call)),
+                        exports.export_filename(zone, queue_clock.now()))
 
 
 def job_link(call: Call):
@@ -187,7 +188,7 @@ def job_link(call: Call):
 
 def export_zone(call: Call) -> str:
     """The reader's zone for a CSV, from ``tz`` (static/jobs.js adds it to the export's link): UTC if unknown."""
-    return status.zone_name(call.request.GET.get("tz", "")[:64])
+    return zones.zone_name(call.request.GET.get("tz", "")[:64])
 
 
 @http.endpoint("GET", "HEAD")
@@ -195,7 +196,7 @@ def job_detail(call: Call, job_id: int) -> HttpResponse:
     found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)
     job = found.job
     if call.wants_json:
-        live = {} if job.is_terminal else {"Retry-After": str(status.retry_after(job, queue_clock.now()))}
+        live = {} if job.is_terminal else {"Retry-After": str(polling.retry_after(job, queue_clock.now()))}
         return call.json(schemas.Job.of(job, found.events, found.duplicate, result=status.shown_result(job),
                                         work=status.work_of([job]).get(job.pk)), headers=live)
     return job_page(call, found)
@@ -206,27 +207,27 @@ def job_page(call: Call, found: status.JobStatus, *, refused: dict[str, str] | N
     """The job's page (its status partial for htmx); ``refused``: a refused correction (its
     ``field``, the ``message`` and the ``value`` typed), shown again at its form."""
     job = found.job
-    polls = status.poll_count(call.request.GET.get("poll"))
+    polls = polling.poll_count(call.request.GET.get("poll"))
     kind = kinds.get(job.kind)
     presentation = kind.presentation if kind else kinds.Presentation()
     result = status.shown_result(job)  # None until completed; with the members' corrections
     document = status.document_pane(job, page_url=lambda n: reverse("job_page_image", args=[job.pk, n]),
                                     download_url=reverse("job_document", args=[job.pk]),
                                     requested=call.request.GET.get("page"), result=result)
-    timeline = status.timeline(found.events, viewer_id=call.identity.user.pk)
+    timeline = wording.timeline(found.events, viewer_id=call.identity.user.pk, words=presentation.words)
     if presentation.history is not None:  # what the kind adds: who corrected which value
-        timeline = sorted([*timeline, *(status.Moment(r.at, r.words, r.tone)
+        timeline = sorted([*timeline, *(wording.Moment(r.at, r.words, r.tone)
                                         for r in presentation.history(job.pk, call.identity.user.pk))],
                           key=lambda moment: moment.at)
-    return call.page("jobs/job_detail.html", {
+    return call.page("web/job_detail.html", {
         "job": job, "timeline": timeline,
-        "headline": status.headline(job, status.progress_words(job)),
+        "headline": wording.headline(job, wording.progress_words(job)),
         "result_template": kind.result_template if kind else "", "result": result,
         "view": presentation.present(result) if result is not None and presentation.present else {},
         "has_note": bool(result is not None and presentation.note and presentation.note(result)),
         "correctable": presentation.correct is not None and job.state == Job.State.COMPLETED,
         "refused": refused or {},
-        "delay": status.page_poll_delay(job, polls), "next_poll": polls + 1,
+        "delay": polling.page_poll_delay(job, polls), "next_poll": polls + 1,
         "again_key": uuid.uuid4().hex, "document": document, "duplicate": found.duplicate,
         "resubmission": queue.resubmission(found.events),
         **work_context(call, job, presentation),
@@ -251,7 +252,7 @@ def job_field(call: Call, job_id: int, field: str) -> HttpResponse:
     found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)  # foreign ids: the same 404
     kind = kinds.get(found.job.kind)
     hook = kind.presentation.correct if kind else None
-    value, confirm = http.correction(call)
+    value, confirm = submissions.correction(call)
     try:
         if hook is None:
             raise kinds.Refused(409, "not_correctable", "this kind of job has no fields to correct",
@@ -263,7 +264,7 @@ def job_field(call: Call, job_id: int, field: str) -> HttpResponse:
             raise Http404("no such job") from None
         if call.wants_json or exc.status != 400:
             raise HttpError(exc.status, exc.code, exc.message, field=exc.field, state=exc.state) from None
-        return job_page(call, found, refused={"field": field, "message": status.sentence(exc.message),
+        return job_page(call, found, refused={"field": field, "message": wording.sentence(exc.message),
                                               "value": value or ""}, code=400)
     if call.wants_json:
         return call.json(schemas.FieldCorrection.of(job_id, done))
@@ -336,7 +337,7 @@ def job_cancel(call: Call, job_id: int) -> HttpResponse:
         return confirm_cancel(call, {"job": job, "cancellable": not job.is_terminal and not job.cancel_requested_at,
                                      "action": reverse("job_cancel", args=[job_id]),
                                      "back": schemas.status_url(job_id)})
-    outcome = http.cancel(call, job_id)
+    outcome = submissions.cancel(call, job_id)
     if not call.wants_json:
         return see_other(schemas.status_url(job_id))
     found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)
@@ -356,7 +357,7 @@ def batch_cancel(call: Call, batch: str) -> HttpResponse:
     for job in found.jobs:
         if not job.is_terminal:
             try:
-                http.cancel(call, job.pk)
+                submissions.cancel(call, job.pk)
             except http.HttpError:  # it finished meanwhile: nothing to cancel
                 pass
     return see_other(reverse("batch_detail", args=[batch]))
@@ -366,13 +367,13 @@ def confirm_cancel(call: Call, context: dict[str, object]) -> HttpResponse:
     """The page that asks before a cancel; API clients POST at once, so they get 405 here."""
     if call.wants_json:
         raise HttpError(405, "method_not_allowed", "POST to cancel")
-    return call.page("jobs/cancel_confirm.html", context)
+    return call.page("web/cancel_confirm.html", context)
 
 
 @http.endpoint("POST")
 def job_again(call: Call, job_id: int) -> HttpResponse:
     """Submit a failed job's document again, as a new job."""
-    acceptance = http.submit_again(call, job_id)
+    acceptance = submissions.submit_again(call, job_id)
     return see_other(schemas.status_url(acceptance.job.pk))
 
 
@@ -384,12 +385,12 @@ def job_new(call: Call) -> HttpResponse:
 @http.endpoint("GET", "HEAD")
 def batch_detail(call: Call, batch: str) -> HttpResponse:
     found = status.batch_status(tenant_id=call.tenant_id, batch=batch)
-    polls = status.poll_count(call.request.GET.get("poll"))
-    delay = status.batch_poll_delay(polls) if found.live else (
-        status.SETTLING_POLL_SECONDS if found.settling else None)
+    polls = polling.poll_count(call.request.GET.get("poll"))
+    delay = polling.batch_poll_delay(polls) if found.live else (
+        polling.SETTLING_POLL_SECONDS if found.settling else None)
     refused = (call.request.session.get(REFUSED_SESSION_KEY.format(batch=batch), [])
                if call.identity.via == "session" else [])
-    return call.page("jobs/batch_detail.html", {
+    return call.page("web/batch_detail.html", {
         "batch": found, "refused": refused, "delay": delay, "next_poll": polls + 1,
         "duplicates": status.duplicates_of(found.jobs),
     }, partial="progress")
@@ -401,11 +402,11 @@ def batch_export(call: Call, batch: str) -> HttpResponse:
     jobs = (Job.objects.filter(pk__in=[job.pk for job in found.jobs]).only(*status.LIST_FIELDS, "result")
             .order_by("id"))
     zone = export_zone(call)
-    return csv_response(status.export(jobs, zone=zone, link=job_link(call)),
-                        status.export_filename(zone, queue_clock.now(), f"batch-{batch}"))
+    return csv_response(exports.export(jobs, zone=zone, link=job_link(call)),
+                        exports.export_filename(zone, queue_clock.now(), f"batch-{batch}"))
 
 
-def csv_response(export: status.Export, filename: str) -> HttpResponse:
+def csv_response(export: exports.Export, filename: str) -> HttpResponse:
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response.write("\ufeff")  # a byte order mark: spreadsheets then read the UTF-8 as UTF-8

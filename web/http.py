@@ -12,13 +12,10 @@ clients, the login page, the submit form again or the error page for browsers.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import math
-import os
 import re
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from django.conf import settings
@@ -35,25 +32,31 @@ from django.views.decorators.http import require_http_methods
 from django_htmx.middleware import HtmxDetails
 from pydantic import BaseModel, ValidationError
 
-from . import documents, kinds, queue, schemas, status, tokens
-from .clock import queue_clock
-from .documents import Upload
-from .errors import AcceptanceError, Reason
-from .models import Job, User
+from jobs import kinds, tokens
+from jobs.documents import Upload
+from jobs.errors import AcceptanceError, Reason
+from jobs.models import User
+
+from . import schemas, wording
 
 # How deep a payload may nest. Deeper JSON is refused as a 400 rather than risking a
 # RecursionError (a 500) while it is parsed, validated or encoded.
 MAX_PAYLOAD_DEPTH = 32
+
+
 # A claimed media type worth storing (the column holds 100 characters); anything else is
 # stored as application/octet-stream: the client's claim is not evidence anyway.
 _MEDIA_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*")
+
+
 MAX_MEDIA_TYPE = 100
 
-# Retry-After hints, in seconds.
-RETRY_AFTER_ACCEPTED = 1
+
 RETRY_AFTER_UNAVAILABLE = 2
 
+
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+
 
 # Generic codes for errors that carry no code of their own (Http404, 405 from a decorator).
 STATUS_CODES = {
@@ -126,7 +129,7 @@ def error_response(request: HtmxHttpRequest, exc: HttpError, *, as_json: bool | 
             return HttpResponse(status=204, headers={"HX-Redirect": login["Location"]})
         return login
     title, detail = ERROR_PAGES.get(exc.code) or (
-        ERROR_TITLES.get(exc.status, "That did not work"), status.sentence(exc.detail))
+        ERROR_TITLES.get(exc.status, "That did not work"), wording.sentence(exc.detail))
     body = render_to_string("error.html", {"status": exc.status, "title": title, "detail": detail}, request=request)
     return HttpResponse(body, status=exc.status, headers=exc.headers)
 
@@ -142,13 +145,12 @@ ERROR_PAGES = {
     "not_cancellable": ("Already finished", "This document's review has already ended, so there is nothing "
                         "to cancel."),
 }
+
+
 ERROR_TITLES = {
     400: "That request could not be used", 403: "Not allowed", 404: "Not found", 405: "Not possible here",
     409: "Not possible now", 413: "Too large", 415: "Not a supported kind of file", 429: "Please wait",
 }
-
-
-# --- Content negotiation ---------------------------------------------------------------
 
 
 def wants_json(request: HtmxHttpRequest) -> bool:
@@ -164,9 +166,6 @@ def wants_json(request: HtmxHttpRequest) -> bool:
         return True
     accept = request.META.get("HTTP_ACCEPT", "")
     return "text/html" not in accept and "application/xhtml+xml" not in accept
-
-
-# --- Identity ----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -198,9 +197,6 @@ def identify(request: HttpRequest) -> Identity:
     return Identity(request.user, "session")
 
 
-# --- The endpoint ------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Call:
     """One request to a job endpoint, resolved once: who asks, and in what to answer."""
@@ -228,6 +224,8 @@ class Call:
 
 
 View = Callable[..., HttpResponseBase]  # a page, JSON, or a file (FileResponse streams)
+
+
 Refused = Callable[[HtmxHttpRequest, HttpError], HttpResponse]
 
 
@@ -276,9 +274,6 @@ def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], 
         return wrapper
 
     return decorate
-
-
-# --- The submission ----------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -346,7 +341,7 @@ def validated(model: type[Model], data: Any) -> Model:
         raise HttpError(400, code, detail, field=field) from None
 
 
-def _loads(text: str | bytes) -> Any:
+def loads_json(text: str | bytes) -> Any:
     """Strict JSON: no NaN or Infinity, spelt out or overflowed to (1e400); neither is JSON."""
     def constant(name: str) -> Any:
         raise ValueError(f"{name} is not a JSON value")
@@ -389,7 +384,7 @@ def check_storable(value: Any, where: str = "payload", depth: int = 0) -> None:
 
 def _parse_json(request: HttpRequest) -> Submission:
     try:
-        body = _loads(request.body or b"null")
+        body = loads_json(request.body or b"null")
     except (ValueError, UnicodeDecodeError):
         raise HttpError(400, "malformed_json", "the body is not valid JSON") from None
     if not isinstance(body, dict):
@@ -406,7 +401,7 @@ def _parse_form(request: HttpRequest) -> Submission:
     payload: Any = {}
     if form.payload.strip():
         try:
-            payload = _loads(form.payload)
+            payload = loads_json(form.payload)
         except ValueError:
             raise HttpError(400, "invalid_payload", "payload is not valid JSON", field="payload") from None
     if form.text.strip():
@@ -417,7 +412,7 @@ def _parse_form(request: HttpRequest) -> Submission:
     document = None
     if form.document is not None:
         document = Upload(content=form.document.read(), name=form.document.name or "document",
-                          content_type=_media_type(form.document.content_type))
+                          content_type=media_type(form.document.content_type))
     return Submission(
         kind=form.kind,
         payload=payload,
@@ -426,73 +421,17 @@ def _parse_form(request: HttpRequest) -> Submission:
     )
 
 
-def _media_type(claimed: str | None) -> str:
+def media_type(claimed: str | None) -> str:
     claimed = (claimed or "").strip()
     if len(claimed) <= MAX_MEDIA_TYPE and _MEDIA_TYPE.fullmatch(claimed):
         return claimed
     return "application/octet-stream"
 
 
-def cancel(call: Call, job_id: int) -> queue.Outcome:
-    """Cancel one of the caller's tenant's jobs; an HttpError when it is not cancellable.
-
-    Other tenants' jobs raise the same 404 as unknown ids (the read scopes the job first).
-    """
-    job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job
-    outcome = queue.cancel(job_id=job.pk, actor=f"user:{call.identity.user.pk}", reason="", now=queue_clock.now())
-    if not outcome:
-        raise HttpError(409, "not_cancellable", f"a {outcome.state} job cannot be cancelled", state=outcome.state)
-    return outcome
-
-
-def correction(call: Call) -> tuple[str | None, bool]:
-    """The value, or the confirmation, a correction of a field sends: a JSON body
-    (``schemas.CorrectionRequest``) or the job page's form (``value``, or ``confirm``)."""
-    request = call.request
-    if request.content_type == "application/json":
-        try:
-            body = _loads(request.body or b"null")
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            raise HttpError(400, "malformed_json", "the body is not valid JSON") from None
-        if not isinstance(body, dict):
-            raise HttpError(400, "invalid", 'the body must be a JSON object: {"value": "..."} or {"confirm": true}')
-        parsed = validated(schemas.CorrectionRequest, body)
-        value, confirm = parsed.value, parsed.confirm
-    elif request.method == "POST" and request.content_type in ("multipart/form-data",
-                                                                "application/x-www-form-urlencoded"):
-        value, confirm = request.POST.get("value"), request.POST.get("confirm", "") in ("1", "true", "on")
-    else:
-        raise HttpError(415, "unsupported_media_type", 'send application/json: {"value": "..."} or {"confirm": true}',
-                        field="Content-Type")
-    if confirm and value is not None:
-        raise HttpError(400, "invalid", "send a value or confirm the one there is, not both", field="confirm")
-    return value, confirm
-
-
-def submit(call: Call) -> queue.Acceptance:
-    """Parse the request and accept it as the caller: one transaction, or an HttpError."""
-    if call.tenant_id is None:
-        raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
-    submission = parse_submission(call.request)
-    try:
-        return queue.accept(
-            tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=submission.kind,
-            payload=submission.payload, operation_key=submission.operation_key,
-            document=submission.document, now=queue_clock.now(),
-        )
-    except AcceptanceError as exc:
-        raise HttpError.from_acceptance(exc) from None
-
-
-# --- The browser's form: several documents at once -------------------------------------
-
 # How many files one submission of the form may carry; each becomes a job of its own.
 MAX_BATCH_FILES = 20
-# The time the documents of one submission may take to check, in all: well under the web's
-# request timeout (gunicorn's 30 s, deploy/gunicorn.conf.py), so the person who sent them
-# always gets the page of what was accepted. A document whose check would run past it is
-# refused by name, to be sent again on its own.
-BATCH_CHECK_SECONDS = 15.0
+
+
 MB = 1024 * 1024
 
 
@@ -521,251 +460,3 @@ def too_many_files() -> FormRefused:
     return FormRefused([Refusal("document", f"You chose more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files; "
                                             f"at most {MAX_BATCH_FILES} can be sent at once. "
                                             "Send them in smaller groups.")])
-
-
-@dataclass(frozen=True)
-class Sent:
-    """What one submission of the form made: its jobs (one per document), and what was refused."""
-
-    batch: str  # empty for a single document
-    jobs: list[Job] = field(default_factory=list)
-    refused: list[Refusal] = field(default_factory=list)
-
-
-def submit_form(call: Call) -> Sent:
-    """Accept each file of the browser's form (and the pasted text) as a job of its own.
-
-    Operation keys derive from the form's key and what it carries (kind, options, text, each
-    file's name and SHA-256): a double click, a retried request or the same batch sent again
-    after Back finds the jobs it made; the same form with other files makes new ones. A file
-    refused (too large, not a document) is named with the reason while the others go through.
-    Raises ``FormRefused`` when nothing was accepted.
-    """
-    tenant_id = call.tenant_id
-    if tenant_id is None:
-        raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
-    request = call.request
-    try:
-        post, files = request.POST, request.FILES.getlist("document")
-    except RequestDataTooBig:
-        raise HttpError(413, "too_large", "the request body is too large") from None
-    except TooManyFilesSent:
-        raise too_many_files() from None
-    except (MultiPartParserError, TooManyFieldsSent) as exc:
-        raise HttpError(400, "malformed_body", f"the form could not be read: {exc}") from None
-    try:
-        form = validated(schemas.JobForm, {name: post[name] for name in schemas.JobForm.model_fields if name in post})
-    except HttpError as exc:
-        raise FormRefused([refusal(exc.status, exc.code, exc.detail, exc.field, reason=exc.reason)]) from None
-    spec = kinds.offered(form.kind)
-    if spec is None:
-        raise FormRefused([refusal(400, "unknown_kind", "", "kind")])
-    if len(files) > MAX_BATCH_FILES:
-        raise FormRefused([Refusal("document", f"You chose {len(files)} files; at most {MAX_BATCH_FILES} can be "
-                                               "sent at once. Send them in smaller groups.")])
-    key = (request.headers.get("Idempotency-Key") or form.idempotency_key).strip()
-    if not key:
-        raise FormRefused([refusal(400, "invalid_operation_key", "", "operation_key")])
-    options = _form_options(form.payload)
-    text = form.text if form.text.strip() else ""
-    try:
-        check_storable(text, "payload.text")
-    except HttpError as exc:
-        raise FormRefused([refusal(exc.status, exc.code, exc.detail, exc.field, reason=exc.reason,
-                                   spec=spec)]) from None
-
-    digest = hashlib.sha256(json.dumps(
-        [key, form.kind, options, text, [(f.name, f.size, _sha256(f)) for f in files]]).encode()).hexdigest()
-    several = len(files) + bool(text) > 1
-    sent = Sent(batch=f"b{digest[:23]}" if several else "")
-
-    def accept(payload: dict[str, Any], suffix: str, upload: Upload | None = None, name: str = "") -> None:
-        try:
-            accepted = queue.accept(
-                tenant_id=tenant_id, user_id=call.identity.user.pk, kind=form.kind, payload=payload,
-                operation_key=f"form-{digest}-{suffix}", document=upload, batch=sent.batch, now=queue_clock.now(),
-            )
-        except AcceptanceError as exc:
-            size = len(upload.content) if upload else None
-            sent.refused.append(refusal(exc.status, exc.code, exc.message, exc.field, reason=exc.reason, name=name,
-                                        spec=spec, size=size))
-            return
-        sent.jobs.append(accepted.job)
-
-    with documents.checks_end_by(time.monotonic() + BATCH_CHECK_SECONDS):
-        for index, upload_file in enumerate(files):
-            name = os.path.basename(upload_file.name or "document")
-            size = upload_file.size or 0  # Django's parser sets it on every file it hands over
-            if spec.max_document_bytes and size > spec.max_document_bytes:  # never read into memory
-                sent.refused.append(refusal(413, "too_large", "", "document", name=name, spec=spec, size=size))
-                continue
-            upload = Upload(content=upload_file.read(), name=upload_file.name or "document",
-                            content_type=_media_type(upload_file.content_type))
-            accept(options, str(index), upload, name)
-    if text:
-        accept({**options, "text": text}, "text", name="Pasted text" if files else "")
-    if not files and not text:
-        accept(options, "form")
-    if not sent.jobs:
-        raise FormRefused(sent.refused)
-    return sent
-
-
-def _sha256(upload_file: Any) -> str:
-    digest = hashlib.sha256()
-    for chunk in upload_file.chunks():
-        digest.update(chunk)
-    upload_file.seek(0)
-    return digest.hexdigest()
-
-
-def _form_options(text: str) -> dict[str, Any]:
-    """The form's advanced options (a JSON object), for every document it sends."""
-    if not text.strip():
-        return {}
-    try:
-        options = _loads(text)
-    except ValueError:
-        raise FormRefused([Refusal("payload", "The advanced options are not valid JSON.")]) from None
-    except RecursionError:
-        raise FormRefused([Refusal("payload", "The advanced options nest too deeply.")]) from None
-    if not isinstance(options, dict):
-        raise FormRefused([Refusal("payload", 'The advanced options must be a JSON object, like {"seconds": 2}.')])
-    try:
-        check_storable(options)
-    except HttpError as exc:
-        raise FormRefused([Refusal("payload", f"The advanced options cannot be stored: {exc.detail}.")]) from None
-    return options
-
-
-def submit_again(call: Call, job_id: int) -> queue.Acceptance:
-    """A failed job's input (its document or text) as a new job, under a new key (the form's)."""
-    if call.tenant_id is None:
-        raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
-    job = (Job.objects.for_tenant(call.tenant_id).filter(pk=job_id)
-           .only("kind", "state", "epoch", "payload", "document", "document_name", "document_type").first())
-    if job is None:
-        raise HttpError(404, "not_found", "no such job")
-    if job.state != Job.State.DEAD:
-        raise HttpError(409, "not_failed", "only a failed job can be submitted again")
-    key = (call.request.POST.get("idempotency_key") or "").strip()
-    upload = None
-    if job.document:
-        try:
-            content = documents.read(job.document)
-        except FileNotFoundError:
-            raise HttpError(409, "document_gone", "this job's document is no longer kept: choose the file "
-                                                  "again on the submit page") from None
-        upload = Upload(content=content, name=job.document_name or "document", content_type=job.document_type)
-    now = queue_clock.now()
-    try:
-        acceptance = queue.accept(tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=job.kind,
-                                  payload=job.payload, operation_key=f"again-{job.pk}-{key}" if key else "",
-                                  document=upload, now=now)
-    except AcceptanceError as exc:
-        raise HttpError.from_acceptance(exc) from None
-    if acceptance.created:  # the submitter's history says who sent it again (a teammate, perhaps)
-        queue.record_resubmission(job_id=job.pk, epoch=job.epoch, new_job_id=acceptance.job.pk,
-                                  actor=f"user:{call.identity.user.pk}", now=now)
-    return acceptance
-
-
-# --- Refusals in people's words ---------------------------------------------------------
-
-
-def form_field(field_name: str | None) -> str:
-    """The submit form's field an API field name is about."""
-    name = field_name or ""
-    if name in ("document", "kind"):
-        return name
-    if name in ("text", "payload.text"):
-        return "text"
-    if name.startswith("payload"):
-        return "payload"
-    return ""
-
-
-def refusal(status: int, code: str, message: str, field_name: str | None, *, reason: str = "", name: str = "",
-            spec: kinds.Kind | None = None, size: int | None = None) -> Refusal:
-    """An API refusal (its code, reason, message and field) as the submit form says it."""
-    where = form_field(field_name)
-    return Refusal(where, in_words(code, message, field_name or "", reason=reason, spec=spec, size=size), name,
-                   status)
-
-
-def refusals(request: HttpRequest, error: HttpError) -> list[Refusal]:
-    """What the form shows for ``error``: its own refusals, or the one error in words."""
-    if isinstance(error, FormRefused):
-        return error.refusals
-    size = None
-    if error.status == 413 and error.code == "too_large":
-        length = request.META.get("CONTENT_LENGTH") or ""
-        size = int(length) if length.isdigit() else None
-        if size and size > max_request_bytes(batch=True):
-            return [Refusal("document", f"These files add up to {size_words(size)}; at most "
-                                        f"{size_words(max_request_bytes(batch=True))} can be sent at once. "
-                                        "Send them in smaller groups.", status=413)]
-    return [refusal(error.status, error.code, error.detail, error.field, reason=error.reason)]
-
-
-def in_words(code: str, message: str, field_name: str, *, reason: str = "", spec: kinds.Kind | None = None,
-             size: int | None = None) -> str:
-    """The API's refusal (stable code, finer reason, technical message) as a sentence for the
-    person at the form. Chosen by code, reason and field; the message is never matched: it is
-    shown, as a sentence, only where no words of our own fit."""
-    limit = spec.max_document_bytes if spec else 0
-    if code == "too_large" and field_name == "document" and size and limit and size > limit:
-        return f"This file is {size_words(size)}; the limit is {size_words(limit)} per file."
-    if code == "too_large" and field_name.startswith("payload"):
-        return "The pasted text is too long" + (
-            f": at most {size_words(spec.max_payload_bytes)} can be reviewed at once." if spec else ".")
-    if code == "too_large" and not field_name:
-        return "The pasted text is too long to send. Choose it as a file instead."
-    if code == "unsupported_media_type" and reason == Reason.UNRECOGNISED_TYPE:
-        return ("This file is not a PDF, a Word document (.docx), a text file or an e-invoice (XML), nor a scan or "
-                "photo (PNG, JPEG, TIFF).")
-    if field_name.startswith("payload.text") or field_name == "text":
-        if reason == Reason.TOO_LONG:
-            longest = _schema_limit(spec, "maxLength")
-            return "The pasted text is too long" + (f": at most {longest:,} characters." if longest else ".")
-        if reason == Reason.NOT_STORABLE:
-            return "The pasted text contains characters that cannot be stored. Paste it again as plain text."
-        if reason == Reason.NO_INPUT:
-            return "Choose a file, or paste the text of a document."
-        if reason == Reason.INPUT_TWICE:
-            return "Send a file or pasted text in the advanced options, not both."
-    if code == "invalid_payload" and field_name.startswith("payload"):
-        return f"The advanced options are not valid: {message}."
-    if code == "unknown_kind":
-        return "Choose one of the offered kinds of work."
-    if code == "invalid_operation_key":
-        return "This form has expired. Reload the page, then send it again."
-    if code == "operation_key_conflict":
-        return "This form was already used for other documents. It has been renewed: send it again."
-    if code == "malformed_body":
-        return "The upload was interrupted or could not be read. Choose the files and send them again."
-    if code == "no_tenant":
-        return "Your account belongs to no team, so it cannot send documents. Ask your staff to add you to one."
-    if code == "not_checked_in_time":
-        return "Not checked in time: send it again on its own."
-    if code == "tenant_queue_full":
-        return ("Your team already has as many documents waiting as it may. Send this one again once some "
-                "of them have started.")
-    return status.sentence(message) or "This could not be accepted."
-
-
-def _schema_limit(spec: kinds.Kind | None, keyword: str) -> int | None:
-    if spec is None:
-        return None
-    text = spec.payload_schema.get("properties", {}).get("text", {})
-    value = text.get(keyword) if isinstance(text, dict) else None
-    return value if isinstance(value, int) else None
-
-
-def size_words(size: int) -> str:
-    """30 MB, 5.1 MB, 812 KB: rounded up, so a file just over a limit never reads as at it."""
-    for unit, scale in (("MB", MB), ("KB", 1024)):
-        if size >= scale:
-            value = math.ceil(size / scale * 10) / 10
-            return f"{value:.0f} {unit}" if value >= 10 or value == int(value) else f"{value:.1f} {unit}"
-    return f"{size} bytes"

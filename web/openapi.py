@@ -1,6 +1,6 @@
 """The OpenAPI 3.1 description of the JSON API, served at ``/openapi.json``, generated.
 
-Bodies are the JSON Schemas of the ``jobs.schemas`` models the views answer with; paths come
+Bodies are the JSON Schemas of the ``web.schemas`` models the views answer with; paths come
 from ``OPERATIONS``, one row per method and path naming its statuses and models. A new
 endpoint is a new row; a new error is an ``Answer`` in the rows that can give it.
 ``tests/web/test_openapi.py`` checks real responses against the document for every row.
@@ -15,8 +15,9 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
 
+from jobs.queue import MAX_OPERATION_KEY
+
 from . import schemas
-from .queue import MAX_OPERATION_KEY
 
 REF = "#/components/schemas/{model}"
 

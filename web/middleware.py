@@ -89,4 +89,4 @@ def _mark_unavailable(sender, request: _Request | None = None, **kwargs) -> None
         request._jobs_store_unavailable = True
 
 
-got_request_exception.connect(_mark_unavailable, dispatch_uid="jobs.middleware.unavailable")
+got_request_exception.connect(_mark_unavailable, dispatch_uid="web.middleware.unavailable")

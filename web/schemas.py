@@ -1,7 +1,7 @@
 """The JSON shapes of the job API, each defined once.
 
 Views build their JSON answers from these models (``Body.to_json``) and read JSON and form
-submissions through them; ``jobs.openapi`` generates ``/openapi.json`` from their JSON
+submissions through them; ``web.openapi`` generates ``/openapi.json`` from their JSON
 Schemas. A field added here is in the answer and in the document at once.
 """
 
@@ -28,8 +28,8 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
-from . import kinds, models
-from .queue import MAX_OPERATION_KEY, resubmission
+from jobs import kinds, models
+from jobs.queue import MAX_OPERATION_KEY, resubmission
 
 State = models.Job.State
 
@@ -289,8 +289,8 @@ class FieldCorrection(Body):
         summary = correction.summary
         return cls(job=job_id, field=correction.field, label=correction.label, value=correction.value,
                    status=correction.status, detail=correction.detail, confirmed=correction.confirmed,
-                   previous_value=correction.previous_value, review_value=correction.review_value,
-                   review_status=correction.review_status, by=correction.by, at=correction.at,
+                   previous_value=correction.previous_value, review_value=correction.original_value,
+                   review_status=correction.original_status, by=correction.by, at=correction.at,
                    outcome=summary.outcome if summary else None, outcome_text=summary.text if summary else None,
                    needs_action=summary.needs_action if summary else False, status_url=status_url(job_id))
 

@@ -10,7 +10,9 @@ from typing import Any
 from django import template
 from django.utils.html import format_html
 
-from .. import kinds, status
+from jobs import kinds
+
+from .. import wording
 
 register = template.Library()
 
@@ -34,17 +36,17 @@ def when(value: datetime | None) -> str:
 
 @register.filter
 def state_words(job: Any) -> str:
-    return status.state_words(job.state)
+    return wording.state_words(job.state, wording.words_of(job.kind))
 
 
 @register.filter
 def outcome_words(job: Any) -> str:
-    return status.outcome_words(job)
+    return wording.outcome_words(job)
 
 
 @register.filter
 def tone(job: Any) -> str:
-    return status.tone(job)
+    return wording.tone(job)
 
 
 @register.filter

@@ -1,0 +1,426 @@
+"""Status reads for the web: a tenant's job, its events, its list, its batches, its document.
+
+Polling is the hot read path (every open job page asks every few seconds), so a status
+read is two indexed queries: the job by primary key and tenant, then its events by the
+``jobevent_job_idx`` index. The payload is never loaded: it is not shown, and it may be
+the largest column. The words the pages say them in are ``web.wording``'s; the CSV export
+is ``web.exports``; when to ask again, ``web.polling``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from typing import Any, Callable, Iterable, Iterator
+
+from django.core.paginator import Page, Paginator
+from django.db.models import Case, Q, QuerySet, When
+from django.http import Http404
+
+from jobs import documents, kinds, queue
+from jobs.models import Job, JobEvent, User
+
+from . import schemas, wording, zones
+
+STATUS_FIELDS = (
+    "id", "tenant_id", "kind", "state", "epoch", "attempts", "max_attempts", "created_at", "updated_at",
+    "finished_at", "deadline", "document", "document_name", "document_type", "document_size", "result",
+    "last_error", "failure_code", "outcome", "outcome_text", "needs_action", "reference", "batch",
+    "cancel_requested_at",
+)
+LIST_FIELDS = ("id", "kind", "state", "attempts", "created_at", "updated_at", "finished_at", "document_name",
+               "outcome", "outcome_text", "needs_action", "reference", "batch", "last_error", "submitted_by")
+MAX_EVENTS = 200
+# The list's columns a kind may fill (``Presentation.list_columns``), and the keys it may sort by
+# (``Presentation.sort_key``).
+LIST_COLUMNS = ("supplier", "number", "invoice_date", "total")
+SORT_KEYS = ("invoice_date", "total", "supplier")
+PAGE_SIZE = 20
+QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN, CANCELLED = (s.value for s in Job.State)
+# Needs checking (unknown) is staff's to settle; the submitter acts on these.
+NEEDS_SUBMITTER = Q(state=COMPLETED, needs_action=True) | Q(state=DEAD)
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    job: Job
+    events: list[JobEvent]
+    duplicate: kinds.Duplicate | None = None  # the earlier job it possibly repeats (once completed)
+
+
+def job_status(*, tenant_id: int | None, job_id: int) -> JobStatus:
+    """The job if it belongs to the tenant. Unknown and foreign ids raise the same Http404.
+    A completed job's kind is asked whether it repeats an earlier one (a third query, once)."""
+    job = job_query(tenant_id=tenant_id, job_id=job_id).first()
+    if job is None:
+        raise Http404("no such job")
+    return JobStatus(job, list(events_query(job_id=job.pk)), duplicates_of([job]).get(job.pk))
+
+
+def job_query(*, tenant_id: int | None, job_id: int):
+    return Job.objects.for_tenant(tenant_id).filter(pk=job_id).only(*STATUS_FIELDS)
+
+
+def duplicates_of(jobs: Iterable[Job]) -> dict[int, kinds.Duplicate]:
+    """The earlier job each completed job possibly repeats, as its kind says (one query per kind
+    and 500 jobs; none for jobs not completed)."""
+    by_kind: dict[str, list[int]] = {}
+    for job in jobs:
+        if job.state == COMPLETED:
+            by_kind.setdefault(job.kind, []).append(job.pk)
+    found: dict[int, kinds.Duplicate] = {}
+    for name, ids in by_kind.items():
+        spec = kinds.get(name)
+        hook = spec.presentation.duplicates if spec else None
+        if hook is not None:
+            for start in range(0, len(ids), 500):
+                found.update(hook(ids[start:start + 500]))
+    return found
+
+
+def possible_duplicates(tenant_id: int | None) -> Q:
+    """The tenant's jobs that some kind flags as possible duplicates of earlier ones."""
+    match = Q(pk__in=[])
+    for kind in kinds.offered_kinds():
+        if kind.presentation.duplicate_ids:
+            match |= Q(pk__in=kind.presentation.duplicate_ids(tenant_id))
+    return match
+
+
+def job_document(*, tenant_id: int | None, job_id: int) -> Job:
+    """The job, with its stored document's name and type, if it belongs to the tenant and has a
+    document. Unknown and foreign ids, and jobs without a document, raise the same Http404."""
+    job = (Job.objects.for_tenant(tenant_id).filter(pk=job_id).exclude(document="")
+           .only("id", "tenant_id", "kind", "state", "document", "document_name", "document_type").first())
+    if job is None:
+        raise Http404("no such document")
+    return job
+
+
+@dataclass(frozen=True)
+class DocumentPage:
+    number: int
+    url: str
+    width: int  # pixels of its image
+    height: int
+    boxes: list[kinds.PageBox]
+
+
+@dataclass(frozen=True)
+class DocumentPane:
+    """What the job's page shows of its document: the download, and its pages with the boxes the
+    result points at, one page at a time (``current``), or why there are none."""
+
+    name: str
+    download_url: str
+    pages: list[DocumentPage]
+    current: int
+    missing: str  # why no page is shown, in the submitter's words ("" when pages are shown)
+
+    @property
+    def page(self) -> DocumentPage | None:
+        return self.pages[self.current - 1] if self.pages else None
+
+    @property
+    def previous(self) -> int | None:
+        return self.current - 1 if self.current > 1 else None
+
+    @property
+    def next(self) -> int | None:
+        return self.current + 1 if self.current < len(self.pages) else None
+
+
+# Why a document pane has no pages, in the kind's words (``kinds.Words``).
+PAGES_LATER = "The pages show here once the {run} has read the document."
+PAGES_BEFORE = ("There is no preview of this document's pages: it {ran} before previews were kept, or its "
+                "pages could not be drawn. Download the original to see it.")
+NO_PAGES = "This kind of file has no pages to preview. Download the original to see it."
+
+
+def document_pane(job: Job, *, page_url: Callable[[int], str], download_url: str,
+                  requested: str | None = None, result: dict[str, Any] | None = None) -> DocumentPane | None:
+    """The document pane of ``job`` (None without a document); ``requested`` is the page asked for
+    (``?page=``: where a link to a box leads without script); ``result`` the result as the page shows
+    it (``shown_result``), else the job's own."""
+    if not job.document:
+        return None
+    images = documents.page_images(job.document) if job.is_terminal else []
+    spec = kinds.get(job.kind)
+    hook = spec.presentation.boxes if spec else None
+    result = result if result is not None else job.result
+    boxes = hook(result) if hook and job.state == COMPLETED and isinstance(result, dict) else []
+    pages = [DocumentPage(image.number, page_url(image.number), image.width, image.height,
+                          [box for box in boxes if box.page == image.number]) for image in images]
+    try:
+        current = min(max(int(requested or 1), 1), max(len(pages), 1))
+    except ValueError:
+        current = 1
+    has_pages = job.document_type == "application/pdf" or (job.document_type or "").startswith("image/")
+    missing = "" if pages else PAGES_LATER if not job.is_terminal else PAGES_BEFORE if has_pages else NO_PAGES
+    words = wording.words_of(job.kind)
+    missing = missing.format(run=words.run, ran=words.ran)
+    return DocumentPane(job.document_name or "document", download_url, pages, current, missing)
+
+
+def events_query(*, job_id: int):
+    return (JobEvent.objects.filter(job_id=job_id).order_by("id")
+            .only("id", "from_state", "to_state", "epoch", "actor", "reason", "at")[:MAX_EVENTS])
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    """Which of a tenant's jobs a list or an export shows. Empty values filter nothing."""
+
+    tenant_id: int | None
+    user_id: int | None = None  # only this member's jobs (the page's default: "mine")
+    state: str = ""
+    q: str = ""  # words in the document's name or reference, or a job id ("#12")
+    outcome: str = ""  # a kind's summary outcome code
+    needs_action: bool = False
+    since: date | None = None  # days, inclusive, in ``zone``
+    until: date | None = None
+    zone: str = "UTC"
+    duplicates: bool = False  # only possible duplicates of earlier jobs
+    viewer_id: int | None = None  # whose "Needs my action" it is (a job assigned to another drops out)
+    sort: str = ""  # a ``schemas.Sort`` value; "" the newest first
+
+
+def filtered_jobs(f: JobFilter) -> QuerySet:
+    """The jobs ``f`` selects, newest first (on the ``job_tenant_idx`` index)."""
+    jobs = Job.objects.for_tenant(f.tenant_id).order_by("-id")
+    if f.user_id is not None:
+        mine = Q(submitted_by_id=f.user_id)
+        if f.needs_action:  # and what the team assigned to them, whoever sent it
+            mine |= work_assigned(f.tenant_id, f.user_id)
+        jobs = jobs.filter(mine)
+    if f.state in Job.State.values:
+        jobs = jobs.filter(state=f.state)
+    if f.outcome:
+        jobs = jobs.filter(outcome=f.outcome)
+    if f.needs_action:
+        jobs = jobs.filter(NEEDS_SUBMITTER).exclude(resubmitted()).exclude(work_elsewhere(f.tenant_id, f.viewer_id))
+    if f.duplicates:
+        jobs = jobs.filter(possible_duplicates(f.tenant_id))
+    words = f.q.strip()
+    if words:
+        match = Q(document_name__icontains=words) | Q(reference__icontains=words)
+        number = words.lstrip("#")
+        if number.isdigit() and len(number) < 19:
+            match |= Q(pk=int(number))
+        jobs = jobs.filter(match)
+    zone = zones.zone_of(f.zone)
+    if f.since:
+        jobs = jobs.filter(created_at__gte=datetime.combine(f.since, time.min, tzinfo=zone))
+    if f.until:
+        jobs = jobs.filter(created_at__lt=datetime.combine(f.until + timedelta(days=1), time.min, tzinfo=zone))
+    return sorted_jobs(jobs, f.sort)
+
+
+def sorted_jobs(jobs: QuerySet, sort: str) -> QuerySet:
+    """``jobs`` in the order ``sort`` names: "submitted" (by id, which follows it), or a key the
+    kinds sort by (``SORT_KEYS``: their expressions over their own rows, the members'
+    corrections included), a leading "-" for descending; jobs without the value last, then the
+    newest first. Any other value: the newest first."""
+    key = sort.removeprefix("-")
+    descending = sort.startswith("-")
+    if key == "submitted":
+        return jobs.order_by("-id" if descending else "id")
+    if key not in SORT_KEYS:
+        return jobs
+    whens = [When(kind=kind.name, then=expression) for kind in kinds.offered_kinds()
+             if kind.presentation.sort_key and (expression := kind.presentation.sort_key(key)) is not None]
+    if not whens:
+        return jobs
+    value = Case(*whens, default=None)
+    order = value.desc(nulls_last=True) if descending else value.asc(nulls_last=True)
+    return jobs.order_by(order, "-id")
+
+
+def job_page(*, tenant_id: int | None, state: str = "", page: Any = 1, **filters: Any) -> Page:
+    """One page of the tenant's jobs, newest first, as ``JobFilter`` selects them."""
+    # The result too: the list shows values from it (``list_columns_of``), for a page of 20 at most.
+    jobs = filtered_jobs(JobFilter(tenant_id=tenant_id, state=state, **filters)).only(*LIST_FIELDS, "result")
+    if filters.get("user_id") is None:
+        jobs = jobs.select_related("submitted_by").only(*LIST_FIELDS, "result", "submitted_by__username")
+    return Paginator(jobs, PAGE_SIZE).get_page(page)
+
+
+def list_columns_of(jobs: Iterable[Job]) -> dict[int, dict[str, str]]:
+    """What the list shows of each completed job's result (``LIST_COLUMNS``: supplier, invoice
+    number and date, total with its currency), as its kind reads it through the members'
+    corrections (``with_shown_results``); jobs without a result or a hook are left out."""
+    found: dict[int, dict[str, str]] = {}
+    for job, result in with_shown_results(jobs):
+        spec = kinds.get(job.kind)
+        hook = spec.presentation.list_columns if spec else None
+        if hook is not None and isinstance(result, dict):
+            found[job.pk] = hook(result)
+    return found
+
+
+def needing_action(*, tenant_id: int | None, user_id: int | None, viewer_id: int | None = None) -> int:
+    """How many jobs the member (or the team) has something to do about: to do, and the viewer's
+    or nobody's (``viewer_id``)."""
+    return filtered_jobs(JobFilter(tenant_id=tenant_id, user_id=user_id, needs_action=True,
+                                   viewer_id=viewer_id)).count()
+
+
+def resubmitted() -> Q:
+    """Failed jobs a member submitted again ("Submit again" notes it on the failed job): the new
+    job carries the work, so the old one needs nothing more."""
+    return Q(pk__in=JobEvent.objects.filter(to_state="", reason__startswith=queue.RESUBMITTED_AS).values("job_id"))
+
+
+def work_elsewhere(tenant_id: int | None, viewer_id: int | None) -> Q:
+    """The tenant's jobs that some kind's work state takes off the viewer's "Needs my action"
+    (handled, ignored, waiting for the supplier, or assigned to another member)."""
+    match = Q(pk__in=[])
+    for hook in {kind.presentation.work_elsewhere for kind in kinds.offered_kinds()}:
+        if hook is not None:
+            match |= Q(pk__in=hook(tenant_id, viewer_id))
+    return match
+
+
+def work_assigned(tenant_id: int | None, user_id: int) -> Q:
+    """The tenant's jobs some kind's work state assigns to the member."""
+    match = Q(pk__in=[])
+    for hook in {kind.presentation.work_assigned for kind in kinds.offered_kinds()}:
+        if hook is not None:
+            match |= Q(pk__in=hook(tenant_id, user_id))
+    return match
+
+
+def work_of(jobs: Iterable[Job]) -> dict[int, kinds.Work]:
+    """Each job's work state, as its kind keeps them (one call per kind; none for kinds without)."""
+    by_hook: dict[Any, list[Job]] = {}
+    for job in jobs:
+        spec = kinds.get(job.kind)
+        if spec and spec.presentation.work:
+            by_hook.setdefault(spec.presentation.work, []).append(job)
+    found: dict[int, kinds.Work] = {}
+    for hook, some in by_hook.items():
+        found.update(hook(some))
+    return found
+
+
+def work_moments(job: Job) -> list[wording.Moment]:
+    """The job's work changes as lines of its page's history."""
+    spec = kinds.get(job.kind)
+    hook = spec.presentation.work_history if spec else None
+    return [wording.Moment(at, words) for at, words in hook(job.pk)] if hook else []
+
+
+def members(tenant_id: int | None) -> list[tuple[int, str]]:
+    """(id, username) of the tenant's active members, for an "assign to" choice."""
+    if tenant_id is None:
+        return []
+    return list(User.objects.filter(tenant_id=tenant_id, is_active=True).order_by("username")
+                .values_list("pk", "username"))
+
+
+def outcome_choices() -> list[tuple[str, str]]:
+    """(code, label) of every offered kind's outcomes, for the list's outcome filter."""
+    choices: dict[str, str] = {}
+    for kind in kinds.offered_kinds():
+        choices.update(kind.presentation.outcomes)
+    return list(choices.items())
+
+
+@dataclass(frozen=True)
+class BatchStatus:
+    batch: str
+    jobs: list[Job]
+
+    @property
+    def total(self) -> int:
+        return len(self.jobs)
+
+    @property
+    def done(self) -> int:
+        return sum(1 for job in self.jobs if job.is_terminal)
+
+    @property
+    def live(self) -> bool:
+        return self.done < self.total
+
+    @property
+    def needing_action(self) -> int:
+        return sum(1 for job in self.jobs if wording.needs_submitter(job))
+
+    @property
+    def cancellable(self) -> int:
+        """How many of its jobs a cancel would still stop: unfinished, and not already asked to."""
+        return sum(1 for job in self.jobs if not job.is_terminal and job.cancel_requested_at is None)
+
+    @property
+    def settling(self) -> bool:
+        """Some job waits for staff (dead or unknown): worth a slow look now and then."""
+        return any(job.state in (DEAD, UNKNOWN) for job in self.jobs)
+
+    @property
+    def summary(self) -> str:
+        """ "4 of 6 done, 1 to correct, 1 unreadable" while some are in progress; once none is,
+        "Finished: 2 OK, 1 failed; with staff: 2 need checking". Staff's are counted apart: the
+        jobs staff are confirming (needs checking) and the failures on our side they will run
+        again (``wording.failure(job).resubmit`` false)."""
+        counts: dict[str, int] = {}
+        staff: dict[str, int] = {}
+        for job in self.jobs:
+            if job.is_terminal:
+                staffs = job.state == UNKNOWN or (job.state == DEAD and not wording.failure(job).resubmit)
+                tally = staff if staffs else counts
+                word = wording.outcome_count_word(job)
+                tally[word] = tally.get(word, 0) + 1
+        parts = ", ".join(wording.count_words(n, word) for word, n in counts.items())
+        with_staff = ", ".join(wording.count_words(n, word) for word, n in staff.items())
+        head = "Finished" if not self.live else f"{self.done} of {self.total} done"
+        text = f"{head}: {parts}" if not self.live and parts else ", ".join(filter(None, [head, parts]))
+        return f"{text}; with staff: {with_staff}" if with_staff else text
+
+
+def batch_status(*, tenant_id: int | None, batch: str) -> BatchStatus:
+    """A batch's jobs in the order they were submitted. Unknown and foreign batches: the same 404."""
+    jobs = list(Job.objects.for_tenant(tenant_id).filter(batch=batch).exclude(batch="")
+                .only(*LIST_FIELDS, "failure_code", "cancel_requested_at").order_by("id")[:500])
+    if not jobs:
+        raise Http404("no such batch")
+    return BatchStatus(batch, jobs)
+
+
+def job_json(status: JobStatus) -> dict[str, Any]:
+    """The job as ``GET /jobs/<id>`` answers it in JSON (``schemas.Job``)."""
+    return schemas.Job.of(status.job, status.events, status.duplicate,
+                          work=work_of([status.job]).get(status.job.pk)).to_json()
+
+
+def shown_result(job: Job) -> Any:
+    """A completed job's result as its submitters see it: through its kind's ``revise`` hook (their
+    corrections applied, the kind's own result kept inside). None until the job is completed."""
+    return next(with_shown_results([job]))[1]
+
+
+def with_shown_results(jobs: Iterable[Job], *, chunk: int = 500) -> Iterator[tuple[Job, Any]]:
+    """Each job with its result as ``shown_result`` reads it (None unless completed), asking each
+    kind's ``revise`` hook once per ``chunk`` jobs rather than once a job."""
+    def revised(group: list[Job]) -> Iterator[tuple[Job, Any]]:
+        shown: dict[int, Any] = {}
+        by_kind: dict[str, dict[int, dict[str, Any]]] = {}
+        for job in group:
+            if job.state == COMPLETED and job.result is not None:
+                shown[job.pk] = job.result
+                if isinstance(job.result, dict):
+                    by_kind.setdefault(job.kind, {})[job.pk] = job.result
+        for name, results in by_kind.items():
+            spec = kinds.get(name)
+            if spec is not None and spec.presentation.revise is not None:
+                shown.update(spec.presentation.revise(results))
+        return ((job, shown.get(job.pk)) for job in group)
+
+    group: list[Job] = []
+    for job in jobs:
+        group.append(job)
+        if len(group) >= chunk:
+            yield from revised(group)
+            group = []
+    if group:
+        yield from revised(group)

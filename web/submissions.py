@@ -1,0 +1,274 @@
+"""What a request asks of the queue: submit a job, a form of several documents as a batch, a
+failed job again, a cancel, a correction. Each parses what the request sent through the edge
+(``web.http``), calls ``jobs.queue`` and answers an ``HttpError`` when it cannot be done."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.http import HttpRequest
+from django.http.multipartparser import MultiPartParserError
+
+from jobs import documents, kinds, queue
+from jobs.clock import queue_clock
+from jobs.documents import Upload
+from jobs.errors import AcceptanceError
+from jobs.models import Job
+
+from . import schemas, status
+from .http import (
+    MAX_BATCH_FILES,
+    Call,
+    FormRefused,
+    HttpError,
+    Refusal,
+    check_storable,
+    loads_json,
+    media_type,
+    parse_submission,
+    too_many_files,
+    validated,
+)
+from .refusals import refusal
+
+# Retry-After hints, in seconds.
+RETRY_AFTER_ACCEPTED = 1
+
+
+def cancel(call: Call, job_id: int) -> queue.Outcome:
+    """Cancel one of the caller's tenant's jobs; an HttpError when it is not cancellable.
+
+    Other tenants' jobs raise the same 404 as unknown ids (the read scopes the job first).
+    """
+    job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job
+    outcome = queue.cancel(job_id=job.pk, actor=f"user:{call.identity.user.pk}", reason="", now=queue_clock.now())
+    if not outcome:
+        raise HttpError(409, "not_cancellable", f"a {outcome.state} job cannot be cancelled", state=outcome.state)
+    return outcome
+
+
+def correction(call: Call) -> tuple[str | None, bool]:
+    """The value, or the confirmation, a correction of a field sends: a JSON body
+    (``schemas.CorrectionRequest``) or the job page's form (``value``, or ``confirm``)."""
+    request = call.request
+    if request.content_type == "application/json":
+        try:
+            body = loads_json(request.body or b"null")
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            raise HttpError(400, "malformed_json", "the body is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise HttpError(400, "invalid", 'the body must be a JSON object: {"value": "..."} or {"confirm": true}')
+        parsed = validated(schemas.CorrectionRequest, body)
+        value, confirm = parsed.value, parsed.confirm
+    elif request.method == "POST" and request.content_type in ("multipart/form-data",
+                                                                "application/x-www-form-urlencoded"):
+        value, confirm = request.POST.get("value"), request.POST.get("confirm", "") in ("1", "true", "on")
+    else:
+        raise HttpError(415, "unsupported_media_type", 'send application/json: {"value": "..."} or {"confirm": true}',
+                        field="Content-Type")
+    if confirm and value is not None:
+        raise HttpError(400, "invalid", "send a value or confirm the one there is, not both", field="confirm")
+    return value, confirm
+
+
+def submit(call: Call) -> queue.Acceptance:
+    """Parse the request and accept it as the caller: one transaction, or an HttpError."""
+    if call.tenant_id is None:
+        raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
+    submission = parse_submission(call.request)
+    try:
+        return queue.accept(
+            tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=submission.kind,
+            payload=submission.payload, operation_key=submission.operation_key,
+            document=submission.document, now=queue_clock.now(),
+        )
+    except AcceptanceError as exc:
+        raise HttpError.from_acceptance(exc) from None
+
+
+# The time the documents of one submission may take to check, in all: well under the web's
+# request timeout (gunicorn's 30 s, deploy/gunicorn.conf.py), so the person who sent them
+# always gets the page of what was accepted. A document whose check would run past it is
+# refused by name, to be sent again on its own.
+BATCH_CHECK_SECONDS = 15.0
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What one submission of the form made: its jobs (one per document), and what was refused."""
+
+    batch: str  # empty for a single document
+    jobs: list[Job] = field(default_factory=list)
+    refused: list[Refusal] = field(default_factory=list)
+
+
+def submit_form(call: Call) -> Sent:
+    """Accept each file of the browser's form (and the pasted text) as a job of its own.
+
+    Operation keys derive from the form's key and what it carries (kind, options, text, each
+    file's name and SHA-256): a double click, a retried request or the same batch sent again
+    after Back finds the jobs it made; the same form with other files makes new ones. A file
+    refused (too large, not a document) is named with the reason while the others go through.
+    Raises ``FormRefused`` when nothing was accepted.
+    """
+    if call.tenant_id is None:
+        raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
+    post, files = _form_parts(call.request)
+    form, spec = _form_and_kind(post, len(files))
+    key = (call.request.headers.get("Idempotency-Key") or form.idempotency_key).strip()
+    if not key:
+        raise FormRefused([refusal(400, "invalid_operation_key", "", "operation_key")])
+    options = _form_options(form.payload)
+    text = _form_text(form.text, spec)
+    digest = hashlib.sha256(json.dumps(
+        [key, form.kind, options, text, [(f.name, f.size, _sha256(f)) for f in files]]).encode()).hexdigest()
+    several = len(files) + bool(text) > 1
+    batch = _Batch(call, call.tenant_id, spec, digest, Sent(batch=f"b{digest[:23]}" if several else ""))
+    with documents.checks_end_by(time.monotonic() + BATCH_CHECK_SECONDS):
+        for index, upload_file in enumerate(files):
+            batch.accept_file(options, index, upload_file)
+    if text:
+        batch.accept({**options, "text": text}, "text", name="Pasted text" if files else "")
+    if not files and not text:
+        batch.accept(options, "form")
+    if not batch.sent.jobs:
+        raise FormRefused(batch.sent.refused)
+    return batch.sent
+
+
+def _form_parts(request: HttpRequest) -> tuple[Any, list[Any]]:
+    """The form's fields and its files, or the refusal of a body Django cannot read."""
+    try:
+        return request.POST, request.FILES.getlist("document")
+    except RequestDataTooBig:
+        raise HttpError(413, "too_large", "the request body is too large") from None
+    except TooManyFilesSent:
+        raise too_many_files() from None
+    except (MultiPartParserError, TooManyFieldsSent) as exc:
+        raise HttpError(400, "malformed_body", f"the form could not be read: {exc}") from None
+
+
+def _form_and_kind(post: Any, files: int) -> tuple[schemas.JobForm, kinds.Kind]:
+    """The form's fields as ``schemas.JobForm`` reads them, and the offered kind they name."""
+    try:
+        form = validated(schemas.JobForm, {name: post[name] for name in schemas.JobForm.model_fields if name in post})
+    except HttpError as exc:
+        raise FormRefused([refusal(exc.status, exc.code, exc.detail, exc.field, reason=exc.reason)]) from None
+    spec = kinds.offered(form.kind)
+    if spec is None:
+        raise FormRefused([refusal(400, "unknown_kind", "", "kind")])
+    if files > MAX_BATCH_FILES:
+        raise FormRefused([Refusal("document", f"You chose {files} files; at most {MAX_BATCH_FILES} can be "
+                                               "sent at once. Send them in smaller groups.")])
+    return form, spec
+
+
+def _form_text(text: str, spec: kinds.Kind) -> str:
+    """The pasted text, if any was typed, as it can be stored."""
+    text = text if text.strip() else ""
+    try:
+        check_storable(text, "payload.text")
+    except HttpError as exc:
+        raise FormRefused([refusal(exc.status, exc.code, exc.detail, exc.field, reason=exc.reason,
+                                   spec=spec)]) from None
+    return text
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """One submission of the form as it is accepted: a job per document, or its refusal by name."""
+
+    call: Call
+    tenant_id: int
+    spec: kinds.Kind
+    digest: str  # of the form's key and all it carries: the jobs' operation keys derive from it
+    sent: Sent
+
+    def accept_file(self, options: dict[str, Any], index: int, upload_file: Any) -> None:
+        name = os.path.basename(upload_file.name or "document")
+        size = upload_file.size or 0  # Django's parser sets it on every file it hands over
+        if self.spec.max_document_bytes and size > self.spec.max_document_bytes:  # never read into memory
+            self.sent.refused.append(refusal(413, "too_large", "", "document", name=name, spec=self.spec, size=size))
+            return
+        upload = Upload(content=upload_file.read(), name=upload_file.name or "document",
+                        content_type=media_type(upload_file.content_type))
+        self.accept(options, str(index), upload, name)
+
+    def accept(self, payload: dict[str, Any], suffix: str, upload: Upload | None = None, name: str = "") -> None:
+        try:
+            accepted = queue.accept(
+                tenant_id=self.tenant_id, user_id=self.call.identity.user.pk, kind=self.spec.name, payload=payload,
+                operation_key=f"form-{self.digest}-{suffix}", document=upload, batch=self.sent.batch,
+                now=queue_clock.now(),
+            )
+        except AcceptanceError as exc:
+            size = len(upload.content) if upload else None
+            self.sent.refused.append(refusal(exc.status, exc.code, exc.message, exc.field, reason=exc.reason,
+                                             name=name, spec=self.spec, size=size))
+            return
+        self.sent.jobs.append(accepted.job)
+
+
+def _sha256(upload_file: Any) -> str:
+    digest = hashlib.sha256()
+    for chunk in upload_file.chunks():
+        digest.update(chunk)
+    upload_file.seek(0)
+    return digest.hexdigest()
+
+
+def _form_options(text: str) -> dict[str, Any]:
+    """The form's advanced options (a JSON object), for every document it sends."""
+    if not text.strip():
+        return {}
+    try:
+        options = loads_json(text)
+    except ValueError:
+        raise FormRefused([Refusal("payload", "The advanced options are not valid JSON.")]) from None
+    except RecursionError:
+        raise FormRefused([Refusal("payload", "The advanced options nest too deeply.")]) from None
+    if not isinstance(options, dict):
+        raise FormRefused([Refusal("payload", 'The advanced options must be a JSON object, like {"seconds": 2}.')])
+    try:
+        check_storable(options)
+    except HttpError as exc:
+        raise FormRefused([Refusal("payload", f"The advanced options cannot be stored: {exc.detail}.")]) from None
+    return options
+
+
+def submit_again(call: Call, job_id: int) -> queue.Acceptance:
+    """A failed job's input (its document or text) as a new job, under a new key (the form's)."""
+    if call.tenant_id is None:
+        raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
+    job = (Job.objects.for_tenant(call.tenant_id).filter(pk=job_id)
+           .only("kind", "state", "epoch", "payload", "document", "document_name", "document_type").first())
+    if job is None:
+        raise HttpError(404, "not_found", "no such job")
+    if job.state != Job.State.DEAD:
+        raise HttpError(409, "not_failed", "only a failed job can be submitted again")
+    key = (call.request.POST.get("idempotency_key") or "").strip()
+    upload = None
+    if job.document:
+        try:
+            content = documents.read(job.document)
+        except FileNotFoundError:
+            raise HttpError(409, "document_gone", "this job's document is no longer kept: choose the file "
+                                                  "again on the submit page") from None
+        upload = Upload(content=content, name=job.document_name or "document", content_type=job.document_type)
+    now = queue_clock.now()
+    try:
+        acceptance = queue.accept(tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=job.kind,
+                                  payload=job.payload, operation_key=f"again-{job.pk}-{key}" if key else "",
+                                  document=upload, now=now)
+    except AcceptanceError as exc:
+        raise HttpError.from_acceptance(exc) from None
+    if acceptance.created:  # the submitter's history says who sent it again (a teammate, perhaps)
+        queue.record_resubmission(job_id=job.pk, epoch=job.epoch, new_job_id=acceptance.job.pk,
+                                  actor=f"user:{call.identity.user.pk}", now=now)
+    return acceptance

@@ -1,0 +1,20 @@
+"""The reader's time zone, by IANA name, for the list's day filters and the export's times."""
+
+from __future__ import annotations
+
+from datetime import timezone as dt_timezone
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+
+def zone_of(name: str) -> ZoneInfo | dt_timezone:
+    """An IANA zone by name; UTC for an empty or unknown one."""
+    try:
+        return ZoneInfo(name) if name else dt_timezone.utc
+    except (ZoneInfoNotFoundError, ValueError):
+        return dt_timezone.utc
+
+
+def zone_name(name: str) -> str:
+    """The zone's name as a header says it: an IANA name, else "UTC" (for an empty or unknown one)."""
+    zone = zone_of(name)
+    return zone.key if isinstance(zone, ZoneInfo) else "UTC"
