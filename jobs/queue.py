@@ -1334,7 +1334,7 @@ def _record(job_id: int, from_state: str, to_state: str, epoch: int, actor: str,
 needs_human_changed = Signal()
 # A batch (``tenant_id``, ``batch``) whose last live job left ``queued``/``leased`` by any
 # path but a completion: a cancel, a failure or deferral to ``dead``/``unknown``, recovery.
-# A completion's follow-up is its kind's (the review scheduled its digest when it started).
+# A completion's follow-up is its kind's (a kind may schedule it when its handler starts).
 batch_finished = Signal()
 
 LIVE = frozenset({QUEUED, LEASED})

@@ -152,16 +152,19 @@ class Summarized(Body):
     """Fields every job answer carries besides its state: what it was, and how it turned out.
 
     Serialized after the answer's own fields, where they were added: an answer reads as it
-    always did, with these at its end (and after them a subclass's ``added_later``).
+    always did, with these at its end (and after them a subclass's ``added_later``, then the
+    ones added to every answer since: ``added_last``).
     """
 
     added_later: ClassVar[tuple[str, ...]] = ()
+    added_last: ClassVar[tuple[str, ...]] = ("work",)
 
     @model_serializer(mode="wrap")
     def _added_fields_last(self, handler: Any):  # no return annotation: the JSON Schema stays the model's
         data = handler(self)
-        added = [*Summarized.model_fields, *self.added_later]
-        return {**{k: v for k, v in data.items() if k not in added}, **{k: v for k, v in data.items() if k in added}}
+        summarized = [name for name in Summarized.model_fields if name not in self.added_last]
+        added = [*summarized, *self.added_later, *self.added_last]
+        return {**{k: v for k, v in data.items() if k not in added}, **{k: data[k] for k in added if k in data}}
 
     document_name: str | None = Field(description="The uploaded document's file name; null for pasted text")
     batch: str | None = Field(description="The batch it was submitted in, with other documents; null if alone")

@@ -214,7 +214,7 @@ def test_the_added_fields_come_after_the_ones_answers_always_had(api_client, ali
     assert list(job) == ["id", "kind", "state", "attempts", "max_attempts", "created_at", "updated_at", "finished_at",
                          "deadline", "status_url", "events", "result", "document_name", "batch", "outcome",
                          "outcome_text", "needs_action", "reference", "duplicate_of", "resubmitted_as",
-                         "resubmitted_from"]
+                         "resubmitted_from", "work"]
     listed = api_client(alice).get("/jobs").json()["jobs"][0]
     assert list(listed)[:8] == ["id", "kind", "state", "attempts", "created_at", "updated_at", "finished_at",
                                 "status_url"]
