@@ -89,7 +89,8 @@ def wait_until_up(port: int, timeout: float = 20) -> None:
     raise SystemExit("gunicorn did not start")
 
 
-def request(port: int, method: str, path: str, token: str, body: dict | None = None, key: str = "") -> tuple[int, dict]:
+def request(port: int, method: str, path: str, token: str, *, body: dict | None = None,
+            key: str = "") -> tuple[int, dict]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
     if body is not None:
@@ -108,7 +109,7 @@ def wrk(url: str, *, duration: int, connections: int, threads: int, headers: lis
         cmd += ["-H", h]
     if script:
         cmd += ["-s", script]
-    out = subprocess.run(cmd + [url], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([*cmd, url], capture_output=True, text=True, check=True).stdout
     found = re.search(r"Requests/sec:\s+([\d.]+)", out)
     if found is None:
         raise RuntimeError(f"wrk printed no request rate: {out[-500:]}")
@@ -188,7 +189,8 @@ def main() -> None:
     )
     try:
         wait_until_up(port)
-        status, body = request(port, "POST", "/jobs", token, {"kind": "diagnostic.noop", "payload": {}}, key="first")
+        status, body = request(port, "POST", "/jobs", token, body={"kind": "diagnostic.noop", "payload": {}},
+                               key="first")
         if status != 202:
             raise RuntimeError(f"the first submission answered {status}: {body}")
         job_path = body["status_url"]

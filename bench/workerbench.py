@@ -29,9 +29,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from jobs import statements as sql
 
@@ -62,14 +64,14 @@ def bare_postgres(dsn: str, out: Any) -> None:
     result = Jsonb({"ok": True})
     done, t0 = 0, time.time()
     while True:
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         row = db.execute(claim_sql, [now, sql.DUE_BATCH, now, now, sql.CANDIDATES, now + timedelta(seconds=30), "bare",
                                      now, "worker:bare", now], prepare=True).fetchone()
         if row is None:
             break
         if row[2] != "leased":
             continue  # 'busy' or 'stamped': try again, as the queue does
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         db.execute(complete_sql, [result, *sql.summary_values(None), now, now, row[0], row[3], now, now, "worker",
                                   now], prepare=True)
         done += 1
@@ -354,6 +356,23 @@ def run_tasks(*, tasks: int, store: str, fresh: Callable[[str], str], out: Calla
 # --- The run -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What one run drains, and with which peers: ``run``'s options once checked."""
+
+    jobs: int
+    counts: list[int]
+    rounds: int
+    out: Callable[[str], None]
+    tasks: int
+    task_rounds: int
+    tenants: int
+    tenant_jobs: int
+    baseline: str | None
+    use_huey: bool
+    use_procrastinate: bool
+
+
 def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable[[str], None],
         tasks: int = 0, task_rounds: int = TASK_ROUNDS, rounds: int = 1, peers: bool = True,
         tenants: int = 0, tenant_jobs: int = 0, baseline: str | None = None) -> dict:
@@ -364,7 +383,6 @@ def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable
     worktree``); its ``runworkers`` drains copies of the same SQLite template too, interleaved
     with the others, so a change's cost is measured in one run on one machine load."""
     figures: dict[str, Any] = {"sqlite": {}, "postgresql": {}, "fairness": {}, "tasks": {}, "targets": []}
-    tenant_jobs = tenant_jobs or jobs
     if tasks and not tasks_available():
         out("Tasks: django-tasks-db is not installed; skipped (pip install -e '.[bench]')")
         tasks = 0
@@ -372,102 +390,18 @@ def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable
     use_procrastinate = peers and procrastinate_available()
     if peers and not (use_huey and use_procrastinate):
         out("Peers: huey or Procrastinate is not installed; skipped (pip install -e '.[bench]')")
+    plan = _Plan(jobs=jobs, counts=counts, rounds=rounds, out=out, tasks=tasks, task_rounds=task_rounds,
+                 tenants=tenants, tenant_jobs=tenant_jobs or jobs, baseline=baseline, use_huey=use_huey,
+                 use_procrastinate=use_procrastinate)
     with tempfile.TemporaryDirectory(prefix="workerbench-") as tmp:
         ws = Workspace(Path(tmp))
-        out(f"SQLite (WAL, synchronous=FULL on every side): {jobs} no-op jobs per run, best of {rounds} "
-            f"interleaved round(s)")
-        make_template(ws, "template.sqlite3", jobs, fifo_index=False)
-        if use_huey:
-            fill_huey(ws.root / "huey-template.sqlite3", jobs)
-        best: dict[int, dict[str, dict]] = {p: {} for p in counts}
-        for r in range(rounds):
-            for p in counts:
-                drains: dict[str, Callable[[], dict]] = {
-                    "workers": functools.partial(_sqlite_workers, ws, p),
-                    "bare": functools.partial(_sqlite_bare, ws, p),
-                }
-                if use_huey:
-                    drains["peer"] = functools.partial(_sqlite_huey, ws, p, jobs)
-                if baseline:
-                    drains["baseline"] = functools.partial(_sqlite_workers, ws, p, str(Path(baseline) / "manage.py"))
-                _interleave(drains, r, best[p])
-        for p in counts:
-            figures["sqlite"][p] = best[p]
-            _line(out, p, best[p], "huey")
-        _scaling(out, figures["sqlite"], counts)
-        if use_huey:
-            for p in (1, 2):
-                if p in best:
-                    _target(out, figures, f"SQLite, {p} process{'es' if p > 1 else ''}: runworkers >= 1.5x huey",
-                            best[p]["workers"]["rate"] / best[p]["peer"]["rate"], 1.5)
+        _sqlite_drains(plan, ws, figures)
         if tenants:
-            for name, kwargs in TEMPLATES.items():
-                make_template(ws, f"{name}.sqlite3", tenant_jobs, tenants=tenants, fifo_index=False, **kwargs)
-            figures["fairness"]["sqlite"] = run_fairness(
-                counts=counts, rounds=rounds, out=out, store="SQLite", tenants=tenants, jobs=tenant_jobs,
-                figures=figures, fresh=lambda name: ws.url(ws.copy(f"{name}.sqlite3", f"{name}.sqlite3").name))
+            _sqlite_fairness(plan, ws, figures)
         if tasks:
-            out("Tasks through Django's Tasks framework: the queue's backend against django-tasks-db")
-            templates = {"queue": "queue-tasks.sqlite3", "tasks_db": "tasks-db-tasks.sqlite3"}
-            for which, name in templates.items():
-                enqueue_tasks(ws.url(name), tasks, TASKS_DB_SETTINGS if which == "tasks_db" else "jobsite.settings")
-                _checkpoint(ws.root / name)
-            figures["tasks"]["sqlite"] = run_tasks(
-                tasks=tasks, store="SQLite (FULL)", out=out, rounds=task_rounds,
-                fresh=lambda which: ws.url(ws.copy(templates[which], f"{which}.sqlite3").name))
-            _target(out, figures, "SQLite, Tasks: django-tasks-db as shipped >= 10x slower",
-                    figures["tasks"]["sqlite"]["as_shipped"], 10)
-
+            _sqlite_tasks(plan, ws, figures)
     if postgres_url and postgres_reachable(postgres_url):
-        scratch = PostgresScratch(postgres_url)
-        try:
-            out(f"PostgreSQL ({postgres_url.rsplit('@', 1)[-1]}): {jobs} no-op jobs per run, best of {rounds} "
-                f"interleaved round(s)")
-            template = scratch.create("template")
-            finish(child("fill", template, jobs=jobs, fifo_index=False))
-            if use_procrastinate:
-                fill_procrastinate(scratch.create("ptemplate"), jobs)
-            made = iter(range(1_000_000))
-            best = {p: {} for p in counts}
-            for r in range(rounds):
-                for p in counts:
-                    drains = {
-                        "workers": functools.partial(_pg_workers, scratch, made, p),
-                        "bare": functools.partial(_pg_bare, scratch, made, p),
-                    }
-                    if use_procrastinate:
-                        drains["peer"] = functools.partial(_pg_procrastinate, scratch, made, p)
-                    _interleave(drains, r, best[p])
-            for p in counts:
-                figures["postgresql"][p] = best[p]
-                _line(out, p, best[p], "Procrastinate")
-            _scaling(out, figures["postgresql"], counts)
-            if use_procrastinate:
-                for p in (1, 2):
-                    if p in best:
-                        _target(out, figures, f"PostgreSQL, {p} process{'es' if p > 1 else ''}: runworkers >= 3x "
-                                f"Procrastinate", best[p]["workers"]["rate"] / best[p]["peer"]["rate"], 3)
-            if 4 in best:
-                _target(out, figures, "PostgreSQL, 4 processes: runworkers >= 85% of the bare loop",
-                        best[4]["workers"]["rate"] / best[4]["bare"]["rate"], 0.85)
-            if tenants:
-                for name, kwargs in TEMPLATES.items():
-                    finish(child("fill", scratch.create(name), jobs=tenant_jobs, tenants=tenants, fifo_index=False,
-                                 **kwargs))
-                figures["fairness"]["postgresql"] = run_fairness(
-                    counts=counts, rounds=rounds, out=out, store="PostgreSQL", tenants=tenants, jobs=tenant_jobs,
-                    figures=figures, fresh=lambda name: scratch.create(f"{name}_{next(made)}", name))
-            if tasks:
-                for which in ("queue", "tasks_db"):
-                    enqueue_tasks(scratch.create(f"t_{which}"), tasks,
-                                  TASKS_DB_SETTINGS if which == "tasks_db" else "jobsite.settings")
-                figures["tasks"]["postgresql"] = run_tasks(
-                    tasks=tasks, store="PostgreSQL", out=out, rounds=task_rounds,
-                    fresh=lambda which: scratch.create(f"t_{which}_{next(made)}", f"t_{which}"))
-                _target(out, figures, "PostgreSQL, Tasks: django-tasks-db as shipped >= 10x slower",
-                        figures["tasks"]["postgresql"]["as_shipped"], 10)
-        finally:
-            scratch.drop_all()
+        _postgres(plan, postgres_url, figures)
     else:
         out("PostgreSQL: not reachable; skipped (set --postgres URL)")
     if figures["targets"]:
@@ -476,6 +410,118 @@ def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable
             shown = f"{value:.0%}" if goal < 1 else f"{value:.2f}x"
             out(f"  {'MET    ' if met else 'NOT MET'} {name}: {shown}")
     return figures
+
+
+def _sqlite_drains(plan: _Plan, ws: Workspace, figures: dict[str, Any]) -> None:
+    """The workers, the bare loop, huey and the baseline on copies of one SQLite template."""
+    out, counts = plan.out, plan.counts
+    out(f"SQLite (WAL, synchronous=FULL on every side): {plan.jobs} no-op jobs per run, best of {plan.rounds} "
+        f"interleaved round(s)")
+    make_template(ws, "template.sqlite3", plan.jobs, fifo_index=False)
+    if plan.use_huey:
+        fill_huey(ws.root / "huey-template.sqlite3", plan.jobs)
+    best: dict[int, dict[str, dict]] = {p: {} for p in counts}
+    for r in range(plan.rounds):
+        for p in counts:
+            drains: dict[str, Callable[[], dict]] = {
+                "workers": functools.partial(_sqlite_workers, ws, p),
+                "bare": functools.partial(_sqlite_bare, ws, p),
+            }
+            if plan.use_huey:
+                drains["peer"] = functools.partial(_sqlite_huey, ws, p, plan.jobs)
+            if plan.baseline:
+                drains["baseline"] = functools.partial(_sqlite_workers, ws, p, str(Path(plan.baseline) / "manage.py"))
+            _interleave(drains, r, best[p])
+    for p in counts:
+        figures["sqlite"][p] = best[p]
+        _line(out, p, best[p], "huey")
+    _scaling(out, figures["sqlite"], counts)
+    if plan.use_huey:
+        for p in (1, 2):
+            if p in best:
+                _target(out, figures, f"SQLite, {p} process{'es' if p > 1 else ''}: runworkers >= 1.5x huey",
+                        best[p]["workers"]["rate"] / best[p]["peer"]["rate"], 1.5)
+
+
+def _sqlite_fairness(plan: _Plan, ws: Workspace, figures: dict[str, Any]) -> None:
+    for name, kwargs in TEMPLATES.items():
+        make_template(ws, f"{name}.sqlite3", plan.tenant_jobs, tenants=plan.tenants, fifo_index=False, **kwargs)
+    figures["fairness"]["sqlite"] = run_fairness(
+        counts=plan.counts, rounds=plan.rounds, out=plan.out, store="SQLite", tenants=plan.tenants,
+        jobs=plan.tenant_jobs, figures=figures,
+        fresh=lambda name: ws.url(ws.copy(f"{name}.sqlite3", f"{name}.sqlite3").name))
+
+
+def _sqlite_tasks(plan: _Plan, ws: Workspace, figures: dict[str, Any]) -> None:
+    plan.out("Tasks through Django's Tasks framework: the queue's backend against django-tasks-db")
+    templates = {"queue": "queue-tasks.sqlite3", "tasks_db": "tasks-db-tasks.sqlite3"}
+    for which, name in templates.items():
+        enqueue_tasks(ws.url(name), plan.tasks, TASKS_DB_SETTINGS if which == "tasks_db" else "jobsite.settings")
+        _checkpoint(ws.root / name)
+    figures["tasks"]["sqlite"] = run_tasks(
+        tasks=plan.tasks, store="SQLite (FULL)", out=plan.out, rounds=plan.task_rounds,
+        fresh=lambda which: ws.url(ws.copy(templates[which], f"{which}.sqlite3").name))
+    _target(plan.out, figures, "SQLite, Tasks: django-tasks-db as shipped >= 10x slower",
+            figures["tasks"]["sqlite"]["as_shipped"], 10)
+
+
+def _postgres(plan: _Plan, postgres_url: str, figures: dict[str, Any]) -> None:
+    """The same drains on PostgreSQL, each on a database made from a template, dropped after."""
+    scratch = PostgresScratch(postgres_url)
+    try:
+        plan.out(f"PostgreSQL ({postgres_url.rsplit('@', 1)[-1]}): {plan.jobs} no-op jobs per run, best of "
+                 f"{plan.rounds} interleaved round(s)")
+        made = iter(range(1_000_000))
+        _postgres_drains(plan, scratch, made, figures)
+        if plan.tenants:
+            for name, kwargs in TEMPLATES.items():
+                finish(child("fill", scratch.create(name), jobs=plan.tenant_jobs, tenants=plan.tenants,
+                             fifo_index=False, **kwargs))
+            figures["fairness"]["postgresql"] = run_fairness(
+                counts=plan.counts, rounds=plan.rounds, out=plan.out, store="PostgreSQL", tenants=plan.tenants,
+                jobs=plan.tenant_jobs, figures=figures,
+                fresh=lambda name: scratch.create(f"{name}_{next(made)}", name))
+        if plan.tasks:
+            for which in ("queue", "tasks_db"):
+                enqueue_tasks(scratch.create(f"t_{which}"), plan.tasks,
+                              TASKS_DB_SETTINGS if which == "tasks_db" else "jobsite.settings")
+            figures["tasks"]["postgresql"] = run_tasks(
+                tasks=plan.tasks, store="PostgreSQL", out=plan.out, rounds=plan.task_rounds,
+                fresh=lambda which: scratch.create(f"t_{which}_{next(made)}", f"t_{which}"))
+            _target(plan.out, figures, "PostgreSQL, Tasks: django-tasks-db as shipped >= 10x slower",
+                    figures["tasks"]["postgresql"]["as_shipped"], 10)
+    finally:
+        scratch.drop_all()
+
+
+def _postgres_drains(plan: _Plan, scratch: PostgresScratch, made: Iterator[int], figures: dict[str, Any]) -> None:
+    out, counts = plan.out, plan.counts
+    template = scratch.create("template")
+    finish(child("fill", template, jobs=plan.jobs, fifo_index=False))
+    if plan.use_procrastinate:
+        fill_procrastinate(scratch.create("ptemplate"), plan.jobs)
+    best: dict[int, dict[str, dict]] = {p: {} for p in counts}
+    for r in range(plan.rounds):
+        for p in counts:
+            drains: dict[str, Callable[[], dict]] = {
+                "workers": functools.partial(_pg_workers, scratch, made, p),
+                "bare": functools.partial(_pg_bare, scratch, made, p),
+            }
+            if plan.use_procrastinate:
+                drains["peer"] = functools.partial(_pg_procrastinate, scratch, made, p)
+            _interleave(drains, r, best[p])
+    for p in counts:
+        figures["postgresql"][p] = best[p]
+        _line(out, p, best[p], "Procrastinate")
+    _scaling(out, figures["postgresql"], counts)
+    if plan.use_procrastinate:
+        for p in (1, 2):
+            if p in best:
+                _target(out, figures, f"PostgreSQL, {p} process{'es' if p > 1 else ''}: runworkers >= 3x "
+                        f"Procrastinate", best[p]["workers"]["rate"] / best[p]["peer"]["rate"], 3)
+    if 4 in best:
+        _target(out, figures, "PostgreSQL, 4 processes: runworkers >= 85% of the bare loop",
+                best[4]["workers"]["rate"] / best[4]["bare"]["rate"], 0.85)
 
 
 def _sqlite_workers(ws: Workspace, p: int, manage: str = MANAGE) -> dict:
