@@ -23,20 +23,21 @@ by its own worker (see ``run_tasks``).
 from __future__ import annotations
 
 import functools
-import multiprocessing
-import os
-import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from jobs import statements as sql
-
+from .drains import (
+    PostgresScratch,
+    bare_postgres,
+    bare_sqlite,
+    postgres_reachable,
+    run_bare,
+    run_workers,
+    select_rows,
+)
 from .peers import (
     drain_huey,
     drain_procrastinate,
@@ -45,146 +46,8 @@ from .peers import (
     huey_available,
     procrastinate_available,
 )
-from .queuebench import MANAGE, Workspace, bare_drain, child, finish, make_template
-
-# --- Bare loops (one per process) ------------------------------------------------------------
-
-
-def bare_sqlite(path: str, synchronous: str, out: Any) -> None:
-    out.put(bare_drain(Path(path), synchronous))
-
-
-def bare_postgres(dsn: str, out: Any) -> None:
-    """The same single statements as the project's path, in autocommit: one round trip each."""
-    import psycopg
-    from psycopg.types.json import Jsonb
-
-    claim_sql, complete_sql = sql.claim_postgresql(), sql.complete("postgresql")
-    db = psycopg.connect(dsn, autocommit=True)
-    result = Jsonb({"ok": True})
-    done, t0 = 0, time.time()
-    while True:
-        now = datetime.now(UTC)
-        row = db.execute(claim_sql, [now, sql.DUE_BATCH, now, now, sql.CANDIDATES, now + timedelta(seconds=30), "bare",
-                                     now, "worker:bare", now], prepare=True).fetchone()
-        if row is None:
-            break
-        if row[2] != "leased":
-            continue  # 'busy' or 'stamped': try again, as the queue does
-        now = datetime.now(UTC)
-        db.execute(complete_sql, [result, *sql.summary_values(None), now, now, row[0], row[3], now, now, "worker",
-                                  now], prepare=True)
-        done += 1
-    db.close()
-    out.put({"jobs": done, "t0": t0, "t1": time.time()})
-
-
-def run_bare(target: Callable[..., None], processes: int, *args: Any) -> dict[str, Any]:
-    # Forked, not spawned: the children need the statements, not a Django set-up of their own.
-    ctx = multiprocessing.get_context("fork")
-    out = ctx.Queue()
-    procs = [ctx.Process(target=target, args=(*args, out)) for _ in range(processes)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(timeout=600)
-        if p.exitcode != 0:
-            raise RuntimeError(f"a bare loop process failed (exit code {p.exitcode})")
-    results = [out.get(timeout=5) for _ in procs]
-    jobs = sum(r["jobs"] for r in results)
-    span = max(r["t1"] for r in results) - min(r["t0"] for r in results)
-    return {"jobs": jobs, "rate": jobs / span, "split": [r["jobs"] for r in results]}
-
-
-# --- The workers -----------------------------------------------------------------------------
-
-
-def run_workers(url: str, processes: int, env: dict[str, str] | None = None, manage: str = MANAGE) -> dict[str, Any]:
-    """``runworkers --burst`` to the end; the rate from its own claim and completion events.
-
-    ``manage``: another checkout's ``manage.py`` (``--baseline``), on the same database."""
-    done = subprocess.run(
-        [sys.executable, manage, "runworkers", "--processes", str(processes), "--burst", "--lease", "30",
-         "--poll-interval", "0.05"],
-        env=dict(os.environ, DATABASE_URL=url, JOBS_LOG_LEVEL="WARNING", **(env or {})),
-        capture_output=True, text=True, timeout=900,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"runworkers failed: {done.stderr[-2000:]}")
-    if "database is locked" in done.stderr:
-        raise RuntimeError("runworkers saw 'database is locked'")
-    return _rate_from_events(url)
-
-
-def _rate_from_events(url: str) -> dict[str, Any]:
-    sql = (
-        "SELECT MIN(CASE WHEN to_state = 'leased' THEN at END), MAX(CASE WHEN to_state = 'completed' THEN at END), "
-        "SUM(CASE WHEN to_state = 'completed' THEN 1 ELSE 0 END) FROM jobs_jobevent"
-    )
-    workers = "SELECT actor, COUNT(*) FROM jobs_jobevent WHERE to_state = 'leased' GROUP BY actor"
-    ((first, last, jobs),) = _rows(url, sql)
-    split = [n for _, n in _rows(url, workers)]
-    return {"jobs": jobs, "rate": jobs / (_when(last) - _when(first)).total_seconds(), "split": split}
-
-
-def _rows(url: str, sql: str, params: tuple = ()) -> list[Any]:
-    """The rows of one query (``%s`` placeholders) on the database ``url`` names, by the driver."""
-    if url.startswith("sqlite"):
-        import sqlite3
-
-        db = sqlite3.connect(url.removeprefix("sqlite:///"))
-        rows = db.execute(sql.replace("%s", "?"), params).fetchall()
-        db.close()
-        return rows
-    import psycopg
-
-    with psycopg.connect(url) as pg:
-        return pg.execute(sql, params).fetchall()
-
-
-def _when(value: datetime | str) -> datetime:
-    """A timestamp as the driver gives it: SQLite's are text."""
-    return datetime.fromisoformat(value) if isinstance(value, str) else value
-
-
-# --- PostgreSQL throwaway databases ----------------------------------------------------------
-
-
-class PostgresScratch:
-    """Throwaway databases on a PostgreSQL server, each a copy of one filled template."""
-
-    def __init__(self, server_url: str) -> None:
-        self.server_url = server_url
-        self.base = server_url.rsplit("/", 1)[0]
-        self.prefix = f"jobsbench_{os.getpid()}"
-        self.made: list[str] = []
-
-    def _admin(self, sql: str) -> None:
-        import psycopg
-
-        with psycopg.connect(self.server_url, autocommit=True) as db:
-            db.execute(sql)
-
-    def create(self, name: str, template: str | None = None) -> str:
-        full = f"{self.prefix}_{name}"
-        self._admin(f'CREATE DATABASE "{full}"' + (f' TEMPLATE "{self.prefix}_{template}"' if template else ""))
-        self.made.append(full)
-        return f"{self.base}/{full}"
-
-    def drop_all(self) -> None:
-        for name in reversed(self.made):
-            self._admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def postgres_reachable(url: str) -> bool:
-    try:
-        import psycopg
-
-        psycopg.connect(url, connect_timeout=3).close()
-        return True
-    except psycopg.Error:
-        return False
-
+from .queuebench import MANAGE, Workspace, child, finish, make_template
+from .taskbench import TASK_ROUNDS, TASKS_DB_SETTINGS, enqueue_tasks, run_tasks, tasks_available
 
 # --- Fairness: tenants taking turns against first come, first served -------------------------
 #
@@ -227,8 +90,8 @@ def _tenants_first_served(url: str) -> tuple[int, int]:
     tenants = "SELECT COUNT(DISTINCT tenant_id) FROM jobs_job"
     first = ("SELECT COUNT(DISTINCT j.tenant_id) FROM (SELECT job_id FROM jobs_jobevent WHERE to_state = 'leased' "
              "ORDER BY id LIMIT %s) e JOIN jobs_job j ON j.id = e.job_id")
-    ((count,),) = _rows(url, tenants)
-    ((served,),) = _rows(url, first, (count,))
+    ((count,),) = select_rows(url, tenants)
+    ((served,),) = select_rows(url, first, (count,))
     return served, count
 
 
@@ -258,99 +121,6 @@ def run_fairness(*, counts: list[int], rounds: int, fresh: Callable[[str], str],
     _target(out, figures, f"{store}, fairness on: drain >= 85% of first come, first served ({' and '.join(JUDGED)}, "
             f"worst of {len(judged)})", worst, FAIR_TARGET)
     return {"rows": rows, "worst": worst}
-
-
-# --- Tasks through the framework: the queue's backend against django-tasks-db ----------------
-#
-# The same no-op @task is enqueued N times through the standard API (task.enqueue()) under
-# each backend, then drained by one worker process: ``runworkers --burst`` for the queue's
-# backend, django-tasks-db's ``db_worker --batch`` for its own. Both run on the project's
-# settings (store, pragmas); only CONN_MAX_AGE varies: 0 is Django's default, which is how
-# django-tasks-db ships, and 60 is the project's. Rates run from the first claim to the last
-# completion, read from each backend's own rows, so process start-up counts on neither side.
-
-TASKS_DB_SETTINGS = "bench.tasks_db_settings"
-TASK_ROUNDS = 2
-TASKS_DB_TABLE = "django_tasks_database_dbtaskresult"  # the app label is django_tasks_database
-ENQUEUE = """
-import django, sys
-django.setup()
-from django.core.management import call_command
-from django.db import transaction
-from bench.tasks import noop
-call_command("migrate", verbosity=0)
-count = int(sys.argv[1])
-for start in range(0, count, 500):
-    with transaction.atomic():
-        for _ in range(min(500, count - start)):
-            noop.enqueue()
-"""
-
-
-def _env(url: str, settings_module: str, conn_max_age: int) -> dict[str, str]:
-    return dict(os.environ, DATABASE_URL=url, DJANGO_SETTINGS_MODULE=settings_module,
-                CONN_MAX_AGE=str(conn_max_age), JOBS_LOG_LEVEL="WARNING")
-
-
-def enqueue_tasks(url: str, count: int, settings_module: str) -> None:
-    """Migrate the database ``url`` names and enqueue ``count`` no-op tasks through the API."""
-    done = subprocess.run([sys.executable, "-c", ENQUEUE, str(count)], cwd=Path(MANAGE).parent,
-                          env=_env(url, settings_module, 0), capture_output=True, text=True, timeout=900)
-    if done.returncode != 0:
-        raise RuntimeError(f"enqueueing the tasks failed: {done.stderr[-2000:]}")
-
-
-def drain_queue_backend(url: str, conn_max_age: int) -> dict[str, Any]:
-    return run_workers(url, 1, env={"CONN_MAX_AGE": str(conn_max_age)})
-
-
-def drain_tasks_db(url: str, conn_max_age: int) -> dict[str, Any]:
-    """django-tasks-db's own worker, as its documentation runs it, until no task is left."""
-    done = subprocess.run(
-        [sys.executable, MANAGE, "db_worker", "--batch", "--no-startup-delay", "--verbosity", "0"],
-        env=_env(url, TASKS_DB_SETTINGS, conn_max_age), capture_output=True, text=True, timeout=900,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"db_worker failed: {done.stderr[-2000:]}")
-    sql = (f"SELECT MIN(started_at), MAX(finished_at), SUM(CASE WHEN status = 'SUCCESSFUL' THEN 1 ELSE 0 END), "
-           f"COUNT(*) FROM {TASKS_DB_TABLE}")
-    ((first, last, done_count, total),) = _rows(url, sql)
-    if done_count != total:
-        raise RuntimeError(f"db_worker finished {done_count} of {total} tasks")
-    return {"jobs": done_count, "rate": done_count / (_when(last) - _when(first)).total_seconds()}
-
-
-def tasks_available() -> bool:
-    try:
-        import django_tasks_db  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def run_tasks(*, tasks: int, store: str, fresh: Callable[[str], str], out: Callable[[str], None],
-              rounds: int = TASK_ROUNDS) -> dict:
-    """Both backends at both CONN_MAX_AGE values, best of ``rounds``; ``fresh(which)`` gives a
-    new database filled like that backend's template. The order alternates between rounds,
-    so neither backend always runs first on a machine other work shares."""
-    drains = {"queue": drain_queue_backend, "tasks_db": drain_tasks_db}
-    best: dict[str, float] = {}
-    for r in range(rounds):
-        for age in (0, 60):
-            for which in (("queue", "tasks_db") if r % 2 == 0 else ("tasks_db", "queue")):
-                rate = drains[which](fresh(which), age)["rate"]
-                best[f"{which}_{age}"] = max(best.get(f"{which}_{age}", 0.0), rate)
-    figures: dict[str, Any] = dict(best)
-    figures["as_shipped"] = best["queue_60"] / best["tasks_db_0"]
-    figures["persistent"] = best["queue_60"] / best["tasks_db_60"]
-    out(f"  {store}: {tasks} no-op tasks through task.enqueue(), one worker process each, best of {rounds}")
-    for age, label in ((0, "CONN_MAX_AGE=0 (Django's default)"), (60, "CONN_MAX_AGE=60 (persistent)")):
-        out(f"    {label:<34} queue backend {best[f'queue_{age}']:7.0f} tasks/s   django-tasks-db "
-            f"{best[f'tasks_db_{age}']:7.0f} tasks/s   ratio {best[f'queue_{age}'] / best[f'tasks_db_{age}']:5.1f}x")
-    out(f"    as shipped (the project's CONN_MAX_AGE=60 against django-tasks-db's 0): "
-        f"{figures['as_shipped']:5.1f}x (target >= 10x)")
-    out(f"    both with persistent connections: {figures['persistent']:5.1f}x (target >= 1.5x on SQLite)")
-    return figures
 
 
 # --- The run -------------------------------------------------------------------------------
