@@ -69,16 +69,13 @@ def fill(jobs: int, tenants: int = 1, turns: str = "fair", by_tenant: bool = Fal
     from django.db import connection
     from django.db.models import F
 
-    from jobs.members import create_member
-    from jobs.models import Job, Tenant
+    from jobs.models import Job
     from jobs.statements import STRIDE
 
-    call_command("migrate", verbosity=0)
-    user, _ = create_member(username="bench", tenant_slug="bench", password="Bench-password-1")  # noqa: S106  a throwaway database
-    ids: list[int] = [user.tenant_id or 0]
-    ids += [Tenant.objects.create(slug=f"t{n}", name=f"T{n}").pk for n in range(1, tenants)]
     if turns not in TURNS:
         raise ValueError(f"turns is one of {TURNS}, not {turns!r}")
+    call_command("migrate", verbosity=0)
+    user, ids = _bench_tenants(tenants)
     now = datetime.now(UTC) - timedelta(seconds=1)
     batch = []
     backlog = [0] * tenants  # each tenant's jobs so far: its next job's place in its own line
@@ -102,6 +99,17 @@ def fill(jobs: int, tenants: int = 1, turns: str = "fair", by_tenant: bool = Fal
         if fifo_index:
             cursor.execute(FIFO_INDEX)
         cursor.execute("ANALYZE")
+
+
+def _bench_tenants(tenants: int) -> tuple[Any, list[int]]:
+    """The benchmark's member (of tenant ``bench``) and the ids of ``tenants`` tenants, its own first."""
+    from jobs.members import create_member
+    from jobs.models import Tenant
+
+    user, _ = create_member(username="bench", tenant_slug="bench", password="Bench-password-1")  # noqa: S106  a throwaway database
+    ids: list[int] = [user.tenant_id or 0]
+    ids += [Tenant.objects.create(slug=f"t{n}", name=f"T{n}").pk for n in range(1, tenants)]
+    return user, ids
 
 
 def fifo_claim(*, now: datetime, worker: str) -> Any:
@@ -306,19 +314,25 @@ def run(*, jobs: int, depths: tuple[int, int], rounds: int, out: Callable[[str],
             out(f"synchronous={sync:<6} 1 process {one_rate:8.0f} jobs/s   2 processes {two_rate:8.0f} jobs/s"
                 f"   ratio {two_rate / one_rate:4.2f}x  (target >= 1.0x)   jobs per process {split}")
 
-        times = {}
-        for depth in depths:
-            name = f"depth-{depth}.sqlite3"
-            make_template(ws, name, depth)
-            times[depth] = finish(child("claim_time", ws.url(ws.copy(name, "t.sqlite3").name), "NORMAL",
-                                        claims=200))["mean"]
-        small, large = depths
-        figures["claim_time"] = {str(k): v for k, v in times.items()}
-        out(f"claim time: {small:,} queued {times[small] * 1e6:7.0f} us   {large:,} queued "
-            f"{times[large] * 1e6:7.0f} us   ratio {times[large] / times[small]:4.2f}x  (target <= 1.5x)")
-
+        large = claim_time_by_depth(ws, depths=depths, out=out, figures=figures)
         figures.update(fairness_cost(ws, jobs=jobs, large=large, tenants=tenants, rounds=rounds, out=out))
     return figures
+
+
+def claim_time_by_depth(ws: Workspace, *, depths: tuple[int, int], out: Callable[[str], None],
+                        figures: dict[str, Any]) -> int:
+    """A claim's time with a short queue and a long one (``depths``); the long one's depth."""
+    times = {}
+    for depth in depths:
+        name = f"depth-{depth}.sqlite3"
+        make_template(ws, name, depth)
+        times[depth] = finish(child("claim_time", ws.url(ws.copy(name, "t.sqlite3").name), "NORMAL",
+                                    claims=200))["mean"]
+    small, large = depths
+    figures["claim_time"] = {str(k): v for k, v in times.items()}
+    out(f"claim time: {small:,} queued {times[small] * 1e6:7.0f} us   {large:,} queued "
+        f"{times[large] * 1e6:7.0f} us   ratio {times[large] / times[small]:4.2f}x  (target <= 1.5x)")
+    return large
 
 
 def fairness_cost(ws: Workspace, *, jobs: int, large: int, tenants: int, rounds: int,

@@ -160,7 +160,7 @@ def pollers(port: int, path: str, token: str, *, clients: int, duration: float) 
             "max_ms": latencies[-1] * 1000, "mean_ms": statistics.mean(latencies) * 1000}
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", default=f"sqlite:///{ROOT / 'var' / 'bench-web.sqlite3'}")
     parser.add_argument("--workers", type=int, default=4, help="gunicorn sync workers")
@@ -168,7 +168,26 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16, help="wrk connections")
     parser.add_argument("--pollers", type=int, default=100)
     parser.add_argument("--poll-seconds", type=float, default=30)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def report(args: argparse.Namespace, *, get: dict, post: dict, polled: dict) -> None:
+    """The figures as a Markdown table, with what they were measured on."""
+    store = "SQLite" if args.database_url.startswith("sqlite") else "PostgreSQL"
+    print(f"\n{store}, gunicorn {args.workers} sync workers, wrk -c{args.connections} -d{args.duration}s, "
+          f"{os.cpu_count()} CPUs shared by server, database and load tool\n")
+    print("| endpoint | requests/s | p50 | p99 | non-2xx |")
+    print("|---|---|---|---|---|")
+    print(f"| GET /jobs/<id> | {get['rps']:.0f} | {get['p50']} | {get['p99']} | {get['non2xx']} |")
+    print(f"| POST /jobs (new key each) | {post['rps']:.0f} | {post['p50']} | {post['p99']} | {post['non2xx']} |")
+    print(f"\n{args.pollers} clients polling GET /jobs/<id> once a second for {args.poll_seconds:.0f} s: "
+          f"{polled['requests']} requests, {polled['failures']} failed, p50 {polled['p50_ms']:.1f} ms, "
+          f"p99 {polled['p99_ms']:.1f} ms, max {polled['max_ms']:.1f} ms")
+
+
+
+def main() -> None:
+    args = arguments()
     if not shutil.which("wrk"):
         raise SystemExit("wrk is needed: apt-get install wrk")
 
@@ -208,16 +227,7 @@ def main() -> None:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
 
-    store = "SQLite" if args.database_url.startswith("sqlite") else "PostgreSQL"
-    print(f"\n{store}, gunicorn {args.workers} sync workers, wrk -c{args.connections} -d{args.duration}s, "
-          f"{os.cpu_count()} CPUs shared by server, database and load tool\n")
-    print("| endpoint | requests/s | p50 | p99 | non-2xx |")
-    print("|---|---|---|---|---|")
-    print(f"| GET /jobs/<id> | {get['rps']:.0f} | {get['p50']} | {get['p99']} | {get['non2xx']} |")
-    print(f"| POST /jobs (new key each) | {post['rps']:.0f} | {post['p50']} | {post['p99']} | {post['non2xx']} |")
-    print(f"\n{args.pollers} clients polling GET /jobs/<id> once a second for {args.poll_seconds:.0f} s: "
-          f"{polled['requests']} requests, {polled['failures']} failed, p50 {polled['p50_ms']:.1f} ms, "
-          f"p99 {polled['p99_ms']:.1f} ms, max {polled['max_ms']:.1f} ms")
+    report(args, get=get, post=post, polled=polled)
 
 
 if __name__ == "__main__":
