@@ -18,8 +18,9 @@ the corrected values (in the review's tone), the review's own kept as ``review_d
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
 from jobs import kinds, queue
 from jobs.models import Job, User
@@ -30,6 +31,7 @@ from .tools import review_note, tone_of
 
 # The longest value a member may type (the longest field, a supplier's legal name, is far shorter).
 MAX_VALUE_CHARS = 200
+_FIRST_PRINTABLE = 0x20  # below it: control characters (NUL, tab, line breaks), never part of one value
 # At most this many corrections of one job are read back (each field a few times over).
 MAX_CORRECTIONS = 200
 COMPLETED = Job.State.COMPLETED.value
@@ -94,7 +96,7 @@ def _typed(value: str | None) -> str:
     if len(typed) > MAX_VALUE_CHARS:
         raise kinds.Refused(400, "invalid_value", f"the value is longer than {MAX_VALUE_CHARS} characters",
                             field="value")
-    if any(ord(c) < 32 for c in typed) or not _encodable(typed):
+    if any(ord(c) < _FIRST_PRINTABLE for c in typed) or not _encodable(typed):
         raise kinds.Refused(400, "invalid_value", "the value contains characters that cannot be stored: type it "
                             "on one line, as plain text", field="value")
     return typed

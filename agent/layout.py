@@ -16,7 +16,9 @@ the same structural checks as ``documents.read_text`` first, raising the same re
 from __future__ import annotations
 
 import ctypes
+import itertools
 import logging
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +32,9 @@ log = logging.getLogger("agent.layout")
 # text shows it as two or more spaces (one space per half line height, at most MAX_GAP).
 COLUMN_GAP = 0.8
 MAX_GAP = 8
+BOX_COORDINATES = 4  # a box on a page: x0, top, x1, bottom
+_CONFIDENCE = 5  # where a stored word keeps its OCR confidence (a text layer's words have none)
+_SURROGATES = range(0xD800, 0xE000)  # UTF-16 halves: pdfium hands an emoji or a symbol over as two
 # Typographic ligatures and soft hyphens, read as the letters a label is spelt with ("Identiﬁkation").
 _SPELLING = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
                            "\ufb05": "st", "\ufb06": "st", "\u00ad": None})
@@ -96,7 +101,7 @@ class Layout:
     def from_json(cls, data: dict[str, Any]) -> Layout:
         lines = [Line(page=int(page), text=str(text),
                       words=[Word(str(w[0]), float(w[1]), float(w[2]), float(w[3]), float(w[4]),
-                                  float(w[5]) if len(w) > 5 else None) for w in words])
+                                  float(w[_CONFIDENCE]) if len(w) > _CONFIDENCE else None) for w in words])
                  for page, text, words in data.get("lines", [])]
         return cls(pages=int(data.get("pages", 1)), lines=lines,
                    sizes=[[float(w), float(h)] for w, h in data.get("sizes", [])])
@@ -137,7 +142,7 @@ def read_layout(content: bytes, media_type: str) -> Layout:
 
 def _pdf_layout(content: bytes) -> Layout:
     import pypdfium2 as pdfium
-    import pypdfium2.raw as raw
+    from pypdfium2 import raw
 
     try:
         document = pdfium.PdfDocument(content)
@@ -179,9 +184,9 @@ def _page_words(raw: Any, textpage: Any, height: float, budget: int) -> list[Wor
     x0 = top = x1 = bottom = 0.0
     for index in range(max(count, 0)):
         code = raw.FPDFText_GetUnicode(textpage, index)
-        if 0xD800 <= code < 0xE000:  # half of a UTF-16 pair: an emoji or a symbol, never a field's text
+        if code in _SURROGATES:  # half of a UTF-16 pair: an emoji or a symbol, never a field's text
             continue
-        char = chr(code) if 0 < code < 0x110000 else ""
+        char = chr(code) if 0 < code <= sys.maxunicode else ""
         if not char or char.isspace() or char in "\ufffe\uffff\x00" or not char.isprintable():
             if chars:
                 words.append(_word(chars, x0, top, x1, bottom))
@@ -238,7 +243,7 @@ def _joined(words: list[Word]) -> str:
     heights = sorted(w.bottom - w.top for w in words)
     size = max(heights[len(heights) // 2], 1.0)
     parts = [words[0].text]
-    for before, word in zip(words, words[1:], strict=False):
+    for before, word in itertools.pairwise(words):
         gap = word.x0 - before.x1
         blanks = 1 if gap < COLUMN_GAP * size else min(MAX_GAP, max(2, round(gap / (0.5 * size))))
         parts.append(" " * blanks + word.text)

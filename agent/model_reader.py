@@ -26,10 +26,11 @@ import json
 import logging
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from jobs import queue
 from jobs.context import JobContext
@@ -46,6 +47,10 @@ log = logging.getLogger("agent.model_reader")
 FILLABLE = ("missing", "to_check")
 MAX_MODEL_CHARS = 30_000  # the text sent: an invoice's fields are on its first pages
 MAX_EVIDENCE_CHARS = 200
+_SHORTEST_VAT_ID = 7  # a country prefix and at least five characters
+_THOUSANDS_GROUP = 3  # digits after a separator that make it a thousands separator, not decimals
+_SHORTEST_MONTH = 3  # letters of a month's name that may stand for it ("Jan", "déc")
+_SHORT_YEAR = 2  # digits of a year printed without its century
 CALL_MARGIN = 5  # seconds the call's time limit allows past the HTTP timeout
 UNREADABLE = "the model's answer could not be read; the review used its own reading"
 NOT_FOUND = "suggested by the model, not found in the document: {label}"
@@ -142,40 +147,43 @@ def ask(ctx: JobContext, client: planners.ChatCompletionsPlanner, document: str)
     body = json.dumps(request_body(client.model, document)).encode()
     key = f"job-{ctx.job_id}-epoch-{ctx.epoch}-fields"
     answer: dict[str, Any]
-    with ctx.provider_slot():  # one of the calls all workers on all hosts may have in flight
-        # Its own time limit: the step's is for reading, not for waiting on the provider. Killed
-        # past it, the job is unknown (the marker is set), as for a timeout.
-        with ctx.time_limit(timeout + CALL_MARGIN, f"the model provider did not answer within {timeout:.0f} s"):
-            ctx.mark_external_start("model reading of the fields", also=provider_calls.started(
-                job_id=ctx.job_id, epoch=ctx.epoch, now=ctx.now(), call="read the invoice's fields (the model)",
-                step=provider_calls.step_words(SEQUENCE.index("validate")), key=key))
-            log.info("job %s: asking the model to read the fields", ctx.job_id)
-            request_id = ""
-            try:
-                reply = client._post(body, key=key, timeout=timeout)
-            except planners._Busy as busy:
-                ctx.clear_external_start("model answered 429")
-                until = ctx.now() + busy.retry_after
-                queue.hold_provider(until=until)  # every worker holds off, not just this one
-                raise JobDeferred(until, f"model provider busy (429), retry after "
-                                         f"{busy.retry_after.total_seconds():.0f} s") from None
-            except planners._Settled as settled:  # answered with an error or never reached: nothing happened
-                if settled.retryable:
-                    ctx.clear_external_start(f"model call failed: {settled.reason}")
-                    raise JobFailed(f"model provider call failed: {settled.reason}", code="model_error") from None
-                answer = {"unavailable": f"the provider refused the request, {settled.reason}"}
-            except JobFailed as failed:  # a timeout or a dropped connection: the marker stays, the outcome is unknown
-                if failed.code == "planner_timeout":
-                    raise JobFailed(f"no answer from the model provider within {timeout:.0f} s",
-                                    code="model_timeout") from None
-                raise JobFailed("the connection to the model provider failed", code="model_error") from None
-            else:
-                answer, request_id = parse_answer(reply.answer), reply.request_id
-            with ctx.fenced():
-                ModelReading.objects.update_or_create(job_id=ctx.job_id, defaults={
-                    "epoch": ctx.epoch, "answer": answer, "saved_at": ctx.now()})
-                provider_calls.answered(job_id=ctx.job_id, key=key, request_id=request_id, now=ctx.now())
-            ctx.clear_external_start("model answered the fields")
+    # One of the calls all workers on all hosts may have in flight, under its own time limit: the
+    # step's is for reading, not for waiting on the provider. Killed past it, the job is unknown
+    # (the marker is set), as for a timeout.
+    with (
+        ctx.provider_slot(),
+        ctx.time_limit(timeout + CALL_MARGIN, f"the model provider did not answer within {timeout:.0f} s"),
+    ):
+        ctx.mark_external_start("model reading of the fields", also=provider_calls.started(
+            job_id=ctx.job_id, epoch=ctx.epoch, now=ctx.now(), call="read the invoice's fields (the model)",
+            step=provider_calls.step_words(SEQUENCE.index("validate")), key=key))
+        log.info("job %s: asking the model to read the fields", ctx.job_id)
+        request_id = ""
+        try:
+            reply = client._post(body, key=key, timeout=timeout)
+        except planners._Busy as busy:
+            ctx.clear_external_start("model answered 429")
+            until = ctx.now() + busy.retry_after
+            queue.hold_provider(until=until)  # every worker holds off, not just this one
+            raise JobDeferred(until, f"model provider busy (429), retry after "
+                                     f"{busy.retry_after.total_seconds():.0f} s") from None
+        except planners._Settled as settled:  # answered with an error or never reached: nothing happened
+            if settled.retryable:
+                ctx.clear_external_start(f"model call failed: {settled.reason}")
+                raise JobFailed(f"model provider call failed: {settled.reason}", code="model_error") from None
+            answer = {"unavailable": f"the provider refused the request, {settled.reason}"}
+        except JobFailed as failed:  # a timeout or a dropped connection: the marker stays, the outcome is unknown
+            if failed.code == "planner_timeout":
+                raise JobFailed(f"no answer from the model provider within {timeout:.0f} s",
+                                code="model_timeout") from None
+            raise JobFailed("the connection to the model provider failed", code="model_error") from None
+        else:
+            answer, request_id = parse_answer(reply.answer), reply.request_id
+        with ctx.fenced():
+            ModelReading.objects.update_or_create(job_id=ctx.job_id, defaults={
+                "epoch": ctx.epoch, "answer": answer, "saved_at": ctx.now()})
+            provider_calls.answered(job_id=ctx.job_id, key=key, request_id=request_id, now=ctx.now())
+        ctx.clear_external_start("model answered the fields")
     return answer
 
 
@@ -279,7 +287,7 @@ def locate(name: str, value: str, lines: list[DocLine]) -> Found | None:
     if name == "vat_id":
         found = _identifier(value, lines)
         compact = _compact(value).upper()
-        if found is None and len(compact) > 6 and compact[:2].isalpha() and compact[2:].isdigit():
+        if found is None and len(compact) >= _SHORTEST_VAT_ID and compact[:2].isalpha() and compact[2:].isdigit():
             bare = _identifier(compact[2:], lines)  # printed without its country prefix
             if bare is not None:
                 return Found(bare.value, bare.line, country=compact[:2])
@@ -379,9 +387,9 @@ def parse_amount(text: str) -> Decimal | None:
         return None
     last = max(digits.rfind(","), digits.rfind("."))
     whole, fraction = (digits, "") if last < 0 else (digits[:last], digits[last + 1:])
-    if len(fraction) == 3:  # a thousands separator, not decimals
+    if len(fraction) == _THOUSANDS_GROUP:  # a thousands separator, not decimals
         whole, fraction = digits, ""
-    elif len(fraction) > 3 or fraction == "" and last >= 0:
+    elif len(fraction) > _THOUSANDS_GROUP or (fraction == "" and last >= 0):
         return None
     whole = re.sub(r"[.,]", "", whole)
     try:
@@ -439,7 +447,8 @@ def month_of(word: str) -> int | None:
     """The month a printed name or abbreviation (at least three letters) stands for, or None."""
     plain = "".join(c for c in unicodedata.normalize("NFKD", word.casefold()) if not unicodedata.combining(c))
     plain = plain.replace("ł", "l").rstrip(".")
-    months = {month for name, month in _MONTH_NAMES if name == plain or (len(plain) >= 3 and name.startswith(plain))}
+    months = {month for name, month in _MONTH_NAMES
+              if name == plain or (len(plain) >= _SHORTEST_MONTH and name.startswith(plain))}
     return months.pop() if len(months) == 1 else None
 
 
@@ -453,7 +462,7 @@ def dates(text: str) -> Iterator[tuple[date, bool]]:
             if style == "ymd":
                 readings = [(int(a), int(b), int(c))]
             elif style == "numeric":
-                year = int(c) + (2000 if len(c) == 2 else 0)
+                year = int(c) + (2000 if len(c) == _SHORT_YEAR else 0)
                 readings = [(year, int(b), int(a)), (year, int(a), int(b))]
             else:
                 day, word = (a, b) if style == "dmy" else (b, a)

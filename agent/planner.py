@@ -28,10 +28,12 @@ import socket
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import Any, Callable, Protocol
+from http import HTTPStatus
+from typing import Any, Protocol
 
 from jobs import queue
 from jobs.context import JobContext
@@ -161,16 +163,16 @@ class ChatCompletionsPlanner:
                 raw = response.read(MAX_RESPONSE_BYTES + 1)
                 request_id = response.headers.get("x-request-id") or response.headers.get("request-id") or ""
         except urllib.error.HTTPError as exc:
-            if exc.code == 429:
+            if exc.code == HTTPStatus.TOO_MANY_REQUESTS:
                 raise _Busy(retry_after(exc.headers.get("Retry-After"))) from None
-            raise _Settled(f"HTTP {exc.code}", retryable=exc.code >= 500) from None
+            raise _Settled(f"HTTP {exc.code}", retryable=exc.code >= HTTPStatus.INTERNAL_SERVER_ERROR) from None
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, ConnectionRefusedError):
                 raise _Settled("connection refused", retryable=True) from None
             if isinstance(exc.reason, (socket.timeout, TimeoutError)):
                 raise JobFailed(f"no answer from the planner within {timeout:.0f} s", code="planner_timeout") from None
             raise JobFailed(f"planner connection failed ({type(exc.reason).__name__})", code="planner_error") from None
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             raise JobFailed(f"no answer from the planner within {timeout:.0f} s", code="planner_timeout") from None
         if len(raw) > MAX_RESPONSE_BYTES:
             return Reply(None, request_id)

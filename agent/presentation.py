@@ -20,6 +20,7 @@ from django.db.models.functions import Cast, Lower
 from jobs.kinds import FailureCause, PageBox, Presentation, Words
 
 from . import corrections, duplicates, fields, reading, work
+from .layout import BOX_COORDINATES
 from .models import Checkpoint, FieldCorrection
 from .tools import PHONE_CHECK, SEQUENCE, needs_phone_check, scan_words
 
@@ -184,7 +185,8 @@ def _box(name: str, evidence: Any, sizes: list[tuple[float, float]], candidate: 
     if not isinstance(evidence, dict) or evidence.get("source") == "xml":
         return None
     page, box = evidence.get("page"), evidence.get("box")
-    if not isinstance(page, int) or not 1 <= page <= len(sizes) or not isinstance(box, list) or len(box) != 4:
+    if (not isinstance(page, int) or not 1 <= page <= len(sizes)
+            or not isinstance(box, list) or len(box) != BOX_COORDINATES):
         return None
     width, height = sizes[page - 1]
     try:

@@ -12,8 +12,8 @@ sent: neither the document's text nor the prompt is kept or shown.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, datetime
 
 from jobs.models import Job
 
@@ -55,7 +55,7 @@ def printable(value: str | None) -> str:
 
 
 def utc(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def evidence(job_id: int) -> list[tuple[str, str]]:

@@ -12,10 +12,11 @@ each with its evidence; the XML by ``agent.einvoice``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import date
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 from jobs.errors import AcceptanceError
 
@@ -154,7 +155,7 @@ def _check_confidence(found: dict[str, dict[str, Any]], page: layout.Layout) -> 
         if field_.get("status") != "present" or not isinstance(evidence, dict):
             continue
         box, number = evidence.get("box"), evidence.get("page")
-        if not isinstance(box, list) or len(box) != 4 or not isinstance(number, int):
+        if not isinstance(box, list) or len(box) != layout.BOX_COORDINATES or not isinstance(number, int):
             continue
         doubtful = ocr.low_confidence_words(page, number, box)
         if doubtful:

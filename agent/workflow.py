@@ -11,8 +11,9 @@ non-retryable failure that staff see in ``last_error``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, Callable
+from typing import Any
 
 from jobs import queue
 from jobs.context import JobContext

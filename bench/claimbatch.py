@@ -40,6 +40,21 @@ def pipelined(fair: bool, params: tuple[Any, ...], picks: int) -> list[Any]:
     return rows
 
 
+def empty_the_queue() -> None:
+    """Every job, event, member and tenant deleted, and the dead rows vacuumed away: the last
+    round's would slow every claim."""
+    from django.db import connection
+
+    from jobs.models import Job, JobEvent, Tenant, User
+
+    JobEvent.objects.all().delete()
+    Job.objects.all().delete()
+    User.objects.all().delete()
+    Tenant.objects.all().delete()
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE jobs_job, jobs_jobevent, jobs_tenant")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=4000, help="Jobs per round.")
@@ -55,19 +70,13 @@ def main() -> None:
     from bench.queuebench import fill
     from jobs import queue, statements
     from jobs.clock import system_clock
-    from jobs.models import Job, JobEvent, Tenant, User
 
     if connection.vendor != "postgresql":
         raise SystemExit("set DATABASE_URL to a PostgreSQL database (it is emptied)")
     ways = {"pipelined (before)": pipelined, "one message (now)": queue._claim_batch_postgresql}
     totals = {name: [0.0, 0] for name in ways}
     for _ in range(args.rounds):
-        JobEvent.objects.all().delete()
-        Job.objects.all().delete()
-        User.objects.all().delete()
-        Tenant.objects.all().delete()
-        with connection.cursor() as cursor:  # the last round's dead rows would slow every claim
-            cursor.execute("VACUUM ANALYZE jobs_job, jobs_jobevent, jobs_tenant")
+        empty_the_queue()
         fill(args.jobs, fifo_index=False)
         turn = 0
         while True:

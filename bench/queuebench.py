@@ -22,10 +22,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from django.conf import settings
 
@@ -68,17 +69,14 @@ def fill(jobs: int, tenants: int = 1, turns: str = "fair", by_tenant: bool = Fal
     from django.db import connection
     from django.db.models import F
 
-    from jobs.members import create_member
-    from jobs.models import Job, Tenant
+    from jobs.models import Job
     from jobs.statements import STRIDE
 
-    call_command("migrate", verbosity=0)
-    user, _ = create_member(username="bench", tenant_slug="bench", password="Bench-password-1")  # noqa: S106  a throwaway database
-    ids: list[int] = [user.tenant_id or 0]
-    ids += [Tenant.objects.create(slug=f"t{n}", name=f"T{n}").pk for n in range(1, tenants)]
     if turns not in TURNS:
         raise ValueError(f"turns is one of {TURNS}, not {turns!r}")
-    now = datetime.now(timezone.utc) - timedelta(seconds=1)
+    call_command("migrate", verbosity=0)
+    user, ids = _bench_tenants(tenants)
+    now = datetime.now(UTC) - timedelta(seconds=1)
     batch = []
     backlog = [0] * tenants  # each tenant's jobs so far: its next job's place in its own line
     for n in range(jobs):
@@ -101,6 +99,17 @@ def fill(jobs: int, tenants: int = 1, turns: str = "fair", by_tenant: bool = Fal
         if fifo_index:
             cursor.execute(FIFO_INDEX)
         cursor.execute("ANALYZE")
+
+
+def _bench_tenants(tenants: int) -> tuple[Any, list[int]]:
+    """The benchmark's member (of tenant ``bench``) and the ids of ``tenants`` tenants, its own first."""
+    from jobs.members import create_member
+    from jobs.models import Tenant
+
+    user, _ = create_member(username="bench", tenant_slug="bench", password="Bench-password-1")  # noqa: S106  a throwaway database
+    ids: list[int] = [user.tenant_id or 0]
+    ids += [Tenant.objects.create(slug=f"t{n}", name=f"T{n}").pk for n in range(1, tenants)]
+    return user, ids
 
 
 def fifo_claim(*, now: datetime, worker: str) -> Any:
@@ -185,7 +194,7 @@ def bare_drain(path: Path, synchronous: str) -> dict[str, float]:
 
     t0, started = time.time(), time.perf_counter()
     while True:
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         t_now, expires = ts(now), ts(now + timedelta(seconds=30))
         db.execute("BEGIN IMMEDIATE")
         if db.execute(any_due, [t_now]).fetchone():
@@ -200,7 +209,7 @@ def bare_drain(path: Path, synchronous: str) -> dict[str, float]:
         job_id, epoch = row[0], row[3]
         db.execute(event_sql, [job_id, "queued", "leased", epoch, "worker:bare", "claimed", t_now])
         db.execute("COMMIT")
-        t_now = ts(datetime.now(timezone.utc))
+        t_now = ts(datetime.now(UTC))
         db.execute("BEGIN IMMEDIATE")
         done_row = db.execute(complete_sql, [result, *sql.summary_values(None), t_now, t_now, job_id, epoch, t_now,
                                              t_now]).fetchone()
@@ -252,7 +261,7 @@ def finish(proc: subprocess.Popen) -> dict:
     return json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
 
 
-def make_template(ws: Workspace, name: str, jobs: int, tenants: int = 1, turns: str = "fair",
+def make_template(ws: Workspace, name: str, jobs: int, *, tenants: int = 1, turns: str = "fair",
                   by_tenant: bool = False, fifo_index: bool = True) -> None:
     finish(child("fill", ws.url(name), jobs=jobs, tenants=tenants, turns=turns, by_tenant=by_tenant,
                  fifo_index=fifo_index))
@@ -305,39 +314,51 @@ def run(*, jobs: int, depths: tuple[int, int], rounds: int, out: Callable[[str],
             out(f"synchronous={sync:<6} 1 process {one_rate:8.0f} jobs/s   2 processes {two_rate:8.0f} jobs/s"
                 f"   ratio {two_rate / one_rate:4.2f}x  (target >= 1.0x)   jobs per process {split}")
 
-        times = {}
-        for depth in depths:
-            name = f"depth-{depth}.sqlite3"
-            make_template(ws, name, depth)
-            times[depth] = finish(child("claim_time", ws.url(ws.copy(name, "t.sqlite3").name), "NORMAL",
-                                        claims=200))["mean"]
-        small, large = depths
-        figures["claim_time"] = {str(k): v for k, v in times.items()}
-        out(f"claim time: {small:,} queued {times[small] * 1e6:7.0f} us   {large:,} queued "
-            f"{times[large] * 1e6:7.0f} us   ratio {times[large] / times[small]:4.2f}x  (target <= 1.5x)")
+        large = claim_time_by_depth(ws, depths=depths, out=out, figures=figures)
+        figures.update(fairness_cost(ws, jobs=jobs, large=large, tenants=tenants, rounds=rounds, out=out))
+    return figures
 
-        # What fairness costs: the turn-taking claim against the first-in first-out one.
-        name = f"tenants-{large}.sqlite3"
-        make_template(ws, name, large, tenants=tenants)
-        fair = fifo = float("inf")
-        for _ in range(rounds):  # interleaved, best of each
-            fair = min(fair, finish(child("claim_time", ws.url(ws.copy(name, "fair.sqlite3").name), "NORMAL",
-                                          claims=500))["mean"])
-            fifo = min(fifo, finish(child("claim_time", ws.url(ws.copy(name, "fifo.sqlite3").name), "NORMAL",
-                                          claims=500, fifo=True))["mean"])
-        figures["fair_claim"] = {"fair": fair, "fifo": fifo, "ratio": fair / fifo}
-        out(f"claim time, {tenants:,} tenants, {large:,} queued: taking turns {fair * 1e6:6.0f} us   "
-            f"first in first out {fifo * 1e6:6.0f} us   ratio {fair / fifo:4.2f}x  (target <= 1.5x)")
-        name = f"drain-{tenants}.sqlite3"
-        make_template(ws, name, jobs, tenants=tenants)
-        fair_rate = fifo_rate = 0.0
-        for _ in range(rounds):
-            fair_run = finish(child("drain", ws.url(ws.copy(name, "fd.sqlite3").name), "FULL", worker="fair"))
-            fifo_run = finish(child("drain", ws.url(ws.copy(name, "ff.sqlite3").name), "FULL", worker="fifo",
-                                    fifo=True))
-            fair_rate = max(fair_rate, jobs / fair_run["seconds"])
-            fifo_rate = max(fifo_rate, jobs / fifo_run["seconds"])
-        figures["fair_drain"] = {"fair": fair_rate, "fifo": fifo_rate, "ratio": fair_rate / fifo_rate}
-        out(f"drain, {tenants:,} tenants, synchronous=FULL: taking turns {fair_rate:7.0f} jobs/s   "
-            f"first in first out {fifo_rate:7.0f} jobs/s   ratio {fair_rate / fifo_rate:5.0%}  (target >= 85%)")
+
+def claim_time_by_depth(ws: Workspace, *, depths: tuple[int, int], out: Callable[[str], None],
+                        figures: dict[str, Any]) -> int:
+    """A claim's time with a short queue and a long one (``depths``); the long one's depth."""
+    times = {}
+    for depth in depths:
+        name = f"depth-{depth}.sqlite3"
+        make_template(ws, name, depth)
+        times[depth] = finish(child("claim_time", ws.url(ws.copy(name, "t.sqlite3").name), "NORMAL",
+                                    claims=200))["mean"]
+    small, large = depths
+    figures["claim_time"] = {str(k): v for k, v in times.items()}
+    out(f"claim time: {small:,} queued {times[small] * 1e6:7.0f} us   {large:,} queued "
+        f"{times[large] * 1e6:7.0f} us   ratio {times[large] / times[small]:4.2f}x  (target <= 1.5x)")
+    return large
+
+
+def fairness_cost(ws: Workspace, *, jobs: int, large: int, tenants: int, rounds: int,
+                  out: Callable[[str], None]) -> dict[str, dict[str, float]]:
+    """What fairness costs: the turn-taking claim and drain against the first-in first-out ones."""
+    name = f"tenants-{large}.sqlite3"
+    make_template(ws, name, large, tenants=tenants)
+    fair = fifo = float("inf")
+    for _ in range(rounds):  # interleaved, best of each
+        fair = min(fair, finish(child("claim_time", ws.url(ws.copy(name, "fair.sqlite3").name), "NORMAL",
+                                      claims=500))["mean"])
+        fifo = min(fifo, finish(child("claim_time", ws.url(ws.copy(name, "fifo.sqlite3").name), "NORMAL",
+                                      claims=500, fifo=True))["mean"])
+    figures = {"fair_claim": {"fair": fair, "fifo": fifo, "ratio": fair / fifo}}
+    out(f"claim time, {tenants:,} tenants, {large:,} queued: taking turns {fair * 1e6:6.0f} us   "
+        f"first in first out {fifo * 1e6:6.0f} us   ratio {fair / fifo:4.2f}x  (target <= 1.5x)")
+    name = f"drain-{tenants}.sqlite3"
+    make_template(ws, name, jobs, tenants=tenants)
+    fair_rate = fifo_rate = 0.0
+    for _ in range(rounds):
+        fair_run = finish(child("drain", ws.url(ws.copy(name, "fd.sqlite3").name), "FULL", worker="fair"))
+        fifo_run = finish(child("drain", ws.url(ws.copy(name, "ff.sqlite3").name), "FULL", worker="fifo",
+                                fifo=True))
+        fair_rate = max(fair_rate, jobs / fair_run["seconds"])
+        fifo_rate = max(fifo_rate, jobs / fifo_run["seconds"])
+    figures["fair_drain"] = {"fair": fair_rate, "fifo": fifo_rate, "ratio": fair_rate / fifo_rate}
+    out(f"drain, {tenants:,} tenants, synchronous=FULL: taking turns {fair_rate:7.0f} jobs/s   "
+        f"first in first out {fifo_rate:7.0f} jobs/s   ratio {fair_rate / fifo_rate:5.0%}  (target >= 85%)")
     return figures

@@ -89,7 +89,8 @@ def wait_until_up(port: int, timeout: float = 20) -> None:
     raise SystemExit("gunicorn did not start")
 
 
-def request(port: int, method: str, path: str, token: str, body: dict | None = None, key: str = "") -> tuple[int, dict]:
+def request(port: int, method: str, path: str, token: str, *, body: dict | None = None,
+            key: str = "") -> tuple[int, dict]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
     if body is not None:
@@ -108,7 +109,7 @@ def wrk(url: str, *, duration: int, connections: int, threads: int, headers: lis
         cmd += ["-H", h]
     if script:
         cmd += ["-s", script]
-    out = subprocess.run(cmd + [url], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([*cmd, url], capture_output=True, text=True, check=True).stdout
     found = re.search(r"Requests/sec:\s+([\d.]+)", out)
     if found is None:
         raise RuntimeError(f"wrk printed no request rate: {out[-500:]}")
@@ -159,7 +160,7 @@ def pollers(port: int, path: str, token: str, *, clients: int, duration: float) 
             "max_ms": latencies[-1] * 1000, "mean_ms": statistics.mean(latencies) * 1000}
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", default=f"sqlite:///{ROOT / 'var' / 'bench-web.sqlite3'}")
     parser.add_argument("--workers", type=int, default=4, help="gunicorn sync workers")
@@ -167,7 +168,26 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16, help="wrk connections")
     parser.add_argument("--pollers", type=int, default=100)
     parser.add_argument("--poll-seconds", type=float, default=30)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def report(args: argparse.Namespace, *, get: dict, post: dict, polled: dict) -> None:
+    """The figures as a Markdown table, with what they were measured on."""
+    store = "SQLite" if args.database_url.startswith("sqlite") else "PostgreSQL"
+    print(f"\n{store}, gunicorn {args.workers} sync workers, wrk -c{args.connections} -d{args.duration}s, "
+          f"{os.cpu_count()} CPUs shared by server, database and load tool\n")
+    print("| endpoint | requests/s | p50 | p99 | non-2xx |")
+    print("|---|---|---|---|---|")
+    print(f"| GET /jobs/<id> | {get['rps']:.0f} | {get['p50']} | {get['p99']} | {get['non2xx']} |")
+    print(f"| POST /jobs (new key each) | {post['rps']:.0f} | {post['p50']} | {post['p99']} | {post['non2xx']} |")
+    print(f"\n{args.pollers} clients polling GET /jobs/<id> once a second for {args.poll_seconds:.0f} s: "
+          f"{polled['requests']} requests, {polled['failures']} failed, p50 {polled['p50_ms']:.1f} ms, "
+          f"p99 {polled['p99_ms']:.1f} ms, max {polled['max_ms']:.1f} ms")
+
+
+
+def main() -> None:
+    args = arguments()
     if not shutil.which("wrk"):
         raise SystemExit("wrk is needed: apt-get install wrk")
 
@@ -188,7 +208,8 @@ def main() -> None:
     )
     try:
         wait_until_up(port)
-        status, body = request(port, "POST", "/jobs", token, {"kind": "diagnostic.noop", "payload": {}}, key="first")
+        status, body = request(port, "POST", "/jobs", token, body={"kind": "diagnostic.noop", "payload": {}},
+                               key="first")
         if status != 202:
             raise RuntimeError(f"the first submission answered {status}: {body}")
         job_path = body["status_url"]
@@ -206,16 +227,7 @@ def main() -> None:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
 
-    store = "SQLite" if args.database_url.startswith("sqlite") else "PostgreSQL"
-    print(f"\n{store}, gunicorn {args.workers} sync workers, wrk -c{args.connections} -d{args.duration}s, "
-          f"{os.cpu_count()} CPUs shared by server, database and load tool\n")
-    print("| endpoint | requests/s | p50 | p99 | non-2xx |")
-    print("|---|---|---|---|---|")
-    print(f"| GET /jobs/<id> | {get['rps']:.0f} | {get['p50']} | {get['p99']} | {get['non2xx']} |")
-    print(f"| POST /jobs (new key each) | {post['rps']:.0f} | {post['p50']} | {post['p99']} | {post['non2xx']} |")
-    print(f"\n{args.pollers} clients polling GET /jobs/<id> once a second for {args.poll_seconds:.0f} s: "
-          f"{polled['requests']} requests, {polled['failures']} failed, p50 {polled['p50_ms']:.1f} ms, "
-          f"p99 {polled['p99_ms']:.1f} ms, max {polled['max_ms']:.1f} ms")
+    report(args, get=get, post=post, polled=polled)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,10 @@ import os
 import threading
 import time
 import weakref
-from datetime import datetime, timedelta, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from logging import WARNING, getLogger
-from typing import Callable, Protocol
+from typing import Protocol
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
@@ -35,14 +36,14 @@ class SystemClock:
     """This process's wall clock: for tests that need a plain clock, never for queue time."""
 
     def now(self) -> datetime:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
 
 class LogicalClock:
     """A clock that only moves when told to."""
 
     def __init__(self, start: datetime | None = None) -> None:
-        self._now = start or datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+        self._now = start or datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
     def now(self) -> datetime:
         return self._now
@@ -61,7 +62,7 @@ def read_database_time(alias: str = DEFAULT_DB_ALIAS) -> tuple[datetime, float]:
     clock is this host's (the query would ask the same kernel).
     """
     if connections[alias].vendor != "postgresql":
-        return datetime.now(timezone.utc), time.monotonic()
+        return datetime.now(UTC), time.monotonic()
     conn = connections.create_connection(alias)
     try:
         conn.ensure_connection()
@@ -72,7 +73,7 @@ def read_database_time(alias: str = DEFAULT_DB_ALIAS) -> tuple[datetime, float]:
             back = time.monotonic()
     finally:
         conn.close()
-    return at.astimezone(timezone.utc), (sent + back) / 2
+    return at.astimezone(UTC), (sent + back) / 2
 
 
 class DatabaseClock:
@@ -96,7 +97,7 @@ class DatabaseClock:
                  max_round_trip: float = 1.0, max_step_back: float = 1.0,
                  read: Callable[[], tuple[datetime, float]] | None = None,
                  monotonic: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> None:
+                 wall: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.every, self.retry = every, retry
         self.max_round_trip, self.max_step_back = max_round_trip, timedelta(seconds=max_step_back)
         self._read = read or (lambda: read_database_time(alias))

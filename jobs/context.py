@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Protocol, TypedDict
 
 from . import documents, queue
 from .clock import Clock, queue_clock
 from .kinds import JobDeferred
 from .models import Job
+
+
+class JobRow(TypedDict):
+    """What a handler may read of its job's row: its tenant and its document's metadata."""
+
+    tenant_id: int
+    document: str
+    document_name: str
+    document_type: str
+    document_size: int | None
+    document_sha256: str
 
 
 class TimeLimits(Protocol):
@@ -40,7 +52,7 @@ class JobContext:
         self.clock = clock
         self.stop = stop or threading.Event()
         self._limits = limits or Unenforced()
-        self._job: dict[str, Any] | None = None
+        self._job: JobRow | None = None
         self.external_started = False  # the marker was committed on this claim (see ``Completed``)
 
     @property
@@ -104,7 +116,7 @@ class JobContext:
         finally:
             queue.release_provider_slot(job_id=self.job_id, epoch=self.epoch, number=slot.number)
 
-    def job(self) -> dict[str, Any]:
+    def job(self) -> JobRow:
         """This job's row (tenant and document metadata), read once."""
         if self._job is None:
             self._job = (

@@ -68,14 +68,15 @@ class ApiToken(models.Model):
         return f"{self.prefix}… ({self.user})"
 
 
-class JobQuerySet(models.QuerySet):
-    def for_tenant(self, tenant_id: int | None) -> "JobQuerySet":
-        return self.filter(tenant_id=tenant_id)
+class JobQuerySet(models.QuerySet["Job"]):
+    def for_tenant(self, tenant_id: int | None) -> JobQuerySet:
+        """A tenant's jobs; none at all for a user outside every tenant."""
+        return self.none() if tenant_id is None else self.filter(tenant_id=tenant_id)
 
-    def needs_human(self) -> "JobQuerySet":
+    def needs_human(self) -> JobQuerySet:
         return self.filter(state__in=[Job.State.DEAD, Job.State.UNKNOWN])
 
-    def finished_before(self, cutoff: datetime) -> "JobQuerySet":
+    def finished_before(self, cutoff: datetime) -> JobQuerySet:
         """Jobs retention may delete: finished (completed, dead or cancelled) and last changed
         before ``cutoff``. ``unknown`` jobs wait for staff however old; live jobs are never here."""
         finished = Q(finished_at__lt=cutoff) | Q(finished_at__isnull=True, updated_at__lt=cutoff)

@@ -20,8 +20,8 @@ import math
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
-from typing import Any
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import connection
@@ -44,7 +44,13 @@ from .tasks_framework import (
     task_started,
 )
 
+if TYPE_CHECKING:
+    AnyTaskResult = TaskResult[Any]
+else:  # the framework's classes need not take type parameters at run time
+    AnyTaskResult = TaskResult
+
 KIND = "task"
+KEY_SHOWN = 40  # characters of a payload key quoted in an error about it
 # Arguments travel in the job row: an id to look the data up by, not the data, is the norm.
 MAX_PAYLOAD_BYTES = 64 * 1024
 ERROR_CODE = "task_error"  # last_error: "task_error: <class path>\n<trimmed traceback>"
@@ -146,7 +152,7 @@ def _storable_text(text: str, where: str) -> str:
 
 
 def _short(key: str) -> str:
-    return repr(key if len(key) <= 40 else key[:40] + "…")
+    return repr(key if len(key) <= KEY_SHOWN else key[:KEY_SHOWN] + "…")
 
 
 # --- The payload ------------------------------------------------------------------------------
@@ -173,10 +179,10 @@ class TaskCall:
         }
 
     @classmethod
-    def from_payload(cls, payload: dict[str, Any]) -> "TaskCall":
+    def from_payload(cls, payload: dict[str, Any]) -> TaskCall:
         return cls(**{name: payload[name] for name in PAYLOAD_FIELDS if name in payload})
 
-    def resolve(self) -> Task:
+    def resolve(self) -> Task[..., Any]:
         """The task as this process has it; ``TaskNotFound`` (with the reason) if it cannot."""
         return _resolve(self.function, self.backend, self.queue_name, self.priority, self.takes_context)
 
@@ -201,7 +207,8 @@ PAYLOAD_SCHEMA = {
 
 
 @functools.lru_cache(maxsize=1024)
-def _resolve(function: str, backend: str, queue_name: str, priority: int, takes_context: bool) -> Task:
+def _resolve(function: str, backend: str, queue_name: str, priority: int,
+             takes_context: bool) -> Task[..., Any]:
     # Cached per process: a worker runs the same few functions thousands of times, and a task
     # is an immutable value. Failures are not cached (lru_cache keeps only results).
     try:
@@ -240,7 +247,7 @@ def is_registered(func: Any) -> bool:
     return _registered.get(f"{getattr(func, '__module__', '')}.{getattr(func, '__qualname__', '')}") is func
 
 
-def _as_task(func: Any, backend: str) -> Task:
+def _as_task(func: Any, backend: str) -> Task[..., Any]:
     from .tasks_framework import task_backends
 
     try:
@@ -313,7 +320,7 @@ def errors_of(state: str, last_error: str, code: str) -> list[TaskError]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class QueueTaskResult(TaskResult):
+class QueueTaskResult(AnyTaskResult):
     """The framework's result, plus the job's own state in the queue.
 
     ``status`` is FAILED for ``dead``, ``unknown`` and ``cancelled`` alike; ``state`` tells them
@@ -361,14 +368,14 @@ def history(job_id: int) -> list[tuple[str, str, datetime]]:
     return [(to_state, actor, _aware(at)) for to_state, actor, at in rows]
 
 
-def _aware(value: Any) -> datetime:
+def _aware(value: str | datetime) -> datetime:
     """A timestamp as the driver returns it (text on SQLite), as an aware UTC datetime."""
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def build_result(*, job_id: int, task: Task, call: TaskCall, state: str, events: list[tuple[str, str, datetime]],
+def build_result(*, job_id: int, task: Task[..., Any], call: TaskCall, state: str,
+                 events: list[tuple[str, str, datetime]],
                  enqueued_at: datetime | None = None, finished_at: datetime | None = None,
                  last_error: str = "", failure_code: str = "", result: Any = None) -> QueueTaskResult:
     claims = [(actor, at) for to_state, actor, at in events if to_state == LEASED]

@@ -27,10 +27,11 @@ from __future__ import annotations
 import contextvars
 import functools
 import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Callable, Iterator, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 
 SYSTEM_TENANT = "system"  # tasks nobody gave a tenant belong to it; made at first use
 SYSTEM_USER = "system.tasks"  # submits every task job; inactive, no usable password
+MAX_ATTEMPTS = 1000  # the most tries a task may ask for
 OPTION_NAMES = {"TENANT", "MAX_ATTEMPTS", "DEADLINE", "OUTSIDE_EFFECTS"}
 
 
@@ -66,9 +68,9 @@ class QueueOptions:
     def __post_init__(self) -> None:
         if self.max_attempts is not None and (
             isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int)
-            or not 1 <= self.max_attempts <= 1000
+            or not 1 <= self.max_attempts <= MAX_ATTEMPTS
         ):
-            raise ValueError(f"max_attempts must be a whole number from 1 to 1000, not {self.max_attempts!r}")
+            raise ValueError(f"max_attempts must be a whole number from 1 to {MAX_ATTEMPTS}, not {self.max_attempts!r}")
         if self.deadline is not None:
             deadline = self.deadline
             if isinstance(deadline, (int, float)) and not isinstance(deadline, bool):
@@ -79,7 +81,7 @@ class QueueOptions:
         if self.outside_effects is not None and not isinstance(self.outside_effects, bool):
             raise ValueError(f"outside_effects must be True or False, not {self.outside_effects!r}")
 
-    def over(self, defaults: "QueueOptions") -> "QueueOptions":
+    def over(self, defaults: QueueOptions) -> QueueOptions:
         return QueueOptions(**{f.name: getattr(self, f.name) if getattr(self, f.name) is not None
                                else getattr(defaults, f.name) for f in fields(self)})
 
@@ -108,7 +110,7 @@ _tenant: contextvars.ContextVar[Any] = contextvars.ContextVar("jobs_task_tenant"
 
 
 @contextmanager
-def for_tenant(tenant: "Tenant | str") -> Iterator[None]:
+def for_tenant(tenant: Tenant | str) -> Iterator[None]:
     """Tasks enqueued inside the block belong to ``tenant`` (a Tenant or an existing slug), so
     its fair share and its limits apply to them."""
     token = _tenant.set(tenant)
@@ -151,7 +153,7 @@ class QueueBackend(BaseTaskBackend):
             raise ImproperlyConfigured(f"TASKS[{alias!r}]['OPTIONS']: {exc}") from None
         self.tenant = self.options.get("TENANT") or SYSTEM_TENANT
 
-    def validate_task(self, task: Task) -> None:
+    def validate_task(self, task: Task[..., Any]) -> None:
         """The framework's rules; then the function is one a worker may run (``task_kind.register``).
 
         Every Task checks itself here as it is made, so every ``@task`` of this backend is registered
@@ -161,7 +163,7 @@ class QueueBackend(BaseTaskBackend):
         super().validate_task(task)
         register(task.func)
 
-    def enqueue(self, task: Task, args: Any, kwargs: Any) -> "QueueTaskResult":
+    def enqueue(self, task: Task[..., Any], args: Any, kwargs: Any) -> QueueTaskResult:
         from . import queue
         from .errors import InvalidPayload, PayloadTooLarge
         from .task_kind import KIND, QUEUED, NotJSON, TaskCall, build_result, json_value
@@ -198,7 +200,7 @@ class QueueBackend(BaseTaskBackend):
         transaction.on_commit(functools.partial(task_enqueued.send, type(self), task_result=result))
         return result
 
-    def get_result(self, result_id: str) -> "QueueTaskResult":
+    def get_result(self, result_id: str) -> QueueTaskResult:
         from .models import Job
         from .task_kind import KIND, TaskCall, TaskNotFound, build_result, history
 
@@ -221,7 +223,7 @@ class QueueBackend(BaseTaskBackend):
                             enqueued_at=job["created_at"], finished_at=job["finished_at"],
                             last_error=job["last_error"], failure_code=job["failure_code"], result=job["result"])
 
-    def _stand_in(self, call: Any) -> Task:
+    def _stand_in(self, call: Any) -> Task[..., Any]:
         """A task for a result whose function is gone (its ``function`` still names it)."""
         from .task_kind import missing_function
 
@@ -230,7 +232,7 @@ class QueueBackend(BaseTaskBackend):
                                queue_name=queue_name, run_after=None)
 
 
-def _check_importable(task: Task) -> None:
+def _check_importable(task: Task[..., Any]) -> None:
     """A worker finds the function by its module path: it must lead back to this function."""
     path = task.module_path
     if task.func.__module__ == "__main__":
@@ -249,7 +251,7 @@ def _check_importable(task: Task) -> None:
 # --- Whose tasks ---------------------------------------------------------------------------------
 
 
-def tenant_id(tenant: "Tenant | str") -> int:
+def tenant_id(tenant: Tenant | str) -> int:
     """The tenant's id: the system tenant is made at first use; any other must exist."""
     from .models import Tenant
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import errno
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Union
+from typing import TYPE_CHECKING, Any
 
 from .kinds import JobCancelled, JobDeferred, JobFailed
 from .queue import FailureCode, StaleEpoch
@@ -67,7 +68,7 @@ class Lost:
     reason: str
 
 
-Verdict = Union[Completed, Failed, Deferred, Cancelled, Lost]
+Verdict = Completed | Failed | Deferred | Cancelled | Lost
 
 
 def failed(code: str, message: str, *, retryable: bool) -> Failed:
@@ -99,7 +100,7 @@ def out_of_memory(exc: BaseException) -> bool:
     return False
 
 
-def judge(handler: Callable[["JobContext"], Any], ctx: "JobContext") -> Verdict:
+def judge(handler: Callable[[JobContext], Any], ctx: JobContext) -> Verdict:
     """Run the handler; turn how it ended into what to write."""
     try:
         result = handler(ctx)

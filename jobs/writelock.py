@@ -26,13 +26,15 @@ import functools
 import os
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
 _local = threading.local()
+NEGLIGIBLE_WAIT = 0.01  # seconds of waiting for the flock that leave the busy timeout as it is
 SPIN_SECONDS = float(os.environ.get("SQLITE_LOCK_SPIN", "0.005"))
 
 
@@ -136,7 +138,7 @@ def _release(fd: int | None) -> None:
 def _bounded_busy_timeout(conn: Any, waited: float) -> Iterator[None]:
     """After a wait for the flock, give SQLite only what is left of the busy timeout."""
     full = settings.SQLITE_BUSY_TIMEOUT
-    if waited < 0.01:
+    if waited < NEGLIGIBLE_WAIT:
         yield
         return
     conn.ensure_connection()

@@ -428,11 +428,12 @@ LOGGING = {
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
     "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.console.EmailBackend")
-EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
+SMTP_SUBMISSION_PORT, SMTPS_PORT = 587, 465  # STARTTLS on the first, TLS from the first byte on the second
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", str(SMTP_SUBMISSION_PORT)))
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
-EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", EMAIL_PORT == 587)
-EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", EMAIL_PORT == 465)
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", EMAIL_PORT == SMTP_SUBMISSION_PORT)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", EMAIL_PORT == SMTPS_PORT)
 EMAIL_TIMEOUT = float(os.environ.get("EMAIL_TIMEOUT", "10"))
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Docket <docket@localhost>")
 # Where the links in an email point: the site's address as its readers reach it.

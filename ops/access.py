@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import hmac
 import os
+from collections.abc import Callable
 from functools import wraps
-from typing import Callable
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login

@@ -111,7 +111,7 @@ def _postgresql(connection, partial: Path) -> tuple[datetime, int]:
             jobs = raw.execute(f"SELECT count(*) FROM {Job._meta.db_table}").fetchone()[0]  # noqa: S608  our model's table
             done = subprocess.run(  # noqa: S603  the operator's pg_dump (PG_DUMP or PATH), our arguments
                 [pg_dump, "--format=custom", f"--snapshot={snapshot}", f"--file={partial}"],
-                env=env, capture_output=True, text=True, timeout=PG_DUMP_TIMEOUT,
+                env=env, capture_output=True, text=True, timeout=PG_DUMP_TIMEOUT, check=False,
             )
     finally:
         raw.close()

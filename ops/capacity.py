@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, overload
 
+ROUNDING = 1e-9  # float error: headroom within it of a bound counts as on it
 THIN_HEADROOM = 0.20  # below this share of capacity left over, variance alone builds a queue
 POLLING_DOMINATES = 10  # polling reads per state write at which reads are the load to fix
 WAVES_SHOWN = 8  # a longer burst is shown as its first waves, a gap, and its last wave
@@ -232,10 +233,10 @@ def warnings(p: Plan) -> list[str]:
             f"({per_minute(p.capacity):g}/min). The queue grows without bound; {p.workers_needed} workers are "
             "the bare minimum."
         )
-    elif p.headroom < THIN_HEADROOM - 1e-9:
+    elif p.headroom < THIN_HEADROOM - ROUNDING:
         said.append(
             f"Thin headroom: the workers are busy {p.utilisation:.0%} of the time"
-            + (" with nothing to spare" if p.headroom < 1e-9 else "")
+            + (" with nothing to spare" if p.headroom < ROUNDING else "")
             + ". Any variance in service time, a retry or a slow provider builds a queue; add a worker."
         )
     if p.burst_margin is not None:

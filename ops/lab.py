@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from jobs.clock import LogicalClock
 
 LEASES = range(5, 31)
+DEFAULT_LEASE = 10  # seconds: the lab's baseline, against which a longer or shorter lease is described
 CRASHES = ("none", "before-effect", "after-marker")
 KIND = "diagnostic.sleep"  # the project's own kind: sleeps (on the lab's clock), may mark an external start
 WORK_SECONDS = 3  # logical seconds the handler works: shorter than the shortest lease
@@ -73,7 +74,7 @@ def run(*, lease: int, crash: str, timeout: float = 60) -> dict[str, Any]:
         cmd = [sys.executable, MANAGE, "leaselab", "--lease", str(lease), "--crash", crash, "--json",
                "--in-throwaway-database"]
         try:
-            proc = subprocess.run(cmd, env=env, cwd=settings.BASE_DIR, capture_output=True, text=True,  # noqa: S603  our argv: this Python, manage.py, checked options
+            proc = subprocess.run(cmd, check=False, env=env, cwd=settings.BASE_DIR, capture_output=True, text=True,  # noqa: S603  our argv: this Python, manage.py, checked options
                                   timeout=timeout)
         except subprocess.TimeoutExpired:
             raise LabError(f"the lab did not finish within {timeout:g} s") from None
@@ -177,16 +178,18 @@ class _Lab:
         self.start = self.clock.now()
         self.lease = timedelta(seconds=lease)
         case, expected = CASES[crash]
-        if crash == "before-effect" and lease != 10:
-            case = "Longer lease" if lease > 10 else "Shorter lease"
+        if crash == "before-effect" and lease != DEFAULT_LEASE:
+            case = "Longer lease" if lease > DEFAULT_LEASE else "Shorter lease"
             expected = f"Earliest replacement at {lease} s; " + (
-                "slower failure recovery" if lease > 10 else "faster recovery, more false takeovers during pauses")
+                "slower failure recovery" if lease > DEFAULT_LEASE
+                else "faster recovery, more false takeovers during pauses")
         self.timeline = Timeline(lease=lease, crash=crash, case=case, expected=expected)
 
     def t(self, at: datetime | None = None) -> float:
         return ((at or self.clock.now()) - self.start).total_seconds()
 
-    def add(self, step: str, owner: str, input: str, output: str, failure: str, applied: bool | None = None) -> None:
+    def add(self, step: str, owner: str, input: str, output: str, failure: str, *,
+            applied: bool | None = None) -> None:
         from jobs.models import Job
 
         row = Job.objects.values("state", "epoch").get(pk=self.job_id)

@@ -21,8 +21,8 @@ ids, tenants, payload or document text.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timedelta
-from typing import Callable, Iterable, Iterator
 
 from django.db import connection
 from django.db.models import Count, Min

@@ -22,10 +22,10 @@ from __future__ import annotations
 import itertools
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Callable
 
 from django.db.models import Count, F
 

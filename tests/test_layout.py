@@ -23,17 +23,6 @@ OUTSIDE_THE_QUEUE = {"web", "agent", "ops", "bench"}
 # ("preview" is no review: the match starts at a word).
 PRODUCT_WORDS = re.compile(r"\b(invoice|supplier|review)", re.IGNORECASE)
 
-# Known exceptions, each with its reason; the list only shrinks.
-IMPORT_EXCEPTIONS = {
-    # Staff triage reuses the product's payload check (web.http.check_storable) on a JSON outcome,
-    # and the product's document pane (web.status.document_pane) on a job's admin page.
-    "jobs/admin.py": {"web"},
-}
-WORD_EXCEPTIONS = {
-    # A triage hint on a failure code of the review kind's ("beyond the review's limits").
-    "jobs/admin.py": 1,
-}
-
 
 def imported_packages(path: Path) -> set[str]:
     """Top-level packages a module imports, at module level or inside functions."""
@@ -54,7 +43,7 @@ def test_the_queue_imports_neither_the_product_nor_the_instruments():
     offenders = {}
     for path in queue_files("*.py"):
         name = str(path.relative_to(ROOT))
-        outside = imported_packages(path) & OUTSIDE_THE_QUEUE - IMPORT_EXCEPTIONS.get(name, set())
+        outside = imported_packages(path) & OUTSIDE_THE_QUEUE
         if outside:
             offenders[name] = sorted(outside)
     assert offenders == {}
@@ -66,7 +55,7 @@ def test_the_queue_says_no_product_word():
     for path in queue_files("*.py", "*.html", "*.txt"):
         name = str(path.relative_to(ROOT))
         hits = [line.strip() for line in path.read_text().splitlines() if PRODUCT_WORDS.search(line)]
-        if len(hits) > WORD_EXCEPTIONS.get(name, 0):
+        if hits:
             found[name] = hits
     assert found == {}
 

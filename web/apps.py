@@ -6,3 +6,11 @@ class WebConfig(AppConfig):
 
     name = "web"
     verbose_name = "Web"
+
+    def ready(self) -> None:
+        # The queue's staff job page shows the document beside the result as its tenant sees it.
+        from jobs.admin import JobAdmin
+
+        from .status import document_pane
+
+        JobAdmin.document_pane_of = staticmethod(document_pane)

@@ -32,16 +32,15 @@ from django.views.decorators.http import require_http_methods
 from django_htmx.middleware import HtmxDetails
 from pydantic import BaseModel, ValidationError
 
-from jobs import kinds, tokens
+from jobs import kinds, payloads, tokens
 from jobs.documents import Upload
-from jobs.errors import AcceptanceError, Reason
+from jobs.errors import AcceptanceError
 from jobs.models import User
 
 from . import schemas, wording
 
-# How deep a payload may nest. Deeper JSON is refused as a 400 rather than risking a
-# RecursionError (a 500) while it is parsed, validated or encoded.
-MAX_PAYLOAD_DEPTH = 32
+# How deep a payload may nest (the queue's bound): deeper JSON is refused as a 400.
+MAX_PAYLOAD_DEPTH = payloads.MAX_DEPTH
 
 
 # A claimed media type worth storing (the column holds 100 characters); anything else is
@@ -355,31 +354,13 @@ def loads_json(text: str | bytes) -> Any:
     return json.loads(text, parse_constant=constant, parse_float=finite)
 
 
-def check_storable(value: Any, where: str = "payload", depth: int = 0) -> None:
-    """Refuse what JSON parsing lets through but neither database stores.
-
-    NUL characters (PostgreSQL's jsonb refuses them), lone UTF-16 surrogates (not UTF-8),
-    and nesting past ``MAX_PAYLOAD_DEPTH``: each would otherwise fail inside the accepting
-    transaction as a 500 instead of a 400 that names the field.
-    """
-    if depth > MAX_PAYLOAD_DEPTH:
-        raise HttpError(400, "invalid_payload", f"{where} nests deeper than {MAX_PAYLOAD_DEPTH} levels", field=where)
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise HttpError(400, "invalid_payload", f"{where} contains an unpaired surrogate", field=where,
-                            reason=Reason.NOT_STORABLE) from None
-        if "\x00" in value:
-            raise HttpError(400, "invalid_payload", f"{where} contains a NUL character", field=where,
-                            reason=Reason.NOT_STORABLE)
-    elif isinstance(value, dict):
-        for name, item in value.items():
-            check_storable(name, where, depth + 1)
-            check_storable(item, f"{where}.{name}", depth + 1)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            check_storable(item, f"{where}.{index}", depth + 1)
+def check_storable(value: Any, where: str = "payload") -> None:
+    """The queue's check of what either database stores (``jobs.payloads``), refused as a 400
+    that names the field instead of failing inside the accepting transaction as a 500."""
+    try:
+        payloads.check_storable(value, where)
+    except AcceptanceError as exc:
+        raise HttpError.from_acceptance(exc) from None
 
 
 def _parse_json(request: HttpRequest) -> Submission:

@@ -1,4 +1,4 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from jobs import members
 
@@ -6,7 +6,7 @@ from jobs import members
 class Command(BaseCommand):
     help = "Create a user as a member of a tenant (the tenant is created if missing)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
         parser.add_argument("--tenant", required=True, help="Tenant slug, e.g. acme.")
         parser.add_argument("--password", help="Password (checked by the site's password validators); "
@@ -15,7 +15,8 @@ class Command(BaseCommand):
                             help=f"A triage member: may use the admin to view and triage jobs "
                                  f"(the {members.TRIAGE_GROUP!r} group), not to manage users or tokens.")
 
-    def handle(self, *args, username, tenant, password, staff, **options):
+    def handle(self, *args: str, username: str, tenant: str, password: str | None, staff: bool,
+               **options: object) -> None:
         try:
             user, password = members.create_member(username=username, tenant_slug=tenant, password=password,
                                                    staff=staff)

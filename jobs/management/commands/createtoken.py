@@ -1,6 +1,6 @@
 import sys
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from jobs import tokens
 from jobs.clock import queue_clock
@@ -10,12 +10,12 @@ from jobs.models import User
 class Command(BaseCommand):
     help = "Print a new API token for USERNAME, once, alone on standard output. Only its hash is kept."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
         parser.add_argument("--expires", metavar="LIFETIME",
                             help="Let the token expire after this long, e.g. 90d or 12h (default: never).")
 
-    def handle(self, *args, username, expires, **options):
+    def handle(self, *args: str, username: str, expires: str | None, **options: object) -> None:
         user = User.objects.filter(username=username).first()
         if user is None:
             raise CommandError(f"no user named {username!r}")

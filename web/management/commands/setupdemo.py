@@ -11,7 +11,7 @@ DEMO = [("alice", "acme", False), ("bob", "globex", False), ("staff", "acme", Tr
 class Command(BaseCommand):
     help = "Create the demo tenants (acme, globex) and users (alice, bob, staff); print their passwords."
 
-    def handle(self, *args, **options):
+    def handle(self, *args: str, **options: object) -> None:
         self.stdout.write("Demo accounts (passwords are new on every run):")
         for username, tenant, staff in DEMO:
             password = secrets.token_urlsafe(9)
