@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from jobs.context import JobContext
 from jobs.errors import AcceptanceError
@@ -130,25 +130,65 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
     invoice by what was found of its number and date. A document without readable text (a
     scan) asks only for a readable copy and says nothing about single fields.
     """
-    what = checked["document_name"] or ("the pasted text" if checked["source"] == "inline" else "the document")
     found_fields = checked["fields"]
     readable = checked.get("readable", checked.get("has_text", True))
     reading_ = checked.get("reading") or "text"
     findings = [str(f) for f in checked.get("findings") or []]
-    found, to_check, wrong, not_found = [], [], [], []
+    sorted_ = _sorted_fields(found_fields)
+    lines = _note_head(checked, sorted_, findings, readable=readable, reading_=reading_)
+    if readable:
+        lines += _field_lines(found_fields, sorted_, reading_)
+    if findings:
+        lines += ["Findings:", *(f"- {_capital(f)}" for f in findings)]
+        if needs_phone_check(findings):
+            lines.append(f"- {PHONE_CHECK}")
+        lines.append("")
+    if checked["warnings"]:
+        lines += ["Notes:", *(f"- {w}" for w in checked["warnings"]), ""]
+    asks = _asks(found_fields, sorted_) if readable else [_READABLE_COPY[reading_.startswith("e-invoice")]]
+    if asks:
+        invoice = _invoice_reference(found_fields) if readable else "your invoice"
+        opening, closing = OPENINGS.get(tone, OPENINGS["neutral"])
+        lines += [SUPPLIER_PART, opening.format(invoice=invoice), *asks, closing]
+    elif sorted_.to_check or findings:
+        lines.append("Nothing to ask the supplier: check the points above yourself first.")
+    else:
+        lines.append("All required fields are present and pass their checks; nothing to ask the supplier.")
+    note = "\n".join(lines)
+    return note if len(note) <= MAX_DRAFT_CHARS else note[: MAX_DRAFT_CHARS - 1] + "…"
+
+
+class _Sorted(NamedTuple):
+    """The required fields by status: lines for those found, lines for those to check, names of the others."""
+
+    found: list[str]
+    to_check: list[str]
+    wrong: list[str]
+    not_found: list[str]
+
+
+def _sorted_fields(found_fields: dict[str, Any]) -> _Sorted:
+    sorted_ = _Sorted([], [], [], [])
     for name in fields.REQUIRED:
         field = found_fields.get(name) or {"status": "missing", "value": None, "detail": ""}
         label = fields.LABELS[name]
         status = field.get("status")
         if status == "present":
             detail = f" ({field['detail']})" if field.get("detail") else ""
-            found.append(f"- {label}: {_shown(name, field, found_fields)}{detail}{_by_whom(field)}")
+            sorted_.found.append(f"- {label}: {_shown(name, field, found_fields)}{detail}{_by_whom(field)}")
         elif status == "to_check":
-            to_check.append(f"- {label}: {_readings(name, field, found_fields)}")
+            sorted_.to_check.append(f"- {label}: {_readings(name, field, found_fields)}")
         elif status == "malformed":
-            wrong.append(name)
+            sorted_.wrong.append(name)
         else:
-            not_found.append(name)
+            sorted_.not_found.append(name)
+    return sorted_
+
+
+def _note_head(checked: dict[str, Any], sorted_: _Sorted, findings: list[str], *, readable: bool,
+               reading_: str) -> list[str]:
+    """The note's first lines: which document, where it was read from, and the counts (or why none)."""
+    what = checked["document_name"] or ("the pasted text" if checked["source"] == "inline" else "the document")
     pages = checked["pages"]
     lines = [f"Review of {what} ({pages} page{'s' if pages != 1 else ''})"]
     if reading_.startswith("e-invoice"):
@@ -161,53 +201,49 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
                      if not reading_.startswith("e-invoice") else
                      "The e-invoice could not be read, and the document has no visible text to read instead.")
     else:
-        counts = [f"{len(found)} of {len(fields.REQUIRED)} required fields found and valid"]
-        counts += [f"{len(to_check)} to check"] if to_check else []
-        counts += [f"{len(wrong)} to correct"] if wrong else []
-        counts += [f"{len(not_found)} not found by the review"] if not_found else []
+        counts = [f"{len(sorted_.found)} of {len(fields.REQUIRED)} required fields found and valid"]
+        counts += [f"{len(sorted_.to_check)} to check"] if sorted_.to_check else []
+        counts += [f"{len(sorted_.wrong)} to correct"] if sorted_.wrong else []
+        counts += [f"{len(sorted_.not_found)} not found by the review"] if sorted_.not_found else []
         counts += [f"{len(findings)} finding{'s' if len(findings) != 1 else ''}"] if findings else []
         lines.append(", ".join(counts) + ".")
     lines.append("")
-    if readable:
-        lines += ["Found:", *(found or ["- none of the required fields"]), ""]
-        if to_check:
-            lines += ["To check (the review read two different values, or read a value from a scan with low "
-                      "confidence; see what the invoice says):" if reading_ == "scan" else
-                      "To check (the review read two different values; see which one the invoice means):",
-                      *to_check, ""]
-        if wrong:
-            lines += ["Needs correcting:", *(f"- {fields.LABELS[n]}: {_failed(found_fields[n])}"
-                                             f"{_by_whom(found_fields[n])}" for n in wrong), ""]
-        if not_found:
-            lines += ["Not found by the review (look on the document before asking the supplier):",
-                      *(f"- {fields.LABELS[n]}" for n in not_found), ""]
-    if findings:
-        lines += ["Findings:", *(f"- {_capital(f)}" for f in findings)]
-        if needs_phone_check(findings):
-            lines.append(f"- {PHONE_CHECK}")
-        lines.append("")
-    if checked["warnings"]:
-        lines += ["Notes:", *(f"- {w}" for w in checked["warnings"]), ""]
-    if not readable:
-        asks = ["- Please send us the e-invoice again, or the invoice as a PDF with selectable text: the file we "
-                "received could not be read." if reading_.startswith("e-invoice") else
-                "- Please send us a readable copy of the invoice, preferably a PDF with selectable text: we could "
-                "not read the details of the copy we received."]
-    else:
-        asks = [f"- Could you confirm {fields.ASK[n]}?" for n in not_found]
-        asks += [f"- Could you check {fields.ASK[n]}? "
-                 + (f"We read {_failed(found_fields[n])}." if found_fields[n].get("value") not in (None, "")
-                    else f"{_capital(_failed(found_fields[n]))}.") for n in wrong]
-    if asks:
-        invoice = _invoice_reference(found_fields) if readable else "your invoice"
-        opening, closing = OPENINGS.get(tone, OPENINGS["neutral"])
-        lines += [SUPPLIER_PART, opening.format(invoice=invoice), *asks, closing]
-    elif to_check or findings:
-        lines.append("Nothing to ask the supplier: check the points above yourself first.")
-    else:
-        lines.append("All required fields are present and pass their checks; nothing to ask the supplier.")
-    note = "\n".join(lines)
-    return note if len(note) <= MAX_DRAFT_CHARS else note[: MAX_DRAFT_CHARS - 1] + "…"
+    return lines
+
+
+def _field_lines(found_fields: dict[str, Any], sorted_: _Sorted, reading_: str) -> list[str]:
+    """Alice's part: the fields found, those to check, to correct, and not found."""
+    lines = ["Found:", *(sorted_.found or ["- none of the required fields"]), ""]
+    if sorted_.to_check:
+        lines += ["To check (the review read two different values, or read a value from a scan with low "
+                  "confidence; see what the invoice says):" if reading_ == "scan" else
+                  "To check (the review read two different values; see which one the invoice means):",
+                  *sorted_.to_check, ""]
+    if sorted_.wrong:
+        lines += ["Needs correcting:", *(f"- {fields.LABELS[n]}: {_failed(found_fields[n])}"
+                                         f"{_by_whom(found_fields[n])}" for n in sorted_.wrong), ""]
+    if sorted_.not_found:
+        lines += ["Not found by the review (look on the document before asking the supplier):",
+                  *(f"- {fields.LABELS[n]}" for n in sorted_.not_found), ""]
+    return lines
+
+
+# What a note asks for when nothing could be read: by whether the document was an e-invoice.
+_READABLE_COPY = {
+    True: "- Please send us the e-invoice again, or the invoice as a PDF with selectable text: the file we "
+          "received could not be read.",
+    False: "- Please send us a readable copy of the invoice, preferably a PDF with selectable text: we could "
+           "not read the details of the copy we received.",
+}
+
+
+def _asks(found_fields: dict[str, Any], sorted_: _Sorted) -> list[str]:
+    """The supplier's part, as requests: each field not found, or found and failing its check."""
+    asks = [f"- Could you confirm {fields.ASK[n]}?" for n in sorted_.not_found]
+    asks += [f"- Could you check {fields.ASK[n]}? "
+             + (f"We read {_failed(found_fields[n])}." if found_fields[n].get("value") not in (None, "")
+                else f"{_capital(_failed(found_fields[n]))}.") for n in sorted_.wrong]
+    return asks
 
 
 def scan_words(scanned: Any) -> str:

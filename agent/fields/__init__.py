@@ -1,0 +1,132 @@
+"""The supplier fields finance requires on an invoice, read off any supplier's layout and checked.
+
+Reading (``read_fields``) works on a positioned layout (``agent.layout``): a label in any of
+seven languages (``agent.labels``) and its value after any separator, in the next column or
+under the label; VAT ids and IBANs also anywhere by their check digits, the buyer's told apart
+by the block they stand in; the total due told apart from its parts. Every value comes with its
+evidence: the page, the printed line and, for a PDF, the box of its words.
+
+Checking is a library's job: python-stdnum for the IBAN (mod-97) and VAT ids (per-country
+format and check digits), python-dateutil for dates, price-parser for amounts. Each field comes
+back ``present``, ``missing``, ``malformed`` or (two totals that disagree) ``to_check``, with a
+short detail for Alice's note.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any, Callable
+
+from ..layout import Layout
+from .amounts import _find_currency, _find_total
+from .checks import (
+    ASK,
+    CURRENCIES,
+    LABELS,
+    MAX_TOTAL_DIGITS,
+    MAX_VALUE_CHARS,
+    PRINTED_CURRENCIES,
+    REQUIRED,
+    SYMBOLS,
+    Field,
+    check_currency,
+    check_iban,
+    check_invoice_date,
+    check_invoice_number,
+    check_supplier_name,
+    check_total_amount,
+    check_value,
+    check_vat_id,
+)
+from .dates import _find_invoice_date
+from .identifiers import _find_iban, _find_vat_id, _supplier_country
+from .numbers import _find_invoice_number
+from .page import _find_labelled, _Found, _Page
+from .parties import _find_supplier
+from .patterns import _ACCOUNT_LABEL
+from .values import _parse_identifier
+
+__all__ = [
+    "ASK", "CURRENCIES", "LABELS", "MAX_TOTAL_DIGITS", "MAX_VALUE_CHARS", "PRINTED_CURRENCIES", "REQUIRED", "SYMBOLS",
+    "Field", "check_all", "check_currency", "check_iban", "check_invoice_date", "check_invoice_number",
+    "check_supplier_name", "check_total_amount", "check_value", "check_vat_id", "find", "read_fields",
+]
+
+
+def check_all(text: str, *, country: str | None = None, today: date | None = None) -> dict[str, dict[str, Any]]:
+    """Every required field, read off plain text and checked (dates against ``today``)."""
+    return read_fields(Layout.from_text(text), country=country, today=today)
+
+
+# --- the fields ---------------------------------------------------------------------------
+
+
+def _read(page: _Page) -> tuple[dict[str, _Found | None], _Found | None, str, list[_Found]]:
+    """Each field's reading (before its check), a bank account when no IBAN, and the total's note and candidates."""
+    vat = _find_vat_id(page)
+    total, total_note, candidates = _find_total(page)
+    number = _find_invoice_number(page)
+    found: dict[str, _Found | None] = {
+        "supplier_name": _find_supplier(page, vat),
+        "vat_id": vat,
+        "invoice_number": number,
+        "invoice_date": _find_invoice_date(page, number),
+        "total_amount": total,
+        "iban": _find_iban(page),
+    }
+    found["currency"] = _find_currency(page, total)
+    account = None if found["iban"] else _find_labelled(page, _ACCOUNT_LABEL, _parse_identifier)
+    return found, account, total_note, candidates
+
+
+def find(text: str, name: str) -> str | None:
+    """A field's value as printed in plain text ("EUR 12.00"), or None: what the reader found, unchecked."""
+    found, account, _note, _candidates = _read(_Page(Layout.from_text(text)))
+    item = account if name == "account" else found.get(name)
+    if item is None:
+        return None
+    return (item.printed or item.value).strip()[:MAX_VALUE_CHARS] or None
+
+
+def read_fields(layout: Layout, *, country: str | None = None, today: date | None = None) -> dict[str, dict[str, Any]]:
+    """Every required checked read off the layout and checked, each with its evidence."""
+    page = _Page(layout)
+    found, account, total_note, candidates = _read(page)
+    results: dict[str, dict[str, Any]] = {}
+    for name in REQUIRED:
+        item = found[name]
+        value = item.value if item else None
+        if name == "vat_id":
+            label_country = item.role if item and len(item.role) == 2 else None
+            checked = check_vat_id(value, country=country or label_country or _supplier_country(page, found))
+        elif name == "invoice_date":
+            checked = check_invoice_date(value, today=today)
+        elif name == "total_amount":
+            checked = check_total_amount(value)
+        elif name == "currency":
+            checked = check_currency(value)
+            if item is not None and item.rank and checked.status == "present":
+                checked = Field(checked.status, checked.value, "read from the total" if item.rank == 1 else
+                              "the currency printed most on the invoice")
+        elif name == "iban":
+            checked = check_iban(value, account=account.value if account else None)
+            item = item or account
+        else:
+            checked = _CHECKS[name](value)
+        result = checked.as_dict()
+        result["evidence"] = item.evidence(layout) if item is not None and result["value"] is not None else None
+        if name == "total_amount":
+            if candidates and checked.status == "present":
+                result["status"] = "to_check"
+                result["detail"] = total_note
+                result["candidates"] = [{"value": c.value, "evidence": c.evidence(layout)} for c in candidates]
+            elif total_note and checked.status == "present":
+                result["detail"] = total_note
+        results[name] = result
+    return results
+
+
+_CHECKS: dict[str, Callable[[str | None], Field]] = {
+    "supplier_name": lambda value: check_supplier_name(value),
+    "invoice_number": lambda value: check_invoice_number(value),
+}

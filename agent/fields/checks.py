@@ -1,0 +1,226 @@
+"""The required fields' checks: each value read (or typed) checked by a library, with a detail for Alice."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Callable
+
+REQUIRED = (
+    "supplier_name",
+    "vat_id",
+    "invoice_number",
+    "invoice_date",
+    "currency",
+    "total_amount",
+    "iban",
+)
+LABELS = {
+    "supplier_name": "Supplier name",
+    "vat_id": "VAT / tax id",
+    "invoice_number": "Invoice number",
+    "invoice_date": "Invoice date",
+    "currency": "Currency",
+    "total_amount": "Total amount",
+    "iban": "IBAN / bank account",
+}
+# What to ask the supplier for, per field, in Alice's note.
+ASK = {
+    "supplier_name": "your company's legal name",
+    "vat_id": "your VAT id, with its country prefix",
+    "invoice_number": "the invoice number",
+    "invoice_date": "the invoice date",
+    "currency": "the currency of the invoice",
+    "total_amount": "the total amount due",
+    "iban": "the IBAN of the account we should pay into",
+}
+MAX_VALUE_CHARS = 120
+# Digits before the decimal point a total may have (a trillion and more is no invoice).
+MAX_TOTAL_DIGITS = 13
+
+# Currencies the finance team pays in (a business rule, not a format check), and the
+# symbols suppliers print for them.
+CURRENCIES = frozenset({"EUR", "USD", "GBP", "CHF", "SEK", "DKK", "NOK", "PLN", "CZK", "HUF", "JPY", "CAD", "AUD"})
+SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "JPY", "Fr.": "CHF", "kr": "SEK", "zł": "PLN",
+           "₹": "INR", "Rs": "INR", "Rs.": "INR", "Kč": "CZK", "Ft": "HUF"}
+# Currencies read off a page: the ones we pay in and others an invoice may be in (then reported
+# as printed, and not one we pay in, rather than as missing).
+PRINTED_CURRENCIES = CURRENCIES | {"INR", "CNY", "RON", "BGN", "TRY", "BRL", "MXN", "ZAR", "SGD", "HKD", "NZD", "AED",
+                                   "SAR", "ILS", "KRW", "ISK", "RSD", "UAH"}
+
+
+@dataclass(frozen=True)
+class Field:
+    status: str  # present | missing | malformed
+    value: str | None
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "value": self.value, "detail": self.detail}
+
+
+def _missing(what: str) -> Field:
+    return Field("missing", None, f"no {what} found")
+
+
+def check_supplier_name(value: str | None) -> Field:
+    if not value:
+        return _missing("supplier name")
+    if not re.search(r"[^\W\d_]", value):
+        return Field("malformed", value, "the supplier name has no letters")
+    return Field("present", value, "")
+
+
+def check_vat_id(value: str | None, *, country: str | None = None) -> Field:
+    """A VAT id with a valid format and check digits for its country (python-stdnum)."""
+    from stdnum import get_cc_module
+    from stdnum.eu import vat as eu_vat
+    from stdnum.exceptions import ValidationError
+    from stdnum.util import clean
+
+    if not value:
+        return _missing("VAT / tax id")
+    compact = clean(value, " -./,:").upper().strip()
+    if not compact[:2].isalpha():
+        if not country:
+            return Field("malformed", value, "no country prefix, and no country given to check it against")
+        compact = country.upper() + compact
+    cc = compact[:2]
+    in_eu = cc.lower() in eu_vat.MEMBER_STATES or cc == "EL"
+    module = eu_vat if in_eu else get_cc_module(cc.lower(), "vat")
+    if module is None:
+        return Field("malformed", value, f"no VAT id check is known for country {cc}")
+    try:
+        number = module.validate(compact)
+    except ValidationError as exc:
+        return Field("malformed", value, f"not a valid {cc} VAT id: {_stdnum_reason(exc)}")
+    number = number if number.startswith(cc) else cc + number
+    return Field("present", number, f"valid {cc} VAT id format and check digits")
+
+
+def check_invoice_number(value: str | None) -> Field:
+    if not value:
+        return _missing("invoice number")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9\-/._ ]{0,39}", value):
+        return Field("malformed", value, "an invoice number is 1-40 letters, digits and - / . _")
+    return Field("present", value, "")
+
+
+def check_invoice_date(value: str | None, *, today: date | None = None) -> Field:
+    """A parseable date, not in the future and not absurdly old (python-dateutil)."""
+    from dateutil import parser
+
+    if not value:
+        return _missing("invoice date")
+    today = today or date.today()
+    try:
+        # Two different defaults: a part the invoice leaves out (the year, say) shows up as a
+        # difference, instead of being silently filled in.
+        parsed, other = (
+            parser.parse(value, dayfirst=_day_first(value), default=datetime(*fill)).date()
+            for fill in ((2000, 1, 1), (2001, 2, 2))
+        )
+    except (parser.ParserError, ValueError, OverflowError):
+        return Field("malformed", value, "not a date")
+    if parsed != other:
+        return Field("malformed", value, "not a full date (day, month and year)")
+    if parsed > today:
+        return Field("malformed", parsed.isoformat(), "the invoice date is in the future")
+    if parsed.year < today.year - 10:
+        return Field("malformed", parsed.isoformat(), "the invoice date is more than ten years old")
+    detail = ""
+    numbers = re.fullmatch(r"\s*(\d{1,2})[./-](\d{1,2})[./-]\d{2,4}\s*", value)
+    if numbers and numbers.group(1) != numbers.group(2) and int(numbers.group(1)) <= 12 and int(numbers.group(2)) <= 12:
+        detail = "day and month are ambiguous; read as day first"
+    return Field("present", parsed.isoformat(), detail)
+
+
+def _day_first(value: str) -> bool:
+    """Dotted and slashed numeric dates on European invoices put the day first."""
+    return bool(re.search(r"\d{1,2}[./]\d{1,2}[./]\d{2,4}", value))
+
+
+def check_total_amount(value: str | None) -> Field:
+    """A positive amount (price-parser reads 1.284,50 and 1,284.50 alike)."""
+    from price_parser import Price
+
+    if not value:
+        return _missing("total amount")
+    amount = Price.fromstring(value).amount
+    if amount is None:
+        return Field("malformed", value, "no amount could be read")
+    # price-parser reads "-120.00" and "EUR -120.00" as 120.00: a sign before the first
+    # digit (or accounting brackets) makes it negative.
+    first_digit = re.search(r"\d", value)
+    if first_digit and (re.search(r"[-\u2212]", value[: first_digit.start()]) or value.strip().startswith("(")):
+        amount = -amount
+    if amount < 0:
+        return Field("malformed", str(amount), "the total is negative: a credit note, not an invoice?")
+    if amount == 0:
+        return Field("malformed", str(amount), "the total is zero")
+    if amount.adjusted() >= MAX_TOTAL_DIGITS:  # no invoice's total; quantize would overflow the context
+        return Field("malformed", value[:MAX_VALUE_CHARS], f"the total has more than {MAX_TOTAL_DIGITS} digits")
+    return Field("present", str(amount.quantize(Decimal("0.01"))), "")
+
+
+def check_currency(value: str | None, *, total: str | None = None) -> Field:
+    """The currency: a labelled code, else the symbol or code printed with the total."""
+    from price_parser import Price
+
+    found = value or (Price.fromstring(total).currency if total else None)
+    if not found:
+        return _missing("currency")
+    code = SYMBOLS.get(found.strip(), found.strip().upper())
+    if code not in CURRENCIES:
+        return Field("malformed", found[:MAX_VALUE_CHARS], "not a currency we pay in")
+    return Field("present", code, "" if value else "read from the total")
+
+
+def check_iban(value: str | None, *, account: str | None = None) -> Field:
+    """An IBAN with a valid country format and mod-97 checksum (python-stdnum)."""
+    from stdnum import iban
+    from stdnum.exceptions import ValidationError
+
+    if not value:
+        if account:
+            return Field("present", account,
+                         "a bank account without an IBAN: not checked, confirm it with the supplier")
+        return _missing("IBAN or bank account")
+    try:
+        number = iban.validate(value)
+    except ValidationError as exc:
+        return Field("malformed", value, f"not a valid IBAN: {_stdnum_reason(exc)}")
+    return Field("present", iban.format(number), "checksum (mod 97) and country format valid")
+
+
+def _stdnum_reason(exc: Exception) -> str:
+    from stdnum.exceptions import InvalidChecksum, InvalidComponent, InvalidFormat, InvalidLength
+
+    if isinstance(exc, InvalidChecksum):
+        return "the check digits do not match"
+    if isinstance(exc, InvalidLength):
+        return "wrong length"
+    if isinstance(exc, InvalidComponent):
+        return "a part of it (country or bank code) is not valid"
+    if isinstance(exc, InvalidFormat):
+        return "wrong format"
+    return "not valid"
+
+
+def check_value(name: str, value: str | None, *, country: str | None = None, today: date | None = None) -> Field:
+    """The check of one required field's value, given on its own (a value a person typed, or a
+    model suggested): the same checks the review runs on what it reads."""
+    if name == "vat_id":
+        return check_vat_id(value, country=country)
+    if name == "invoice_date":
+        return check_invoice_date(value, today=today)
+    checks: dict[str, Callable[[str | None], Field]] = {
+        "supplier_name": check_supplier_name,
+        "invoice_number": check_invoice_number,
+        "currency": check_currency,
+        "total_amount": check_total_amount,
+        "iban": check_iban,
+    }
+    return checks[name](value)

@@ -1,0 +1,79 @@
+"""The invoice date: labelled, after the invoice number, in the title banner, else the first date."""
+
+from __future__ import annotations
+
+import re
+
+from .. import labels
+from .page import _find_labelled, _Found, _Page, _values
+from .patterns import _DATE_GENERIC, _INVOICE_DATE, _INVOICE_TITLE
+
+# "Votre facture", "Ihre Rechnung": a letter's reference to the invoice it sends.
+_YOUR_INVOICE = re.compile(r"\b(?:votre\s+facture|ihre\s+rechnung|your\s+invoice|uw\s+factuur|su\s+factura|"
+                           r"la\s+vostra\s+fattura|pa[ńn]stwa\s+faktura)\b", re.IGNORECASE)
+# The word before the date of a document: "du", "vom", "del", "of", "dated", "z dnia".
+_DATE_WORD = re.compile(r"(?<![^\W\d_])(?:du|vom|del|dell'|of|dated|van|de|z\s+dnia|z)\s+", re.IGNORECASE)
+
+
+def _find_invoice_date(page: _Page, number: _Found | None) -> _Found | None:
+    """The invoice date: its label first, then weaker signs, each only when the stronger ones found none."""
+    parse = page.parse_date
+    found = _find_labelled(page, _INVOICE_DATE, parse)
+    if found is not None:
+        return found
+    # A bare "Date"/"Datum", not the due or delivery date.
+    generic = [(column, match) for column in page.columns
+               if (match := _DATE_GENERIC.search(column.head)) and not labels.OTHER_DATE.search(column.head)]
+    for column, match in generic:
+        value = _values(page, column, match.end(), parse, below=False)
+        if value is not None:
+            return value[0]
+    found = _after_number(page, number) if number is not None else None
+    if found is not None:
+        return found
+    for column, match in generic:  # a bare "Date" over its value (a header row), after the rules above
+        value = _values(page, column, match.end(), parse)
+        if value is not None:
+            return value[0]
+    return _in_title(page) or _first_date(page)
+
+
+def _after_number(page: _Page, number: _Found) -> _Found | None:
+    """The date printed after the invoice number: "Rechnung 42 vom 5.3.2018", or at the start of the next line."""
+    column = number.column
+    date_found = page.date_in(column.text[number.end:])
+    if date_found is not None:
+        return _Found(date_found[0], column, number.end + date_found[1], number.end + date_found[2])
+    following = page.by_line[column.line + 1] if column.line + 1 < len(page.by_line) else []
+    if following:
+        date_found = page.date_in(following[0].text)
+        if date_found is not None and date_found[1] <= 6:
+            return _Found(date_found[0], following[0], date_found[1], date_found[2])
+    return None
+
+
+def _in_title(page: _Page) -> _Found | None:
+    """The title banner's date: "Facture du 8 septembre 2024", "Ihre Rechnung vom ..."."""
+    for column in page.columns[:200]:
+        title = _INVOICE_TITLE.search(column.head) or _YOUR_INVOICE.search(column.head)
+        if title is None:
+            continue
+        rest = column.text[title.end():title.end() + 120]
+        phrase = _DATE_WORD.search(rest)
+        date_found = page.parse_date(rest[phrase.end():]) if phrase is not None else None
+        if date_found is not None:
+            at = title.end() + phrase.end()  # type: ignore[union-attr]
+            return _Found(date_found[0], column, at + date_found[1], at + date_found[2], rank=1)
+        date_found = page.date_in(rest)
+        if date_found is not None and not labels.OTHER_DATE.search(rest[:date_found[1]]):
+            return _Found(date_found[0], column, title.end() + date_found[1], title.end() + date_found[2], rank=1)
+    return None
+
+
+def _first_date(page: _Page) -> _Found | None:
+    """The first date on the page that is not labelled as another date."""
+    for column in page.columns:
+        date_found = page.date_in(column.text)
+        if date_found is not None and not labels.OTHER_DATE.search(page.layout.lines[column.line].text):
+            return _Found(date_found[0], column, date_found[1], date_found[2], rank=1)
+    return None

@@ -1,0 +1,139 @@
+"""The supplier's VAT id and IBAN: labelled or found by their check digits, never the buyer's."""
+
+from __future__ import annotations
+
+import re
+
+from .. import labels
+from .page import _Column, _Found, _Page, _values
+from .patterns import _ANY_VAT_LABEL, _IBAN_LABEL, _IBAN_SHAPE, _SWISS_VAT, _VAT_LABELS, _VAT_SHAPE
+from .values import _iban_valid, _inside, _parse_iban, _parse_vat, _spans, _valid_prefix, _vat_valid
+
+# Identifiers tried against their check digits per document (bounds hostile text).
+_MAX_IDENTIFIERS = 100
+
+# Countries written out in an address, by their VAT prefix.
+_COUNTRY_NAMES = {"united kingdom": "GB", "great britain": "GB", "england": "GB", "scotland": "GB", "wales": "GB",
+                  "deutschland": "DE", "germany": "DE", "österreich": "AT", "austria": "AT", "france": "FR",
+                  "españa": "ES", "espana": "ES", "spain": "ES", "italia": "IT", "italy": "IT", "polska": "PL",
+                  "poland": "PL", "nederland": "NL", "netherlands": "NL", "belgique": "BE", "belgië": "BE",
+                  "belgium": "BE", "portugal": "PT", "ireland": "IE", "luxembourg": "LU"}
+_COUNTRY_NAME = re.compile(r"(?<![^\W\d_])(?:" + "|".join(_COUNTRY_NAMES) + r")(?![^\W\d_])", re.IGNORECASE)
+
+
+def _supplier_country(page: _Page, found: dict[str, _Found | None]) -> str | None:
+    """The supplier's country for a VAT id printed without one under a generic label: its IBAN's, else the
+    country written in its block or letterhead."""
+    iban = found.get("iban")
+    if iban is not None and _iban_valid(iban.value):
+        return iban.value[:2].upper()
+    vat = found.get("vat_id")
+    if vat is None:
+        return None
+    column = vat.column
+    lines = page.layout.lines
+    for line in range(max(0, column.line - 8), min(column.line + 3, len(lines))):
+        named = _COUNTRY_NAME.search(lines[line].text[:300])
+        if named is not None:
+            return _COUNTRY_NAMES[named.group().lower()]
+    return None
+
+
+def _find_vat_id(page: _Page) -> _Found | None:
+    """The supplier's VAT id: labelled or found by its check digits anywhere, never the buyer's."""
+    found: list[_Found] = []
+    tried = 0
+    for column in page.columns:
+        if len(found) > _MAX_IDENTIFIERS:
+            break  # a page of VAT lines is no invoice's: the first ones are enough
+        for label, label_country in _VAT_LABELS if _ANY_VAT_LABEL.search(column.head) else ():
+            match = label.search(column.head)
+            if match is None:
+                continue
+            value = _values(page, column, match.end(), _parse_vat)
+            if value is not None:
+                item = value[0]
+                buyer = bool(labels.BUYER_MARK.search(_label_text(column, item))) or page.role(item.column) == "buyer"
+                item.role = "buyer" if buyer else (label_country or "")
+                item.rank = 0 if _vat_valid(item.value) else 2
+                found.append(item)
+            break
+        ibans: list[tuple[int, int]] | None = None  # looked for only once a VAT shape turns up
+        for match in _VAT_SHAPE.finditer(column.text):
+            ibans = _spans(column.text, _IBAN_SHAPE) if ibans is None else ibans
+            if _inside(match.start(), ibans):
+                continue  # an IBAN's first digits are no VAT id ("PL89 6269 2554 ...")
+            tried += 1
+            if tried > _MAX_IDENTIFIERS:
+                break
+            swiss = _SWISS_VAT.match(column.text, match.start())
+            token = swiss.group() if swiss and _vat_valid(swiss.group()) else _valid_prefix(match.group(), _vat_valid)
+            if token is None:
+                continue
+            item = _Found(token, column, match.start(), match.start() + len(token), rank=1)
+            before = column.text[:match.start()]
+            line_text = page.layout.lines[column.line].text
+            buyer = bool(labels.BUYER_MARK.search(before)) or page.role(column) == "buyer"
+            if not buyer and not before.strip() and column is not page.by_line[column.line][0]:
+                left = line_text[:line_text.find(column.text)] if column.text in line_text else ""
+                buyer = bool(labels.BUYER_MARK.search(left[-40:]))
+            item.role = "buyer" if buyer else ""
+            found.append(item)
+    return _best_identifier(page, found)
+
+
+def _label_text(column: _Column, item: _Found) -> str:
+    """What is printed before a labelled value: its label and the words around it ("N° TVA client")."""
+    return column.text[max(0, item.start - 40):item.start] if item.column is column else column.head
+
+
+def _best_identifier(page: _Page, found: list[_Found]) -> _Found | None:
+    """The issuer's: in the seller's block, header or footer before the body; never the buyer's."""
+    own = [f for f in found if f.role != "buyer"]
+    if not own:
+        return None
+
+    def strength(item: _Found) -> tuple[int, int, int]:
+        block = page.role(item.column)
+        region = page.region(item.column)  # a footer is the issuer's; a header may hold the buyer's window
+        place = 0 if block == "seller" else 1 if region == "footer" else 2 if region == "header" else 3
+        return (place, 0 if item.rank < 2 else 1, item.rank)
+
+    return min(own, key=strength)
+
+
+def _find_iban(page: _Page) -> _Found | None:
+    found: list[_Found] = []
+    tried = 0
+    for column in page.columns:
+        if len(found) > _MAX_IDENTIFIERS:
+            break  # a page of IBAN lines is no invoice's: the first ones are enough
+        match = _IBAN_LABEL.search(column.head)
+        if match is not None:
+            value = _values(page, column, match.end(), _parse_iban)
+            if value is not None:
+                item = _iban_continued(page, value[0])
+                item.rank = 0 if _iban_valid(item.value) else 2
+                item.role = "buyer" if labels.BUYER_MARK.search(_label_text(column, item)) else ""
+                found.append(item)
+                continue
+        for shape in _IBAN_SHAPE.finditer(column.text):
+            tried += 1
+            if tried > _MAX_IDENTIFIERS:
+                break
+            token = _valid_prefix(shape.group(), _iban_valid)
+            if token is not None:
+                found.append(_Found(token, column, shape.start(), shape.start() + len(token), rank=1,
+                                    role="buyer" if page.role(column) == "buyer" else ""))
+    return _best_identifier(page, found)
+
+
+def _iban_continued(page: _Page, item: _Found) -> _Found:
+    """An IBAN broken over two lines in a narrow column: its rest is right under it."""
+    if _iban_valid(item.value):
+        return item
+    for under in page.below(item.column)[:1]:
+        rest = re.match(r"[A-Z0-9]{1,4}(?: [A-Z0-9]{1,4})*", under.text)
+        if rest is not None and _iban_valid(f"{item.value} {rest.group()}"):
+            return _Found(f"{item.value} {rest.group()}", item.column, item.start, item.end)
+    return item

@@ -1,0 +1,120 @@
+"""The invoice number: labelled, beside a bare number sign, or under or after the invoice's title."""
+
+from __future__ import annotations
+
+import re
+
+from .. import labels
+from .page import _Column, _find_labelled, _Found, _Page, _values
+from .patterns import (
+    _BARE_NUMBER,
+    _INVOICE_NUMBER,
+    _INVOICE_TITLE,
+    _INVOICE_TITLE_NUMBER,
+    _NUMBER_SIGN_FIRST,
+    _SPLIT_LABEL,
+    _TITLE_ALONE,
+    _WORD_NR,
+)
+from .values import _parse_identifier
+
+
+def _find_invoice_number(page: _Page) -> _Found | None:
+    """The invoice number: its label first, then weaker signs, each only when the stronger ones found none."""
+    found = (_find_labelled(page, _INVOICE_NUMBER, _parse_identifier)
+             or _find_labelled(page, _INVOICE_TITLE_NUMBER, _parse_identifier, below=False)
+             or _beside_bare_sign(page))
+    if found is not None:
+        return found
+    titles = [c for c in page.columns[:80] if len(c.text) < 30 and _TITLE_ALONE.fullmatch(c.text)]
+    return (_near_bare_sign(page, titles) or _under_word_nr(page, titles) or _under_title(page, titles)
+            or _after_title(page))
+
+
+def _beside_bare_sign(page: _Page) -> _Found | None:
+    """A bare "Nº" / "No." next to its number, on a page titled as an invoice."""
+    for column in page.columns:
+        if _BARE_NUMBER.fullmatch(column.head) and any(_INVOICE_TITLE.search(c.head) for c in page.columns[:40]):
+            value = _values(page, column, len(column.text), _parse_identifier, below=False)
+            if value is not None:
+                return value[0]
+    return None
+
+
+def _near_bare_sign(page: _Page, titles: list[_Column]) -> _Found | None:
+    """A bare "Número" / "N° :" in the block under or beside the title word."""
+    for column in page.columns:
+        bare = _BARE_NUMBER.match(column.head)
+        if (bare is not None and column.head[:1].isalpha() and not _SPLIT_LABEL.match(column.head)
+                and any(_near_title(page, t, column) for t in titles)):
+            value = _values(page, column, bare.end(), _parse_identifier)
+            if value is not None:
+                return value[0]
+    return None
+
+
+def _under_word_nr(page: _Page, titles: list[_Column]) -> _Found | None:
+    """"Folio-Nr." over its value, on a page titled as an invoice."""
+    for column in page.columns:
+        word = _WORD_NR.fullmatch(column.head)
+        if word is not None and not labels.OTHER_NUMBER.match(word.group("word")) and titles:
+            value = _values(page, column, word.end(), _parse_identifier)
+            if value is not None:
+                return value[0]
+    return None
+
+
+def _under_title(page: _Page, titles: list[_Column]) -> _Found | None:
+    """A table header "Factuur" over its number, "FAKTURA" over "nr 2024/0087"."""
+    for column in titles:
+        value = _values(page, column, len(column.text), _parse_numbered)
+        if value is not None and value[1] != "same" and not _table_header(page, value[0].column.line - 1):
+            return value[0]
+    return None
+
+
+def _after_title(page: _Page) -> _Found | None:
+    """A title followed straight by a number: "Facture FA-2017-0010"."""
+    for column in page.columns:
+        for match in _INVOICE_TITLE.finditer(column.head):
+            parsed = _parse_identifier(column.text[match.end():])
+            if parsed is not None:
+                return _Found(parsed[0], column, match.end(), match.end() + parsed[2])
+    return None
+
+
+def _near_title(page: _Page, title: _Column, column: _Column) -> bool:
+    """Whether ``column`` stands in the block under the title word, or beside it on its line."""
+    if title.page != column.page or column is title:
+        return False
+    if column.line == title.line:
+        return column.x0 >= title.x1
+    if _table_header(page, column.line):
+        return False  # a table's header row ("No.  Description  Qty"), not a label block
+    return 0 < column.top - title.bottom < 6 * title.height and column.x0 > title.x0 - 12 * column.height
+
+
+# Words of a line-items table's header ("No.  Description  Qty  Price"), in the seven languages;
+# a row of labels over their values ("Customer  Order  Invoice date  Invoice") has none.
+_ITEM_HEADER = re.compile(
+    r"(?<![^\W\d_])(?:description|descr|qty|quantity|unit\s+price|price|menge|beschreibung|bezeichnung|"
+    r"einzelpreis|preis|d[ée]signation|quantit[ée]|qt[ée]|prix|omschrijving|aantal|prijs|descripci[óo]n|"
+    r"concepto|cantidad|precio|descrizione|quantit[àa]|q\.t[àa]|prezzo|opis|nazwa\s+towaru|ilo[śs][ćc]|cena)"
+    r"(?![^\W\d_])", re.IGNORECASE)
+
+
+def _table_header(page: _Page, line: int) -> bool:
+    """Whether a line is a line-items table's header row: three columns or more, none with a
+    digit, one of them naming what items have (a description, a quantity, a price)."""
+    if not 0 <= line < len(page.by_line):
+        return False
+    columns = [c for c in page.by_line[line] if not re.search(r"\d", c.text)]
+    return len(columns) > 2 and any(_ITEM_HEADER.search(c.text) for c in columns)
+
+
+def _parse_numbered(text: str) -> tuple[str, int, int] | None:
+    """An identifier, after a number sign at most ("nr 2024/11/0087")."""
+    sign = None if _SPLIT_LABEL.match(text) else _NUMBER_SIGN_FIRST.match(text)
+    at = sign.end() if sign is not None else 0
+    parsed = _parse_identifier(text[at:])
+    return None if parsed is None else (parsed[0], at + parsed[1], at + parsed[2])

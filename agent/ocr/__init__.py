@@ -1,0 +1,277 @@
+"""Reading scans and photos: Tesseract's words, in the same Layout a text PDF gives.
+
+A PDF page without a text layer is rendered (pypdfium2) at ``DPI`` and read by Tesseract; a
+PNG, JPEG or TIFF upload is turned upright (its EXIF orientation), straightened (a projection
+estimate of its skew) and scaled to about ``DPI`` before it is read. Every word keeps its box,
+converted to PDF points (``px * 72 / dpi``, origin top-left, as ``agent.layout``), and its
+confidence (0-100), so evidence and preview use one convention and the field reading
+(``agent.fields``) runs on the OCR layout exactly as on a text layer.
+
+Tesseract is called through its C API (``libtesseract``, Debian's ``tesseract-ocr``) in this
+process, not as a ``tesseract`` command: OCR then runs inside the review's isolated child and
+counts against that child's own CPU-time and memory limits (``jobs.sandbox``), so a run
+past the CPU limit is the child's ``SIGXCPU`` like any other handler's, and a child process of
+its own would escape them. The models load once per child and serve its following jobs. The
+pixels reach Tesseract as a buffer: no image file is written.
+
+Images are decoded only here, in the worker's child; acceptance (``agent.documents``) reads
+their declared size and frame count and never their pixels.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any, Callable, Generator
+
+from jobs.errors import DamagedDocument
+
+from .. import documents
+from ..layout import Layout, Line, Word, _lines
+from .language import DETECT_DPI, DETECT_WORDS, language, told
+from .scans import (
+    DPI,
+    MAX_PAGE_PIXELS,
+    MAX_SKEW,
+    MAX_UPSCALE,
+    PHOTO_WIDTH_INCHES,
+    SKEW_THUMBNAIL,
+    _dpi_for,
+    pages_of,
+    skew,
+)
+from .tesseract import LANGUAGES, NOT_INSTALLED, PAGE_SEGMENTATION, Unavailable, _Engine, _Found
+
+__all__ = [
+    "DETECT_DPI", "DETECT_WORDS", "DPI", "LANGUAGES", "LEADER", "LIBRARY", "LOW_CONFIDENCE", "MAX_PAGE_PIXELS",
+    "MAX_SKEW", "MAX_UPSCALE", "NOT_INSTALLED", "PAD", "PAGE_SEGMENTATION", "PHOTO_WIDTH_INCHES", "SKEW_THUMBNAIL",
+    "PageLimit", "Reading", "Unavailable", "available", "complete_pdf", "engine", "language", "low_confidence_words",
+    "pages_of", "read_image", "skew", "told",
+]
+
+# A word read with less confidence than this (0-100) makes the field it is evidence for "to check".
+LOW_CONFIDENCE = 70
+LIBRARY = "tesseract"  # a test names a missing library to see the review without OCR
+# Each page's OCR within its own time section: ``PageLimit(page)`` is entered around it (the
+# review's extract step gives ``JobContext.time_limit``; elsewhere nothing is enforced).
+PageLimit = Callable[[int], AbstractContextManager[Any]]
+
+
+@dataclass
+class Reading:
+    """Which pages were read by OCR, each one's confidence, and the whole document's."""
+
+    pages: list[int] = field(default_factory=list)
+    confidences: list[float] = field(default_factory=list)
+    languages: str = ""  # what the pages were read in, told from the first one
+
+    def to_json(self) -> dict[str, Any] | None:
+        if not self.pages:
+            return None
+        return {"pages": self.pages, "page_confidence": [round(c, 1) for c in self.confidences],
+                "confidence": round(sum(self.confidences) / len(self.confidences), 1),
+                "languages": self.languages, "dpi": DPI}
+
+
+_engine: _Engine | None = None
+
+
+def engine() -> _Engine:
+    """This process's Tesseract, loaded on first use; raises ``Unavailable`` without it."""
+    global _engine
+    if _engine is None or _engine.library != LIBRARY or _engine.detector is None:
+        if _engine is not None:
+            _engine.close()
+            _engine = None
+        _engine = _Engine(LIBRARY)
+    return _engine
+
+
+def available() -> str | None:
+    """None when OCR can run here, else why not (in words)."""
+    try:
+        engine()
+    except Unavailable as exc:
+        return str(exc)
+    return None
+
+
+# --- Pages -------------------------------------------------------------------------------
+
+
+def _page_layout(words: list[_Found], page: int, dpi: float) -> list[Line]:
+    """Tesseract's words in points, grouped into lines as a text layer's are.
+
+    A word's box is as tall as its line (a text layer's characters are as tall as their font,
+    whatever their letters), so the gaps between words read alike. A "word" far lower than its
+    line is a leader of dots or a rule read as letters ("ccc eee"): left out. Tesseract's line
+    runs from the tallest letter to the lowest descender; a text layer's box is the font's whole
+    height, about a quarter taller (``PAD``): padded so, the same gap reads as the same space."""
+    scale = 72.0 / dpi
+    placed = []
+    for w in words:
+        line_height = max(w.line_height, w.height)
+        if w.height < LEADER * line_height and not set(w.text) <= _LEADER_CHARS:
+            continue
+        band = (w.line_top, w.line_top + line_height) if w.line_height else (w.top, w.top + w.height)
+        top, bottom = band[0] - PAD[0] * (band[1] - band[0]), band[1] + PAD[1] * (band[1] - band[0])
+        placed.append(Word(w.text.translate(_SPELLING), w.left * scale, top * scale, (w.left + w.width) * scale,
+                           bottom * scale, w.conf))
+    return _lines(page, placed)
+
+
+LEADER = 0.35
+PAD = (0.15, 0.1)
+_LEADER_CHARS = set(".-_=·…")
+
+
+# Quotes and dashes Tesseract reads as their typographic forms, read as printed ASCII.
+_SPELLING = str.maketrans({"\u2014": "-", "\u2013": "-", "\u2018": "'", "\u2019": "'", "\u201c": '"',
+                           "\u201d": '"', "\ufb01": "fi", "\ufb02": "fl"})
+
+
+def _confidence(lines: list[Line]) -> float:
+    """A page's confidence: its words' confidences, weighted by their length."""
+    weights = [(len(w.text), w.conf if w.conf is not None else 0.0) for line in lines for w in line.words]
+    total = sum(n for n, _ in weights)
+    return sum(n * c for n, c in weights) / total if total else 0.0
+
+
+def _unlimited(page: int) -> AbstractContextManager[Any]:
+    return nullcontext()
+
+
+def complete_pdf(content: bytes, read: Layout, *, page_limit: PageLimit = _unlimited) -> tuple[Layout, Reading]:
+    """The PDF's layout with every page that has no text layer read by OCR (raises ``Unavailable``)."""
+    chars: dict[int, int] = {}
+    for line in read.lines:
+        chars[line.page] = chars.get(line.page, 0) + len(line.text.strip())
+    if sum(chars.values()) >= documents.MAX_TEXT_CHARS:
+        return read, Reading()
+    # A page with no character of text is read as a scan; one with a few ("Page 2 of 2") is not.
+    scans = [page for page in range(1, read.pages + 1) if not chars.get(page)]
+    if not scans:
+        return read, Reading()
+    tesseract = engine()
+    result = Reading()
+    lines = [line for line in read.lines if line.page not in scans]
+    for page in scans:
+        with page_limit(page):
+            rendered = _rendered(content, page)
+            if rendered is None:  # a blank page: nothing drawn on it to read
+                continue
+            page_lines = _read_page(tesseract, *rendered, page, result)
+            del rendered
+        if page_lines:  # a page OCR found nothing on is no page "read from a scan"
+            lines.extend(page_lines)
+            result.pages.append(page)
+            result.confidences.append(_confidence(page_lines))
+    lines.sort(key=lambda line: line.page)  # stable: each page's lines stay in reading order
+    return Layout(pages=read.pages, lines=_bounded(lines), sizes=read.sizes), result
+
+
+def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int, result: Reading) -> list[Line]:
+    """One page's lines; the first page with words on it also tells the language (an English
+    pass at DETECT_DPI), which its following pages are read in."""
+    languages = result.languages
+    if not languages:
+        factor = max(1, round(dpi / DETECT_DPI))
+        small = image.reduce(factor) if factor > 1 else image
+        middle = small.height // 2
+        found: list[_Found] = []
+        for box in ((0, 0, small.width, middle), (0, middle, small.width, small.height)):
+            found += tesseract.read(small.crop(box), dpi / factor, "eng")
+            if told(found) is not None:
+                break
+        languages = language(found)
+        if len(found) >= DETECT_WORDS:
+            result.languages = languages
+    return _page_layout(tesseract.read(image, dpi, languages), number, dpi)
+
+
+def _rendered(content: bytes, number: int) -> tuple[Any, float] | None:
+    """The page rendered in 8-bit grey at DPI (less for a huge page), as a PIL image; None for a
+    page with nothing drawn on it."""
+    import pypdfium2 as pdfium
+
+    try:
+        document = pdfium.PdfDocument(content)
+    except pdfium.PdfiumError:
+        raise DamagedDocument(documents.DAMAGED_PDF, field="document") from None
+    try:
+        page = document[number - 1]
+        try:
+            if pdfium.raw.FPDFPage_CountObjects(page.raw) == 0:
+                return None
+            width, height = page.get_size()
+            dpi = _dpi_for(width / 72.0, height / 72.0)
+            bitmap = page.render(scale=dpi / 72.0, grayscale=True, may_draw_forms=True)
+            try:
+                return bitmap.to_pil().convert("L"), dpi
+            finally:
+                bitmap.close()
+        finally:
+            page.close()
+    finally:
+        document.close()
+
+
+def _bounded(lines: list[Line]) -> list[Line]:
+    kept, size = [], 0
+    for line in lines:
+        size += len(line.text) + 1
+        if size > documents.MAX_TEXT_CHARS:
+            break
+        kept.append(line)
+    return kept
+
+
+# --- Images ------------------------------------------------------------------------------
+
+
+def read_image(content: bytes, *, page_limit: PageLimit = _unlimited) -> tuple[Layout, Reading]:
+    """A PNG, JPEG or TIFF read by OCR, each frame a page (raises ``Unavailable``)."""
+    tesseract = engine()
+    result = Reading()
+    lines: list[Line] = []
+    sizes: list[list[float]] = []
+    pages = pages_of(content)
+    try:
+        _read_pages(tesseract, pages, page_limit, lines, sizes, result)
+    finally:
+        pages.close()  # the image file is closed with its generator
+    return Layout(pages=len(sizes), lines=_bounded(lines), sizes=sizes), result
+
+
+def _read_pages(tesseract: _Engine, pages: Generator[tuple[Any, float], None, None], page_limit: PageLimit,
+                lines: list[Line], sizes: list[list[float]], result: Reading) -> None:
+    for number in range(1, documents.MAX_PAGES + 1):
+        with page_limit(number):
+            prepared = next(pages, None)
+            if prepared is None:
+                break
+            image, dpi = prepared
+            page_lines = _read_page(tesseract, image, dpi, number, result)
+        sizes.append([image.width * 72.0 / dpi, image.height * 72.0 / dpi])
+        lines.extend(page_lines)
+        result.pages.append(number)
+        result.confidences.append(_confidence(page_lines))
+
+
+# --- Confidence of the fields --------------------------------------------------------------
+
+
+def low_confidence_words(read: Layout, page: int, box: list[float]) -> list[Word]:
+    """The OCR words inside an evidence box read with less than LOW_CONFIDENCE."""
+    x0, top, x1, bottom = box
+    found = []
+    for line in read.lines:
+        if line.page != page:
+            continue
+        for word in line.words:
+            if word.conf is None:
+                continue
+            middle_x, middle_y = (word.x0 + word.x1) / 2, (word.top + word.bottom) / 2
+            if x0 - 1 <= middle_x <= x1 + 1 and top - 1 <= middle_y <= bottom + 1 and word.conf < LOW_CONFIDENCE:
+                found.append(word)
+    return found

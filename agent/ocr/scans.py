@@ -1,0 +1,131 @@
+"""A scan or photo as OCR reads it: decoded, upright, grey, scaled to about DPI, straightened."""
+
+from __future__ import annotations
+
+import io
+import logging
+from typing import Any, Generator
+
+from jobs.errors import DamagedDocument
+
+from .. import documents
+
+log = logging.getLogger("agent.ocr")
+
+DPI = 300  # what Tesseract reads invoices best at: 10 pt text is ~40 px tall
+# A page rendered or scaled to more pixels than this is read at a lower resolution instead
+# (an A4 page at 300 dpi is 8.7 million pixels; A3 17.4).
+MAX_PAGE_PIXELS = 36_000_000
+
+# A photo without a resolution of its own is scaled as an A4 page's width seen at DPI.
+PHOTO_WIDTH_INCHES = 8.27
+MAX_UPSCALE = 4.0  # a 75 dpi scan is read at 300; a smaller picture is read at four times its size
+# Skew estimated from a thumbnail this wide, over +-MAX_SKEW degrees.
+SKEW_THUMBNAIL = 800
+MAX_SKEW = 8.0
+
+
+def _dpi_for(width_in: float, height_in: float) -> float:
+    """DPI, or less for a page that would be more than MAX_PAGE_PIXELS at DPI."""
+    area = max(width_in * height_in, 1e-6)
+    return min(float(DPI), (MAX_PAGE_PIXELS / area) ** 0.5)
+
+
+def pages_of(content: bytes) -> Generator[tuple[Any, float], None, None]:
+    """Each frame of the image as OCR reads it (8-bit grey, upright, straightened, about DPI) and
+    its resolution: also what a preview shows, so the evidence boxes (points at 72/dpi) fit it."""
+    from PIL import Image, ImageOps, UnidentifiedImageError
+
+    declared = documents.check_image(content)  # the declared sizes again, before any pixel is decoded
+    try:
+        with Image.open(io.BytesIO(content)) as image:
+            if image.format not in ("PNG", "JPEG", "TIFF", "MPO"):
+                raise DamagedDocument(documents.DAMAGED_IMAGE, field="document")
+            for index in range(len(declared) if image.format == "TIFF" else 1):
+                image.seek(index)
+                refusal = documents.image_refusal(*image.size)  # Pillow's own reading of the size
+                if refusal is not None:
+                    raise refusal
+                dpi = _declared_dpi(image.info.get("dpi"))
+                original = image.size
+                if image.format in ("JPEG", "MPO"):  # decoded in grey, already reduced for a large photo
+                    wanted = DPI / (dpi or image.width / PHOTO_WIDTH_INCHES)
+                    image.draft("L", (round(image.width * wanted), round(image.height * wanted)))
+                frame = ImageOps.exif_transpose(image) if index == 0 else image.copy()
+                yield _prepared(frame, dpi, original if image.format in ("JPEG", "MPO") else None)
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError) as exc:
+        log.warning("image unreadable: %s", type(exc).__name__)
+        raise DamagedDocument("the image is damaged and cannot be read; submit a new copy", field="document") \
+            from None
+
+
+def _prepared(image: Any, dpi: float | None, drafted: tuple[int, int] | None) -> tuple[Any, float]:
+    """Grey, scaled to about DPI (a photo without a resolution: as wide as an A4 page), straightened."""
+    from PIL import Image
+
+    grey = _grey(image)
+    if dpi is None:  # a photo: its width as an A4 page's
+        dpi = grey.width / PHOTO_WIDTH_INCHES
+    elif drafted is not None:  # a JPEG decoded at a fraction of its declared size: its resolution fell with it
+        dpi = dpi * max(grey.width, grey.height) / max(max(drafted), 1)
+    # Never blown up more than MAX_UPSCALE: a sliver of a picture (1 x 44 pixels, say) taken
+    # for an A4 page's width would otherwise become tens of millions of pixels to read.
+    factor = min(DPI / dpi, MAX_UPSCALE)
+    if grey.width * grey.height * factor * factor > MAX_PAGE_PIXELS:
+        factor = (MAX_PAGE_PIXELS / (grey.width * grey.height)) ** 0.5
+    if abs(factor - 1) > 0.1:
+        grey = grey.resize((max(1, round(grey.width * factor)), max(1, round(grey.height * factor))),
+                           Image.Resampling.LANCZOS)
+        dpi *= factor
+    angle = skew(grey)
+    if abs(angle) >= 0.3:
+        grey = grey.rotate(angle, resample=Image.Resampling.BICUBIC, expand=True, fillcolor=255)
+    return grey, dpi
+
+
+def _grey(image: Any) -> Any:
+    """8-bit grey: transparency over white (a screenshot's clear background is no black page),
+    16-bit and float scans brought down to 8 bits rather than clipped to white."""
+    from PIL import Image
+
+    if image.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
+        high = 65535 if image.mode.startswith("I;16") else max(image.getextrema()[1] or 1, 1)
+        return image.convert("F").point(lambda v: v * 255.0 / high).convert("L")
+    if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
+        # In 8-bit planes, never a second full-colour copy: a 50-million-pixel RGBA is 200 MB already.
+        if image.mode in ("P", "PA"):
+            image = image.convert("RGBA")
+        alpha = image.getchannel("A")
+        grey = image.convert("L")
+        return Image.composite(grey, Image.new("L", grey.size, 255), alpha)
+    return image.convert("L")
+
+
+def _declared_dpi(value: Any) -> float | None:
+    """A scan's own resolution (PNG pHYs, JPEG JFIF, TIFF tags), when it says one that is plausible."""
+    try:
+        dpi = float(value[0]) if isinstance(value, tuple) else float(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return dpi if 100 <= dpi <= 1200 else None
+
+
+def skew(grey: Any) -> float:
+    """The angle (degrees, counter-clockwise) that levels the text lines: the one whose row
+    profile is sharpest (lines of text and the gaps between them), tried on a small copy."""
+    from PIL import Image, ImageOps
+
+    small = grey.copy()
+    small.thumbnail((SKEW_THUMBNAIL, SKEW_THUMBNAIL))
+    ink = ImageOps.invert(small.point(lambda v: 0 if v < 160 else 255))
+
+    def sharpness(angle: float) -> float:
+        turned = ink.rotate(angle, resample=Image.Resampling.NEAREST, expand=False)
+        rows = turned.resize((1, turned.height), Image.Resampling.BOX).tobytes()
+        return float(sum((a - b) ** 2 for a, b in zip(rows, rows[1:], strict=False)))
+
+    # The smallest turn first: where angles score alike (a blank page, no line to level) the
+    # page stays as it is, not turned by the first angle tried and a third larger to read.
+    coarse = sorted((step / 2 for step in range(int(-MAX_SKEW * 2), int(MAX_SKEW * 2) + 1)), key=abs)
+    best = max(coarse, key=sharpness)
+    return max((best + step / 10 for step in sorted(range(-4, 5), key=abs)), key=sharpness)
