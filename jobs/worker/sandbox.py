@@ -44,16 +44,16 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from django.db import connections
 
-from . import bounded, kinds
-from .clock import Clock, queue_clock
-from .context import JobContext
-from .logs import event
-from .queue import Claim, FailureCode
-from .verdicts import Failed, Verdict, failed, judge
+from .. import bounded, kinds
+from ..clock import Clock, queue_clock
+from ..context import JobContext
+from ..logs import event
+from ..queue import Claim, FailureCode
+from ..verdicts import Failed, Verdict, failed, judge
 
 log = logging.getLogger("jobs.worker")
 
@@ -65,7 +65,7 @@ NEAR_LIMIT = 4 * 1024 * 1024  # bytes under the memory limit within which a Syst
 
 
 class Lease(Protocol):
-    """The worker's view of the claim's lease (``jobs.worker.Beat``)."""
+    """The worker's view of the claim's lease (``jobs.worker.heartbeat.Beat``)."""
 
     expires: datetime
     fenced: bool
@@ -87,9 +87,9 @@ class Task:
 class Sandbox:
     """The worker's side: one child process at a time, started when first needed."""
 
-    def __init__(self, *, max_jobs: int = MAX_JOBS) -> None:
+    def __init__(self, *, max_jobs: int = MAX_JOBS, on_start: Callable[[int], None] | None = None) -> None:
         self.max_jobs = max_jobs
-        self.started = 0  # children started, for tests and the worker's stats
+        self._on_start = on_start  # told the pid of each child started (the worker counts them)
         self.pid: int | None = None
         self._process: Any = None
         self._conn: Any = None
@@ -181,7 +181,8 @@ class Sandbox:
         child_end.close()
         self._process, self._conn, self.pid = process, parent_end, process.pid
         self._served = 0
-        self.started += 1
+        if self._on_start is not None:
+            self._on_start(process.pid)
 
     def _signal(self, signum: int) -> None:
         if self.pid is not None:
