@@ -119,13 +119,7 @@ class Sandbox:
                 if lease is not None and lease.fenced:  # never past the lease
                     stop_at = min(stop_at, now + (lease.expires - clock.now()).total_seconds())
                 self._signal(signal.SIGUSR1)
-            kill_at, why = deadline_at, failed(FailureCode.DEADLINE, "the job ran out of time: its deadline passed "
-                                                                  "before it finished", retryable=False)
-            if section is not None and section[0] < kill_at:
-                kill_at, why = section[0], failed(FailureCode.TIME_LIMIT, section[1], retryable=False)
-            if stop_at < kill_at:
-                kill_at, why = stop_at, failed(FailureCode.STOPPED, "the handler did not stop when asked",
-                                               retryable=True)
+            kill_at, why = _first_kill(deadline_at, section, stop_at)
             if now >= kill_at:
                 self._kill()
                 event(log, logging.WARNING, "handler_killed", job=claim.job_id, epoch=claim.epoch, reason=why.code)
@@ -181,7 +175,7 @@ class Sandbox:
         child_end.close()
         self._process, self._conn, self.pid = process, parent_end, process.pid
         self._served = 0
-        if self._on_start is not None:
+        if self._on_start is not None and process.pid is not None:
             self._on_start(process.pid)
 
     def _signal(self, signum: int) -> None:
@@ -216,6 +210,18 @@ class Sandbox:
                           retryable=True)
         return failed(FailureCode.HANDLER_CRASHED, f"the handler's process exited with status {code}",
                       retryable=True)
+
+
+def _first_kill(deadline_at: float, section: tuple[float, str] | None, stop_at: float) -> tuple[float, Failed]:
+    """When the handler is killed (monotonic) unless it returns first, and the failure that says why:
+    the deadline, a ``time_limit`` section's end, or the grace after a stop request."""
+    kill_at, why = deadline_at, failed(FailureCode.DEADLINE, "the job ran out of time: its deadline passed "
+                                                          "before it finished", retryable=False)
+    if section is not None and section[0] < kill_at:
+        kill_at, why = section[0], failed(FailureCode.TIME_LIMIT, section[1], retryable=False)
+    if stop_at < kill_at:
+        kill_at, why = stop_at, failed(FailureCode.STOPPED, "the handler did not stop when asked", retryable=True)
+    return kill_at, why
 
 
 # --- In the child -------------------------------------------------------------------------------
