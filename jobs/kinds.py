@@ -240,7 +240,7 @@ SORT_KEYS = ("invoice_date", "total", "supplier")
 
 @dataclass(frozen=True)
 class Limits:
-    """Hard limits on an isolated handler, per job (see ``jobs.sandbox``).
+    """Hard limits on an isolated handler, per job (see ``jobs.worker.sandbox``).
 
     ``memory_mb`` is what the handler may add to its process's data segment (memory committed); ``cpu_seconds``
     the CPU time it may burn. Wall-clock time is bounded by the job's deadline and by the
