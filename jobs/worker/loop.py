@@ -131,7 +131,7 @@ class Worker:
     def _give_back_current(self) -> None:
         """The grace period is over: the running job is asked to stop and will be handed back.
 
-        The flag goes up before ``_current`` is read, and ``_execute`` reads the flag after
+        The flag goes up before ``_current`` is read, and ``_run_handler`` reads the flag after
         setting ``_current``, so a job starting at this moment is seen by one side or the other.
         """
         self._giving_back = True
@@ -269,7 +269,7 @@ class Worker:
 
     def _cancel_heard(self, job_id: int, epoch: int) -> None:
         """Someone asked to cancel a job: if this worker runs it, its handler is told now; if it
-        holds it unstarted, it is never started (``_execute``)."""
+        holds it unstarted, it is never started (``_ready``)."""
         beat = self._heartbeat.current
         if beat is not None and (beat.claim.job_id, beat.claim.epoch) == (job_id, epoch):
             if beat.cancel():
