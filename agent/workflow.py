@@ -11,9 +11,10 @@ non-retryable failure that staff see in ``last_error``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
+
+from django.dispatch import Signal
 
 from jobs import queue
 from jobs.context import JobContext
@@ -28,6 +29,11 @@ from .tools import SEQUENCE, TOOLS
 
 log = logging.getLogger("agent.workflow")
 
+# Sent after each step's checkpoint commits, in the process running the review, with ``ctx``
+# and ``step`` (the number of steps finished). A receiver runs inside the handler: what it
+# raises ends the run as the handler's own exception would.
+step_committed = Signal()
+
 MAX_INLINE_CHARS = 100_000
 DEADLINE = timedelta(minutes=10)
 
@@ -39,12 +45,10 @@ def review(ctx: JobContext) -> dict[str, Any]:
     return run(ctx, planner=planners.from_env())
 
 
-def run(ctx: JobContext, *, planner: planners.Planner,
-        after_step: Callable[[int], None] | None = None) -> dict[str, Any]:
+def run(ctx: JobContext, *, planner: planners.Planner) -> dict[str, Any]:
     """Run the remaining steps of this job's review and return its structured result.
 
-    ``after_step`` is called with the number of finished steps after each checkpoint
-    commits (tests use it to kill a worker between steps).
+    After each step's checkpoint commits, ``step_committed`` is sent.
     """
     checkpoint = load(ctx)
     if checkpoint.rejected:
@@ -86,8 +90,7 @@ def run(ctx: JobContext, *, planner: planners.Planner,
             if not checkpoint.next_step:  # the review is read: its fingerprint, with the same fence
                 fingerprint(ctx, checkpoint)
         log.info("job %s: step %d (%s) done", ctx.job_id, step + 1, proposal.tool)
-        if after_step is not None:
-            after_step(checkpoint.step_index)
+        step_committed.send(sender=run, ctx=ctx, step=checkpoint.step_index)
     return result(checkpoint)
 
 

@@ -6,6 +6,10 @@ class JobsConfig(AppConfig):
     verbose_name = "Jobs"
 
     def ready(self) -> None:
+        # The queue's settings are checked now: a bad one stops start-up with its name.
+        from .conf import queue_settings
+
+        queue_settings()
         # Importing them registers their kinds: the diagnostic kinds, and the kind Django's
         # Tasks framework enqueues.
         from . import diagnostic, task_kind  # noqa: F401

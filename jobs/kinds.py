@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
-from django.conf import settings
+from .conf import queue_settings
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -253,7 +253,7 @@ class Presentation:
 
 @dataclass(frozen=True)
 class Limits:
-    """Hard limits on an isolated handler, per job (see ``jobs.sandbox``).
+    """Hard limits on an isolated handler, per job (see ``jobs.worker.sandbox``).
 
     ``memory_mb`` is what the handler may add to its process's data segment (memory committed); ``cpu_seconds``
     the CPU time it may burn. Wall-clock time is bounded by the job's deadline and by the
@@ -335,8 +335,8 @@ def registered(kind: Kind) -> Iterator[Kind]:
 
 
 def limits_for(kind: Kind) -> Limits:
-    """The kind's limits, with what ``JOBS["KIND_LIMITS"][kind.name]`` overrides (settings)."""
-    override = settings.JOBS.get("KIND_LIMITS", {}).get(kind.name)
+    """The kind's limits, with what ``JOBS_KIND_LIMITS[kind.name]`` overrides (settings)."""
+    override = queue_settings().kind_limits.get(kind.name)
     if not override:
         return kind.limits
     return Limits(**{**vars(kind.limits), **override})
@@ -350,7 +350,7 @@ def offered(name: str) -> Kind | None:
     """The kind if users may submit it: diagnostic kinds only when the setting allows, internal
     kinds never."""
     kind = _registry.get(name)
-    if kind is None or kind.internal or (kind.diagnostic and not settings.JOBS["DIAGNOSTIC_KINDS"]):
+    if kind is None or kind.internal or (kind.diagnostic and not queue_settings().diagnostic_kinds):
         return None
     return kind
 

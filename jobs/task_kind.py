@@ -20,14 +20,14 @@ import math
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from django.conf import settings
 from django.db import connection
 from django.utils.module_loading import import_string
 
 from . import kinds
+from .conf import queue_settings
 from .context import JobContext
 from .kinds import JobDeferred, JobFailed, Kind
 from .models import Job, JobEvent
@@ -470,7 +470,7 @@ kinds.register(Kind(
     handler=run,
     payload_schema=PAYLOAD_SCHEMA,
     max_payload_bytes=MAX_PAYLOAD_BYTES,
-    deadline=timedelta(seconds=settings.JOBS["DEFAULT_DEADLINE_SECONDS"]),
+    deadline=queue_settings().deadline,
     internal=True,
     description="A function of Django's Tasks framework, enqueued through jobs.tasks_backend.",
 ))

@@ -4,7 +4,7 @@
 (retryable or not), a deferral, a cancellation it saw, or the discovery that this epoch no
 longer owns the job. The
 verdicts are plain frozen dataclasses, so a handler that ran in a child process
-(``jobs.sandbox``) sends its verdict back to the worker as it is.
+(``jobs.worker.sandbox``) sends its verdict back to the worker as it is.
 """
 
 from __future__ import annotations

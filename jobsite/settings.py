@@ -347,7 +347,7 @@ JOBS = {
     # benchmarks; users are offered it only when this is on.
     "DIAGNOSTIC_KINDS": env_bool("JOBS_DIAGNOSTIC_KINDS", False),
     # Kinds that read user documents run their handler in a child process under hard
-    # memory, CPU and time limits (jobs.sandbox). Off only for tests that drive a worker
+    # memory, CPU and time limits (jobs.worker.sandbox). Off only for tests that drive a worker
     # in-process on a logical clock.
     "ISOLATE_HANDLERS": env_bool("JOBS_ISOLATE_HANDLERS", True),
     # Per-kind overrides of an isolated kind's limits, e.g.
@@ -374,14 +374,8 @@ JOBS = {
     # runs the job, together with the next held jobs its recent handler times say finish
     # within START_WINDOW seconds (one write for a run of fast jobs).
     "START_WINDOW_SECONDS": float(os.environ.get("JOBS_START_WINDOW", "0.005")),
-    # Tests only: the completer waits this long before each commit, so a test can kill a
-    # worker between a handler's end and its completion's commit. 0 in production.
-    "COMPLETER_PAUSE_SECONDS": float(os.environ.get("JOBS_COMPLETER_PAUSE", "0")),
-    # Tests only: the worker stops itself (SIGSTOP, as a paused VM) at this point of the claim
-    # and completion paths, the first time it handles more than one job there
-    # (jobs.worker.FREEZE_POINTS). Empty in production.
-    "FREEZE_AT": os.environ.get("JOBS_FREEZE_AT", ""),
 }
+# The queue's code reads these through jobs.conf.queue_settings(): typed, and checked at start-up.
 
 # --- Django's Tasks framework --------------------------------------------------------
 # A module-level @task function's .enqueue() commits a job of kind "task" that runworkers runs

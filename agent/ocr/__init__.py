@@ -9,7 +9,7 @@ confidence (0-100), so evidence and preview use one convention and the field rea
 
 Tesseract is called through its C API (``libtesseract``, Debian's ``tesseract-ocr``) in this
 process, not as a ``tesseract`` command: OCR then runs inside the review's isolated child and
-counts against that child's own CPU-time and memory limits (``jobs.sandbox``), so a run
+counts against that child's own CPU-time and memory limits (``jobs.worker.sandbox``), so a run
 past the CPU limit is the child's ``SIGXCPU`` like any other handler's, and a child process of
 its own would escape them. The models load once per child and serve its following jobs. The
 pixels reach Tesseract as a buffer: no image file is written.

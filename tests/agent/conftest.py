@@ -87,6 +87,21 @@ class ScriptedPlanner:
 
 
 @pytest.fixture
+def after_step():
+    """``after_step(hook)``: call ``hook(n)`` after each review step's checkpoint commits
+    (``workflow.step_committed``, n: the steps finished), for this test only."""
+    hooks: list[Callable[[int], None]] = []
+
+    def receiver(sender: object, *, step: int, **kwargs: object) -> None:
+        for hook in hooks:
+            hook(step)
+
+    workflow.step_committed.connect(receiver)
+    yield hooks.append
+    workflow.step_committed.disconnect(receiver)
+
+
+@pytest.fixture
 def provider():
     server = FakeProvider()
     server.start()

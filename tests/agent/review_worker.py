@@ -38,14 +38,15 @@ def main() -> int:
         return 3
     print(f"claimed {claim.job_id} {claim.epoch}", flush=True)
 
-    def after_step(n: int) -> None:
-        print(f"checkpoint {n} {tools.SEQUENCE[n - 1]}", flush=True)
-        if n == args.block_after_step:
+    def after_step(sender: object, *, step: int, **kwargs: object) -> None:
+        print(f"checkpoint {step} {tools.SEQUENCE[step - 1]}", flush=True)
+        if step == args.block_after_step:
             print("blocking", flush=True)
             time.sleep(3600)
 
+    workflow.step_committed.connect(after_step)
     ctx = JobContext(claim, clock=clock)
-    result = workflow.run(ctx, planner=planner.from_env(), after_step=after_step)
+    result = workflow.run(ctx, planner=planner.from_env())
     outcome = queue.complete(job_id=claim.job_id, epoch=claim.epoch, result=result, now=clock.now())
     print("completed" if outcome else f"rejected {outcome.reason}", flush=True)
     return 0 if outcome else 1

@@ -55,11 +55,12 @@ def test_the_attempt_budget_ends_a_job_whose_planner_keeps_failing(review_job, c
     assert queue.claim(now=clock.now(), worker="w") is None
 
 
-def test_the_deadline_passing_mid_review_stops_the_checkpoint_write(review_job, claim, clock, pdf):
+def test_the_deadline_passing_mid_review_stops_the_checkpoint_write(review_job, claim, clock, pdf, after_step):
     review_job(pdf)
     ctx = claim()
+    after_step(lambda n: clock.advance(minutes=11))
     with pytest.raises(queue.StaleEpoch, match="deadline passed"):
-        workflow.run(ctx, planner=LocalPlanner(), after_step=lambda n: clock.advance(minutes=11))
+        workflow.run(ctx, planner=LocalPlanner())
     assert Checkpoint.objects.get().step_index == 1
     queue.recover(now=clock.now())
     assert Job.objects.get().state == "dead"

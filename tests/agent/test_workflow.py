@@ -67,23 +67,24 @@ def test_a_clean_invoice_pdf_completes_with_every_field_present(review_job, clai
     assert job.document_sha256 and job.document_type == "application/pdf"
 
 
-def test_the_checkpoint_is_written_after_every_step(review_job, claim, pdf):
+def test_the_checkpoint_is_written_after_every_step(review_job, claim, pdf, after_step):
     review_job(pdf)
     ctx = claim()
     seen = []
-    workflow.run(ctx, planner=LocalPlanner(), after_step=lambda n: seen.append(
-        (n, Checkpoint.objects.get(job_id=ctx.job_id).next_step)))
+    after_step(lambda n: seen.append((n, Checkpoint.objects.get(job_id=ctx.job_id).next_step)))
+    workflow.run(ctx, planner=LocalPlanner())
     assert seen == [(1, "validate"), (2, "draft"), (3, "")]
     progress = workflow.progress(ctx.job_id)
     assert progress["step_index"] == 3 and progress["next_step"] == ""
     assert set(progress) >= {"step_index", "next_step", "latest_output", "updated_at"}
 
 
-def test_progress_shows_staff_neither_the_text_nor_its_layout(review_job, claim, pdf):
+def test_progress_shows_staff_neither_the_text_nor_its_layout(review_job, claim, pdf, after_step):
     review_job(pdf)
     ctx = claim()
     shown = []
-    workflow.run(ctx, planner=LocalPlanner(), after_step=lambda n: shown.append(workflow.progress(ctx.job_id)))
+    after_step(lambda n: shown.append(workflow.progress(ctx.job_id)))
+    workflow.run(ctx, planner=LocalPlanner())
     after_extract = shown[0]["latest_output"]
     assert after_extract["text"].endswith("characters, not shown)")
     assert after_extract["layout"] in (None, "(the page layout, not shown)")
@@ -279,11 +280,12 @@ def test_the_worker_loop_records_a_refusal_with_its_code(review_job, clock, pdf,
     assert job.last_error.startswith("tool_not_allowed: proposal rejected at step 1: tool 'send_email' is not allowed")
 
 
-def test_a_worker_asked_to_stop_stops_between_steps_and_keeps_the_checkpoint(review_job, claim, pdf):
+def test_a_worker_asked_to_stop_stops_between_steps_and_keeps_the_checkpoint(review_job, claim, pdf, after_step):
     review_job(pdf)
     ctx = claim()
+    after_step(lambda n: ctx.stop.set())
     with pytest.raises(kinds.JobFailed, match="stopped between steps"):
-        workflow.run(ctx, planner=LocalPlanner(), after_step=lambda n: ctx.stop.set())
+        workflow.run(ctx, planner=LocalPlanner())
     assert Checkpoint.objects.get().step_index == 1
 
 

@@ -15,7 +15,9 @@ from django.db import OperationalError, connection
 
 from jobs import queue
 from jobs.models import Job, JobEvent, Tenant
-from jobs.worker import Completer, Finished, Worker
+from jobs.worker import Worker
+from jobs.worker.completer import Completer, Finished
+from jobs.worker.run import Run
 
 LEASE = timedelta(seconds=30)
 
@@ -190,7 +192,7 @@ def test_a_stopping_worker_hands_its_unstarted_prefetched_jobs_back(clock, accep
 
 def test_a_held_job_cancelled_or_superseded_while_it_waits_is_never_started(clock, accept, register_kind):
     from jobs.kinds import Kind
-    from jobs.worker import renew_together
+    from jobs.worker.heartbeat import renew_together
 
     ran = []
     register_kind(Kind(name="test.recorded", handler=lambda ctx: ran.append(ctx.job_id) or {}, diagnostic=True))
@@ -228,7 +230,7 @@ def test_a_completer_whose_commit_fails_backs_off_instead_of_retrying_every_few_
     accept("diagnostic.noop")
     claim = queue.claim(now=clock.now(), worker="w", lease=LEASE)
     assert claim is not None
-    completer.submit(Finished(claim, {}, None, {}, time.monotonic(), time.monotonic()))
+    completer.submit(Finished(Run(claim), {}, None, time.monotonic()))
     try:
         time.sleep(1.6)
         gaps = [b - a for a, b in itertools.pairwise(tries)]

@@ -15,7 +15,8 @@ from jobs.clock import system_clock
 from jobs.context import JobContext
 from jobs.kinds import JobCancelled, Kind
 from jobs.models import Job, JobEvent
-from jobs.worker import Beat, Worker
+from jobs.worker import Worker
+from jobs.worker.heartbeat import Beat
 from tests.conftest import PYTHON, ROOT, child_env, wait_for
 
 LEASE = timedelta(seconds=30)

@@ -138,8 +138,9 @@ def test_the_reading_is_the_database_time(db):
     assert abs(clock.now() - datetime.now(timezone.utc)) < timedelta(seconds=1)  # this host's NTP-set clock
 
 
-@pytest.mark.parametrize("name", ["jobs.worker", "web.http", "web.views", "jobs.tokens", "jobs.context",
-                                  "jobs.sandbox", "jobs.tasks_backend"])
+@pytest.mark.parametrize("name", ["jobs.worker.loop", "jobs.worker.heartbeat", "jobs.worker.completer",
+                                  "jobs.worker.outcomes", "jobs.worker.sandbox", "web.http", "web.views",
+                                  "jobs.tokens", "jobs.context", "jobs.tasks_backend"])
 def test_production_code_takes_queue_time_from_the_database_clock(name):
     import importlib
 

@@ -125,7 +125,7 @@ def test_a_handler_runs_in_a_child_process_that_serves_many_jobs(isolated, worke
     pids = {row(j).result["pid"] for j in jobs}
     assert all(row(j).state == "completed" for j in jobs)
     assert pids == {worker.sandbox.pid} and os.getpid() not in pids
-    assert worker.sandbox.started == 1
+    assert worker.stats.sandboxes == 1
 
 
 def test_memory_past_the_limit_ends_the_job_not_retried_and_the_worker_does_not_grow(isolated, worker, accept):

@@ -14,7 +14,9 @@ from jobs.context import JobContext
 from jobs.kinds import JobDeferred, JobFailed, Kind
 from jobs.logs import JsonFormatter, KeyValueFormatter, fields_of
 from jobs.models import Job, JobEvent
-from jobs.worker import Beat, IdleBackoff, Worker
+from jobs.worker import Worker
+from jobs.worker.backoff import IdleBackoff
+from jobs.worker.heartbeat import Beat
 from tests.conftest import wait_for
 
 LEASE = timedelta(seconds=10)

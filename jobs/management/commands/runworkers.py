@@ -1,10 +1,10 @@
 import os
 from datetime import timedelta
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from jobs.supervisor import Supervisor, stop_signals
+from jobs.conf import queue_settings
+from jobs.worker.supervisor import Supervisor, stop_signals
 
 
 def positive(value: str) -> float:
@@ -25,14 +25,14 @@ class Command(BaseCommand):
                             help="worker processes to run (default: the number of CPUs)")
         parser.add_argument("--burst", action="store_true",
                             help="drain the eligible jobs, then exit 0")
-        parser.add_argument("--lease", type=positive, default=settings.JOBS["DEFAULT_LEASE_SECONDS"],
+        parser.add_argument("--lease", type=positive, default=queue_settings().lease.total_seconds(),
                             help="seconds a claim holds before it must be renewed (renewed every lease/3)")
         parser.add_argument("--poll-interval", type=positive, default=1.0,
                             help="longest wait of an idle worker between claims (backoff cap), seconds")
-        parser.add_argument("--prefetch", type=int, default=settings.JOBS["PREFETCH"],
+        parser.add_argument("--prefetch", type=int, default=queue_settings().prefetch,
                             help="most jobs a worker claims in one transaction; it claims as many as it "
                                  "finishes within JOBS_PREFETCH_WINDOW seconds (1: one at a time)")
-        parser.add_argument("--completion-batch", type=int, default=settings.JOBS["COMPLETION_BATCH"],
+        parser.add_argument("--completion-batch", type=int, default=queue_settings().completion_batch,
                             help="most completions committed in one transaction, none held back longer than "
                                  "JOBS_COMPLETION_FLUSH_MS (1: each at once)")
         parser.add_argument("--grace", type=float, default=20.0,

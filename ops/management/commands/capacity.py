@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from jobs.clock import queue_clock
+from jobs.conf import queue_settings
 from ops import capacity, measures, units
 
 
@@ -32,7 +32,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(self, *args, **o) -> None:
-        given = dict(workers=o["workers"], deadline=o["deadline"] or settings.JOBS["DEFAULT_DEADLINE_SECONDS"],
+        given = dict(workers=o["workers"], deadline=o["deadline"] or queue_settings().deadline.total_seconds(),
                      burst=o["burst"], pollers=o["pollers"], poll_interval=o["poll_interval"],
                      writes_per_job=o["writes_per_job"])
         seen = None

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator
 
 from django.db import connections
 
-from .logs import event
+from ..logs import event
 
 log = logging.getLogger("jobs.worker")
 
@@ -175,7 +175,7 @@ def worker_process(worker_options: dict[str, Any], grace: float, parent_pid: int
         import django
 
         django.setup()
-    from .worker import Worker
+    from .loop import Worker
 
     worker = Worker(grace=grace, **worker_options)
     signals_seen = 0

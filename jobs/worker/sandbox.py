@@ -44,16 +44,16 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from django.db import close_old_connections, connections
 
-from . import bounded, kinds
-from .clock import Clock, queue_clock
-from .context import JobContext
-from .logs import event
-from .queue import Claim, FailureCode
-from .verdicts import Failed, Verdict, failed, judge
+from .. import bounded, kinds
+from ..clock import Clock, queue_clock
+from ..context import JobContext
+from ..logs import event
+from ..queue import Claim, FailureCode
+from ..verdicts import Failed, Verdict, failed, judge
 
 log = logging.getLogger("jobs.worker")
 
@@ -65,7 +65,7 @@ NEAR_LIMIT = 4 * 1024 * 1024  # bytes under the memory limit within which a Syst
 
 
 class Lease(Protocol):
-    """The worker's view of the claim's lease (``jobs.worker.Beat``)."""
+    """The worker's view of the claim's lease (``jobs.worker.heartbeat.Beat``)."""
 
     expires: datetime
     fenced: bool
@@ -87,9 +87,9 @@ class Task:
 class Sandbox:
     """The worker's side: one child process at a time, started when first needed."""
 
-    def __init__(self, *, max_jobs: int = MAX_JOBS) -> None:
+    def __init__(self, *, max_jobs: int = MAX_JOBS, on_start: Callable[[int], None] | None = None) -> None:
         self.max_jobs = max_jobs
-        self.started = 0  # children started, for tests and the worker's stats
+        self._on_start = on_start  # told the pid of each child started (the worker counts them)
         self.pid: int | None = None
         self._process: Any = None
         self._conn: Any = None
@@ -119,13 +119,7 @@ class Sandbox:
                 if lease is not None and lease.fenced:  # never past the lease
                     stop_at = min(stop_at, now + (lease.expires - clock.now()).total_seconds())
                 self._signal(signal.SIGUSR1)
-            kill_at, why = deadline_at, failed(FailureCode.DEADLINE, "the job ran out of time: its deadline passed "
-                                                                  "before it finished", retryable=False)
-            if section is not None and section[0] < kill_at:
-                kill_at, why = section[0], failed(FailureCode.TIME_LIMIT, section[1], retryable=False)
-            if stop_at < kill_at:
-                kill_at, why = stop_at, failed(FailureCode.STOPPED, "the handler did not stop when asked",
-                                               retryable=True)
+            kill_at, why = _first_kill(deadline_at, section, stop_at)
             if now >= kill_at:
                 self._kill()
                 event(log, logging.WARNING, "handler_killed", job=claim.job_id, epoch=claim.epoch, reason=why.code)
@@ -181,7 +175,8 @@ class Sandbox:
         child_end.close()
         self._process, self._conn, self.pid = process, parent_end, process.pid
         self._served = 0
-        self.started += 1
+        if self._on_start is not None and process.pid is not None:
+            self._on_start(process.pid)
 
     def _signal(self, signum: int) -> None:
         if self.pid is not None:
@@ -215,6 +210,18 @@ class Sandbox:
                           retryable=True)
         return failed(FailureCode.HANDLER_CRASHED, f"the handler's process exited with status {code}",
                       retryable=True)
+
+
+def _first_kill(deadline_at: float, section: tuple[float, str] | None, stop_at: float) -> tuple[float, Failed]:
+    """When the handler is killed (monotonic) unless it returns first, and the failure that says why:
+    the deadline, a ``time_limit`` section's end, or the grace after a stop request."""
+    kill_at, why = deadline_at, failed(FailureCode.DEADLINE, "the job ran out of time: its deadline passed "
+                                                          "before it finished", retryable=False)
+    if section is not None and section[0] < kill_at:
+        kill_at, why = section[0], failed(FailureCode.TIME_LIMIT, section[1], retryable=False)
+    if stop_at < kill_at:
+        kill_at, why = stop_at, failed(FailureCode.STOPPED, "the handler did not stop when asked", retryable=True)
+    return kill_at, why
 
 
 # --- In the child -------------------------------------------------------------------------------

@@ -1,0 +1,414 @@
+"""One worker: recover, claim, run the handler under its budgets, finish with its own epoch.
+
+The loop knows nothing of argparse or signals (``jobs.worker.supervisor`` and the
+``runworkers`` command wire those to ``Worker.stop``), so tests drive it directly:
+``run_one()`` does at most one job, ``run()`` loops until stopped.
+
+The hot path is the claim and the completion plus what the handler itself does. A worker
+may claim several jobs in one transaction (prefetch: ``Worker.prefetch``, as many as its
+recent jobs suggest it finishes within ``PREFETCH_WINDOW_SECONDS``) and commits finished
+jobs in batches (``jobs.worker.completer``), so fast jobs share their fsyncs. The recovery
+sweep runs at a bounded rate, and the heartbeat (``jobs.worker.heartbeat``) is a pair of
+long-lived threads that write only for jobs that outlive a third of their lease (renewing the
+prefetched claims with them). Kinds that read what users send run their handler in a child
+process under hard limits (``jobs.worker.sandbox``); cheap kinds run in the worker itself.
+How each run ends is written by ``jobs.worker.outcomes``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from datetime import datetime, timedelta
+
+from django.db import DatabaseError, close_old_connections, connection
+
+from .. import kinds, queue
+from ..clock import Clock, queue_clock
+from ..conf import queue_settings
+from ..context import JobContext
+from ..logs import event
+from ..verdicts import Completed, Deferred, Failed, Lost, Verdict, judge
+from . import testing
+from .backoff import IdleBackoff
+from .heartbeat import Beat, Heartbeat, Held, renew_together
+from .listener import CancelWatch, Listener
+from .outcomes import Outcomes, WorkerStats
+from .run import Run
+from .sandbox import Sandbox
+
+log = logging.getLogger("jobs.worker")
+INFO, WARNING = logging.INFO, logging.WARNING
+
+__all__ = ["Worker", "WorkerStats", "default_name"]
+
+
+def default_name() -> str:
+    """``host:pid``: an operator (or the kill test) can find the process that holds a lease."""
+    return f"{socket.gethostname()[:80]}:{os.getpid()}"
+
+
+class Worker:
+    """Claims and runs jobs until stopped (or, in burst mode, until nothing is eligible)."""
+
+    def __init__(
+        self,
+        *,
+        name: str | None = None,
+        lease: timedelta | None = None,
+        poll_interval: float = 1.0,
+        recover_every: timedelta | None = None,
+        grace: float = 20.0,
+        burst: bool = False,
+        clock: Clock = queue_clock,
+        listen: bool | None = None,
+        isolate: bool | None = None,
+        prefetch: int = 1,
+        completion_batch: int = 1,
+    ) -> None:
+        conf = queue_settings()
+        self.name = name or default_name()
+        self.lease = lease or conf.lease
+        # Sweeping is a write transaction: at most every lease/3 per worker (a dead worker's
+        # job waits at most lease + lease/3), and not more often than 4 times a second.
+        self.recover_every = recover_every or max(self.lease / 3, timedelta(seconds=0.25))
+        self.grace = grace
+        self.burst = burst
+        self.clock = clock
+        self.listen = listen
+        # Isolated kinds run in a child process unless this is off (tests that drive a
+        # worker in-process on a logical clock turn it off).
+        self.isolate = conf.isolate_handlers if isolate is None else isolate
+        self.stats = WorkerStats()
+        self.sandbox = Sandbox(on_start=self._sandbox_started)
+        self.idle = IdleBackoff(cap=poll_interval)
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._next_sweep: datetime | None = None
+        self._heartbeat = Heartbeat(clock, idle_wait=self.lease / 3)
+        self._current: JobContext | None = None
+        self._starting: Held | None = None  # the claim being started, no longer held, not yet watched
+        self._giving_back = False
+        self._grace_timer: threading.Timer | None = None
+        # Prefetch: up to this many claims a transaction, as many as the recent handler
+        # time (a moving average, seconds) says finish within the window.
+        self.prefetch = max(1, prefetch)
+        self.prefetch_window = conf.prefetch_window_seconds
+        # The start of each job is recorded before its handler runs; the next jobs that
+        # recent handler times say finish within this window are recorded with it.
+        self.start_window = conf.start_window_seconds
+        self._job_seconds: float | None = None
+        self.outcomes = Outcomes(worker=self.name, clock=clock, stats=self.stats, batch=completion_batch,
+                                 flush_seconds=conf.completion_flush_seconds)
+        self.completer = self.outcomes.completer
+
+    # -- control ------------------------------------------------------------------------
+
+    def stop(self, grace: float | None = None) -> None:
+        """Stop claiming; the running job gets ``grace`` seconds, then is asked to stop.
+
+        Safe to call from a signal handler: it only sets events and starts a timer.
+        """
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        self._wake.set()
+        grace = self.grace if grace is None else grace
+        self._grace_timer = threading.Timer(grace, self._give_back_current)
+        self._grace_timer.daemon = True
+        self._grace_timer.start()
+        if self._heartbeat.held():  # unstarted prefetched jobs go back now, not after the running one
+            threading.Thread(target=self._give_back_held, kwargs={"own_connection": True}, name="give-back",
+                             daemon=True).start()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def _give_back_current(self) -> None:
+        """The grace period is over: the running job is asked to stop and will be handed back.
+
+        The flag goes up before ``_current`` is read, and ``_run_handler`` reads the flag after
+        setting ``_current``, so a job starting at this moment is seen by one side or the other.
+        """
+        self._giving_back = True
+        ctx = self._current
+        if ctx is not None:
+            ctx.stop.set()
+
+    def _sandbox_started(self, pid: int) -> None:
+        self.stats.sandboxes += 1
+        event(log, INFO, "sandbox_started", worker=self.name, pid=pid, sandboxes=self.stats.sandboxes)
+
+    # -- the loop -----------------------------------------------------------------------
+
+    def run(self) -> WorkerStats:
+        """Loop until stopped; in burst mode, until no job is eligible. Returns the counts."""
+        listener = self._open_listener()
+        watch = CancelWatch(self._holding, self._cancel_heard) if listener is None else None
+        event(log, INFO, "worker_started", worker=self.name, lease_s=self.lease.total_seconds(),
+              poll_s=self.idle.cap, burst=self.burst, listen=listener is not None, isolate=self.isolate)
+        try:
+            while not self._stop.is_set():
+                close_old_connections()
+                try:
+                    if self._step():
+                        self.idle.reset()
+                        continue
+                    if self.burst and self._drained():
+                        break
+                except DatabaseError as exc:  # store unavailable: back off; leases cover our jobs
+                    self.stats.errors += 1
+                    event(log, WARNING, "database_error", worker=self.name, error=type(exc).__name__,
+                          detail=str(exc)[:200])
+                    connection.close()
+                if not self.burst:
+                    self._wake.wait(self.idle.next_delay())
+                    self._wake.clear()
+        finally:
+            if listener is not None:
+                listener.close()
+            if watch is not None:
+                watch.close()
+            self.close()
+            event(log, INFO, "worker_stopped", worker=self.name, **vars(self.stats))
+        return self.stats
+
+    def close(self) -> None:
+        """Commit the pending completions, hand back unstarted prefetched jobs, end the
+        heartbeat, completer and sandbox, close this thread's connection."""
+        if self._grace_timer is not None:
+            self._grace_timer.cancel()
+        try:
+            self.completer.flush()
+            self._give_back_held()
+        except DatabaseError as exc:  # their leases bring the jobs back
+            self.stats.errors += 1
+            event(log, WARNING, "database_error", worker=self.name, error=type(exc).__name__, detail=str(exc)[:200])
+        self.completer.close()
+        self._heartbeat.close()
+        self.sandbox.close()
+        connection.close()
+
+    def run_one(self) -> bool:
+        """Sweep if due, run one job to the end and commit its completion. False: nothing was
+        claimed. (``run`` leaves completions to the completer's batches.)"""
+        ran = self._step()
+        self.completer.flush()
+        return ran
+
+    def _step(self) -> bool:
+        """Sweep if due, then run the next prefetched job, or claim and run one."""
+        if self._stop.is_set():
+            return False
+        now = self.clock.now()
+        if self._next_sweep is None or now >= self._next_sweep:
+            self.sweep(now)
+        held = self._heartbeat.take()
+        if held is None:
+            if self.completer.pending:  # committed before claiming, so the claim sees them finished
+                self.completer.flush()
+                now = self.clock.now()
+            wanted = self._prefetch_size()
+            testing.checkpoint("claim", wanted)
+            claims = queue.claim_many(now=now, worker=self.name, lease=self.lease, limit=wanted)
+            testing.checkpoint("claimed", len(claims))
+            if not claims:
+                self.stats.empty_polls += 1
+                return False
+            for c in claims:
+                self.stats.claimed += 1
+                event(log, INFO, "claimed", job=c.job_id, kind=c.kind, epoch=c.epoch, attempt=c.attempt,
+                      worker=self.name)
+            self._heartbeat.hold(claims[1:])
+            held = Held(claims[0])
+        else:
+            self.completer.flush_if_due()
+        self._execute(held)
+        return True
+
+    def _prefetch_size(self) -> int:
+        """As many claims as recent jobs say this worker finishes within the window (one at
+        first): fast jobs share a transaction, and a slow one never waits behind others."""
+        if self.prefetch == 1 or self._job_seconds is None:
+            return 1
+        return max(1, min(self.prefetch, int(self.prefetch_window / max(self._job_seconds, 1e-6))))
+
+    def sweep(self, now: datetime | None = None) -> queue.Recovery:
+        """Recover expired leases and passed deadlines, and log each job it moved."""
+        now = now or self.clock.now()
+        self._next_sweep = now + self.recover_every
+        recovery = queue.recover(now=now)
+        for to, ids in (("queued", recovery.requeued), ("unknown", recovery.unknown), ("dead", recovery.dead)):
+            for job_id in ids:
+                event(log, INFO, "recovered", job=job_id, to=to, worker=self.name)
+        self.stats.recovered += recovery.total
+        return recovery
+
+    def _drained(self) -> bool:
+        """Burst mode: nothing was claimable; one more sweep may requeue expired work."""
+        return self.sweep().total == 0 or self._stop.is_set()
+
+    def _open_listener(self) -> Listener | None:
+        if self.burst or self.listen is False or connection.vendor != "postgresql":
+            return None
+        try:
+            return Listener(self._wake, worker=self.name, cancelled=self._cancel_heard)
+        except Exception as exc:  # noqa: BLE001  polling alone is correct, only slower
+            event(log, WARNING, "listen_failed", worker=self.name, error=type(exc).__name__, detail=str(exc)[:200])
+            return None
+
+    def _holding(self) -> list[tuple[int, int]]:
+        """The (job, epoch) of the running claim and the prefetched ones."""
+        held = [h.claim for h in (self._starting, *self._heartbeat.held()) if h is not None]
+        beat = self._heartbeat.current
+        return [(c.job_id, c.epoch) for c in ([beat.claim] if beat is not None else []) + held]
+
+    def _cancel_heard(self, job_id: int, epoch: int) -> None:
+        """Someone asked to cancel a job: if this worker runs it, its handler is told now; if it
+        holds it unstarted, it is never started (``_ready``)."""
+        beat = self._heartbeat.current
+        if beat is not None and (beat.claim.job_id, beat.claim.epoch) == (job_id, epoch):
+            if beat.cancel():
+                event(log, INFO, "cancel_heard", job=job_id, epoch=epoch, worker=self.name)
+            return
+        for held in (self._starting, *self._heartbeat.held()):
+            if held is not None and (held.claim.job_id, held.claim.epoch) == (job_id, epoch):
+                held.cancel_requested = True
+
+    # -- one job ------------------------------------------------------------------------
+
+    def _execute(self, held: Held) -> None:
+        self._starting = held  # between the prefetch and the heartbeat: where a cancel finds it
+        try:
+            run = Run(held.claim)
+            spec = kinds.get(held.claim.kind)
+            now = self._ready(held, run, spec)
+            if spec is not None and now is not None:
+                verdict, beat = self._run_handler(held, spec, now)
+                self._settle(run, verdict, beat)
+        finally:
+            self._starting = None
+
+    def _ready(self, held: Held, run: Run, spec: kinds.Kind | None) -> datetime | None:
+        """Whether the held claim may start: the time it was found ready, or None when it
+        must not start (what to write about it then is written here)."""
+        if held.lost:  # a prefetched claim whose renewal was rejected: a newer epoch owns it
+            self.outcomes.rejected(run, "renew", held.lost)
+            return None
+        if spec is None:  # a worker from an older deploy: hand it back for one that knows it
+            until = self.clock.now() + timedelta(seconds=30)
+            self.outcomes.finish(run, Deferred(until, "no handler for this kind in this worker"))
+            return None
+        if self._giving_back:  # the grace period ended between the claim and here: do not start it
+            self.outcomes.give_back(run)
+            return None
+        if held.cancel_requested:  # asked while it waited in the prefetch: never started
+            self.outcomes.acknowledge_cancel(run)
+            return None
+        now = self.clock.now()
+        if held.needs_renewal(now):
+            self._renew_held(held, now)
+            if held.lost:
+                self.outcomes.rejected(run, "renew", held.lost)
+                return None
+        # From here the attempt is spent: a claim only held costs nothing when its worker dies.
+        if not held.started:
+            self._record_start(held)
+            if held.lost:  # recovered or superseded while it was held: never started
+                self.outcomes.rejected(run, "start", held.lost)
+                return None
+        return now
+
+    def _run_handler(self, held: Held, spec: kinds.Kind, now: datetime) -> tuple[Verdict, Beat]:
+        """Run the started claim's handler under its heartbeat; its verdict, and how its lease ended."""
+        ctx = JobContext(held.claim, clock=self.clock, stop=threading.Event())
+        beat = Beat(held.claim, ctx, lease=spec.lease or self.lease, first_interval=self.lease / 3,
+                    claimed_at=now, expires=held.expires)
+        self._current = ctx
+        if self._giving_back:  # the grace period ended as it started: stop at the first check
+            ctx.stop.set()
+        self._heartbeat.watch(beat)
+        self._starting = None
+        if held.cancel_requested:  # heard while it was being started
+            beat.cancel()
+        testing.checkpoint("handler", 1 + len(self._heartbeat.held()))
+        ran = time.monotonic()
+        try:
+            verdict = self._handle(spec, ctx)
+        finally:
+            self._heartbeat.release(beat)
+            self._current = None
+        took = time.monotonic() - ran
+        self._job_seconds = took if self._job_seconds is None else 0.8 * self._job_seconds + 0.2 * took
+        return verdict, beat
+
+    def _settle(self, run: Run, verdict: Verdict, beat: Beat) -> None:
+        """Write the run's end: its verdict, unless its lease, a cancel or the shutdown decides."""
+        if beat.fenced:  # how much of its lease the handler left unused: below zero, work past it
+            event(log, WARNING, "fenced_handler_ended", job=run.claim.job_id, epoch=run.claim.epoch,
+                  lease_left_ms=round((beat.expires - self.clock.now()).total_seconds() * 1000))
+            for other in self._heartbeat.drop_held():  # renewed with it, so just as unrenewed
+                self.outcomes.rejected(Run(other.claim, run.started), "renew", "self-fenced with the running claim")
+        if beat.lost:
+            self.outcomes.rejected(run, "renew", beat.lost)
+        elif beat.cancel_requested and not isinstance(verdict, (Completed, Lost)):
+            self.outcomes.acknowledge_cancel(run)
+        elif self._giving_back and isinstance(verdict, Failed):
+            self.outcomes.give_back(run)
+        else:
+            self.outcomes.finish(run, verdict)
+
+    def _handle(self, spec: kinds.Kind, ctx: JobContext) -> Verdict:
+        """Run the handler: in the sandbox for isolated kinds, else right here."""
+        if spec.isolated and self.isolate:
+            return self.sandbox.run(ctx.claim, spec, stop=ctx.stop, clock=self.clock, lease=self._heartbeat.current)
+        return judge(spec.handler, ctx)
+
+    def _record_start(self, held: Held) -> None:
+        """Record the start of the job about to run, before its handler runs (``queue.start``).
+
+        Fast jobs (as many of the next held ones as recent handler times say finish within
+        ``start_window``) are recorded with it in one write: a worker that dies among them has
+        spent the attempts of those few it had not reached yet, for one write per run of fast
+        jobs instead of one a job.
+        """
+        fast = 1 if self._job_seconds is None else int(self.start_window / max(self._job_seconds, 1e-6))
+        group = [held, *self._heartbeat.held()[:max(fast, 1) - 1]]
+        outcomes = queue.start_many(claims=[(h.claim.job_id, h.claim.epoch) for h in group], now=self.clock.now())
+        for h, outcome in zip(group, outcomes, strict=True):
+            if outcome:
+                h.started = True
+            elif not h.lost:
+                h.lost = outcome.reason or "start refused"
+
+    def _renew_held(self, held: Held, now: datetime) -> None:
+        """Renew the claim about to start and the other held ones together, before it starts."""
+        try:
+            renew_together([held, *self._heartbeat.held()], now)
+        except DatabaseError as exc:  # its beat tries again, and fences it in time if it must
+            event(log, WARNING, "renewal_error", job=held.claim.job_id, epoch=held.claim.epoch,
+                  error=type(exc).__name__, detail=str(exc)[:200])
+
+    def _give_back_held(self, own_connection: bool = False) -> None:
+        """Hand every unstarted prefetched job back at once, attempts not spent (stopping)."""
+        dropped = self._heartbeat.drop_held()
+        if not dropped:
+            return
+        started = time.monotonic()
+        try:
+            outcomes = queue.give_back_unstarted(claims=[h.claim for h in dropped], now=self.clock.now(),
+                                                 reason="handed back unstarted: worker stopping")
+        except DatabaseError as exc:
+            if not own_connection:
+                raise
+            event(log, WARNING, "database_error", worker=self.name, error=type(exc).__name__, detail=str(exc)[:200])
+            return
+        finally:
+            if own_connection:
+                connection.close()
+        for h, outcome in zip(dropped, outcomes, strict=True):
+            self.outcomes.given_back(Run(h.claim, started), outcome)

@@ -1,0 +1,59 @@
+"""The one place tests reach into a running worker process: pauses at named points.
+
+Some properties can only be shown by stopping a real worker process at an exact moment: a
+worker paused like a frozen VM with a batch of claims in hand, or killed between a handler's
+end and its completion's commit. The worker calls ``checkpoint(point, jobs)`` at the points
+below; it does nothing unless the process was started with one of these variables in its
+environment, which only the tests set (they are not settings, and production never sets them):
+
+- ``JOBS_FREEZE_AT=<point>``: the first time the worker handles more than one job at that
+  point (a claim or batch of several, or jobs held beside the one starting) it logs
+  ``event=freezing`` and sends itself SIGSTOP, as a paused VM would. Once: after SIGCONT it
+  goes on as usual.
+- ``JOBS_COMPLETER_PAUSE=<seconds>``: before each completion batch commits, the worker logs
+  ``event=completion_pending`` for each job in it and waits that long.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from collections.abc import Sequence
+
+from ..logs import event
+
+log = logging.getLogger("jobs.worker")
+
+POINTS = {
+    "claim": "before a claim of several jobs is sent",
+    "claimed": "after a claim of several jobs returned, before any of them starts",
+    "handler": "as a handler starts, with prefetched jobs held",
+    "complete": "before a completion batch of several jobs is sent",
+}
+
+_freeze_at = os.environ.get("JOBS_FREEZE_AT", "")
+_completer_pause = float(os.environ.get("JOBS_COMPLETER_PAUSE") or 0)
+if _freeze_at and _freeze_at not in POINTS:
+    raise ValueError(f"JOBS_FREEZE_AT={_freeze_at!r}: not one of {sorted(POINTS)}")
+
+
+def checkpoint(point: str, jobs: int) -> None:
+    """Freeze here if ``JOBS_FREEZE_AT`` names this point and ``jobs`` is more than one."""
+    global _freeze_at
+    if jobs < 2 or _freeze_at != point:
+        return
+    _freeze_at = ""  # once
+    event(log, logging.WARNING, "freezing", point=point, jobs=jobs, pid=os.getpid())
+    os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def before_commit(jobs: Sequence[tuple[int, int]]) -> None:
+    """``JOBS_COMPLETER_PAUSE``: say which (job, epoch) wait to commit, then wait; then the
+    ``complete`` freeze point."""
+    if _completer_pause:
+        for job_id, epoch in jobs:
+            event(log, logging.INFO, "completion_pending", job=job_id, epoch=epoch, pause_s=_completer_pause)
+        time.sleep(_completer_pause)
+    checkpoint("complete", len(jobs))
