@@ -35,7 +35,7 @@ from django.db import connection
 from jobs.clock import system_clock
 from jobs.models import Job, JobEvent
 from jobs.queue import RETURNED_UNSTARTED
-from tests.jobs.test_runworkers import Workers
+from tests.workers import Workers, children
 
 pytestmark = pytest.mark.slow
 
@@ -45,14 +45,6 @@ SETTLE_TIMEOUT = 120.0  # a kill every 200-500 ms strands up to 32 held jobs eac
 PREFETCH = 32
 WEBHOOKS = os.environ.get("KILL_TEST_WEBHOOKS", "1") == "1"
 WEBHOOK_JOBS = 40 if WEBHOOKS else 0  # deliveries, each of a review completed before the workers start
-
-
-def children(pid: int) -> list[int]:
-    """The supervisor's worker processes, as the kernel lists them."""
-    try:
-        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except FileNotFoundError:
-        return []
 
 
 def signal_quietly(pid: int, signum: int) -> bool:
