@@ -45,3 +45,11 @@ def children(pid: int) -> list[int]:
         return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except FileNotFoundError:
         return []
+
+
+def drain(**env: str) -> subprocess.CompletedProcess:
+    """``runworkers --burst`` with one process: it serves every job waiting, then exits."""
+    return subprocess.run(
+        [PYTHON, "manage.py", "runworkers", "--processes", "1", "--burst", "--lease", "30"],
+        cwd=ROOT, env=child_env(JOBS_LOG_LEVEL="INFO", **env), capture_output=True, text=True, timeout=180,
+    )
