@@ -14,7 +14,7 @@ from jobs.models import Job
 from tests.conftest import drive_to
 
 from .conftest import review_result
-from .test_pages import HTMX, csrf_token, form_key
+from .responses import HTMX, csrf_token, form_key
 
 LIMIT = 4 * 1024  # webtest.echo's document limit
 
