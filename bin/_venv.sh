@@ -3,6 +3,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 PYTHON="${PYTHON:-python3}"
+# bin/check and bin/test may start side by side (CI runs them so): one sets .venv up at a time.
+exec {venv_lock}<"${BASH_SOURCE[0]}"
+flock "$venv_lock"
 
 # pip's own failures still fail the script; only its noise about unused local indexes goes.
 quiet_pip() { .venv/bin/python -m pip "$@" 2> >(grep -v "^WARNING: Location" >&2); }
@@ -46,3 +49,4 @@ if ! ocr_installed; then
         say "OCR is not installed (as root: apt-get install $OCR_PACKAGES); scans and photos will be reviewed as unreadable"
     fi
 fi
+exec {venv_lock}<&-

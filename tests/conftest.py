@@ -199,3 +199,26 @@ def pytest_collection_modifyitems(config, items):
             _DATABASE_FIXTURES & set(item.fixturenames))
         if item.nodeid.startswith(_ONCE) or (item.nodeid.startswith(_ONCE_WITHOUT_DATABASE) and not uses_database):
             item.add_marker(pytest.mark.once)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile``, with the partition and fuzz folders kept whole and the longest units first."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from tests.parallel import ModulesLongestFirst
+
+    return ModulesLongestFirst(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    from tests import parallel
+
+    parallel.received(node.config, getattr(node, "workeroutput", {}))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    from tests import parallel
+
+    parallel.print_sections(terminalreporter)

@@ -19,6 +19,7 @@ the few seconds the DOCX bomb takes to compress.
     hostile.docx_hidden_entries()# ~4.7 MB, 50,126 parts behind an end record declaring 5
     hostile.pdf_xref_stream_chain() # ~4.9 MB, 39,000 cross-reference streams, their type escaped
     hostile.total_and_spaces()   # 3.6 KB of inline text: "Total" and spaces
+    hostile.pdf_to_rebuild()     # 5 MB, no cross-reference table, 240,000 object markers
 """
 
 from __future__ import annotations
@@ -371,4 +372,24 @@ def pdf_xref_stream_chain(sections: int = 39_000) -> bytes:
                   b"stream\n%s\nendstream\nendobj\n" % (4 + k, index, prev, len(data), data))
         previous = here
     out.write(b"startxref\n%d\n%%%%EOF\n" % previous)
+    return out.getvalue()
+
+
+def pdf_to_rebuild(size: int | None = None) -> bytes:
+    """A PDF of ``size`` bytes (the most accepted, by default) whose cross-reference table is
+    missing: ~240,000 object markers.
+
+    pypdf, finding no table at ``startxref``, rebuilds one from every ``N 0 obj`` marker in
+    the file: seconds of CPU before any limit on the objects it found could be checked.
+    """
+    from agent.documents import MAX_DOCUMENT_BYTES
+
+    size = size or MAX_DOCUMENT_BYTES
+    out = io.BytesIO()
+    out.write(b"%PDF-1.7\n")
+    number = 1
+    while out.tell() < size - 64:
+        out.write(b"%d 0 obj\n<<>>\nendobj\n" % number)
+        number += 1
+    out.write(b"startxref\n999999999\n%%EOF\n")
     return out.getvalue()

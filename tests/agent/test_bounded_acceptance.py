@@ -17,8 +17,7 @@ from jobs.documents import Upload
 from jobs.errors import DocumentNotChecked, DocumentTooComplex
 from jobs.models import Job
 from tests import hostile
-
-from .test_documents import pdf_to_rebuild
+from tests.hostile import pdf_to_rebuild
 
 
 def cpu_seconds() -> float:

@@ -161,26 +161,10 @@ def test_an_unsupported_document_is_told_which_formats_are_accepted():
         documents.check_document(content=b"GIF89a\x01\x00\x01\x00\x00", name="x.gif", content_type="image/gif")
 
 
-def pdf_to_rebuild(size: int = documents.MAX_DOCUMENT_BYTES) -> bytes:
-    """A PDF of ``size`` bytes whose cross-reference table is missing: ~240,000 object markers.
-
-    pypdf, finding no table at ``startxref``, rebuilds one from every ``N 0 obj`` marker in
-    the file: seconds of CPU before any limit on the objects it found could be checked.
-    """
-    out = io.BytesIO()
-    out.write(b"%PDF-1.7\n")
-    number = 1
-    while out.tell() < size - 64:
-        out.write(b"%d 0 obj\n<<>>\nendobj\n" % number)
-        number += 1
-    out.write(b"startxref\n999999999\n%%EOF\n")
-    return out.getvalue()
-
-
 def test_a_pdf_to_rebuild_from_too_many_objects_is_refused_before_pypdf_reads_it():
     import time
 
-    content = pdf_to_rebuild()
+    content = hostile.pdf_to_rebuild()
     assert len(content) <= documents.MAX_DOCUMENT_BYTES
     started = time.process_time()
     with pytest.raises(DocumentTooComplex, match=r"the PDF has 2\d\d,\d{3} objects; at most 50,000 are "

@@ -236,7 +236,7 @@ def test_a_finding_that_is_not_about_the_account_asks_for_no_phone_call():
 
 
 def test_a_real_factur_x_whose_page_shows_another_iban_tells_alice_and_asks_the_supplier_nothing_about_it():
-    from .test_reading import CHANGED_IBAN_PAGE, factur_x_with_page
+    from tests.pdfs import CHANGED_IBAN_PAGE, factur_x_with_page
 
     checked = checked_of(content=factur_x_with_page(CHANGED_IBAN_PAGE), media_type="application/pdf")
     note = tools.review_note(checked)

@@ -4,7 +4,6 @@ in words, and the same worker goes on to serve the next job."""
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
@@ -13,7 +12,7 @@ from jobs.clock import system_clock
 from jobs.documents import Upload
 from jobs.models import Job, JobEvent
 from tests import hostile
-from tests.conftest import PYTHON, ROOT, child_env
+from tests.workers import drain
 
 pytestmark = pytest.mark.slow
 
@@ -28,13 +27,6 @@ def submit(transactional_db, accept, bob):
         return accept("document_review", payload, document=upload, user=user, now=system_clock.now())
 
     return submit_
-
-
-def drain(**env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [PYTHON, "manage.py", "runworkers", "--processes", "1", "--burst", "--lease", "30"],
-        cwd=ROOT, env=child_env(JOBS_LOG_LEVEL="INFO", **env), capture_output=True, text=True, timeout=180,
-    )
 
 
 def held_for(job: Job) -> float:

@@ -29,7 +29,7 @@ from agent.management.commands.reviewbench import same
 from jobs.errors import DamagedDocument, DocumentUnpacksTooLarge, PayloadTooLarge
 from jobs.models import Job
 
-from .test_hostile_documents import MEMORY_BOUND_MB, TIME_BOUND_S, accept_in_a_child, stored_files
+from .acceptance import MEMORY_BOUND_MB, TIME_BOUND_S, accept_in_a_child, stored_files
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "multilingual"
 TRUTH = json.loads((CORPUS / "truth.json").read_text(encoding="utf-8"))
@@ -391,8 +391,7 @@ def test_without_tesseract_a_scan_is_unreadable_and_says_ocr_is_not_installed(mo
 def test_ocr_past_its_cpu_limit_is_killed_and_the_worker_serves_the_next_job(needs_ocr, accept, bob):
     from jobs.clock import system_clock
     from jobs.documents import Upload
-
-    from .test_hostile_workers import drain
+    from tests.workers import drain
 
     scan = image_only_pdf(rendered(CORPUS / "en" / "03-twopage.pdf", 200), 200)
     heavy = accept("document_review", {}, document=Upload(scan, "scan.pdf", "application/pdf"),

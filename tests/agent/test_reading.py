@@ -18,6 +18,7 @@ import pytest
 from agent import documents, fields, reading, samples, workflow
 from agent.planner import LocalPlanner
 from jobs.models import Job
+from tests.pdfs import CHANGED_IBAN_PAGE, factur_x_with_page
 
 from .conftest import drive
 
@@ -224,28 +225,6 @@ def test_the_source_in_words():
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "einvoices"
 FACTUR_X = CORPUS / "pdf" / "zugferd_2p0_EN16931_Einfach.pdf"
 STANDALONE = CORPUS / "xml" / "EN16931_Einfach_DueDate.cii.xml"
-WITH_IBAN = CORPUS / "invalid" / "Mustangproject__MustangGnuaccountingBeispielRE-20190610_507a.pdf"
-
-
-def factur_x_with_page(lines: list[str]) -> bytes:
-    """A Factur-X PDF whose visible page prints ``lines`` and whose XML is WITH_IBAN's (IBAN DE88 2008 …)."""
-    import facturx
-    from fpdf import FPDF
-
-    from agent import einvoice
-
-    found = einvoice.find_xml(WITH_IBAN.read_bytes(), PDF)
-    assert found is not None
-    pdf = FPDF()
-    pdf.add_page()
-    pdf.set_font("helvetica", size=11)
-    for line in lines:
-        pdf.cell(0, 8, line, new_x="LMARGIN", new_y="NEXT")
-    return facturx.generate_from_binary(bytes(pdf.output()), found[1], check_xsd=False)
-
-
-CHANGED_IBAN_PAGE = ["Supplier: Bei Spiel GmbH", "VAT ID: DE136695976", "Invoice number: RE-20190610/507",
-                     "Invoice date: 10 June 2019", "Total due: EUR 571.04", "IBAN: NL91 ABNA 0417 1643 00"]
 
 
 def test_a_factur_x_pdf_is_read_from_its_xml_with_each_element_as_evidence(review_job, claim):

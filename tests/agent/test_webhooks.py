@@ -260,7 +260,7 @@ def test_a_delivery_whose_url_became_private_fails_for_good_without_sending(sett
 @pytest.mark.slow
 def test_a_worker_killed_during_a_delivery_leaves_it_unknown_and_sent_once(transactional_db, alice, receiver,
                                                                           tmp_path):
-    from tests.jobs.test_runworkers import Workers
+    from tests.workers import Workers
 
     r = receiver("block")
     endpoint(alice, r.url)

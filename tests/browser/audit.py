@@ -10,6 +10,7 @@ so a run leaves a table of pages, widths and findings behind.
 
 from __future__ import annotations
 
+import fcntl
 import json
 from pathlib import Path
 
@@ -64,7 +65,10 @@ def audit(page, name: str, *, record: bool = True, screenshots: bool = True) -> 
 
 
 def _record(findings: list[dict]) -> None:
-    known = json.loads(REPORT.read_text()) if REPORT.exists() else []
-    pages = {(f["page"], f["width"]) for f in findings}
-    known = [f for f in known if (f["page"], f["width"]) not in pages] + findings
-    REPORT.write_text(json.dumps(known, indent=2, ensure_ascii=False))
+    # Test modules run in parallel processes: one at a time reads and rewrites the report.
+    with open(ARTIFACTS / "audit.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        known = json.loads(REPORT.read_text()) if REPORT.exists() else []
+        pages = {(f["page"], f["width"]) for f in findings}
+        known = [f for f in known if (f["page"], f["width"]) not in pages] + findings
+        REPORT.write_text(json.dumps(known, indent=2, ensure_ascii=False))

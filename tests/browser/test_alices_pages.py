@@ -19,7 +19,7 @@ from tests.web.conftest import review_result
 
 from .audit import audit
 from .conftest import off_loop
-from .test_content_security_policy import refused, watch
+from .csp import refused, watch
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -16,29 +16,9 @@ from django.utils import timezone
 from jobs import queue
 
 from .conftest import ARTIFACTS, off_loop
+from .csp import refused, watch
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-COLLECT = """
-window.__cspViolations = [];
-document.addEventListener("securitypolicyviolation", (e) => {
-  window.__cspViolations.push(
-    `${e.violatedDirective} refused ${e.blockedURI || "inline"} at ${e.sourceFile}:${e.lineNumber}`);
-});
-"""
-
-
-def watch(page) -> list[str]:
-    """Collect CSP refusals on ``page``: its console's and, per document, the DOM events'."""
-    console: list[str] = []
-    page.on("console", lambda m: console.append(m.text) if "Content Security Policy" in m.text else None)
-    page.add_init_script(COLLECT)
-    return console
-
-
-def refused(page, console: list[str]) -> list[str]:
-    return console + page.evaluate("window.__cspViolations || []")
-
 
 def test_the_job_pages_and_the_submit_form_work_under_the_policy(make_member, login, browser_settings):
     off_loop(make_member, "acme", "alice", password="alice-pass-123")

@@ -26,11 +26,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PYTHON, ROOT
+from tests.deploy.nginx import NGINX, nginx_config
 
 pytestmark = [pytest.mark.nginx, pytest.mark.slow]
 
-NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
-SHIPPED = ROOT / "deploy" / "nginx" / "jobsite.conf"
 SLOW_BODY = 100 * 1024  # what each slow client declares; it sends one byte of it
 
 
@@ -105,51 +104,6 @@ def open_slow_client(port: int, *, tls: bool) -> socket.socket:
         + f"Content-Length: {SLOW_BODY}\r\n\r\n".encode() + b"u"
     )
     return sock
-
-
-def nginx_config(workdir: Path, *, upstream_port: int, http_port: int, https_port: int, cert: Path, key: Path) -> Path:
-    """The shipped site file with this run's ports, paths and certificate, in a private nginx.conf."""
-    site = SHIPPED.read_text()
-    substitutions = [
-        ("listen 80;", f"listen 127.0.0.1:{http_port};"),
-        ("listen [::]:80;", ""),
-        ("listen 443 ssl http2;", f"listen 127.0.0.1:{https_port} ssl http2;"),
-        ("listen [::]:443 ssl http2;", ""),
-        ("/etc/letsencrypt/live/jobs.example.com/fullchain.pem", str(cert)),
-        ("/etc/letsencrypt/live/jobs.example.com/privkey.pem", str(key)),
-        ("127.0.0.1:8000", f"127.0.0.1:{upstream_port}"),
-        ("/srv/jobsite", str(ROOT)),
-    ]
-    for old, new in substitutions:
-        assert old in site, f"deploy/nginx/jobsite.conf no longer contains {old!r}: update this test"
-        site = site.replace(old, new)
-    (workdir / "jobsite.conf").write_text(site)
-    for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
-        (workdir / name).mkdir(exist_ok=True)
-    # As root, nginx's workers would switch to "nobody", who cannot enter pytest's 0700
-    # temporary folders: keep them as the user running the tests.
-    user = "user root;" if os.geteuid() == 0 else ""
-    main = f"""
-{user}
-worker_processes 1;
-pid {workdir}/nginx.pid;
-error_log {workdir}/error.log warn;
-events {{ worker_connections 256; }}
-http {{
-    include /etc/nginx/mime.types;
-    default_type application/octet-stream;
-    access_log {workdir}/access.log;
-    client_body_temp_path {workdir}/body;
-    proxy_temp_path {workdir}/proxy;
-    fastcgi_temp_path {workdir}/fastcgi;
-    uwsgi_temp_path {workdir}/uwsgi;
-    scgi_temp_path {workdir}/scgi;
-    include {workdir}/jobsite.conf;
-}}
-"""
-    conf = workdir / "nginx.conf"
-    conf.write_text(main)
-    return conf
 
 
 def _listening(port: int) -> bool:
@@ -369,7 +323,7 @@ def test_three_uploads_of_a_pdf_to_rebuild_at_once_do_not_hold_the_web(stack, ap
     (28 s per upload behind nginx, a GET waiting 27.9 s, before): refused at once, with its code."""
     import threading
 
-    from tests.agent.test_documents import pdf_to_rebuild
+    from tests.hostile import pdf_to_rebuild
 
     alone = sorted(login_page_seconds(stack["https"]) for _ in range(5))[2]
     document = pdf_to_rebuild()

@@ -34,6 +34,8 @@ from typing import Any, Iterator
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from tests.parallel import report_section
+
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ROOT / "artifacts" / "fuzz-figures.json"
 
@@ -184,15 +186,14 @@ class Figures:
 FIGURES_SEEN = Figures()
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
+def pytest_sessionfinish(session, exitstatus):
     if not FIGURES_SEEN.cases:
         return
     data = FIGURES_SEEN.to_json()
     FIGURES.parent.mkdir(exist_ok=True)
     FIGURES.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    write = terminalreporter.write_line
-    terminalreporter.section("fuzz figures")
-    write(f"profile {data['profile']}; written to {FIGURES.relative_to(ROOT)}")
+    lines = [f"profile {data['profile']}; written to {FIGURES.relative_to(ROOT)}"]
+    write = lines.append
     for name, count in data["cases"].items():
         detail = data["outcomes"].get(name) or data["statuses"].get(name) or {}
         top = ", ".join(f"{key} {value}" for key, value in list(detail.items())[:6])
@@ -204,3 +205,4 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         write(f"  peak memory {phase:<8} {peak['mb']:.1f} MB   {peak['case'][:90]}")
     for phase, noisy in data["most_log_records"].items():
         write(f"  most logged {phase:<8} {noisy['records']} warnings   {noisy['case'][:90]}")
+    report_section(session.config, "fuzz figures", lines)

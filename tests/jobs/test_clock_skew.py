@@ -32,7 +32,7 @@ from jobs import queue, tokens
 from jobs.clock import queue_clock
 from jobs.models import Job, JobEvent
 from tests.conftest import PYTHON, ROOT, child_env, wait_for
-from tests.jobs.test_runworkers import Workers
+from tests.workers import Workers
 
 FAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1")
 LEASE = 1.5  # seconds; "two leases" of skew is 3 s

@@ -126,7 +126,7 @@ def frozen_sessions() -> list[tuple]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pid, state, wait_event, EXTRACT(EPOCH FROM now() - xact_start) FROM pg_stat_activity "
-            "WHERE application_name = %s", [APP])
+            "WHERE application_name = %s AND datname = current_database()", [APP])
         return cursor.fetchall()
 
 

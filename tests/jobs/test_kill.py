@@ -1,4 +1,4 @@
-"""The kill test: 300 jobs, three real workers, one of them SIGKILLed every few hundred ms.
+"""The kill test: 100 jobs (``KILL_TEST_JOBS``), three real workers, one of them SIGKILLed every few hundred ms.
 
 Nothing is lost and nothing runs twice where it must not: every job ends completed, dead
 or unknown; no job completes twice; every completion carries the job's last epoch; a job
@@ -35,24 +35,16 @@ from django.db import connection
 from jobs.clock import system_clock
 from jobs.models import Job, JobEvent
 from jobs.queue import RETURNED_UNSTARTED
-from tests.jobs.test_runworkers import Workers
+from tests.workers import Workers, children
 
 pytestmark = pytest.mark.slow
 
-JOBS = 300
+JOBS = int(os.environ.get("KILL_TEST_JOBS", "100"))  # 300 for the figures in docs/benchmarks.md
 LEASE = 1.0  # seconds: a killed worker's job comes back about a second later
 SETTLE_TIMEOUT = 120.0  # a kill every 200-500 ms strands up to 32 held jobs each time: slower to settle
 PREFETCH = 32
 WEBHOOKS = os.environ.get("KILL_TEST_WEBHOOKS", "1") == "1"
-WEBHOOK_JOBS = 40 if WEBHOOKS else 0  # deliveries, each of a review completed before the workers start
-
-
-def children(pid: int) -> list[int]:
-    """The supervisor's worker processes, as the kernel lists them."""
-    try:
-        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except FileNotFoundError:
-        return []
+WEBHOOK_JOBS = 20 if WEBHOOKS else 0  # deliveries, each of a review completed before the workers start
 
 
 def signal_quietly(pid: int, signum: int) -> bool:

@@ -4,49 +4,17 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from jobs.clock import system_clock
 from jobs.models import Job, JobEvent
-from tests.conftest import PYTHON, ROOT, child_env, wait_for
+from tests.conftest import wait_for
+from tests.workers import Workers
 
 pytestmark = pytest.mark.slow
-
-
-
-
-class Workers:
-    """A ``runworkers`` process group; whatever the test does, nothing outlives it."""
-
-    def __init__(self, log: Path, *args: str, **env: str) -> None:
-        self.log = log
-        self._out = log.open("wb")
-        self.proc = subprocess.Popen(
-            [PYTHON, "manage.py", "runworkers", *args], cwd=ROOT, env=child_env(JOBS_LOG_LEVEL="INFO", **env),
-            stdout=self._out, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-
-    def signal(self, signum: int) -> None:
-        self.proc.send_signal(signum)
-
-    def wait(self, timeout: float = 30) -> int:
-        return self.proc.wait(timeout=timeout)
-
-    def text(self) -> str:
-        return self.log.read_text()
-
-    def kill_all(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait(timeout=10)
-        self._out.close()
 
 
 @pytest.fixture

@@ -17,8 +17,7 @@ from jobs import queue
 from jobs.clock import system_clock
 from jobs.models import Job, JobEvent, Tenant
 from tests.conftest import wait_for
-from tests.jobs.test_kill import children
-from tests.jobs.test_runworkers import Workers
+from tests.workers import Workers, children
 
 pytestmark = pytest.mark.slow
 

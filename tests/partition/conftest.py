@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from tests.conftest import ROOT
+from tests.parallel import report_section
 
 from . import harness
 from .harness import Cluster, Network, Web, Workers
@@ -158,12 +159,10 @@ def webhooks(site: Site) -> Iterator[Callable[..., harness.WebhookSink]]:
         sink.close()
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
+def pytest_sessionfinish(session, exitstatus):
     if not FIGURES:
         return
-    terminalreporter.section("partition figures")
-    for name, value in FIGURES.items():
-        terminalreporter.write_line(f"{name}: {value}")
+    report_section(session.config, "partition figures", [f"{name}: {value}" for name, value in FIGURES.items()])
     artifacts = ROOT / "artifacts"
     if artifacts.is_dir():
         (artifacts / "partition-figures.json").write_text(json.dumps(FIGURES, indent=2, default=str))

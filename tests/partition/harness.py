@@ -653,7 +653,7 @@ class WebHost:
 
     def __init__(self, network: Network, i: int, cluster: Cluster, env: dict[str, str], workdir: Path, *,
                  workers: int = 3) -> None:
-        from tests.deploy.test_nginx import NGINX, nginx_config  # the shipped file, substituted as there
+        from tests.deploy.nginx import NGINX, nginx_config  # the shipped file, substituted as there
 
         self.namespace = network.namespace(i)
         self.folder = workdir / f"web{i}"

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.deploy.test_nginx import NGINX
+from tests.deploy.nginx import NGINX
 
 from .conftest import FIGURES
 from .harness import DBNAME, Answer, WebHost, wait_until

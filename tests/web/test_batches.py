@@ -15,7 +15,7 @@ from tests.conftest import drive_to
 from web import http, submissions
 
 from .conftest import review_result
-from .test_pages import HTMX, csrf_token, form_key
+from .responses import HTMX, csrf_token, form_key
 
 LIMIT = 4 * 1024  # webtest.echo's document limit
 

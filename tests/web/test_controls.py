@@ -9,7 +9,7 @@ from jobs import queue
 from jobs.models import Job
 from tests.conftest import claim_first, drive_to
 
-from .test_pages import HTMX
+from .responses import HTMX
 
 
 def confirm_form(client, url: str) -> tuple[str, dict[str, str]]:

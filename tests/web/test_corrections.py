@@ -14,7 +14,7 @@ from django.test import Client
 from agent.models import FieldCorrection
 
 from .conftest import review_result
-from .test_export import read_csv
+from .responses import read_csv
 
 pytestmark = pytest.mark.django_db
 

@@ -10,14 +10,7 @@ from zoneinfo import ZoneInfo
 from tests.conftest import drive_to
 
 from .conftest import review_result
-
-
-def read_csv(response) -> list[dict[str, str]]:
-    assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
-    assert response["Content-Disposition"].startswith("attachment; filename=")
-    text = response.content.decode("utf-8")
-    assert text.startswith("\ufeff")  # so spreadsheets read UTF-8 as UTF-8
-    return list(csv.DictReader(io.StringIO(text[1:])))
+from .responses import read_csv
 
 
 def test_one_row_per_document_with_each_fields_value_and_its_issues(browser_client, alice, reviewed, accept, clock):

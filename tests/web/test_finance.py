@@ -16,7 +16,7 @@ from agent import corrections, work
 from web import zones
 
 from .conftest import review_result
-from .test_export import read_csv
+from .responses import read_csv
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from jobs.models import Job
 from tests.conftest import drive_to
 
 from .conftest import evidenced_review_result, review_result
-from .test_pages import HTMX
+from .responses import HTMX
 
 QUEUE_WORDS = ("leased", "epoch", "external start", "attempts", "marker")
 

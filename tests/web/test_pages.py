@@ -10,16 +10,7 @@ from django.test import Client
 
 from jobs.models import Job
 
-HTMX = {"HX-Request": "true"}
-
-
-def form_key(response) -> str:
-    return re.search(rb'name="idempotency_key" value="([^"]+)"', response.content).group(1).decode()
-
-
-def csrf_token(client: Client, response) -> str:
-    return re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', response.content).group(1).decode()
-
+from .responses import HTMX, csrf_token, form_key
 
 # --- Log in, identity ------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 import agent.documents
 from jobs.models import Job
 
-from .test_pages import csrf_token, form_key
+from .responses import csrf_token, form_key
 
 REWORDED = {
     "NO_INPUT": "Bitte ein Dokument oder einen Text senden",
