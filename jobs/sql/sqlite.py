@@ -110,7 +110,8 @@ def complete_many(rows: int) -> str:
 @functools.cache
 def start(rows: int) -> str:
     """Record the start of ``rows`` claims (``job_id_n``, ``epoch_n``) at ``now``, each fenced
-    like a completion; returns the ids that applied."""
+    like a completion; returns the ids that applied. Committed at ``synchronous=NORMAL``
+    (``durable=False``): it must survive the worker's death, not a power cut."""
     owned = " OR ".join(f"(id = :job_id_{n} AND epoch = :epoch_{n})" for n in range(rows))
     return (f"UPDATE {JOB} SET started_at = :now "
             f"WHERE state = 'leased' AND lease_expires_at > :now AND deadline > :now AND ({owned}) RETURNING id")
