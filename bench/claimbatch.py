@@ -1,7 +1,7 @@
 """PostgreSQL: what sending a batch claim whole costs against the pipeline it replaced.
 
 ``queue.claim_many`` sends a batch of picks as one message (``EXECUTE`` calls of the prepared
-claim, ``queue._claim_batch_postgresql``), so the server never waits on a frozen client
+claim, ``jobs.sql.postgresql.claim_batch``), so the server never waits on a frozen client
 while it holds the batch's rows. Before, the picks were pipelined with ``executemany`` inside
 ``BEGIN``/``COMMIT`` (``pipelined`` below, kept as the baseline). One process alternates the
 two, batch by batch, on the same jobs, so both see the machine's load alike; each batch's
@@ -25,14 +25,14 @@ sys.path.insert(0, str(Path.cwd()))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jobsite.settings")
 
 
-def pipelined(fair: bool, params: tuple[Any, ...], picks: int) -> list[Any]:
+def pipelined(binding: dict[str, Any], picks: int, *, fair: bool = True) -> list[Any]:
     """The batch claim as it was: the picks pipelined by ``executemany`` in an open transaction."""
-    from jobs import statements
+    from jobs.sql import postgresql
     from jobs.writelock import raw_write_transaction
 
     rows = []
     with raw_write_transaction(explicit=True) as cursor:
-        cursor.executemany(statements.claim_postgresql(fair), [params] * picks, returning=True)
+        cursor.executemany(postgresql.claim(fair), [binding] * picks, returning=True)
         while True:
             rows.append(cursor.fetchone())
             if not cursor.nextset():
@@ -68,12 +68,13 @@ def main() -> None:
     from django.db import connection
 
     from bench.queuebench import fill
-    from jobs import queue, statements
+    from jobs import queue
     from jobs.clock import system_clock
+    from jobs.sql import ClaimParams, postgresql
 
     if connection.vendor != "postgresql":
         raise SystemExit("set DATABASE_URL to a PostgreSQL database (it is emptied)")
-    ways = {"pipelined (before)": pipelined, "one message (now)": queue._claim_batch_postgresql}
+    ways = {"pipelined (before)": pipelined, "one message (now)": postgresql.claim_batch}
     totals = {name: [0.0, 0] for name in ways}
     for _ in range(args.rounds):
         empty_the_queue()
@@ -83,10 +84,10 @@ def main() -> None:
             name = list(ways)[turn % 2]
             turn += 1
             now = system_clock.now()
-            params = (now, statements.DUE_BATCH, now, now, statements.CANDIDATES, now + timedelta(seconds=30),
-                      "bench", now, "worker:bench", now)
+            binding = ClaimParams(now=now, expires=now + timedelta(seconds=30), worker="bench",
+                                  actor="worker:bench").binding(postgresql.PostgreSQL().time)
             started = time.perf_counter()
-            rows = ways[name](True, params, args.batch)
+            rows = ways[name](binding, args.batch, fair=True)
             totals[name][0] += time.perf_counter() - started
             claimed = [row for row in rows if row is not None and row[2] == "leased"]
             totals[name][1] += len(claimed)

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from jobs import statements as sql
+from jobs.sql import ClaimParams, postgresql
 
 from .queuebench import MANAGE, bare_drain
 
@@ -30,21 +30,21 @@ def bare_postgres(dsn: str, out: Any) -> None:
     import psycopg
     from psycopg.types.json import Jsonb
 
-    claim_sql, complete_sql = sql.claim_postgresql(), sql.complete("postgresql")
+    claim_sql = postgresql.claim()
     db = psycopg.connect(dsn, autocommit=True)
     result = Jsonb({"ok": True})
     done, t0 = 0, time.time()
     while True:
         now = datetime.now(UTC)
-        row = db.execute(claim_sql, [now, sql.DUE_BATCH, now, now, sql.CANDIDATES, now + timedelta(seconds=30), "bare",
-                                     now, "worker:bare", now], prepare=True).fetchone()
+        claim = ClaimParams(now=now, expires=now + timedelta(seconds=30), worker="bare", actor="worker:bare")
+        row = db.execute(claim_sql, claim.binding(postgresql.PostgreSQL().time), prepare=True).fetchone()
         if row is None:
             break
         if row[2] != "leased":
             continue  # 'busy' or 'stamped': try again, as the queue does
-        now = datetime.now(UTC)
-        db.execute(complete_sql, [result, *sql.summary_values(None), now, now, row[0], row[3], now, now, "worker",
-                                  now], prepare=True)
+        db.execute(postgresql.COMPLETE, {"job_id": row[0], "epoch": row[3], "result": result, "outcome": "",
+                                         "outcome_text": "", "needs_action": False, "reference": "",
+                                         "now": datetime.now(UTC), "actor": "worker"}, prepare=True)
         done += 1
     db.close()
     out.put({"jobs": done, "t0": t0, "t1": time.time()})

@@ -70,7 +70,7 @@ def fill(jobs: int, tenants: int = 1, turns: str = "fair", by_tenant: bool = Fal
     from django.db.models import F
 
     from jobs.models import Job
-    from jobs.statements import STRIDE
+    from jobs.sql import STRIDE
 
     if turns not in TURNS:
         raise ValueError(f"turns is one of {TURNS}, not {turns!r}")
@@ -115,16 +115,17 @@ def _bench_tenants(tenants: int) -> tuple[Any, list[int]]:
 def fifo_claim(*, now: datetime, worker: str) -> Any:
     """The first-in first-out claim, on the same transaction and event as the project's."""
     from jobs import queue
+    from jobs.sql import sqlite
     from jobs.writelock import raw_write_transaction
 
-    t_now, expires = queue._raw_time("sqlite", now), queue._raw_time("sqlite", now + timedelta(seconds=30))
+    t_now, expires = sqlite.time(now), sqlite.time(now + timedelta(seconds=30))
     with raw_write_transaction() as cursor:
         cursor.execute(FIFO_CLAIM, (expires, worker, t_now, t_now))
         row = cursor.fetchone()
         if row is None:
             return None
-        cursor.execute(queue._event_sql("sqlite"), (row[0], "queued", "leased", row[3], f"worker:{worker}", "claimed",
-                                                     t_now))
+        cursor.execute(sqlite.EVENT, {"job_id": row[0], "from_state": "queued", "to_state": "leased", "epoch": row[3],
+                                      "actor": f"worker:{worker}", "reason": "claimed", "at": t_now})
     return queue.Claim(job_id=row[0], kind=row[1], epoch=row[3], attempt=row[4], lease_expires_at=now,
                        deadline=now, payload={}, worker=worker)
 
@@ -177,12 +178,9 @@ def bare_drain(path: Path, synchronous: str) -> dict[str, float]:
     due (if any), pick, count the tenant's running job (if it keeps a count), lease, event,
     COMMIT; BEGIN IMMEDIATE, complete, release the count, event, COMMIT. Several may run on
     one file."""
-    from jobs import statements as sql
+    from jobs.sql import CANDIDATES, DUE_BATCH, sqlite
 
-    any_due, stamp, pick, count, lease = (sql.any_due("sqlite"), sql.stamp_due("sqlite"), sql.pick("sqlite"),
-                                          sql.count_running("sqlite"), sql.lease("sqlite"))
-    complete_sql, release = sql.complete("sqlite"), sql.release_running("sqlite")
-    event_sql = sql.for_driver("sqlite", sql.EVENT_SQL)
+    stamp = sqlite.stamp_due()
     db = sqlite3.connect(path, isolation_level=None, timeout=30)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute(f"PRAGMA synchronous={synchronous}")
@@ -195,27 +193,31 @@ def bare_drain(path: Path, synchronous: str) -> dict[str, float]:
     t0, started = time.time(), time.perf_counter()
     while True:
         now = datetime.now(UTC)
-        t_now, expires = ts(now), ts(now + timedelta(seconds=30))
+        claim = {"now": ts(now), "expires": ts(now + timedelta(seconds=30)), "worker": "bare",
+                 "due_batch": DUE_BATCH, "candidates": CANDIDATES}
         db.execute("BEGIN IMMEDIATE")
-        if db.execute(any_due, [t_now]).fetchone():
-            db.execute(stamp, [t_now, sql.DUE_BATCH])
-        picked = db.execute(pick, [t_now, t_now, sql.CANDIDATES]).fetchone()
+        if db.execute(sqlite.ANY_DUE, claim).fetchone():
+            db.execute(stamp, claim)
+        picked = db.execute(sqlite.PICK, claim).fetchone()
         if picked is None:
             db.execute("COMMIT")
             break
         if picked[2]:
-            db.execute(count, [picked[1]])
-        row = db.execute(lease, [expires, "bare", t_now, picked[0]]).fetchone()
+            db.execute(sqlite.COUNT_RUNNING, {"tenant_id": picked[1]})
+        row = db.execute(sqlite.LEASE, {**claim, "job_id": picked[0]}).fetchone()
         job_id, epoch = row[0], row[3]
-        db.execute(event_sql, [job_id, "queued", "leased", epoch, "worker:bare", "claimed", t_now])
+        db.execute(sqlite.EVENT, {"job_id": job_id, "from_state": "queued", "to_state": "leased", "epoch": epoch,
+                                  "actor": "worker:bare", "reason": "claimed", "at": claim["now"]})
         db.execute("COMMIT")
         t_now = ts(datetime.now(UTC))
         db.execute("BEGIN IMMEDIATE")
-        done_row = db.execute(complete_sql, [result, *sql.summary_values(None), t_now, t_now, job_id, epoch, t_now,
-                                             t_now]).fetchone()
+        done_row = db.execute(sqlite.COMPLETE, {"job_id": job_id, "epoch": epoch, "result": result, "outcome": "",
+                                                "outcome_text": "", "needs_action": False, "reference": "",
+                                                "now": t_now}).fetchone()
         if done_row is not None:
-            db.execute(release, [done_row[0]])
-            db.execute(event_sql, [job_id, "leased", "completed", epoch, "worker", "completed", t_now])
+            db.execute(sqlite.RELEASE_RUNNING, {"jobs": 1, "tenant_id": done_row[0]})
+            db.execute(sqlite.EVENT, {"job_id": job_id, "from_state": "leased", "to_state": "completed",
+                                      "epoch": epoch, "actor": "worker", "reason": "completed", "at": t_now})
         db.execute("COMMIT")
         done += 1
     db.close()

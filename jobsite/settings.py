@@ -353,7 +353,7 @@ JOBS = {
     # Per-kind overrides of an isolated kind's limits, e.g.
     # JOBS_KIND_LIMITS='{"document_review": {"memory_mb": 1024, "cpu_seconds": 120}}'.
     "KIND_LIMITS": json.loads(os.environ.get("JOBS_KIND_LIMITS") or "{}"),
-    # Tenants take turns (jobs.statements); JOBS_FAIR_CLAIMS=0 serves jobs first come, first
+    # Tenants take turns (jobs.sql); JOBS_FAIR_CLAIMS=0 serves jobs first come, first
     # served instead (one tenant, or to measure what fairness costs).
     "FAIR_CLAIMS": env_bool("JOBS_FAIR_CLAIMS", True),
     # The default of what staff can set per tenant in the admin: jobs waiting at most (past

@@ -8,7 +8,8 @@ import subprocess
 import pytest
 from django.db import connection
 
-from jobs import statements
+from jobs import sql
+from jobs.sql import postgresql, sqlite
 from tests.conftest import PYTHON, ROOT
 
 
@@ -26,10 +27,11 @@ def test_queuebench_drains_both_ways_and_prints_its_figures():
     assert "ratio" in done.stdout and "claim time" in done.stdout
 
 
-def plan_of(sql: str, params: list) -> str:
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
-        return " / ".join(row[-1] for row in cursor.fetchall())
+def plan_of(statement: str, params: dict) -> str:
+    """SQLite's plan of one of its driver's statements."""
+    connection.ensure_connection()
+    rows = connection.connection.execute("EXPLAIN QUERY PLAN " + statement, params).fetchall()
+    return " / ".join(row[-1] for row in rows)
 
 
 @pytest.mark.django_db
@@ -37,11 +39,11 @@ def test_the_claim_is_an_index_seek_on_sqlite():
     if connection.vendor != "sqlite":
         pytest.skip("SQLite's plan; PostgreSQL's claim is measured by queuebench")
     now = "2026-01-01 00:00:00"
-    pick = plan_of(statements.pick("sqlite"), [now, now, statements.CANDIDATES])
+    pick = plan_of(sqlite.PICK, {"now": now, "candidates": sql.CANDIDATES})
     # The candidates come off the claim index in order: no sort of all queued jobs.
     assert any(f"{how} jobs_job USING INDEX job_claim_idx" in pick for how in ("SCAN", "SEARCH")), pick
     assert pick.count("TEMP B-TREE") <= 1, pick  # only the outer ORDER BY over at most CANDIDATES rows
-    due = plan_of(statements.stamp_due("sqlite"), [now, statements.DUE_BATCH])
+    due = plan_of(sqlite.stamp_due(), {"now": now, "due_batch": sql.DUE_BATCH})
     assert "USING INDEX job_due_idx" in due, due
     # ... and the rows to stamp are looked up by their ids, never through every queued job.
     assert due.startswith("SEARCH jobs_job USING INTEGER PRIMARY KEY"), due
@@ -72,7 +74,7 @@ def test_stamping_stays_on_its_indexes_on_postgresql_whatever_the_statistics(mak
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE jobs_job")
         cursor.execute("ANALYZE jobs_tenant")
-        cursor.execute("EXPLAIN " + statements.stamp_due("postgresql"), [now, statements.DUE_BATCH])
+        cursor.execute("EXPLAIN " + postgresql.stamp_due(), {"now": now, "due_batch": sql.DUE_BATCH})
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "Seq Scan on jobs_job" not in plan, plan
     assert "Index Cond: (id = ANY" in plan, plan  # the rows to stamp, by their ids

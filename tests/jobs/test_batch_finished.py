@@ -11,6 +11,7 @@ import pytest
 from django.db import connection, connections, transaction
 
 from jobs import queue
+from jobs.queue import events as queue_events
 from tests.conftest import drive_to
 
 
@@ -63,13 +64,13 @@ def test_two_transactions_ending_the_last_two_jobs_at_once_announce_the_batch(ac
                                                                               monkeypatch):
     jobs = [accept(batch="b-race") for _ in range(2)]
     both_written = threading.Barrier(2, timeout=20)
-    left_live = queue._left_live
+    left_live = queue_events.left_live
 
     def after_both_wrote(job_ids, now):  # each cancel written, neither committed
         both_written.wait()
         left_live(job_ids, now)
 
-    monkeypatch.setattr(queue, "_left_live", after_both_wrote)
+    monkeypatch.setattr(queue_events, "left_live", after_both_wrote)
     errors: list[BaseException] = []
 
     def cancel(job_id: int) -> None:

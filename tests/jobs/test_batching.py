@@ -251,15 +251,15 @@ def test_a_completer_whose_commit_fails_backs_off_instead_of_retrying_every_few_
 def test_a_batch_claim_prepares_its_statement_again_when_the_connection_is_not_as_it_thought(clock, accept):
     from django.conf import settings
 
-    from jobs import statements
+    from jobs.sql import postgresql
 
     for _ in range(6):
         accept("diagnostic.noop")
-    name, _ = statements.prepare_claim_postgresql(settings.JOBS["FAIR_CLAIMS"])
+    name, _, _ = postgresql.prepare_claim(settings.JOBS["FAIR_CLAIMS"])
     assert len(queue.claim_many(now=clock.now(), worker="w", lease=LEASE, limit=2)) == 2  # prepared in passing
     with connection.cursor() as cursor:
         cursor.execute(f"DEALLOCATE {name}")  # gone, though it was prepared
     assert len(queue.claim_many(now=clock.now(), worker="w", lease=LEASE, limit=2)) == 2
-    queue._prepared_claims[connection.connection].discard(name)  # there, though not known to be
+    postgresql._prepared_claims[connection.connection].discard(name)  # there, though not known to be
     assert len(queue.claim_many(now=clock.now(), worker="w", lease=LEASE, limit=2)) == 2
     assert Job.objects.filter(state="leased").count() == 6

@@ -1,0 +1,83 @@
+"""Every state write of a job, as a conditional write that states what must still hold.
+
+The job row is the queue entry. Each operation takes ``now`` from the caller's clock, is
+one short transaction, appends a ``JobEvent`` (never payload text) and returns what
+happened. A write whose WHERE clause no longer matches changes nothing: a stale worker's
+completion, say, is reported as rejected with the reason, and recorded as such.
+
+One module per part of a job's life: ``accept``, ``claim``, ``lease`` (while the job runs),
+``finish``, ``recover``, ``staff``, ``cancel``, ``budget`` (the provider's), ``amend`` and
+``retention``; what they return is in ``outcomes``, a running job's fence in ``fence``, its
+timeline in ``events``, a tenant's running count in ``running``. Callers use this package's
+names (``queue.claim``, ``queue.Claim``), never the modules'.
+
+The hot path (claim, start, complete) is hand-written SQL on the driver's cursor, one module
+per database (``jobs.sql``): one statement per transition plus its event row, because the
+ORM's per-query overhead would dominate a loop whose database work is a few tens of
+microseconds. The colder operations use the ORM's ``filter().update()``, which is the same
+conditional UPDATE, inside ``write_transaction()``.
+
+SQLite: every write transaction is ``BEGIN IMMEDIATE`` (settings), so the claim holds the
+single write lock for one UPDATE and one INSERT, behind a fair cross-process lock.
+PostgreSQL: the claim's subquery takes the row ``FOR UPDATE SKIP LOCKED``, so concurrent
+claimers pass over each other's rows instead of queueing behind them, and the transition
+and its event are one statement.
+"""
+
+from .accept import accept, waiting, waiting_limit
+from .amend import Amendment, NotAmendable, amending
+from .budget import Slot, hold_provider, release_provider_slot, take_provider_slot
+from .cancel import CANCEL_CHANNEL, acknowledge_cancel, cancel, cancel_requested, cancels_requested
+from .claim import claim, claim_many
+from .events import FINISHED, LIVE, batch_finished, needs_human_changed
+from .finish import Completion, backoff, complete, complete_many, defer, fail, give_back_unstarted
+from .lease import (
+    RESUBMITTED_AS,
+    RESUBMITTED_FROM,
+    Resubmission,
+    clear_external_start,
+    fenced,
+    mark_external_start,
+    note,
+    record_resubmission,
+    renew,
+    renew_many,
+    resubmission,
+    start,
+    start_many,
+)
+from .outcomes import (
+    CANCEL_REQUESTED,
+    CANCELLED,
+    COMPLETED,
+    DEAD,
+    LEASED,
+    MAX_FAILURE_CODE,
+    MAX_OPERATION_KEY,
+    NEEDS_HUMAN,
+    QUEUED,
+    RETURNED_UNSTARTED,
+    UNKNOWN,
+    Acceptance,
+    Claim,
+    FailureCode,
+    Outcome,
+    StaleEpoch,
+)
+from .recover import Recovery, recover
+from .retention import delete_finished
+from .running import recount as recount_running
+from .staff import requeue, resolve
+
+__all__ = [
+    "CANCELLED", "CANCEL_CHANNEL", "CANCEL_REQUESTED", "COMPLETED", "DEAD", "FINISHED", "LEASED", "LIVE",
+    "MAX_FAILURE_CODE", "MAX_OPERATION_KEY", "NEEDS_HUMAN", "QUEUED", "RESUBMITTED_AS", "RESUBMITTED_FROM",
+    "RETURNED_UNSTARTED",
+    "UNKNOWN", "Acceptance", "Amendment", "Claim", "Completion", "FailureCode", "NotAmendable", "Outcome",
+    "Recovery", "Resubmission", "Slot", "StaleEpoch", "accept", "acknowledge_cancel", "amending", "backoff",
+    "cancel", "cancel_requested", "cancels_requested", "claim", "claim_many", "clear_external_start", "complete",
+    "complete_many", "defer", "delete_finished", "fail", "fenced", "give_back_unstarted", "hold_provider",
+    "batch_finished", "mark_external_start", "needs_human_changed", "note", "record_resubmission", "recount_running",
+    "release_provider_slot", "recover", "renew", "renew_many", "requeue", "resolve", "resubmission",
+    "start", "start_many", "take_provider_slot", "waiting", "waiting_limit",
+]

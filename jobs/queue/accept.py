@@ -1,0 +1,189 @@
+"""Accept: commit a queued job, after every check, idempotently per tenant, user and operation key."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+import jsonschema
+from django.db import IntegrityError
+
+from jobs import documents, kinds, sql
+from jobs.errors import (
+    InvalidOperationKey,
+    InvalidPayload,
+    OperationKeyConflict,
+    PayloadTooLarge,
+    Reason,
+    TenantQueueFull,
+    UnknownKind,
+    UnsupportedDocument,
+)
+from jobs.models import Job, Tenant
+from jobs.writelock import write_transaction
+
+from ..conf import queue_settings
+from .events import record
+from .outcomes import MAX_OPERATION_KEY, QUEUED, Acceptance
+
+
+def accept(
+    *,
+    tenant_id: int,
+    user_id: int,
+    kind: str,
+    payload: Any,
+    operation_key: str,
+    now: datetime,
+    document: documents.Upload | None = None,
+    offered_only: bool = True,
+    batch: str = "",
+    priority: int = 0,
+    available_at: datetime | None = None,
+    max_attempts: int | None = None,
+    deadline: timedelta | None = None,
+) -> Acceptance:
+    """Commit a queued job, idempotently per tenant + user + operation key.
+
+    All validation happens before anything is written. The unique constraint, not a
+    prior look-up, decides a race between two requests carrying one key. ``available_at``
+    holds the job back until then (its deadline counts from then); ``max_attempts`` and
+    ``deadline`` override the defaults for this job; ``batch`` groups jobs submitted
+    together; ``priority`` orders claims within the fairness rule.
+    """
+    spec, key, payload, encoded = _checked(kind, payload, operation_key, document, offered_only=offered_only)
+    _check_waiting(tenant_id, user_id, key)
+    # Stored (named by its digest, written once) before the row that names it commits.
+    stored = documents.check_and_store(document, spec, tenant_id=tenant_id) if document is not None else None
+
+    start = max(available_at or now, now)
+    fingerprint = _fingerprint(kind, encoded, stored.sha256 if stored else "", [
+        priority, start.isoformat() if available_at else "", max_attempts or 0,
+        deadline.total_seconds() if deadline else 0])
+    row = Job(tenant_id=tenant_id, submitted_by_id=user_id, kind=kind, payload=payload, **_document(stored),
+              operation_key=key, request_fingerprint=fingerprint, state=QUEUED, available_at=start,
+              max_attempts=max_attempts or queue_settings().max_attempts, deadline=start + (deadline or spec.deadline),
+              batch=batch[:64], priority=priority, created_at=now, updated_at=now)
+    try:
+        _commit(row, now)
+    except IntegrityError:
+        existing = Job.objects.filter(tenant_id=tenant_id, submitted_by_id=user_id, operation_key=key).first()
+        if existing is None:  # the constraint that fired was not ours
+            raise
+        if existing.request_fingerprint != fingerprint:
+            raise OperationKeyConflict(
+                "this Idempotency-Key was already used for a different request", field="operation_key"
+            ) from None
+        return Acceptance(existing, created=False)
+    return Acceptance(row, created=True)
+
+
+def _document(stored: documents.Stored | None) -> dict[str, Any]:
+    """The job's columns about its stored document (empty without one)."""
+    if stored is None:
+        return {"document": "", "document_name": "", "document_type": "", "document_size": None,
+                "document_sha256": ""}
+    return {"document": stored.name, "document_name": stored.original_name, "document_type": stored.content_type,
+            "document_size": stored.size, "document_sha256": stored.sha256}
+
+
+def _fingerprint(kind: str, encoded: str, document_sha256: str, options: list[Any]) -> str:
+    """What a retry of the same request must repeat: its kind, payload, document and options
+    (the options only when one of them is not its default)."""
+    return hashlib.sha256(
+        json.dumps([kind, encoded, document_sha256, *(options if any(options) else [])]).encode()
+    ).hexdigest()
+
+
+def _checked(kind: str, payload: Any, operation_key: str, document: documents.Upload | None, *,
+             offered_only: bool) -> tuple[kinds.Kind, str, dict[str, Any], str]:
+    """The kind, operation key, payload and its canonical JSON, once every check passed."""
+    spec = kinds.offered(kind) if offered_only else kinds.get(kind)
+    if spec is None:
+        raise UnknownKind(f"unknown job kind {kind!r}", field="kind")
+    key = _check_operation_key(operation_key)
+    payload = {} if payload is None else payload
+    if not isinstance(payload, dict):
+        raise InvalidPayload("payload must be a JSON object", field="payload")
+    encoded = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if len(encoded.encode()) > spec.max_payload_bytes:
+        raise PayloadTooLarge(
+            f"payload is larger than {spec.max_payload_bytes} bytes for kind {kind!r}", field="payload"
+        )
+    _check_schema(spec, payload)
+    if document is not None and not spec.accepts_document:
+        raise UnsupportedDocument(f"kind {kind!r} takes no document", field="document")
+    if spec.check_input is not None:
+        spec.check_input(payload=payload, has_document=document is not None)
+    return spec, key, payload, encoded
+
+
+def _commit(job: Job, now: datetime) -> None:
+    """Insert the job with its event; one claimable now gets its place among the tenants' turns."""
+    with write_transaction():
+        job.save(force_insert=True)
+        if job.available_at <= now:
+            sql.current().stamp_one(job.pk, fair=queue_settings().fair_claims)
+        record(job.pk, "", QUEUED, 0, f"user:{job.submitted_by_id}", "accepted", now)
+        notify_accepted()
+
+
+def _check_waiting(tenant_id: int, user_id: int, key: str) -> None:
+    """Refuse a new job of a tenant that has its limit of jobs waiting (429), writing nothing.
+
+    A retry of a request already accepted is not a new job: it gets its job, full or not.
+    Two submissions racing for the last place may both get in; the limit holds within that.
+    """
+    limit = waiting_limit(tenant_id)
+    if not limit:
+        return
+    if waiting(tenant_id, upto=limit) < limit:
+        return
+    if Job.objects.filter(tenant_id=tenant_id, submitted_by_id=user_id, operation_key=key).exists():
+        return
+    raise TenantQueueFull(
+        f"your organisation already has {limit} jobs waiting; submit more once some have started",
+        retry_after=queue_settings().tenant_full_retry_after,
+    )
+
+
+def waiting_limit(tenant_id: int) -> int | None:
+    """The tenant's own limit of waiting jobs, else the default (settings); None: no limit."""
+    own = Tenant.objects.filter(pk=tenant_id).values_list("max_waiting", flat=True).first()
+    return own or queue_settings().tenant_max_waiting or None
+
+
+def waiting(tenant_id: int, *, upto: int) -> int:
+    """How many of the tenant's jobs wait (queued), counted up to ``upto`` (job_waiting_idx)."""
+    return Job.objects.filter(tenant_id=tenant_id, state=QUEUED).order_by()[:upto].count()
+
+
+def _check_operation_key(key: str | None) -> str:
+    key = (key or "").strip()
+    if not key:
+        raise InvalidOperationKey("an operation key (Idempotency-Key) is required", field="operation_key")
+    if len(key) > MAX_OPERATION_KEY or not key.isprintable():
+        raise InvalidOperationKey(
+            f"the operation key must be at most {MAX_OPERATION_KEY} printable characters", field="operation_key"
+        )
+    return key
+
+
+def _check_schema(spec: kinds.Kind, payload: dict[str, Any]) -> None:
+    try:
+        jsonschema.validate(payload, spec.payload_schema)
+    except jsonschema.ValidationError as exc:
+        where = "payload" + "".join(f".{p}" for p in exc.absolute_path)
+        reason = Reason.TOO_LONG if exc.validator == "maxLength" else ""
+        raise InvalidPayload(f"{where}: {exc.message}", field=where, reason=reason) from None
+
+
+def notify_accepted() -> None:
+    """Wake idle PostgreSQL workers (LISTEN jobs_accepted); SQLite workers poll.
+
+    Sent inside the accepting transaction: PostgreSQL delivers it at commit, and a failure
+    rolls the row back, so an accepted request is never answered with an error.
+    """
+    sql.current().notify_accepted()

@@ -1,0 +1,66 @@
+"""A completed result, amended by its tenant's members: the guarded transaction the kind's app
+writes its corrections in, and the job's summary that follows them."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Iterator
+
+from jobs import kinds, sql
+from jobs.models import Job
+from jobs.writelock import write_transaction
+
+from .events import record
+from .outcomes import COMPLETED
+
+
+class NotAmendable(Exception):
+    """The job is no completed job of the caller's tenant: ``state`` is None for an unknown or
+    another tenant's id (alike), else the state it is in."""
+
+    def __init__(self, state: str | None) -> None:
+        super().__init__(f"a {state} job's result cannot be amended" if state else "no such job")
+        self.state = state
+
+
+@dataclass(frozen=True)
+class Amendment:
+    """The completed job being amended, and how its summary follows the amended result."""
+
+    job: Job  # id, kind, epoch, result, document and its name, as they are inside the transaction
+
+    def restate(self, result: dict[str, Any]) -> kinds.Summary | None:
+        """Store the kind's summary of ``result`` (the list's outcome, needs-action, reference) and
+        return it; the stored result stays the one the job completed with."""
+        spec = kinds.get(self.job.kind)
+        if spec is None or spec.summarize is None:
+            return None
+        summary = spec.summarize(result)
+        outcome, text, needs_action, reference = sql.summary_values(summary)
+        Job.objects.filter(pk=self.job.pk, state=COMPLETED).update(
+            outcome=outcome, outcome_text=text, needs_action=needs_action, reference=reference)
+        return summary
+
+
+@contextmanager
+def amending(*, job_id: int, tenant_id: int | None, actor: str, reason: str, now: datetime) -> Iterator[Amendment]:
+    """A transaction that holds only while the job is completed and the tenant's: the app that
+    owns the job's kind writes its rows about the result inside it (a member's corrections) and
+    may restate the job's summary. The note ``reason`` (never a value from the document) goes on
+    the job's event timeline, for staff. Raises ``NotAmendable`` before anything is written.
+
+    The guarded UPDATE comes first: on PostgreSQL it holds the job's row lock until the commit, so
+    two amendments of one job run one after the other and each sees the other's rows (SQLite's
+    write lock orders them anyway).
+    """
+    if tenant_id is None:  # a member of no tenant has no jobs
+        raise NotAmendable(None)
+    with write_transaction():
+        if not Job.objects.filter(pk=job_id, tenant_id=tenant_id, state=COMPLETED).update(updated_at=now):
+            state = Job.objects.filter(pk=job_id, tenant_id=tenant_id).values_list("state", flat=True).first()
+            raise NotAmendable(state)
+        job = Job.objects.only("id", "tenant_id", "kind", "epoch", "result", "document", "document_name").get(pk=job_id)
+        record(job_id, COMPLETED, "", job.epoch, actor, reason, now)
+        yield Amendment(job)

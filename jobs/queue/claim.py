@@ -1,0 +1,42 @@
+"""Claim: lease the jobs whose turn it is, tenants taking turns (``jobs.sql``)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from jobs import sql
+
+from ..conf import queue_settings
+from .outcomes import Claim
+
+
+def claim(*, now: datetime, worker: str, lease: timedelta | None = None) -> Claim | None:
+    """Lease the job whose turn it is to ``worker``, or return None (``claim_many`` of one)."""
+    claims = claim_many(now=now, worker=worker, lease=lease, limit=1)
+    return claims[0] if claims else None
+
+
+def claim_many(*, now: datetime, worker: str, lease: timedelta | None = None, limit: int = 1) -> list[Claim]:
+    """Lease up to ``limit`` jobs to ``worker`` in one transaction, each in its turn.
+
+    Tenants take turns (``jobs.sql``): each pick takes the first claimable job in (priority,
+    turn) order, passing over tenants at their running limit, and sees the picks before it,
+    so a batch of claims is the same jobs, in the same order, as that many single claims. Each
+    job's epoch and attempt count grow by one and its lease is set, never past the deadline.
+    Queued jobs already past their deadline are left to ``recover``, which makes them
+    ``dead``. One commit (one fsync) covers the whole batch. PostgreSQL may answer that a pick
+    lost a race or only stamped jobs come due: then it asks again, up to three times in all.
+    """
+    lease = lease or queue_settings().lease
+    database = sql.current()
+    params = sql.ClaimParams(now=now, expires=now + lease, worker=worker, actor=f"worker:{worker}")
+    fair = queue_settings().fair_claims
+    claims: list[Claim] = []
+    for _ in range(3):
+        answer = database.claim(params, fair=fair, picks=limit - len(claims))
+        claims += (Claim(job_id=row.job_id, kind=row.kind, epoch=row.epoch, attempt=row.attempts,
+                         lease_expires_at=row.lease_expires_at, deadline=row.deadline, payload=row.payload,
+                         worker=worker, lease=lease) for row in answer.leased)
+        if not answer.retry or len(claims) >= limit:
+            break
+    return claims

@@ -1,0 +1,163 @@
+"""Finish: a running job's result, its failure, its deferral, or its hand-back unstarted."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Sequence
+
+from django.db.models import F, Value
+from django.db.models.functions import Greatest
+
+from jobs import kinds, sql
+from jobs.writelock import write_transaction
+
+from ..conf import queue_settings
+from . import running
+from .events import record
+from .fence import held, rejected, rejections
+from .outcomes import COMPLETED, DEAD, LEASED, MAX_FAILURE_CODE, QUEUED, UNKNOWN, Claim, FailureCode, Outcome
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One finished job's result, for ``complete_many``."""
+
+    job_id: int
+    epoch: int
+    result: dict[str, Any]
+    summary: kinds.Summary | None = None
+
+
+def complete(*, job_id: int, epoch: int, result: dict[str, Any], now: datetime, actor: str = "worker",
+             summary: kinds.Summary | None = None) -> Outcome:
+    """Save the result (and the kind's summary of it): only for this epoch, still leased,
+    lease and deadline unexpired."""
+    return complete_many(completions=[Completion(job_id, epoch, result, summary)], now=now, actor=actor)[0]
+
+
+def complete_many(*, completions: Sequence[Completion], now: datetime, actor: str = "worker") -> list[Outcome]:
+    """Save several results in one transaction (one fsync), each row fenced on its own.
+
+    Every row's UPDATE carries its own epoch, lease and deadline in the WHERE clause, so a
+    row whose claim was superseded or ran out changes nothing while the rest apply; it is
+    reported (and recorded as a rejection) for that job alone. Nothing about the batch is
+    visible to anyone before its commit.
+    """
+    if not completions:
+        return []
+    applied = sql.current().complete([sql.result(c.job_id, c.epoch, c.result, c.summary) for c in completions],
+                                     now, actor)
+    refused = [(c.job_id, c.epoch) for c in completions if (c.job_id, c.epoch) not in applied]
+    reasons: dict[tuple[int, int], str] = {}
+    if refused:
+        with write_transaction():
+            reasons = rejections(refused, now, actor=actor, write="stale completion")
+    return [Outcome(True, COMPLETED) if (c.job_id, c.epoch) in applied
+            else Outcome(False, None, reasons[c.job_id, c.epoch]) for c in completions]
+
+
+def give_back_unstarted(*, claims: Sequence[Claim], now: datetime, actor: str = "worker",
+                        reason: str = "handed back unstarted") -> list[Outcome]:
+    """Prefetched jobs this worker will not start: ``queued`` again at once, attempt not spent.
+
+    Each is fenced like a completion (its epoch, still leased, lease and deadline unexpired)
+    and must carry no external-start marker (nothing of it ran). The epoch is kept (the next
+    claim raises it) and so is the job's turn: it was its turn when it was claimed, and it is
+    served next. One transaction for all of them.
+    """
+    outcomes: list[Outcome] = []
+    with write_transaction():
+        for c in claims:
+            job = held(c.job_id, c.epoch, now)
+            if job is None:
+                outcomes.append(rejected(c.job_id, c.epoch, now, actor=actor, write="hand-back"))
+                continue
+            if job.external_started_at is not None:
+                why = "external start recorded"
+                record(c.job_id, LEASED, "", c.epoch, actor, f"hand-back rejected: {why}", now)
+                outcomes.append(Outcome(False, None, why))
+                continue
+            running.stop(job, c.epoch, to=QUEUED, actor=actor, why=reason, now=now,
+                         only_if={"external_started_at__isnull": True},
+                         attempts=Greatest(F("attempts") - 1, Value(0)), lease_expires_at=None, available_at=now,
+                         updated_at=now)
+            outcomes.append(Outcome(True, QUEUED, reason))
+    return outcomes
+
+
+def fail(
+    *,
+    job_id: int,
+    epoch: int,
+    error: str,
+    code: str,
+    now: datetime,
+    retryable: bool = True,
+    actor: str = "worker",
+    rng: random.Random | None = None,
+) -> Outcome:
+    """A failed attempt: back to ``queued`` after a jittered backoff, or ``dead``.
+
+    Dead when the failure is not retryable, the attempts are spent, or the next try could
+    only start after the deadline. A failure after the external-start marker is ``unknown``:
+    nobody can say whether the outside effect happened. Like ``complete``, it holds only for
+    this epoch while its lease and the deadline hold: past them the claim is no longer the
+    worker's to settle, and recovery decides (``queued``, ``dead`` or ``unknown``). ``code``
+    (a ``FailureCode`` or the kind's own) is kept with ``error`` whatever the state it leaves:
+    the pages choose their words by it.
+    """
+    error, code = error[:1000], code[:MAX_FAILURE_CODE]
+    with write_transaction():
+        job = held(job_id, epoch, now)
+        if job is None:
+            return rejected(job_id, epoch, now, actor=actor, write="failure report")
+        retry_at = now + backoff(job.attempts, rng=rng)
+        if job.external_started_at is not None:
+            to, why = UNKNOWN, "failed after external start"
+        elif not retryable:
+            to, why = DEAD, "failed, not retryable"
+        elif job.attempts >= job.max_attempts:
+            to, why = DEAD, f"failed, {job.attempts} attempts spent"
+        elif retry_at >= job.deadline:
+            to, why = DEAD, "failed, next try would start after the deadline"
+        else:
+            to, why = QUEUED, "failed, will retry"
+        changes: dict[str, Any] = {"lease_expires_at": None, "last_error": error, "failure_code": code,
+                                   "updated_at": now}
+        if to == QUEUED:
+            changes.update(available_at=retry_at, turn=None)  # a new turn when the backoff is over
+        else:
+            changes["finished_at"] = now
+        running.stop(job, epoch, to=to, actor=actor, why=why, now=now, **changes)
+    return Outcome(True, to, why)
+
+
+def defer(*, job_id: int, epoch: int, until: datetime, now: datetime, reason: str, actor: str = "worker") -> Outcome:
+    """Hand the job back until ``until`` without spending the attempt.
+
+    For an outside system that said "not now" (a 429 with Retry-After: it did nothing, so
+    the external-start marker is cleared) and for a worker shutting down before it began.
+    Dead if ``until`` is not before the deadline. Fenced like ``complete``.
+    """
+    with write_transaction():
+        job = held(job_id, epoch, now)
+        if job is None:
+            return rejected(job_id, epoch, now, actor=actor, write="deferral")
+        changes: dict[str, Any]
+        if until >= job.deadline:
+            to, changes = DEAD, {"finished_at": now, "last_error": f"{reason}; no time left before the deadline",
+                                 "failure_code": FailureCode.NO_TIME_LEFT}
+        else:
+            to, changes = QUEUED, {"available_at": until, "attempts": max(job.attempts - 1, 0), "turn": None}
+        running.stop(job, epoch, to=to, actor=actor, why=f"deferred: {reason}"[:300], now=now,
+                     lease_expires_at=None, external_started_at=None, updated_at=now, **changes)
+    return Outcome(True, to, reason)
+
+
+def backoff(attempts: int, *, rng: random.Random | None = None) -> timedelta:
+    """Exponential backoff with jitter: base * 2^(n-1), capped, scaled by 50-100%."""
+    base = queue_settings().retry_base_seconds * 2 ** max(attempts - 1, 0)
+    capped = min(base, queue_settings().retry_max_seconds)
+    return timedelta(seconds=capped * (0.5 + 0.5 * (rng or random).random()))

@@ -1,0 +1,50 @@
+"""A tenant's count of running jobs (``Tenant.running``), kept only for a tenant with a running limit.
+
+The claim raises it and the completion lowers it inside their own statements (``jobs.sql``),
+each in the same transaction as the job's row. Every other move out of ``leased`` (a failure,
+a deferral, a cancellation, a hand-back, recovery) goes through ``stop`` or ``release`` here,
+and ``recount`` counts it afresh when staff set or change the limit.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+from django.db.models import F, Value
+from django.db.models.functions import Greatest
+
+from jobs.models import Job, Tenant
+from jobs.writelock import write_transaction
+
+from .events import record
+from .outcomes import LEASED
+
+
+def stop(job: Job, epoch: int, *, to: str, actor: str, why: str, now: datetime,
+         only_if: dict[str, Any] | None = None, **changes: Any) -> None:
+    """A job this epoch holds (``fence.held``) leaves ``leased`` for ``to``: its row takes
+    ``changes``, its tenant's count drops, its event records ``why``; in the caller's transaction."""
+    Job.objects.filter(pk=job.pk, epoch=epoch, state=LEASED, **(only_if or {})).update(state=to, **changes)
+    release(job.tenant_id)
+    record(job.pk, LEASED, to, epoch, actor, why, now)
+
+
+def release(tenant_id: int, jobs: int = 1) -> None:
+    """Jobs of the tenant stopped running: lower its count, if it keeps one (a running limit)."""
+    Tenant.objects.filter(pk=tenant_id, max_running__isnull=False).update(
+        running=Greatest(F("running") - jobs, Value(0)))
+
+
+def release_each(left: Counter[int]) -> None:
+    """``release`` for each tenant: how many of its jobs stopped running."""
+    for tenant_id, jobs in left.items():
+        release(tenant_id, jobs)
+
+
+def recount(*, tenant_id: int) -> None:
+    """Count the tenant's running jobs afresh: when staff set or change its running limit."""
+    with write_transaction():
+        running = Job.objects.filter(tenant_id=tenant_id, state=LEASED).count()
+        Tenant.objects.filter(pk=tenant_id).update(running=running)
