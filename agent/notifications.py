@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -88,7 +88,7 @@ def next_slot(pref: NotificationPreference, now: datetime) -> datetime:
     """When her next digest may run: the next whole ``SETTLE_SECONDS`` (so every event within one
     slot schedules the same job), and not before her window since the last email is over."""
     settle = max(1, settings.NOTIFY["SETTLE_SECONDS"])
-    slot = datetime.fromtimestamp((math.floor(now.timestamp() / settle) + 1) * settle, tz=timezone.utc)
+    slot = datetime.fromtimestamp((math.floor(now.timestamp() / settle) + 1) * settle, tz=UTC)
     if pref.last_sent_at is not None:
         slot = max(slot, pref.last_sent_at + timedelta(minutes=pref.every_minutes))
     return slot

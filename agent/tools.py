@@ -9,11 +9,12 @@ its ``JobContext``: there is no argument that names a file or another job's docu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 from jobs.context import JobContext
 from jobs.errors import AcceptanceError

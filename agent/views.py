@@ -38,7 +38,7 @@ def refusal(exc: work.WorkRefused) -> HttpError:
                      exc.code, exc.message, field=REFUSED_FIELDS.get(exc.code))
 
 
-def assignee_of(value: str | None) -> int | None | type[work.KEEP]:
+def assignee_of(value: str | None) -> int | type[work.KEEP] | None:
     """The form's assignee: "" nobody, a member's id, absent: left as it is."""
     if value is None:
         return work.KEEP

@@ -70,7 +70,7 @@ def default_state(job: Job) -> str:
 
 
 def change(*, tenant_id: int | None, job_id: int, by_id: int, now: datetime, state: str | type[KEEP] = KEEP,
-           assignee_id: int | None | type[KEEP] = KEEP, note: str | type[KEEP] = KEEP) -> Change | None:
+           assignee_id: int | type[KEEP] | None = KEEP, note: str | type[KEEP] = KEEP) -> Change | None:
     """Set the document's work state, assignee (None: nobody) and note; what is left as ``KEEP``
     stays. Returns the change written, None when nothing changed. Raises ``NoSuchJob`` for
     another tenant's job (the same as for an unknown one), ``WorkRefused`` for a state that is

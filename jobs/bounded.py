@@ -27,7 +27,8 @@ import resource
 import select
 import signal
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 

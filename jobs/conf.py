@@ -10,9 +10,10 @@ turns that dict into a frozen ``QueueSettings`` once per process and checks it, 
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured

@@ -6,11 +6,12 @@ Acceptance refuses any kind that is not registered here (or not offered to users
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .conf import queue_settings
 
@@ -212,7 +213,7 @@ class Presentation:
     duplicates: Callable[[list[int]], dict[int, Duplicate]] | None = None
     # A tenant -> the ids of its jobs flagged as possible duplicates (a subquery of job ids), for
     # the list's filter.
-    duplicate_ids: Callable[[int | None], "QuerySet[Any, Any]"] | None = None
+    duplicate_ids: Callable[[int | None], QuerySet[Any, Any]] | None = None
     # The kind's own failure codes (``JobFailed.code``) and whose doing each is, so a failed
     # job's page says why in the right words. Codes not named here: the queue's own reading
     # of them (``web.wording.failure``), else ``CHECK``.
@@ -234,12 +235,12 @@ class Presentation:
     work: Callable[[list[Any]], dict[int, Work]] | None = None
     # (tenant, member) -> the ids of the tenant's jobs off that member's "Needs my action" (not to
     # do any more, or assigned to another member), as a subquery of job ids.
-    work_elsewhere: Callable[[int | None, int | None], "QuerySet[Any, Any]"] | None = None
+    work_elsewhere: Callable[[int | None, int | None], QuerySet[Any, Any]] | None = None
     # A job's id -> its work history, oldest first, as (when, words) lines for its page's history.
     work_history: Callable[[int], list[tuple[datetime, str]]] | None = None
     # (tenant, member) -> the ids of the tenant's jobs assigned to that member (a subquery): on
     # their "Needs my action" whoever sent them.
-    work_assigned: Callable[[int | None, int], "QuerySet[Any, Any]"] | None = None
+    work_assigned: Callable[[int | None, int], QuerySet[Any, Any]] | None = None
     # A completed result (as ``revise`` makes it) -> what the list shows of it, by the names of
     # the columns the pages' list has, in the submitter's words.
     list_columns: Callable[[dict[str, Any]], dict[str, str]] | None = None
@@ -267,7 +268,7 @@ class Limits:
 @dataclass(frozen=True)
 class Kind:
     name: str
-    handler: Callable[["JobContext"], dict[str, Any]]
+    handler: Callable[[JobContext], dict[str, Any]]
     payload_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
     max_payload_bytes: int = 64 * 1024
     deadline: timedelta = timedelta(minutes=5)

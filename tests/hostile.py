@@ -29,7 +29,7 @@ import io
 import struct
 import zipfile
 import zlib
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 MiB = 1024 * 1024
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
-from datetime import timezone as dt_timezone
-from typing import Callable, Iterable, Iterator
+from datetime import UTC, datetime
 
 from jobs import kinds
 from jobs.models import Job
@@ -84,7 +83,7 @@ def export_filename(zone: str, today: datetime, what: str = "documents") -> str:
 
 def duplicate_words(duplicate: kinds.Duplicate) -> str:
     """ "#12 (same file; sent 2026-03-11 09:30 UTC by bob)": a CSV cell, in UTC like the rest of the export."""
-    sent = duplicate.sent_at.astimezone(dt_timezone.utc).strftime("%Y-%m-%d %H:%M")
+    sent = duplicate.sent_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
     return f"#{duplicate.job_id} ({duplicate.match}; sent {sent} UTC by {duplicate.by})"
 
 

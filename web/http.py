@@ -15,8 +15,9 @@ import functools
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from django.conf import settings
 from django.core.signals import got_request_exception

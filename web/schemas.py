@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated, Any, ClassVar
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -329,12 +329,12 @@ class CorrectionRequest(BaseModel):
     confirm: bool = Field(default=False, description="true: the value there is was checked and is right")
 
 
-class Scope(str, Enum):
+class Scope(StrEnum):
     MINE = "mine"
     TEAM = "team"
 
 
-class Sort(str, Enum):
+class Sort(StrEnum):
     """The list's orders: a key, descending with a leading "-" (newest submitted first by default)."""
 
     NEWEST = "-submitted"

@@ -9,9 +9,10 @@ is ``web.exports``; when to ask again, ``web.polling``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Case, Q, QuerySet, When

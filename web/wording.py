@@ -8,9 +8,9 @@ it by. The queue's own terms (leases, epochs, markers) stay on the staff side.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterable
 
 from jobs import kinds, queue
 from jobs.errors import (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC
 from datetime import timezone as dt_timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -9,9 +10,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 def zone_of(name: str) -> ZoneInfo | dt_timezone:
     """An IANA zone by name; UTC for an empty or unknown one."""
     try:
-        return ZoneInfo(name) if name else dt_timezone.utc
+        return ZoneInfo(name) if name else UTC
     except (ZoneInfoNotFoundError, ValueError):
-        return dt_timezone.utc
+        return UTC
 
 
 def zone_name(name: str) -> str:

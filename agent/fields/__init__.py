@@ -14,8 +14,9 @@ short detail for Alice's note.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
-from typing import Any, Callable
+from typing import Any
 
 from ..layout import Layout
 from .amounts import _find_currency, _find_total
@@ -127,6 +128,6 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
 
 
 _CHECKS: dict[str, Callable[[str | None], Field]] = {
-    "supplier_name": lambda value: check_supplier_name(value),
-    "invoice_number": lambda value: check_invoice_number(value),
+    "supplier_name": check_supplier_name,
+    "invoice_number": check_invoice_number,
 }

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..layout import Layout, Line, Word
 from .patterns import _BUYER_HEADING, _NUMERIC_DATE, _POSTCODE, _SELLER_HEADING, _SENDER_SCAN, _SENDER_SEPARATOR

@@ -77,7 +77,7 @@ def _legal_names(page: _Page) -> list[_Found]:
     """Names with a legal form outside the buyer's block: on the first page, else in the second's footer."""
     legal: list[_Found] = []
     for column in page.columns:
-        if column.page > 2 or column.page == 2 and legal:
+        if column.page > 2 or (column.page == 2 and legal):
             break
         for match in _LEGAL_NAME.finditer(column.head):
             legal_name = _name_before(column.text, match.end())

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from datetime import date
 from decimal import Decimal
-from typing import Callable, Iterator
 
 from .. import labels
 from .checks import MAX_VALUE_CHARS, SYMBOLS
@@ -53,7 +53,7 @@ def _parse_identifier(text: str) -> tuple[str, int, int] | None:
     if match is None:
         return None
     token = match.group().rstrip("._-/")
-    if not re.search(r"\d", token) or _date_in(token, whole=True) or _AMOUNT.fullmatch(token) and "," in token:
+    if not re.search(r"\d", token) or _date_in(token, whole=True) or (_AMOUNT.fullmatch(token) and "," in token):
         return None
     return token, 0, len(token)
 
@@ -79,7 +79,7 @@ def _iso(match: re.Match[str], *, month_first: bool = False) -> str | None:
     try:
         if groups.get("d2"):
             day, month, year = int(groups["d2"]), int(groups["m2"]), int(groups["y2"])
-            if groups.get("s") == "/" and (month > 12 and day <= 12 or month_first):
+            if groups.get("s") == "/" and ((month > 12 and day <= 12) or month_first):
                 day, month = month, day  # a US date: 12/31/2014
         else:
             day, year = int(groups["d"]), int(groups["y"])
@@ -240,7 +240,7 @@ def _name_like(text: str) -> bool:
         return False
     if _date_in(text) is not None or _NOT_A_NAME.search(text):
         return False
-    if _TITLE_ALONE.fullmatch(text) or _INVOICE_TITLE.match(text) and re.search(r"\d", text):
+    if _TITLE_ALONE.fullmatch(text) or (_INVOICE_TITLE.match(text) and re.search(r"\d", text)):
         return False  # the document's title ("FACTURE", "INVOICE 2024-17")
     if len(_STRIP_PARTS.findall(text)) >= 2 and (_POSTCODE.search(text) or _STREET.search(text)):
         return False  # an owner-and-address strip ("J. DOE · MAIN ST 15 · 12345 TOWN")

@@ -20,9 +20,10 @@ their declared size and frame count and never their pixels.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Generator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generator
+from typing import Any
 
 from jobs.errors import DamagedDocument
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import itertools
 import logging
-from typing import Any, Generator
+from collections.abc import Generator
+from typing import Any
 
 from jobs.errors import DamagedDocument
 
@@ -67,7 +69,7 @@ def _prepared(image: Any, dpi: float | None, drafted: tuple[int, int] | None) ->
     if dpi is None:  # a photo: its width as an A4 page's
         dpi = grey.width / PHOTO_WIDTH_INCHES
     elif drafted is not None:  # a JPEG decoded at a fraction of its declared size: its resolution fell with it
-        dpi = dpi * max(grey.width, grey.height) / max(max(drafted), 1)
+        dpi = dpi * max(grey.width, grey.height) / max(*drafted, 1)
     # Never blown up more than MAX_UPSCALE: a sliver of a picture (1 x 44 pixels, say) taken
     # for an A4 page's width would otherwise become tens of millions of pixels to read.
     factor = min(DPI / dpi, MAX_UPSCALE)
@@ -122,7 +124,7 @@ def skew(grey: Any) -> float:
     def sharpness(angle: float) -> float:
         turned = ink.rotate(angle, resample=Image.Resampling.NEAREST, expand=False)
         rows = turned.resize((1, turned.height), Image.Resampling.BOX).tobytes()
-        return float(sum((a - b) ** 2 for a, b in zip(rows, rows[1:], strict=False)))
+        return float(sum((a - b) ** 2 for a, b in itertools.pairwise(rows)))
 
     # The smallest turn first: where angles score alike (a blank page, no line to level) the
     # page stays as it is, not turned by the first angle tried and a third larger to read.

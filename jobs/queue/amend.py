@@ -3,10 +3,11 @@ writes its corrections in, and the job's summary that follows them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterator
+from typing import Any
 
 from jobs import kinds, sql
 from jobs.models import Job

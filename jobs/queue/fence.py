@@ -3,9 +3,10 @@ deadline hold, may write it; a write that finds otherwise says why and records i
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from django.db.models import QuerySet
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Sequence
+from typing import Any
 
 from django.db.models import F, Value
 from django.db.models.functions import Greatest

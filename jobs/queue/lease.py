@@ -3,10 +3,10 @@ writes other apps make inside the fence (notes, their own rows)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Callable, Iterable, Iterator, Sequence
 
 from jobs import sql
 from jobs.models import JobEvent

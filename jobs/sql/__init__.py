@@ -28,9 +28,10 @@ through ``jobs.queue.running``.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 from django.db import DEFAULT_DB_ALIAS, connections
 

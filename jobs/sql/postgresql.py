@@ -14,8 +14,9 @@ from __future__ import annotations
 import functools
 import json
 import weakref
-from datetime import datetime, timedelta, timezone
-from typing import Any, Sequence
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 
@@ -184,7 +185,7 @@ def renew(rows: int) -> str:
 
 
 def aware(value: datetime) -> datetime:
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def leased(row: tuple[Any, ...]) -> Leased:

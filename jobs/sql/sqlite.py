@@ -13,8 +13,9 @@ from __future__ import annotations
 import functools
 import json
 from collections import Counter
-from datetime import datetime, timedelta, timezone
-from typing import Any, Sequence
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 
@@ -124,14 +125,14 @@ def renew(rows: int) -> str:
 
 def time(value: datetime) -> str:
     """A timestamp as Django stores it on SQLite: naive UTC text."""
-    return str(value.astimezone(timezone.utc).replace(tzinfo=None))
+    return str(value.astimezone(UTC).replace(tzinfo=None))
 
 
 def py_time(value: Any) -> datetime:
     """A timestamp read back from the driver, aware (UTC)."""
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    return datetime.fromisoformat(value).replace(tzinfo=timezone.utc)
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    return datetime.fromisoformat(value).replace(tzinfo=UTC)
 
 
 def leased(row: tuple[Any, ...]) -> Leased:

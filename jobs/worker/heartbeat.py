@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Sequence
 
 from django.db import DatabaseError, connection
 

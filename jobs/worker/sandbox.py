@@ -34,6 +34,7 @@ killed and reported as stopped (retryable: it was not the input's fault).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import multiprocessing
@@ -42,9 +43,10 @@ import resource
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from django.db import close_old_connections, connections
 
@@ -180,10 +182,8 @@ class Sandbox:
 
     def _signal(self, signum: int) -> None:
         if self.pid is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signum)
-            except ProcessLookupError:
-                pass
 
     def _kill(self) -> None:
         if self._process is not None:

@@ -22,9 +22,10 @@ import signal
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from django.db import connections
 
@@ -95,10 +96,8 @@ class Supervisor:
     def _signal_all(self, signum: int) -> None:
         for slot in self._slots:
             if slot.process is not None and slot.process.pid and slot.process.exitcode is None:
-                try:
+                with suppress(ProcessLookupError):
                     os.kill(slot.process.pid, signum)
-                except ProcessLookupError:
-                    pass
 
     # -- the loop ---------------------------------------------------------------------
 

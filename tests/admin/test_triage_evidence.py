@@ -56,7 +56,7 @@ def evidence(page: str) -> dict[str, str]:
     """The Evidence block's lines, label -> value, as the page shows them."""
     if 'class="job-evidence"' not in page:
         return {}
-    table = page[page.index('<table class="job-evidence">'):].split("</table>")[0]
+    table = page[page.index('<table class="job-evidence">'):].split("</table>", maxsplit=1)[0]
     return {unescape(label): unescape(value)
             for label, value in re.findall(r'<tr><th scope="row">(.*?)</th><td>(.*?)</td></tr>', table)}
 

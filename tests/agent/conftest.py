@@ -3,9 +3,10 @@ worker's outcome handling in-process, a scripted planner and a fake provider."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 

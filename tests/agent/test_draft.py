@@ -77,7 +77,7 @@ def test_a_document_whose_values_are_all_printed_asks_the_supplier_nothing(make)
     checked = make()
     assert {f["status"] for f in checked["fields"].values()} == {"present"}
     note = tools.review_note(checked)
-    alice, supplier = parts(note)
+    _alice, supplier = parts(note)
     assert supplier == "" and "nothing to ask the supplier" in note
     assert not re.search(r"not on the invoice|missing|not found", note, re.IGNORECASE), note
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -55,14 +55,14 @@ def accept_review(alice) -> Job:
     pdf = samples.CLEAN_PDF
     return queue.accept(
         tenant_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
-        operation_key=f"kill-{time.monotonic_ns()}", now=datetime.now(timezone.utc),
+        operation_key=f"kill-{time.monotonic_ns()}", now=datetime.now(UTC),
         document=Upload(pdf.read_bytes(), pdf.name, "application/pdf"),
     ).job
 
 
 def wait_for_lease_to_expire(job: Job) -> None:
     expires = Job.objects.get(pk=job.pk).lease_expires_at
-    while datetime.now(timezone.utc) <= expires:
+    while datetime.now(UTC) <= expires:
         time.sleep(0.1)
 
 
@@ -109,9 +109,9 @@ def test_a_worker_killed_during_the_provider_call_leaves_the_job_unknown(setting
     key = provider.requests[0]["headers"]["Idempotency-Key"]
     assert key == f"job-{job.pk}-epoch-1-step-0"
 
-    recovered = queue.recover(now=datetime.now(timezone.utc) + timedelta(seconds=3))
+    recovered = queue.recover(now=datetime.now(UTC) + timedelta(seconds=3))
     assert recovered.unknown == [job.pk]
     job.refresh_from_db()
     assert job.state == "unknown" and "external-start marker" in job.last_error
-    assert queue.claim(now=datetime.now(timezone.utc) + timedelta(seconds=3), worker="w") is None  # no automatic retry
+    assert queue.claim(now=datetime.now(UTC) + timedelta(seconds=3), worker="w") is None  # no automatic retry
     assert not Checkpoint.objects.filter(job_id=job.pk, step_index__gt=0).exists()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import pytest
 
@@ -187,9 +187,9 @@ def test_a_saved_answer_is_used_on_resume_instead_of_asking_again(review_job, cl
 
 
 def test_retry_after_reads_seconds_and_http_dates():
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    now = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
     assert planners.retry_after("12") == timedelta(seconds=12)
     assert planners.retry_after("Thu, 01 Jan 2026 12:01:00 GMT", now=now) == timedelta(seconds=60)
     assert planners.retry_after(None) == planners.retry_after("soon") == timedelta(seconds=30)

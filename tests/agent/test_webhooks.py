@@ -329,7 +329,7 @@ def test_catch_up_queues_what_a_worker_dying_after_the_completion_missed_and_not
     endpoint(alice, receiver().url)
     missed, followed, unsubscribed = (completed_review(accept, clock, user=user) for user in (alice, alice, bob))
     Job.objects.filter(pk__in=[missed.pk, followed.pk, unsubscribed.pk]).update(kind="document_review")
-    (already,) = webhooks.enqueue(followed.pk)  # its follow-up ran; missed's worker died before it
+    (_already,) = webhooks.enqueue(followed.pk)  # its follow-up ran; missed's worker died before it
 
     clock.advance(minutes=10)
     assert webhooks.catch_up(since=timedelta(minutes=5), now=clock.now()) == []  # older than the window

@@ -272,7 +272,7 @@ def test_the_worker_loop_records_a_refusal_with_its_code(review_job, clock, pdf,
         def propose(self, ctx, view, save):
             return Proposal("send_email", {"job_id": view.job_id})
 
-    monkeypatch.setattr("agent.planner.from_env", lambda: Emailer())
+    monkeypatch.setattr("agent.planner.from_env", Emailer)
     job = review_job(pdf)
     Worker(clock=clock, burst=True).run_one()
     job.refresh_from_db()

@@ -42,7 +42,7 @@ def outcome_of(page, name: str) -> str:
 
 
 def job_count() -> int:
-    return off_loop(lambda: Job.objects.count())
+    return off_loop(Job.objects.count)
 
 
 @pytest.mark.slow

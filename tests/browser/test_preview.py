@@ -37,7 +37,7 @@ def row(page, label: str):
 
 def in_window(page, box: dict) -> bool:
     size = page.viewport_size
-    return 0 <= box["y"] and box["y"] + box["height"] <= size["height"] and box["x"] + box["width"] <= size["width"]
+    return box["y"] >= 0 and box["y"] + box["height"] <= size["height"] and box["x"] + box["width"] <= size["width"]
 
 
 def shown_page(page) -> str:

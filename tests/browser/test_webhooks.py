@@ -80,7 +80,7 @@ def test_the_admin_adds_sees_the_secret_once_and_the_deliveries_then_disables(ma
     page.uncheck("input[name=document_finished]")
     page.click("#webhook-new button[type=submit]")
     page.wait_for_selector("#webhook-secret")
-    endpoint = off_loop(lambda: WebhookEndpoint.objects.get())
+    endpoint = off_loop(WebhookEndpoint.objects.get)
     assert (endpoint.tenant_id, endpoint.url, endpoint.document_finished, endpoint.active) == \
         (alice.tenant_id, URL, False, True)
     assert page.inner_text("#webhook-secret code") == endpoint.secret

@@ -51,7 +51,7 @@ def fail_until_locked(client, username: str, address: str, **headers):
 def test_the_settings_throttle_a_username_from_an_address_and_an_address_only_much_later():
     assert settings.AXES_LOCKOUT_PARAMETERS == [["username", "ip_address"]]
     assert settings.AXES_HANDLER == "jobsite.throttling.OfficeFriendlyHandler"
-    assert 3 <= LIMIT <= 20 and settings.AXES_COOLOFF_TIME == timedelta(minutes=15)
+    assert 3 <= LIMIT <= 20 and timedelta(minutes=15) == settings.AXES_COOLOFF_TIME
     assert ADDRESS_LIMIT >= 5 * LIMIT
 
 

@@ -60,7 +60,7 @@ def test_a_started_expired_claim_spends_its_attempt(clock, accept):
 
 def test_the_timeline_tells_a_claim_that_ran_from_one_only_held(clock, accept):
     ran, held = accept(), accept()
-    c1, c2 = queue.claim_many(now=clock.now(), worker="w", lease=LEASE, limit=2)
+    c1, _c2 = queue.claim_many(now=clock.now(), worker="w", lease=LEASE, limit=2)
     assert queue.start(job_id=c1.job_id, epoch=c1.epoch, now=clock.now())
     clock.advance(LEASE.total_seconds() + 1)
 

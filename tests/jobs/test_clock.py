@@ -6,7 +6,7 @@ with its sources replaced in-process (the monotonic clock, the wall clock, the r
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import OperationalError, connection
@@ -14,7 +14,7 @@ from django.db import OperationalError, connection
 from jobs.clock import DatabaseClock, read_database_time
 from tests.conftest import wait_for
 
-DB_TIME = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+DB_TIME = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
 
 class Sources:
@@ -128,14 +128,14 @@ def test_a_slow_reading_does_not_replace_a_good_anchor():
 
 
 def test_the_reading_is_the_database_time(db):
-    at, mono = read_database_time()
+    at, _mono = read_database_time()
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT clock_timestamp()")
             (later,) = cursor.fetchone()
         assert timedelta(0) <= later - at < timedelta(seconds=5)
     clock = DatabaseClock()
-    assert abs(clock.now() - datetime.now(timezone.utc)) < timedelta(seconds=1)  # this host's NTP-set clock
+    assert abs(clock.now() - datetime.now(UTC)) < timedelta(seconds=1)  # this host's NTP-set clock
 
 
 @pytest.mark.parametrize("name", ["jobs.worker.loop", "jobs.worker.heartbeat", "jobs.worker.completer",

@@ -190,7 +190,7 @@ def test_a_skewed_process_cannot_kill_expire_or_hide_anyones_jobs(postgresql, tm
         for w in started.all:
             w.kill_all()
 
-    print("\nclock skew on postgresql (lease %.1f s):" % LEASE)
+    print(f"\nclock skew on postgresql (lease {LEASE:.1f} s):")
     for r in results:
         print("  " + json.dumps(r))
     for r in results:

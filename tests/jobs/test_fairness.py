@@ -5,6 +5,7 @@ On a logical clock, with the real claim; real worker processes are in test_shari
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from datetime import timedelta
 
@@ -76,7 +77,7 @@ def test_equal_tenants_alternate(clock, tenant, submit):
     submit(b, 20)
     order = [tenant_of(c) for c in claims(clock, 10)]
     assert Counter(order) == {a.tenant_id: 5, b.tenant_id: 5}
-    assert all(x != y for x, y in zip(order, order[1:], strict=False))
+    assert all(x != y for x, y in itertools.pairwise(order))
 
 
 def test_backlogs_submitted_tenant_after_tenant_are_served_one_job_of_each_in_turn(clock, tenant, submit):

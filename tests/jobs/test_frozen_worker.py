@@ -143,7 +143,7 @@ def no_frozen_session_active() -> bool:
 
 
 def waiting_on_a_lock() -> bool:
-    return any(wait == "transactionid" or wait == "tuple" for _, _, wait, _ in frozen_sessions())
+    return any(wait in {"transactionid", "tuple"} for _, _, wait, _ in frozen_sessions())
 
 
 @pytest.mark.parametrize("point", ["claim", "mid-claim", "claimed", "handler", "complete"])

@@ -212,9 +212,8 @@ def test_every_write_of_a_running_claim_records_its_rejection(clock, accept, wri
     if write == "renew":
         assert not queue.renew(**args, lease=LEASE)
     elif write == "fenced":
-        with pytest.raises(queue.StaleEpoch):
-            with queue.fenced(**args):
-                pytest.fail("the block of a stale fenced write must not run")
+        with pytest.raises(queue.StaleEpoch), queue.fenced(**args):
+            pytest.fail("the block of a stale fenced write must not run")
     else:
         assert not getattr(queue, write)(**args)
     assert list(JobEvent.objects.filter(job=job, to_state="").values_list("reason", flat=True)) == [recorded]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.test import Client
@@ -19,7 +19,7 @@ _earlier = itertools.count(1)
 @pytest.fixture
 def clock() -> LogicalClock:
     """Two hours before real time: events land inside /metrics' one-hour window once advanced."""
-    return LogicalClock(datetime.now(timezone.utc).replace(microsecond=0) - timedelta(hours=2))
+    return LogicalClock(datetime.now(UTC).replace(microsecond=0) - timedelta(hours=2))
 
 
 @pytest.fixture(autouse=True)

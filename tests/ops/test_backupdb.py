@@ -3,6 +3,7 @@ accepted before it began; a plain file copy of SQLite need not."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -44,10 +45,8 @@ class Load:
 
     def stop(self) -> None:
         for proc in (self.acceptor, self.workers):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             proc.wait(timeout=10)
         self._reader.join(timeout=5)
         self._log.close()

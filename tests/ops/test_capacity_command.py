@@ -68,7 +68,7 @@ def test_observed_takes_the_rate_from_acceptances_and_service_time_from_claim_to
         clock.advance(20)
         assert queue.complete(job_id=c.job_id, epoch=c.epoch, result={}, now=clock.now())
         clock.advance(5 * 60)
-    monkeypatch.setattr(command.queue_clock, "now", lambda: clock.now())
+    monkeypatch.setattr(command.queue_clock, "now", clock.now)
     body = json.loads(run("--observed", "1h", "--workers", "3", "--deadline", "90", "--json"))
     assert body["observed"] == {"window_seconds": 3600, "arrivals": 6, "completions": 6}
     assert body["workload"]["rate"] == pytest.approx(6 / 3600)

@@ -124,7 +124,7 @@ def test_the_capacity_page_takes_rate_and_service_time_from_the_job_table(client
         clock.advance(20)
         assert queue.complete(job_id=c.job_id, epoch=c.epoch, result={}, now=clock.now())
         clock.advance(5 * 60)
-    monkeypatch.setattr(views.queue_clock, "now", lambda: clock.now())
+    monkeypatch.setattr(views.queue_clock, "now", clock.now)
     html = client_for(staff).get("/ops/capacity/", {"observed": "1h", "workers": 1, "deadline": 90}).content.decode()
     assert "6 job(s) accepted, 6 completion(s) measured" in " ".join(html.split())
     assert '<td id="rate">0.1 jobs/min' in html

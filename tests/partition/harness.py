@@ -31,6 +31,7 @@ Nothing here touches the shared PostgreSQL server on port 5432.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import http.client
 import ipaddress
@@ -46,10 +47,11 @@ import tempfile
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import psycopg
 from psycopg.rows import dict_row
@@ -101,7 +103,7 @@ def wait_until(predicate: Callable[[], Any], timeout: float, what: str, every: f
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def reap_leftovers() -> None:
@@ -112,10 +114,8 @@ def reap_leftovers() -> None:
     for name, pid in re.findall(rf"^({PREFIX}(\d+)-\d+)", listed, re.M):
         if not _alive(int(pid)):
             for stray in sh("ip", "netns", "pids", name, check=False).stdout.split():
-                try:
+                with contextlib.suppress(ProcessLookupError, ValueError):
                     os.kill(int(stray), signal.SIGKILL)
-                except (ProcessLookupError, ValueError):
-                    pass
             sh("ip", "netns", "del", name, check=False)
     served = sh("ip", "-4", "addr", "show", "dev", "lo").stdout
     for address, pid in re.findall(rf"inet (\S+) .* lo:{PREFIX}(\d+)$", served, re.M):
@@ -387,14 +387,10 @@ def manage(env: dict[str, str], *args: str, timeout: float = 120) -> str:
 def stop_group(proc: subprocess.Popen, timeout: float = 15) -> None:
     """SIGTERM the process group, then SIGKILL it if it has not exited in ``timeout``."""
     if proc.poll() is None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        pass
     try:
         os.killpg(proc.pid, signal.SIGKILL)  # whatever is left of the group
     except ProcessLookupError:

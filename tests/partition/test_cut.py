@@ -133,7 +133,7 @@ def test_a_host_cut_off_while_idle_resumes_claiming_when_healed_without_a_restar
     healed_at = site.network.heal(2)
 
     wait_until(lambda: site.job(job_id)["state"] == "completed", 20, "the healed host to claim again")
-    claimed_at = [e for e in site.events(job_id) if e["to_state"] == "leased"][0]["at"]
+    claimed_at = next(e for e in site.events(job_id) if e["to_state"] == "leased")["at"]
     wait_until(lambda: site.listen_sessions(2) == 1, 15, "the worker to LISTEN again")
     later = site.accept("diagnostic.noop")
     wait_until(lambda: site.job(later)["state"] == "completed", 10, "a job accepted after healing")

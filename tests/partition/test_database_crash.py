@@ -211,7 +211,7 @@ def accept_to_claim(site, samples: int) -> list[float]:
         time.sleep(1.5)  # idle long enough for the workers' poll backoff to reach its cap
         job_id = site.accept("diagnostic.noop")
         wait_until(lambda job_id=job_id: site.job(job_id)["state"] == "completed", 10, "the job to complete")
-        claimed = [e["at"] for e in site.events(job_id) if e["to_state"] == "leased"][0]
+        claimed = next(e["at"] for e in site.events(job_id) if e["to_state"] == "leased")
         seconds.append((claimed - site.job(job_id)["created_at"]).total_seconds())
     return seconds
 

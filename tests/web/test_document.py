@@ -118,7 +118,7 @@ def test_a_job_reviewed_before_pages_were_kept_says_so_and_serves_no_page(browse
 
 
 def test_a_text_document_has_no_pages_to_show_and_downloads_as_text(browser_client, alice):
-    job = review_document(alice, "Rechnung\nRechnungsnummer: 4711\n".encode(), "notes.txt")
+    job = review_document(alice, b"Rechnung\nRechnungsnummer: 4711\n", "notes.txt")
     client = browser_client(alice)
     html = client.get(f"/jobs/{job.pk}").content.decode()
     assert "This kind of file has no pages to preview." in html

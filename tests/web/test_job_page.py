@@ -285,7 +285,7 @@ def test_times_are_marked_up_for_the_readers_zone(browser_client, alice, accept)
 
 def field_row(html: str, label: str) -> str:
     """The text of the fields table's row for ``label``, tags and the forms to correct it removed, blanks folded."""
-    table = html.split('id="fields"')[1].split("</table>")[0]
+    table = html.split('id="fields"')[1].split("</table>", maxsplit=1)[0]
     row = next(r for r in table.split("<tr") if f">{label}</th>" in r).partition(">")[2]
     row = re.sub(r"<details class=\"correct\".*?</details>|<form .*?</form>", " ", row, flags=re.S)
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", row)).strip()

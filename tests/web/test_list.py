@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -95,8 +95,8 @@ def test_filters_by_state_and_outcome(browser_client, alice, alices_day):
 
 def test_days_are_the_readers_days(browser_client, alice, accept):
     """23:30 UTC on 1 March is already 2 March in Berlin."""
-    late = accept(now=datetime(2026, 3, 1, 23, 30, tzinfo=timezone.utc))
-    early = accept(now=datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc))
+    late = accept(now=datetime(2026, 3, 1, 23, 30, tzinfo=UTC))
+    early = accept(now=datetime(2026, 3, 1, 9, 0, tzinfo=UTC))
     client = browser_client(alice)
     assert set(rows(client.get("/jobs?since=2026-03-01&until=2026-03-01").content.decode())) == {late.pk, early.pk}
     berlin = client.get("/jobs?since=2026-03-02&until=2026-03-02&tz=Europe/Berlin").content.decode()

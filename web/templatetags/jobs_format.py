@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from django import template
@@ -29,7 +28,7 @@ def when(value: datetime | None) -> str:
     static/jobs.js rewrites it in the reader's zone ("3 min ago", the local time on hover)."""
     if value is None:
         return "—"
-    utc = value.astimezone(dt_timezone.utc)
+    utc = value.astimezone(UTC)
     return format_html('<time datetime="{}" data-when>{}</time>', utc.strftime("%Y-%m-%dT%H:%M:%SZ"),
                        f"{utc.day} {utc:%b %Y, %H:%M} UTC")
 

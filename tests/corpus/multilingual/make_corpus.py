@@ -19,7 +19,7 @@ import random
 import re
 import sys
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
@@ -44,7 +44,7 @@ from stdnum.pl import nip as pl_nip
 HERE = Path(__file__).resolve().parent
 FONTS = Path("/usr/share/fonts/truetype/dejavu")
 SEED = 20261203
-FIXED_CREATION = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
+FIXED_CREATION = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 CENT = Decimal("0.01")
 
 # ---------------------------------------------------------------------------------------------
@@ -194,7 +194,7 @@ MONTHS = {
 }
 
 
-NL_SHORT = "jan. feb. mrt. apr. mei jun. jul. aug. sep. okt. nov. dec.".split()
+NL_SHORT = ["jan.", "feb.", "mrt.", "apr.", "mei", "jun.", "jul.", "aug.", "sep.", "okt.", "nov.", "dec."]
 
 
 def fmt_date(d: date, style: str, lang: str) -> str:
