@@ -26,6 +26,8 @@ from .webhooks import latest_deliveries, new_secret, schedule_catch_up
 
 # At most this many documents in one bulk action (more than a page of the list holds).
 MAX_SELECTED = 200
+# The most digits an id can have and still fit a 64-bit key (19 digits may overflow it).
+ID_DIGITS = 18
 BULK_ACTIONS = ("handled", "assign", "export")
 
 
@@ -44,7 +46,7 @@ def assignee_of(value: str | None) -> int | type[work.KEEP] | None:
         return work.KEEP
     if value == "":
         return None
-    if not value.isdigit() or len(value) > 18:
+    if not value.isdigit() or len(value) > ID_DIGITS:
         raise HttpError(400, "not_a_member", "a document can only be assigned to a member of your team",
                         field="assignee")
     return int(value)
@@ -78,7 +80,7 @@ def jobs_work(call: Call) -> HttpResponse:
     action = form.get("action", "")
     if action not in BULK_ACTIONS:
         raise HttpError(400, "bad_action", f"the action must be one of: {', '.join(BULK_ACTIONS)}")
-    ids = sorted({int(v) for v in form.getlist("job") if v.isdigit() and len(v) < 19})[:MAX_SELECTED]
+    ids = sorted({int(v) for v in form.getlist("job") if v.isdigit() and len(v) <= ID_DIGITS})[:MAX_SELECTED]
     back = form.get("next", "")
     if not (back.startswith("/jobs") and url_has_allowed_host_and_scheme(back, allowed_hosts=None)):
         back = reverse("jobs")  # only back to the list, never off the site

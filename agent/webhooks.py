@@ -345,11 +345,12 @@ def deliver(ctx: JobContext) -> dict[str, Any]:
         ctx.clear_external_start(what)  # retried: a receiver dedupes a timed-out one by its id
         raise JobFailed(f"webhook endpoint {endpoint.pk} unreachable: {type(exc).__name__}",
                         code="webhook_unreachable") from None
-    if 200 <= status < 300:  # the marker stays until the completion: dying now is unknown, not resent
+    # A 2xx: the marker stays until the completion, so dying now is unknown, not resent.
+    if http.HTTPStatus.OK <= status < http.HTTPStatus.MULTIPLE_CHOICES:
         return {"event": event, "endpoint": endpoint.pk, "sent": True, "status": status, "epoch": ctx.epoch,
                 "ms": round((time.monotonic() - started) * 1000)}
     ctx.clear_external_start(what)
-    if status >= 500 or status in RETRY_STATUSES:
+    if status >= http.HTTPStatus.INTERNAL_SERVER_ERROR or status in RETRY_STATUSES:
         raise JobFailed(f"webhook endpoint {endpoint.pk} answered {status}", code="webhook_retry")
     raise JobFailed(f"webhook endpoint {endpoint.pk} answered {status}; not retried", retryable=False,
                     code="webhook_refused")

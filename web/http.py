@@ -17,6 +17,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -112,7 +113,7 @@ def json_error(status: int, code: str | None = None, detail: str | None = None, 
     default_code, default_detail = STATUS_CODES.get(status, ("error", "the request failed"))
     body = schemas.Error.of(code or default_code, detail or default_detail, field, state=state)
     response = JsonResponse(body.to_json(), status=status, headers=headers)
-    if status == 401:
+    if status == HTTPStatus.UNAUTHORIZED:
         response["WWW-Authenticate"] = 'Bearer realm="jobs"'
     return response
 
@@ -123,7 +124,7 @@ def error_response(request: HtmxHttpRequest, exc: HttpError, *, as_json: bool | 
         as_json = wants_json(request)
     if as_json:
         return json_error(exc.status, exc.code, exc.detail, field=exc.field, headers=exc.headers, state=exc.state)
-    if exc.status == 401:
+    if exc.status == HTTPStatus.UNAUTHORIZED:
         login = redirect_to_login(request.get_full_path())
         if request.htmx:  # a poll whose session expired: send the whole page to log in
             return HttpResponse(status=204, headers={"HX-Redirect": login["Location"]})
@@ -267,7 +268,7 @@ def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], 
                         raise too_many_files() from None
                 return run(request, *args, call=call, **kwargs)
             except HttpError as exc:
-                if refused is not None and changes_state and not as_json and exc.status != 401:
+                if refused is not None and changes_state and not as_json and exc.status != HTTPStatus.UNAUTHORIZED:
                     return refused(request, exc)
                 return error_response(request, exc, as_json=as_json)
 

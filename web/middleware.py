@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
+from http import HTTPStatus
 
 from django.conf import settings
 from django.core.signals import got_request_exception
@@ -52,9 +53,10 @@ class ApiErrorsMiddleware:
 
     def __call__(self, request: _Request) -> HttpResponse:
         response = self.get_response(request)
-        if response.status_code == 500 and getattr(request, "_jobs_store_unavailable", False):
+        failed = response.status_code == HTTPStatus.INTERNAL_SERVER_ERROR
+        if failed and getattr(request, "_jobs_store_unavailable", False):
             response = unavailable(request)  # raised in a middleware, not a view
-        if response.status_code >= 400 and http.wants_json(request) and not _is_json(response):
+        if response.status_code >= HTTPStatus.BAD_REQUEST and http.wants_json(request) and not _is_json(response):
             rewritten = http.json_error(response.status_code)
             for name in _KEPT_HEADERS:
                 if name in response:

@@ -5,6 +5,7 @@ is shown, as a sentence, only where no words of our own fit."""
 from __future__ import annotations
 
 import math
+from http import HTTPStatus
 
 from django.http import HttpRequest
 
@@ -40,7 +41,7 @@ def refusals(request: HttpRequest, error: HttpError) -> list[Refusal]:
     if isinstance(error, FormRefused):
         return error.refusals
     size = None
-    if error.status == 413 and error.code == "too_large":
+    if error.status == HTTPStatus.REQUEST_ENTITY_TOO_LARGE and error.code == "too_large":
         length = request.META.get("CONTENT_LENGTH") or ""
         size = int(length) if length.isdigit() else None
         if size and size > max_request_bytes(batch=True):
@@ -115,10 +116,13 @@ def _schema_limit(spec: kinds.Kind | None, keyword: str) -> int | None:
     return value if isinstance(value, int) else None
 
 
+WHOLE_FROM = 10  # from 10 units on, a tenth is noise: 12 MB, not 12.3 MB
+
+
 def size_words(size: int) -> str:
     """30 MB, 5.1 MB, 812 KB: rounded up, so a file just over a limit never reads as at it."""
     for unit, scale in (("MB", MB), ("KB", 1024)):
         if size >= scale:
             value = math.ceil(size / scale * 10) / 10
-            return f"{value:.0f} {unit}" if value >= 10 or value == int(value) else f"{value:.1f} {unit}"
+            return f"{value:.0f} {unit}" if value >= WHOLE_FROM or value == int(value) else f"{value:.1f} {unit}"
     return f"{size} bytes"

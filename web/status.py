@@ -32,6 +32,8 @@ STATUS_FIELDS = (
 LIST_FIELDS = ("id", "kind", "state", "attempts", "created_at", "updated_at", "finished_at", "document_name",
                "outcome", "outcome_text", "needs_action", "reference", "batch", "last_error", "submitted_by")
 MAX_EVENTS = 200
+# The most digits a job number can have and still fit a 64-bit key (19 digits may overflow it).
+ID_DIGITS = 18
 # The list's columns a kind may fill (``Presentation.list_columns``), and the keys it may sort by
 # (``Presentation.sort_key``).
 LIST_COLUMNS = ("supplier", "number", "invoice_date", "total")
@@ -206,7 +208,7 @@ def filtered_jobs(f: JobFilter) -> QuerySet:
     if words:
         match = Q(document_name__icontains=words) | Q(reference__icontains=words)
         number = words.lstrip("#")
-        if number.isdigit() and len(number) < 19:
+        if number.isdigit() and len(number) <= ID_DIGITS:
             match |= Q(pk=int(number))
         jobs = jobs.filter(match)
     zone = zones.zone_of(f.zone)

@@ -8,9 +8,11 @@ view a ``Call``; reads come from ``web.status``, every write goes through ``jobs
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import uuid
+from http import HTTPStatus
 from urllib.parse import urlencode
 
 from django.contrib.auth import views as auth_views
@@ -67,7 +69,8 @@ def render_form(request: HtmxHttpRequest, error: HttpError | None = None) -> Htt
     What was typed comes back; a body refused before it was read (413 on its declared size)
     has nothing to give back, and static/jobs.js puts the chosen files and text back in place.
     """
-    read = error is not None and not (error.status == 413 and not isinstance(error, http.FormRefused))
+    too_large = error is not None and error.status == HTTPStatus.REQUEST_ENTITY_TOO_LARGE
+    read = error is not None and not (too_large and not isinstance(error, http.FormRefused))
     values = request.POST if read else {}
     errors: dict[str, list[http.Refusal]] = {}
     for refusal in refusals.refusals(request, error) if error else []:
@@ -260,9 +263,9 @@ def job_field(call: Call, job_id: int, field: str) -> HttpResponse:
         done = hook(job_id=job_id, tenant_id=call.tenant_id, user=call.identity.user, field=field, value=value,
                     confirm=confirm, now=queue_clock.now())
     except kinds.Refused as exc:
-        if exc.status == 404:
+        if exc.status == HTTPStatus.NOT_FOUND:
             raise Http404("no such job") from None
-        if call.wants_json or exc.status != 400:
+        if call.wants_json or exc.status != HTTPStatus.BAD_REQUEST:
             raise HttpError(exc.status, exc.code, exc.message, field=exc.field, state=exc.state) from None
         return job_page(call, found, refused={"field": field, "message": wording.sentence(exc.message),
                                               "value": value or ""}, code=400)
@@ -356,10 +359,8 @@ def batch_cancel(call: Call, batch: str) -> HttpResponse:
                                      "back": reverse("batch_detail", args=[batch])})
     for job in found.jobs:
         if not job.is_terminal:
-            try:
+            with contextlib.suppress(http.HttpError):  # it finished meanwhile: nothing to cancel
                 submissions.cancel(call, job.pk)
-            except http.HttpError:  # it finished meanwhile: nothing to cancel
-                pass
     return see_other(reverse("batch_detail", args=[batch]))
 
 

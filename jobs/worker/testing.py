@@ -33,18 +33,18 @@ POINTS = {
     "complete": "before a completion batch of several jobs is sent",
 }
 
-_freeze_at = os.environ.get("JOBS_FREEZE_AT", "")
+# The point still to freeze at (none, or the one named): emptied once the worker has frozen.
+_freeze_at = {os.environ.get("JOBS_FREEZE_AT", "")} - {""}
 _completer_pause = float(os.environ.get("JOBS_COMPLETER_PAUSE") or 0)
-if _freeze_at and _freeze_at not in POINTS:
-    raise ValueError(f"JOBS_FREEZE_AT={_freeze_at!r}: not one of {sorted(POINTS)}")
+if _freeze_at - POINTS.keys():
+    raise ValueError(f"JOBS_FREEZE_AT={next(iter(_freeze_at))!r}: not one of {sorted(POINTS)}")
 
 
 def checkpoint(point: str, jobs: int) -> None:
     """Freeze here if ``JOBS_FREEZE_AT`` names this point and ``jobs`` is more than one."""
-    global _freeze_at
-    if jobs < 2 or _freeze_at != point:
+    if jobs <= 1 or point not in _freeze_at:
         return
-    _freeze_at = ""  # once
+    _freeze_at.discard(point)  # once
     event(log, logging.WARNING, "freezing", point=point, jobs=jobs, pid=os.getpid())
     os.kill(os.getpid(), signal.SIGSTOP)
 
