@@ -238,13 +238,13 @@ def read_image(content: bytes, *, page_limit: PageLimit = _unlimited) -> tuple[L
     sizes: list[list[float]] = []
     pages = pages_of(content)
     try:
-        _read_pages(tesseract, pages, page_limit, lines, sizes, result)
+        _read_pages(tesseract, pages, page_limit=page_limit, lines=lines, sizes=sizes, result=result)
     finally:
         pages.close()  # the image file is closed with its generator
     return Layout(pages=len(sizes), lines=_bounded(lines), sizes=sizes), result
 
 
-def _read_pages(tesseract: _Engine, pages: Generator[tuple[Any, float], None, None], page_limit: PageLimit,
+def _read_pages(tesseract: _Engine, pages: Generator[tuple[Any, float], None, None], *, page_limit: PageLimit,
                 lines: list[Line], sizes: list[list[float]], result: Reading) -> None:
     for number in range(1, documents.MAX_PAGES + 1):
         with page_limit(number):

@@ -126,7 +126,7 @@ def _commit(job: Job, now: datetime) -> None:
         job.save(force_insert=True)
         if job.available_at <= now:
             sql.current().stamp_one(job.pk, fair=queue_settings().fair_claims)
-        record(job.pk, "", QUEUED, 0, f"user:{job.submitted_by_id}", "accepted", now)
+        record(job.pk, "", QUEUED, 0, actor=f"user:{job.submitted_by_id}", reason="accepted", now=now)
         notify_accepted()
 
 

@@ -63,5 +63,5 @@ def amending(*, job_id: int, tenant_id: int | None, actor: str, reason: str, now
             state = Job.objects.filter(pk=job_id, tenant_id=tenant_id).values_list("state", flat=True).first()
             raise NotAmendable(state)
         job = Job.objects.only("id", "tenant_id", "kind", "epoch", "result", "document", "document_name").get(pk=job_id)
-        record(job_id, COMPLETED, "", job.epoch, actor, reason, now)
+        record(job_id, COMPLETED, "", job.epoch, actor=actor, reason=reason, now=now)
         yield Amendment(job)

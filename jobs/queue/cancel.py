@@ -38,13 +38,13 @@ def cancel(*, job_id: int, actor: str, reason: str, now: datetime, expected_epoc
         if state == QUEUED and Job.objects.filter(pk=job_id, state=QUEUED, epoch=epoch).update(
                 state=CANCELLED, finished_at=now, updated_at=now, turn=None, last_error="",
                 failure_code=FailureCode.CANCELLED):
-            record(job_id, QUEUED, CANCELLED, epoch, actor, reason or "cancelled", now)
+            record(job_id, QUEUED, CANCELLED, epoch, actor=actor, reason=reason or "cancelled", now=now)
             return Outcome(True, CANCELLED, "cancelled")
         if state == LEASED and requested is None and Job.objects.filter(
                 pk=job_id, state=LEASED, epoch=epoch, cancel_requested_at__isnull=True).update(
                 cancel_requested_at=now, updated_at=now):
-            record(job_id, LEASED, LEASED, epoch, actor, f"{CANCEL_REQUESTED}: {reason}" if reason else
-                   CANCEL_REQUESTED, now)
+            record(job_id, LEASED, LEASED, epoch, actor=actor, reason=f"{CANCEL_REQUESTED}: {reason}" if reason else
+                   CANCEL_REQUESTED, now=now)
             _notify_cancel(job_id, epoch)
             return Outcome(True, LEASED, "cancel requested")
     if state == LEASED:

@@ -41,7 +41,7 @@ FINISHED = frozenset({COMPLETED, DEAD, UNKNOWN, CANCELLED})
 _BATCH_LOCK = 0x6A0B  # the advisory-lock namespace of "a batch's last live job" (PostgreSQL)
 
 
-def record(job_id: int, from_state: str, to_state: str, epoch: int, actor: str, reason: str, now: datetime) -> None:
+def record(job_id: int, from_state: str, to_state: str, epoch: int, *, actor: str, reason: str, now: datetime) -> None:
     """Append one event (no ``to_state``: a note, no state moved), in the current transaction."""
     with connection.cursor() as cursor:
         cursor.execute(EVENT_SQL, {"job_id": job_id, "from_state": from_state, "to_state": to_state, "epoch": epoch,

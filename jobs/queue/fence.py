@@ -39,7 +39,7 @@ def while_owned(job_id: int, epoch: int, now: datetime, *, write: str, lease_lef
             yield
             return
         reason = why_not_owned(job_id, epoch, now, lease_left)
-        record(job_id, LEASED, "", epoch, "queue", f"{write} rejected: {reason}", now)
+        record(job_id, LEASED, "", epoch, actor="queue", reason=f"{write} rejected: {reason}", now=now)
     raise StaleEpoch(reason)
 
 
@@ -51,7 +51,7 @@ def owned_write(job_id: int, epoch: int, now: datetime, *, write: str, note: str
     try:
         with while_owned(job_id, epoch, now, write=write, lease_left=lease_left, **changes):
             if note:
-                record(job_id, LEASED, LEASED, epoch, "worker", note, now)
+                record(job_id, LEASED, LEASED, epoch, actor="worker", reason=note, now=now)
             if also is not None:
                 also()
     except StaleEpoch as exc:
@@ -71,7 +71,7 @@ def held(job_id: int, epoch: int, now: datetime) -> Job | None:
 def rejected(job_id: int, epoch: int, now: datetime, *, actor: str, write: str) -> Outcome:
     """Record that ``write`` found the job no longer this epoch's, and say why (the cold path)."""
     why = why_not_owned(job_id, epoch, now)
-    record(job_id, LEASED, "", epoch, actor, f"{write} rejected: {why}", now)
+    record(job_id, LEASED, "", epoch, actor=actor, reason=f"{write} rejected: {why}", now=now)
     return Outcome(False, None, why)
 
 
@@ -82,7 +82,7 @@ def rejections(claims: Iterable[tuple[int, int]], now: datetime, *, actor: str, 
     reasons = {}
     for job_id, epoch in claims:
         reasons[job_id, epoch] = reason = why_not_owned(job_id, epoch, now)
-        record(job_id, LEASED, "", epoch, actor, f"{write} rejected: {reason}", now)
+        record(job_id, LEASED, "", epoch, actor=actor, reason=f"{write} rejected: {reason}", now=now)
     return reasons
 
 

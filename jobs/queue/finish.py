@@ -77,7 +77,7 @@ def give_back_unstarted(*, claims: Sequence[Claim], now: datetime, actor: str = 
                 continue
             if job.external_started_at is not None:
                 why = "external start recorded"
-                record(c.job_id, LEASED, "", c.epoch, actor, f"hand-back rejected: {why}", now)
+                record(c.job_id, LEASED, "", c.epoch, actor=actor, reason=f"hand-back rejected: {why}", now=now)
                 outcomes.append(Outcome(False, None, why))
                 continue
             running.stop(job, c.epoch, to=QUEUED, actor=actor, why=reason, now=now,

@@ -99,8 +99,8 @@ def record_resubmission(*, job_id: int, epoch: int, new_job_id: int, actor: str,
     """Say on a failed job's timeline who submitted its input again, and as which job; and on the
     new job's, which job it repeats. Notes both (no state moves), in one transaction."""
     with write_transaction():
-        record(job_id, DEAD, "", epoch, actor, f"{RESUBMITTED_AS}{new_job_id}", now)
-        record(new_job_id, QUEUED, "", 0, actor, f"{RESUBMITTED_FROM}{job_id}", now)
+        record(job_id, DEAD, "", epoch, actor=actor, reason=f"{RESUBMITTED_AS}{new_job_id}", now=now)
+        record(new_job_id, QUEUED, "", 0, actor=actor, reason=f"{RESUBMITTED_FROM}{job_id}", now=now)
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def note(*, job_id: int, epoch: int, actor: str, reason: str, now: datetime) -> 
 
     Call it inside ``fenced()``, so only the epoch that owns the job can write one.
     """
-    record(job_id, LEASED, "", epoch, actor, reason, now)
+    record(job_id, LEASED, "", epoch, actor=actor, reason=reason, now=now)
 
 
 @contextmanager

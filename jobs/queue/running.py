@@ -28,7 +28,7 @@ def stop(job: Job, epoch: int, *, to: str, actor: str, why: str, now: datetime,
     ``changes``, its tenant's count drops, its event records ``why``; in the caller's transaction."""
     Job.objects.filter(pk=job.pk, epoch=epoch, state=LEASED, **(only_if or {})).update(state=to, **changes)
     release(job.tenant_id)
-    record(job.pk, LEASED, to, epoch, actor, why, now)
+    record(job.pk, LEASED, to, epoch, actor=actor, reason=why, now=now)
 
 
 def release(tenant_id: int, jobs: int = 1) -> None:

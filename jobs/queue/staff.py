@@ -37,7 +37,7 @@ def requeue(*, job_id: int, expected_state: str, expected_epoch: int, actor: str
         )
         if not moved:
             return Outcome(False, None, _why_not_as_seen(job_id, expected_state, expected_epoch))
-        record(job_id, expected_state, QUEUED, expected_epoch, actor, reason, now)
+        record(job_id, expected_state, QUEUED, expected_epoch, actor=actor, reason=reason, now=now)
         notify_accepted()
     return Outcome(True, QUEUED, reason)
 
@@ -59,7 +59,7 @@ def resolve(*, job_id: int, expected_state: str, expected_epoch: int, to_state: 
     with write_transaction():
         if not Job.objects.filter(pk=job_id, state=expected_state, epoch=expected_epoch).update(**changes):
             return Outcome(False, None, _why_not_as_seen(job_id, expected_state, expected_epoch))
-        record(job_id, expected_state, to_state, expected_epoch, actor, reason, now)
+        record(job_id, expected_state, to_state, expected_epoch, actor=actor, reason=reason, now=now)
     return Outcome(True, to_state, reason)
 
 

@@ -228,14 +228,15 @@ def claim_batch(binding: dict[str, Any], picks: int, *, fair: bool = True) -> li
         conn.ensure_connection()
         known = _prepared_claims.setdefault(conn.connection, set())
         try:
-            return _send_claims(conn.connection, binding, picks, name, prepare, execute, known)
+            return _send_claims(conn.connection, binding, picks=picks, name=name, prepare=prepare, execute=execute,
+                                known=known)
         except DatabaseError as exc:
             if attempt or not _retry_prepared(exc, name, known):
                 raise
     raise AssertionError("unreachable")
 
 
-def _send_claims(raw: Any, binding: dict[str, Any], picks: int, name: str, prepare: str, execute: str,
+def _send_claims(raw: Any, binding: dict[str, Any], *, picks: int, name: str, prepare: str, execute: str,
                  known: set[str]) -> list[Any]:
     from psycopg import ClientCursor
 
