@@ -59,9 +59,8 @@ def export(jobs: Iterable[Job], *, zone: str = "UTC", link: Callable[[int], str]
     # The header too: a column is named by the result (a field a triage outcome invented, say).
     out = Export([safe_cell(name) for name in (*EXPORT_HEAD, *columns, *EXPORT_TAIL,
                                                f"Submitted ({named})", f"Reviewed at ({named})")])
-    for job, values in records:
-        if job.pk in duplicates:
-            values = {**values, DUPLICATE_COLUMN: duplicate_words(duplicates[job.pk])}
+    for job, found in records:
+        values = {**found, DUPLICATE_COLUMN: duplicate_words(duplicates[job.pk])} if job.pk in duplicates else found
         work = works.get(job.pk)
         said = wording.state_words(job.state, wording.words_of(job.kind))
         outcome = wording.outcome_words(job) or said.lower()

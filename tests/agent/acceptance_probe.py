@@ -13,6 +13,7 @@ separate process, so the peak is acceptance's own and not the test runner's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -31,10 +32,8 @@ def status_mb(field: str) -> float:
 
 def reset_peak() -> None:
     """Start the peak (VmHWM) from the resident size now, so set-up does not count (Linux 4.0+)."""
-    try:
+    with contextlib.suppress(OSError):  # the peak then includes set-up: an overestimate, never an underestimate
         Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        pass  # the peak then includes set-up: an overestimate, never an underestimate
 
 
 def main() -> int:

@@ -391,10 +391,8 @@ def stop_group(proc: subprocess.Popen, timeout: float = 15) -> None:
             os.killpg(proc.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=timeout)
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)  # whatever is left of the group
-    except ProcessLookupError:
-        pass
     proc.wait(timeout=5)
 
 

@@ -94,7 +94,7 @@ def test_arguments_travel_as_json(backend):
 
 
 def test_arguments_too_large_for_a_job_are_refused(backend):
-    with pytest.raises(InvalidTaskArguments, match="too large .* pass an id"):
+    with pytest.raises(InvalidTaskArguments, match=r"too large .* pass an id"):
         add.enqueue("x" * MAX_PAYLOAD_BYTES, 1)
     assert Job.objects.count() == 0
 

@@ -43,7 +43,7 @@ def test_the_page_offers_to_correct_each_field_and_to_confirm_the_values_read(br
     assert corrects == ["supplier_name", "vat_id", "invoice_number", "invoice_date", "currency", "total_amount",
                         "iban"]
     assert "iban" not in confirms and "currency" in confirms  # a value that fails its check is corrected, not confirmed
-    assert 'name="csrfmiddlewaretoken"' in html and 'hx-post="/jobs/%d/fields/iban"' % job.pk in html
+    assert 'name="csrfmiddlewaretoken"' in html and f'hx-post="/jobs/{job.pk}/fields/iban"' in html
     assert '<input type="text" id="correct-iban" name="value" value="DE00 1234"' in html
 
 

@@ -147,8 +147,8 @@ def run(folder: Path, *, ignore_xml: bool = False, details: bool = False, everyt
     today = today or date.today()
     bench = Bench()
     started = time.perf_counter()
-    for relative, expected in sorted(truth.items()):
-        expected = expected if isinstance(expected, dict) else {}
+    for relative, listed in sorted(truth.items()):
+        expected = listed if isinstance(listed, dict) else {}
         try:
             checked = review(folder / relative, ignore_xml=ignore_xml, today=today)
         except (OSError, AcceptanceError) as exc:
