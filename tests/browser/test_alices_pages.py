@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import re
+from pathlib import Path
 
 import pytest
 
@@ -52,6 +53,18 @@ def test_alice_lands_on_her_list_reviews_the_samples_as_a_batch_and_finds_what_n
     page = new_context(permissions=["clipboard-read", "clipboard-write"]).new_page()
     console = watch(page)  # and nothing the Content-Security-Policy refuses, on any of these pages
 
+    logs_in_to_her_empty_list(page)
+    a_refused_file_comes_back_named_and_still_chosen(page)
+    key, batch_url = sends_the_samples_as_one_batch(page)
+    the_batch_page_follows_the_worker(page, start_worker)
+    the_batch_exports_as_csv(page)
+    the_same_batch_again_makes_no_new_job(page, key, batch_url)
+    her_list_shows_what_needs_her(page)
+    the_job_pages_read_as_done(page)
+    assert refused(page, console) == []
+
+
+def logs_in_to_her_empty_list(page):
     # Landing: the site's home asks her to log in, then shows her list.
     page.goto("/")
     assert page.url.endswith("/accounts/login/?next=/jobs")
@@ -63,6 +76,8 @@ def test_alice_lands_on_her_list_reviews_the_samples_as_a_batch_and_finds_what_n
     assert page.text_content("h1") == "My documents" and "No documents yet." in page.text_content("#rows")
     audit(page, "list-empty")
 
+
+def a_refused_file_comes_back_named_and_still_chosen(page):
     # A form whose only file is refused comes back with the reason next to the field, the file still chosen.
     page.click("text=Review documents >> nth=0")
     page.wait_for_url("**/jobs/new")
@@ -76,6 +91,8 @@ def test_alice_lands_on_her_list_reviews_the_samples_as_a_batch_and_finds_what_n
     assert job_count() == 0
     audit(page, "submit-with-errors")
 
+
+def sends_the_samples_as_one_batch(page):
     # All the samples at once: one job each; the refused one is named while the others go through.
     page.set_input_files("#id_document", [str(p) for p in SAMPLE_FILES])
     key = page.get_attribute("input[name=idempotency_key]", "value")
@@ -86,7 +103,10 @@ def test_alice_lands_on_her_list_reviews_the_samples_as_a_batch_and_finds_what_n
         "#refused")
     assert page.locator("#batch-rows tr").count() == 6 and job_count() == 6
     assert page.text_content("#batch-summary").strip() == "0 of 6 done"
+    return key, batch_url
 
+
+def the_batch_page_follows_the_worker(page, start_worker):
     # The batch page follows the worker without reloading.
     page.evaluate("window.__sameDocument = true")
     start_worker()
@@ -100,6 +120,8 @@ def test_alice_lands_on_her_list_reviews_the_samples_as_a_batch_and_finds_what_n
     assert outcome_of(page, "invoice-missing-fields.pdf") == "3 not found"
     audit(page, "batch")
 
+
+def the_batch_exports_as_csv(page):
     # The batch as CSV: one row per document, each field's value and status.
     with page.expect_download() as download:
         page.click("#export-batch")
@@ -111,6 +133,8 @@ def test_alice_lands_on_her_list_reviews_the_samples_as_a_batch_and_finds_what_n
     assert rows["invoice-scanned.pdf"]["Outcome"] == SCANNED_OUTCOME
     assert rows["invoice-clean.pdf"]["Issues"] == "" and rows["invoice-clean.pdf"]["Supplier name"]
 
+
+def the_same_batch_again_makes_no_new_job(page, key, batch_url):
     # Sending the same batch again (Back, the same form and files) makes no new job.
     page.go_back()
     page.wait_for_url("**/jobs/new")
@@ -120,6 +144,8 @@ def test_alice_lands_on_her_list_reviews_the_samples_as_a_batch_and_finds_what_n
     page.wait_for_url(batch_url)
     assert job_count() == 6
 
+
+def her_list_shows_what_needs_her(page):
     # Her list: outcomes in words; "needs my action" shows exactly the ones to act on.
     page.goto("/jobs")
     assert outcome_of(page, "invoice-clean.pdf") == "OK" and outcome_of(page, "invoice-scanned.pdf") == SCANNED_OUTCOME
@@ -131,6 +157,8 @@ def test_alice_lands_on_her_list_reviews_the_samples_as_a_batch_and_finds_what_n
                                                                              {"invoice-scanned.pdf"})
     audit(page, "list-needs-action")
 
+
+def the_job_pages_read_as_done(page):
     # The job pages of a clean, a wrong and an unreadable invoice.
     for name, state in [("invoice-clean.pdf", "Done — OK"), ("invoice-bad-iban.pdf", "Done — 1 to correct"),
                         ("invoice-scanned.pdf", f"Done — {SCANNED_OUTCOME}")]:
@@ -147,8 +175,7 @@ def test_alice_lands_on_her_list_reviews_the_samples_as_a_batch_and_finds_what_n
             assert copied == page.inner_text("#supplier-message") and "Review of" not in copied
             with page.expect_download() as note:
                 page.click("#download-note")
-            assert "To ask the supplier" in open(note.value.path(), encoding="utf-8").read()
-    assert refused(page, console) == []
+            assert "To ask the supplier" in Path(note.value.path()).read_text(encoding="utf-8")
 
 
 def accept_document(alice, name: str = "invoice-clean.pdf", path=samples.CLEAN_PDF, **kwargs):

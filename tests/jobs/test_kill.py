@@ -74,6 +74,62 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
                       "--poll-interval", "0.1", "--grace", "2", "--prefetch", str(PREFETCH),
                       "--completion-batch", "8", JOBS_PREFETCH_WINDOW="10", JOBS_COMPLETION_FLUSH_MS="100",
                       JOBS_DIAGNOSTIC_TRACE=str(trace), WEBHOOKS_ALLOW_PRIVATE="1")
+    started = time.monotonic()
+    try:
+        kills, pauses = kill_and_pause_until_settled(workers, rng)
+    finally:
+        workers.kill_all()
+        if receiver is not None:
+            receiver.close()
+    elapsed = time.monotonic() - started
+
+    jobs = {j["id"]: j for j in Job.objects.values("id", "kind", "state", "epoch", "result", "payload", "attempts",
+                                                   "max_attempts")}
+    by_job = events_by_job()
+    states = Counter(j["state"] for j in jobs.values())
+    rejections = [e for evs in by_job.values() for e in evs if e["to_state"] == ""]
+    # Claims made together share their time; so do completions committed together.
+    claim_batches = Counter((e["actor"], e["at"]) for evs in by_job.values() for e in evs if e["to_state"] == "leased")
+    completion_batches = Counter(e["at"] for evs in by_job.values() for e in evs if e["to_state"] == "completed")
+    recoveries = [e for evs in by_job.values() for e in evs if e["actor"] == "recovery"]
+    ran = handlers_started(trace)
+
+    # Every job ends completed, dead or unknown.
+    assert set(states) <= {"completed", "dead", "unknown"}
+    assert sum(states.values()) == JOBS + 2 * WEBHOOK_JOBS
+    tally: Counter[str] = Counter()
+    for job_id, job in jobs.items():
+        tally.update(check_job(job_id, job, by_job[job_id], ran[job_id]))
+    unknown_after_marker = tally["unknown_after_marker"]
+    redelivered_then_completed = tally["redelivered_then_completed"]
+    returned_unstarted, dead_without_start = tally["returned_unstarted"], tally["dead_without_start"]
+    dead_fully_traced = tally["dead_fully_traced"]
+    # Rejected writes are the paused workers' stale renewals and completions: none moved a job.
+    assert all(e["from_state"] == "leased" for e in rejections)
+
+    print(
+        f"\nkill test on {connection.vendor}: {JOBS} jobs, {kills} SIGKILLs, {pauses} SIGSTOP pauses, "
+        f"{elapsed:.1f} s: completed={states['completed']} unknown={states['unknown']} dead={states['dead']} "
+        f"stale_rejections={len(rejections)} recoveries={len(recoveries)} "
+        f"(unknown after marker={unknown_after_marker}, redelivered then completed={redelivered_then_completed}) "
+        f"claims in batches of 2+={sum(n for n in claim_batches.values() if n > 1)} "
+        f"completions in batches of 2+={sum(n for n in completion_batches.values() if n > 1)} "
+        f"largest claim batch={max(claim_batches.values())} returned unstarted={returned_unstarted} "
+        f"dead without a started handler={dead_without_start} "
+        f"dead with all 3 starts traced={dead_fully_traced}/{states['dead']}"
+    )
+    assert dead_without_start == 0
+    assert max(claim_batches.values()) > 4 and max(completion_batches.values()) > 1  # both really on
+    assert returned_unstarted > 0  # kills did strand held claims, and they cost nothing
+    assert kills >= 10 and unknown_after_marker >= 1 and redelivered_then_completed >= 1
+    assert pauses == 0 or rejections
+    if receiver is not None:
+        check_deliveries(receiver, jobs)
+
+
+def kill_and_pause_until_settled(workers: Workers, rng: random.Random) -> tuple[int, int]:
+    """Every 200-500 ms, SIGKILL a random worker process or (15% of the time) SIGSTOP it for
+    2.5 leases, until no job is queued or leased; then stop the workers. The kills and pauses sent."""
     kills = pauses = 0
     paused: dict[int, float] = {}
     started = time.monotonic()
@@ -102,107 +158,83 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
     finally:
         for pid in paused:
             signal_quietly(pid, signal.SIGCONT)
-        workers.kill_all()
-        if receiver is not None:
-            receiver.close()
-    elapsed = time.monotonic() - started
+    return kills, pauses
 
-    jobs = {j["id"]: j for j in Job.objects.values("id", "kind", "state", "epoch", "result", "payload", "attempts",
-                                                   "max_attempts")}
+
+def events_by_job() -> dict[int, list[dict]]:
+    """Every job's events, oldest first."""
     by_job: dict[int, list[dict]] = defaultdict(list)
     for e in JobEvent.objects.order_by("id").values("job_id", "from_state", "to_state", "epoch", "actor", "reason",
                                                     "at"):
         by_job[e["job_id"]].append(e)
+    return by_job
 
-    states = defaultdict(int)
-    for j in jobs.values():
-        states[j["state"]] += 1
-    rejections = [e for evs in by_job.values() for e in evs if e["to_state"] == ""]
-    # Claims made together share their time; so do completions committed together.
-    claim_batches = Counter((e["actor"], e["at"]) for evs in by_job.values() for e in evs if e["to_state"] == "leased")
-    completion_batches = Counter(e["at"] for evs in by_job.values() for e in evs if e["to_state"] == "completed")
-    recoveries = [e for evs in by_job.values() for e in evs if e["actor"] == "recovery"]
-    unknown_after_marker = redelivered_then_completed = 0
-    ran: dict[int, set[int]] = defaultdict(set)  # the epochs whose handler really started, per job
+
+def handlers_started(trace: Path) -> dict[int, set[int]]:
+    """The epochs whose handler really started, per job (the trace's "job epoch" lines)."""
+    ran: dict[int, set[int]] = defaultdict(set)
     for line in trace.read_text().splitlines() if trace.exists() else []:
         job_id, epoch = map(int, line.split())
         ran[job_id].add(epoch)
-    returned_unstarted = dead_without_start = dead_fully_traced = 0
+    return ran
 
-    # Every job ends completed, dead or unknown.
-    assert set(states) <= {"completed", "dead", "unknown"}
-    assert sum(states.values()) == JOBS + 2 * WEBHOOK_JOBS
-    for job_id, job in jobs.items():
-        evs = by_job[job_id]
-        claims = [e["epoch"] for e in evs if e["to_state"] == "leased" and e["from_state"] == "queued"]
-        completions = [e["epoch"] for e in evs if e["to_state"] == "completed"]
-        # No job has two completion events, and no stale completion was applied: the one
-        # completion is the last claim's epoch, and the saved result was made on it.
-        assert len(completions) <= 1, f"job {job_id} completed twice"
-        if job["state"] == "completed":
-            assert completions == [job["epoch"]] == [claims[-1]] == [job["result"]["epoch"]], job_id
-        else:
-            assert completions == []
-        # A job whose external call started on an epoch that never completed is unknown,
-        # and no worker claimed it again.
-        for marker in {e["epoch"] for e in evs if e["reason"].startswith("external start:")}:
-            if marker not in completions:
-                assert job["state"] == "unknown" and claims[-1] == marker, f"job {job_id} re-run after its marker"
-                unknown_after_marker += 1
-        # A job whose lease expired before any marker was delivered again on a later epoch,
-        # and finished there: completed, or unknown if that later run was killed after its
-        # own marker (checked above), or dead after three kills, as designed.
-        for e in evs:
-            if e["actor"] == "recovery" and e["to_state"] == "queued":
-                assert claims[-1] > e["epoch"], f"job {job_id} was not delivered again"
-                if job["state"] == "completed":
-                    redelivered_then_completed += 1
-                elif job["state"] == "dead":
-                    assert job["epoch"] >= 3, f"job {job_id} dead with attempts left"
-        # A claim is started (its attempt spent) unless the queue gave it back unstarted: by
-        # recovery after its worker died holding it, or by the worker itself when stopping.
-        # The queue never calls a claim unstarted whose handler ran...
-        unstarted = {e["epoch"] for e in evs
-                     if e["reason"] in (RETURNED_UNSTARTED, "handed back unstarted: worker stopping")}
-        returned_unstarted += sum(1 for e in evs if e["reason"] == RETURNED_UNSTARTED)
-        assert not unstarted & ran[job_id], f"job {job_id} ran on epochs {unstarted & ran[job_id]} called unstarted"
-        # ...and a dead job's handler was started max_attempts (3) times, every one recorded.
-        if job["state"] == "dead":
-            started = set(claims) - unstarted
-            assert job["attempts"] == job["max_attempts"] == len(started) == 3, (job_id, job, evs)
-            assert ran[job_id] <= started
-            dead_without_start += not ran[job_id] and job["kind"] != "webhook.deliver"  # only sleeps trace
-            # (A kill between the start's commit and the handler's first line leaves an
-            # attempt recorded but not traced: counted, never the other way round.)
-            dead_fully_traced += len(ran[job_id]) == 3
-    # Rejected writes are the paused workers' stale renewals and completions: none moved a job.
-    assert all(e["from_state"] == "leased" for e in rejections)
 
-    print(
-        f"\nkill test on {connection.vendor}: {JOBS} jobs, {kills} SIGKILLs, {pauses} SIGSTOP pauses, "
-        f"{elapsed:.1f} s: completed={states['completed']} unknown={states['unknown']} dead={states['dead']} "
-        f"stale_rejections={len(rejections)} recoveries={len(recoveries)} "
-        f"(unknown after marker={unknown_after_marker}, redelivered then completed={redelivered_then_completed}) "
-        f"claims in batches of 2+={sum(n for n in claim_batches.values() if n > 1)} "
-        f"completions in batches of 2+={sum(n for n in completion_batches.values() if n > 1)} "
-        f"largest claim batch={max(claim_batches.values())} returned unstarted={returned_unstarted} "
-        f"dead without a started handler={dead_without_start} "
-        f"dead with all 3 starts traced={dead_fully_traced}/{states['dead']}"
-    )
-    assert dead_without_start == 0
-    assert max(claim_batches.values()) > 4 and max(completion_batches.values()) > 1  # both really on
-    assert returned_unstarted > 0  # kills did strand held claims, and they cost nothing
-    assert kills >= 10 and unknown_after_marker >= 1 and redelivered_then_completed >= 1
-    assert pauses == 0 or rejections
-    if receiver is not None:
-        # The queue never sent a delivery twice: at most once each, a completed one exactly once.
-        received = Counter(json.loads(r["body"])["id"] for r in receiver.requests)
-        deliveries = {j["id"]: j["state"] for j in jobs.values() if j["kind"] == "webhook.deliver"}
-        assert len(deliveries) == WEBHOOK_JOBS
-        assert all(received[f"evt_{job_id}"] <= 1 for job_id in deliveries), received.most_common(3)
-        assert all(received[f"evt_{job_id}"] == 1 for job_id, state in deliveries.items() if state == "completed")
-        assert set(received) <= {f"evt_{job_id}" for job_id in deliveries}
-        print(f"webhook deliveries: {Counter(deliveries.values())}, received={len(received)}")
+def check_job(job_id: int, job: dict, evs: list[dict], ran: set[int]) -> Counter[str]:
+    """Assert what must hold of one job's events; count what the run should show at least once."""
+    counts: Counter[str] = Counter()
+    claims = [e["epoch"] for e in evs if e["to_state"] == "leased" and e["from_state"] == "queued"]
+    completions = [e["epoch"] for e in evs if e["to_state"] == "completed"]
+    # No job has two completion events, and no stale completion was applied: the one
+    # completion is the last claim's epoch, and the saved result was made on it.
+    assert len(completions) <= 1, f"job {job_id} completed twice"
+    if job["state"] == "completed":
+        assert completions == [job["epoch"]] == [claims[-1]] == [job["result"]["epoch"]], job_id
+    else:
+        assert completions == []
+    # A job whose external call started on an epoch that never completed is unknown,
+    # and no worker claimed it again.
+    for marker in {e["epoch"] for e in evs if e["reason"].startswith("external start:")}:
+        if marker not in completions:
+            assert job["state"] == "unknown" and claims[-1] == marker, f"job {job_id} re-run after its marker"
+            counts["unknown_after_marker"] += 1
+    # A job whose lease expired before any marker was delivered again on a later epoch,
+    # and finished there: completed, or unknown if that later run was killed after its
+    # own marker (checked above), or dead after three kills, as designed.
+    for e in evs:
+        if e["actor"] == "recovery" and e["to_state"] == "queued":
+            assert claims[-1] > e["epoch"], f"job {job_id} was not delivered again"
+            if job["state"] == "completed":
+                counts["redelivered_then_completed"] += 1
+            elif job["state"] == "dead":
+                assert job["epoch"] >= 3, f"job {job_id} dead with attempts left"
+    # A claim is started (its attempt spent) unless the queue gave it back unstarted: by
+    # recovery after its worker died holding it, or by the worker itself when stopping.
+    # The queue never calls a claim unstarted whose handler ran...
+    unstarted = {e["epoch"] for e in evs
+                 if e["reason"] in (RETURNED_UNSTARTED, "handed back unstarted: worker stopping")}
+    counts["returned_unstarted"] += sum(1 for e in evs if e["reason"] == RETURNED_UNSTARTED)
+    assert not unstarted & ran, f"job {job_id} ran on epochs {unstarted & ran} called unstarted"
+    # ...and a dead job's handler was started max_attempts (3) times, every one recorded.
+    if job["state"] == "dead":
+        started = set(claims) - unstarted
+        assert job["attempts"] == job["max_attempts"] == len(started) == 3, (job_id, job, evs)
+        assert ran <= started
+        counts["dead_without_start"] += not ran and job["kind"] != "webhook.deliver"  # only sleeps trace
+        # (A kill between the start's commit and the handler's first line leaves an
+        # attempt recorded but not traced: counted, never the other way round.)
+        counts["dead_fully_traced"] += len(ran) == 3
+    return counts
+
+
+def check_deliveries(receiver, jobs: dict[int, dict]) -> None:
+    # The queue never sent a delivery twice: at most once each, a completed one exactly once.
+    received = Counter(json.loads(r["body"])["id"] for r in receiver.requests)
+    deliveries = {j["id"]: j["state"] for j in jobs.values() if j["kind"] == "webhook.deliver"}
+    assert len(deliveries) == WEBHOOK_JOBS
+    assert all(received[f"evt_{job_id}"] <= 1 for job_id in deliveries), received.most_common(3)
+    assert all(received[f"evt_{job_id}"] == 1 for job_id, state in deliveries.items() if state == "completed")
+    assert set(received) <= {f"evt_{job_id}" for job_id in deliveries}
+    print(f"webhook deliveries: {Counter(deliveries.values())}, received={len(received)}")
 
 
 def webhook_workload(accept):

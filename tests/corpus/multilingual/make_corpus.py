@@ -1000,7 +1000,6 @@ def layout_letter(pdf: Page, inv: Invoice, rng: random.Random) -> None:
 
 def layout_twopage(pdf: Page, inv: Invoice, rng: random.Random) -> None:
     s, v = inv.sup, inv.v
-    initials = "".join(w[0] for w in s.name.split()[:2]).upper()
 
     def footer(n: int) -> None:
         pdf.rule(15, 272, 195, 0.2)
@@ -1008,15 +1007,7 @@ def layout_twopage(pdf: Page, inv: Invoice, rng: random.Random) -> None:
             pdf.put(15, 276 + 3.6 * k, line, 6.5, grey=90)
         pdf.put(195, 276, v["page"].format(n=n, m=2), 7, align="R")
 
-    pdf.set_fill_color(40, 70, 120)
-    pdf.rect(15, 12, 16, 16, style="F")
-    pdf.set_text_color(255)
-    pdf.set_font(pdf.family, "B", 12)
-    pdf.text(17.5, 22.5, initials)
-    pdf.set_text_color(0)
-    pdf.put(35, 18, s.name, 13, "B")
-    pdf.put(35, 23.5, f"{s.street} · {s.city}", 8.5)
-    pdf.put(195, 18, inv.label("title"), 18, "B", "R")
+    twopage_letterhead(pdf, inv)
     meta = [(inv.label("number"), inv.number), (inv.label("date"), inv.shown(inv.issued)),
             (inv.label("delivery"), inv.shown(inv.delivered)), (inv.label("customer_no"), inv.customer_no),
             (inv.label("due"), inv.shown(inv.due))]
@@ -1062,6 +1053,21 @@ def layout_twopage(pdf: Page, inv: Invoice, rng: random.Random) -> None:
         pdf.put(90, y + 11.5, s.bic, 10)
     footer(2)
     record_common(inv)
+
+
+def twopage_letterhead(pdf: Page, inv: Invoice) -> None:
+    """A square logo of the supplier's initials, its name and address beside it, the title right."""
+    s = inv.sup
+    initials = "".join(w[0] for w in s.name.split()[:2]).upper()
+    pdf.set_fill_color(40, 70, 120)
+    pdf.rect(15, 12, 16, 16, style="F")
+    pdf.set_text_color(255)
+    pdf.set_font(pdf.family, "B", 12)
+    pdf.text(17.5, 22.5, initials)
+    pdf.set_text_color(0)
+    pdf.put(35, 18, s.name, 13, "B")
+    pdf.put(35, 23.5, f"{s.street} · {s.city}", 8.5)
+    pdf.put(195, 18, inv.label("title"), 18, "B", "R")
 
 
 # --- layout 5: a narrow receipt-style invoice, monospaced, uppercase labels with dot leaders ---
@@ -1131,36 +1137,8 @@ def layout_receipt(pdf: Page, inv: Invoice, rng: random.Random) -> None:
 #     mixed VAT rates and a summary grid whose gross column is the total ---
 
 def layout_panel(pdf: Page, inv: Invoice, rng: random.Random) -> None:
-    s, v = inv.sup, inv.v
-    pdf.set_fill_color(236, 238, 242)
-    pdf.rect(0, 0, 62, 297, style="F")
-    y = 24.0
-    pdf.put(8, y, inv.labels["seller"].upper(), 7, "B", grey=100)
-    y += 6
-    pdf.put(8, y, s.name, 11, "B", fit=51)
-    y += 5.5
-    for line in [s.street, s.city]:
-        pdf.put(8, y, line, 8.5)
-        y += 4.5
-    y += 5
-    panel = []
-    if inv.vat_printed:
-        panel.append((inv.labels["vat"], inv.vat_printed))
-    if inv.iban_printed:
-        panel += [("IBAN", inv.iban_printed), ("BIC", s.bic)]
-    panel.append((v["tel"], f"+{rng.randint(30, 49)} {rng.randint(100, 999)} {rng.randint(100000, 999999)}"))
-    for lab, val in panel:
-        pdf.put(8, y, lab, 7.5, grey=100)
-        y += 4.5
-        size = 8.5
-        pdf.set_font(pdf.family, "", size)
-        while pdf.get_string_width(val) > 51:   # the panel is narrow: a long IBAN is printed smaller
-            size -= 0.25
-            pdf.set_font(pdf.family, "", size)
-        pdf.put(8, y, val, size)
-        y += 7
-    for k, line in enumerate(wrap(s.reg, 30)):
-        pdf.put(8, 275 + 3.5 * k, line, 6.5, grey=90)
+    v = inv.v
+    panel_supplier_column(pdf, inv, rng)
     sentence = v["sentence"].format(number=inv.number, date=inv.shown(inv.issued))
     pdf.put(72, 30, sentence, 13.5, "B", fit=124)
     pdf.put(72, 37, f"{inv.label('due')}: {inv.shown(inv.due)}   ·   {inv.label('order_no')}: {inv.order_no}", 8.5)
@@ -1193,6 +1171,40 @@ def layout_panel(pdf: Page, inv: Invoice, rng: random.Random) -> None:
     note = payment_note(inv) or v["thanks"]
     pdf.put(72, y + 16, note, 9)
     record_common(inv)
+
+
+def panel_supplier_column(pdf: Page, inv: Invoice, rng: random.Random) -> None:
+    """The grey side panel: the supplier (labels above values), its VAT id, bank and phone, its register line."""
+    s, v = inv.sup, inv.v
+    pdf.set_fill_color(236, 238, 242)
+    pdf.rect(0, 0, 62, 297, style="F")
+    y = 24.0
+    pdf.put(8, y, inv.labels["seller"].upper(), 7, "B", grey=100)
+    y += 6
+    pdf.put(8, y, s.name, 11, "B", fit=51)
+    y += 5.5
+    for line in [s.street, s.city]:
+        pdf.put(8, y, line, 8.5)
+        y += 4.5
+    y += 5
+    panel = []
+    if inv.vat_printed:
+        panel.append((inv.labels["vat"], inv.vat_printed))
+    if inv.iban_printed:
+        panel += [("IBAN", inv.iban_printed), ("BIC", s.bic)]
+    panel.append((v["tel"], f"+{rng.randint(30, 49)} {rng.randint(100, 999)} {rng.randint(100000, 999999)}"))
+    for lab, val in panel:
+        pdf.put(8, y, lab, 7.5, grey=100)
+        y += 4.5
+        size = 8.5
+        pdf.set_font(pdf.family, "", size)
+        while pdf.get_string_width(val) > 51:   # the panel is narrow: a long IBAN is printed smaller
+            size -= 0.25
+            pdf.set_font(pdf.family, "", size)
+        pdf.put(8, y, val, size)
+        y += 7
+    for k, line in enumerate(wrap(s.reg, 30)):
+        pdf.put(8, 275 + 3.5 * k, line, 6.5, grey=90)
 
 
 def wrap(text: str, width: int) -> list[str]:
