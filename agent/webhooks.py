@@ -32,6 +32,7 @@ import secrets
 import socket
 import ssl
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -299,7 +300,7 @@ def sign(secret: str, timestamp: str, body: bytes) -> str:
     return f"sha256={digest}"
 
 
-def body_of(ctx: JobContext, review: dict[str, Any], event: str) -> bytes:
+def body_of(ctx: JobContext, review: Mapping[str, Any], event: str) -> bytes:
     """The event as JSON: ids, the outcome and the document's name, never its text."""
     status_url = str(cast(Any, settings.WEBHOOKS)["SITE_URL"]) + reverse("job_detail", args=[review["id"]])
     created = review["finished_at"] or ctx.now()

@@ -25,11 +25,15 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 
 from . import bounded
 from .errors import DocumentNotChecked, DocumentTooComplex, PayloadTooLarge, UnsupportedDocument
+
+if TYPE_CHECKING:
+    from .kinds import Kind
 
 log = logging.getLogger("jobs.documents")
 
@@ -66,7 +70,7 @@ class Stored:
     sha256: str
 
 
-def check_and_store(upload: Upload, spec, *, tenant_id: int) -> Stored:
+def check_and_store(upload: Upload, spec: Kind, *, tenant_id: int) -> Stored:
     limit = spec.max_document_bytes
     if limit and len(upload.content) > limit:
         raise PayloadTooLarge(f"the document is larger than {limit} bytes", field="document")
@@ -92,13 +96,16 @@ def checks_end_by(deadline: float) -> Iterator[None]:
         _checks_end.reset(token)
 
 
-def bounded_check(upload: Upload, spec) -> str:
+def bounded_check(upload: Upload, spec: Kind) -> str:
     """``spec.check_document`` in a bounded child process; its media type, or a refusal.
 
     A check past its CPU, memory or wall-clock bound refuses the document as too complex
     (``too_complex``); one stopped only because its batch's time ran out refuses it as
     ``not_checked_in_time``, to be sent again on its own.
     """
+    check_document = spec.check_document
+    if check_document is None:
+        raise TypeError("bounded_check is for a kind that checks its documents")
     wall, by_batch = CHECK_WALL_SECONDS, False
     deadline = _checks_end.get()
     if deadline is not None:
@@ -109,10 +116,10 @@ def bounded_check(upload: Upload, spec) -> str:
             wall, by_batch = left, True
 
     def check() -> str:
-        return spec.check_document(content=upload.content, name=upload.name, content_type=upload.content_type)
+        return check_document(content=upload.content, name=upload.name, content_type=upload.content_type)
 
     try:
-        return bounded.run(check, cpu_seconds=CHECK_CPU_SECONDS, memory_mb=CHECK_MEMORY_MB, wall=wall)
+        media_type: str = bounded.run(check, cpu_seconds=CHECK_CPU_SECONDS, memory_mb=CHECK_MEMORY_MB, wall=wall)
     except bounded.ChildFailed as exc:  # killed by the kernel (out of memory), or a reader's crash
         log.warning("document check failed: %s (%d bytes)", exc, len(upload.content))
         raise DocumentTooComplex("the document could not be checked: reading its structure ended its process",
@@ -125,6 +132,7 @@ def bounded_check(upload: Upload, spec) -> str:
         raise DocumentTooComplex(f"the document is too complex to check: reading its structure takes more than "
                                  f"the {CHECK_CPU_SECONDS:g} s of processor time, {CHECK_WALL_SECONDS:g} s in all "
                                  f"or {CHECK_MEMORY_MB} MB a check may use", field="document") from None
+    return media_type
 
 
 NOT_CHECKED = "not checked in time: send it again on its own"

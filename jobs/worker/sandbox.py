@@ -138,6 +138,7 @@ class Sandbox:
             elif message[0] == "unlimit":
                 section = None
             else:  # ("verdict", verdict, retire)
+                verdict: Verdict
                 _, verdict, retire = message
                 self._served += 1
                 if retire or self._served >= self.max_jobs:

@@ -1,7 +1,8 @@
 import os
 from datetime import timedelta
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from jobs.conf import queue_settings
 from jobs.worker.supervisor import Supervisor, stop_signals
@@ -20,7 +21,7 @@ class Command(BaseCommand):
         "the current jobs within --grace seconds, exit 0; a second signal exits at once."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--processes", type=int, default=os.cpu_count() or 1,
                             help="worker processes to run (default: the number of CPUs)")
         parser.add_argument("--burst", action="store_true",
@@ -38,7 +39,8 @@ class Command(BaseCommand):
         parser.add_argument("--grace", type=float, default=20.0,
                             help="seconds a running job may take to finish after SIGTERM before it is given back")
 
-    def handle(self, *args, processes, burst, lease, poll_interval, grace, prefetch, completion_batch, **options):
+    def handle(self, *args: Any, processes: int, burst: bool, lease: float, poll_interval: float, grace: float,
+               prefetch: int, completion_batch: int, **options: Any) -> None:
         if processes < 1:
             raise CommandError("--processes must be at least 1")
         if prefetch < 1 or completion_batch < 1:
