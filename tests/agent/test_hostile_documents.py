@@ -170,9 +170,9 @@ def test_extraction_refuses_a_bomb_even_when_acceptance_was_bypassed(review_job,
 
 def test_a_docx_within_every_declared_limit_is_read_only_up_to_the_element_limit(review_job, claim):
     job = review_job(hostile.docx_many_elements())  # 1.5 MB, 15 MB unpacked, 10 to 1: accepted
-    started = time.perf_counter()
+    started = time.process_time()  # the handler runs in this process: its CPU, whatever the machine's load
     drive(claim(), LocalPlanner())
-    assert time.perf_counter() - started < TIME_BOUND_S
+    assert time.process_time() - started < TIME_BOUND_S
     job.refresh_from_db()
     assert (job.state, job.attempts) == (Job.State.DEAD, 1)
     assert job.last_error == ("too_complex: the DOCX has more than 500,000 XML elements in its text; "

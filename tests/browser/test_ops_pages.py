@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from .conftest import ARTIFACTS, off_loop
@@ -49,8 +51,11 @@ def test_staff_plans_capacity_and_htmx_swaps_the_figures(make_member, login):
     page.evaluate("window.__sameDocument = true")
     page.fill("#id_workers", "2")
     page.click("#capacity-form button[type=submit]")
-    page.wait_for_function("document.querySelector('#utilisation').textContent.startsWith('100')",
-                           timeout=TIMEOUT_MS)
+    from playwright.sync_api import expect
+
+    # Playwright's own wait, not wait_for_function: a predicate polled in the page is an eval,
+    # which the Content Security Policy refuses.
+    expect(page.locator("#utilisation")).to_have_text(re.compile(r"^100"), timeout=TIMEOUT_MS)
     assert page.evaluate("window.__sameDocument") is True
     assert "misses the deadline" in page.text_content("#plan")
     shoot(page, "ops-capacity-two-workers.png")
