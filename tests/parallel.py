@@ -21,10 +21,15 @@ TOGETHER = ("tests/partition/", "tests/fuzz/")
 # The longest units, longest first, as ``--durations`` and the per-module times show them.
 LONGEST_FIRST = (
     "tests/partition/",
+    "tests/tasks/test_benchmark.py",
+    "tests/fuzz/",
+    "tests/bench/test_benchmark.py",
+    "tests/browser/test_alices_pages.py",
+    "tests/browser/test_preview.py",
+    "tests/browser/test_ops_pages.py",
     "tests/jobs/test_kill.py",
     "tests/agent/test_kill.py",
     "tests/deploy/test_nginx.py",
-    "tests/fuzz/",
     "tests/jobs/test_concurrency.py",
     "tests/browser/",
     "tests/jobs/",

@@ -90,6 +90,7 @@ def test_the_list_shows_counts_per_state_at_the_top(client, triager, in_state):
 
 def test_the_list_columns_say_what_triage_needs(client, triager, in_state, clock):
     job = in_state("dead")
+    Job.objects.filter(pk=job.pk).update(created_at=clock.now())  # in_state backdates each job a little more
     clock.advance(hours=2, minutes=5)
     Job.objects.filter(pk=job.pk).update(last_error="x" * 500 + "\nsecond line", document_name="invoice-0142.pdf")
     client.force_login(triager)

@@ -72,6 +72,19 @@ def _right(checked: dict[str, Any], expected: dict[str, Any], *, document: str, 
     return right
 
 
+def _read_image(image: bytes, *, today: date, speed: dict[str, Any], used: dict[str, int]) -> dict[str, Any]:
+    """Review one rendered page image as an upload would be; its OCR's CPU time, pages and
+    languages are added to ``speed`` and ``used``."""
+    cpu = time.process_time()
+    extracted = reading.extract(image, documents.check_document(content=image, name="", content_type=""),
+                                today=today)
+    speed["cpu"] += time.process_time() - cpu
+    speed["pages"] += len((extracted.get("ocr") or {}).get("pages") or [])
+    chosen = (extracted.get("ocr") or {}).get("languages") or "none"
+    used[chosen] = used.get(chosen, 0) + 1
+    return reading.validate(extracted, today=today)
+
+
 def run(folders: list[Path], *, dpis: list[int], limit: int | None = None, details: bool = False,
         today: date | None = None) -> dict[str, Any]:
     today = today or date.today()
@@ -110,15 +123,7 @@ def run(folders: list[Path], *, dpis: list[int], limit: int | None = None, detai
                 counts["expected"] += sum(1 for name in fields.REQUIRED if expected.get(name) not in (None, ""))
                 counts["text"] += _right(text, expected, document=relative, mode="text", details=listed)
                 for dpi in dpis:
-                    image = rendered(path, dpi, work)
-                    cpu = time.process_time()
-                    extracted = reading.extract(image, documents.check_document(content=image, name="",
-                                                                                content_type=""), today=today)
-                    speed[dpi]["cpu"] += time.process_time() - cpu
-                    speed[dpi]["pages"] += len((extracted.get("ocr") or {}).get("pages") or [])
-                    chosen = (extracted.get("ocr") or {}).get("languages") or "none"
-                    used[chosen] = used.get(chosen, 0) + 1
-                    checked = reading.validate(extracted, today=today)
+                    checked = _read_image(rendered(path, dpi, work), today=today, speed=speed[dpi], used=used)
                     counts[f"image_{dpi}"] += _right(checked, expected, document=relative, mode=f"{dpi} dpi",
                                                      details=listed)
     for counts in groups.values():
