@@ -290,7 +290,8 @@ def test_two_copies_recorded_at_once_on_postgresql_do_not_miss_each_other(accept
 
     def someone_waits_for_an_advisory_lock() -> bool:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+            cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+                           "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")
             return cursor.fetchone()[0] > 0
 
     def first():
