@@ -52,6 +52,10 @@ ACCEPT_MEMORY_MB = 150
 # Extraction runs in the worker, under the extract tool's budget (10 s) and the kind's
 # memory limit (512 MB): a case here must stay well inside both.
 EXTRACT_CPU_SECONDS = 5.0
+# And this much more for each page read by OCR (a page without a text layer): about 1 s at
+# 300 dpi on a real page, a few on a noisy one; the review's sandbox bounds the whole
+# (60 s of CPU, agent.workflow), as it bounds the OCR of a large picture.
+OCR_CPU_SECONDS_PER_PAGE = 5.0
 EXTRACT_MEMORY_MB = 256
 TODAY = date(2026, 3, 1)
 
@@ -136,11 +140,13 @@ def accept_and_extract(fmt: str, content: bytes) -> None:
         # (tests/agent/test_ocr.py kills one past its CPU limit), not by this process.
         FIGURES_SEEN.case(fmt, f"accepted {media_type.rpartition('/')[2][:8]}, too large to OCR here")
         return
+    ocr_pages: list[int] = []
     with measured() as cost:
-        outcome = extract(content, media_type)
+        outcome = extract(content, media_type, ocr_pages=ocr_pages)
     FIGURES_SEEN.cost("extraction", cost, f"{fmt} {what}")
-    flood = flooded(cost, EXTRACT_CPU_SECONDS, content)
-    within(cost, float("inf") if flood else EXTRACT_CPU_SECONDS, EXTRACT_MEMORY_MB, "extraction", content)
+    bound = EXTRACT_CPU_SECONDS + OCR_CPU_SECONDS_PER_PAGE * sum(ocr_pages)
+    flood = flooded(cost, bound, content)
+    within(cost, float("inf") if flood else bound, EXTRACT_MEMORY_MB, "extraction", content)
     if flood:
         outcome = "KNOWN FINDING pdf-warning-flood"
     FIGURES_SEEN.case(fmt, f"accepted {media_type.rpartition('/')[2][:8]}, extraction {outcome}")
@@ -163,8 +169,9 @@ def flooded(cost: Cost, cpu: float, content: bytes) -> bool:
     return cost.cpu_seconds > cpu and cost.log_records > FLOOD and content.startswith(b"%PDF-")
 
 
-def extract(content: bytes, media_type: str) -> str:
-    """What the worker reads of an accepted document; the refusal's code, or "read".
+def extract(content: bytes, media_type: str, *, ocr_pages: list[int] | None = None) -> str:
+    """What the worker reads of an accepted document; the refusal's code, or "read". The
+    number of pages OCR read is appended to ``ocr_pages``.
 
     ``reading.extract`` (layout, text, e-invoice) and ``reading.validate`` over its output
     as the checkpoint keeps it (JSON), as the review's tools run them; and the lower readers
@@ -187,6 +194,8 @@ def extract(content: bytes, media_type: str) -> str:
             assert read.readable or read.findings
         if reading is not None:
             extracted = json.loads(json.dumps(reading.extract(content, media_type, today=TODAY)))
+            if ocr_pages is not None:
+                ocr_pages.append(len((extracted.get("ocr") or {}).get("pages") or []))
             assert len(extracted["text"]) <= documents.MAX_TEXT_CHARS
             validated = reading.validate(extracted, today=TODAY)
             assert set(validated["fields"]) == set(fields.REQUIRED)
