@@ -18,20 +18,24 @@ import pytest
 from xdist.scheduler import LoadFileScheduling
 
 TOGETHER = ("tests/partition/", "tests/fuzz/")
-# The longest units, longest first, as ``--durations`` and the per-module times show them.
+# The longest units, longest first, as ``--durations`` and the per-module times show them
+# (docs/benchmarks.md, "The test suite's time").
 LONGEST_FIRST = (
     "tests/partition/",
-    "tests/tasks/test_benchmark.py",
-    "tests/fuzz/",
-    "tests/bench/test_benchmark.py",
     "tests/browser/test_alices_pages.py",
-    "tests/browser/test_preview.py",
-    "tests/browser/test_ops_pages.py",
+    "tests/bench/test_benchmark.py",
+    "tests/fuzz/",
+    "tests/browser/test_watch_a_job.py",
+    "tests/jobs/test_runworkers.py",
+    "tests/jobs/test_clock_skew.py",
+    "tests/agent/test_hostile_workers.py",
+    "tests/browser/test_evidence.py",
+    "tests/jobs/test_stopped_process.py",
     "tests/jobs/test_kill.py",
-    "tests/agent/test_kill.py",
-    "tests/deploy/test_nginx.py",
-    "tests/jobs/test_concurrency.py",
+    "tests/jobs/test_sharing.py",
+    "tests/agent/test_ocr.py",
     "tests/browser/",
+    "tests/tasks/test_benchmark.py",
     "tests/jobs/",
     "tests/agent/",
 )
