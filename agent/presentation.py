@@ -329,6 +329,25 @@ def progress_text(job_id: int) -> str | None:
 FAILURES = {code: FailureCause.SERVICE for code in (
     "planner_error", "planner_timeout", "planner_misconfigured", "model_error", "model_timeout")}
 
+# What staff do with a review that stopped on one of its own codes (the queue's codes have the
+# queue's lines): a provider call that timed out or lost its connection, a job with nothing to read.
+STAFF_GUIDANCE = {
+    "unknown": {
+        **dict.fromkeys(("planner_timeout", "model_timeout"),
+            "The provider did not answer in time. A timeout during a provider outage: the provider did nothing "
+            "you can see, and reconciling as not done reruns it; if its records show the call below answered, "
+            "reconcile as done with its outcome."),
+        **dict.fromkeys(("planner_error", "model_error"),
+            "The connection to the provider broke after the call below was sent: ask the provider about its "
+            "idempotency key, then reconcile as done (with its outcome) if it answered, or as not done to run it "
+            "again."),
+    },
+    "dead": {
+        "nothing_to_review": "It had neither a document nor text to review: Retry would fail the same way; its "
+                             "submitter has to send the document.",
+    },
+}
+
 # What Alice calls the work of this kind, in the pages' sentences about a job ("Reviewing", "the
 # review stops shortly", "our review service had a problem").
 WORDS = Words(running="Reviewing", run="review", waiting="in line for review", again="to be reviewed again",

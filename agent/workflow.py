@@ -24,7 +24,7 @@ from . import documents, duplicates, notifications, provider_calls, webhooks
 from . import planner as planners
 from .models import Checkpoint
 from .policy import FINISH, Proposal, Rejection, check, safe_name
-from .presentation import REVIEW
+from .presentation import REVIEW, STAFF_GUIDANCE
 from .tools import SEQUENCE, TOOLS
 
 log = logging.getLogger("agent.workflow")
@@ -251,6 +251,7 @@ KIND = Kind(
     description="Review a supplier invoice: extract its text, check the required fields, draft a note for Alice.",
     progress=progress,
     evidence=provider_calls.evidence,
+    staff_guidance=STAFF_GUIDANCE,
     summarize=summarize,
     result_template="agent/review_result.html",
     presentation=REVIEW,

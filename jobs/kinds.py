@@ -183,7 +183,7 @@ class Words:
     waiting: str = "in line to run"  # a waiting job that has not been tried yet
     again: str = "to run again"  # "Staff sent it back to run again"
     service: str = "service"  # what runs the jobs: "our service had a problem"
-    ran: str = "ran"  # a verb in the past: "it ran before previews were kept"
+    ran: str = "ran"  # a verb in the past: "it ran before page images were kept"
     unreadable: str = "submit a readable copy of the document"  # advice when its document could not be read
 
 
@@ -301,6 +301,10 @@ class Kind:
     # (label, value) lines in words (the step, the idempotency key, the provider's request id,
     # the last checkpoint), never the document's text or a prompt.
     evidence: Callable[[int], list[tuple[str, str]]] | None = None
+    # For staff triaging a job that stopped on one of the kind's own failure codes
+    # (``JobFailed.code``): what to do, by the job's state and then that code, in place of the
+    # queue's line for the state (``jobs.admin.guidance``). The queue's own codes have theirs.
+    staff_guidance: dict[str, dict[str, str]] = field(default_factory=dict)
     # Called by the worker with a job's id once its completion has committed (never before, never
     # for a rejected one): the kind's follow-up work (the agent's webhooks). It must be idempotent
     # and quick; what it raises is logged and costs the job nothing.

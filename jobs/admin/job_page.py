@@ -252,6 +252,10 @@ def guidance(job: Job, now: datetime) -> str:
         ends = utc(job.lease_expires_at) if job.lease_expires_at else "its deadline"
         return (f"Running: wait. Its lease ends at {ends}; if its worker is gone by then, the job goes back to the "
                 "queue (or to unknown, had it started a provider call).")
+    spec = kinds.get(job.kind)
+    own = spec.staff_guidance.get(job.state, {}).get(job.failure_code or "") if spec is not None else None
+    if own:
+        return own
     for codes, words in GUIDANCE_BY_FAILURE.get(job.state, ()):
         if job.failure_code in codes:
             return words
@@ -268,25 +272,22 @@ GUIDANCE = {
     COMPLETED: "Done: nothing to do. The result below is what its submitter sees.",
     CANCELLED: "Cancelled: nothing to do, and nothing runs it again.",
 }
-# What a dead or unknown job's failure code (jobs.queue.FailureCode, or the kind's JobFailed.code)
-# changes in that line; codes not here get the state's line.
+# What a dead or unknown job's failure code (jobs.queue.FailureCode, or an acceptance refusal's,
+# jobs.errors) changes in that line; a kind's own codes have the kind's lines (Kind.staff_guidance),
+# and codes named nowhere get the state's line.
 GUIDANCE_BY_FAILURE: dict[str, tuple[tuple[frozenset[str], str], ...]] = {
     UNKNOWN: (
-        (frozenset({"planner_timeout", "model_timeout", "time_limit"}),
+        (frozenset({"time_limit"}),
          "The provider did not answer in time. A timeout during a provider outage: the provider did nothing you "
          "can see, and reconciling as not done reruns it; if its records show the call below answered, reconcile "
          "as done with its outcome."),
         (frozenset({"lease_expired", "handler_crashed", "stopped", "shutdown"}),
          "Its worker was lost while the provider call below was in flight: ask the provider about its idempotency "
          "key, then reconcile as done (with its outcome) if it answered, or as not done to run it again."),
-        (frozenset({"planner_error", "model_error"}),
-         "The connection to the provider broke after the call below was sent: ask the provider about its "
-         "idempotency key, then reconcile as done (with its outcome) if it answered, or as not done to run it "
-         "again."),
     ),
     DEAD: (
         (frozenset({"too_large", "too_complex", "unpacks_too_large", "damaged_document", "unsupported_media_type",
-                    "nothing_to_review", "memory_limit", "cpu_limit", "too_deep"}),
+                    "memory_limit", "cpu_limit", "too_deep"}),
          "Its document was refused or is beyond its kind's limits (the last error says why): Retry would fail "
          "the same way; its submitter has to send another file."),
         (frozenset({"deadline", "deadline_passed", "no_time_left"}),

@@ -245,6 +245,17 @@ def test_a_dead_or_unknown_jobs_line_follows_why_it_stopped(client, triager, ali
     assert guidance_of(page_of(client, late)).startswith("It ran out of time before its deadline: Retry")
 
 
+def test_a_kinds_own_failure_code_reads_in_the_kinds_line_on_its_jobs_only(client, triager, in_state, register_kind):
+    register_kind(kinds.Kind(name="test.own_words", handler=lambda ctx: {},
+                             staff_guidance={"dead": {"boom": "Its own line: the boom is the kind's to explain."}}))
+    client.force_login(triager)
+    own = in_state("dead", kind="test.own_words", payload={})
+    other = in_state("dead")  # another kind's job, stopped on the same code
+    assert own.failure_code == other.failure_code == "boom"
+    assert guidance_of(page_of(client, own)) == "Its own line: the boom is the kind's to explain."
+    assert guidance_of(page_of(client, other)).startswith("Failed, and nothing will run it again")
+
+
 def test_a_running_job_says_when_its_lease_ends_and_a_retried_one_when_it_runs(client, triager, accept, clock):
     client.force_login(triager)
     running = accept()
