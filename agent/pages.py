@@ -2,7 +2,7 @@
 
 Made in the worker's isolated child during the review's extract step (after the document
 was read, so it passed every structural check), kept beside the stored document once
-(``jobs.documents.store_page_images``) and served to the tenant's own members. A PDF's
+(``jobs.document_store.store_page_images``) and served to the tenant's own members. A PDF's
 pages are drawn by pdfium at a resolution for reading on a screen; a scan or a photo
 (PNG, JPEG, TIFF) is its own page image as OCR read it (``agent.ocr.pages_of``: upright,
 straightened: the evidence boxes were measured on it), or without OCR turned upright by

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from jobs.tasks_backend import queue_options
-from jobs.tasks_framework import task
+from jobs.tasks_backend.framework import task
 
 
 @task

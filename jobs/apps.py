@@ -12,4 +12,5 @@ class JobsConfig(AppConfig):
         queue_settings()
         # Importing them registers their kinds: the diagnostic kinds, and the kind Django's
         # Tasks framework enqueues.
-        from . import diagnostic, task_kind  # noqa: F401
+        from . import diagnostic  # noqa: F401
+        from .tasks_backend import kind  # noqa: F401

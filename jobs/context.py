@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypedDict
 
-from . import documents, queue
+from . import document_store, queue
 from .clock import Clock, queue_clock
 from .kinds import JobDeferred
 from .models import Job
@@ -131,18 +131,18 @@ class JobContext:
         name = self.job()["document"]
         if not name:
             raise LookupError("this job has no document")
-        return documents.read(name)
+        return document_store.read(name)
 
     def has_page_images(self) -> bool:
         """Whether images of this job's document's pages are kept already (written once)."""
-        return bool(documents.page_images(self.job()["document"]))
+        return bool(document_store.page_images(self.job()["document"]))
 
     def keep_page_images(self, images: list[tuple[bytes, int, int]]) -> bool:
         """Keep images (PNG bytes, width, height) of this job's document's pages beside it, once."""
         name = self.job()["document"]
         if not name:
             raise LookupError("this job has no document")
-        return documents.store_page_images(name, images)
+        return document_store.store_page_images(name, images)
 
     def mark_external_start(self, what: str = "external call", *, also: Callable[[], object] | None = None) -> None:
         """Commit the marker before an outside call; only with a third of a lease still ahead.

@@ -29,13 +29,13 @@ from pathlib import Path
 
 from django.db.models import Count, F
 
-from jobs import documents, queue
+from jobs import document_store, queue
 from jobs.models import Job, JobEvent
 
 from .models import RetiredCount
 
 # A stored file modified this recently is left alone: an acceptance may have just stored or
-# touched it (``documents._write_once``) and not yet committed the job that names it.
+# touched it (``document_store._write_once``) and not yet committed the job that names it.
 DOCUMENT_GRACE = timedelta(hours=1)
 
 
@@ -108,23 +108,23 @@ def _delete_orphans(names: set[str]) -> int:
     still_used = set(Job.objects.filter(document__in=names).values_list("document", flat=True))
     removed = 0
     for name in sorted(names - still_used):
-        target = documents.path(name)
+        target = document_store.path(name)
         if _settled(target):
-            documents.delete(name)  # and the page images kept beside it
+            document_store.delete(name)  # and the page images kept beside it
             removed += 1
     return removed
 
 
 def stray_documents(*, batch: int = 500):
     """Stored files past the grace that no job names, ``batch`` names per reference check."""
-    root = Path(documents.path(""))
+    root = Path(document_store.path(""))
     if not root.is_dir():
         return
     # <tenant>/<xx>/<digest>, and <xx>/<digest> from before documents were kept per tenant; a
     # page image (<digest>.pages/<n>.png) is its document's, kept while a job names that.
     files = (p for p in sorted(root.rglob("*")) if p.is_file() and _settled(p))
     while chunk := list(itertools.islice(files, batch)):
-        owners = {p: documents.owner(p.relative_to(root).as_posix()) for p in chunk}
+        owners = {p: document_store.owner(p.relative_to(root).as_posix()) for p in chunk}
         named = set(Job.objects.filter(document__in=set(owners.values())).values_list("document", flat=True))
         yield from (p for p, owner in owners.items() if owner not in named)
 
@@ -159,7 +159,7 @@ def _estimate(*, older_than: timedelta, now: datetime, batch: int) -> Report:
                .values_list("document", flat=True))
     return Report(
         jobs=jobs, events=JobEvent.objects.filter(job__in=candidates).count(),
-        documents=sum(1 for name in names - kept if _settled(documents.path(name))),
+        documents=sum(1 for name in names - kept if _settled(document_store.path(name))),
         strays=sum(1 for _ in stray_documents(batch=batch)),
         batches=-(-jobs // batch),
     )

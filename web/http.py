@@ -35,7 +35,7 @@ from django_htmx.middleware import HtmxDetails
 from pydantic import BaseModel, ValidationError
 
 from jobs import kinds, payloads, tokens
-from jobs.documents import Upload
+from jobs.document_store import Upload
 from jobs.errors import AcceptanceError
 from jobs.models import User
 

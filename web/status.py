@@ -18,7 +18,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Case, Q, QuerySet, When
 from django.http import Http404
 
-from jobs import documents, kinds, queue
+from jobs import document_store, kinds, queue
 from jobs.models import Job, JobEvent, User
 
 from . import schemas, wording, zones
@@ -147,7 +147,7 @@ def document_pane(job: Job, *, page_url: Callable[[int], str], download_url: str
     it (``shown_result``), else the job's own."""
     if not job.document:
         return None
-    images = documents.page_images(job.document) if job.is_terminal else []
+    images = document_store.page_images(job.document) if job.is_terminal else []
     spec = kinds.get(job.kind)
     hook = spec.presentation.boxes if spec else None
     result = result if result is not None else job.result

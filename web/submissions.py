@@ -15,9 +15,9 @@ from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooMany
 from django.http import HttpRequest
 from django.http.multipartparser import MultiPartParserError
 
-from jobs import documents, kinds, queue
+from jobs import document_store, kinds, queue
 from jobs.clock import queue_clock
-from jobs.documents import Upload
+from jobs.document_store import Upload
 from jobs.errors import AcceptanceError
 from jobs.models import Job
 
@@ -130,7 +130,7 @@ def submit_form(call: Call) -> Sent:
         [key, form.kind, options, text, [(f.name, f.size, _sha256(f)) for f in files]]).encode()).hexdigest()
     several = len(files) + bool(text) > 1
     batch = _Batch(call, call.tenant_id, spec, digest, Sent(batch=f"b{digest[:23]}" if several else ""))
-    with documents.checks_end_by(time.monotonic() + BATCH_CHECK_SECONDS):
+    with document_store.checks_end_by(time.monotonic() + BATCH_CHECK_SECONDS):
         for index, upload_file in enumerate(files):
             batch.accept_file(options, index, upload_file)
     if text:
@@ -256,7 +256,7 @@ def submit_again(call: Call, job_id: int) -> queue.Acceptance:
     upload = None
     if job.document:
         try:
-            content = documents.read(job.document)
+            content = document_store.read(job.document)
         except FileNotFoundError:
             raise HttpError(409, "document_gone", "this job's document is no longer kept: choose the file "
                                                   "again on the submit page") from None

@@ -23,7 +23,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 from django_htmx.http import HttpResponseClientRedirect
 
-from jobs import documents, kinds, queue
+from jobs import document_store, kinds, queue
 from jobs.clock import queue_clock
 from jobs.models import Job
 
@@ -300,21 +300,22 @@ def job_result(call: Call, job_id: int) -> HttpResponse:
 def job_page_image(call: Call, job_id: int, number: int) -> HttpResponseBase:
     """One page of a job's document as an image, kept beside the document when it was reviewed."""
     job = status.job_document(tenant_id=call.tenant_id, job_id=job_id)
-    image = documents.page_image(job.document, number)
+    image = document_store.page_image(job.document, number)
     if image is None:
         raise Http404("no such page")
-    return FileResponse(image.open("rb"), content_type=documents.PAGE_MEDIA_TYPE)
+    return FileResponse(image.open("rb"), content_type=document_store.PAGE_MEDIA_TYPE)
 
 
 @http.endpoint("GET", "HEAD")
 def job_document(call: Call, job_id: int) -> HttpResponseBase:
     """The document as it was sent: always saved as a file, never shown in the site's pages."""
     job = status.job_document(tenant_id=call.tenant_id, job_id=job_id)
-    stored = documents.stored_file(job.document)
+    stored = document_store.stored_file(job.document)
     if stored is None:
         raise Http404("the document is no longer kept")
-    return FileResponse(stored.open("rb"), as_attachment=True, filename=documents.download_filename(job.document_name),
-                        content_type=documents.download_type(job.document_type))
+    return FileResponse(stored.open("rb"), as_attachment=True,
+                        filename=document_store.download_filename(job.document_name),
+                        content_type=document_store.download_type(job.document_type))
 
 
 @http.endpoint("GET", "HEAD")

@@ -16,7 +16,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
-from .. import documents
+from .. import document_store
 from ..clock import Clock, queue_clock
 from ..models import Job, JobQuerySet
 from .display import COMPLETED, DEAD, LEASED, QUEUED, UNKNOWN, WIDE, member, viewer
@@ -246,25 +246,25 @@ class JobAdmin(JobPageFields, TriageActions):
 
     def document_view(self, request: HttpRequest, object_id: str) -> FileResponse:
         job = self._input_of(request, object_id)
-        root = documents.path("").resolve()
-        stored = documents.path(job.document).resolve() if job.document else None
+        root = document_store.path("").resolve()
+        stored = document_store.path(job.document).resolve() if job.document else None
         if stored is None or not stored.is_relative_to(root) or not stored.is_file():
             raise Http404("this job has no stored document")
         self.log_change(request, job, f"Downloaded the document ({job.document_name or 'unnamed'}).")
         # An attachment: the browser saves it, never renders a tenant's file in the admin's origin.
         response = FileResponse(stored.open("rb"), as_attachment=True,
-                                filename=documents.download_filename(job.document_name),
-                                content_type=documents.download_type(job.document_type))
+                                filename=document_store.download_filename(job.document_name),
+                                content_type=document_store.download_type(job.document_type))
         response["Cache-Control"] = "no-store, private"
         return response
 
     def page_view(self, request: HttpRequest, object_id: str, number: int) -> FileResponse:
         """One page image of the job's document (the job page's pane, opened and logged there)."""
         job = self._input_of(request, object_id)
-        image = documents.page_image(job.document, number) if job.document else None
+        image = document_store.page_image(job.document, number) if job.document else None
         if image is None:
             raise Http404("no such page")
-        response = FileResponse(image.open("rb"), content_type=documents.PAGE_MEDIA_TYPE)
+        response = FileResponse(image.open("rb"), content_type=document_store.PAGE_MEDIA_TYPE)
         response["Cache-Control"] = "no-store, private"
         return response
 

@@ -14,9 +14,10 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
-from .. import kinds, task_kind
+from .. import kinds
 from ..clock import Clock
 from ..models import Job
+from ..tasks_backend import kind as task_kind
 from .display import (
     CANCELLED,
     COMPLETED,

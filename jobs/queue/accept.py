@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 from django.db import IntegrityError
 
-from jobs import documents, kinds, sql
+from jobs import document_store, kinds, sql
 from jobs.errors import (
     InvalidOperationKey,
     InvalidPayload,
@@ -37,7 +37,7 @@ def accept(
     payload: Any,
     operation_key: str,
     now: datetime,
-    document: documents.Upload | None = None,
+    document: document_store.Upload | None = None,
     offered_only: bool = True,
     batch: str = "",
     priority: int = 0,
@@ -56,7 +56,7 @@ def accept(
     spec, key, payload, encoded = _checked(kind, payload, operation_key, document, offered_only=offered_only)
     _check_waiting(tenant_id, user_id, key)
     # Stored (named by its digest, written once) before the row that names it commits.
-    stored = documents.check_and_store(document, spec, tenant_id=tenant_id) if document is not None else None
+    stored = document_store.check_and_store(document, spec, tenant_id=tenant_id) if document is not None else None
 
     start = max(available_at or now, now)
     fingerprint = _fingerprint(kind, encoded, stored.sha256 if stored else "", [
@@ -80,7 +80,7 @@ def accept(
     return Acceptance(row, created=True)
 
 
-def _document(stored: documents.Stored | None) -> dict[str, Any]:
+def _document(stored: document_store.Stored | None) -> dict[str, Any]:
     """The job's columns about its stored document (empty without one)."""
     if stored is None:
         return {"document": "", "document_name": "", "document_type": "", "document_size": None,
@@ -97,7 +97,7 @@ def _fingerprint(kind: str, encoded: str, document_sha256: str, options: list[An
     ).hexdigest()
 
 
-def _checked(kind: str, payload: Any, operation_key: str, document: documents.Upload | None, *,
+def _checked(kind: str, payload: Any, operation_key: str, document: document_store.Upload | None, *,
              offered_only: bool) -> tuple[kinds.Kind, str, dict[str, Any], str]:
     """The kind, operation key, payload and its canonical JSON, once every check passed."""
     spec = kinds.offered(kind) if offered_only else kinds.get(kind)

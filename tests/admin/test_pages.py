@@ -8,7 +8,7 @@ import re
 import pytest
 from django.contrib.admin.models import LogEntry
 
-from jobs import documents, tokens
+from jobs import document_store, tokens
 from jobs.models import ApiToken, Job, Tenant, User
 
 from .conftest import CHANGELIST, STATES, confirm, start_action
@@ -157,7 +157,7 @@ def test_the_age_filter_uses_the_time_since_acceptance(client, triager, in_state
 @pytest.fixture
 def reviewed(in_state, progress_kind):
     """An unknown review job with inline text and a stored document."""
-    upload = documents.Upload(b"%PDF-1.4 supplier ACME GmbH IBAN DE89", "invoice.pdf", "application/pdf")
+    upload = document_store.Upload(b"%PDF-1.4 supplier ACME GmbH IBAN DE89", "invoice.pdf", "application/pdf")
     return in_state("unknown", kind="test.review", payload={"text": "Confidential supplier letter", "pages": 2},
                     document=upload)
 

@@ -18,7 +18,7 @@ from agent.models import ProviderCall
 from agent.planner import ChatCompletionsPlanner
 from jobs import kinds, queue
 from jobs.admin import utc
-from jobs.documents import Upload
+from jobs.document_store import Upload
 from jobs.kinds import JobFailed
 from jobs.models import Job
 from tests.agent.conftest import drive

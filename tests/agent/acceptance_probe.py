@@ -52,7 +52,7 @@ def main() -> int:
     from django.utils import timezone
 
     from jobs import queue
-    from jobs.documents import Upload
+    from jobs.document_store import Upload
     from jobs.errors import AcceptanceError
 
     upload = Upload(args.document.read_bytes(), args.document.name, "application/octet-stream")

@@ -15,7 +15,7 @@ from agent.planner import Planner, View
 from agent.policy import Proposal
 from jobs import queue
 from jobs.context import JobContext
-from jobs.documents import Upload
+from jobs.document_store import Upload
 from jobs.kinds import JobDeferred, JobFailed
 from jobs.models import Job
 

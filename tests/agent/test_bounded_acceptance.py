@@ -12,8 +12,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from jobs import bounded, documents
-from jobs.documents import Upload
+from jobs import bounded, document_store
+from jobs.document_store import Upload
 from jobs.errors import DocumentNotChecked, DocumentTooComplex
 from jobs.models import Job
 from tests import hostile
@@ -64,33 +64,33 @@ def test_a_pdf_the_counts_miss_is_stopped_by_the_bound_and_refused_as_too_comple
     """39,000 cross-reference streams with an escaped type name: within every counted limit,
     2.5 s of CPU in pypdf, accepted before; now killed at the check's bound."""
     document = hostile.pdf_xref_stream_chain()
-    assert len(document) <= documents.CHECK_MEMORY_MB * 1024 * 1024 and len(document) < 5 * 1024 * 1024
+    assert len(document) <= document_store.CHECK_MEMORY_MB * 1024 * 1024 and len(document) < 5 * 1024 * 1024
     started, cpu = time.monotonic(), cpu_seconds()
     with pytest.raises(DocumentTooComplex, match="the document is too complex to check") as refused:
         review_job(document)
     seconds, spent = time.monotonic() - started, cpu_seconds() - cpu
     print(f"\n{len(document):,} bytes refused by the bound after {seconds:.2f} s ({spent:.2f} s of CPU)")
-    assert seconds < documents.CHECK_WALL_SECONDS + 1.0
-    assert spent < documents.CHECK_CPU_SECONDS + 0.5
+    assert seconds < document_store.CHECK_WALL_SECONDS + 1.0
+    assert spent < document_store.CHECK_CPU_SECONDS + 0.5
     assert refused.value.code == "too_complex" and not Job.objects.exists()
 
 
 @pytest.fixture
 def quick_bound(monkeypatch):
-    monkeypatch.setattr(documents, "CHECK_CPU_SECONDS", 1)
-    monkeypatch.setattr(documents, "CHECK_WALL_SECONDS", 1.5)
-    monkeypatch.setattr(documents, "CHECK_MEMORY_MB", 64)
+    monkeypatch.setattr(document_store, "CHECK_CPU_SECONDS", 1)
+    monkeypatch.setattr(document_store, "CHECK_WALL_SECONDS", 1.5)
+    monkeypatch.setattr(document_store, "CHECK_MEMORY_MB", 64)
 
 
 @pytest.mark.parametrize("check, why, wall", [(spin, "cpu", 10.0), (hog, "memory", 10.0), (stall, "wall", 1.5)])
 def test_a_check_past_its_bound_is_killed_and_the_document_refused_as_too_complex(quick_bound, monkeypatch, check,
                                                                                    why, wall, caplog):
     """A reader the counts do not know about: the bound, not the reader, ends it."""
-    monkeypatch.setattr(documents, "CHECK_WALL_SECONDS", wall)  # the CPU bound first, however busy the machine
+    monkeypatch.setattr(document_store, "CHECK_WALL_SECONDS", wall)  # the CPU bound first, however busy the machine
     started = time.monotonic()
     with pytest.raises(DocumentTooComplex, match="the document is too complex to check: reading its structure "
                                                  "takes more than the 1 s of processor time") as refused:
-        documents.bounded_check(Upload(b"x", "x.pdf", "application/pdf"), SimpleNamespace(check_document=check))
+        document_store.bounded_check(Upload(b"x", "x.pdf", "application/pdf"), SimpleNamespace(check_document=check))
     assert time.monotonic() - started < wall + 1.0
     assert refused.value.code == "too_complex"
     assert f"over its {why} bound" in caplog.text
@@ -98,16 +98,16 @@ def test_a_check_past_its_bound_is_killed_and_the_document_refused_as_too_comple
 
 def test_a_check_that_runs_out_of_its_batchs_time_is_refused_to_be_sent_again_alone(quick_bound):
     upload, spec = Upload(b"x", "x.pdf", "application/pdf"), SimpleNamespace(check_document=stall)
-    with documents.checks_end_by(time.monotonic() + 0.5), pytest.raises(DocumentNotChecked) as refused:
-        documents.bounded_check(upload, spec)
+    with document_store.checks_end_by(time.monotonic() + 0.5), pytest.raises(DocumentNotChecked) as refused:
+        document_store.bounded_check(upload, spec)
     assert (refused.value.code, refused.value.message) == ("not_checked_in_time",
                                                            "not checked in time: send it again on its own")
-    with documents.checks_end_by(time.monotonic() + 0.1), pytest.raises(DocumentNotChecked):
-        documents.bounded_check(upload, SimpleNamespace(check_document=lambda **kwargs: 1 / 0))  # never started
+    with document_store.checks_end_by(time.monotonic() + 0.1), pytest.raises(DocumentNotChecked):
+        document_store.bounded_check(upload, SimpleNamespace(check_document=lambda **kwargs: 1 / 0))  # never started
 
 
 def test_the_check_answers_from_its_child_what_it_would_have_in_process():
     assert bounded.run(lambda: "application/pdf", cpu_seconds=1, memory_mb=64, wall=5) == "application/pdf"
     with pytest.raises(DocumentTooComplex, match="the PDF has 2"):  # a refusal travels whole, field and all
-        documents.bounded_check(Upload(pdf_to_rebuild(), "x.pdf", "application/pdf"),
+        document_store.bounded_check(Upload(pdf_to_rebuild(), "x.pdf", "application/pdf"),
                                 SimpleNamespace(check_document=__import__("agent.documents").documents.check_document))

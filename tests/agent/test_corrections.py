@@ -12,7 +12,7 @@ import pytest
 from agent import corrections, presentation, workflow
 from agent.models import FieldCorrection
 from jobs import kinds, queue
-from jobs.documents import Upload
+from jobs.document_store import Upload
 from jobs.models import Job, JobEvent
 from tests.conftest import claim_first
 from tests.web.conftest import evidenced_review_result, review_result

@@ -156,7 +156,7 @@ def test_a_docx_that_understates_its_size_fails_at_extraction_without_unpacking_
 
 
 def test_extraction_refuses_a_bomb_even_when_acceptance_was_bypassed(review_job, claim):
-    from jobs import documents as stored
+    from jobs import document_store as stored
 
     job = review_job(samples.DOCX)
     stored.path(job.document).write_bytes(hostile.docx_bomb())  # the stored bytes swapped behind acceptance

@@ -9,7 +9,7 @@ import pytest
 
 from agent import samples
 from jobs.clock import system_clock
-from jobs.documents import Upload
+from jobs.document_store import Upload
 from jobs.models import Job, JobEvent
 from tests import hostile
 from tests.workers import drain

@@ -13,7 +13,7 @@ import pytest
 from agent import samples
 from agent.models import Checkpoint
 from jobs import queue
-from jobs.documents import Upload
+from jobs.document_store import Upload
 from jobs.models import Job
 
 from ..conftest import PYTHON, ROOT, child_env

@@ -390,7 +390,7 @@ def test_without_tesseract_a_scan_is_unreadable_and_says_ocr_is_not_installed(mo
 @pytest.mark.django_db(transaction=True)
 def test_ocr_past_its_cpu_limit_is_killed_and_the_worker_serves_the_next_job(needs_ocr, accept, bob):
     from jobs.clock import system_clock
-    from jobs.documents import Upload
+    from jobs.document_store import Upload
     from tests.workers import drain
 
     scan = image_only_pdf(rendered(CORPUS / "en" / "03-twopage.pdf", 200), 200)

@@ -12,7 +12,7 @@ from PIL import Image
 
 from agent import documents, pages
 from agent.planner import LocalPlanner
-from jobs import documents as stored
+from jobs import document_store as stored
 
 from .conftest import drive
 

@@ -205,10 +205,10 @@ def test_inline_text_must_fit_the_schema(review_job):
 def test_the_stored_document_never_changes_after_acceptance(review_job, pdf, settings):
     import hashlib
 
-    from jobs import documents
+    from jobs import document_store
 
     job = review_job(pdf)
-    assert hashlib.sha256(documents.read(job.document)).hexdigest() == job.document_sha256 == \
+    assert hashlib.sha256(document_store.read(job.document)).hexdigest() == job.document_sha256 == \
         hashlib.sha256(pdf.read_bytes()).hexdigest()
 
 
@@ -239,9 +239,9 @@ def test_the_worker_loop_runs_a_review_to_completion(review_job, clock, pdf, mon
     assert set(job.result) == {"fields", "draft", "steps", "warnings", "pages", "page_sizes", "readable", "reading",
                                "findings", "ocr"}
     # The worker kept an image of each page beside the stored document, once.
-    from jobs import documents
+    from jobs import document_store
 
-    assert len(documents.page_images(job.document)) == job.result["pages"] == len(job.result["page_sizes"])
+    assert len(document_store.page_images(job.document)) == job.result["pages"] == len(job.result["page_sizes"])
 
 
 @pytest.mark.parametrize("sample, outcome, text, needs_action", [

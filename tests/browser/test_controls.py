@@ -8,7 +8,7 @@ import pytest
 
 from jobs import queue
 from jobs.clock import system_clock
-from jobs.documents import Upload
+from jobs.document_store import Upload
 from jobs.models import Job
 
 from .audit import audit

@@ -15,7 +15,7 @@ from agent.samples.make_samples import invoice_lines, write_pdf
 from jobs import kinds, queue
 from jobs.clock import system_clock
 from jobs.context import JobContext
-from jobs.documents import Upload
+from jobs.document_store import Upload
 from jobs.models import Job
 
 from .audit import audit

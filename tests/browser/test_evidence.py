@@ -8,7 +8,7 @@ import pytest
 
 from jobs import kinds, queue
 from jobs.clock import system_clock
-from jobs.documents import Upload
+from jobs.document_store import Upload
 from tests.web.conftest import evidenced_review_result
 
 from .audit import WIDTHS, audit

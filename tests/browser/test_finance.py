@@ -9,7 +9,7 @@ import pytest
 
 from jobs import kinds, queue
 from jobs.clock import system_clock
-from jobs.documents import Upload
+from jobs.document_store import Upload
 from jobs.models import Job
 from tests.web.conftest import review_result
 

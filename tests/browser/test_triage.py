@@ -12,7 +12,7 @@ from django.core.management import call_command
 
 from jobs import queue
 from jobs.clock import system_clock
-from jobs.documents import Upload
+from jobs.document_store import Upload
 from jobs.models import Job
 
 from .audit import audit

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from jobs import documents, queue
-from jobs.documents import Upload
+from jobs import document_store, queue
+from jobs.document_store import Upload
 from jobs.models import Job
 
 INVOICE = b"Supplier: Initech\nTotal: EUR 10.00\n"
@@ -27,7 +27,7 @@ def upload(clock, user, key: str) -> Job:
 
 def test_the_same_bytes_from_two_tenants_are_two_files(clock, alice, bob):
     mine = upload(clock, alice, "a-1")
-    theirs_path = documents.path(f"{bob.tenant_id}/{mine.document_sha256[:2]}/{mine.document_sha256}")
+    theirs_path = document_store.path(f"{bob.tenant_id}/{mine.document_sha256[:2]}/{mine.document_sha256}")
     assert not theirs_path.exists()  # alice's upload left nothing where bob's would go
 
     theirs = upload(clock, bob, "b-1")
@@ -35,8 +35,8 @@ def test_the_same_bytes_from_two_tenants_are_two_files(clock, alice, bob):
     assert mine.document_sha256 == theirs.document_sha256
     assert mine.document != theirs.document
     assert mine.document.startswith(f"{alice.tenant_id}/") and theirs.document.startswith(f"{bob.tenant_id}/")
-    assert documents.path(theirs.document) == theirs_path
-    assert documents.read(mine.document) == documents.read(theirs.document) == INVOICE
+    assert document_store.path(theirs.document) == theirs_path
+    assert document_store.read(mine.document) == document_store.read(theirs.document) == INVOICE
 
 
 def test_one_tenant_storing_the_same_bytes_twice_keeps_one_file(clock, alice, make_member):
@@ -44,4 +44,4 @@ def test_one_tenant_storing_the_same_bytes_twice_keeps_one_file(clock, alice, ma
     first = upload(clock, alice, "a-1")
     second = upload(clock, colleague, "c-1")
     assert first.document == second.document
-    assert sum(1 for p in documents.path("").rglob("*") if p.is_file()) == 1
+    assert sum(1 for p in document_store.path("").rglob("*") if p.is_file()) == 1

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from jobs.models import Job
-from jobs.tasks_framework import task_backends
+from jobs.tasks_backend.framework import task_backends
 from jobs.worker import Worker
 
 

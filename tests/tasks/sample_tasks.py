@@ -8,7 +8,7 @@ import time
 
 from jobs.kinds import JobFailed
 from jobs.tasks_backend import queue_options
-from jobs.tasks_framework import task, task_finished, task_started
+from jobs.tasks_backend.framework import task, task_finished, task_started
 
 
 @task

@@ -10,7 +10,6 @@ from django.db import transaction
 
 from jobs import kinds, queue
 from jobs.models import Job, Tenant, User
-from jobs.task_kind import KIND, MAX_PAYLOAD_BYTES
 from jobs.tasks_backend import (
     SYSTEM_TENANT,
     SYSTEM_USER,
@@ -19,7 +18,8 @@ from jobs.tasks_backend import (
     for_tenant,
     queue_options,
 )
-from jobs.tasks_framework import InvalidTask, task, task_backends, task_enqueued
+from jobs.tasks_backend.framework import InvalidTask, task, task_backends, task_enqueued
+from jobs.tasks_backend.kind import KIND, MAX_PAYLOAD_BYTES
 from tests.tasks import sample_tasks
 from tests.tasks.conftest import job_of
 from tests.tasks.sample_tasks import add, patient, send_payment, urgent, whenever

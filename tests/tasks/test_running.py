@@ -10,7 +10,8 @@ import pytest
 from jobs import queue
 from jobs.kinds import JobFailed
 from jobs.models import Job, JobEvent
-from jobs.task_kind import (
+from jobs.tasks_backend.framework import TaskResultDoesNotExist, task_finished, task_started
+from jobs.tasks_backend.kind import (
     CANCELLED,
     KIND,
     OutcomeUnknown,
@@ -21,7 +22,6 @@ from jobs.task_kind import (
     build_result,
     missing_function,
 )
-from jobs.tasks_framework import TaskResultDoesNotExist, task_finished, task_started
 from tests.tasks.conftest import job_of
 from tests.tasks.sample_tasks import (
     add,

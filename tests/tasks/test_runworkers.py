@@ -10,7 +10,7 @@ import pytest
 from jobs import queue
 from jobs.clock import system_clock
 from jobs.models import Job
-from jobs.task_kind import KIND, OutcomeUnknown, TaskCall
+from jobs.tasks_backend.kind import KIND, OutcomeUnknown, TaskCall
 from tests.conftest import wait_for
 from tests.tasks.sample_tasks import add, add_later, fail_with, nap, send_payment, which_attempt
 from tests.workers import Workers

@@ -113,7 +113,7 @@ def reviewed(clock, alice):
     def make(result: dict, *, name: str = "invoice.txt", user=None, batch: str = ""):
         from datetime import timedelta
 
-        from jobs.documents import Upload
+        from jobs.document_store import Upload
 
         user = user or alice
         now = clock.now() - timedelta(seconds=next(_earlier))  # older than any other queued job: claimed first
@@ -195,7 +195,7 @@ def review_document(user, content: bytes, name: str, *, media_type: str = "appli
     from agent.planner import LocalPlanner
     from jobs.clock import system_clock
     from jobs.context import JobContext
-    from jobs.documents import Upload
+    from jobs.document_store import Upload
 
     now = system_clock.now()
     job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},

@@ -251,9 +251,9 @@ def test_a_batch_of_slow_documents_checks_what_fits_its_time_and_names_the_rest(
 def test_a_batchs_checks_end_well_before_the_web_workers_timeout():
     import runpy
 
-    from jobs import documents
+    from jobs import document_store
     from tests.conftest import ROOT
 
     timeout = runpy.run_path(str(ROOT / "deploy" / "gunicorn.conf.py"))["timeout"]
     # A batch's last check gets what is left of its budget, never more: the budget bounds them all.
-    assert timeout / 2 >= submissions.BATCH_CHECK_SECONDS and timeout / 10 >= documents.CHECK_WALL_SECONDS
+    assert timeout / 2 >= submissions.BATCH_CHECK_SECONDS and timeout / 10 >= document_store.CHECK_WALL_SECONDS

@@ -19,7 +19,7 @@ from agent.planner import LocalPlanner
 from agent.samples.make_samples import invoice_lines
 from jobs import kinds, queue
 from jobs.context import JobContext
-from jobs.documents import Upload
+from jobs.document_store import Upload
 from tests.conftest import claim_first, drive_to
 from web import status
 from web.openapi import openapi

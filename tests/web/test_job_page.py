@@ -9,7 +9,7 @@ import pytest
 
 from agent.models import Checkpoint
 from jobs import queue
-from jobs.documents import Upload
+from jobs.document_store import Upload
 from jobs.models import Job
 from tests.conftest import drive_to
 

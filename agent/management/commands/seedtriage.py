@@ -22,7 +22,7 @@ from agent import provider_calls, samples
 from jobs import kinds, queue
 from jobs.clock import queue_clock
 from jobs.context import JobContext
-from jobs.documents import Upload
+from jobs.document_store import Upload
 from jobs.models import Job, User
 from jobs.verdicts import Failed, judge
 

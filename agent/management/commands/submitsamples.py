@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 from agent import samples
 from jobs import queue
 from jobs.clock import queue_clock
-from jobs.documents import Upload
+from jobs.document_store import Upload
 from jobs.errors import AcceptanceError
 from jobs.models import User
 

@@ -35,7 +35,7 @@ from .errors import DocumentNotChecked, DocumentTooComplex, PayloadTooLarge, Uns
 if TYPE_CHECKING:
     from .kinds import Kind
 
-log = logging.getLogger("jobs.documents")
+log = logging.getLogger("jobs.document_store")
 
 # The bound on one document's structural check (``Kind.check_document``), run in a child
 # process forked for it (``jobs.bounded``): far below the web's request timeout (gunicorn's

@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any
 from django.db import connection
 from django.utils.module_loading import import_string
 
-from . import kinds
-from .conf import queue_settings
-from .context import JobContext
-from .kinds import JobDeferred, JobFailed, Kind
-from .models import Job, JobEvent
-from .queue import StaleEpoch
-from .tasks_framework import (
+from .. import kinds
+from ..conf import queue_settings
+from ..context import JobContext
+from ..kinds import JobDeferred, JobFailed, Kind
+from ..models import Job, JobEvent
+from ..queue import StaleEpoch
+from .framework import (
     DEFAULT_TASK_QUEUE_NAME,
     TASK_REFRESH_ATTRS,
     Task,
@@ -248,7 +248,7 @@ def is_registered(func: Any) -> bool:
 
 
 def _as_task(func: Any, backend: str) -> Task[..., Any]:
-    from .tasks_framework import task_backends
+    from .framework import task_backends
 
     try:
         return task_backends[backend].task_class(func=func, backend=backend, priority=0,

@@ -5,7 +5,7 @@
 ``my_task.enqueue(*args, **kwargs)`` checks the task (the framework's rules, and that a
 worker can import its function by its module path) and its arguments (JSON, nothing else),
 then commits a ``queued`` job of kind ``task`` through ``jobs.queue.accept``, which the
-``runworkers`` processes run like any other job (``jobs.task_kind``). Called inside
+``runworkers`` processes run like any other job (``jobs.tasks_backend.kind``). Called inside
 ``transaction.atomic()`` it joins that transaction: a rollback leaves no job, and
 ``task_enqueued`` is sent only once the job is committed. ``get_result(id)`` reads the job
 row and its events.
@@ -37,12 +37,12 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils.module_loading import import_string
 
-from .clock import Clock, queue_clock
-from .tasks_framework import BaseTaskBackend, InvalidTask, Task, TaskResultDoesNotExist, task_enqueued
+from ..clock import Clock, queue_clock
+from .framework import BaseTaskBackend, InvalidTask, Task, TaskResultDoesNotExist, task_enqueued
 
 if TYPE_CHECKING:
-    from .models import Tenant
-    from .task_kind import QueueTaskResult
+    from ..models import Tenant
+    from .kind import QueueTaskResult
 
 SYSTEM_TENANT = "system"  # tasks nobody gave a tenant belong to it; made at first use
 SYSTEM_USER = "system.tasks"  # submits every task job; inactive, no usable password
@@ -154,19 +154,19 @@ class QueueBackend(BaseTaskBackend):
         self.tenant = self.options.get("TENANT") or SYSTEM_TENANT
 
     def validate_task(self, task: Task[..., Any]) -> None:
-        """The framework's rules; then the function is one a worker may run (``task_kind.register``).
+        """The framework's rules; then the function is one a worker may run (``kind.register``).
 
         Every Task checks itself here as it is made, so every ``@task`` of this backend is registered
         in whichever process imports it."""
-        from .task_kind import register
+        from .kind import register
 
         super().validate_task(task)
         register(task.func)
 
     def enqueue(self, task: Task[..., Any], args: Any, kwargs: Any) -> QueueTaskResult:
-        from . import queue
-        from .errors import InvalidPayload, PayloadTooLarge
-        from .task_kind import KIND, QUEUED, NotJSON, TaskCall, build_result, json_value
+        from .. import queue
+        from ..errors import InvalidPayload, PayloadTooLarge
+        from .kind import KIND, QUEUED, NotJSON, TaskCall, build_result, json_value
 
         self.validate_task(task)
         _check_importable(task)
@@ -201,8 +201,8 @@ class QueueBackend(BaseTaskBackend):
         return result
 
     def get_result(self, result_id: str) -> QueueTaskResult:
-        from .models import Job
-        from .task_kind import KIND, TaskCall, TaskNotFound, build_result, history
+        from ..models import Job
+        from .kind import KIND, TaskCall, TaskNotFound, build_result, history
 
         try:
             job_id = int(str(result_id).strip())
@@ -225,7 +225,7 @@ class QueueBackend(BaseTaskBackend):
 
     def _stand_in(self, call: Any) -> Task[..., Any]:
         """A task for a result whose function is gone (its ``function`` still names it)."""
-        from .task_kind import missing_function
+        from .kind import missing_function
 
         queue_name = call.queue_name if call.queue_name in self.queues else next(iter(self.queues))
         return self.task_class(func=missing_function, backend=self.alias, priority=call.priority,
@@ -253,7 +253,7 @@ def _check_importable(task: Task[..., Any]) -> None:
 
 def tenant_id(tenant: Tenant | str) -> int:
     """The tenant's id: the system tenant is made at first use; any other must exist."""
-    from .models import Tenant
+    from ..models import Tenant
 
     if isinstance(tenant, Tenant):
         return tenant.pk
@@ -271,7 +271,7 @@ def system_user_id() -> int:
     logs in as it. Made at first use, in the system tenant."""
     from django.contrib.auth.hashers import make_password
 
-    from .models import User
+    from ..models import User
 
     pk = User.objects.filter(username=SYSTEM_USER).values_list("pk", flat=True).first()
     if pk is not None:
