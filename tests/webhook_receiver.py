@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import socket
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -75,3 +76,21 @@ def signature_ok(request: dict, secret: str) -> bool:
     signed = headers["X-Docket-Timestamp"].encode() + b"." + request["body"]
     expected = "sha256=" + hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
     return hmac.compare_digest(expected, headers.get("X-Docket-Signature", ""))
+
+
+PUBLIC_HOST, PUBLIC_ADDRESS = "hooks.example", "93.184.216.34"
+
+
+def resolve_publicly(settings, monkeypatch) -> None:
+    """``hooks.example`` resolves to a public address, everything else as the system resolves
+    it, and private addresses are refused as in production: an endpoint's address checks run
+    without a network."""
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host == PUBLIC_HOST:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (PUBLIC_ADDRESS, port))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    settings.WEBHOOKS = {**settings.WEBHOOKS, "ALLOW_PRIVATE": False}

@@ -5,8 +5,6 @@ axe-core finding, nor scrolls sideways (see ``audit``)."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 from django.contrib.auth.models import Permission
 
@@ -14,6 +12,7 @@ from agent.models import WebhookEndpoint
 from agent.webhooks import FINISHED, KIND_NAME
 from jobs import queue
 from jobs.clock import system_clock
+from tests.webhook_receiver import resolve_publicly
 
 from .audit import audit
 from .conftest import off_loop
@@ -28,16 +27,7 @@ URL = "https://hooks.example/docket"
 
 @pytest.fixture(autouse=True)
 def public_host_resolves(settings, monkeypatch):
-    """hooks.example resolves to a public address (the live server runs in this process)."""
-    real = socket.getaddrinfo
-
-    def getaddrinfo(host, port, *args, **kwargs):
-        if host == "hooks.example":
-            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", port))]
-        return real(host, port, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    settings.WEBHOOKS = {**settings.WEBHOOKS, "ALLOW_PRIVATE": False}
+    resolve_publicly(settings, monkeypatch)  # the live server runs in this process
 
 
 def webhook_admin(make_member, tenant: str, username: str, password: str):

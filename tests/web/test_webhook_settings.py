@@ -10,24 +10,14 @@ from django.urls import reverse
 from agent.models import WebhookEndpoint
 from agent.webhooks import CATCHUP
 from jobs.models import Job
+from tests.webhook_receiver import resolve_publicly
 
 URL = "https://hooks.example/docket"
 
 
 @pytest.fixture(autouse=True)
 def public_host_resolves(settings, monkeypatch):
-    """hooks.example resolves to a public address; everything else as the system resolves it."""
-    import socket
-
-    real = socket.getaddrinfo
-
-    def getaddrinfo(host, port, *args, **kwargs):
-        if host == "hooks.example":
-            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", port))]
-        return real(host, port, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    settings.WEBHOOKS = {**settings.WEBHOOKS, "ALLOW_PRIVATE": False}
+    resolve_publicly(settings, monkeypatch)
 
 
 def admin_of(user):
