@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-from datetime import datetime
 
 import pytest
 
@@ -43,22 +42,25 @@ def submit(accept):
     return submit_
 
 
-def intervals(jobs: list[Job], start: str, end: str) -> list[tuple[datetime, datetime]]:
-    """For each job, from its first event whose reason starts with ``start`` to the next with ``end``."""
+def intervals(jobs: list[Job], start: str, end: str) -> list[tuple[int, int]]:
+    """For each job, from its first event whose reason starts with ``start`` to the next with ``end``,
+    as event ids: the order the writes took effect in. Not their ``at``: a worker reads the
+    time before it waits for the write lock, so on a busy machine a claim written after a
+    completion can carry the earlier time."""
     spans = []
     for job in jobs:
-        events = list(JobEvent.objects.filter(job=job).order_by("id").values_list("reason", "at"))
+        events = list(JobEvent.objects.filter(job=job).order_by("id").values_list("reason", "id"))
         opened = None
-        for reason, at in events:
+        for reason, event_id in events:
             if opened is None and reason.startswith(start):
-                opened = at
+                opened = event_id
             elif opened is not None and reason.startswith(end):
-                spans.append((opened, at))
+                spans.append((opened, event_id))
                 opened = None
     return spans
 
 
-def most_at_once(spans: list[tuple[datetime, datetime]]) -> int:
+def most_at_once(spans: list[tuple[int, int]]) -> int:
     edges = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans], key=lambda e: (e[0], e[1]))
     now = peak = 0
     for _, step in edges:
