@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -48,13 +49,19 @@ PUBLISHED_SECRET_KEYS = {
     "insecure-development-key-set-SECRET_KEY-in-production",  # the key earlier versions shipped
 }
 SECRET_KEY = os.environ.get("SECRET_KEY", "").strip()
-if not DEBUG and not SECRET_KEY:
+# Writing migrations reads the models and signs nothing, so ``manage.py makemigrations`` runs
+# with any key or none (a deployment's tooling checks its models against its migrations
+# without holding its secret). Every other process, the web's and the workers' first, refuses.
+SIGNS_NOTHING = {"makemigrations"}
+COMMAND = sys.argv[1] if len(sys.argv) > 1 and Path(sys.argv[0]).name in {"manage.py", "__main__.py"} else ""
+KEY_REQUIRED = not DEBUG and COMMAND not in SIGNS_NOTHING
+if KEY_REQUIRED and not SECRET_KEY:
     raise ImproperlyConfigured(
         "SECRET_KEY is not set and DEBUG is off: set SECRET_KEY to a long random value of this "
         "deployment's own, e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))' "
         "(or set DEBUG=1 for development)."
     )
-if not DEBUG and (SECRET_KEY in PUBLISHED_SECRET_KEYS or SECRET_KEY.startswith("django-insecure-")):
+if KEY_REQUIRED and (SECRET_KEY in PUBLISHED_SECRET_KEYS or SECRET_KEY.startswith("django-insecure-")):
     raise ImproperlyConfigured(
         "SECRET_KEY is a published development key and DEBUG is off: set SECRET_KEY to a long "
         "random value of this deployment's own (or set DEBUG=1 for development)."
@@ -62,7 +69,8 @@ if not DEBUG and (SECRET_KEY in PUBLISHED_SECRET_KEYS or SECRET_KEY.startswith("
 # Django's own bar for a key (check --deploy's security.W009): at least 50 characters and 5
 # distinct ones. A key under it ("x", "changeme") can be guessed, and everything it signs forged.
 SECRET_KEY_MIN_LENGTH, SECRET_KEY_MIN_UNIQUE_CHARACTERS = 50, 5
-if not DEBUG and (len(SECRET_KEY) < SECRET_KEY_MIN_LENGTH or len(set(SECRET_KEY)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS):
+too_weak = len(SECRET_KEY) < SECRET_KEY_MIN_LENGTH or len(set(SECRET_KEY)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS
+if KEY_REQUIRED and too_weak:
     raise ImproperlyConfigured(
         f"SECRET_KEY is too short or too simple and DEBUG is off (at least {SECRET_KEY_MIN_LENGTH} characters, "
         f"{SECRET_KEY_MIN_UNIQUE_CHARACTERS} of them different): set SECRET_KEY to a long random value of this "

@@ -65,6 +65,21 @@ def test_debug_off_refuses_to_start_without_a_key_of_its_own(key):
         assert "set SECRET_KEY to a long random value" in result.stderr
 
 
+@pytest.mark.parametrize("key", [None, "x"])
+def test_makemigrations_needs_no_key_and_every_other_command_says_why_it_stops(key):
+    """Writing migrations signs nothing: a deployment's tooling checks models against migrations
+    without its secret. Any other command stops on the settings' own words, not on Django's
+    "Models aren't loaded yet", which its utility shows when a settings error is swallowed."""
+    env = environment(**PRODUCTION, SECRET_KEY=key)
+    checked = run_django(env, "manage.py", "makemigrations", "--check", "--dry-run")
+    assert checked.returncode == 0, checked.stderr
+    assert "No changes detected" in checked.stdout
+    migrated = run_django(env, "manage.py", "migrate", "--check")
+    assert migrated.returncode != 0
+    assert migrated.stderr.startswith("manage.py: ImproperlyConfigured: SECRET_KEY"), migrated.stderr
+    assert "AppRegistryNotReady" not in migrated.stderr
+
+
 def test_with_debug_on_the_development_key_works_and_check_deploy_names_it():
     env = environment(DEBUG="1", SECRET_KEY=None, HTTPS=None)
     result = run_django(env, "manage.py", "check", "--deploy")
