@@ -22,7 +22,7 @@ from jobs.kinds import FailureCause, PageBox, Presentation, Words
 from . import corrections, duplicates, fields, reading, work
 from .layout import BOX_COORDINATES
 from .models import Checkpoint, FieldCorrection
-from .tools import PHONE_CHECK, SEQUENCE, needs_phone_check, scan_words
+from .tools import PHONE_CHECK, SEQUENCE, needs_phone_check, scan_words, totals_mismatch
 
 # Summary outcome codes (workflow.summarize) as the list's outcome filter names them.
 OUTCOMES = {"ok": "OK", "to_correct": "To correct", "unreadable": "Unreadable"}
@@ -48,6 +48,15 @@ def _fields(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return dict(sorted(found.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
 
 
+def also_read(result: Any) -> dict[str, dict[str, Any]]:
+    """The fields of ``fields.ALSO_READ`` the review read (due date, net, VAT, buyer), in that order."""
+    found = result.get("also_read") if isinstance(result, dict) else None
+    if not isinstance(found, dict):
+        return {}
+    return {name: found[name] for name in fields.ALSO_READ
+            if isinstance(found.get(name), dict) and found[name].get("value") not in (None, "")}
+
+
 def label(name: str) -> str:
     return fields.LABELS.get(name, name.replace("_", " ").capitalize())
 
@@ -60,13 +69,13 @@ def shown_value(name: str, field: dict[str, Any], currency: str | None = None) -
     text = str(value)
     if field.get("status") != "present":
         return text
-    if name == "invoice_date":
+    if name in fields.DATE_FIELDS:
         try:
             day = date.fromisoformat(text)
         except ValueError:
             return text
         return f"{day.day} {day:%B %Y}"
-    if name == "total_amount":
+    if name in fields.AMOUNT_FIELDS:
         try:
             amount = Decimal(text)
         except InvalidOperation:
@@ -99,7 +108,10 @@ def present(result: dict[str, Any]) -> dict[str, Any]:
     source = reading.source_words(result.get("reading")) if readable and isinstance(result, dict) else ""
     if source and result.get("reading") == "scan":  # which pages, and how sure OCR was of them
         source = scan_words(result.get("ocr"))
-    return {"rows": rows, "message": supplier_message(draft), "note": draft, "readable": readable,
+    also = also_read(result)
+    also_rows = [_row(name, field, code, readable=True, sizes=sizes) for name, field in also.items()]
+    return {"rows": rows, "also_rows": also_rows, "totals_mismatch": totals_mismatch(also, found) if also else "",
+            "message": supplier_message(draft), "note": draft, "readable": readable,
             "source": source, "findings": findings,
             "phone_check": PHONE_CHECK if needs_phone_check(findings) else "",
             "to_check": any(row["status"] == "to_check" for row in rows)}
@@ -214,7 +226,8 @@ def boxes(result: dict[str, Any]) -> list[PageBox]:
     if not isinstance(result, dict):
         return []
     found: list[PageBox] = []
-    for row in present(result)["rows"]:
+    shown = present(result)
+    for row in [*shown["rows"], *shown["also_rows"]]:
         # A value to check shows its readings, not the value: their boxes, not its own; a corrected
         # value shows where the review read what it replaced.
         readings = [c["evidence"] for c in row["candidates"]] or [row["evidence"]]
@@ -242,6 +255,9 @@ def export_columns(result: dict[str, Any]) -> dict[str, str]:
         if row["status"] != "present" and row["status_text"] != NOT_READ:
             detail = f" ({row['detail']})" if row["detail"] else ""
             issues.append(f"{label(name)}: {row['status_text'].lower()}{detail}")
+    if columns:  # the fields also read: a column each, empty where the invoice does not print it
+        also = also_read(result)
+        columns.update({label(name): str((also.get(name) or {}).get("value") or "") for name in fields.ALSO_READ})
     if columns:  # what is wrong, in words: "IBAN / bank account: to correct (not a valid IBAN: checksum)"
         columns["Issues"] = "; ".join(issues) if readable else "no readable text: nothing was read"
     if columns and isinstance(result.get("reading"), str):

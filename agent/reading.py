@@ -106,7 +106,8 @@ def _read_einvoice(content: bytes | None, media_type: str, *, today: date | None
 
 
 def validate(extracted: dict[str, Any], *, today: date | None = None, country: str | None = None) -> dict[str, Any]:
-    """The seven fields, where they were read ("reading") and the findings, from ``extract``'s output.
+    """The seven fields, those of ``fields.ALSO_READ`` the document gives ("also_read"), where they
+    were read ("reading") and the findings, from ``extract``'s output.
 
     With an e-invoice, each field is the XML's; a field the XML does not give (a damaged or
     incomplete e-invoice) is taken from the visible text, whose evidence says so. Findings:
@@ -120,9 +121,12 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
     scanned = extracted.get("ocr") or None
     if scanned:
         _check_confidence(text_fields, page)
+    also_read = _also_read(text_fields)
+    text_fields = {name: text_fields[name] for name in fields.REQUIRED}
     invoice = extracted.get("einvoice")
     if not invoice:
-        return {"fields": text_fields, "reading": "scan" if scanned else "text", "findings": [], "readable": has_text}
+        return {"fields": text_fields, "also_read": also_read, "reading": "scan" if scanned else "text",
+                "findings": [], "readable": has_text}
     einvoices = _einvoice()
     read = einvoices.EInvoice.from_json(invoice)
     found: dict[str, dict[str, Any]] = {}
@@ -138,12 +142,21 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
         source = f"e-invoice: {profile}" if profile else "e-invoice"
     else:  # nothing could be read from the XML: the fields are the page's, the findings say why
         source = ("scan" if scanned else "text") if has_text else "e-invoice"
+    if from_xml:  # the XML's own where it gives them, the page's for the others
+        also_read = {**also_read, **read.also_read}
     return {
         "fields": found,
+        "also_read": {name: also_read[name] for name in fields.ALSO_READ if name in also_read},
         "reading": source,
         "findings": list(dict.fromkeys(findings)),  # once each, in order
         "readable": has_text or from_xml,
     }
+
+
+def _also_read(found: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The fields of ``fields.ALSO_READ`` the page printed: only those read, none asked for."""
+    return {name: found[name] for name in fields.ALSO_READ
+            if isinstance(found.get(name), dict) and found[name].get("value") not in (None, "")}
 
 
 def _check_confidence(found: dict[str, dict[str, Any]], page: layout.Layout) -> None:

@@ -101,6 +101,7 @@ def validate(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any
     checked = model_reader.fill(ctx, previous, checked)
     return {
         "fields": checked["fields"],
+        "also_read": checked.get("also_read", {}),
         "reading": checked["reading"],
         "findings": _bounded(checked["findings"], chars=MAX_FINDING_CHARS),
         "readable": checked["readable"],
@@ -139,6 +140,7 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
     lines = _note_head(checked, sorted_, findings, readable=readable, reading_=reading_)
     if readable:
         lines += _field_lines(found_fields, sorted_, reading_)
+        lines += also_read_lines(checked.get("also_read") or {}, found_fields)
     if findings:
         lines += ["Findings:", *(f"- {_capital(f)}" for f in findings)]
         if needs_phone_check(findings):
@@ -227,6 +229,33 @@ def _field_lines(found_fields: dict[str, Any], sorted_: _Sorted, reading_: str) 
         lines += ["Not found by the review (look on the document before asking the supplier):",
                   *(f"- {fields.LABELS[n]}" for n in sorted_.not_found), ""]
     return lines
+
+
+def also_read_lines(also_read: dict[str, Any], found_fields: dict[str, Any]) -> list[str]:
+    """Alice's lines for what the invoice also says (due date, net, VAT, buyer), and whether net
+    and VAT add up to the total; nothing when it says none of them."""
+    shown = [f"- {fields.LABELS[name]}: {_shown(name, also_read[name], found_fields)}"
+             for name in fields.ALSO_READ if (also_read.get(name) or {}).get("value") not in (None, "")]
+    if not shown:
+        return []
+    mismatch = totals_mismatch(also_read, found_fields)
+    return ["Also on the invoice:", *shown, *([f"- {mismatch}"] if mismatch else []), ""]
+
+
+# Net and VAT may differ from the total by this much (each rounded on its own line).
+ROUNDING = Decimal("0.02")
+
+
+def totals_mismatch(also_read: dict[str, Any], found_fields: dict[str, Any]) -> str:
+    """ "Net plus VAT (110.00) is not the total (120.00)", or "" when they add up or a part is missing."""
+    try:
+        net, vat = (Decimal(str(also_read[name]["value"])) for name in ("net_amount", "vat_amount"))
+        total = Decimal(str(found_fields["total_amount"]["value"]))
+    except (KeyError, TypeError, ArithmeticError, ValueError):
+        return ""
+    if found_fields["total_amount"].get("status") != "present" or abs(net + vat - total) <= ROUNDING:
+        return ""
+    return f"Net plus VAT ({net + vat:,.2f}) is not the total ({total:,.2f}): check which amount is due"
 
 
 # What a note asks for when nothing could be read: by whether the document was an e-invoice.
@@ -327,11 +356,11 @@ def _shown(name: str, field: dict[str, Any], all_fields: dict[str, Any]) -> str:
     """A found value as Alice reads it: the total with its currency, the date spelled out."""
     value = str(field["value"])
     try:
-        if name == "total_amount":
+        if name in fields.AMOUNT_FIELDS:
             currency = all_fields.get("currency") or {}
             amount = f"{Decimal(value):,.2f}"
             return f"{currency['value']} {amount}" if currency.get("status") == "present" else amount
-        if name == "invoice_date":
+        if name in fields.DATE_FIELDS:
             return _long_date(value)
     except (ArithmeticError, ValueError):
         return value  # a candidate to check need not parse

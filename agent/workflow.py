@@ -164,13 +164,15 @@ def _failure(record: dict[str, Any]) -> str:
 
 
 def result(checkpoint: Checkpoint) -> dict[str, Any]:
-    """The saved result: fields with their status and evidence, the draft, the steps taken, warnings,
+    """The saved result: fields with their status and evidence, those also read (due date, net,
+    VAT, buyer) where printed, the draft, the steps taken, warnings,
     pages and their sizes (what evidence boxes are measured against), whether anything could be
     read at all, what the fields were read from ("reading") and the findings (an e-invoice's
     defects, the visible page disagreeing with it)."""
     out = checkpoint.latest_output
     return {
         "fields": out["fields"],
+        "also_read": out.get("also_read", {}),
         "draft": out["draft"],
         "steps": [{"tool": s["tool"], "at": s["at"]} for s in checkpoint.steps],
         "warnings": out["warnings"],

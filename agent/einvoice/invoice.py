@@ -35,18 +35,20 @@ class EInvoice:
     profile: str
     fields: dict[str, dict[str, Any]]
     findings: list[str] = field(default_factory=list)
+    also_read: dict[str, dict[str, Any]] = field(default_factory=dict)  # fields.ALSO_READ the XML gives
 
     @property
     def readable(self) -> bool:
         return bool(self.profile)
 
     def to_json(self) -> dict[str, Any]:
-        return {"profile": self.profile, "fields": self.fields, "findings": list(self.findings)}
+        return {"profile": self.profile, "fields": self.fields, "findings": list(self.findings),
+                "also_read": self.also_read}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> EInvoice:
         return cls(profile=data.get("profile") or "", fields=dict(data.get("fields") or {}),
-                   findings=list(data.get("findings") or []))
+                   findings=list(data.get("findings") or []), also_read=dict(data.get("also_read") or {}))
 
 
 def _unread(finding: str) -> EInvoice:
@@ -111,6 +113,18 @@ def _checked(name: str, raw: str, *, today: date | None) -> dict[str, Any]:
         checked = fields.check_iban(raw)
         value = checked.value if checked.status == "present" else iban.format(raw)
     return _field(checked.status, (value or raw)[:fields.MAX_VALUE_CHARS], checked.detail)
+
+
+def also_checked(name: str, raw: str) -> dict[str, Any]:
+    """A field of ``fields.ALSO_READ`` read from the XML: a date as ISO, an amount to the cent, a name as sent."""
+    if name == "due_date":
+        iso = _iso_date(raw)
+        return _field("present", iso, "") if iso else _field("malformed", raw[:fields.MAX_VALUE_CHARS], "not a date")
+    if name in ("net_amount", "vat_amount"):
+        amount = _decimal(raw)
+        return (_field("present", _money(amount), "") if amount is not None else
+                _field("malformed", raw[:fields.MAX_VALUE_CHARS], "not an amount"))
+    return _field("present", " ".join(raw.split())[:fields.MAX_VALUE_CHARS], "")
 
 
 def _field(status: str, value: str | None, detail: str) -> dict[str, Any]:

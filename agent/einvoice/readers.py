@@ -20,6 +20,7 @@ from .invoice import (
     _missing,
     _money,
     _short,
+    also_checked,
 )
 from .parsing import CII, ZUGFERD_1
 
@@ -115,7 +116,27 @@ class _Reader:
         totals = self.totals_finding(found)
         if totals:
             findings.append(totals)
-        return EInvoice(profile=profile, fields=result, findings=findings)
+        return EInvoice(profile=profile, fields=result, findings=findings, also_read=self.also_read(found))
+
+    def also_read(self, found: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """The fields of ``fields.ALSO_READ`` the XML gives (the amounts in the invoice currency), with evidence."""
+        currency = self.currency(found)
+        _, net, vat = self.total_parts()
+        elements = {"due_date": self.due_date(), "net_amount": self.amount_in(net, currency, only=True),
+                    "vat_amount": self.amount_in(vat, currency, only=True), "buyer_name": self.buyer_name()}
+        read: dict[str, dict[str, Any]] = {}
+        for name in fields.ALSO_READ:
+            element = elements.get(name)
+            raw = self.text(element) if element is not None else ""
+            if raw:
+                read[name] = {**also_checked(name, raw), "evidence": self.evidence(element, raw)}
+        return read
+
+    def due_date(self):
+        raise NotImplementedError
+
+    def buyer_name(self):
+        raise NotImplementedError
 
     def currency(self, found: dict[str, Any]) -> str:
         element = found.get("currency")
@@ -223,6 +244,13 @@ class _CII(_Reader):
         return (self.children(summation, "GrandTotalAmount"), self.children(summation, "TaxBasisTotalAmount"),
                 self.children(summation, "TaxTotalAmount"))
 
+    def due_date(self):
+        terms = self.children(self.settlement_element(), "SpecifiedTradePaymentTerms")
+        return self.first_with_text([("DueDateDateTime", "DateTimeString")], terms)
+
+    def buyer_name(self):
+        return self.first(self.transaction, self.agreement, "BuyerTradeParty", "Name")
+
     def guideline(self) -> str:
         return self.text(self.first(self.context, "GuidelineSpecifiedDocumentContextParameter", "ID"))
 
@@ -285,6 +313,14 @@ class _UBL(_Reader):
         monetary = self.first("LegalMonetaryTotal")
         return (self.children(monetary, "TaxInclusiveAmount"), self.children(monetary, "TaxExclusiveAmount"),
                 self.path("TaxTotal", "TaxAmount"))
+
+    def due_date(self):
+        return self.first_with_text([("DueDate",), ("PaymentMeans", "PaymentDueDate")], [self.root])
+
+    def buyer_name(self):
+        buyer = self.first("AccountingCustomerParty", "Party")
+        return self.first_with_text([("PartyLegalEntity", "RegistrationName"), ("PartyName", "Name")],
+                                    [buyer] if buyer is not None else [])
 
     def guideline(self) -> str:
         return self.text(self.first("CustomizationID"))

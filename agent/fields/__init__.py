@@ -21,8 +21,11 @@ from typing import Any
 from ..layout import Layout
 from .amounts import _find_currency, _find_total
 from .checks import (
+    ALSO_READ,
+    AMOUNT_FIELDS,
     ASK,
     CURRENCIES,
+    DATE_FIELDS,
     LABELS,
     MAX_TOTAL_DIGITS,
     MAX_VALUE_CHARS,
@@ -48,7 +51,8 @@ from .patterns import _ACCOUNT_LABEL
 from .values import _parse_identifier
 
 __all__ = [
-    "ASK", "CURRENCIES", "LABELS", "MAX_TOTAL_DIGITS", "MAX_VALUE_CHARS", "PRINTED_CURRENCIES", "REQUIRED", "SYMBOLS",
+    "ALSO_READ", "AMOUNT_FIELDS", "ASK", "CURRENCIES", "DATE_FIELDS", "LABELS", "MAX_TOTAL_DIGITS",
+    "MAX_VALUE_CHARS", "PRINTED_CURRENCIES", "REQUIRED", "SYMBOLS",
     "Field", "check_all", "check_currency", "check_iban", "check_invoice_date", "check_invoice_number",
     "check_supplier_name", "check_total_amount", "check_value", "check_vat_id", "find", "read_fields",
 ]

@@ -18,6 +18,12 @@ REQUIRED = (
     "total_amount",
     "iban",
 )
+# Read when the invoice prints them, for what accounts payable does next (pay by the due date,
+# book net and VAT apart, see whom it is addressed to); never asked of the supplier.
+ALSO_READ = ("due_date", "net_amount", "vat_amount", "buyer_name")
+# The fields whose value is an ISO date, and those that are an amount in the invoice's currency.
+DATE_FIELDS = ("invoice_date", "due_date")
+AMOUNT_FIELDS = ("total_amount", "net_amount", "vat_amount")
 LABELS = {
     "supplier_name": "Supplier name",
     "vat_id": "VAT / tax id",
@@ -26,6 +32,10 @@ LABELS = {
     "currency": "Currency",
     "total_amount": "Total amount",
     "iban": "IBAN / bank account",
+    "due_date": "Due date",
+    "net_amount": "Net amount",
+    "vat_amount": "VAT amount",
+    "buyer_name": "Buyer",
 }
 # What to ask the supplier for, per field, in Alice's note.
 ASK = {

@@ -245,3 +245,30 @@ def test_a_real_factur_x_whose_page_shows_another_iban_tells_alice_and_asks_the_
     assert finding.startswith("- The IBAN on the visible page") and "by phone" in finding
     assert alice.count("by phone") == 1  # the finding says it; no second reminder
     assert "IBAN" not in supplier and "NL91" not in supplier
+
+
+# --- what the invoice also says ------------------------------------------------------------
+
+
+def test_the_due_date_net_vat_and_buyer_are_listed_for_alice_and_never_asked_of_the_supplier():
+    also = {"due_date": present("2026-04-13", "Fällig am 13.04.2026"),
+            "net_amount": present("1120.90", "Netto 1.120,90"), "vat_amount": present("212.97", "MwSt 19 % 212,97"),
+            "buyer_name": present("Hafenbüro KG", "Rechnung an: Hafenbüro KG")}
+    note = tools.review_note(checked_with(all_present(), also_read=also))
+    alice, supplier = parts(note)
+    assert ("Also on the invoice:\n- Due date: 13 April 2026\n- Net amount: EUR 1,120.90\n"
+            "- VAT amount: EUR 212.97\n- Buyer: Hafenbüro KG\n") in alice
+    assert supplier == "" and "adds up" not in note and "Net plus VAT" not in note  # 1,120.90 + 212.97 = 1,333.87
+
+
+def test_net_and_vat_that_do_not_add_up_to_the_total_are_said_with_the_figures():
+    also = {"net_amount": present("1120.90", "Netto 1.120,90"), "vat_amount": present("112.97", "MwSt 112,97")}
+    alice, _ = parts(tools.review_note(checked_with(all_present(), also_read=also)))
+    assert "- Net plus VAT (1,233.87) is not the total (1,333.87): check which amount is due" in alice
+    rounded = {**also, "vat_amount": present("212.99", "MwSt 212,99")}  # two cents of rounding are no mismatch
+    assert "Net plus VAT" not in tools.review_note(checked_with(all_present(), also_read=rounded))
+
+
+def test_a_note_without_any_of_them_has_no_such_part():
+    assert "Also on the invoice" not in tools.review_note(checked_with(all_present()))
+    assert "Also on the invoice" not in tools.review_note(checked_with(all_present(), also_read={}))

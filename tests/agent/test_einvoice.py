@@ -411,3 +411,28 @@ def test_hostile_xml_is_refused_at_acceptance_when_it_declares_a_dtd():
     for xml in (LAUGHS, EXTERNAL, b"\xef\xbb\xbf  <!DOCTYPE x><x/>"):
         with pytest.raises(UnsupportedDocument, match="the XML declares a document type"):
             documents.check_document(content=xml, name="invoice.xml", content_type="application/xml")
+
+
+def test_the_due_date_net_vat_and_buyer_are_read_from_either_syntax_with_their_elements():
+    due = b"<ram:SpecifiedTradePaymentTerms><ram:DueDateDateTime><udt:DateTimeString format=\"102\">20180405"
+    with_terms = EINFACH_CII.replace(b"<ram:SpecifiedTradeSettlementHeaderMonetarySummation>",
+                                     due + b"</udt:DateTimeString></ram:DueDateDateTime>"
+                                     b"</ram:SpecifiedTradePaymentTerms>"
+                                     b"<ram:SpecifiedTradeSettlementHeaderMonetarySummation>", 1)
+    ubl = EINFACH_UBL.replace(b"<cbc:DocumentCurrencyCode>", b"<cbc:DueDate>2018-04-05</cbc:DueDate>"
+                                                             b"<cbc:DocumentCurrencyCode>", 1)
+    assert with_terms != EINFACH_CII and ubl != EINFACH_UBL
+    for xml in (with_terms, ubl):
+        also = einvoice.read_einvoice(xml).also_read
+        assert {name: field["value"] for name, field in also.items()} == {
+            "due_date": "2018-04-05", "net_amount": "473.00", "vat_amount": "56.87", "buyer_name": "Kunden AG Mitte"}
+        assert all(field["status"] == "present" and field["evidence"]["source"] == "xml" for field in also.values())
+    assert einvoice.read_einvoice(EINFACH_CII).also_read.keys() == {"net_amount", "vat_amount", "buyer_name"}
+
+
+def test_the_net_and_vat_of_every_valid_corpus_invoice_add_up_to_its_total_but_the_one_real_error(corpus):
+    off = {relative for relative, read_ in corpus.items() if read_ and read_.also_read.keys() >= {
+        "net_amount", "vat_amount"} and Decimal(read_.also_read["net_amount"]["value"]) + Decimal(
+        read_.also_read["vat_amount"]["value"]) != Decimal(read_.fields["total_amount"]["value"])}
+    assert off == {relative for relative, read_ in corpus.items()
+                   if read_ and any("BR-CO-15" in finding for finding in read_.findings)}

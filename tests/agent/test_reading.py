@@ -39,13 +39,14 @@ class FakeInvoice:
     profile: str
     fields: dict[str, dict[str, Any]]
     findings: list[str] = field(default_factory=list)
+    also_read: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"profile": self.profile, "fields": self.fields, "findings": self.findings}
+        return {"profile": self.profile, "fields": self.fields, "findings": self.findings, "also_read": self.also_read}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FakeInvoice:
-        return cls(data["profile"], data["fields"], data["findings"])
+        return cls(data["profile"], data["fields"], data["findings"], data.get("also_read") or {})
 
 
 class FakeEInvoices:

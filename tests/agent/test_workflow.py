@@ -46,8 +46,8 @@ def test_a_clean_invoice_pdf_completes_with_every_field_present(review_job, clai
     job.refresh_from_db()
     assert job.state == "completed"
     saved = job.result
-    assert set(saved) == {"fields", "draft", "steps", "warnings", "pages", "page_sizes", "readable", "reading",
-                          "findings", "ocr"}
+    assert set(saved) == {"fields", "also_read", "draft", "steps", "warnings", "pages", "page_sizes", "readable",
+                          "reading", "findings", "ocr"}
     assert set(saved["fields"]) == set(FIELDS)
     assert all(f["status"] == "present" for f in saved["fields"].values()), saved["fields"]
     # Each value says where it was read: the page and the printed line.
@@ -236,8 +236,8 @@ def test_the_worker_loop_runs_a_review_to_completion(review_job, clock, pdf, mon
     assert Worker(clock=clock, burst=True).run_one() is True
     job.refresh_from_db()
     assert job.state == "completed"
-    assert set(job.result) == {"fields", "draft", "steps", "warnings", "pages", "page_sizes", "readable", "reading",
-                               "findings", "ocr"}
+    assert set(job.result) == {"fields", "also_read", "draft", "steps", "warnings", "pages", "page_sizes",
+                               "readable", "reading", "findings", "ocr"}
     # The worker kept an image of each page beside the stored document, once.
     from jobs import document_store
 

@@ -238,3 +238,34 @@ def test_the_selected_documents_export_in_the_zone_the_lists_form_carries(browse
     new_york = job.finished_at.astimezone(ZoneInfo("America/New_York"))
     assert row["Reviewed at (America/New_York)"] == f"{new_york:%Y-%m-%d %H:%M}"
     assert row["Link"] == f"http://testserver/jobs/{job.pk}"
+
+
+def test_the_due_date_net_vat_and_buyer_are_on_the_page_in_the_json_and_in_the_csv(browser_client, alice,
+                                                                                   reviewed):
+    result = invoice(total="1190.00")
+    result["also_read"] = {
+        "due_date": {"status": "present", "value": "2026-04-13", "detail": "",
+                     "evidence": {"source": "text", "page": 1, "text": "Zahlbar bis 13.04.2026", "box": None}},
+        "net_amount": {"status": "present", "value": "1000.00", "detail": "", "evidence": None},
+        "vat_amount": {"status": "present", "value": "190.00", "detail": "", "evidence": None},
+    }
+    job = reviewed(result)
+    client = browser_client(alice)
+    page = client.get(f"/jobs/{job.pk}").content.decode()
+    also = page[page.index('id="also-read"'):page.index("</section>", page.index('id="also-read"'))]
+    assert re.findall(r"<dt>(.*?)</dt>", also) == ["Due date", "Net amount", "VAT amount"]
+    assert "13 April 2026" in also and "EUR 1,000.00" in also and "EUR 190.00" in also
+    assert "Zahlbar bis 13.04.2026" in also and 'id="totals-mismatch"' not in also
+    api = client.get(f"/jobs/{job.pk}", HTTP_ACCEPT="application/json").json()
+    assert api["result"]["also_read"]["due_date"]["value"] == "2026-04-13"
+    row = read_csv(client.get("/jobs/export.csv"))[0]
+    assert (row["Due date"], row["Net amount"], row["VAT amount"], row["Buyer"]) == ("2026-04-13", "1000.00",
+                                                                                     "190.00", "")
+
+
+def test_net_and_vat_that_miss_the_total_are_flagged_on_the_page(browser_client, alice, reviewed):
+    result = invoice(total="1234.50")
+    result["also_read"] = {name: {"status": "present", "value": value, "detail": "", "evidence": None}
+                           for name, value in (("net_amount", "1000.00"), ("vat_amount", "190.00"))}
+    page = browser_client(alice).get(f"/jobs/{reviewed(result).pk}").content.decode()
+    assert "Net plus VAT (1,190.00) is not the total (1,234.50)" in page
