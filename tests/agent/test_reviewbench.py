@@ -16,7 +16,7 @@ from agent.management.commands.reviewbench import outcome, run, same
 
 CLEAN = ("Supplier: Nordlicht Bürobedarf GmbH\nVAT ID: DE136695976\nInvoice no.: INV-7\n"
          "Invoice date: 2 March 2026\nTotal due: EUR 1,333.87\nIBAN: DE89 3704 0044 0532 0130 00\n")
-TRUTH = {
+TRUTH_TXT = {
     "clean.txt": {"supplier_name": "Nordlicht Bürobedarf", "vat_id": "DE 136 695 976", "invoice_number": "inv-7",
                   "invoice_date": "2026-03-02", "currency": "EUR", "total_amount": "1333.870",
                   "iban": "DE89370400440532013000"},
@@ -36,7 +36,7 @@ def folder(tmp_path):
         "Supplier: Zebra Ltd\nInvoice no.: INV-8\nInvoice date: 2 March 2026\nCurrency: EUR\n", encoding="utf-8")
     (tmp_path / "standalone.xml").write_text('<?xml version="1.0"?>\n<Invoice><ID>X-1</ID></Invoice>\n',
                                              encoding="utf-8")
-    (tmp_path / "truth.json").write_text(json.dumps(TRUTH), encoding="utf-8")
+    (tmp_path / "truth.json").write_text(json.dumps(TRUTH_TXT), encoding="utf-8")
     return tmp_path
 
 
@@ -158,3 +158,35 @@ def test_every_invalid_e_invoice_is_reviewed_without_a_crash():
     invalid = [u for u in report["unscored"] if u["document"].startswith("invalid/")]
     assert len(invalid) == 21 and not [u for u in invalid if "refused" in u or u.get("skipped")], invalid
     assert all(u["readable"] for u in invalid)
+
+
+EINVOICE_TRUTH = json.loads((CORPORA / "einvoices" / "truth.json").read_text(encoding="utf-8"))
+
+
+def test_the_fields_also_read_are_scored_apart_and_the_seven_by_language_and_reading(tmp_path):
+    (tmp_path / "de").mkdir()
+    (tmp_path / "en").mkdir()
+    einfach = CORPORA / "einvoices" / "xml" / "EN16931_Einfach.ubl.xml"
+    (tmp_path / "de" / "einfach.xml").write_bytes(einfach.read_bytes())
+    (tmp_path / "en" / "clean.txt").write_text(CLEAN, encoding="utf-8")
+    truth = {
+        "de/einfach.xml": {**EINVOICE_TRUTH["xml/EN16931_Einfach.ubl.xml"], "net_amount": "473", "vat_amount": "56.00",
+                           "buyer_name": "Kunden AG", "due_date": "2018-04-05"},
+        "en/clean.txt": {**TRUTH_TXT["clean.txt"], "due_date": None},
+    }
+    (tmp_path / "truth.json").write_text(json.dumps(truth), encoding="utf-8")
+    report = bench(tmp_path)
+    fields_ = report["fields"]
+    assert fields_["net_amount"].items() >= {"expected": 1, "right": 1}.items()
+    assert fields_["vat_amount"].items() >= {"expected": 1, "wrong": 1}.items()  # the XML says 56.87
+    assert fields_["buyer_name"]["right"] == 1 and fields_["due_date"]["missed"] == 1  # no due date in this XML
+    assert report["also_read"].items() >= {"expected": 4, "right": 2}.items()
+    assert report["overall"]["expected"] == 13  # the seven alone: the clean text has all seven, the XML six
+    assert report["by_language"]["de"]["expected"] == 6 and report["by_language"]["en"]["expected"] == 7
+    assert set(report["by_reading"]) == {"e-invoice", "text"}
+    assert sum(c["right"] for c in report["by_reading"].values()) == report["overall"]["right"]
+    out = StringIO()
+    call_command("reviewbench", str(tmp_path), stdout=out)
+    lines = out.getvalue().splitlines()
+    assert any(line.split()[:3] == ["also", "read", "4"] for line in lines)
+    assert "by language:" in lines and "by reading:" in lines

@@ -4,8 +4,12 @@ Runs the review's reading (``reading.extract`` and ``reading.validate``, in this
 through the queue) over every document that FOLDER's ``truth.json`` names, and compares each
 field with the expected value: right, wrong (another value was read) or missed (none was).
 A field whose truth is null is not expected; a value read for it counts as "extra".
+The fields also read (``fields.ALSO_READ``: due date, net, VAT, buyer) are scored apart, where
+the truth has them; "overall" stays the seven required fields. The same seven are also broken
+down by language (the folder a document is in: ``de/…``) and by what they were read from
+(text, scan, e-invoice).
 Comparison: amounts as decimals, dates as ISO dates, identifiers without spaces, dots,
-dashes and case, supplier names right when one contains the other (case-insensitive).
+dashes and case, names right when one contains the other (case-insensitive).
 Speed: documents per second of the whole run, and the CPU seconds per document (median, p95).
 
 ``--ignore-xml`` reads only the visible text: an embedded XML is never looked at, and a
@@ -40,17 +44,17 @@ DOCUMENT_SUFFIXES = (".pdf", ".xml", ".docx", ".txt")
 
 def same(name: str, expected: str, got: str) -> bool:
     """Whether a value read is the expected one, by the field's comparison rule."""
-    if name == "total_amount":
+    if name in fields.AMOUNT_FIELDS:
         try:
             return Decimal(str(expected)) == Decimal(str(got))
         except (InvalidOperation, ValueError):
             return False
-    if name == "invoice_date":
+    if name in fields.DATE_FIELDS:
         try:
             return date.fromisoformat(str(expected)[:10]) == date.fromisoformat(str(got)[:10])
         except ValueError:
             return False
-    if name == "supplier_name":
+    if name in ("supplier_name", "buyer_name"):
         a, b = (" ".join(str(v).split()).casefold() for v in (expected, got))
         return bool(a and b) and (a in b or b in a)
     return _identifier(expected) == _identifier(got)
@@ -74,7 +78,9 @@ def outcome(name: str, expected: Any, field_: dict[str, Any] | None) -> str | No
 @dataclass
 class Bench:
     counts: dict[str, dict[str, int]] = field(
-        default_factory=lambda: {name: dict.fromkeys(OUTCOMES, 0) for name in fields.REQUIRED})
+        default_factory=lambda: {name: dict.fromkeys(OUTCOMES, 0) for name in (*fields.REQUIRED, *fields.ALSO_READ)})
+    # The seven required fields' outcomes per language and per reading ("text", "scan", "e-invoice").
+    groups: dict[str, dict[str, dict[str, int]]] = field(default_factory=lambda: {"language": {}, "reading": {}})
     cpu: list[float] = field(default_factory=list)
     read: int = 0
     skipped: int = 0
@@ -84,16 +90,26 @@ class Bench:
     unscored: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
 
+    def count(self, name: str, result: str, *, language: str, reading_: str) -> None:
+        self.counts[name][result] += 1
+        if name not in fields.REQUIRED:
+            return
+        for group, key in (("language", language), ("reading", reading_)):
+            counts = self.groups[group].setdefault(key, dict.fromkeys(OUTCOMES, 0))
+            counts[result] += 1
+
     def report(self) -> dict[str, Any]:
-        per_field = {name: {**c, "expected": c["right"] + c["wrong"] + c["missed"],
-                            "right_pct": _pct(c["right"], c["right"] + c["wrong"] + c["missed"])}
-                     for name, c in self.counts.items()}
-        overall = {key: sum(c[key] for c in self.counts.values()) for key in OUTCOMES}
-        expected = overall["right"] + overall["wrong"] + overall["missed"]
+        per_field = {name: _scored(c) for name, c in self.counts.items()
+                     if name in fields.REQUIRED or c["right"] + c["wrong"] + c["missed"] + c["extra"]}
+        overall = {key: sum(self.counts[name][key] for name in fields.REQUIRED) for key in OUTCOMES}
+        also = {key: sum(self.counts[name][key] for name in fields.ALSO_READ) for key in OUTCOMES}
         cpu = sorted(self.cpu)
         return {
             "fields": per_field,
-            "overall": {**overall, "expected": expected, "right_pct": _pct(overall["right"], expected)},
+            "overall": _scored(overall),
+            "also_read": _scored(also),
+            "by_language": {key: _scored(c) for key, c in sorted(self.groups["language"].items())},
+            "by_reading": {key: _scored(c) for key, c in sorted(self.groups["reading"].items())},
             "documents": {"read": self.read, "skipped": self.skipped, "failed": len(self.failed),
                           "seconds": round(self.seconds, 3),
                           "per_second": round(self.read / self.seconds, 2) if self.seconds else None},
@@ -105,6 +121,11 @@ class Bench:
             **({"details": self.details} if self.details else {}),
             **({"unscored": self.unscored} if self.unscored else {}),
         }
+
+
+def _scored(counts: dict[str, int]) -> dict[str, Any]:
+    expected = counts["right"] + counts["wrong"] + counts["missed"]
+    return {**counts, "expected": expected, "right_pct": _pct(counts["right"], expected)}
 
 
 def _pct(part: int, whole: int) -> float | None:
@@ -154,9 +175,9 @@ def run(folder: Path, *, ignore_xml: bool = False, details: bool = False, everyt
         except (OSError, AcceptanceError) as exc:
             message = getattr(exc, "message", None) or str(exc)
             bench.failed.append({"document": relative, "error": message[:200]})
-            for name in fields.REQUIRED:  # what it should have read, it missed
+            for name in (*fields.REQUIRED, *fields.ALSO_READ):  # what it should have read, it missed
                 if expected.get(name) not in (None, ""):
-                    bench.counts[name]["missed"] += 1
+                    bench.count(name, "missed", language=_language(relative), reading_="refused")
             continue
         if checked is None:
             bench.skipped += 1
@@ -164,12 +185,14 @@ def run(folder: Path, *, ignore_xml: bool = False, details: bool = False, everyt
         bench.cpu.append(checked["cpu"])
         bench.read += 1
         bench.readings[checked["reading"]] = bench.readings.get(checked["reading"], 0) + 1
-        for name in fields.REQUIRED:
-            field_ = checked["fields"].get(name)
+        read = {**(checked.get("also_read") or {}), **checked["fields"]}
+        source = "e-invoice" if checked["reading"].startswith("e-invoice") else checked["reading"]
+        for name in (*fields.REQUIRED, *fields.ALSO_READ):
+            field_ = read.get(name)
             result = outcome(name, expected.get(name), field_)
             if result is None:
                 continue
-            bench.counts[name][result] += 1
+            bench.count(name, result, language=_language(relative), reading_=source)
             if details and result != "right":
                 bench.details.append({"document": relative, "field": name, "outcome": result,
                                       "expected": expected.get(name), "got": (field_ or {}).get("value"),
@@ -182,6 +205,12 @@ def run(folder: Path, *, ignore_xml: bool = False, details: bool = False, everyt
         for path in others:
             bench.unscored.append(_unscored(path, folder, ignore_xml=ignore_xml, today=today))
     return bench
+
+
+def _language(relative: str) -> str:
+    """The language a document is filed under: the first folder of its path ("de/x.pdf"), or "—"."""
+    parts = Path(relative).parts
+    return parts[0] if len(parts) > 1 else "—"
 
 
 def _unscored(path: Path, folder: Path, *, ignore_xml: bool, today: date) -> dict[str, Any]:
@@ -200,7 +229,18 @@ def _unscored(path: Path, folder: Path, *, ignore_xml: bool, today: date) -> dic
 def table(report: dict[str, Any]) -> str:
     """The report as people read it: one line per field, the overall line, the speed."""
     lines = [f"{'field':<16}{'expected':>9}{'right':>7}{'wrong':>7}{'missed':>8}{'extra':>7}{'right %':>9}"]
-    for name, c in [*report["fields"].items(), ("overall", report["overall"])]:
+    required = [(name, c) for name, c in report["fields"].items() if name in fields.REQUIRED]
+    also = [(name, c) for name, c in report["fields"].items() if name not in fields.REQUIRED]
+    rows = [*required, ("overall", report["overall"])]
+    if also:
+        rows += [("", None), *also, ("also read", report["also_read"])]
+    for title, key in (("by language", "by_language"), ("by reading", "by_reading")):
+        if len(report.get(key) or {}) > 1:
+            rows += [("", None), (f"{title}:", None), *report[key].items()]
+    for name, c in rows:
+        if c is None:
+            lines.append(name)
+            continue
         pct = "—" if c["right_pct"] is None else f"{c['right_pct']:.1f}"
         lines.append(f"{name:<16}{c['expected']:>9}{c['right']:>7}{c['wrong']:>7}{c['missed']:>8}{c['extra']:>7}"
                      f"{pct:>9}")
