@@ -26,6 +26,7 @@ LONGEST_FIRST = (
     "tests/bench/test_benchmark.py",
     "tests/fuzz/",
     "tests/browser/test_watch_a_job.py",
+    "tests/agent/test_real_invoices.py",
     "tests/jobs/test_runworkers.py",
     "tests/jobs/test_clock_skew.py",
     "tests/agent/test_hostile_workers.py",

@@ -3,6 +3,7 @@ worker's outcome handling in-process, a scripted planner and a fake provider."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -22,6 +23,22 @@ from jobs.models import Job
 from .fake_provider import FakeProvider
 
 LEASE = timedelta(minutes=10)  # capped at the deadline by the claim
+
+
+def require_ocr() -> None:
+    """Skip, saying why, without Tesseract and its packs; fail instead under REQUIRE_OCR=1."""
+    from agent import ocr
+
+    why = ocr.available()
+    if why:
+        if os.environ.get("REQUIRE_OCR") == "1":
+            pytest.fail(f"REQUIRE_OCR=1 but {why}", pytrace=False)
+        pytest.skip(why)
+
+
+@pytest.fixture
+def needs_ocr():
+    require_ocr()
 
 
 @pytest.fixture

@@ -39,16 +39,6 @@ SAMPLE_TRUTH = {"supplier_name": "Nordlicht Bürobedarf GmbH", "vat_id": "DE1366
                 "total_amount": "1333.87", "iban": "DE89370400440532013000"}
 
 
-@pytest.fixture
-def needs_ocr():
-    """Skip, saying why, without Tesseract and its packs; fail instead under REQUIRE_OCR=1."""
-    why = ocr.available()
-    if why:
-        if os.environ.get("REQUIRE_OCR") == "1":
-            pytest.fail(f"REQUIRE_OCR=1 but {why}", pytrace=False)
-        pytest.skip(why)
-
-
 def rendered(pdf: Path, dpi: int) -> list:
     """The PDF's pages as grey PIL images at ``dpi`` (pdfium, as a scanner would see them)."""
     import pypdfium2 as pdfium

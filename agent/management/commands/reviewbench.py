@@ -99,8 +99,9 @@ class Bench:
             counts[result] += 1
 
     def report(self) -> dict[str, Any]:
+        # A field also read counts where the truth names it: a folder without such truths has no line for it.
         per_field = {name: _scored(c) for name, c in self.counts.items()
-                     if name in fields.REQUIRED or c["right"] + c["wrong"] + c["missed"] + c["extra"]}
+                     if name in fields.REQUIRED or c["right"] + c["wrong"] + c["missed"]}
         overall = {key: sum(self.counts[name][key] for name in fields.REQUIRED) for key in OUTCOMES}
         also = {key: sum(self.counts[name][key] for name in fields.ALSO_READ) for key in OUTCOMES}
         cpu = sorted(self.cpu)
