@@ -34,7 +34,7 @@ from jobs.errors import DocumentTooComplex, PayloadTooLarge, UnsupportedDocument
 
 from .docx import _ZIP_MAGIC, _docx_parts, _docx_text, check_docx
 from .docx import _DocxText as _DocxText
-from .images import DAMAGED_IMAGE, _image_type, check_image, image_refusal
+from .images import DAMAGED_IMAGE, TOO_MANY_PIXELS, _image_type, check_image, image_refusal
 from .pdf import _caused_by as _caused_by
 from .pdf import _pdf_reader, _pdf_text, check_pdf_markers
 from .rules import (
@@ -54,6 +54,8 @@ from .rules import (
     MAX_DOCX_PARTS,
     MAX_DOCX_RATIO,
     MAX_DOCX_UNPACKED_BYTES,
+    MAX_EXIF_BYTES,
+    MAX_ICC_BYTES,
     MAX_IMAGE_PIXELS,
     MAX_IMAGE_SIDE,
     MAX_PAGES,
@@ -83,7 +85,8 @@ __all__ = [
     "DOCX_RATIO_FROM_BYTES", "IMAGES", "INPUT_TWICE", "JPEG", "MAX_DOCUMENT_BYTES", "MAX_DOCX_ELEMENTS",
     "MAX_DOCX_PARTS", "MAX_DOCX_PART_BYTES", "MAX_DOCX_RATIO", "MAX_DOCX_UNPACKED_BYTES", "MAX_IMAGE_PIXELS",
     "MAX_IMAGE_SIDE", "MAX_PAGES", "MAX_PDF_OBJECTS", "MAX_PDF_SECTIONS", "MAX_TEXT_CHARS", "MAX_TIFF_TAGS", "MB",
-    "NO_INPUT", "PDF", "PDF_PAGE_TREE_NODES", "PNG", "SUPPORTED", "TEXT", "TIFF", "UNRECOGNISED", "XML", "Text",
+    "MAX_EXIF_BYTES", "MAX_ICC_BYTES", "NO_INPUT", "PDF", "PDF_PAGE_TREE_NODES", "PNG", "SUPPORTED", "TEXT", "TIFF",
+    "TOO_MANY_PIXELS", "UNRECOGNISED", "XML", "Text",
     "check_document", "check_docx", "check_image", "check_input", "check_pdf_markers", "check_xml",
     "declares_dtd", "image_refusal", "inline_text", "read_text", "sniff", "unrecognised",
 ]
