@@ -53,7 +53,7 @@ def pages_of(content: bytes) -> Generator[tuple[Any, float], None, None]:
                 original = image.size
                 if image.format in ("JPEG", "MPO"):  # decoded in grey, already reduced for a large photo
                     wanted = DPI / (dpi or image.width / PHOTO_WIDTH_INCHES)
-                    image.draft("L", (round(image.width * wanted), round(image.height * wanted)))
+                    image.draft("L", (max(1, round(image.width * wanted)), max(1, round(image.height * wanted))))
                 frame = ImageOps.exif_transpose(image) if index == 0 else image.copy()
                 yield _prepared(frame, dpi, original if image.format in ("JPEG", "MPO") else None)
     except Image.DecompressionBombError:  # a size the headers' check did not see: the document's, in words

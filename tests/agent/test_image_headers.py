@@ -222,3 +222,15 @@ def test_a_jpeg_the_decoder_refuses_ends_its_review_once_in_words(decoder_limit,
 def test_reading_a_jpeg_the_decoder_refuses_raises_only_the_documented_refusal(decoder_limit):
     with pytest.raises(DocumentUnpacksTooLarge):
         reading.extract(picture("PNG"), documents.PNG)
+
+
+def test_a_photo_one_pixel_tall_is_read_or_refused_in_words_not_a_crash():
+    # Found by the fuzz of image headers: a JPEG whose frame declares 4,962 x 1 was drafted to a
+    # size 0 pixels tall, and Pillow divided by it (ZeroDivisionError: a handler error).
+    content = jpeg_with_a_second_frame_header(4_962, 1)
+    assert check(content) == documents.JPEG
+    try:
+        pages = list(ocr.pages_of(content))
+    except DamagedDocument:
+        return
+    assert pages and all(image.height >= 1 for image, _dpi in pages)
