@@ -83,10 +83,10 @@ from .rules import _part_name as _part_name
 __all__ = [
     "CHARS_PER_PAGE", "DAMAGED_DOCX", "DAMAGED_IMAGE", "DAMAGED_PDF", "DOCX", "DOCX_COMPRESSION", "DOCX_MAIN_PART",
     "DOCX_RATIO_FROM_BYTES", "IMAGES", "INPUT_TWICE", "JPEG", "MAX_DOCUMENT_BYTES", "MAX_DOCX_ELEMENTS",
-    "MAX_DOCX_PARTS", "MAX_DOCX_PART_BYTES", "MAX_DOCX_RATIO", "MAX_DOCX_UNPACKED_BYTES", "MAX_IMAGE_PIXELS",
-    "MAX_IMAGE_SIDE", "MAX_PAGES", "MAX_PDF_OBJECTS", "MAX_PDF_SECTIONS", "MAX_TEXT_CHARS", "MAX_TIFF_TAGS", "MB",
-    "MAX_EXIF_BYTES", "MAX_ICC_BYTES", "NO_INPUT", "PDF", "PDF_PAGE_TREE_NODES", "PNG", "SUPPORTED", "TEXT", "TIFF",
-    "TOO_MANY_PIXELS", "UNRECOGNISED", "XML", "Text",
+    "MAX_DOCX_PARTS", "MAX_DOCX_PART_BYTES", "MAX_DOCX_RATIO", "MAX_DOCX_UNPACKED_BYTES", "MAX_EXIF_BYTES",
+    "MAX_ICC_BYTES", "MAX_IMAGE_PIXELS", "MAX_IMAGE_SIDE", "MAX_PAGES", "MAX_PDF_OBJECTS", "MAX_PDF_SECTIONS",
+    "MAX_TEXT_CHARS", "MAX_TIFF_TAGS", "MB", "NO_INPUT", "PDF", "PDF_PAGE_TREE_NODES", "PNG", "SUPPORTED", "TEXT",
+    "TIFF", "TOO_MANY_PIXELS", "UNRECOGNISED", "XML", "Text",
     "check_document", "check_docx", "check_image", "check_input", "check_pdf_markers", "check_xml",
     "declared_encoding", "declares_dtd", "image_refusal", "inline_text", "read_text", "sniff", "unrecognised",
 ]

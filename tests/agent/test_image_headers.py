@@ -211,7 +211,7 @@ def test_a_jpeg_the_decoder_refuses_ends_its_review_once_in_words(decoder_limit,
 
     from .conftest import drive
 
-    monkeypatch.setattr(ocr, "engine", lambda: object())  # the decoder's refusal comes before any OCR
+    monkeypatch.setattr(ocr, "engine", object)  # the decoder's refusal comes before any OCR
     job = review_job(picture("JPEG"))
     drive(claim(), LocalPlanner())
     job = Job.objects.get(pk=job.pk)
