@@ -217,6 +217,10 @@ def test_a_jpeg_the_decoder_refuses_ends_its_review_once_in_words(decoder_limit,
     job = Job.objects.get(pk=job.pk)
     assert (job.state, job.attempts, job.failure_code) == ("dead", 1, "unpacks_too_large"), job.last_error
     assert "too many pixels" in job.last_error
+    from web import wording
+
+    told = wording.failure(job)  # what the submitter reads: the document's failure, not "our service had a problem"
+    assert (told.why, told.resubmit) == ("the document could not be read", True) and "too many pixels" in told.detail
 
 
 def test_reading_a_jpeg_the_decoder_refuses_raises_only_the_documented_refusal(decoder_limit):
