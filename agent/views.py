@@ -11,12 +11,12 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 
 from jobs.clock import queue_clock
 from jobs.models import Job
 from web import exports, status, zones
 from web.http import Call, HttpError, endpoint
+from web.redirects import back_under
 from web.views import csv_response, job_link, see_other
 
 from . import notifications, work
@@ -81,9 +81,7 @@ def jobs_work(call: Call) -> HttpResponse:
     if action not in BULK_ACTIONS:
         raise HttpError(400, "bad_action", f"the action must be one of: {', '.join(BULK_ACTIONS)}")
     ids = sorted({int(v) for v in form.getlist("job") if v.isdigit() and len(v) <= ID_DIGITS})[:MAX_SELECTED]
-    back = form.get("next", "")
-    if not (back.startswith("/jobs") and url_has_allowed_host_and_scheme(back, allowed_hosts=None)):
-        back = reverse("jobs")  # only back to the list, never off the site
+    back = back_under(form.get("next", ""), reverse("jobs")) or reverse("jobs")  # only back to the list
     if action == "export":
         jobs = (Job.objects.for_tenant(call.tenant_id).filter(pk__in=ids).only(*status.LIST_FIELDS, "result")
                 .order_by("-id"))

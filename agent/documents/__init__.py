@@ -34,7 +34,7 @@ from jobs.errors import DocumentTooComplex, PayloadTooLarge, UnsupportedDocument
 
 from .docx import _ZIP_MAGIC, _docx_parts, _docx_text, check_docx
 from .docx import _DocxText as _DocxText
-from .images import DAMAGED_IMAGE, _image_type, check_image, image_refusal
+from .images import DAMAGED_IMAGE, TOO_MANY_PIXELS, _image_type, check_image, image_refusal
 from .pdf import _caused_by as _caused_by
 from .pdf import _pdf_reader, _pdf_text, check_pdf_markers
 from .rules import (
@@ -54,6 +54,8 @@ from .rules import (
     MAX_DOCX_PARTS,
     MAX_DOCX_RATIO,
     MAX_DOCX_UNPACKED_BYTES,
+    MAX_EXIF_BYTES,
+    MAX_ICC_BYTES,
     MAX_IMAGE_PIXELS,
     MAX_IMAGE_SIDE,
     MAX_PAGES,
@@ -81,17 +83,24 @@ from .rules import _part_name as _part_name
 __all__ = [
     "CHARS_PER_PAGE", "DAMAGED_DOCX", "DAMAGED_IMAGE", "DAMAGED_PDF", "DOCX", "DOCX_COMPRESSION", "DOCX_MAIN_PART",
     "DOCX_RATIO_FROM_BYTES", "IMAGES", "INPUT_TWICE", "JPEG", "MAX_DOCUMENT_BYTES", "MAX_DOCX_ELEMENTS",
-    "MAX_DOCX_PARTS", "MAX_DOCX_PART_BYTES", "MAX_DOCX_RATIO", "MAX_DOCX_UNPACKED_BYTES", "MAX_IMAGE_PIXELS",
-    "MAX_IMAGE_SIDE", "MAX_PAGES", "MAX_PDF_OBJECTS", "MAX_PDF_SECTIONS", "MAX_TEXT_CHARS", "MAX_TIFF_TAGS", "MB",
-    "NO_INPUT", "PDF", "PDF_PAGE_TREE_NODES", "PNG", "SUPPORTED", "TEXT", "TIFF", "UNRECOGNISED", "XML", "Text",
+    "MAX_DOCX_PARTS", "MAX_DOCX_PART_BYTES", "MAX_DOCX_RATIO", "MAX_DOCX_UNPACKED_BYTES", "MAX_EXIF_BYTES",
+    "MAX_ICC_BYTES", "MAX_IMAGE_PIXELS", "MAX_IMAGE_SIDE", "MAX_PAGES", "MAX_PDF_OBJECTS", "MAX_PDF_SECTIONS",
+    "MAX_TEXT_CHARS", "MAX_TIFF_TAGS", "MB", "NO_INPUT", "PDF", "PDF_PAGE_TREE_NODES", "PNG", "SUPPORTED", "TEXT",
+    "TIFF", "TOO_MANY_PIXELS", "UNRECOGNISED", "XML", "Text",
     "check_document", "check_docx", "check_image", "check_input", "check_pdf_markers", "check_xml",
-    "declares_dtd", "image_refusal", "inline_text", "read_text", "sniff", "unrecognised",
+    "declared_encoding", "declares_dtd", "image_refusal", "inline_text", "read_text", "sniff", "unrecognised",
 ]
 
 # A standalone XML: after an optional UTF-8 byte order mark and blanks, an XML declaration,
 # a comment, a document type declaration (refused, but as XML) or an element's name.
 _XML_START = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*+<(?:\?xml[ \t\r\n?]|!--|!DOCTYPE|[A-Za-z_:\x80-\xff])")
 _DOCTYPE = re.compile(rb"<!DOCTYPE", re.IGNORECASE)
+# The XML declaration (at the very start, after a byte order mark) and its encoding, in the
+# spelling the XML specification allows. Only UTF-8 and UTF-16 are read: in any other encoding
+# (UTF-7, EBCDIC) the bytes scanned for a DTD are not what the parser reads.
+_XML_DECLARATION = re.compile(rb"(?:\xef\xbb\xbf)?<\?xml[ \t\r\n][^>]{0,200}?\?>")
+_XML_ENCODING = re.compile(rb"encoding[ \t\r\n]*=[ \t\r\n]*(['\"])([A-Za-z][A-Za-z0-9._-]{0,39})\1")
+_XML_ENCODINGS = {"utf-8", "utf8", "utf-16", "utf16", "utf-16le", "utf-16be"}
 
 
 @dataclass
@@ -192,14 +201,30 @@ def _text_pages(text: str) -> int:
 
 
 def check_xml(content: bytes) -> None:
-    """Refuse a standalone XML that declares a DTD: e-invoices never do, entity tricks always do.
+    """Refuse a standalone XML that declares a DTD (e-invoices never do, entity tricks always do),
+    or an encoding other than UTF-8 or UTF-16 (in which the scan for a DTD would not see one).
 
     Cheap: a scan of the bytes, nothing is parsed here. Whether the XML is well-formed and an
     invoice is the review's to say (agent.einvoice), in words, with the rest of the review.
     """
+    encoding = declared_encoding(content)
+    if encoding is not None and encoding.lower() not in _XML_ENCODINGS:
+        shown = encoding if len(encoding) <= 40 and encoding.isprintable() else "an unreadable one"
+        raise UnsupportedDocument(f"the XML declares the encoding {shown!r}; an e-invoice is in UTF-8 (or UTF-16): "
+                                  "save it as UTF-8 and send it again", field="document")
     if declares_dtd(content):
         raise UnsupportedDocument("the XML declares a document type (DTD), which e-invoices never do; send "
                                   f"{SUPPORTED}", field="document")
+
+
+def declared_encoding(xml: bytes) -> str | None:
+    """The encoding the XML declaration names; None without one. A declaration that names one
+    unreadably gives "" (refused: what the parser would make of it is a guess)."""
+    declaration = _XML_DECLARATION.match(xml)
+    if declaration is None or b"encoding" not in declaration.group(0):
+        return None
+    named = _XML_ENCODING.search(declaration.group(0))
+    return named.group(2).decode("ascii") if named else ""
 
 
 def declares_dtd(xml: bytes) -> bool:

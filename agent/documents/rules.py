@@ -54,6 +54,14 @@ PDF_PAGE_TREE_NODES = 1_000
 MAX_IMAGE_PIXELS = 50_000_000
 MAX_IMAGE_SIDE = 30_000
 MAX_TIFF_TAGS = 500  # entries in one TIFF directory (a scanner writes 10 to 40)
+# Headers walked in one picture: a JPEG's marker segments, a PNG's chunks (a photo has tens, a PNG
+# written a row at a time a few thousand).
+MAX_IMAGE_SEGMENTS = 50_000
+# Colour profiles and EXIF, which decoders read beside the pixels: a scanner's or a phone's ICC
+# profile is 0.5 to 4 KB (Pillow inflates a PNG's to at most 1 MB), and EXIF fits a JPEG's
+# 64 KB segment by the format's own rule, which holds it in a PNG and a TIFF too.
+MAX_ICC_BYTES = 1 * MB
+MAX_EXIF_BYTES = 64 * 1024
 # Cross-reference sections: one per save, plus one per incremental update (a signature, a
 # form filled in, an annotation). An invoice has one to a few dozen; pypdf follows each
 # section's /Prev and merges its trailer, so thousands of them cost seconds.

@@ -5,10 +5,11 @@ from __future__ import annotations
 import io
 import itertools
 import logging
+import struct
 from collections.abc import Generator
 from typing import Any
 
-from jobs.errors import DamagedDocument
+from jobs.errors import DamagedDocument, DocumentUnpacksTooLarge
 
 from .. import documents
 
@@ -52,10 +53,12 @@ def pages_of(content: bytes) -> Generator[tuple[Any, float], None, None]:
                 original = image.size
                 if image.format in ("JPEG", "MPO"):  # decoded in grey, already reduced for a large photo
                     wanted = DPI / (dpi or image.width / PHOTO_WIDTH_INCHES)
-                    image.draft("L", (round(image.width * wanted), round(image.height * wanted)))
+                    image.draft("L", (max(1, round(image.width * wanted)), max(1, round(image.height * wanted))))
                 frame = ImageOps.exif_transpose(image) if index == 0 else image.copy()
                 yield _prepared(frame, dpi, original if image.format in ("JPEG", "MPO") else None)
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError) as exc:
+    except Image.DecompressionBombError:  # a size the headers' check did not see: the document's, in words
+        raise DocumentUnpacksTooLarge(documents.TOO_MANY_PIXELS, field="document") from None
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError, struct.error) as exc:
         log.warning("image unreadable: %s", type(exc).__name__)
         raise DamagedDocument("the image is damaged and cannot be read; submit a new copy", field="document") \
             from None

@@ -15,14 +15,20 @@ function, source line), never the exception's message, which may quote them.
 from __future__ import annotations
 
 import functools
+import importlib.machinery
 import inspect
 import math
+import sys
+import sysconfig
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from django.apps import apps
+from django.conf import settings
 from django.db import connection
 from django.utils.module_loading import import_string
 
@@ -211,6 +217,10 @@ def _resolve(function: str, backend: str, queue_name: str, priority: int,
              takes_context: bool) -> Task[..., Any]:
     # Cached per process: a worker runs the same few functions thousands of times, and a task
     # is an immutable value. Failures are not cached (lru_cache keeps only results).
+    if function not in _registered:
+        refused = import_refused(function.rpartition(".")[0])
+        if refused:
+            raise TaskNotFound(f"{function!r} is not a registered task: {refused}")
     try:
         target = import_string(function)
     except ImportError as exc:
@@ -233,9 +243,44 @@ def _resolve(function: str, backend: str, queue_name: str, priority: int,
     return task
 
 
+def import_refused(module: str) -> str:
+    """Why the module a job names may not be imported to look for its task; "" when it may.
+
+    Asked before any import, for a function the registry does not know yet: importing a module
+    runs it, so a row's name is imported only where the project's own code is (an installed
+    app, or a package in the project's folder outside the virtualenv), or where it is imported
+    already. The top package is located without running anything; the standard library and
+    installed packages are never imported on a row's word (``this`` prints the Zen of Python).
+    """
+    if not module or module in sys.modules or apps.get_containing_app_config(module) is not None:
+        return ""
+    top = module.partition(".")[0]
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(top)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        return ""  # nothing to import: import_string says so in its own words
+    where = spec.submodule_search_locations[0] if spec.submodule_search_locations else spec.origin
+    if where and _in_the_project(Path(where)):
+        return ""
+    return f"its module {top!r} is not the project's, and this worker runs only the project's registered tasks"
+
+
+def _in_the_project(path: Path) -> bool:
+    base = getattr(settings, "BASE_DIR", None)  # a project without one: its installed apps only
+    if base is None:
+        return False
+    resolved = path.resolve()
+    outside = {Path(sys.prefix), Path(sys.base_prefix), *(Path(p) for p in sysconfig.get_paths().values())}
+    return resolved.is_relative_to(Path(base).resolve()) and not any(
+        resolved.is_relative_to(place.resolve()) for place in outside)
+
+
 # The functions this process has made tasks of (``@task`` with the queue's backend, by way of
 # ``QueueBackend.validate_task``), by module path: what a job may name besides a Task itself.
-# A worker imports a task's module before it looks here, so the module's tasks are in it.
+# Looked at before any import: a name it does not hold is imported only where ``import_refused``
+# allows, and the module's tasks are in it after that.
 _registered: dict[str, Any] = {}
 
 

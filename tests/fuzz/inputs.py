@@ -620,6 +620,155 @@ IMAGE_TOKENS = [b"\x89PNG\r\n\x1a\n", b"IHDR", b"IEND", b"\xff\xd8", b"\xff\xc0"
                 b"II*\x00", b"MM\x00*", b"\xff\xff\xff\xff", b"\x00\x00\x00\x00"]
 
 
+# --- hostile image headers: every frame, animation and metadata header a decoder reads ----------
+
+_SIDES = st.one_of(st.integers(1, 64), st.integers(0, 0xFFFF), st.sampled_from([40_000, 30_001, 7_072, 1]))
+
+
+def _jpeg_segment(marker: int, body: bytes, *, length: int | None = None) -> bytes:
+    return bytes([0xFF, marker]) + struct.pack(">H", (len(body) + 2 if length is None else length) % 65536) + body
+
+
+@st.composite
+def frame_header(draw) -> bytes:
+    marker = draw(st.sampled_from([0xC0, 0xC1, 0xC2, 0xC3, 0xC9, 0xCF, 0xDE]))
+    bits, layers = draw(_mostly(8, [12, 16, 0])), draw(_mostly(1, [3, 4, 2, 0]))
+    body = struct.pack(">BHHB", bits, draw(_SIDES), draw(_SIDES), layers) + b"\x01\x11\x00" * max(1, layers)
+    return _jpeg_segment(marker, body)
+
+
+@st.composite
+def exif_block(draw) -> bytes:
+    """A TIFF structure as EXIF holds it: an orientation (any value), entry counts and offsets that lie."""
+    order = draw(st.sampled_from(["<", ">"]))
+    entries = [(274, 3, 1, struct.pack(order + "HH", draw(st.integers(0, 12)), 0))]
+    if draw(st.booleans()):
+        entries.append((34665, 4, 1, struct.pack(order + "I", draw(st.integers(0, 2**32 - 1)))))
+    if draw(st.booleans()):
+        entries.append((draw(st.integers(0, 0xFFFF)), draw(st.integers(0, 20)), draw(st.integers(0, 2**32 - 1)),
+                        struct.pack(order + "I", draw(st.integers(0, 2**32 - 1)))))
+    count = draw(_mostly(len(entries), [0, 0xFFFF, 501]))
+    body = b"".join(struct.pack(order + "HHI", tag, kind, n) + value for tag, kind, n, value in entries)
+    return (b"II*\x00" if order == "<" else b"MM\x00*") + struct.pack(order + "IH", 8, count) + body + b"\x00" * 4
+
+
+@st.composite
+def icc_chunks(draw) -> bytes:
+    """An ICC profile in APP2 chunks: sequence numbers and counts that lie, a size up to a few hundred KB."""
+    size = draw(st.one_of(st.integers(0, 4_000), st.integers(0, 300_000)))
+    profile = struct.pack(">I", draw(st.one_of(st.just(size), st.integers(0, 2**32 - 1)))) + b"\x00" * size
+    pieces = [profile[at:at + 65_000] for at in range(0, len(profile), 65_000)]
+    total = draw(_mostly(len(pieces), [0, 1, 255]))
+    return b"".join(_jpeg_segment(0xE2, b"ICC_PROFILE\x00" + bytes([draw(_mostly(n % 256, [0, 1, 255])), total % 256])
+                                  + piece) for n, piece in enumerate(pieces, 1))
+
+
+@st.composite
+def jpeg_frames(draw) -> bytes:
+    """A real small JPEG with more frame headers: before its scan (the decoder takes the last), after
+    it, in a second picture after its end, inside a thumbnail; and ICC and EXIF segments."""
+    data = draw(st.sampled_from([image_seeds()[1], _picture("JPEG", (60, 40), progressive=True)]))
+    scan = data.index(b"\xff\xda")
+    head, rest = data[2:scan], data[scan:]
+    extra = b"".join(draw(st.lists(st.one_of(
+        frame_header(), icc_chunks(), exif_block().map(lambda exif: _jpeg_segment(0xE1, b"Exif\x00\x00" + exif)),
+        st.tuples(exif_block(), frame_header()).map(  # a thumbnail's frame header inside the EXIF segment
+            lambda pair: _jpeg_segment(0xE1, b"Exif\x00\x00" + pair[0] + b"\xff\xd8" + pair[1]))),
+        max_size=4)))
+    where = draw(st.sampled_from(["before", "before", "after-scan", "second-picture", "after-end"]))
+    if where == "before":
+        return data[:2] + head + extra + rest
+    if where == "after-scan":
+        end = data.rindex(b"\xff\xd9")
+        return data[:end] + extra + data[end:]
+    if where == "second-picture":
+        return data + b"\xff\xd8" + extra + draw(frame_header()) + b"\xff\xda\x00\x08\x01\x01\x00\x00\x3f\x00\xff\xd9"
+    return data + extra  # after the end: no decoder reads it
+
+
+@st.composite
+def apng_frames(draw) -> bytes:
+    """A real small PNG made an animation (acTL, fcTL frames of any size and place), with iCCP and eXIf."""
+    data = image_seeds()[0]
+    end_of_ihdr = 8 + 8 + 13 + 4
+    chunks = []
+    frames = draw(st.integers(0, 4))
+    if frames or draw(st.booleans()):
+        declared = draw(st.one_of(st.just(frames), st.integers(0, 2**32 - 1)))
+        chunks.append(_png_chunk(b"acTL", struct.pack(">II", declared, 0)))
+    for n in range(frames):
+        # Each defect on its own and rarer than the sound frame, so that many animations are read.
+        width, height = (240, 90) if draw(st.integers(0, 5)) else draw(st.one_of(
+            st.sampled_from([(120, 45), (241, 90), (0, 1)]), st.tuples(_SIDES, _SIDES)))
+        x, y = (0, 0) if draw(st.integers(0, 5)) else draw(st.sampled_from([(1, 0), (0, 45), (2**31, 0)]))
+        chunks.append(_png_chunk(b"fcTL", struct.pack(">IIIIIHHBB", n, width, height, x, y, 1, 10,
+                                                       draw(st.integers(0, 3)), draw(st.integers(0, 2)))))
+    if draw(st.booleans()):
+        profile = draw(st.one_of(st.binary(max_size=64), st.integers(0, 3_000_000).map(lambda n: b"\x00" * n)))
+        chunks.append(_png_chunk(b"iCCP", b"icc\x00\x00" + zlib.compress(profile, 9)))
+    if draw(st.booleans()):
+        chunks.append(_png_chunk(b"eXIf", draw(exif_block())))
+    chunks = draw(st.permutations(chunks))
+    return data[:end_of_ihdr] + b"".join(chunks) + data[end_of_ihdr:]
+
+
+@st.composite
+def tiff_pages(draw) -> bytes:
+    """A real TIFF of one to four pages, each page's width and length patched (any type and count),
+    with an ICC tag and an EXIF directory of any size."""
+    from PIL import Image
+
+    pages = draw(st.integers(1, 4))
+    first = Image.open(io.BytesIO(_picture("PNG", (40, 30))))
+    out = io.BytesIO()
+    first.save(out, "TIFF", save_all=True, append_images=[first.copy() for _ in range(pages - 1)])
+    data = bytearray(out.getvalue())
+    (offset,) = struct.unpack_from("<I", data, 4)
+    while offset and offset + 2 <= len(data):
+        (entries,) = struct.unpack_from("<H", data, offset)
+        for index in range(entries):
+            at = offset + 2 + 12 * index
+            tag = struct.unpack_from("<H", data, at)[0]
+            if tag in (256, 257) and draw(st.integers(0, 2)) == 0:
+                sound = draw(st.integers(0, 4)) > 0  # else a type or a count a scanner never writes
+                kind, count = (4, 1) if sound else (draw(st.sampled_from([3, 1, 5, 16])),
+                                                    draw(st.sampled_from([0, 1, 2])))
+                struct.pack_into("<HHII", data, at, tag, kind, count, draw(_SIDES))
+            elif tag == 262 and draw(st.integers(0, 3)) == 0:  # this entry becomes an ICC tag, or an EXIF pointer
+                target = draw(st.sampled_from([34675, 34665]))
+                struct.pack_into("<HHII", data, at, target, 4 if target == 34665 else 7,
+                                 draw(st.integers(0, 2_000_000)) if target == 34675 else 1, len(data))
+                data += draw(exif_block()) if target == 34665 else b""
+        (offset,) = struct.unpack_from("<I", data, offset + 2 + 12 * entries)
+    return bytes(data)
+
+
+@st.composite
+def gif_frames(draw) -> bytes:
+    """A GIF of a few frames whose logical screen and image descriptors declare any size: not a format
+    the review reads, so refused before any decoder sees it."""
+    from PIL import Image
+
+    frames = [Image.new("L", (20, 10), shade) for shade in range(0, 250, 250 // draw(st.integers(1, 4)))]
+    out = io.BytesIO()
+    frames[0].save(out, "GIF", save_all=True, append_images=frames[1:])
+    data = bytearray(out.getvalue())
+    struct.pack_into("<HH", data, 6, draw(_SIDES), draw(_SIDES))
+    at = data.find(b"\x2c")
+    while at > 0 and at + 9 <= len(data):
+        struct.pack_into("<HH", data, at + 5, draw(_SIDES), draw(_SIDES))
+        at = data.find(b"\x2c", at + 10)
+    return bytes(data)
+
+
+def image_header_inputs() -> st.SearchStrategy[bytes]:
+    """Real small pictures whose frame, animation, page and metadata headers say what they like."""
+    built = st.one_of(jpeg_frames(), jpeg_frames(), apng_frames(), apng_frames(), tiff_pages(), tiff_pages(),
+                      gif_frames())
+    tokens = [*IMAGE_TOKENS, b"\xff\xc2", b"fcTL", b"acTL", b"iCCP", b"eXIf", b"ICC_PROFILE\x00", b"Exif\x00\x00"]
+    return st.one_of(built, built, built, mutated(built, tokens, built))
+
+
 def image_inputs() -> st.SearchStrategy[bytes]:
     seeds = st.sampled_from(image_seeds())
     built = st.one_of(png_headers(), jpeg_headers(), tiff_chains())

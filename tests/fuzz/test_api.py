@@ -190,7 +190,7 @@ _RAW_JSON = st.one_of(
 )
 _SMALL_DOCUMENTS = st.one_of(st.binary(max_size=300), st.sampled_from(inputs.text_seeds() + inputs.xml_seeds()[:1]),
                              inputs.pdf_documents(), st.sampled_from(inputs.pdf_seeds()[:3]),
-                             st.sampled_from(inputs.docx_seeds()))
+                             st.sampled_from(inputs.docx_seeds()), inputs.image_header_inputs())
 
 
 @st.composite

@@ -262,6 +262,14 @@ def test_image(content):
     accept_and_extract("image", content)
 
 
+# Half the profile's cases: many are real small pictures that reach OCR (a tenth to half a second
+# of CPU each).
+@settings(max_examples=examples(0.5))
+@given(content=inputs.image_header_inputs())
+def test_image_headers(content):
+    accept_and_extract("image headers", content)
+
+
 @pytest.mark.parametrize("seed", range(len(inputs.pdf_seeds())))
 def test_every_pdf_seed_is_accepted_or_refused_as_documented(seed):
     accept_and_extract("pdf-seed", inputs.pdf_seeds()[seed])
