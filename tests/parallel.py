@@ -28,6 +28,7 @@ LONGEST_FIRST = (
     "tests/browser/test_watch_a_job.py",
     "tests/jobs/test_runworkers.py",
     "tests/jobs/test_clock_skew.py",
+    "tests/jobs/test_clock_first_reading.py",
     "tests/agent/test_hostile_workers.py",
     "tests/browser/test_evidence.py",
     "tests/jobs/test_stopped_process.py",

@@ -8,7 +8,11 @@ listening only ``UNREACHABLE`` seconds after they start (the issue's 10 s by def
 not fall back to the host's wall clock. Measured by a trigger on the job table that compares
 each write with the server's own ``clock_timestamp()``: no job is sent to ``dead`` or
 ``unknown`` for a deadline still ahead, no claim is written already expired, and no lease of
-the healthy worker is recovered. Both skewed workers claim jobs once they reach the database.
+the healthy worker is recovered. Both skewed workers claim jobs once they reach the database,
+and each logs its wait once per interval, not at every poll.
+
+Then a worker frozen (SIGSTOP) between reading its clock and sending a claim, on either
+store: its claims are dated when they are written, none already expired or handed back.
 
 Reproduce with ``DATABASE_URL=postgresql://... bin/test tests/jobs/test_clock_first_reading.py -s``.
 """
@@ -34,7 +38,7 @@ from jobs import queue
 from jobs.clock import queue_clock
 from jobs.models import Job, JobEvent
 from tests.conftest import database_url, wait_for
-from tests.jobs.test_clock_skew import FAKETIME, _libfaketime, skewed  # noqa: F401  (the fixture, autouse here too)
+from tests.jobs.test_clock_skew import FAKETIME, skewed
 from tests.workers import Workers
 
 pytestmark = [pytest.mark.slow]
@@ -138,6 +142,17 @@ def postgresql(watched):
         pytest.skip("SQLite serves one host: its clock is the host's, read in the claim's own transaction")
 
 
+@pytest.fixture
+def libfaketime():
+    """Skip, saying why, without libfaketime; fail instead under REQUIRE_FAKETIME=1 (CI), as
+    tests/jobs/test_clock_skew.py does."""
+    if not FAKETIME.exists():
+        why = f"needs libfaketime at {FAKETIME} (Debian package faketime)"
+        if os.environ.get("REQUIRE_FAKETIME") == "1":
+            pytest.fail(f"REQUIRE_FAKETIME=1 but it {why}", pytrace=False)
+        pytest.skip(why)
+
+
 def violations() -> list[tuple[str, int]]:
     if connection.vendor != "postgresql":
         return []
@@ -178,7 +193,7 @@ def healthy_leases_recovered(healthy: str) -> list[int]:
 
 
 def test_a_worker_whose_first_clock_reading_fails_waits_for_it_instead_of_using_its_own_wall_clock(
-        postgresql, tmp_path, alice):
+        libfaketime, postgresql, tmp_path, alice):
     started: list[Workers] = []
     proxy: LateProxy | None = None
     try:
