@@ -208,3 +208,38 @@ def test_a_forked_child_keeps_the_anchor_even_with_a_reading_in_flight():
     finally:
         clock._reading.release()
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_worker_without_a_clock_reading_writes_nothing_until_one_comes(transactional_db, alice):
+    """A real worker loop on a database clock whose readings fail: it backs off and writes
+    nothing (no sweep, claim or event), then claims and completes once a reading succeeds."""
+    import threading
+
+    from jobs import queue
+    from jobs.clock import system_clock
+    from jobs.models import Job, JobEvent
+    from jobs.worker import Worker
+
+    ids = [queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
+                        operation_key=f"k{n}", now=system_clock.now(), offered_only=False).job.pk for n in range(3)]
+    down = threading.Event()
+    down.set()
+
+    def read():
+        if down.is_set():
+            raise OperationalError("connection refused")
+        return read_database_time()
+
+    clock = DatabaseClock(read=read)
+    w = Worker(name="late", clock=clock, listen=False, isolate=False, poll_interval=0.05)
+    t = threading.Thread(target=w.run, daemon=True)
+    t.start()
+    try:
+        wait_for(lambda: clock.failures >= 5 and w.stats.errors >= 5, timeout=10)
+        assert set(JobEvent.objects.filter(job_id__in=ids).values_list("reason", flat=True)) == {"accepted"}
+        assert set(Job.objects.filter(pk__in=ids).values_list("state", flat=True)) == {"queued"}
+        down.clear()
+        wait_for(lambda: Job.objects.filter(pk__in=ids, state="completed").count() == 3, timeout=10)
+    finally:
+        w.stop(grace=0)
+        t.join(timeout=10)
