@@ -19,11 +19,12 @@ from datetime import UTC, datetime, timedelta
 from logging import WARNING, getLogger
 from typing import Protocol
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
 
-from .logs import event
+from .logs import Repeats
 
 log = getLogger("jobs.clock")
+_failures = Repeats(log)  # one line per interval while the database does not answer
 
 
 class Clock(Protocol):
@@ -76,17 +77,28 @@ def read_database_time(alias: str = DEFAULT_DB_ALIAS) -> tuple[datetime, float]:
     return at.astimezone(UTC), (sent + back) / 2
 
 
+class ClockUnavailable(OperationalError):
+    """No reading of the database's time yet: nothing may be written on this process's clock.
+
+    An ``OperationalError`` because it is one in effect (the database did not answer): the
+    worker backs off as from any outage, and the web answers ``503`` with ``Retry-After``.
+    """
+
+
 class DatabaseClock:
     """The database's time, read once a minute and carried forward on ``time.monotonic()``.
 
-    ``now()`` is the last reading plus the monotonic time since, so it never waits for the
-    database: only the first call reads synchronously, later readings are taken by a short
-    thread while callers go on with the previous anchor. A failed reading keeps the last
-    anchor (a database outage does not stop the clock) and is retried after ``retry``
-    seconds; if the very first one fails, the wall clock stands in until one succeeds. A
-    reading whose round trip took longer than ``max_round_trip`` is not trusted over an
-    anchor already held. The time returned never goes back by less than ``max_step_back``
-    (a new reading a few milliseconds behind is absorbed); a larger correction is made.
+    ``now()`` is the last reading plus the monotonic time since, so once the process has a
+    reading it never waits for the database: later readings are taken by a short thread while
+    callers go on with the previous anchor. A failed reading keeps the last anchor (a database
+    outage does not stop the clock) and is retried after ``retry`` seconds. Until the first
+    reading succeeds there is no time to give: each ``now()`` tries to read (one caller at a
+    time; those that waited on a reading that failed do not try again) and raises
+    ``ClockUnavailable`` when it cannot. This host's wall clock never stands in: a host 15
+    minutes fast would sweep every job due within 15 minutes to ``dead``. A reading whose
+    round trip took longer than ``max_round_trip`` is not trusted over an anchor already
+    held. The time returned never goes back by less than ``max_step_back`` (a new reading a
+    few milliseconds behind is absorbed); a larger correction is made.
 
     Process-local deadlines (the worker's fence time, the heartbeat's schedule, a handler's
     budget) therefore run on the monotonic clock too: a wall clock stepped or skewed on this
@@ -96,14 +108,12 @@ class DatabaseClock:
     def __init__(self, *, alias: str = DEFAULT_DB_ALIAS, every: float = 60.0, retry: float = 5.0,
                  max_round_trip: float = 1.0, max_step_back: float = 1.0,
                  read: Callable[[], tuple[datetime, float]] | None = None,
-                 monotonic: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         self.every, self.retry = every, retry
         self.max_round_trip, self.max_step_back = max_round_trip, timedelta(seconds=max_step_back)
         self._read = read or (lambda: read_database_time(alias))
-        self._monotonic, self._wall = monotonic, wall
+        self._monotonic = monotonic
         self._anchor: tuple[datetime, float] | None = None  # (database time, monotonic then)
-        self._from_database = False
         self._next = 0.0  # monotonic time of the next reading
         self._last: datetime | None = None
         self._lock = threading.Lock()  # the anchor and the last time returned
@@ -111,10 +121,16 @@ class DatabaseClock:
         self.readings = self.failures = 0
         os.register_at_fork(after_in_child=functools.partial(_after_fork, weakref.ref(self)))
 
+    @property
+    def calibrated(self) -> bool:
+        """Whether the process has a reading of the database's time (``now()`` will answer)."""
+        return self._anchor is not None
+
     def now(self) -> datetime:
-        if self._anchor is None:  # the first call waits for a reading (or its failure)
+        if self._anchor is None:  # no time to give before a reading: wait for one, or fail
+            failures = self.failures
             with self._reading:
-                if self._anchor is None:
+                if self._anchor is None and self.failures == failures:  # nobody failed while we waited
                     self._take_reading()
         elif self._monotonic() >= self._next and self._reading.acquire(blocking=False):
             try:
@@ -123,7 +139,9 @@ class DatabaseClock:
                 self._next = self._monotonic() + self.retry
                 self._reading.release()
         with self._lock:
-            at, mono = self._anchor or (self._wall(), self._monotonic())
+            if self._anchor is None:
+                raise ClockUnavailable("no reading of the database's time yet (the database did not answer)")
+            at, mono = self._anchor
             t = at + timedelta(seconds=self._monotonic() - mono)
             if self._last is not None and self._last - self.max_step_back < t < self._last:
                 t = self._last
@@ -147,16 +165,15 @@ class DatabaseClock:
             at, mono = self._read()
         except Exception as exc:  # noqa: BLE001  any failure: keep the anchor, try again soon
             with self._lock:
-                if self._anchor is None:  # nothing better yet: this host's wall clock, for now
-                    self._anchor = (self._wall(), self._monotonic())
                 self._next = self._monotonic() + self.retry
                 self.failures += 1
-            event(log, WARNING, "clock_reading_failed", error=type(exc).__name__, detail=str(exc)[:200])
+            _failures.event(WARNING, "clock_reading_failed", error=type(exc).__name__, detail=str(exc)[:200])
             return False
+        _failures.settle()
         took = self._monotonic() - started
         with self._lock:
-            if self._anchor is None or not self._from_database or took <= self.max_round_trip:
-                self._anchor, self._from_database = (at, mono), True
+            if self._anchor is None or took <= self.max_round_trip:
+                self._anchor = (at, mono)
                 self._next = self._monotonic() + self.every
             else:
                 self._next = self._monotonic() + self.retry
@@ -168,6 +185,14 @@ class DatabaseClock:
         or the reading thread, which stayed in the parent."""
         self._lock = threading.Lock()
         self._reading = threading.Lock()
+
+
+def statement_time(clock: Clock, now: datetime) -> datetime | None:
+    """The ``now`` a claim or sweep binds: None when ``clock`` is the database's, so the
+    statement reads the server's own time as it runs (a process paused between reading its
+    clock and sending the write cannot date it before the pause); ``now`` itself for another
+    clock (a test's logical one)."""
+    return None if isinstance(clock, DatabaseClock) else now
 
 
 def _after_fork(ref: weakref.ref[DatabaseClock]) -> None:

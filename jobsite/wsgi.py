@@ -1,3 +1,4 @@
+import contextlib
 import os
 
 from django.core.wsgi import get_wsgi_application
@@ -8,7 +9,9 @@ application = get_wsgi_application()
 
 # The queue's clock takes its first reading of the database's time as the process starts, so
 # no user's first request waits for it (with the database away, that request would wait for
-# this connection's timeout and then its own: twice the time before its 503).
-from jobs.clock import queue_clock  # noqa: E402
+# this connection's timeout and then its own: twice the time before its 503). With the database
+# away it has no time to give (``ClockUnavailable``): requests that write answer 503 until it does.
+from jobs.clock import ClockUnavailable, queue_clock  # noqa: E402
 
-queue_clock.now()
+with contextlib.suppress(ClockUnavailable):
+    queue_clock.now()

@@ -29,6 +29,7 @@ LONGEST_FIRST = (
     "tests/agent/test_real_invoices.py",
     "tests/jobs/test_runworkers.py",
     "tests/jobs/test_clock_skew.py",
+    "tests/jobs/test_clock_first_reading.py",
     "tests/agent/test_hostile_workers.py",
     "tests/browser/test_evidence.py",
     "tests/jobs/test_stopped_process.py",

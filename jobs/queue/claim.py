@@ -10,13 +10,13 @@ from ..conf import queue_settings
 from .outcomes import Claim
 
 
-def claim(*, now: datetime, worker: str, lease: timedelta | None = None) -> Claim | None:
+def claim(*, now: datetime | None, worker: str, lease: timedelta | None = None) -> Claim | None:
     """Lease the job whose turn it is to ``worker``, or return None (``claim_many`` of one)."""
     claims = claim_many(now=now, worker=worker, lease=lease, limit=1)
     return claims[0] if claims else None
 
 
-def claim_many(*, now: datetime, worker: str, lease: timedelta | None = None, limit: int = 1) -> list[Claim]:
+def claim_many(*, now: datetime | None, worker: str, lease: timedelta | None = None, limit: int = 1) -> list[Claim]:
     """Lease up to ``limit`` jobs to ``worker`` in one transaction, each in its turn.
 
     Tenants take turns (``jobs.sql``): each pick takes the first claimable job in (priority,
@@ -26,10 +26,12 @@ def claim_many(*, now: datetime, worker: str, lease: timedelta | None = None, li
     Queued jobs already past their deadline are left to ``recover``, which makes them
     ``dead``. One commit (one fsync) covers the whole batch. PostgreSQL may answer that a pick
     lost a race or only stamped jobs come due: then it asks again, up to three times in all.
+    ``now`` None: the claim takes the database's time as it runs (``jobs.clock.statement_time``).
     """
     lease = lease or queue_settings().lease
     database = sql.current()
-    params = sql.ClaimParams(now=now, expires=now + lease, worker=worker, actor=f"worker:{worker}")
+    params = sql.ClaimParams(now=now, expires=None if now is None else now + lease, worker=worker,
+                             actor=f"worker:{worker}", lease=lease)
     fair = queue_settings().fair_claims
     claims: list[Claim] = []
     for _ in range(3):

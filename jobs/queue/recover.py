@@ -27,7 +27,7 @@ class Recovery:
         return len(self.requeued) + len(self.unknown) + len(self.dead) + len(self.cancelled)
 
 
-def recover(*, now: datetime, limit: int = 500) -> Recovery:
+def recover(*, now: datetime | None, limit: int = 500) -> Recovery:
     """Sweep expired leases and passed deadlines, in one bounded transaction.
 
     Expired lease: back to ``queued``; ``unknown`` if the external-start marker is set
@@ -41,13 +41,15 @@ def recover(*, now: datetime, limit: int = 500) -> Recovery:
     their deadline: ``dead`` (``unknown`` if an external call had started). Each UPDATE
     repeats the conditions in its WHERE clause, so a job a worker completed a moment earlier
     is left alone; on PostgreSQL rows locked by another transaction are skipped and swept
-    next time.
+    next time. ``now`` None: the database's time, read in the sweep's own transaction
+    (``jobs.clock.statement_time``), so no job is expired on a time ahead of the database's.
     """
     database = sql.current()
     moved: dict[str, list[int]] = {QUEUED: [], UNKNOWN: [], DEAD: [], CANCELLED: []}
     events: list[JobEvent] = []
     left: Counter[int] = Counter()  # jobs that stopped running, per tenant
     with write_transaction():
+        now = database.now() if now is None else now
         for expired in database.recover_expired(now, limit):
             moved[expired.state].append(expired.job_id)
             left[expired.tenant_id] += 1

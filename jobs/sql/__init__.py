@@ -44,19 +44,25 @@ CANCEL_CHANNEL = "jobs_cancel"
 
 @dataclass(frozen=True, slots=True)
 class ClaimParams:
-    """What one pick of a claim binds, by the names its statements use."""
+    """What one pick of a claim binds, by the names its statements use.
 
-    now: datetime
-    expires: datetime  # the lease asked for (the statement keeps it before the deadline)
+    ``now`` None: the claim is dated by the database as it runs (``jobs.clock.statement_time``),
+    its lease ending ``lease`` after that; ``expires`` is then None too.
+    """
+
+    now: datetime | None
+    expires: datetime | None  # the lease asked for (the statement keeps it before the deadline)
     worker: str
     actor: str
     due_batch: int = DUE_BATCH
     candidates: int = CANDIDATES
+    lease: timedelta = timedelta(0)
 
     def binding(self, time: Any) -> dict[str, Any]:
         """The named parameters, with the times as ``time`` gives them to the driver."""
-        return {"now": time(self.now), "due_batch": self.due_batch, "candidates": self.candidates,
-                "expires": time(self.expires), "worker": self.worker, "actor": self.actor}
+        return {"now": None if self.now is None else time(self.now), "due_batch": self.due_batch,
+                "candidates": self.candidates, "expires": None if self.expires is None else time(self.expires),
+                "worker": self.worker, "actor": self.actor, "lease": self.lease}
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +157,9 @@ class Database(Protocol):
 
     def claim(self, params: ClaimParams, *, fair: bool, picks: int) -> Claimed:
         """Up to ``picks`` jobs in their turns, leased with their events: one transaction."""
+
+    def now(self) -> datetime:
+        """The database's time, in the caller's transaction (for a write it then dates)."""
 
     def renew(self, leases: Sequence[tuple[int, int, timedelta]], now: datetime) -> dict[int, bool]:
         """Extend the leases still owned; job id -> whether someone asked to cancel it."""

@@ -77,6 +77,13 @@ _RECORDED = f"""
     SELECT id, 'queued', 'leased', epoch, %(actor)s, 'claimed', %(now)s FROM claimed"""
 
 
+def database_dated(statement: str) -> str:
+    """``statement`` with ``now`` and ``expires`` taken from the server when bound as NULL:
+    the statement's own time, and that plus ``lease`` (``ClaimParams``)."""
+    return (statement.replace("%(now)s", "COALESCE(%(now)s, statement_timestamp())")
+            .replace("%(expires)s", "COALESCE(%(expires)s, statement_timestamp() + %(lease)s)"))
+
+
 @functools.cache
 def claim(fair: bool = True) -> str:
     """The whole claim in one statement, one round trip in autocommit (``ClaimParams``).
@@ -84,9 +91,9 @@ def claim(fair: bool = True) -> str:
     If another claimer took the picked tenant's last place meanwhile, no job is claimed and
     the statement says so with a row of state 'busy'. Jobs it stamps are seen only by the next
     statement: when it stamped some and found nothing else, it says so with a row of state
-    'stamped'. Either way the caller tries again.
+    'stamped'. Either way the caller tries again. Dated by the server when ``now`` is NULL.
     """
-    return f"""
+    return database_dated(f"""
         WITH stamped AS ({stamp_due(fair)} RETURNING id),
         picked AS ({_PICKED}),
         counted AS ({_COUNTED}),
@@ -98,11 +105,11 @@ def claim(fair: bool = True) -> str:
         WHERE NOT EXISTS (SELECT 1 FROM claimed)
         UNION ALL
         SELECT NULL, NULL, 'stamped', NULL, NULL, NULL, NULL, NULL, NULL
-        WHERE NOT EXISTS (SELECT 1 FROM picked) AND EXISTS (SELECT 1 FROM stamped)"""
+        WHERE NOT EXISTS (SELECT 1 FROM picked) AND EXISTS (SELECT 1 FROM stamped)""")
 
 
 CLAIM_PARAMETER_TYPES = {"now": "timestamptz", "due_batch": "bigint", "candidates": "bigint",
-                         "expires": "timestamptz", "worker": "text", "actor": "text"}
+                         "expires": "timestamptz", "worker": "text", "actor": "text", "lease": "interval"}
 
 
 @functools.cache
@@ -297,6 +304,12 @@ class PostgreSQL:
         with raw_write_transaction(explicit=False) as cursor:
             cursor.execute(claim(fair), binding)
             return claimed([cursor.fetchone()])
+
+    def now(self) -> datetime:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT clock_timestamp()")
+            (at,) = cursor.fetchone()
+        return aware(at)
 
     def renew(self, leases: Sequence[tuple[int, int, timedelta]], now: datetime) -> dict[int, bool]:
         binding: dict[str, Any] = {"now": now}

@@ -162,6 +162,9 @@ class SQLite:
         binding = params.binding(time)
         rows: list[Leased] = []
         with raw_write_transaction() as cursor:
+            if params.now is None:  # dated once the write lock is held: this host's clock is the database's
+                at = datetime.now(UTC)
+                binding.update(now=time(at), expires=time(at + params.lease))
             if cursor.execute(ANY_DUE, binding).fetchone():
                 cursor.execute(stamp_due(fair), binding)
             for _pick in range(picks):
@@ -178,6 +181,10 @@ class SQLite:
                                         "epoch": row.epoch, "actor": params.actor, "reason": "claimed",
                                         "at": binding["now"]} for row in rows])
         return Claimed(rows)
+
+    def now(self) -> datetime:
+        """One host: the database's clock is this host's."""
+        return datetime.now(UTC)
 
     def renew(self, leases: Sequence[tuple[int, int, timedelta]], now: datetime) -> dict[int, bool]:
         binding: dict[str, Any] = {"now": time(now)}

@@ -13,12 +13,13 @@ from django.db import DatabaseError, connection
 
 from .. import kinds, queue
 from ..clock import Clock
-from ..logs import event
+from ..logs import Repeats
 from . import testing
 from .backoff import IdleBackoff
 from .run import Run
 
 log = logging.getLogger("jobs.worker")
+_errors = Repeats(log)  # an outage: one line per interval with the count, not one per try
 INFO, WARNING = logging.INFO, logging.WARNING
 
 
@@ -130,9 +131,10 @@ class Completer:
                 continue
             try:
                 self.flush_if_due()
+                _errors.settle()
             except DatabaseError as exc:  # tried again after the backoff (or by the worker's next flush)
-                event(log, WARNING, "completion_error", error=type(exc).__name__, detail=str(exc)[:200],
-                      retry_in_s=round(max(self._retry_at - time.monotonic(), 0), 3))
+                _errors.event(WARNING, "completion_error", error=type(exc).__name__, detail=str(exc)[:200],
+                              retry_in_s=round(max(self._retry_at - time.monotonic(), 0), 3))
             finally:
                 connection.close()
 

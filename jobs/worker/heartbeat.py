@@ -13,9 +13,10 @@ from django.db import DatabaseError, connection
 from .. import queue
 from ..clock import Clock
 from ..context import JobContext
-from ..logs import event
+from ..logs import Repeats, event
 
 log = logging.getLogger("jobs.worker")
+_errors = Repeats(log)  # an outage: one line per interval with the count, not one per try
 INFO, WARNING = logging.INFO, logging.WARNING
 
 
@@ -267,9 +268,10 @@ class Heartbeat:
             try:
                 keep_beating = beat.beat(now, self.held())
                 beat.due = now + beat.interval if keep_beating else None
+                _errors.settle()
             except DatabaseError as exc:  # try again shortly, while the lease has slack
-                event(log, WARNING, "renewal_error", job=beat.claim.job_id, epoch=beat.claim.epoch,
-                      error=type(exc).__name__, detail=str(exc)[:200])
+                _errors.event(WARNING, "renewal_error", job=beat.claim.job_id, epoch=beat.claim.epoch,
+                              error=type(exc).__name__, detail=str(exc)[:200])
                 now = self.clock.now()
                 if beat.fence_due(now):
                     self._fence(beat, f"lease not renewed since {beat.expires - beat.lease:%H:%M:%S} "

@@ -10,9 +10,10 @@ from typing import Any
 from django.db import DatabaseError, connection
 
 from .. import queue
-from ..logs import event
+from ..logs import Repeats, event
 
 log = logging.getLogger("jobs.worker")
+_errors = Repeats(log)  # an outage: one line per interval with the count, not one per try
 INFO, WARNING = logging.INFO, logging.WARNING
 
 NOTIFY_CHANNEL = "jobs_accepted"  # queue.accept sends NOTIFY jobs_accepted on PostgreSQL
@@ -130,8 +131,9 @@ class CancelWatch:
             try:
                 for job_id, epoch in queue.cancels_requested(claims=claims):
                     self._cancelled(job_id, epoch)
+                _errors.settle()
             except DatabaseError as exc:  # the renewal tells the worker all the same
-                event(log, WARNING, "cancel_check_error", error=type(exc).__name__, detail=str(exc)[:200])
+                _errors.event(WARNING, "cancel_check_error", error=type(exc).__name__, detail=str(exc)[:200])
             finally:
                 connection.close()
 

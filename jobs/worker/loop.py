@@ -27,10 +27,10 @@ from datetime import datetime, timedelta
 from django.db import DatabaseError, close_old_connections, connection
 
 from .. import kinds, queue
-from ..clock import Clock, queue_clock
+from ..clock import Clock, queue_clock, statement_time
 from ..conf import queue_settings
 from ..context import JobContext
-from ..logs import event
+from ..logs import Repeats, event
 from ..verdicts import Completed, Deferred, Failed, Lost, Verdict, judge
 from . import testing
 from .backoff import IdleBackoff
@@ -89,6 +89,7 @@ class Worker:
         self._wake = threading.Event()
         self._next_sweep: datetime | None = None
         self._heartbeat = Heartbeat(clock, idle_wait=self.lease / 3)
+        self._errors = Repeats(log)  # an outage's errors: one line per interval, with their count
         self._current: JobContext | None = None
         self._starting: Held | None = None  # the claim being started, no longer held, not yet watched
         self._giving_back = False
@@ -155,15 +156,17 @@ class Worker:
             while not self._stop.is_set():
                 close_old_connections()
                 try:
-                    if self._step():
+                    ran = self._step()
+                    self._errors.settle()
+                    if ran:
                         self.idle.reset()
                         continue
                     if self.burst and self._drained():
                         break
-                except DatabaseError as exc:  # store unavailable: back off; leases cover our jobs
+                except DatabaseError as exc:  # store (or its clock) unavailable: back off; leases cover our jobs
                     self.stats.errors += 1
-                    event(log, WARNING, "database_error", worker=self.name, error=type(exc).__name__,
-                          detail=str(exc)[:200])
+                    self._errors.event(WARNING, "database_error", worker=self.name, error=type(exc).__name__,
+                                       detail=str(exc)[:200])
                     connection.close()
                 if not self.burst:
                     self._wake.wait(self.idle.next_delay())
@@ -187,7 +190,9 @@ class Worker:
             self._give_back_held()
         except DatabaseError as exc:  # their leases bring the jobs back
             self.stats.errors += 1
-            event(log, WARNING, "database_error", worker=self.name, error=type(exc).__name__, detail=str(exc)[:200])
+            self._errors.event(WARNING, "database_error", worker=self.name, error=type(exc).__name__,
+                               detail=str(exc)[:200])
+        self._errors.settle()
         self.completer.close()
         self._heartbeat.close()
         self.sandbox.close()
@@ -214,7 +219,9 @@ class Worker:
                 now = self.clock.now()
             wanted = self._prefetch_size()
             testing.checkpoint("claim", wanted)
-            claims = queue.claim_many(now=now, worker=self.name, lease=self.lease, limit=wanted)
+            # Dated by the database as it runs: a pause since ``now`` was read cannot date it earlier.
+            claims = queue.claim_many(now=statement_time(self.clock, now), worker=self.name, lease=self.lease,
+                                      limit=wanted)
             testing.checkpoint("claimed", len(claims))
             if not claims:
                 self.stats.empty_polls += 1
@@ -241,7 +248,7 @@ class Worker:
         """Recover expired leases and passed deadlines, and log each job it moved."""
         now = now or self.clock.now()
         self._next_sweep = now + self.recover_every
-        recovery = queue.recover(now=now)
+        recovery = queue.recover(now=statement_time(self.clock, now))  # the database's time, never ahead of it
         for to, ids in (("queued", recovery.requeued), ("unknown", recovery.unknown), ("dead", recovery.dead)):
             for job_id in ids:
                 event(log, INFO, "recovered", job=job_id, to=to, worker=self.name)
@@ -405,7 +412,8 @@ class Worker:
         except DatabaseError as exc:
             if not own_connection:
                 raise
-            event(log, WARNING, "database_error", worker=self.name, error=type(exc).__name__, detail=str(exc)[:200])
+            self._errors.event(WARNING, "database_error", worker=self.name, error=type(exc).__name__,
+                               detail=str(exc)[:200])
             return
         finally:
             if own_connection:

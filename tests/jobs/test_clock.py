@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import OperationalError, connection
 
-from jobs.clock import DatabaseClock, read_database_time
+from jobs.clock import ClockUnavailable, DatabaseClock, read_database_time
 from tests.conftest import wait_for
 
 DB_TIME = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
@@ -34,7 +34,7 @@ class Sources:
         return DB_TIME + self.db_offset + timedelta(seconds=self.mono - 1000.0), self.mono
 
     def clock(self, **kwargs) -> DatabaseClock:
-        return DatabaseClock(read=self.read, monotonic=lambda: self.mono, wall=lambda: self.wall, **kwargs)
+        return DatabaseClock(read=self.read, monotonic=lambda: self.mono, **kwargs)
 
 
 def settled(clock: DatabaseClock, readings: int = 0, failures: int = 0) -> None:
@@ -87,16 +87,59 @@ def test_a_database_outage_keeps_the_last_anchor_and_retries():
     assert clock.now() == DB_TIME + timedelta(seconds=68)
 
 
-def test_with_the_database_down_at_first_the_wall_clock_stands_in_until_a_reading():
+def test_with_the_database_down_at_first_there_is_no_time_until_a_reading():
     s = Sources()
     s.down = True
     clock = s.clock(retry=5)
-    assert clock.now() == s.wall  # nothing better yet
+    for _ in range(3):  # each call tries again: the caller waits for the database, never uses the wall clock
+        with pytest.raises(ClockUnavailable):
+            clock.now()
+    assert s.reads == 3 and not clock.calibrated
     s.down = False
-    s.mono += 5
-    clock.now()
-    settled(clock, readings=1, failures=1)
-    assert clock.now() == DB_TIME + timedelta(seconds=5)  # 15 minutes back, at once: the database's time
+    s.mono += 0.2  # well within ``retry``: the first reading is not put off
+    assert clock.now() == DB_TIME + timedelta(seconds=0.2)  # the database's time, 15 minutes behind the wall
+    assert clock.calibrated
+
+
+def test_the_clock_being_unavailable_is_a_database_outage_to_callers():
+    assert issubclass(ClockUnavailable, OperationalError)  # the worker backs off, the web answers 503
+
+
+def test_callers_that_waited_on_a_failed_first_reading_do_not_each_read_again():
+    import threading
+
+    s = Sources()
+    s.down = True
+    entered, go = threading.Event(), threading.Event()
+    slow = s.read
+
+    def read_slowly():
+        entered.set()
+        go.wait(5)
+        return slow()
+
+    clock = s.clock()
+    clock._read = read_slowly
+    errors = []
+
+    def call():
+        try:
+            clock.now()
+        except ClockUnavailable as exc:
+            errors.append(exc)
+
+    first = threading.Thread(target=call)
+    first.start()
+    entered.wait(5)
+    others = [threading.Thread(target=call) for _ in range(4)]
+    for t in others:
+        t.start()
+    wait_for(clock._reading.locked, timeout=5)
+    go.set()
+    for t in (first, *others):
+        t.join(5)
+    assert len(errors) == 5
+    assert s.reads <= 2  # the four that waited gave up with the first, at most one raced in after it
 
 
 def test_a_reading_slightly_behind_does_not_move_time_back():
@@ -165,3 +208,38 @@ def test_a_forked_child_keeps_the_anchor_even_with_a_reading_in_flight():
     finally:
         clock._reading.release()
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_worker_without_a_clock_reading_writes_nothing_until_one_comes(transactional_db, alice):
+    """A real worker loop on a database clock whose readings fail: it backs off and writes
+    nothing (no sweep, claim or event), then claims and completes once a reading succeeds."""
+    import threading
+
+    from jobs import queue
+    from jobs.clock import system_clock
+    from jobs.models import Job, JobEvent
+    from jobs.worker import Worker
+
+    ids = [queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
+                        operation_key=f"k{n}", now=system_clock.now(), offered_only=False).job.pk for n in range(3)]
+    down = threading.Event()
+    down.set()
+
+    def read():
+        if down.is_set():
+            raise OperationalError("connection refused")
+        return read_database_time()
+
+    clock = DatabaseClock(read=read)
+    w = Worker(name="late", clock=clock, listen=False, isolate=False, poll_interval=0.05)
+    t = threading.Thread(target=w.run, daemon=True)
+    t.start()
+    try:
+        wait_for(lambda: clock.failures >= 5 and w.stats.errors >= 5, timeout=10)
+        assert set(JobEvent.objects.filter(job_id__in=ids).values_list("reason", flat=True)) == {"accepted"}
+        assert set(Job.objects.filter(pk__in=ids).values_list("state", flat=True)) == {"queued"}
+        down.clear()
+        wait_for(lambda: Job.objects.filter(pk__in=ids, state="completed").count() == 3, timeout=10)
+    finally:
+        w.stop(grace=0)
+        t.join(timeout=10)

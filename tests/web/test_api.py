@@ -434,3 +434,20 @@ def test_both_status_queries_use_an_index(alice, accept):
     else:  # on a handful of rows the planner may pick any index that has the row
         assert "Index" in job_plan and "Seq Scan" not in job_plan, job_plan
         assert "Index" in events_plan and "Seq Scan" not in events_plan, events_plan
+
+
+def test_an_acceptance_before_the_clock_has_a_database_reading_is_503_and_writes_nothing(api_client, alice,
+                                                                                         monkeypatch):
+    """The process has no reading of the database's time yet (the database did not answer):
+    the job is not stamped with this host's wall clock, the client is told to retry."""
+    from jobs.clock import queue_clock
+
+    def unreachable():
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(queue_clock, "_anchor", None)
+    monkeypatch.setattr(queue_clock, "_read", unreachable)
+    response = post_json(api_client(alice), {"kind": "diagnostic.noop", "payload": {}}, idempotency_key=key())
+    assert_error(response, 503, "unavailable")
+    assert response["Retry-After"] == str(http.RETRY_AFTER_UNAVAILABLE)
+    assert not Job.objects.exists() and not JobEvent.objects.exists()
