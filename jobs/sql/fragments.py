@@ -105,7 +105,10 @@ _SPENT = f"({STARTED} AND attempts >= max_attempts)"
 
 
 def recover_expired(hint: str = "", lock: str = "") -> str:
-    """Move up to ``limit`` jobs whose lease ran out by ``now`` (``jobs.queue.recover``)."""
+    """Move up to ``limit`` jobs whose lease ran out by ``now`` (``jobs.queue.recover``).
+
+    A job requeued keeps its turn (set when it was first due, kept by the claim): it is
+    served next, ahead of whatever queued after it, as a hand-back is."""
     return f"""
         WITH picked AS (
             SELECT id FROM {JOB} {hint} WHERE state = 'leased' AND lease_expires_at <= %(now)s
@@ -118,7 +121,7 @@ def recover_expired(hint: str = "", lock: str = "") -> str:
                 WHEN deadline <= %(now)s OR {_SPENT} THEN 'dead'
                 ELSE 'queued' END,
             attempts = CASE WHEN {STARTED} OR attempts = 0 THEN attempts ELSE attempts - 1 END,
-            available_at = %(now)s, lease_expires_at = NULL, updated_at = %(now)s, turn = NULL,
+            available_at = %(now)s, lease_expires_at = NULL, updated_at = %(now)s,
             finished_at = CASE
                 WHEN external_started_at IS NOT NULL OR cancel_requested_at IS NOT NULL
                      OR deadline <= %(now)s OR {_SPENT}
