@@ -40,7 +40,6 @@ class QueueSettings:
     prefetch_window_seconds: float
     completion_batch: int
     completion_flush_seconds: float  # COMPLETION_FLUSH_MS / 1000
-    start_window_seconds: float
     kind_limits: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
@@ -63,7 +62,6 @@ def build(jobs: Mapping[str, Any]) -> QueueSettings:
             prefetch_window_seconds=float(jobs["PREFETCH_WINDOW_SECONDS"]),
             completion_batch=int(jobs["COMPLETION_BATCH"]),
             completion_flush_seconds=float(jobs["COMPLETION_FLUSH_MS"]) / 1000,
-            start_window_seconds=float(jobs["START_WINDOW_SECONDS"]),
             kind_limits=dict(jobs.get("KIND_LIMITS") or {}),
         )
     except KeyError as exc:
@@ -93,7 +91,6 @@ def _check(s: QueueSettings) -> None:
         "RETRY_MAX_SECONDS (JOBS_RETRY_MAX_SECONDS)": s.retry_max_seconds,
         "PREFETCH_WINDOW_SECONDS (JOBS_PREFETCH_WINDOW)": s.prefetch_window_seconds,
         "COMPLETION_FLUSH_MS (JOBS_COMPLETION_FLUSH_MS)": s.completion_flush_seconds,
-        "START_WINDOW_SECONDS (JOBS_START_WINDOW)": s.start_window_seconds,
     }
     for name, value in not_negative.items():
         if value < 0:

@@ -378,10 +378,6 @@ JOBS = {
     "PREFETCH_WINDOW_SECONDS": float(os.environ.get("JOBS_PREFETCH_WINDOW", "0.02")),
     "COMPLETION_BATCH": int(os.environ.get("JOBS_COMPLETION_BATCH", "32")),
     "COMPLETION_FLUSH_MS": float(os.environ.get("JOBS_COMPLETION_FLUSH_MS", "5")),
-    # An attempt is spent when its handler starts: a worker records each start before it
-    # runs the job, together with the next held jobs its recent handler times say finish
-    # within START_WINDOW seconds (one write for a run of fast jobs).
-    "START_WINDOW_SECONDS": float(os.environ.get("JOBS_START_WINDOW", "0.005")),
 }
 # The queue's code reads these through jobs.conf.queue_settings(): typed, and checked at start-up.
 

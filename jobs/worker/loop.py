@@ -97,9 +97,6 @@ class Worker:
         # time (a moving average, seconds) says finish within the window.
         self.prefetch = max(1, prefetch)
         self.prefetch_window = conf.prefetch_window_seconds
-        # The start of each job is recorded before its handler runs; the next jobs that
-        # recent handler times say finish within this window are recorded with it.
-        self.start_window = conf.start_window_seconds
         self._job_seconds: float | None = None
         self.outcomes = Outcomes(worker=self.name, clock=clock, stats=self.stats, batch=completion_batch,
                                  flush_seconds=conf.completion_flush_seconds)
@@ -316,6 +313,7 @@ class Worker:
                 self.outcomes.rejected(run, "renew", held.lost)
                 return None
         # From here the attempt is spent: a claim only held costs nothing when its worker dies.
+        testing.starting(held.claim.job_id, held.claim.epoch)
         if not held.started:
             self._record_start(held)
             if held.lost:  # recovered or superseded while it was held: never started
@@ -369,21 +367,18 @@ class Worker:
         return judge(spec.handler, ctx)
 
     def _record_start(self, held: Held) -> None:
-        """Record the start of the job about to run, before its handler runs (``queue.start``).
+        """Record the start of the job about to run, alone, right before its handler runs
+        (``queue.start``): its attempt is spent from here, and no other job's is.
 
-        Fast jobs (as many of the next held ones as recent handler times say finish within
-        ``start_window``) are recorded with it in one write: a worker that dies among them has
-        spent the attempts of those few it had not reached yet, for one write per run of fast
-        jobs instead of one a job.
+        One write a job, even for fast ones: a start written ahead for the next held jobs
+        (one write for a run of them) charged the attempts of those a killed worker never
+        reached, and the database cannot tell those from the one that was running.
         """
-        fast = 1 if self._job_seconds is None else int(self.start_window / max(self._job_seconds, 1e-6))
-        group = [held, *self._heartbeat.held()[:max(fast, 1) - 1]]
-        outcomes = queue.start_many(claims=[(h.claim.job_id, h.claim.epoch) for h in group], now=self.clock.now())
-        for h, outcome in zip(group, outcomes, strict=True):
-            if outcome:
-                h.started = True
-            elif not h.lost:
-                h.lost = outcome.reason or "start refused"
+        [outcome] = queue.start_many(claims=[(held.claim.job_id, held.claim.epoch)], now=self.clock.now())
+        if outcome:
+            held.started = True
+        elif not held.lost:
+            held.lost = outcome.reason or "start refused"
 
     def _renew_held(self, held: Held, now: datetime) -> None:
         """Renew the claim about to start and the other held ones together, before it starts."""

@@ -17,11 +17,11 @@ def test_the_settings_are_typed_values(settings):
 
 
 def test_a_changed_setting_is_seen_by_the_next_worker(settings):
-    settings.JOBS = {**settings.JOBS, "DEFAULT_LEASE_SECONDS": 7, "START_WINDOW_SECONDS": 0.5}
+    settings.JOBS = {**settings.JOBS, "DEFAULT_LEASE_SECONDS": 7, "PREFETCH_WINDOW_SECONDS": 0.5}
     assert queue_settings().lease == timedelta(seconds=7)
     worker = Worker(name="w", listen=False)
     try:
-        assert worker.lease == timedelta(seconds=7) and worker.start_window == 0.5
+        assert worker.lease == timedelta(seconds=7) and worker.prefetch_window == 0.5
     finally:
         worker.close()
 
