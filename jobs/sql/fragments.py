@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from jobs.models import Job, JobEvent, Tenant
+from jobs.models import Job, JobEvent, KindSlot, Tenant
 from jobs.queue.outcomes import FailureCode
 
 from . import STRIDE
@@ -16,6 +16,7 @@ from . import STRIDE
 JOB = Job._meta.db_table
 EVENT = JobEvent._meta.db_table
 TENANT = Tenant._meta.db_table
+KINDSLOT = KindSlot._meta.db_table
 
 
 def stamp(greatest: str, fair: bool = True) -> str:
@@ -52,7 +53,7 @@ def due(hint: str = "", lock: str = "") -> str:
 def candidates(hint: str = "") -> str:
     """The first ``candidates`` claimable jobs in turn order (``now``): an index seek."""
     return f"""
-        SELECT id, tenant_id, priority, turn FROM {JOB} {hint}
+        SELECT id, tenant_id, priority, turn, kind FROM {JOB} {hint}
         WHERE state = 'queued' AND turn IS NOT NULL AND available_at IS NOT NULL AND available_at <= %(now)s
           AND deadline > %(now)s
         ORDER BY priority DESC, turn, id LIMIT %(candidates)s"""
@@ -71,6 +72,25 @@ CLAIM_RETURNING = "id, kind, state, epoch, attempts, lease_expires_at, deadline,
 # A tenant at its running limit is passed over.
 AT_LIMIT = f"""EXISTS (SELECT 1 FROM {TENANT} t
                        WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL AND t.running >= t.max_running)"""
+
+# A kind's slot (``s``) is held while its job is leased on the slot's epoch (``KindSlot``). A job
+# whose epoch is below the slot's was claimed after this statement's snapshot (PostgreSQL reads
+# the slot's newest version, the job's as of the snapshot): held too, never wrongly free.
+def slot_free(s: str) -> str:
+    return f"""({s}.job_id IS NULL OR NOT EXISTS (
+        SELECT 1 FROM {JOB} h WHERE h.id = {s}.job_id
+          AND ((h.state = 'leased' AND h.epoch = {s}.epoch) OR h.epoch < {s}.epoch)))"""
+
+
+def kind_limited(kind: str) -> str:
+    """Whether the kind (an expression) has a running limit: it has slots."""
+    return f"EXISTS (SELECT 1 FROM {KINDSLOT} ks WHERE ks.kind = {kind})"
+
+
+# A candidate (``c``) whose kind is at its running limit is passed over: it has slots, none free.
+KIND_AT_LIMIT = f"""({kind_limited("c.kind")} AND NOT EXISTS (
+    SELECT 1 FROM {KINDSLOT} s WHERE s.kind = c.kind AND {slot_free("s")}))"""
+
 
 # The fenced completion of one job (``job_id``, ``epoch``, still leased at ``now``).
 COMPLETE = f"""

@@ -88,6 +88,7 @@ class Worker:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._next_sweep: datetime | None = None
+        self._kind_slots_ready = False
         self._heartbeat = Heartbeat(clock, idle_wait=self.lease / 3)
         self._current: JobContext | None = None
         self._starting: Held | None = None  # the claim being started, no longer held, not yet watched
@@ -201,6 +202,9 @@ class Worker:
         """Sweep if due, then run the next prefetched job, or claim and run one."""
         if self._stop.is_set():
             return False
+        if not self._kind_slots_ready:  # the running limits this worker knows, before its first claim
+            queue.sync_kind_slots()
+            self._kind_slots_ready = True
         now = self.clock.now()
         if self._next_sweep is None or now >= self._next_sweep:
             self.sweep(now)
