@@ -51,11 +51,12 @@ def due(hint: str = "", lock: str = "") -> str:
 
 
 def candidates(hint: str = "") -> str:
-    """The first ``candidates`` claimable jobs in turn order (``now``): an index seek."""
+    """The first ``candidates`` claimable jobs in turn order (``now``): an index seek. Jobs of a
+    kind at its running limit are passed over in the seek itself, however many wait at the head."""
     return f"""
         SELECT id, tenant_id, priority, turn, kind FROM {JOB} {hint}
         WHERE state = 'queued' AND turn IS NOT NULL AND available_at IS NOT NULL AND available_at <= %(now)s
-          AND deadline > %(now)s
+          AND deadline > %(now)s AND NOT {kind_at_limit(f"{JOB}.kind")}
         ORDER BY priority DESC, turn, id LIMIT %(candidates)s"""
 
 
@@ -87,9 +88,10 @@ def kind_limited(kind: str) -> str:
     return f"EXISTS (SELECT 1 FROM {KINDSLOT} ks WHERE ks.kind = {kind})"
 
 
-# A candidate (``c``) whose kind is at its running limit is passed over: it has slots, none free.
-KIND_AT_LIMIT = f"""({kind_limited("c.kind")} AND NOT EXISTS (
-    SELECT 1 FROM {KINDSLOT} s WHERE s.kind = c.kind AND {slot_free("s")}))"""
+def kind_at_limit(kind: str) -> str:
+    """Whether the kind (an expression) is at its running limit: it has slots, none free."""
+    return f"""({kind_limited(kind)} AND NOT EXISTS (
+        SELECT 1 FROM {KINDSLOT} s WHERE s.kind = {kind} AND {slot_free("s")}))"""
 
 
 # The fenced completion of one job (``job_id``, ``epoch``, still leased at ``now``).

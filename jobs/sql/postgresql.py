@@ -55,7 +55,6 @@ _PICKED = f"""
     WHERE j.state = 'queued'
       AND NOT EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL
                                                  AND t.running >= t.max_running)
-      AND NOT {f.KIND_AT_LIMIT}
     ORDER BY c.priority DESC, c.turn, c.id  -- a join need not keep the candidates' order
     LIMIT 1
     FOR UPDATE OF j SKIP LOCKED"""

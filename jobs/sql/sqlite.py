@@ -54,13 +54,13 @@ def stamp_due(fair: bool = True) -> str:
 # order (a co-routine), and the first whose tenant is under its limit is taken: usually the
 # very first, at most ``candidates`` looked at. The tenant is checked by correlated lookups
 # rather than a join, which SQLite would answer by building a filter over every tenant first.
-# The same for the job's kind: passed over at its running limit; whether it has one, and the kind.
+# Whether the job's kind has a running limit (the candidates left out kinds at theirs), and the kind.
 PICK = sqlite_driver(f"""
     SELECT c.id, c.tenant_id,
            EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL),
            {f.kind_limited("c.kind")}, c.kind
     FROM ({f.candidates(hint="INDEXED BY job_claim_idx")}) c
-    WHERE NOT {f.AT_LIMIT} AND NOT {f.KIND_AT_LIMIT}
+    WHERE NOT {f.AT_LIMIT}
     LIMIT 1""")
 
 # A limited kind's job is leased (``job_id`` on its new ``epoch``): it takes a free slot of its

@@ -125,3 +125,13 @@ def test_a_kinds_limit_holds_across_four_worker_processes(tmp_path, transactiona
     assert sleep_peak == 2  # limited, and not held back below it
     assert both <= 3
     assert JobEvent.objects.filter(job__in=deliveries, from_state="queued", to_state="leased").count() == 6  # once each
+
+
+def test_a_job_behind_more_than_64_of_a_kind_at_its_limit_is_claimed(clock, accept, register_kind):
+    register_kind(kinds.Kind(name="test.one", handler=lambda ctx: {}, diagnostic=True, max_running=1))
+    register_kind(kinds.Kind(name="test.free", handler=lambda ctx: {}, diagnostic=True))
+    queue.sync_kind_slots()
+    for _ in range(100):  # more than a claim's 64 candidates
+        accept("test.one")
+    accept("test.free")
+    assert kinds_claimed(clock, 3) == ["test.one", "test.free"]
