@@ -23,6 +23,7 @@ import socket
 import threading
 import time
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import DatabaseError, close_old_connections, connection
 
@@ -38,7 +39,8 @@ from .heartbeat import Beat, Heartbeat, Held, renew_together
 from .listener import CancelWatch, Listener
 from .outcomes import Outcomes, WorkerStats
 from .run import Run
-from .sandbox import Sandbox
+from .sandbox import DEADLINE_MARGIN, Sandbox, deadline_failure
+from .watchdog import OVERRAN_EXIT, Watchdog
 
 log = logging.getLogger("jobs.worker")
 INFO, WARNING = logging.INFO, logging.WARNING
@@ -68,6 +70,8 @@ class Worker:
         isolate: bool | None = None,
         prefetch: int = 1,
         completion_batch: int = 1,
+        watchdog: bool = False,
+        busy_until: Any | None = None,
     ) -> None:
         conf = queue_settings()
         self.name = name or default_name()
@@ -102,6 +106,8 @@ class Worker:
         self.outcomes = Outcomes(worker=self.name, clock=clock, stats=self.stats, batch=completion_batch,
                                  flush_seconds=conf.completion_flush_seconds)
         self.completer = self.outcomes.completer
+        # Only a supervised worker process may end itself (``jobs.worker.watchdog``).
+        self.watchdog = Watchdog(self._overran, busy_until) if watchdog else None
 
     # -- control ------------------------------------------------------------------------
 
@@ -187,6 +193,8 @@ class Worker:
             self.stats.errors += 1
             event(log, WARNING, "database_error", worker=self.name, error=type(exc).__name__, detail=str(exc)[:200])
         self.completer.close()
+        if self.watchdog is not None:
+            self.watchdog.close()
         self._heartbeat.close()
         self.sandbox.close()
         connection.close()
@@ -339,9 +347,15 @@ class Worker:
             beat.cancel()
         testing.checkpoint("handler", 1 + len(self._heartbeat.held()))
         ran = time.monotonic()
+        watched = self.watchdog is not None and not (spec.isolated and self.isolate)  # the sandbox ends a child
+        if watched:
+            self.watchdog.arm((ctx, Run(held.claim, ran)),  # type: ignore[union-attr]
+                              (held.claim.deadline - self.clock.now()).total_seconds() - DEADLINE_MARGIN)
         try:
             verdict = self._handle(spec, ctx)
         finally:
+            if watched:
+                self.watchdog.disarm()  # type: ignore[union-attr]
             self._heartbeat.release(beat)
             self._current = None
         took = time.monotonic() - ran
@@ -369,6 +383,26 @@ class Worker:
         if spec.isolated and self.isolate:
             return self.sandbox.run(ctx.claim, spec, stop=ctx.stop, clock=self.clock, lease=self._heartbeat.current)
         return judge(spec.handler, ctx)
+
+    def _overran(self, token: tuple[JobContext, Run]) -> None:
+        """The watchdog's thread: the in-process handler is still running at its job's deadline.
+        End it as the sandbox ends a child: the deadline failure written for the job (fenced by
+        its epoch), pending completions committed, held jobs handed back; then end this process
+        (a thread cannot be killed), which the supervisor replaces."""
+        ctx, run = token
+        if self._current is not ctx:  # it returned meanwhile
+            return
+        verdict = deadline_failure()
+        event(log, WARNING, "handler_killed", job=run.claim.job_id, epoch=run.claim.epoch, reason=verdict.code,
+              by="watchdog", action="end worker process")
+        try:
+            self.completer.flush()
+            self.outcomes.finish(run, verdict)
+            self._give_back_held(own_connection=True)
+        except DatabaseError as exc:  # the lease (never past the deadline) brings the job to recovery
+            event(log, WARNING, "database_error", worker=self.name, error=type(exc).__name__, detail=str(exc)[:200])
+        finally:
+            os._exit(OVERRAN_EXIT)  # each log line is flushed as it is written
 
     def _record_start(self, held: Held) -> None:
         """Record the start of the job about to run, alone, right before its handler runs
