@@ -30,13 +30,20 @@ pytestmark = pytest.mark.slow
 DEADLINE = 3.0  # seconds
 
 
-def test_an_in_process_handler_past_its_deadline_is_ended_and_its_worker_replaced(
-        tmp_path, transactional_db, accept):
+def stuck_and_behind(workers: Workers, accept) -> tuple[Job, Job]:
+    """Once the worker is up: a job whose handler sleeps 60 s heeding nothing, on a deadline
+    ``DEADLINE`` s away, and a quick job behind it."""
+    wait_for(lambda: "event=worker_started" in workers.text(), timeout=30)
     stuck = accept("diagnostic.sleep", {"seconds": 60, "ignore_stop": True}, now=system_clock.now(),
                    deadline=timedelta(seconds=DEADLINE))
-    behind = accept("diagnostic.sleep", {"seconds": 0.05}, now=system_clock.now())
+    return stuck, accept("diagnostic.sleep", {"seconds": 0.05}, now=system_clock.now())
+
+
+def test_an_in_process_handler_past_its_deadline_is_ended_and_its_worker_replaced(
+        tmp_path, transactional_db, accept):
     w = Workers(tmp_path / "workers.log", "--processes", "1", "--lease", "30", "--poll-interval", "0.05")
     try:
+        stuck, behind = stuck_and_behind(w, accept)
         started = time.monotonic()
         wait_for(lambda: Job.objects.get(pk=behind.pk).state == "completed", timeout=DEADLINE + 20)
         took = time.monotonic() - started
@@ -46,7 +53,7 @@ def test_an_in_process_handler_past_its_deadline_is_ended_and_its_worker_replace
         w.kill_all()
     job = Job.objects.get(pk=stuck.pk)
     print(f"\nstuck handler's job: {job.state} ({job.failure_code}: {job.last_error}); the job behind it "
-          f"completed {took:.1f} s after the workers started (deadline {DEADLINE} s)")
+          f"completed {took:.1f} s after both were queued (deadline {DEADLINE} s)")
     assert (job.state, job.failure_code) == ("dead", FailureCode.DEADLINE)
     assert "ran out of time" in job.last_error
     assert took < DEADLINE + 5
@@ -59,12 +66,10 @@ def test_a_worker_that_cannot_run_its_watchdog_is_killed_by_the_supervisor_past_
         tmp_path, transactional_db, accept):
     """A worker stopped whole (SIGSTOP: no thread of it runs, as with a C call holding the GIL)
     is killed by the supervisor 5 s past its handler's deadline; recovery ends the job."""
-    stuck = accept("diagnostic.sleep", {"seconds": 60, "ignore_stop": True}, now=system_clock.now(),
-                   deadline=timedelta(seconds=DEADLINE))
-    behind = accept("diagnostic.sleep", {"seconds": 0.05}, now=system_clock.now())
     w = Workers(tmp_path / "workers.log", "--processes", "1", "--lease", "30", "--poll-interval", "0.05")
     try:
-        wait_for(lambda: Job.objects.get(pk=stuck.pk).state == "leased", timeout=20)
+        stuck, behind = stuck_and_behind(w, accept)
+        wait_for(lambda: Job.objects.get(pk=stuck.pk).started_at is not None, timeout=20)  # its handler runs
         pid = int(Job.objects.get(pk=stuck.pk).leased_by.rsplit(":", 1)[1])
         os.kill(pid, signal.SIGSTOP)
         wait_for(lambda: Job.objects.get(pk=behind.pk).state == "completed", timeout=DEADLINE + 30)
