@@ -8,9 +8,9 @@ another as its first line (``JOBS_DIAGNOSTIC_TRACE``). Every claim the queue cou
 started (its attempt spent: not given back unstarted) must be in the first trace: an attempt
 is spent only on the job the worker was starting right then. (Before, a worker recorded the
 starts of the next few fast jobs with the first one's, and a kill charged them too: 4 attempts
-in a run of 1,500 jobs and 47 kills here, 21 of 117 in the report that found it.) The second trace gives the figure of attempts spent on a claim killed
-between its start's commit and its handler's first line (the few microseconds the worker
-takes to call it).
+in a run of 1,500 jobs and 47 kills here, 21 of 117 in the report that found it.) The second
+trace gives the figure of attempts spent on a claim killed between its start's commit and its
+handler's first line (the few microseconds the worker takes to call it).
 
 Reproduce with ``bin/test tests/jobs/test_start_accounting.py -s`` (add
 ``DATABASE_URL=postgresql://...`` for PostgreSQL).
