@@ -17,6 +17,7 @@ marker). Either way the job's end is a fenced write: nothing lost, nothing compl
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -35,6 +36,7 @@ class Watchdog:
         self._cond = threading.Condition()
         self._token: Any = None
         self._at = 0.0  # monotonic
+        self._wakes_at = math.inf  # when the thread wakes by itself (monotonic; inf: only when told)
         self._closed = False
         self._thread = threading.Thread(target=self._watch, name="watchdog", daemon=True)
         self._thread.start()
@@ -45,7 +47,8 @@ class Watchdog:
             self._token, self._at = token, time.monotonic() + seconds
             if self._busy_until is not None:
                 self._busy_until.value = time.time() + seconds
-            self._cond.notify()
+            if self._at < self._wakes_at:  # else it wakes in time by itself: no wake-up a job
+                self._cond.notify()
 
     def disarm(self) -> None:
         with self._cond:
@@ -63,7 +66,9 @@ class Watchdog:
         while True:
             with self._cond:
                 while not self._closed and (self._token is None or time.monotonic() < self._at):
+                    self._wakes_at = math.inf if self._token is None else self._at
                     self._cond.wait(None if self._token is None else max(self._at - time.monotonic(), 0))
+                self._wakes_at = 0.0  # awake
                 if self._closed:
                     return
                 token, self._token = self._token, None

@@ -81,3 +81,21 @@ def test_a_worker_that_cannot_run_its_watchdog_is_killed_by_the_supervisor_past_
     assert (job.state, job.failure_code) == ("dead", FailureCode.DEADLINE_PASSED)
     assert JobEvent.objects.filter(job=stuck, to_state="completed").count() == 0
     assert "event=watchdog_killed" in w.text()
+
+
+def test_the_watchdog_calls_back_only_for_a_run_still_armed_at_its_time():
+    from jobs.worker.watchdog import Watchdog
+
+    fired: list[str] = []
+    dog = Watchdog(fired.append)
+    try:
+        dog.arm("finished in time", 0.2)
+        dog.disarm()
+        dog.arm("later", 5.0)  # later than the thread's wake-up: it is not woken for it
+        dog.disarm()
+        dog.arm("stuck", 0.1)  # sooner: it is
+        wait_for(lambda: fired, timeout=5)
+        time.sleep(0.3)
+    finally:
+        dog.close()
+    assert fired == ["stuck"]
