@@ -13,6 +13,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 
 from jobs import kinds, queue
 from jobs.clock import system_clock
@@ -135,3 +136,29 @@ def test_a_job_behind_more_than_64_of_a_kind_at_its_limit_is_claimed(clock, acce
         accept("test.one")
     accept("test.free")
     assert kinds_claimed(clock, 3) == ["test.one", "test.free"]
+
+
+def test_the_claim_stays_an_index_seek_past_a_kind_at_its_limit_on_postgresql(clock, accept):
+    """The kinds at their limits are a set the plan computes once (a hashed subplan), checked
+    against each job the seek passes: no scan of the queue however many wait."""
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's plan")
+    from jobs import sql
+    from jobs.sql import postgresql
+
+    first = accept("diagnostic.noop")
+    Job.objects.bulk_create(
+        Job(tenant_id=first.tenant_id, submitted_by_id=first.submitted_by_id, kind=kind, payload={}, state="queued",
+            operation_key=f"k{n}", deadline=first.deadline, available_at=first.available_at, turn=n - 5000,
+            created_at=first.created_at, updated_at=first.updated_at)
+        for n, kind in enumerate(["webhook.deliver"] * 3000 + ["diagnostic.noop"] * 1000))
+    queue.sync_kind_slots()
+    assert queue.claim(now=clock.now(), worker="w").kind == "webhook.deliver"  # its one slot is taken
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE jobs_job")
+        params = sql.ClaimParams(now=clock.now(), expires=clock.now() + LEASE, worker="w", actor="w")
+        cursor.execute("EXPLAIN " + postgresql.claim(True), params.binding(lambda v: v))
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Index Scan using job_claim_idx on jobs_job" in plan, plan
+    assert "Seq Scan on jobs_job" not in plan, plan
+    assert queue.claim(now=clock.now(), worker="w").kind == "diagnostic.noop"
