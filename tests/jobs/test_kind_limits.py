@@ -10,6 +10,7 @@ holds one worker, not all of them.
 from __future__ import annotations
 
 import json
+import time
 from datetime import timedelta
 
 import pytest
@@ -162,3 +163,43 @@ def test_the_claim_stays_an_index_seek_past_a_kind_at_its_limit_on_postgresql(cl
     assert "Index Scan using job_claim_idx on jobs_job" in plan, plan
     assert "Seq Scan on jobs_job" not in plan, plan
     assert queue.claim(now=clock.now(), worker="w").kind == "diagnostic.noop"
+
+
+@pytest.mark.slow
+def test_slow_webhook_receivers_hold_one_worker_and_another_tenants_job_runs_meanwhile(
+        tmp_path, transactional_db, accept, make_member):
+    """The finding: a slow receiver's deliveries held both worker processes, and another tenant's
+    review waited for them. With ``webhook.deliver`` limited to 1, the other process serves it."""
+    from agent import webhooks
+    from agent.models import WebhookEndpoint
+    from tests.conftest import wait_for
+    from tests.webhook_receiver import Receiver
+
+    receiver = Receiver(delay=6)
+    w = None
+    try:
+        reviews = [accept("diagnostic.noop", {}, now=system_clock.now()) for _ in range(4)]
+        WebhookEndpoint.objects.create(tenant_id=reviews[0].tenant_id, url=receiver.url, secret="slow")
+        for review in reviews:
+            got = queue.claim(now=system_clock.now(), worker="setup")
+            assert got is not None and got.job_id == review.pk
+            assert queue.complete(job_id=got.job_id, epoch=got.epoch, result={}, now=system_clock.now(),
+                                  summary=kinds.Summary("ok", "OK", False))
+            webhooks.enqueue(review.pk)
+        w = Workers(tmp_path / "workers.log", "--processes", "2", "--lease", "30", "--poll-interval", "0.05",
+                    WEBHOOKS_ALLOW_PRIVATE="1", WEBHOOKS_TIMEOUT_SECONDS="20")
+        assert receiver.got.wait(30)  # a delivery is in flight
+        time.sleep(0.5)  # the other process has had time to take a second one, if it may
+        theirs = accept("diagnostic.sleep", {"seconds": 0.1}, user=make_member("globex"), now=system_clock.now())
+        queued = time.monotonic()
+        wait_for(lambda: Job.objects.get(pk=theirs.pk).state == "completed", timeout=30)
+        took = time.monotonic() - queued
+        print(f"\nanother tenant's job completed {took:.2f} s after it was queued, "
+              f"deliveries in flight meanwhile: {len(receiver.in_flight())}")
+        assert took < 3  # not behind a 6 s delivery
+        assert len(receiver.requests) == 1
+    finally:
+        receiver.release.set()
+        receiver.close()
+        if w is not None:
+            w.kill_all()
