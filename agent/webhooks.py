@@ -370,5 +370,6 @@ KIND = Kind(
     max_payload_bytes=512,
     deadline=timedelta(hours=1),  # room for the queue's retries with backoff
     internal=True,  # queued by the server only, never offered to users
+    max_running=1,  # a slow receiver holds one worker, never all of them (JOBS_KIND_MAX_RUNNING)
     description="Deliver one review event to one of the tenant's webhook endpoints.",
 )

@@ -40,8 +40,9 @@ class QueueSettings:
     prefetch_window_seconds: float
     completion_batch: int
     completion_flush_seconds: float  # COMPLETION_FLUSH_MS / 1000
-    start_window_seconds: float
     kind_limits: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # KIND_MAX_RUNNING: kind -> at most this many running at once on all workers (None: no limit)
+    kind_max_running: Mapping[str, int | None] = field(default_factory=dict)
 
 
 def build(jobs: Mapping[str, Any]) -> QueueSettings:
@@ -63,8 +64,8 @@ def build(jobs: Mapping[str, Any]) -> QueueSettings:
             prefetch_window_seconds=float(jobs["PREFETCH_WINDOW_SECONDS"]),
             completion_batch=int(jobs["COMPLETION_BATCH"]),
             completion_flush_seconds=float(jobs["COMPLETION_FLUSH_MS"]) / 1000,
-            start_window_seconds=float(jobs["START_WINDOW_SECONDS"]),
             kind_limits=dict(jobs.get("KIND_LIMITS") or {}),
+            kind_max_running=dict(jobs.get("KIND_MAX_RUNNING") or {}),
         )
     except KeyError as exc:
         raise ImproperlyConfigured(f"JOBS[{exc.args[0]!r}] is missing from the settings") from None
@@ -93,7 +94,6 @@ def _check(s: QueueSettings) -> None:
         "RETRY_MAX_SECONDS (JOBS_RETRY_MAX_SECONDS)": s.retry_max_seconds,
         "PREFETCH_WINDOW_SECONDS (JOBS_PREFETCH_WINDOW)": s.prefetch_window_seconds,
         "COMPLETION_FLUSH_MS (JOBS_COMPLETION_FLUSH_MS)": s.completion_flush_seconds,
-        "START_WINDOW_SECONDS (JOBS_START_WINDOW)": s.start_window_seconds,
     }
     for name, value in not_negative.items():
         if value < 0:
@@ -101,6 +101,7 @@ def _check(s: QueueSettings) -> None:
     if s.retry_max_seconds < s.retry_base_seconds:
         raise ImproperlyConfigured("JOBS RETRY_MAX_SECONDS must be at least RETRY_BASE_SECONDS")
     _check_kind_limits(s.kind_limits)
+    _check_kind_max_running(s.kind_max_running)
 
 
 def _check_kind_limits(kind_limits: Mapping[str, Any]) -> None:
@@ -118,6 +119,17 @@ def _check_kind_limits(kind_limits: Mapping[str, Any]) -> None:
         for name, value in limits.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ImproperlyConfigured(f"JOBS_KIND_LIMITS[{kind!r}][{name!r}] must be a number above 0")
+
+
+MAX_RUNNING_LIMIT = 1000  # slots a kind may have (one row each)
+
+
+def _check_kind_max_running(limits: Mapping[str, Any]) -> None:
+    for kind, limit in limits.items():
+        whole = isinstance(limit, int) and not isinstance(limit, bool)
+        if limit is not None and not (whole and 1 <= limit <= MAX_RUNNING_LIMIT):
+            raise ImproperlyConfigured(f"JOBS_KIND_MAX_RUNNING[{kind!r}] must be a whole number from 1 to "
+                                       f"{MAX_RUNNING_LIMIT} (or null: no limit), not {limit!r}")
 
 
 @functools.cache

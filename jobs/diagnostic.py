@@ -2,7 +2,8 @@
 
 ``diagnostic.noop`` does nothing (the benchmarks measure the queue alone);
 ``diagnostic.sleep`` sleeps, optionally after committing the external-start marker, and can
-fail its first attempts, so tests can crash workers at chosen points; with ``settle`` it
+fail its first attempts, so tests can crash workers at chosen points (with ``ignore_stop`` it
+sleeps without heeding a stop request, as a stuck call would); with ``settle`` it
 makes an outside call that runs its course (in a provider slot with ``provider``). With
 ``JOBS_DIAGNOSTIC_TRACE=path`` in its environment, ``diagnostic.sleep`` appends "job epoch" to
 that file as it starts, so a test can see which claims really ran.
@@ -37,6 +38,9 @@ def sleep(ctx: JobContext) -> dict[str, Any]:
         return call(ctx, seconds, provider=bool(p.get("provider")))
     if p.get("external"):
         ctx.mark_external_start("diagnostic external call")
+    if p.get("ignore_stop"):  # a call that never looks up (a socket read that drips), deadline or not
+        time.sleep(float(p.get("seconds", 0)))
+        return {"slept": p.get("seconds", 0), "attempt": ctx.attempt, "epoch": ctx.epoch}
     if ctx.stop.wait(seconds):  # shutdown, a lost or fenced lease, or a cancel: the worker knows which
         raise JobFailed("stopped before finishing", retryable=True, code="shutdown")
     return {"slept": seconds, "attempt": ctx.attempt, "epoch": ctx.epoch}
@@ -75,6 +79,7 @@ register(Kind(
             "fail_attempts": {"type": "integer", "minimum": 0, "maximum": 10},
             "settle": {"type": "boolean"},
             "provider": {"type": "boolean"},
+            "ignore_stop": {"type": "boolean"},
         },
         "additionalProperties": False,
     },

@@ -309,6 +309,10 @@ class Kind:
     # for a rejected one): the kind's follow-up work (the agent's webhooks). It must be idempotent
     # and quick; what it raises is logged and costs the job nothing.
     on_completed: Callable[[int], None] | None = None
+    # At most this many of the kind's jobs running at once across all workers and hosts (None:
+    # no limit), counted in the claim (``jobs.models.KindSlot``), so no kind can take every
+    # worker; ``JOBS_KIND_MAX_RUNNING`` overrides it per kind.
+    max_running: int | None = None
 
 
 _registry: dict[str, Kind] = {}
@@ -345,6 +349,21 @@ def limits_for(kind: Kind) -> Limits:
     if not override:
         return kind.limits
     return Limits(**{**vars(kind.limits), **override})
+
+
+def max_running(kind: Kind | None) -> int | None:
+    """The kind's running limit, with what ``JOBS_KIND_MAX_RUNNING[kind.name]`` says instead (a
+    number, or null for none)."""
+    if kind is None:
+        return None
+    overrides = queue_settings().kind_max_running
+    return overrides.get(kind.name, kind.max_running)
+
+
+def running_limits() -> dict[str, int]:
+    """Every registered kind with a running limit, and the limit."""
+    limits = {name: max_running(kind) for name, kind in _registry.items()}
+    return {name: limit for name, limit in limits.items() if limit is not None}
 
 
 def get(name: str) -> Kind | None:

@@ -241,6 +241,29 @@ class ProviderSlot(models.Model):
         return f"provider slot {self.number}" + (f" (job {self.job_id})" if self.job_id else "")
 
 
+class KindSlot(models.Model):
+    """One of the places a kind with a running limit runs in, across all workers and hosts
+    (``Kind.max_running``, ``JOBS_KIND_MAX_RUNNING``).
+
+    The claim takes a free slot in the same write that leases the job and binds it to the
+    job's new epoch (``jobs.sql``); the slot is free again when that job is no longer leased on
+    that epoch (finished, recovered, cancelled, handed back), without anyone releasing it.
+    Workers create and remove the rows to match the limits they are configured with
+    (``jobs.queue.sync_kind_slots``).
+    """
+
+    kind = models.CharField(max_length=100)
+    number = models.PositiveSmallIntegerField()
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    epoch = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "number"], name="kindslot_kind_number")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} slot {self.number}" + (f" (job {self.job_id})" if self.job_id else "")
+
+
 class ProviderHold(models.Model):
     """Until when every worker holds off calling the provider (its 429 with Retry-After)."""
 

@@ -361,6 +361,10 @@ JOBS = {
     # Per-kind overrides of an isolated kind's limits, e.g.
     # JOBS_KIND_LIMITS='{"document_review": {"memory_mb": 1024, "cpu_seconds": 120}}'.
     "KIND_LIMITS": json.loads(os.environ.get("JOBS_KIND_LIMITS") or "{}"),
+    # Per-kind overrides of how many of a kind's jobs may run at once across all workers and
+    # hosts (a kind declares its own: webhook.deliver 1), e.g.
+    # JOBS_KIND_MAX_RUNNING='{"webhook.deliver": 2, "document_review": null}' (null: no limit).
+    "KIND_MAX_RUNNING": json.loads(os.environ.get("JOBS_KIND_MAX_RUNNING") or "{}"),
     # Tenants take turns (jobs.sql); JOBS_FAIR_CLAIMS=0 serves jobs first come, first
     # served instead (one tenant, or to measure what fairness costs).
     "FAIR_CLAIMS": env_bool("JOBS_FAIR_CLAIMS", True),
@@ -378,10 +382,6 @@ JOBS = {
     "PREFETCH_WINDOW_SECONDS": float(os.environ.get("JOBS_PREFETCH_WINDOW", "0.02")),
     "COMPLETION_BATCH": int(os.environ.get("JOBS_COMPLETION_BATCH", "32")),
     "COMPLETION_FLUSH_MS": float(os.environ.get("JOBS_COMPLETION_FLUSH_MS", "5")),
-    # An attempt is spent when its handler starts: a worker records each start before it
-    # runs the job, together with the next held jobs its recent handler times say finish
-    # within START_WINDOW seconds (one write for a run of fast jobs).
-    "START_WINDOW_SECONDS": float(os.environ.get("JOBS_START_WINDOW", "0.005")),
 }
 # The queue's code reads these through jobs.conf.queue_settings(): typed, and checked at start-up.
 

@@ -31,6 +31,7 @@ from .cancel import CANCEL_CHANNEL, acknowledge_cancel, cancel, cancel_requested
 from .claim import claim, claim_many
 from .events import FINISHED, LIVE, batch_finished, needs_human_changed
 from .finish import Completion, backoff, complete, complete_many, defer, fail, give_back_unstarted
+from .kind_slots import sync_kind_slots
 from .lease import (
     RESUBMITTED_AS,
     RESUBMITTED_FROM,
@@ -130,6 +131,7 @@ __all__ = [
     "resubmission",
     "start",
     "start_many",
+    "sync_kind_slots",
     "take_provider_slot",
     "waiting",
     "waiting_limit",

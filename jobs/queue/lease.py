@@ -54,8 +54,8 @@ def start_many(*, claims: Sequence[tuple[int, int]], now: datetime) -> list[Outc
     never started. A claim whose lease runs out before this write was only held, and
     recovery gives its attempt back (``recover``). One short statement that does not wait for
     the disk (``jobs.sql``): it must survive the worker's death, not a power cut,
-    whose only cost would be an attempt given back. A worker records a run of fast jobs it
-    is about to start one after another in one write (``Worker.start_window``).
+    whose only cost would be an attempt given back. A worker records each job alone, right
+    before its handler runs (``Worker._record_start``).
     """
     if not claims:
         return []

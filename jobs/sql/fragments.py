@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from jobs.models import Job, JobEvent, Tenant
+from jobs.models import Job, JobEvent, KindSlot, Tenant
 from jobs.queue.outcomes import FailureCode
 
 from . import STRIDE
@@ -16,6 +16,7 @@ from . import STRIDE
 JOB = Job._meta.db_table
 EVENT = JobEvent._meta.db_table
 TENANT = Tenant._meta.db_table
+KINDSLOT = KindSlot._meta.db_table
 
 
 def stamp(greatest: str, fair: bool = True) -> str:
@@ -50,11 +51,12 @@ def due(hint: str = "", lock: str = "") -> str:
 
 
 def candidates(hint: str = "") -> str:
-    """The first ``candidates`` claimable jobs in turn order (``now``): an index seek."""
+    """The first ``candidates`` claimable jobs in turn order (``now``): an index seek. Jobs of a
+    kind at its running limit are passed over in the seek itself, however many wait at the head."""
     return f"""
-        SELECT id, tenant_id, priority, turn FROM {JOB} {hint}
+        SELECT id, tenant_id, priority, turn, kind FROM {JOB} {hint}
         WHERE state = 'queued' AND turn IS NOT NULL AND available_at IS NOT NULL AND available_at <= %(now)s
-          AND deadline > %(now)s
+          AND deadline > %(now)s AND NOT {kind_at_limit(f"{JOB}.kind")}
         ORDER BY priority DESC, turn, id LIMIT %(candidates)s"""
 
 
@@ -71,6 +73,26 @@ CLAIM_RETURNING = "id, kind, state, epoch, attempts, lease_expires_at, deadline,
 # A tenant at its running limit is passed over.
 AT_LIMIT = f"""EXISTS (SELECT 1 FROM {TENANT} t
                        WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL AND t.running >= t.max_running)"""
+
+# A kind's slot (``s``) is held while its job is leased on the slot's epoch (``KindSlot``). A job
+# whose epoch is below the slot's was claimed after this statement's snapshot (PostgreSQL reads
+# the slot's newest version, the job's as of the snapshot): held too, never wrongly free.
+def slot_free(s: str) -> str:
+    return f"""({s}.job_id IS NULL OR NOT EXISTS (
+        SELECT 1 FROM {JOB} h WHERE h.id = {s}.job_id
+          AND ((h.state = 'leased' AND h.epoch = {s}.epoch) OR h.epoch < {s}.epoch)))"""
+
+
+def kind_limited(kind: str) -> str:
+    """Whether the kind (an expression) has a running limit: it has slots."""
+    return f"EXISTS (SELECT 1 FROM {KINDSLOT} ks WHERE ks.kind = {kind})"
+
+
+def kind_at_limit(kind: str) -> str:
+    """Whether the kind (an expression) is at its running limit: it has slots, none free."""
+    return f"""({kind_limited(kind)} AND NOT EXISTS (
+        SELECT 1 FROM {KINDSLOT} s WHERE s.kind = {kind} AND {slot_free("s")}))"""
+
 
 # The fenced completion of one job (``job_id``, ``epoch``, still leased at ``now``).
 COMPLETE = f"""
@@ -105,7 +127,10 @@ _SPENT = f"({STARTED} AND attempts >= max_attempts)"
 
 
 def recover_expired(hint: str = "", lock: str = "") -> str:
-    """Move up to ``limit`` jobs whose lease ran out by ``now`` (``jobs.queue.recover``)."""
+    """Move up to ``limit`` jobs whose lease ran out by ``now`` (``jobs.queue.recover``).
+
+    A job requeued keeps its turn (set when it was first due, kept by the claim): it is
+    served next, ahead of whatever queued after it, as a hand-back is."""
     return f"""
         WITH picked AS (
             SELECT id FROM {JOB} {hint} WHERE state = 'leased' AND lease_expires_at <= %(now)s
@@ -118,7 +143,7 @@ def recover_expired(hint: str = "", lock: str = "") -> str:
                 WHEN deadline <= %(now)s OR {_SPENT} THEN 'dead'
                 ELSE 'queued' END,
             attempts = CASE WHEN {STARTED} OR attempts = 0 THEN attempts ELSE attempts - 1 END,
-            available_at = %(now)s, lease_expires_at = NULL, updated_at = %(now)s, turn = NULL,
+            available_at = %(now)s, lease_expires_at = NULL, updated_at = %(now)s,
             finished_at = CASE
                 WHEN external_started_at IS NOT NULL OR cancel_requested_at IS NOT NULL
                      OR deadline <= %(now)s OR {_SPENT}

@@ -50,7 +50,7 @@ def stamp_due(fair: bool = True) -> str:
 # snapshot is locked all the same, and its newest version, no longer queued, must not be
 # picked, or the tenant's count would be raised for a job no one claims.
 _PICKED = f"""
-    SELECT j.id, j.tenant_id FROM ({f.candidates()}) c
+    SELECT j.id, j.tenant_id, j.kind FROM ({f.candidates()}) c
     JOIN {JOB} j ON j.id = c.id
     WHERE j.state = 'queued'
       AND NOT EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL
@@ -59,10 +59,20 @@ _PICKED = f"""
     LIMIT 1
     FOR UPDATE OF j SKIP LOCKED"""
 
-# A limited tenant's count is raised only while it is under its limit.
+# A limited kind's free slot for the picked job, locked (another claimer passes over it); none:
+# the kind is at its limit, or unlimited (then it has no slots).
+_SLOT = f"""
+    SELECT s.id FROM {f.KINDSLOT} s JOIN picked p ON s.kind = p.kind
+    WHERE {f.slot_free("s")}
+    ORDER BY s.number LIMIT 1
+    FOR UPDATE OF s SKIP LOCKED"""
+_KIND_OK = f"(EXISTS (SELECT 1 FROM slot) OR NOT EXISTS (SELECT 1 FROM picked p WHERE {f.kind_limited('p.kind')}))"
+
+# A limited tenant's count is raised only while it is under its limit (and its kind's slot is had).
 _COUNTED = f"""
     UPDATE {TENANT} SET running = running + 1
     WHERE id IN (SELECT tenant_id FROM picked) AND max_running IS NOT NULL AND running < max_running
+      AND {_KIND_OK}
     RETURNING id"""
 
 _CLAIMED = f"""
@@ -70,7 +80,13 @@ _CLAIMED = f"""
     WHERE id IN (SELECT id FROM picked) AND state = 'queued'
       AND (EXISTS (SELECT 1 FROM counted)
            OR NOT EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = {JOB}.tenant_id AND t.max_running IS NOT NULL))
+      AND {_KIND_OK}
     RETURNING {f.CLAIM_RETURNING}"""
+
+# The slot is bound to the claimed job's new epoch (only if the job was claimed).
+_SLOTTED = f"""
+    UPDATE {f.KINDSLOT} SET job_id = c.id, epoch = c.epoch FROM claimed c
+    WHERE {f.KINDSLOT}.id IN (SELECT id FROM slot)"""
 
 _RECORDED = f"""
     INSERT INTO {EVENT} (job_id, from_state, to_state, epoch, actor, reason, at)
@@ -96,8 +112,10 @@ def claim(fair: bool = True) -> str:
     return database_dated(f"""
         WITH stamped AS ({stamp_due(fair)} RETURNING id),
         picked AS ({_PICKED}),
+        slot AS ({_SLOT}),
         counted AS ({_COUNTED}),
         claimed AS ({_CLAIMED}),
+        slotted AS ({_SLOTTED}),
         recorded AS ({_RECORDED})
         SELECT {f.CLAIM_RETURNING} FROM claimed
         UNION ALL

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 
 from jobs.writelock import raw_write_transaction
 
@@ -54,12 +54,21 @@ def stamp_due(fair: bool = True) -> str:
 # order (a co-routine), and the first whose tenant is under its limit is taken: usually the
 # very first, at most ``candidates`` looked at. The tenant is checked by correlated lookups
 # rather than a join, which SQLite would answer by building a filter over every tenant first.
+# Whether the job's kind has a running limit (the candidates left out kinds at theirs), and the kind.
 PICK = sqlite_driver(f"""
     SELECT c.id, c.tenant_id,
-           EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL)
+           EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL),
+           {f.kind_limited("c.kind")}, c.kind
     FROM ({f.candidates(hint="INDEXED BY job_claim_idx")}) c
     WHERE NOT {f.AT_LIMIT}
     LIMIT 1""")
+
+# A limited kind's job is leased (``job_id`` on its new ``epoch``): it takes a free slot of its
+# ``kind`` (the pick saw one, under the same write lock).
+TAKE_SLOT = sqlite_driver(f"""
+    UPDATE {f.KINDSLOT} SET job_id = %(job_id)s, epoch = %(epoch)s
+    WHERE id = (SELECT s.id FROM {f.KINDSLOT} s WHERE s.kind = %(kind)s AND {f.slot_free("s")}
+                ORDER BY s.number LIMIT 1)""")
 
 # A limited tenant's job starts running (``tenant_id``): checked and counted in one write.
 COUNT_RUNNING = sqlite_driver(f"""
@@ -171,12 +180,15 @@ class SQLite:
                 picked = cursor.execute(PICK, binding).fetchone()
                 if picked is None:
                     break
-                job_id, tenant_id, counted = picked
+                job_id, tenant_id, counted, kind_limited, kind = picked
                 if counted:  # a tenant with a running limit: count it (it is under the limit)
                     cursor.execute(COUNT_RUNNING, {"tenant_id": tenant_id})
                 row = cursor.execute(LEASE, {**binding, "job_id": job_id}).fetchone()
                 if row is not None:
                     rows.append(leased(row))
+                    if kind_limited and cursor.execute(TAKE_SLOT, {"job_id": job_id, "epoch": row[3],
+                                                                   "kind": kind}).rowcount != 1:
+                        raise DatabaseError(f"no free {kind} slot for the job just picked")  # rolls the claim back
             cursor.executemany(EVENT, [{"job_id": row.job_id, "from_state": "queued", "to_state": "leased",
                                         "epoch": row.epoch, "actor": params.actor, "reason": "claimed",
                                         "at": binding["now"]} for row in rows])

@@ -23,6 +23,7 @@ import socket
 import threading
 import time
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import DatabaseError, close_old_connections, connection
 
@@ -38,7 +39,8 @@ from .heartbeat import Beat, Heartbeat, Held, renew_together
 from .listener import CancelWatch, Listener
 from .outcomes import Outcomes, WorkerStats
 from .run import Run
-from .sandbox import Sandbox
+from .sandbox import DEADLINE_MARGIN, Sandbox, deadline_failure
+from .watchdog import OVERRAN_EXIT, Watchdog
 
 log = logging.getLogger("jobs.worker")
 INFO, WARNING = logging.INFO, logging.WARNING
@@ -68,6 +70,8 @@ class Worker:
         isolate: bool | None = None,
         prefetch: int = 1,
         completion_batch: int = 1,
+        watchdog: bool = False,
+        busy_until: Any | None = None,
     ) -> None:
         conf = queue_settings()
         self.name = name or default_name()
@@ -88,6 +92,7 @@ class Worker:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._next_sweep: datetime | None = None
+        self._kind_slots_ready = False
         self._heartbeat = Heartbeat(clock, idle_wait=self.lease / 3)
         self._errors = Repeats(log)  # an outage's errors: one line per interval, with their count
         self._current: JobContext | None = None
@@ -98,13 +103,12 @@ class Worker:
         # time (a moving average, seconds) says finish within the window.
         self.prefetch = max(1, prefetch)
         self.prefetch_window = conf.prefetch_window_seconds
-        # The start of each job is recorded before its handler runs; the next jobs that
-        # recent handler times say finish within this window are recorded with it.
-        self.start_window = conf.start_window_seconds
         self._job_seconds: float | None = None
         self.outcomes = Outcomes(worker=self.name, clock=clock, stats=self.stats, batch=completion_batch,
                                  flush_seconds=conf.completion_flush_seconds)
         self.completer = self.outcomes.completer
+        # Only a supervised worker process may end itself (``jobs.worker.watchdog``).
+        self.watchdog = Watchdog(self._overran, busy_until) if watchdog else None
 
     # -- control ------------------------------------------------------------------------
 
@@ -194,6 +198,8 @@ class Worker:
                                detail=str(exc)[:200])
         self._errors.settle()
         self.completer.close()
+        if self.watchdog is not None:
+            self.watchdog.close()
         self._heartbeat.close()
         self.sandbox.close()
         connection.close()
@@ -209,6 +215,9 @@ class Worker:
         """Sweep if due, then run the next prefetched job, or claim and run one."""
         if self._stop.is_set():
             return False
+        if not self._kind_slots_ready:  # the running limits this worker knows, before its first claim
+            queue.sync_kind_slots()
+            self._kind_slots_ready = True
         now = self.clock.now()
         if self._next_sweep is None or now >= self._next_sweep:
             self.sweep(now)
@@ -323,6 +332,7 @@ class Worker:
                 self.outcomes.rejected(run, "renew", held.lost)
                 return None
         # From here the attempt is spent: a claim only held costs nothing when its worker dies.
+        testing.starting(held.claim.job_id, held.claim.epoch)
         if not held.started:
             self._record_start(held)
             if held.lost:  # recovered or superseded while it was held: never started
@@ -344,9 +354,15 @@ class Worker:
             beat.cancel()
         testing.checkpoint("handler", 1 + len(self._heartbeat.held()))
         ran = time.monotonic()
+        watched = self.watchdog is not None and not (spec.isolated and self.isolate)  # the sandbox ends a child
+        if watched:
+            self.watchdog.arm((ctx, Run(held.claim, ran)),  # type: ignore[union-attr]
+                              (held.claim.deadline - self.clock.now()).total_seconds() - DEADLINE_MARGIN)
         try:
             verdict = self._handle(spec, ctx)
         finally:
+            if watched:
+                self.watchdog.disarm()  # type: ignore[union-attr]
             self._heartbeat.release(beat)
             self._current = None
         took = time.monotonic() - ran
@@ -375,22 +391,39 @@ class Worker:
             return self.sandbox.run(ctx.claim, spec, stop=ctx.stop, clock=self.clock, lease=self._heartbeat.current)
         return judge(spec.handler, ctx)
 
-    def _record_start(self, held: Held) -> None:
-        """Record the start of the job about to run, before its handler runs (``queue.start``).
+    def _overran(self, token: tuple[JobContext, Run]) -> None:
+        """The watchdog's thread: the in-process handler is still running at its job's deadline.
+        End it as the sandbox ends a child: the deadline failure written for the job (fenced by
+        its epoch), pending completions committed, held jobs handed back; then end this process
+        (a thread cannot be killed), which the supervisor replaces."""
+        ctx, run = token
+        if self._current is not ctx:  # it returned meanwhile
+            return
+        verdict = deadline_failure()
+        event(log, WARNING, "handler_killed", job=run.claim.job_id, epoch=run.claim.epoch, reason=verdict.code,
+              by="watchdog", action="end worker process")
+        try:
+            self.completer.flush()
+            self.outcomes.finish(run, verdict)
+            self._give_back_held(own_connection=True)
+        except DatabaseError as exc:  # the lease (never past the deadline) brings the job to recovery
+            event(log, WARNING, "database_error", worker=self.name, error=type(exc).__name__, detail=str(exc)[:200])
+        finally:
+            os._exit(OVERRAN_EXIT)  # each log line is flushed as it is written
 
-        Fast jobs (as many of the next held ones as recent handler times say finish within
-        ``start_window``) are recorded with it in one write: a worker that dies among them has
-        spent the attempts of those few it had not reached yet, for one write per run of fast
-        jobs instead of one a job.
+    def _record_start(self, held: Held) -> None:
+        """Record the start of the job about to run, alone, right before its handler runs
+        (``queue.start``): its attempt is spent from here, and no other job's is.
+
+        One write a job, even for fast ones: a start written ahead for the next held jobs
+        (one write for a run of them) charged the attempts of those a killed worker never
+        reached, and the database cannot tell those from the one that was running.
         """
-        fast = 1 if self._job_seconds is None else int(self.start_window / max(self._job_seconds, 1e-6))
-        group = [held, *self._heartbeat.held()[:max(fast, 1) - 1]]
-        outcomes = queue.start_many(claims=[(h.claim.job_id, h.claim.epoch) for h in group], now=self.clock.now())
-        for h, outcome in zip(group, outcomes, strict=True):
-            if outcome:
-                h.started = True
-            elif not h.lost:
-                h.lost = outcome.reason or "start refused"
+        [outcome] = queue.start_many(claims=[(held.claim.job_id, held.claim.epoch)], now=self.clock.now())
+        if outcome:
+            held.started = True
+        elif not held.lost:
+            held.lost = outcome.reason or "start refused"
 
     def _renew_held(self, held: Held, now: datetime) -> None:
         """Renew the claim about to start and the other held ones together, before it starts."""

@@ -213,11 +213,17 @@ class Sandbox:
                       retryable=True)
 
 
+def deadline_failure() -> Failed:
+    """How a job ends whose handler was still running at its deadline (here, and in the worker's
+    watchdog for an in-process handler)."""
+    return failed(FailureCode.DEADLINE, "the job ran out of time: its deadline passed before it finished",
+                  retryable=False)
+
+
 def _first_kill(deadline_at: float, section: tuple[float, str] | None, stop_at: float) -> tuple[float, Failed]:
     """When the handler is killed (monotonic) unless it returns first, and the failure that says why:
     the deadline, a ``time_limit`` section's end, or the grace after a stop request."""
-    kill_at, why = deadline_at, failed(FailureCode.DEADLINE, "the job ran out of time: its deadline passed "
-                                                          "before it finished", retryable=False)
+    kill_at, why = deadline_at, deadline_failure()
     if section is not None and section[0] < kill_at:
         kill_at, why = section[0], failed(FailureCode.TIME_LIMIT, section[1], retryable=False)
     if stop_at < kill_at:

@@ -30,6 +30,7 @@ from typing import Any
 from django.db import connections
 
 from ..logs import event
+from .watchdog import SUPERVISOR_GRACE
 
 log = logging.getLogger("jobs.worker")
 
@@ -59,6 +60,7 @@ class Slot:
     not_before: float = 0.0
     done: bool = False  # burst mode: drained and exited 0
     restarts: int = 0
+    busy_until: Any = None  # the worker's running in-process handler's deadline (time.time()), 0: none
 
 
 @dataclass
@@ -114,6 +116,7 @@ class Supervisor:
             else:
                 time.sleep(0.05)
             for slot in self._slots:
+                self._watch(slot)
                 self._reap(slot)
             if self._stopping:
                 if all(s.process is None for s in self._slots):
@@ -126,6 +129,21 @@ class Supervisor:
             elif self.burst and all(s.done for s in self._slots):
                 event(log, logging.INFO, "supervisor_drained")
                 return 0
+
+    def _watch(self, slot: Slot) -> None:
+        """Kill a worker whose in-process handler is ``SUPERVISOR_GRACE`` s past its job's deadline:
+        its own watchdog (``jobs.worker.watchdog``) should have ended it at the deadline, so it
+        cannot run even that thread. Its lease, never past the deadline, sends the job to recovery."""
+        process = slot.process
+        if process is None or process.exitcode is not None or slot.busy_until is None:
+            return
+        until = slot.busy_until.value
+        if until and time.time() > until + SUPERVISOR_GRACE:
+            event(log, logging.WARNING, "watchdog_killed", slot=slot.number, pid=process.pid,
+                  past_deadline_s=round(time.time() - until, 1))
+            slot.busy_until.value = 0.0
+            with suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGKILL)
 
     def _reap(self, slot: Slot) -> None:
         process = slot.process
@@ -153,10 +171,11 @@ class Supervisor:
         # Signals stay blocked across the fork until the child has its own handlers: an
         # early SIGTERM must not run the supervisor's handler inside the child.
         old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        slot.busy_until = self._ctx.Value("d", 0.0, lock=False)
         try:
             slot.process = self._ctx.Process(
                 target=worker_process, name=f"worker-{slot.number}",
-                args=(self.worker_options, self.grace, os.getpid()),
+                args=(self.worker_options, self.grace, os.getpid(), slot.busy_until),
             )
             slot.process.start()
         finally:
@@ -165,7 +184,7 @@ class Supervisor:
         event(log, logging.INFO, "worker_process_started", slot=slot.number, pid=slot.process.pid)
 
 
-def worker_process(worker_options: dict[str, Any], grace: float, parent_pid: int) -> None:
+def worker_process(worker_options: dict[str, Any], grace: float, parent_pid: int, busy_until: Any = None) -> None:
     """The body of one worker process: its own signal handlers, then the worker loop."""
     _die_with_parent(parent_pid)
     from django.apps import apps
@@ -176,7 +195,7 @@ def worker_process(worker_options: dict[str, Any], grace: float, parent_pid: int
         django.setup()
     from .loop import Worker
 
-    worker = Worker(grace=grace, **worker_options)
+    worker = Worker(grace=grace, watchdog=True, busy_until=busy_until, **worker_options)
     signals_seen = 0
 
     def on_sigterm(signum: int) -> None:

@@ -12,6 +12,10 @@ environment, which only the tests set (they are not settings, and production nev
   goes on as usual.
 - ``JOBS_COMPLETER_PAUSE=<seconds>``: before each completion batch commits, the worker logs
   ``event=completion_pending`` for each job in it and waits that long.
+- ``JOBS_START_TRACE=<path>``: just before the worker writes a job's start (which spends its
+  attempt), it appends "job epoch" to that file, for the one job it is about to hand to its
+  handler; a test reads it beside the queue's events to see that no attempt was spent on a
+  job the worker was not starting.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ POINTS = {
 # The point still to freeze at (none, or the one named): emptied once the worker has frozen.
 _freeze_at = {os.environ.get("JOBS_FREEZE_AT", "")} - {""}
 _completer_pause = float(os.environ.get("JOBS_COMPLETER_PAUSE") or 0)
+_start_trace = os.environ.get("JOBS_START_TRACE", "")
 if _freeze_at - POINTS.keys():
     raise ValueError(f"JOBS_FREEZE_AT={next(iter(_freeze_at))!r}: not one of {sorted(POINTS)}")
 
@@ -57,3 +62,11 @@ def before_commit(jobs: Sequence[tuple[int, int]]) -> None:
             event(log, logging.INFO, "completion_pending", job=job_id, epoch=epoch, pause_s=_completer_pause)
         time.sleep(_completer_pause)
     checkpoint("complete", len(jobs))
+
+
+def starting(job_id: int, epoch: int) -> None:
+    """``JOBS_START_TRACE``: the worker is about to write this claim's start and run it (one
+    ``write`` of an appended line: it survives the process's SIGKILL)."""
+    if _start_trace:
+        with open(_start_trace, "a") as out:
+            out.write(f"{job_id} {epoch}\n")

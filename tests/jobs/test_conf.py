@@ -17,11 +17,11 @@ def test_the_settings_are_typed_values(settings):
 
 
 def test_a_changed_setting_is_seen_by_the_next_worker(settings):
-    settings.JOBS = {**settings.JOBS, "DEFAULT_LEASE_SECONDS": 7, "START_WINDOW_SECONDS": 0.5}
+    settings.JOBS = {**settings.JOBS, "DEFAULT_LEASE_SECONDS": 7, "PREFETCH_WINDOW_SECONDS": 0.5}
     assert queue_settings().lease == timedelta(seconds=7)
     worker = Worker(name="w", listen=False)
     try:
-        assert worker.lease == timedelta(seconds=7) and worker.start_window == 0.5
+        assert worker.lease == timedelta(seconds=7) and worker.prefetch_window == 0.5
     finally:
         worker.close()
 
@@ -35,6 +35,8 @@ def test_a_changed_setting_is_seen_by_the_next_worker(settings):
     ("PROVIDER_SLOTS", "four", "wrong type"),
     ("KIND_LIMITS", {"document_review": {"memory": 10}}, "unknown limits ['memory']"),
     ("KIND_LIMITS", {"document_review": {"cpu_seconds": 0}}, "must be a number above 0"),
+    ("KIND_MAX_RUNNING", {"webhook.deliver": 0}, "JOBS_KIND_MAX_RUNNING['webhook.deliver'] must be a whole number"),
+    ("KIND_MAX_RUNNING", {"webhook.deliver": "2"}, "from 1 to 1000 (or null: no limit), not '2'"),
 ])
 def test_a_bad_setting_is_refused_with_its_name(settings, key, value, words):
     with pytest.raises(ImproperlyConfigured) as refused:
