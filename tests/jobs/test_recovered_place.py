@@ -4,9 +4,11 @@ A real worker process claims 8 jobs at the head of the line (prefetch) and is st
 (SIGSTOP, a paused VM) as the first of them starts; 70 more of the same tenant's jobs are
 queued behind them and two healthy workers start on them. Once the frozen worker's leases
 run out, the healthy workers' sweep requeues its 8 jobs, and those are claimed next, ahead
-of the backlog that queued after them: each within the lease plus 2 s of the frozen claim,
-while backlog jobs still wait. (Before, recovery cleared a requeued job's turn, and the next
-claim stamped it behind the tenant's whole backlog: 11-14.5 s with a lease of 3 s.)
+of the backlog that queued after them: each within the lease plus 2 s of the frozen claim
+(or, on a machine so loaded that the healthy workers were not yet running when the lease ran
+out, within 2 s of their start), while backlog jobs still wait. (Before, recovery cleared a
+requeued job's turn, and the next claim stamped it behind the tenant's whole backlog:
+11-14.5 s with a lease of 3 s.)
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ def test_a_frozen_workers_jobs_run_again_within_the_lease_and_2_s_ahead_of_the_b
         backlog = [accept("diagnostic.sleep", {"seconds": 0.2}, now=system_clock.now()) for _ in range(BACKLOG)]
         healthy = Workers(tmp_path / "healthy.log", "--processes", "2", "--lease", str(LEASE),
                           "--poll-interval", "0.05")
+        wait_for(lambda: healthy.text().count("worker_started ") >= 2, timeout=120)
+        running_at = system_clock.now()  # (a loaded machine can take longer than the lease to start them)
         wait_for(lambda: Job.objects.filter(pk__in=[j.pk for j in held], state="completed").count() == HELD,
                  timeout=60)
         frozen_at = max(e.at for e in frozen_claims.values())
@@ -73,7 +77,10 @@ def test_a_frozen_workers_jobs_run_again_within_the_lease_and_2_s_ahead_of_the_b
                                                  id__lt=last_again).count()
         print(f"\nfrozen worker's {HELD} jobs claimed again {late.total_seconds():.2f} s after its claim "
               f"(lease {LEASE} s); backlog jobs claimed before the last of them: {backlog_before} of {BACKLOG}")
-        assert late <= timedelta(seconds=LEASE + 2)
+        # Within the lease and 2 s of the freeze, or 2 s of the healthy workers running if they
+        # were not yet when the lease ran out.
+        due = max(frozen_at + timedelta(seconds=LEASE), running_at)
+        assert max(e.at for e in again.values()) <= due + timedelta(seconds=2), (late, running_at - frozen_at)
         assert backlog_before < BACKLOG // 2  # ahead of most of the backlog queued after them
     finally:
         os.killpg(frozen.pid, signal.SIGKILL)
