@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from .. import labels
 from .checks import SYMBOLS
-from .page import _find_labelled, _Found, _Page, _parse_at, _values
+from .page import _Column, _find_labelled, _Found, _Page, _parse_at, _values
 from .patterns import (
     _CURRENCY_CODE,
     _CURRENCY_LABEL,
@@ -27,21 +27,65 @@ _MAX_TOTALS = 60
 _MAX_COLUMN_ROWS = 12
 
 
+# Kinds of total label, strongest first; a candidate's rank is ``_KIND * kind`` plus how it was read.
+_GROSS, _DUE, _BARE = 0, 1, 2
+_KIND = 10
+# A total read inside a running sentence ranks below every labelled one.
+_IN_SENTENCE = 30
+# Characters a total's label may carry before its value in the next column ("Totaal gemaakte kosten (incl. btw)").
+_MAX_TOTAL_LABEL = 50
+
+
+def _kind(found: _Found) -> int:
+    return (found.rank % _IN_SENTENCE) // _KIND
+
+
 def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
-    """The total due: the strongest labels first; disagreeing totals of the same strength are to check."""
+    """The invoice's gross total: a grand total first, then a bare total or an amount due (the larger, unless
+    net plus VAT makes the other); a zero or negative balance never wins over a positive total, and what is
+    still to pay, when it differs, is noted beside the total."""
     candidates = _total_candidates(page)
     if not candidates:
-        return None, "", []
-    best = min(c.rank for c in candidates)
-    strongest = [c for c in candidates if c.rank == best]
+        found = _net_vat_total(page)
+        return (found, "no total printed: read as the amount net plus VAT make", []) if found else (None, "", [])
+    pool = [c for c in candidates if Decimal(c.value) > 0] or candidates
+    best = min(c.rank for c in pool)
+    strongest = [c for c in pool if c.rank == best]
     values = list(dict.fromkeys(Decimal(c.value) for c in strongest))
     if len(values) == 1:
-        found = strongest[0]
-        due = [c for c in candidates if c.rank > best and Decimal(c.value) != values[0] and c.rank < 3]
-        due = [c for c in due if c.rank == 1]
-        note = f"the amount still to pay is {due[0].value}" if due and best == 0 else ""
-        return found, note, []
-    return _settle_totals(page, strongest, values, best)
+        found, note, others = strongest[0], "", []
+    else:
+        found, note, others = _settle_totals(page, strongest, values, best)
+    if _kind(found) == _DUE and not others:
+        found = _gross_over_due(page, found, pool)
+    if not note and _kind(found) != _DUE:
+        due = [c for c in candidates if _kind(c) == _DUE and c.rank < _IN_SENTENCE
+               and Decimal(c.value) != Decimal(found.value)]
+        if due:
+            left = Decimal(due[0].value)
+            paid = Decimal(found.value) - left
+            note = f"the amount still to pay is {left:.2f}"
+            if paid > 0 and paid in _deposits(page):
+                note += f" after a payment of {paid:.2f}"
+    return found, note, others
+
+
+def _gross_over_due(page: _Page, due: _Found, pool: list[_Found]) -> _Found:
+    """Between an amount due and a bare "Total": the larger (the gross before what was paid), unless net plus
+    VAT make the smaller and not the larger (the "Total" was the net)."""
+    bare = [c for c in pool if _kind(c) == _BARE and c.rank < _IN_SENTENCE]
+    if not bare:
+        return due
+    total = min(bare, key=lambda c: c.rank)
+    due_value, total_value = Decimal(due.value), Decimal(total.value)
+    if due_value == total_value:
+        return due
+    sums = _net_plus_vat(page) | {total_value + vat for vat in _vat_amounts(page)}
+    if due_value in sums and total_value not in sums:
+        return due
+    if total_value in sums and due_value not in sums:
+        return total
+    return total if total_value > due_value else due
 
 
 def _total_candidates(page: _Page) -> list[_Found]:
@@ -56,7 +100,12 @@ def _total_candidates(page: _Page) -> list[_Found]:
         match = (_TOTAL_GROSS.search(column.head) or _TOTAL_DUE.search(column.head)
                  or _TOTAL_PLAIN.search(column.head))
         assert match is not None  # noqa: S101  _total_rank matched one of them
-        value = _values(page, column, match.end(), _parse_amount)
+        end = match.end()
+        rest = column.text[end:]
+        if len(column.text) <= _MAX_TOTAL_LABEL and not re.search(r"\d", rest):
+            end = len(column.text)  # a longer label with its value in the next column
+        stacked = _stacked_value(page, column)
+        value = (stacked, "stack") if stacked is not None else _values(page, column, end, _parse_amount)
         if value is None:
             continue
         found, how = value
@@ -65,14 +114,72 @@ def _total_candidates(page: _Page) -> list[_Found]:
         sentence = _SENTENCE.search(column.text[:match.start()][-80:]) is not None
         if how == "below":
             found, sure = _column_total(page, found)
-            found.rank = rank + (1 if sure else 2)
+            found.rank = _KIND * rank + (1 if sure else 2)
+        elif how == "stack":
+            found.rank = _KIND * rank
         else:
             found = _largest_on_row(page, found)
-            found.rank = rank
+            found.rank = _KIND * rank
         if sentence:
-            found.rank += 3
+            found.rank += _IN_SENTENCE
         candidates.append(found)
     return candidates
+
+
+# A label line of a totals block: words (a rate at most), no amount.
+_LABEL_ONLY = re.compile(r"[^\W\d_][^\d]*(?:\d{1,2}(?:[.,]\d{1,2})?\s?%[^\d]*)?")
+
+
+def _stacked_value(page: _Page, column: _Column) -> _Found | None:
+    """A totals block laid out in rows of labels, then the rows of their amounts ("Subtotal / VAT / Total" over
+    "100.00 / 20.00 / 120.00"): the amount in the same row of the amounts as the label's in the labels."""
+    if column.text[len(column.head):] or not _LABEL_ONLY.fullmatch(column.text) or page.right_of(column)[1:]:
+        return None
+    stack = _aligned(page, column, -1) [::-1] + [column] + _aligned(page, column, +1)
+    if len(stack) < 2 or any(page.right_of(c)[1:] for c in stack):
+        return None
+    position = stack.index(column)
+    amounts: list[_Found] = []
+    line = stack[-1].line + 1
+    while line < len(page.by_line) and len(amounts) <= len(stack):
+        row = [c for c in page.by_line[line] if c.page == column.page]
+        if len(row) != 1 or row[0].x1 < column.x0 - 4 * column.height:
+            break
+        parsed = _parse_at(row[0], 0, _parse_amount)
+        if parsed is None or parsed.end < len(row[0].text.rstrip(" €$£A-Za-z")):
+            break
+        amounts.append(parsed)
+        line += 1
+    if len(amounts) != len(stack):
+        return None
+    return amounts[position]
+
+
+def _aligned(page: _Page, column: _Column, step: int) -> list[_Column]:
+    """The label-only lines right above (step -1) or under (+1) a label, starting at its left edge."""
+    found: list[_Column] = []
+    line = column.line + step
+    while 0 <= line < len(page.by_line) and len(found) < _MAX_COLUMN_ROWS:
+        row = page.by_line[line]
+        if len(row) != 1 or abs(row[0].x0 - column.x0) > 2 * column.height or row[0].page != column.page:
+            break
+        if not _LABEL_ONLY.fullmatch(row[0].text) or len(row[0].text) > _MAX_TOTAL_LABEL:
+            break
+        found.append(row[0])
+        line += step
+    return found
+
+
+def _net_vat_total(page: _Page) -> _Found | None:
+    """An amount printed without a label, after a net total and its VAT, that is their sum."""
+    sums = _net_plus_vat(page)
+    if not sums:
+        return None
+    for column in page.columns:
+        for match, amount in _amounts(column.text[:200]):
+            if match.group("dec") and amount in sums:
+                return _Found(str(amount), column, match.start(), match.end(), rank=_KIND * _BARE + 5)
+    return None
 
 
 def _settle_totals(page: _Page, strongest: list[_Found], values: list[Decimal],
@@ -88,7 +195,7 @@ def _settle_totals(page: _Page, strongest: list[_Found], values: list[Decimal],
         if gross - due_amount in _deposits(page):
             found = next(c for c in strongest if Decimal(c.value) == gross)
             return found, f"the amount still to pay is {due_amount} after a payment of {gross - due_amount}", []
-    if best >= 2:  # several bare "Total" lines: the grand total is the largest
+    if _kind(strongest[0]) == _BARE:  # several bare "Total" lines: the grand total is the largest
         largest = max(strongest, key=lambda c: Decimal(c.value))
         return largest, "the largest of several totals printed", []
     first: dict[Decimal, _Found] = {}
@@ -153,21 +260,43 @@ def _total_rank(text: str) -> int | None:
         return None
     if labels.NOT_TOTAL.search(labels.GROSS_MARK.sub(" ", text)):
         return None
-    return 0 if gross is not None else 1 if due is not None else 2
+    if gross is None and due is None and labels.GROSS_MARK.search(text):
+        return _GROSS  # "Totaal gemaakte kosten (incl. btw)": a bare total said to include the VAT
+    return _GROSS if gross is not None else _DUE if due is not None else _BARE
 
 
 def _net_plus_vat(page: _Page) -> set[Decimal]:
     """Every sum of a printed net total and a printed VAT amount."""
-    nets: list[Decimal] = []
-    vats: list[Decimal] = []
+    nets = [Decimal(f.value) for f in _labelled_amounts(page, _NET)]
+    return {n + v for n in nets for v in _vat_amounts(page)}
+
+
+def _vat_amounts(page: _Page) -> list[Decimal]:
+    return [Decimal(f.value) for f in _labelled_amounts(page, _VAT_AMOUNT)]
+
+
+# A rate after a VAT label ("DPH 21 %", "MVA (25%)").
+_RATE = re.compile(r"\s*\(?\s*\d{1,2}(?:[.,]\d{1,2})?\s?%\s*\)?\s*:?")
+
+
+def _labelled_amounts(page: _Page, pattern: re.Pattern[str]) -> list[_Found]:
+    """The amounts printed beside a label (at most 20): a net total's, a VAT amount's."""
+    found: list[_Found] = []
     for column in page.columns:
-        for pattern, into in ((_NET, nets), (_VAT_AMOUNT, vats)):
-            match = pattern.search(column.head)
-            if match is not None and not labels.GROSS_MARK.search(column.head):
-                value = _values(page, column, match.end(), _parse_amount, below=False)
-                if value is not None:
-                    into.append(Decimal(value[0].value))
-    return {n + v for n in nets[:20] for v in vats[:20]}
+        match = pattern.search(column.head)
+        if match is not None and not labels.GROSS_MARK.search(column.head):
+            if pattern is _VAT_AMOUNT and _NET.search(column.head):
+                continue  # "Celkem bez DPH", "Total excl. VAT": the net, not the VAT
+            end = match.end()
+            rate = _RATE.match(column.text, end)
+            if rate is not None and rate.end() == len(column.text):
+                end = rate.end()  # "VAT 21 %" with its amount in the next column
+            value = _values(page, column, end, _parse_amount, below=False)
+            if value is not None:
+                found.append(value[0])
+                if len(found) >= 20:
+                    break
+    return found
 
 
 def _find_currency(page: _Page, total: _Found | None) -> _Found | None:

@@ -276,7 +276,7 @@ def test_a_total_row_printing_net_vat_and_gross_gives_the_gross():
 
 def test_the_grand_total_is_kept_when_a_deposit_leaves_less_to_pay():
     found = read("Total TTC   671,15 €\nAcompte   201,00 €\nSolde à payer   470,15 €")["total_amount"]
-    assert (found["value"], found["detail"]) == ("671.15", "the amount still to pay is 470.15")
+    assert (found["value"], found["detail"]) == ("671.15", "the amount still to pay is 470.15 after a payment of 201.00")
 
 
 def test_two_strong_totals_that_disagree_are_to_check_with_both():
