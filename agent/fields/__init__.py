@@ -28,6 +28,7 @@ from .checks import (
     MAX_VALUE_CHARS,
     PRINTED_CURRENCIES,
     REQUIRED,
+    SHARED_SYMBOLS,
     SYMBOLS,
     Field,
     check_currency,
@@ -48,7 +49,8 @@ from .patterns import _ACCOUNT_LABEL
 from .values import _parse_identifier
 
 __all__ = [
-    "ASK", "CURRENCIES", "LABELS", "MAX_TOTAL_DIGITS", "MAX_VALUE_CHARS", "PRINTED_CURRENCIES", "REQUIRED", "SYMBOLS",
+    "ASK", "CURRENCIES", "LABELS", "MAX_TOTAL_DIGITS", "MAX_VALUE_CHARS", "PRINTED_CURRENCIES", "REQUIRED",
+    "SHARED_SYMBOLS", "SYMBOLS",
     "Field", "check_all", "check_currency", "check_iban", "check_invoice_date", "check_invoice_number",
     "check_supplier_name", "check_total_amount", "check_value", "check_vat_id", "find", "read_fields",
 ]
@@ -75,7 +77,7 @@ def _read(page: _Page) -> tuple[dict[str, _Found | None], _Found | None, str, li
         "total_amount": total,
         "iban": _find_iban(page),
     }
-    found["currency"] = _find_currency(page, total)
+    found["currency"] = _find_currency(page, total, lambda: _supplier_country(page, found))
     account = None if found["iban"] else _find_labelled(page, _ACCOUNT_LABEL, _parse_identifier)
     return found, account, total_note, candidates
 
@@ -108,7 +110,11 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
             checked = check_currency(value)
             if item is not None and item.rank and checked.status == "present":
                 checked = Field(checked.status, checked.value, "read from the total" if item.rank == 1 else
-                              "the currency printed most on the invoice")
+                              "the currency printed most on the invoice" if item.rank == 2 else
+                              "the currency's name written on the invoice")
+            if item is not None and len(item.role) == 2 and checked.status == "present":
+                checked = Field(checked.status, checked.value,
+                                f"a symbol several currencies use, read by the country the invoice is from ({item.role})")
         elif name == "iban":
             checked = check_iban(value, account=account.value if account else None)
             item = item or account

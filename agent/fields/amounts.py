@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal
 
 from .. import labels
-from .checks import SYMBOLS
+from .checks import SHARED_SYMBOLS, SYMBOLS
 from .page import _Column, _find_labelled, _Found, _Page, _parse_at, _values
 from .patterns import (
     _CURRENCY_CODE,
     _CURRENCY_LABEL,
+    _CURRENCY_NAME,
     _CURRENCY_SIGN,
     _DEPOSIT,
     _NET,
@@ -19,7 +21,7 @@ from .patterns import (
     _TOTAL_PLAIN,
     _VAT_AMOUNT,
 )
-from .values import _amounts, _currency_near, _parse_amount, _parse_currency
+from .values import _amounts, _currency_name, _currency_near, _parse_amount, _parse_currency
 
 # Total lines weighed (an invoice prints a handful; a page of them is not an invoice's).
 _MAX_TOTALS = 60
@@ -48,7 +50,8 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
     if not candidates:
         found = _net_vat_total(page)
         return (found, "no total printed: read as the amount net plus VAT make", []) if found else (None, "", [])
-    pool = [c for c in candidates if Decimal(c.value) > 0] or candidates
+    # A balance of zero (a paid invoice) or below is what is left to pay, never the invoice's total.
+    pool = [c for c in candidates if _kind(c) != _DUE or Decimal(c.value) > 0] or candidates
     best = min(c.rank for c in pool)
     strongest = [c for c in pool if c.rank == best]
     values = list(dict.fromkeys(Decimal(c.value) for c in strongest))
@@ -299,8 +302,26 @@ def _labelled_amounts(page: _Page, pattern: re.Pattern[str]) -> list[_Found]:
     return found
 
 
-def _find_currency(page: _Page, total: _Found | None) -> _Found | None:
-    """A labelled currency, else the total's code or symbol, else the one printed most."""
+def _find_currency(page: _Page, total: _Found | None,
+                   country: Callable[[], str | None] = lambda: None) -> _Found | None:
+    """A labelled currency, else the total's code or symbol, else the one printed most, else one written out;
+    a symbol several countries use ("$", "kr", "¥") is made a code by a code or name printed on the page,
+    else by the supplier's country (``country``), else it stays the symbol (to check)."""
+    found = _currency_clue(page, total)
+    if found is None or found.value not in SHARED_SYMBOLS:
+        return found
+    options = SHARED_SYMBOLS[found.value]
+    printed = _printed_code(page, set(options.values()))
+    if printed is not None:
+        found.value, found.role = printed, "printed"
+        return found
+    where = country() or _country_hint(page)
+    if where in options:
+        found.value, found.role = options[where], where
+    return found
+
+
+def _currency_clue(page: _Page, total: _Found | None) -> _Found | None:
     labelled = _find_labelled(page, _CURRENCY_LABEL, _parse_currency)
     if labelled is not None:
         return labelled
@@ -321,6 +342,91 @@ def _find_currency(page: _Page, total: _Found | None) -> _Found | None:
                 code = SYMBOLS.get(match.group(), match.group())
                 counts[code] = counts.get(code, 0) + 1
                 first.setdefault(code, _Found(code, column, match.start(), match.end(), rank=2))
-    if not counts:
-        return None
-    return first[max(counts, key=lambda c: counts[c])]
+    if counts:
+        return first[max(counts, key=lambda c: counts[c])]
+    for column in page.columns[:_MAX_WORD_COLUMNS]:  # "... mil pesos", "Beløpet i norske kroner"
+        named = _CURRENCY_WORD.search(column.text)
+        if named is not None:
+            return _Found(_currency_name(named.group()), column, named.start(), named.end(), rank=3)
+    return None
+
+
+# Columns searched for a currency written out as a word.
+_MAX_WORD_COLUMNS = 400
+_CURRENCY_WORD = re.compile(r"(?<![^\W\d_])(?:" + _CURRENCY_NAME.pattern + ")", re.IGNORECASE)
+
+
+def _printed_code(page: _Page, codes: set[str]) -> str | None:
+    """The one code among ``codes`` the page prints ("All amounts in CAD", "Canadian dollars")."""
+    seen: set[str] = set()
+    for column in page.columns[:_MAX_WORD_COLUMNS]:
+        for match in _CURRENCY_CODE.finditer(column.text):
+            if match.group() in codes:
+                seen.add(match.group())
+        for match in _CURRENCY_WORD.finditer(column.text):
+            code = _currency_name(match.group())
+            if code in codes:
+                seen.add(code)
+        for match in _CURRENCY_COUNTRY.finditer(column.text):
+            code = _COUNTRY_CURRENCY_WORDS[match.group(1).lower()]
+            if code in codes:
+                seen.add(code)
+    return seen.pop() if len(seen) == 1 else None
+
+
+# "Canadian currency", "in Australian dollars", "pesos argentinos" are said outright.
+_COUNTRY_CURRENCY_WORDS = {"canadian": "CAD", "australian": "AUD", "american": "USD", "u.s.": "USD", "us": "USD",
+                           "argentine": "ARS", "mexican": "MXN", "new zealand": "NZD", "singapore": "SGD",
+                           "norwegian": "NOK", "swedish": "SEK", "danish": "DKK", "chinese": "CNY", "japanese": "JPY"}
+_CURRENCY_COUNTRY = re.compile(r"(?<![^\W\d_])(canadian|australian|american|u\.s\.|us|argentine|mexican|new zealand|"
+                               r"singapore|norwegian|swedish|danish|chinese|japanese)\s+(?:currency|dollars?|pesos?|"
+                               r"kron(?:er|or|a|e)|yuan|yen)(?![^\W\d_])", re.IGNORECASE)
+
+# Signs of the supplier's country on the page. Strong: the name of a country's tax id or tax. Weak (the first one
+# outside the buyer's block wins): a postcode with its state or province, a country's name, the domain of an
+# e-mail or web address, a telephone's country prefix.
+_STRONG_SIGNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\bC\.?U\.?I\.?T\b|\bIVA\s+Responsable\s+Inscripto\b|\bAFIP\b", re.IGNORECASE), "AR"),
+    (re.compile(r"\bA\.?B\.?N\b\.?:?\s*\d{2}\s?\d{3}\s?\d{3}\s?\d{3}\b"), "AU"),
+    (re.compile(r"\bR\.?F\.?C\b\.?:?\s*[A-Z&Ñ]{3,4}\d{6}"), "MX"),
+    (re.compile(r"\b(?:HST|QST|GST/HST|TPS/TVQ|TVQ)\b"), "CA"),
+]
+_WEAK_SIGNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\b(?:NSW|VIC|QLD|TAS|ACT)\s+\d{4}\b"), "AU"),
+    (re.compile(r"\b(?:AB|BC|MB|NB|NL|NS|NT|NU|ON|PE|QC|SK|YT)\s+[A-Z]\d[A-Z]\s?\d[A-Z]\d\b"), "CA"),
+    (re.compile(r"\b(?:AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|"
+                r"NM|NY|NC|ND|OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY),?\s+\d{5}(?:-\d{4})?\b"), "US"),
+    (re.compile(r"(?<![^\W\d_])(?:(USA|U\.S\.A\.?|United\s+States)|(Canada)|(Australia)|(Argentina)|(M[ée]xico)|"
+                r"(New\s+Zealand)|(Norge|Norway)|(Sverige|Sweden)|(Danmark|Denmark))(?![^\W\d_])"), "*"),
+    (re.compile(r"[\w-]\.(?:com?\.)?(ar|au|ca|mx|nz|cl|sg|hk|se|no|dk|is|jp|cn)\b(?![.\w])", re.IGNORECASE), ""),
+    (re.compile(r"(?<![\w+])\+\s?(54|61|52|64|56|65|852|46|47|45|354|81|86)[\s(-]"), ""),
+]
+_NAMED = ("US", "CA", "AU", "AR", "MX", "NZ", "NO", "SE", "DK")
+_PHONE_COUNTRIES = {"54": "AR", "61": "AU", "52": "MX", "64": "NZ", "56": "CL", "65": "SG", "852": "HK", "46": "SE",
+                    "47": "NO", "45": "DK", "354": "IS", "81": "JP", "86": "CN"}
+# Columns looked at for country signs (the letterhead and the footer are on the first page).
+_MAX_SIGN_COLUMNS = 600
+
+
+def _country_hint(page: _Page) -> str | None:
+    """The supplier's country by a strong sign anywhere, else by the first weak one outside the buyer's block."""
+    columns = page.columns[:_MAX_SIGN_COLUMNS]
+    for pattern, country in _STRONG_SIGNS:
+        if any(pattern.search(column.text) for column in columns):
+            return country
+    buyers: list[str] = []
+    for column in columns:
+        for pattern, country in _WEAK_SIGNS:
+            match = pattern.search(column.text)
+            if match is None:
+                continue
+            if country == "*":
+                country = next(code for code, group in zip(_NAMED, match.groups(), strict=True) if group)
+            elif not country:
+                group = match.group(1).lower()
+                country = _PHONE_COUNTRIES.get(group) or group.upper()
+            if page.role(column) != "buyer":
+                return country
+            buyers.append(country)
+    # Only the buyer's country is printed: most invoices are domestic.
+    return buyers[0] if buyers else None

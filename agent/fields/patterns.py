@@ -58,12 +58,20 @@ _AMOUNT = re.compile(r"(?<![\d.,])(?P<sign>[-\u2212]\s?)?(?P<int>\d{1,3}(?:[.,'�
 _CODES = "|".join(sorted(PRINTED_CURRENCIES))
 _CURRENCY_CODE = re.compile(rf"(?<![A-Za-z])(?:{_CODES})(?![A-Za-z])")
 # A currency written out after its label ("Devise : Euro", "Währung: Schweizer Franken").
-_CURRENCY_NAMES = {"euro": "EUR", "us dollar": "USD", "dollar": "USD", "pound sterling": "GBP", "pound": "GBP",
-                   "sterling": "GBP", "schweizer franken": "CHF", "franken": "CHF", "franc suisse": "CHF",
-                   "złoty": "PLN", "zloty": "PLN", "złotych": "PLN", "zlotych": "PLN"}
+_CURRENCY_NAMES = {"euro": "EUR", "us dollar": "USD", "u.s. dollar": "USD", "dollar": "$", "pound sterling": "GBP",
+                   "pound": "GBP", "sterling": "GBP", "schweizer franken": "CHF", "franken": "CHF",
+                   "franc suisse": "CHF", "złoty": "PLN", "zloty": "PLN", "złotych": "PLN", "zlotych": "PLN",
+                   "canadian dollar": "CAD", "australian dollar": "AUD", "new zealand dollar": "NZD",
+                   "singapore dollar": "SGD", "hong kong dollar": "HKD", "peso": "$", "pesos argentino": "ARS",
+                   "peso argentino": "ARS", "peso mexicano": "MXN", "pesos mexicano": "MXN", "peso chileno": "CLP",
+                   "krone": "kr", "kroner": "kr", "kronor": "kr", "krona": "kr", "norske kroner": "NOK",
+                   "danske kroner": "DKK", "svenska kronor": "SEK", "real": "BRL", "reais": "BRL", "koruna": "CZK",
+                   "korun": "CZK", "korun českých": "CZK", "forint": "HUF", "yuan": "CNY", "renminbi": "CNY",
+                   "yen": "JPY", "rupee": "INR", "rupia": "INR"}
 _CURRENCY_NAME = re.compile("|".join(sorted((re.escape(n) + "s?" for n in _CURRENCY_NAMES), key=len, reverse=True))
                             + r"(?![^\W\d_])", re.IGNORECASE)
-_CURRENCY_SIGN = re.compile(r"US\$|€|\$|£|¥|₹|zł|(?<![A-Za-z])(?:Fr\.|CHF|kr|Rs\.?|Kč|Ft)(?![A-Za-z])")
+_CURRENCY_SIGN = re.compile(r"(?<![A-Za-z])(?:US|AU|CA|NZ|HK|MX|[RACS])\$|€|\$|£|¥|₹|zł|元|円|"
+                            r"(?<![A-Za-z])(?:Fr\.|CHF|kr|Rs\.?|Kč|Ft|RMB)(?![A-Za-z])")
 # Dates: numeric day-first (or ISO), and with a month name in any of the seven languages.
 _NUMERIC_DATE = re.compile(r"(?<!\d)(?:(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})|"
                            r"(?P<d2>\d{1,2})(?P<s>[./-])(?P<m2>\d{1,2})(?P=s)(?P<y2>\d{4}|\d{2}))(?![\d.,]\d)")

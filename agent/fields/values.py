@@ -220,7 +220,13 @@ def _parse_currency(text: str) -> tuple[str, int, int] | None:
     named = _CURRENCY_NAME.match(text)
     if named is None:
         return None
-    return _CURRENCY_NAMES[named.group().lower().rstrip("s")], 0, named.end()
+    return _currency_name(named.group()), 0, named.end()
+
+
+def _currency_name(name: str) -> str:
+    """The code (or shared symbol) of a currency written out: "Euros" -> EUR, "pesos" -> "$"."""
+    name = " ".join(name.lower().split())
+    return _CURRENCY_NAMES.get(name) or _CURRENCY_NAMES.get(name[:-1]) or _CURRENCY_NAMES[name.rstrip("s")]
 
 
 def _parse_name(text: str) -> tuple[str, int, int] | None:
