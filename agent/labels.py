@@ -84,6 +84,20 @@ INVOICE_DATE = [
 ]
 # A bare "Date" label, read only when no specific one is printed.
 DATE_GENERIC = r"^\W{0,3}(?:date|datum|fecha|data|dated|le)\b"
+# The date the invoice is due: when the money must be paid.
+DUE_DATE = [
+    r"\b(?:payment\s+)?due\s*(?:date|on|by)\b", r"\bdate\s+due\b", r"\bpay(?:able)?\s+by\b", r"\bpayment\s+date\b",
+    r"\bf[äa]llig(?:keit(?:sdatum)?|\s+am|\s+bis)\b", r"\bzahlbar\s+bis\b", r"\bzahlungsziel\b",
+    r"\b(?:date\s+d'\s?)?[ée]ch[ée]ance\b", r"\b[àa]\s+payer\s+avant\s+le\b",
+    r"\bverval(?:datum|dag)\b", r"\b(?:uiterste\s+)?betaaldatum\b", r"\bte\s+betalen\s+v[óo]{1,2}r\b",
+    r"\b(?:fecha\s+(?:de\s+)?)?vencimiento(?:\s+del?\s+pago)?\b", r"\bdata\s+(?:di\s+)?scadenza\b", r"\bscadenza\b",
+    r"\btermin\s+(?:p[łl]atno[śs]ci|zap[łl]aty)\b",
+    r"\bforfalls?dato\b", r"\bforfaldsdato\b", r"\bforfald\b", r"\bf[öo]rfallo(?:datum|dag)\b",
+    r"\bsista\s+betalningsdag(?:en)?\b", r"\bbetalingsfrist\b",
+    r"\bdata\s+(?:de\s+)?vencimento\b", r"\bvencimento\b",
+    r"\bdatum\s+splatnosti\b", r"\bsplatnost\b",
+]
+
 # Other dates on an invoice, never its date.
 OTHER_DATE = re.compile(
     r"due|f[äa]llig|[ée]ch[ée]ance|verval|vencimiento|scadenza|termin|deliver|liefer|leistung|livraison|"
@@ -170,7 +184,7 @@ GROSS_MARK = re.compile(r"\b(?:incl|inkl)(?:\.|uding|usive|usief|usive)?\s*(?:[^
 # The net total and the VAT amount: their sum confirms a total.
 NET = [
     r"\bsub\s*-?\s*total\b", r"\bnet\s*(?:total|amount)\b", r"\btotal\s*(?:net|excl)", r"\bnetto(?:betrag|summe)?\b",
-    r"\bsumme\s*netto\b", r"\bzwischensumme\b", r"\b(?:total|montant)\s*h\.?t\b", r"\bsous[\s-]*total\b",
+    r"\bsumme\s*netto\b", r"\bzwischensumme\b", r"\b(?:total|montant)\s*\(?\s*h\.?t\b", r"\bsous[\s-]*total\b",
     r"\bsubtota(?:a|le)l?\b", r"\btotaal\s*excl", r"\bbase\s*imponible\b", r"\bimponibile\b",
     r"\b(?:razem|warto[śs][ćc]|suma)\s*netto\b", r"\bohne\s*(?:ust|mwst)", r"\bwarenwert\b",
     r"\b(?:sum|totalt|summa|i\s+alt|bel[øo]p)\s*(?:eks(?:kl)?|exkl|ex|uden|utan|uten)\b\.?\s*(?:mva|moms)?",  # no sv da

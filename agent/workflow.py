@@ -20,7 +20,7 @@ from jobs import queue
 from jobs.context import JobContext
 from jobs.kinds import JobCancelled, JobFailed, Kind, Limits, Summary
 
-from . import documents, duplicates, notifications, provider_calls, webhooks
+from . import documents, duplicates, fields, notifications, provider_calls, webhooks
 from . import planner as planners
 from .models import Checkpoint
 from .policy import FINISH, Proposal, Rejection, check, safe_name
@@ -197,7 +197,8 @@ def summarize(result: dict[str, Any]) -> Summary:
         return Summary("unreadable", "unreadable", True, reference)
     wrong = sum(1 for f in found.values() if f["status"] == "malformed")
     check = sum(1 for f in found.values() if f["status"] == "to_check") + len(result.get("findings") or [])
-    missing = sum(1 for f in found.values() if f["status"] == "missing")
+    # A field read only when printed (fields.ALSO_READ: the due date...) is not missing when it is not.
+    missing = sum(1 for name, f in found.items() if f["status"] == "missing" and name not in fields.ALSO_READ)
     if not (wrong or check or missing):
         return Summary("ok", "OK", False, reference)
     parts = (f"{wrong} to correct" if wrong else "", f"{check} to check" if check else "",

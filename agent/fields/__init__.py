@@ -21,6 +21,7 @@ from typing import Any
 from ..layout import Layout
 from .amounts import _find_currency, _find_total
 from .checks import (
+    ALSO_READ,
     ASK,
     CURRENCIES,
     LABELS,
@@ -46,10 +47,11 @@ from .numbers import _find_invoice_number
 from .page import _find_labelled, _Found, _Page
 from .parties import _find_supplier
 from .patterns import _ACCOUNT_LABEL
+from .terms import read_terms
 from .values import _parse_identifier
 
 __all__ = [
-    "ASK", "CURRENCIES", "LABELS", "MAX_TOTAL_DIGITS", "MAX_VALUE_CHARS", "PRINTED_CURRENCIES", "REQUIRED",
+    "ALSO_READ", "ASK", "CURRENCIES", "LABELS", "MAX_TOTAL_DIGITS", "MAX_VALUE_CHARS", "PRINTED_CURRENCIES", "REQUIRED",
     "SHARED_SYMBOLS", "SYMBOLS",
     "Field", "check_all", "check_currency", "check_iban", "check_invoice_date", "check_invoice_number",
     "check_supplier_name", "check_total_amount", "check_value", "check_vat_id", "find", "read_fields",
@@ -113,8 +115,8 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
                               "the currency printed most on the invoice" if item.rank == 2 else
                               "the currency's name written on the invoice")
             if item is not None and len(item.role) == 2 and checked.status == "present":
-                checked = Field(checked.status, checked.value,
-                                f"a symbol several currencies use, read by the country the invoice is from ({item.role})")
+                checked = Field(checked.status, checked.value, "a symbol several currencies use, read by the "
+                                f"country the invoice is from ({item.role})")
         elif name == "iban":
             checked = check_iban(value, account=account.value if account else None)
             item = item or account
@@ -130,6 +132,7 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
             elif total_note and checked.status == "present":
                 result["detail"] = total_note
         results[name] = result
+    results.update(read_terms(page, layout, found))  # the due date, net and VAT amounts (ALSO_READ)
     return results
 
 

@@ -56,7 +56,7 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
     strongest = [c for c in pool if c.rank == best]
     values = list(dict.fromkeys(Decimal(c.value) for c in strongest))
     if len(values) == 1:
-        found, note, others = strongest[0], "", []
+        found, note, others = strongest[0], "", list[_Found]()
     else:
         found, note, others = _settle_totals(page, strongest, values, best)
     if _kind(found) == _DUE and not others:
@@ -136,10 +136,10 @@ _LABEL_ONLY = re.compile(r"[^\W\d_][^\d]*(?:\d{1,2}(?:[.,]\d{1,2})?\s?%[^\d]*)?"
 def _stacked_value(page: _Page, column: _Column) -> _Found | None:
     """A totals block laid out in rows of labels, then the rows of their amounts ("Subtotal / VAT / Total" over
     "100.00 / 20.00 / 120.00"): the amount in the same row of the amounts as the label's in the labels."""
-    if column.text[len(column.head):] or not _LABEL_ONLY.fullmatch(column.text) or page.right_of(column)[1:]:
+    if column.text[len(column.head):] or not _LABEL_ONLY.fullmatch(column.text) or page.right_of(column):
         return None
-    stack = _aligned(page, column, -1) [::-1] + [column] + _aligned(page, column, +1)
-    if len(stack) < 2 or any(page.right_of(c)[1:] for c in stack):
+    stack = [*_aligned(page, column, -1)[::-1], column, *_aligned(page, column, +1)]
+    if len(stack) < 2 or any(page.right_of(c) for c in stack):
         return None
     position = stack.index(column)
     amounts: list[_Found] = []
@@ -149,13 +149,17 @@ def _stacked_value(page: _Page, column: _Column) -> _Found | None:
         if len(row) != 1 or row[0].x1 < column.x0 - 4 * column.height:
             break
         parsed = _parse_at(row[0], 0, _parse_amount)
-        if parsed is None or parsed.end < len(row[0].text.rstrip(" €$£A-Za-z")):
+        if parsed is None or parsed.end < len(_TRAILING_CODE.sub("", row[0].text)):
             break
         amounts.append(parsed)
         line += 1
     if len(amounts) != len(stack):
         return None
     return amounts[position]
+
+
+# A currency after an amount ("120,00 EUR", "9,50 €").
+_TRAILING_CODE = re.compile(r"[\s€$£A-Za-z]+$")
 
 
 def _aligned(page: _Page, column: _Column, step: int) -> list[_Column]:
@@ -282,8 +286,9 @@ def _vat_amounts(page: _Page) -> list[Decimal]:
 _RATE = re.compile(r"\s*\(?\s*\d{1,2}(?:[.,]\d{1,2})?\s?%\s*\)?\s*:?")
 
 
-def _labelled_amounts(page: _Page, pattern: re.Pattern[str]) -> list[_Found]:
-    """The amounts printed beside a label (at most 20): a net total's, a VAT amount's."""
+def _labelled_amounts(page: _Page, pattern: re.Pattern[str], *, near: bool = False) -> list[_Found]:
+    """The amounts printed beside a label (at most 20): a net total's, a VAT amount's (``near``: only an
+    amount right after the label, not one further along its line)."""
     found: list[_Found] = []
     for column in page.columns:
         match = pattern.search(column.head)
@@ -294,12 +299,23 @@ def _labelled_amounts(page: _Page, pattern: re.Pattern[str]) -> list[_Found]:
             rate = _RATE.match(column.text, end)
             if rate is not None and rate.end() == len(column.text):
                 end = rate.end()  # "VAT 21 %" with its amount in the next column
+            elif near and len(column.text) <= _MAX_TOTAL_LABEL and not re.search(r"\d", column.text[end:]):
+                end = len(column.text)  # "Subtotaal gemaakte kosten (excl. btw)" and its amount beside it
             value = _values(page, column, end, _parse_amount, below=False)
-            if value is not None:
-                found.append(value[0])
-                if len(found) >= 20:
-                    break
+            if value is None:
+                continue
+            item, how = value
+            if near and item.start > (end + _NEAR_CHARS if how == "same" else _NEAR_NEXT_COLUMN):
+                continue  # "VAT Reg No 980 7806 84": another number further on, not the amount
+            found.append(item)
+            if len(found) >= 20:
+                break
     return found
+
+
+# How far after its label (or into the next column: a currency code at most) a net or VAT amount starts.
+_NEAR_CHARS = 12
+_NEAR_NEXT_COLUMN = 5
 
 
 def _find_currency(page: _Page, total: _Found | None,
@@ -421,12 +437,14 @@ def _country_hint(page: _Page) -> str | None:
             if match is None:
                 continue
             if country == "*":
-                country = next(code for code, group in zip(_NAMED, match.groups(), strict=True) if group)
+                named = next(code for code, group in zip(_NAMED, match.groups(), strict=True) if group)
             elif not country:
                 group = match.group(1).lower()
-                country = _PHONE_COUNTRIES.get(group) or group.upper()
+                named = _PHONE_COUNTRIES.get(group) or group.upper()
+            else:
+                named = country
             if page.role(column) != "buyer":
-                return country
-            buyers.append(country)
+                return named
+            buyers.append(named)
     # Only the buyer's country is printed: most invoices are domestic.
     return buyers[0] if buyers else None
