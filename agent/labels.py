@@ -190,7 +190,8 @@ NET = [
     r"\bsumme\s*netto\b", r"\bzwischensumme\b", r"\b(?:total|montant)\s*\(?\s*h\.?t\b", r"\bsous[\s-]*total\b",
     r"\bsubtota(?:a|le)l?\b", r"\btotaal\s*excl", r"\bbase\s*imponible\b", r"\bimponibile\b",
     r"\b(?:razem|warto[śs][ćc]|suma)\s*netto\b", r"\bohne\s*(?:ust|mwst)", r"\bwarenwert\b",
-    r"\b(?:sum|totalt|summa|i\s+alt|bel[øo]p)\s*(?:eks(?:kl)?|exkl|ex|uden|utan|uten)\b\.?\s*(?:mva|moms)?",  # no sv da
+    # no sv da: "Sum eks. mva", "Summa exkl. moms", "Beløb ekskl. moms"
+    r"\b(?:sum|totalt|summa|i\s+alt|bel[øo][bp]|belopp)\s*(?:eks(?:kl)?|exkl|ex|uden|utan|uten)\b\.?\s*(?:mva|moms)?",
     r"\b(?:nettobel[øo]p|nettobelopp|nettosum)\b",
     r"\b(?:total\s+)?(?:sem|s/)\s*iva\b", r"\bvalor\s+(?:l[íi]quido|sem\s+iva)\b", r"\bincid[êe]ncia\b",  # pt
     r"\bcelkem\s+bez\s+dph\b", r"\bz[áa]klad\s+(?:dan[ěe]|dph)\b",  # cs

@@ -301,10 +301,15 @@ def _labelled_amounts(page: _Page, pattern: re.Pattern[str], *, near: bool = Fal
                 end = rate.end()  # "VAT 21 %" with its amount in the next column
             elif near and len(column.text) <= _MAX_TOTAL_LABEL and not re.search(r"\d", column.text[end:]):
                 end = len(column.text)  # "Subtotaal gemaakte kosten (excl. btw)" and its amount beside it
-            value = _values(page, column, end, _parse_amount, below=False)
+            stacked = _stacked_value(page, column) if near else None
+            value = (stacked, "stack") if stacked is not None else _values(page, column, end, _parse_amount,
+                                                                          below=False)
             if value is None:
                 continue
             item, how = value
+            if how == "stack":
+                found.append(item)
+                continue
             if near and item.start > (end + _NEAR_CHARS if how == "same" else _NEAR_NEXT_COLUMN):
                 continue  # "VAT Reg No 980 7806 84": another number further on, not the amount
             found.append(item)
