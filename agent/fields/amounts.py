@@ -411,6 +411,11 @@ _STRONG_SIGNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bA\.?B\.?N\b\.?:?\s*\d{2}\s?\d{3}\s?\d{3}\s?\d{3}\b"), "AU"),
     (re.compile(r"\bR\.?F\.?C\b\.?:?\s*[A-Z&Ñ]{3,4}\d{6}"), "MX"),
     (re.compile(r"\b(?:HST|QST|GST/HST|TPS/TVQ|TVQ)\b"), "CA"),
+    (re.compile(r"\bMVA\b|\bForetaksregisteret\b"), "NO"),
+    (re.compile(r"\bCVR\b"), "DK"),
+    (re.compile(r"\b(?:Momsreg|Bankgiro|Plusgiro|F-skatt)", re.IGNORECASE), "SE"),
+    (re.compile(r"[\u3040-\u30ff]"), "JP"),  # kana: Japanese
+    (re.compile(r"[\u4e00-\u9fff]"), "CN"),  # ideographs without kana: Chinese
 ]
 _WEAK_SIGNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:NSW|VIC|QLD|TAS|ACT)\s+\d{4}\b"), "AU"),
@@ -419,7 +424,8 @@ _WEAK_SIGNS: list[tuple[re.Pattern[str], str]] = [
                 r"NM|NY|NC|ND|OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY),?\s+\d{5}(?:-\d{4})?\b"), "US"),
     (re.compile(r"(?<![^\W\d_])(?:(USA|U\.S\.A\.?|United\s+States)|(Canada)|(Australia)|(Argentina)|(M[ée]xico)|"
                 r"(New\s+Zealand)|(Norge|Norway)|(Sverige|Sweden)|(Danmark|Denmark))(?![^\W\d_])"), "*"),
-    (re.compile(r"[\w-]\.(?:com?\.)?(ar|au|ca|mx|nz|cl|sg|hk|se|no|dk|is|jp|cn)\b(?![.\w])", re.IGNORECASE), ""),
+    (re.compile(r"(?:@|www\.|://)[\w.-]*?\.(?:com?\.)?(ar|au|ca|mx|nz|cl|sg|hk|se|no|dk|is|jp|cn)\b(?![.\w])",
+                re.IGNORECASE), ""),
     (re.compile(r"(?<![\w+])\+\s?(54|61|52|64|56|65|852|46|47|45|354|81|86)[\s(-]"), ""),
 ]
 _NAMED = ("US", "CA", "AU", "AR", "MX", "NZ", "NO", "SE", "DK")

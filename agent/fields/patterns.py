@@ -63,10 +63,10 @@ _CURRENCY_NAMES = {"euro": "EUR", "us dollar": "USD", "u.s. dollar": "USD", "dol
                    "pound": "GBP", "sterling": "GBP", "schweizer franken": "CHF", "franken": "CHF",
                    "franc suisse": "CHF", "złoty": "PLN", "zloty": "PLN", "złotych": "PLN", "zlotych": "PLN",
                    "canadian dollar": "CAD", "australian dollar": "AUD", "new zealand dollar": "NZD",
-                   "singapore dollar": "SGD", "hong kong dollar": "HKD", "peso": "$", "pesos argentino": "ARS",
-                   "peso argentino": "ARS", "peso mexicano": "MXN", "pesos mexicano": "MXN", "peso chileno": "CLP",
-                   "krone": "kr", "kroner": "kr", "kronor": "kr", "krona": "kr", "norske kroner": "NOK",
-                   "danske kroner": "DKK", "svenska kronor": "SEK", "real": "BRL", "reais": "BRL", "koruna": "CZK",
+                   "singapore dollar": "SGD", "hong kong dollar": "HKD", "pesos": "$", "pesos argentinos": "ARS",
+                   "peso argentino": "ARS", "peso mexicano": "MXN", "pesos mexicanos": "MXN", "peso chileno": "CLP",
+                   "pesos chilenos": "CLP", "kroner": "kr", "kronor": "kr", "norske kroner": "NOK",
+                   "danske kroner": "DKK", "svenska kronor": "SEK", "reais": "BRL", "koruna": "CZK",
                    "korun": "CZK", "korun českých": "CZK", "forint": "HUF", "yuan": "CNY", "renminbi": "CNY",
                    "yen": "JPY", "rupee": "INR", "rupia": "INR"}
 _CURRENCY_NAME = re.compile("|".join(sorted((re.escape(n) + "s?" for n in _CURRENCY_NAMES), key=len, reverse=True))

@@ -242,3 +242,21 @@ def test_a_norwegian_totals_row_gives_net_vat_and_gross_side_by_side():
     found = read(text)
     assert [found[n]["value"] for n in ("total_amount", "net_amount", "vat_amount")] == [
         "1500.00", "1200.00", "300.00"]
+
+
+@pytest.mark.parametrize("text", [
+    "Real Estate Services Ltd\nInvoice 4\nTotal 120.00\n",  # an English word, no currency
+    "Albarán 4\nPeso neto: 12 kg\nTotal 120,00\n",  # "peso" is a weight
+])
+def test_words_that_are_not_currencies_are_not_read_as_one(text):
+    assert read(text)["currency"]["value"] is None
+
+
+def test_an_abbreviation_with_a_dot_is_no_web_address():
+    text = "Tel.no 555 0100\nInvoice 4\nTotal        $ 120.00\n"  # ".no" here is no Norwegian domain
+    assert read(text)["currency"]["status"] == "to_check"
+
+
+def test_a_web_address_tells_the_country():
+    text = "Invoice 4\nwww.kestrel-audio.com.au\nTotal        $ 120.00\n"
+    assert read(text)["currency"]["value"] == "AUD"
