@@ -23,8 +23,7 @@ INVOICE_NUMBER = [
     r"\b(?:rechnungs|factuur|invoice)referen(?:z|tie|ce)\b",
     r"\binvoice\s*(?:number|num\.?|no\b\.?|nr\b\.?|n[°º]\.?|#|id\b|ref(?:erence)?\b\.?)",
     r"\binv\.?\s*(?:no\b\.?|#|nr\b\.?)",
-    r"\b(?:bill|receipt|document|doc|ticket|transaction|trans)\s*(?:number|no\b\.?|nr\b\.?|#|n[°º])",
-    r"\b(?:kassenbon|bon|quittung|beleg)[\s.-]*(?:nr\b\.?|nummer\b)", r"\bn[°º]\s*(?:de\s+)?ticket\b",
+    r"\b(?:bill|receipt|document|doc)\s*(?:number|no\b\.?|nr\b\.?|#)",
     r"\bfactura\s+(?:electr[óo]nica\s+)?de\s+venta\b(?:\s*(?:n[°º.]|no\b\.?|#))?",
     r"\bn[úu]mero\s+d[ao]\s+(?:nfs?-?e|nota(?:\s+fiscal)?|recibo)\b",
     r"rechnungs?[\s.-]*(?:nummer|nr\b\.?|no\b\.?|n[°º]\.?)",
@@ -42,7 +41,7 @@ INVOICE_NUMBER = [
     r"\b(?:nr\b\.?|numer)\s*(?:faktury|dokumentu)\b",
     r"\bfaktur[ay]\s*(?:vat\s*)?(?:nr\b\.?|numer|no\b\.?)",
     # Norwegian, Swedish, Danish: "Fakturanr.", "Fakturanummer", "Faktura nr"; "Kvitteringsnr."
-    r"\bfaktura[\s.-]*(?:nr\b\.?|nummer\b|no\b\.?)", r"\b(?:kvittering|kvitto|bilags?)[\s.-]*(?:nr\b\.?|nummer\b)",
+    r"\bfaktura[\s.-]*(?:nr\b\.?|nummer\b|no\b\.?)",
     # Portuguese: "Fatura n.º", "Número da fatura", "Fatura-Recibo Nº"
     r"\bfatura(?:[\s-]*recibo)?\s*(?:n\.?\s?[°º]\.?|n[úu]m(?:ero|\.)?|no\b\.?)",
     r"\bn[úu]mero\s+d[ao]\s+(?:fatura|documento)\b",
@@ -56,6 +55,13 @@ INVOICE_TITLE = (r"\b(?:tax\s+invoice|invoice|credit\s+note|rechnung|gutschrift|
                  r"fatura(?:[\s-]*recibo)?|kreditnota|daňový\s+doklad)"
                  r"\s*[:#]?\s*")
 
+# A receipt's or ticket's number: the invoice number of a receipt, read only when no invoice label is printed
+# (a card slip's "Trans #" beside an invoice's own number is not it).
+RECEIPT_NUMBER = [
+    r"\b(?:ticket|transaction|trans|bon|kassenbon|quittung|kvittering|kvitto|bilags?)[\s.-]*"
+    r"(?:number|nummer\b|no\b\.?|nr\b\.?|#|n[°º])",
+    r"\bn[°º]\s*(?:de\s+)?(?:ticket|transaction)\b",
+]
 # A document-type word that is a title only when it stands alone ("NOTA" over its number).
 INVOICE_TITLE_ALONE = INVOICE_TITLE[:-len(r"\s*[:#]?\s*")].replace(r"\b(?:", r"\b(?:nota|", 1) + r"\s*:?"
 # A label "<word>-Nr." ("Folio-Nr."), unless the word names another number.

@@ -12,6 +12,7 @@ from .patterns import (
     _INVOICE_TITLE,
     _INVOICE_TITLE_NUMBER,
     _NUMBER_SIGN_FIRST,
+    _RECEIPT_NUMBER,
     _SPLIT_LABEL,
     _TITLE_ALONE,
     _WORD_NR,
@@ -23,6 +24,7 @@ def _find_invoice_number(page: _Page) -> _Found | None:
     """The invoice number: its label first, then weaker signs, each only when the stronger ones found none."""
     found = (_find_labelled(page, _INVOICE_NUMBER, _parse_labelled_number)
              or _find_labelled(page, _INVOICE_TITLE_NUMBER, _parse_labelled_number, below=False)
+             or _find_labelled(page, _RECEIPT_NUMBER, _parse_labelled_number)
              or _beside_bare_sign(page))
     if found is not None:
         return found

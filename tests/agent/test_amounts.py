@@ -260,3 +260,8 @@ def test_an_abbreviation_with_a_dot_is_no_web_address():
 def test_a_web_address_tells_the_country():
     text = "Invoice 4\nwww.kestrel-audio.com.au\nTotal        $ 120.00\n"
     assert read(text)["currency"]["value"] == "AUD"
+
+
+def test_a_card_slips_transaction_number_never_beats_the_invoices_own():
+    text = "Card payment\nTrans #: 99812\nAuth code: 4471\nInvoice no. INV-3301\nTotal 48.00\n"
+    assert read(text)["invoice_number"]["value"] == "INV-3301"
