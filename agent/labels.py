@@ -1,6 +1,6 @@
 """The words invoices print for their fields, in English, German, French, Dutch, Spanish,
-Italian and Polish, and in Norwegian, Swedish, Danish, Portuguese and Czech, with their common
-abbreviations.
+Italian and Polish, with their common abbreviations; and the other languages' (``agent.languages``,
+one module each: Norwegian, Swedish, Danish, Portuguese, Czech) assembled into the same patterns.
 
 Each entry is a regular expression source matched case-insensitively with ``re.search``
 inside one column of a line (never across lines). Every pattern is a set of literal
@@ -11,6 +11,8 @@ can also take, so a search is linear in the text, whatever the text.
 from __future__ import annotations
 
 import re
+
+from . import languages
 
 # --- invoice number ----------------------------------------------------------------------
 # "n°", "nº", "n.º", "no.", "nr.", "núm.", "num.", "#": what follows a title to say "number".
@@ -25,7 +27,6 @@ INVOICE_NUMBER = [
     r"\binv\.?\s*(?:no\b\.?|#|nr\b\.?)",
     r"\b(?:bill|receipt|document|doc)\s*(?:number|no\b\.?|nr\b\.?|#)",
     r"\bfactura\s+(?:electr[óo]nica\s+)?de\s+venta\b(?:\s*(?:n[°º.]|no\b\.?|#))?",
-    r"\bn[úu]mero\s+d[ao]\s+(?:nfs?-?e|nota(?:\s+fiscal)?|recibo)\b",
     r"rechnungs?[\s.-]*(?:nummer|nr\b\.?|no\b\.?|n[°º]\.?)",
     r"\b(?:re|rg|rech|rechn)\.?[\s-]*nr\b\.?",
     r"\bbeleg[\s.-]*(?:nummer|nr\b\.?)",
@@ -40,27 +41,21 @@ INVOICE_NUMBER = [
     r"\bfattura\s*(?:n[°º]?\.?|nr\b\.?|numero|num\.?)",
     r"\b(?:nr\b\.?|numer)\s*(?:faktury|dokumentu)\b",
     r"\bfaktur[ay]\s*(?:vat\s*)?(?:nr\b\.?|numer|no\b\.?)",
-    # Norwegian, Swedish, Danish: "Fakturanr.", "Fakturanummer", "Faktura nr"; "Kvitteringsnr."
-    r"\bfaktura[\s.-]*(?:nr\b\.?|nummer\b|no\b\.?)",
-    # Portuguese: "Fatura n.º", "Número da fatura", "Fatura-Recibo Nº"
-    r"\bfatura(?:[\s-]*recibo)?\s*(?:n\.?\s?[°º]\.?|n[úu]m(?:ero|\.)?|no\b\.?)",
-    r"\bn[úu]mero\s+d[ao]\s+(?:fatura|documento)\b",
-    # Czech: "Faktura č.", "Číslo faktury", "Faktura číslo"
-    r"\bfaktur[ay]\s*(?:č\.|číslo\b|cislo\b)", r"(?<!\w)(?:č[íi]slo|č\.)\s*(?:faktury|dokladu)\b",
+    *languages.gather("INVOICE_NUMBER"),
 ]
 # A document title followed straight by its number ("Facture FA-2017-0010", "Invoice 2041").
 INVOICE_TITLE = (r"\b(?:tax\s+invoice|invoice|credit\s+note|rechnung|gutschrift|rechnungskorrektur|honorarnote|"
                  r"note\s+d'honoraires|facture|avoir|"
-                 r"factuur|creditnota|factura|fattura|nota\s+di\s+credito|faktura(?:\s+vat)?|faktura\s+korygująca|"
-                 r"fatura(?:[\s-]*recibo)?|kreditnota|daňový\s+doklad)"
+                 r"factuur|creditnota|factura|fattura|nota\s+di\s+credito|faktura(?:\s+vat)?|faktura\s+korygująca"
+                 + languages.alternatives("INVOICE_TITLE") + ")"
                  r"\s*[:#]?\s*")
 
 # A receipt's or ticket's number: the invoice number of a receipt, read only when no invoice label is printed
 # (a card slip's "Trans #" beside an invoice's own number is not it).
 RECEIPT_NUMBER = [
-    r"\b(?:ticket|transaction|trans|bon|kassenbon|quittung|kvittering|kvitto|bilags?)[\s.-]*"
-    r"(?:number|nummer\b|no\b\.?|nr\b\.?|#|n[°º])",
+    r"\b(?:ticket|transaction|trans|bon|kassenbon|quittung)[\s.-]*(?:number|nummer\b|no\b\.?|nr\b\.?|#|n[°º])",
     r"\bn[°º]\s*(?:de\s+)?(?:ticket|transaction)\b",
+    *languages.gather("RECEIPT_NUMBER"),
 ]
 # A document-type word that is a title only when it stands alone ("NOTA" over its number).
 INVOICE_TITLE_ALONE = INVOICE_TITLE[:-len(r"\s*[:#]?\s*")].replace(r"\b(?:", r"\b(?:nota|", 1) + r"\s*:?"
@@ -85,9 +80,7 @@ INVOICE_DATE = [
     r"\bfecha\s*(?:de\s+)?(?:la\s+)?(?:factura|emisi[óo]n|expedici[óo]n)\b",
     r"\bdata\s*(?:della\s+)?(?:fattura|documento|emissione)\b",
     r"\bdata\s*(?:wystawienia|faktury)\b",
-    r"\bfaktura[\s-]*dat(?:o|um)\b", r"\butstedt\b", r"\butf[äa]rdad\b", r"\budstedt\b",  # no, sv, da
-    r"\bdata\s*(?:da\s+)?(?:fatura|emiss[ãa]o)\b",  # pt
-    r"\bdatum\s*vystaven[íi]\b", r"\bdatum\s*vyhotoven[íi]\b",  # cs
+    *languages.gather("INVOICE_DATE"),
     # the place and date of a letter: "München, den 01.11.2024", "Paris, le 3 mars 2020", "Kraków, dnia 5 maja 2020"
     r"[^\W\d_]{3},\s*(?:den|le|el|il|dnia)\b",
 ]
@@ -101,10 +94,7 @@ DUE_DATE = [
     r"\bverval(?:datum|dag)\b", r"\b(?:uiterste\s+)?betaaldatum\b", r"\bte\s+betalen\s+v[óo]{1,2}r\b",
     r"\b(?:fecha\s+(?:de\s+)?)?vencimiento(?:\s+del?\s+pago)?\b", r"\bdata\s+(?:di\s+)?scadenza\b", r"\bscadenza\b",
     r"\btermin\s+(?:p[łl]atno[śs]ci|zap[łl]aty)\b",
-    r"\bforfalls?dato\b", r"\bforfaldsdato\b", r"\bforfald\b", r"\bf[öo]rfallo(?:datum|dag)\b",
-    r"\bsista\s+betalningsdag(?:en)?\b", r"\bbetalingsfrist\b",
-    r"\bdata\s+(?:de\s+)?vencimento\b", r"\bvencimento\b",
-    r"\bdatum\s+splatnosti\b", r"\bsplatnost\b",
+    *languages.gather("DUE_DATE"),
 ]
 
 # Other dates on an invoice, never its date.
@@ -114,8 +104,8 @@ OTHER_DATE = re.compile(
     r"zeitraum|p[ée]riode|periodo|okres|payment|zahlung|zahlbar|paiement|betaling|pago|pagamento|płatno|valid|"
     r"g[üu]ltig|sprzeda|skonto|start|ende?\b|bis\b|until|from\b|vom\b|du\b|al\b|do\b|service|prestation|"
     r"geboren|birth|mandat|contract|vertrag|expir|ablauf|expiration|autori[sz]|reading|ablesung|relev[ée]|lettura|"
-    r"odczyt|meter|z[äa]hler|compteur|registration|forfal|f[öo]rfall|vencimento|splatnost|plněn[íi]|leverans|"
-    r"ordre|levert|uttak|next|n[äa]chste|prochain|volgende|pr[óo]xim|prossim|następn",
+    r"odczyt|meter|z[äa]hler|compteur|registration|next|n[äa]chste|prochain|volgende|pr[óo]xim|prossim|następn"
+    + languages.alternatives("OTHER_DATE"),
     re.IGNORECASE)
 
 # --- total ---------------------------------------------------------------------------------
@@ -134,9 +124,7 @@ TOTAL_GROSS = [
     r"\bimporte\s*total\b", r"\btotal\s*(?:de\s+la\s+)?factura\b", r"\btotal\s*(?:con\s+)?iva\s*incl",
     r"\btotale\s*(?:documento|fattura|complessivo|ivato|generale)\b", r"\bimporto\s*totale\b",
     r"\btotale\s*(?:iva\s*)?incl",
-    r"\b(?:totalt|sum|summa|i\s+alt)\s*(?:inkl|med)\b", r"\btotalbel[øo]p\b", r"\bfakturabel[øo]p\b",  # no sv da
-    r"\bvalor\s+total\b", r"\btotal\s*(?:com\s+iva|da\s+fatura|do\s+documento)\b",  # pt
-    r"\bcelkem\s*(?:s\s+dph|vč)", r"\bcelková\s+částka\b",  # cs
+    *languages.gather("TOTAL_GROSS"),
     r"\b(?:razem|warto[śs][ćc]|kwota|suma)\s*brutto\b", r"\bog[óo]łem\s*brutto\b",
     # a bracketed qualifier: "TOTAL (IVA INCL.)", "Total (TTC)", "Totaal (incl. btw)"
     r"\btota(?:l|al|le)\s*\(\s*(?:(?:iva|tva|btw|vat|mwst|ust)\s*)?(?:incl|inkl|ttc\b|t\.t\.c)",
@@ -152,14 +140,12 @@ TOTAL_DUE = [
     r"\b(?:total|importe)\s*a\s*pagar\b", r"\bnetto\s*a\s*pagare\b", r"\b(?:totale\s*)?da\s*pagare\b",
     r"\bdo\s*zap[łl]aty\b", r"\bnale[żz]no[śs](?:[ćc]|ci)(?:\s+og[óo][łl]em)?\b", r"\btotale\s*a\s*pagare\b",
     r"\b(?:totaal\s*)?te\s*voldoen\b", r"\binvoice\s*amount\b",
-    r"\b(?:bel[øo]p\s+)?[åa]\s+betale\b", r"\b(?:belopp\s+)?att\s+betala\b", r"\bat\s+betale\b",  # no sv da
-    r"\b(?:total|valor)\s+a\s+pagar\b",  # pt
-    r"\b(?:celkem\s+)?k\s+(?:úhradě|uhrade|zaplacen[íi])\b",  # cs
+    *languages.gather("TOTAL_DUE"),
 ]
 TOTAL_PLAIN = [
     r"\btotal\b", r"\btotaal\b", r"\btotale\b", r"\bsumme\b", r"\bgesamt\b", r"\brazem\b", r"\bsuma\b",
     r"\bimporte\b", r"\bmontant\b", r"\bbetrag\b",
-    r"\btotalt\b", r"\bsum\b", r"\bsumma\b", r"\bi\s+alt\b", r"\bcelkem\b",  # no sv da, cs
+    *languages.gather("TOTAL_PLAIN"),
 ]
 # A total label that names a part of the total, not the total due.
 NOT_TOTAL = re.compile(
@@ -170,9 +156,8 @@ NOT_TOTAL = re.compile(
     r"positions|warenwert|\bbase\b|imponible|imponibile|basis|grundlage|\bline\b|\bposition\b|items?\b|"
     r"quantit|menge|qty|weight|gewicht|stunden|hours|pages?\b|seite|merce|goods|waren\b|mercanc|marchandises|"
     r"\bbefore\b|\bvor\b|\bavant\b|\bvoor\b|\bantes\b|\bprima\b|\bprzed\b|"
-    r"goederen|towar|\bcena\b|\bprice\b|preis\b|\bprix\b|\bprijs\b|\bprecio\b|\bprezzo\b|einzel|\bunit|"
-    r"\bmva\b|\bmoms\b|\bdph\b|ekskl|\buten\b|\butan\b|\buden\b|\bsem\b|\bbez\b|\bz[áa]klad|\bpre[çc]o\b|"
-    r"\bbetalt\b|zaplaceno|\bpago\b|\bdelsum|mellomsum",
+    r"goederen|towar|\bcena\b|\bprice\b|preis\b|\bprix\b|\bprijs\b|\bprecio\b|\bprezzo\b|einzel|\bunit"
+    + languages.alternatives("NOT_TOTAL"),
     re.IGNORECASE)
 # Amounts already paid: the total less these is what is left to pay.
 DEPOSIT = [
@@ -181,35 +166,28 @@ DEPOSIT = [
     r"\bacompte\b", r"\bd[ée]j[àa]\s+(?:pay[ée]|r[ée]gl[ée])\b",
     r"\bvoorschot\b", r"\baanbetaling\b", r"\breeds\s+betaald\b", r"\banticipo\b", r"\bacconto\b",
     r"\bzaliczka\b", r"\bzap[łl]acono\b",
-    r"\b(?:betalt|forskudd|forskud|f[öo]rskott|innbetalt)\b", r"\b(?:j[áa]\s+)?pago\b", r"\b(?:zaplaceno|z[áa]loha)\b",
     r"\btotal\s+payments?\b",
+    *languages.gather("DEPOSIT"),
 ]
 # What makes a label name the amount including VAT, whatever else it says.
 GROSS_MARK = re.compile(r"\b(?:incl|inkl)(?:\.|uding|usive|usief|usive)?\s*(?:[^\W\d_]+\.?)?|"
                         r"\b(?:tva|iva|btw|vat|mwst|ust)\s*(?:incluse|comprise|incluida|inclusa|inclusief|included|incl\.?|inkl\.?)|\bbrutto\b|\bgross\b|t\.?t\.?c\b|ivato|\bcon\s+iva|\bz\s+vat|"
                         r"\bnet\s*[àa]\s*payer|\bnetto\s*a\s*pagare|[àa]\s*payer|a\s*pagar|a\s*pagare|"
-                        r"te\s*betalen|zap[łl]aty|zu\s*zahlen|\bs\s+dph\b|\bcom\s+iva\b|\bmed\s+(?:moms|mva)\b|"
-                        r"[åa]\s+betale|att\s+betala|k\s+úhradě", re.IGNORECASE)
+                        r"te\s*betalen|zap[łl]aty|zu\s*zahlen" + languages.alternatives("GROSS_MARK"), re.IGNORECASE)
 # The net total and the VAT amount: their sum confirms a total.
 NET = [
     r"\bsub\s*-?\s*total\b", r"\bnet\s*(?:total|amount)\b", r"\btotal\s*(?:net|excl)", r"\bnetto(?:betrag|summe)?\b",
     r"\bsumme\s*netto\b", r"\bzwischensumme\b", r"\b(?:total|montant)\s*\(?\s*h\.?t\b", r"\bsous[\s-]*total\b",
     r"\bsubtota(?:a|le)l?\b", r"\btotaal\s*excl", r"\bbase\s*imponible\b", r"\bimponibile\b",
     r"\b(?:razem|warto[śs][ćc]|suma)\s*netto\b", r"\bohne\s*(?:ust|mwst)", r"\bwarenwert\b",
-    # no sv da: "Sum eks. mva", "Summa exkl. moms", "Beløb ekskl. moms"
-    r"\b(?:sum|totalt|summa|i\s+alt|bel[øo][bp]|belopp)\s*(?:eks(?:kl)?|exkl|ex|uden|utan|uten)\b\.?\s*(?:mva|moms)?",
-    r"\b(?:nettobel[øo]p|nettobelopp|nettosum)\b",
-    r"\b(?:total\s+)?(?:sem|s/)\s*iva\b", r"\bvalor\s+(?:l[íi]quido|sem\s+iva)\b", r"\bincid[êe]ncia\b",  # pt
-    r"\bcelkem\s+bez\s+dph\b", r"\bz[áa]klad\s+(?:dan[ěe]|dph)\b",  # cs
+    *languages.gather("NET"),
 ]
 VAT_AMOUNT = [
     r"\b(?:total\s*)?(?:vat|tax)(?:\s*amount)?\b", r"\b(?:mwst|ust|umsatzsteuer|mehrwertsteuer)(?:[\s.-]*betrag)?\b",
     r"\bsteuerbetrag\b", r"\b(?:total\s*|montant\s*)?(?:de\s+la\s+)?tva\b", r"\btotal\s*taxes\b",
     r"\b(?:totaal\s*)?btw(?:[\s-]*bedrag)?\b", r"\b(?:total\s*|importe\s*|cuota\s*)?iva\b", r"\bimposta\b",
     r"\b(?:kwota|podatek|razem)\s*vat\b",
-    r"\b(?:total\s*|sum\s*)?(?:mva|moms|merverdiavgift)(?:[\s-]*bel[øo]pp?)?\b",  # no sv da
-    r"\b(?:valor\s+(?:do\s+)?|total\s+)?iva\b",  # pt
-    r"\b(?:celkem\s+)?dph\b(?!\s*(?:celkem|z[áa]klad))",  # cs
+    *languages.gather("VAT_AMOUNT"),
 ]
 
 # --- VAT id -------------------------------------------------------------------------------
@@ -239,7 +217,7 @@ PAYEE = (r"\b(?:account\s+(?:holder|name)|beneficiary|payee|kontoinhaber|kontona
 
 # --- currency -------------------------------------------------------------------------------
 CURRENCY = (r"\b(?:currency|rechnungsw[äa]hrung|w[äa]hrung|devise|monnaie|valuta|munteenheid|moneda|divisa|waluta|"
-            r"kod\s+waluty|moeda|m[ěe]na|valuuta)\b")
+            r"kod\s+waluty|valuuta" + languages.alternatives("CURRENCY") + r")\b")
 
 # --- who is who: the blocks of the page ---------------------------------------------------------
 SELLER = (r"\b(?:seller|supplier|vendor|sold\s+by|issued\s+by|bill\s+from|invoice\s+from|from|"
@@ -269,21 +247,19 @@ LEGAL_FORM = (r"(?:GmbH\s*&\s*Co\.?\s*KG(?:aA)?|GmbH|GMBH|gGmbH|AG|KGaA|KG|OHG|o
 
 # --- months ----------------------------------------------------------------------------------
 _MONTHS = {
-    1: "january jan januar jän jänner janvier janv janvier januari enero ene gennaio gen styczeń stycznia sty "
-       "janeiro leden ledna",
-    2: "february feb februar février févr fevrier fevr februari febrero febbraio luty lutego lut "
-       "fevereiro fev únor února unor unora",
-    3: "march mar märz maerz mrz mars maart marzo marzec marca marts março marco březen března brezen brezna",
-    4: "april apr avril avr abril aprile kwiecień kwietnia kwi duben dubna",
-    5: "may mai mei mayo maggio mag maj maja maio květen května kveten kvetna",
-    6: "june jun juni juin junio giugno giu czerwiec czerwca cze junho červen června cerven cervna",
-    7: "july jul juli juillet juil julio luglio lug lipiec lipca lip julho červenec července cervenec cervence",
-    8: "august aug août aout augustus agosto ago sierpień sierpnia sie augusti srpen srpna",
-    9: "september sep sept septembre septiembre setiembre settembre set wrzesień września wrz setembro září zari",
-    10: "october oct oktober okt octobre octubre ottobre ott październik października paź outubro out říjen října "
-        "rijen rijna",
-    11: "november nov novembre noviembre listopad listopada lis novembro listopadu",
-    12: "december dec dezember dez décembre decembre diciembre dic dicembre grudzień grudnia gru desember dezembro "
-        "prosinec prosince",
+    1: "january jan januar jän jänner janvier janv janvier januari enero ene gennaio gen styczeń stycznia sty",
+    2: "february feb februar février févr fevrier fevr februari febrero febbraio luty lutego lut",
+    3: "march mar märz maerz mrz mars maart marzo marzec marca",
+    4: "april apr avril avr abril aprile kwiecień kwietnia kwi",
+    5: "may mai mei mayo maggio mag maj maja",
+    6: "june jun juni juin junio giugno giu czerwiec czerwca cze",
+    7: "july jul juli juillet juil julio luglio lug lipiec lipca lip",
+    8: "august aug août aout augustus agosto ago sierpień sierpnia sie",
+    9: "september sep sept septembre septiembre setiembre settembre set wrzesień września wrz",
+    10: "october oct oktober okt octobre octubre ottobre ott październik października paź",
+    11: "november nov novembre noviembre listopad listopada lis",
+    12: "december dec dezember dez décembre decembre diciembre dic dicembre grudzień grudnia gru",
 }
+for _number, _names in languages.months().items():
+    _MONTHS[_number] += " " + _names
 MONTHS = {name: number for number, names in _MONTHS.items() for name in names.split()}
