@@ -279,3 +279,12 @@ def test_every_entry_a_language_module_defines_is_one_the_labels_assemble():
             assert all(entry in text for entry in getattr(module, name)), (module.__name__, name)
         for number, names in module.MONTHS.items():
             assert all(labels.MONTHS[name] == number for name in names.split())
+
+
+def test_the_fields_read_when_printed_have_the_shape_of_the_required_ones():
+    found = read("Invoice 9\nDue date: 2026-04-30\nSubtotal 10.00\nVAT 2.00\nTotal 12.00\n")
+    read_here = {"due_date", "net_amount", "vat_amount"}
+    assert read_here <= set(found) and set(found) - set(fields.REQUIRED) <= set(fields.ALSO_READ)
+    for name in read_here:
+        assert set(found[name]) == {"status", "value", "detail", "evidence"}, name
+        assert found[name]["status"] == "present" and found[name]["evidence"]["page"] == 1, name
