@@ -71,6 +71,8 @@ INVOICE_TITLE_NUMBER = (r"\b(?:invoice|rechnung|gutschrift|rechnungskorrektur|fa
                         rf"fattura|faktura)[^\d:\n]{{0,40}}?(?:{_NO}|\bnumer\b)")
 
 # --- invoice date ------------------------------------------------------------------------
+# The place and date of a letter: weaker than a date's label, which wins wherever it is printed.
+LETTER_DATE = r"[^\W\d_]{3},\s*(?:den|le|el|il|dnia)\b"
 INVOICE_DATE = [
     r"\binvoice\s*date\b", r"\bdate\s*of\s*(?:the\s+)?(?:invoice|issue)\b", r"\bissue\s*date\b",
     r"\bdate\s*issued\b", r"\bbilling\s*date\b", r"\binvoiced\s+on\b",
@@ -82,7 +84,7 @@ INVOICE_DATE = [
     r"\bdata\s*(?:wystawienia|faktury)\b",
     *languages.gather("INVOICE_DATE"),
     # the place and date of a letter: "München, den 01.11.2024", "Paris, le 3 mars 2020", "Kraków, dnia 5 maja 2020"
-    r"[^\W\d_]{3},\s*(?:den|le|el|il|dnia)\b",
+    LETTER_DATE,
 ]
 # A bare "Date" label, read only when no specific one is printed.
 DATE_GENERIC = r"^\W{0,3}(?:date|datum|fecha|data|dated|le)\b"

@@ -6,7 +6,7 @@ import re
 
 from .. import labels
 from .page import _Column, _find_labelled, _Found, _Page, _values
-from .patterns import _DATE_GENERIC, _INVOICE_DATE, _INVOICE_TITLE
+from .patterns import _DATE_GENERIC, _INVOICE_TITLE, _LABELLED_DATE, _LETTER_DATE
 
 # "Votre facture", "Ihre Rechnung": a letter's reference to the invoice it sends.
 _YOUR_INVOICE = re.compile(r"\b(?:votre\s+facture|ihre\s+rechnung|your\s+invoice|uw\s+factuur|su\s+factura|"
@@ -18,7 +18,7 @@ _DATE_WORD = re.compile(r"(?<![^\W\d_])(?:du|vom|del|dell'|of|dated|van|de|z\s+d
 def _find_invoice_date(page: _Page, number: _Found | None) -> _Found | None:
     """The invoice date: its label first, then weaker signs, each only when the stronger ones found none."""
     parse = page.parse_date
-    found = _find_labelled(page, _INVOICE_DATE, parse)
+    found = _find_labelled(page, _LABELLED_DATE, parse) or _find_labelled(page, _LETTER_DATE, parse)
     if found is not None:
         return found
     # A bare "Date"/"Datum", not the due or delivery date.

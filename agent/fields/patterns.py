@@ -20,6 +20,8 @@ _RECEIPT_NUMBER = _compile(labels.RECEIPT_NUMBER)
 _INVOICE_TITLE = _compile(labels.INVOICE_TITLE)
 _INVOICE_TITLE_NUMBER = _compile(labels.INVOICE_TITLE_NUMBER)
 _INVOICE_DATE = _compile(labels.INVOICE_DATE)
+_LABELLED_DATE = _compile([source for source in labels.INVOICE_DATE if source != labels.LETTER_DATE])
+_LETTER_DATE = _compile(labels.LETTER_DATE)
 _BARE_NUMBER = _compile(rf"{labels.NUMBER_SIGN}(?:\s?/\s?{labels.NUMBER_SIGN})?\s*:?")  # "NR / NO.:"
 # "Invoice" over "number: 7": one label split over two lines, not a title over a bare label.
 _SPLIT_LABEL = re.compile(r"\W*number\b", re.IGNORECASE)

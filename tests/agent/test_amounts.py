@@ -288,3 +288,8 @@ def test_the_fields_read_when_printed_have_the_shape_of_the_required_ones():
     for name in read_here:
         assert set(found[name]) == {"status", "value", "detail", "evidence"}, name
         assert found[name]["status"] == "present" and found[name]["evidence"]["page"] == 1, name
+
+
+def test_a_dates_label_wins_over_the_place_and_date_of_the_letter_printed_above_it():
+    text = "München, den 02.11.2025\nRechnung 7711\nRechnungsdatum: 31.10.2025\nGesamtbetrag 50,00 €\n"
+    assert read(text)["invoice_date"]["value"] == "2025-10-31"
