@@ -57,6 +57,10 @@ RECEIPT_NUMBER = [
     r"\bn[°º]\s*(?:de\s+)?(?:ticket|transaction)\b",
     *languages.gather("RECEIPT_NUMBER"),
 ]
+# A document's bare "Reference" at the start of a label: its number when nothing names the invoice number (never
+# "Your reference", "Customer ref.", "Payment reference": those do not start the label).
+DOCUMENT_REFERENCE = (r"^\W{0,3}(?:reference|ref\.|r[ée]f[ée]rence|r[ée]f\.|referenz|referentie|referencia|riferimento|"
+                      r"refer[êe]ncia|referanse|referens)(?![^\W\d_])\s*(?:no\b\.?|nr\b\.?|#)?\s*:?")
 # A document-type word that is a title only when it stands alone ("NOTA" over its number).
 INVOICE_TITLE_ALONE = INVOICE_TITLE[:-len(r"\s*[:#]?\s*")].replace(r"\b(?:", r"\b(?:nota|", 1) + r"\s*:?"
 # A label "<word>-Nr." ("Folio-Nr."), unless the word names another number.

@@ -8,6 +8,7 @@ from .. import labels
 from .page import _Column, _find_labelled, _Found, _Page, _values
 from .patterns import (
     _BARE_NUMBER,
+    _DOCUMENT_REFERENCE,
     _INVOICE_NUMBER,
     _INVOICE_TITLE,
     _INVOICE_TITLE_NUMBER,
@@ -30,7 +31,19 @@ def _find_invoice_number(page: _Page) -> _Found | None:
         return found
     titles = [c for c in page.columns[:80] if len(c.text) < 30 and _TITLE_ALONE.fullmatch(c.text)]
     return (_near_bare_sign(page, titles) or _under_word_nr(page, titles) or _under_title(page, titles)
-            or _after_title(page))
+            or _after_title(page) or _document_reference(page))
+
+
+def _document_reference(page: _Page) -> _Found | None:
+    """A bare "Reference: 2024-117" beside its value (never a table's "Reference" column), when nothing else
+    names the invoice number."""
+    for column in page.columns:
+        label = _DOCUMENT_REFERENCE.match(column.head)
+        if label is not None and not _table_header(page, column.line):
+            value = _values(page, column, label.end(), _parse_labelled_number, below=False)
+            if value is not None:
+                return value[0]
+    return None
 
 
 def _beside_bare_sign(page: _Page) -> _Found | None:

@@ -293,3 +293,12 @@ def test_the_fields_read_when_printed_have_the_shape_of_the_required_ones():
 def test_a_dates_label_wins_over_the_place_and_date_of_the_letter_printed_above_it():
     text = "München, den 02.11.2025\nRechnung 7711\nRechnungsdatum: 31.10.2025\nGesamtbetrag 50,00 €\n"
     assert read(text)["invoice_date"]["value"] == "2025-10-31"
+
+
+@pytest.mark.parametrize("text, number", [
+    ("Atelier Brun\nNOTE\nRéférence : 2025-117\nTotal 10,00 €\n", "2025-117"),  # the document's own reference
+    ("Atelier Brun\nYour reference: PO-7781\nTotal 10,00 €\n", None),  # the buyer's reference is not it
+    ("Atelier Brun\nFacture n° F-88\nRéférence : 2025-117\nTotal 10,00 €\n", "F-88"),  # a label wins
+])
+def test_a_bare_reference_is_the_number_only_when_nothing_names_the_invoice_number(text, number):
+    assert read(text)["invoice_number"]["value"] == number
