@@ -74,9 +74,10 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
 
 
 def _gross_over_due(page: _Page, due: _Found, pool: list[_Found]) -> _Found:
-    """Between an amount due and a bare "Total": the larger (the gross before what was paid), unless net plus
-    VAT make the smaller and not the larger (the "Total" was the net)."""
-    bare = [c for c in pool if _kind(c) == _BARE and c.rank < _IN_SENTENCE]
+    """Between an amount due and a bare "Total" on its page: the larger (the gross before what was paid), unless
+    net plus VAT make the smaller and not the larger (the "Total" was the net). A "Total" on another page (of a
+    document appended to the invoice, say) never replaces the amount due."""
+    bare = [c for c in pool if _kind(c) == _BARE and c.rank < _IN_SENTENCE and c.column.page == due.column.page]
     if not bare:
         return due
     total = min(bare, key=lambda c: c.rank)

@@ -302,3 +302,12 @@ def test_a_dates_label_wins_over_the_place_and_date_of_the_letter_printed_above_
 ])
 def test_a_bare_reference_is_the_number_only_when_nothing_names_the_invoice_number(text, number):
     assert read(text)["invoice_number"]["value"] == number
+
+
+def test_a_total_on_an_appended_page_never_replaces_the_invoices_amount_due():
+    from agent.layout import Layout, Line
+
+    lines = [Line(page=1, words=[], text=t) for t in ("Invoice 4410", "Date: 03.02.2026", "Amount due        120.00")]
+    lines += [Line(page=2, words=[], text=t) for t in ("WORK ORDER 77", "Parts and labour", "Total        980.00")]
+    found = fields.read_fields(Layout(pages=2, lines=lines, sizes=[]), today=TODAY)["total_amount"]
+    assert found["value"] == "120.00"
