@@ -129,6 +129,9 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
     for name in fields.REQUIRED:
         xml_field = read.fields.get(name) or {"status": "missing", "value": None, "detail": "", "evidence": None}
         found[name] = xml_field if xml_field.get("status") != "missing" or not has_text else text_fields[name]
+    for name in fields.ALSO_READ:  # the fields read when printed: from the visible page
+        if name in text_fields:
+            found[name] = text_fields[name]
     findings = list(read.findings)
     if has_text:
         findings += einvoices.compare(read.fields, text_fields)
