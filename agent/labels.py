@@ -1,5 +1,6 @@
 """The words invoices print for their fields, in English, German, French, Dutch, Spanish,
-Italian and Polish, with their common abbreviations.
+Italian and Polish, with their common abbreviations; and the other languages' (``agent.languages``,
+one module each: Norwegian, Swedish, Danish, Portuguese, Czech) assembled into the same patterns.
 
 Each entry is a regular expression source matched case-insensitively with ``re.search``
 inside one column of a line (never across lines). Every pattern is a set of literal
@@ -10,6 +11,8 @@ can also take, so a search is linear in the text, whatever the text.
 from __future__ import annotations
 
 import re
+
+from . import languages
 
 # --- invoice number ----------------------------------------------------------------------
 # "n°", "nº", "n.º", "no.", "nr.", "núm.", "num.", "#": what follows a title to say "number".
@@ -23,6 +26,7 @@ INVOICE_NUMBER = [
     r"\binvoice\s*(?:number|num\.?|no\b\.?|nr\b\.?|n[°º]\.?|#|id\b|ref(?:erence)?\b\.?)",
     r"\binv\.?\s*(?:no\b\.?|#|nr\b\.?)",
     r"\b(?:bill|receipt|document|doc)\s*(?:number|no\b\.?|nr\b\.?|#)",
+    r"\bfactura\s+(?:electr[óo]nica\s+)?de\s+venta\b(?:\s*(?:n[°º.]|no\b\.?|#))?",
     r"rechnungs?[\s.-]*(?:nummer|nr\b\.?|no\b\.?|n[°º]\.?)",
     r"\b(?:re|rg|rech|rechn)\.?[\s-]*nr\b\.?",
     r"\bbeleg[\s.-]*(?:nummer|nr\b\.?)",
@@ -37,13 +41,26 @@ INVOICE_NUMBER = [
     r"\bfattura\s*(?:n[°º]?\.?|nr\b\.?|numero|num\.?)",
     r"\b(?:nr\b\.?|numer)\s*(?:faktury|dokumentu)\b",
     r"\bfaktur[ay]\s*(?:vat\s*)?(?:nr\b\.?|numer|no\b\.?)",
+    *languages.gather("INVOICE_NUMBER"),
 ]
 # A document title followed straight by its number ("Facture FA-2017-0010", "Invoice 2041").
 INVOICE_TITLE = (r"\b(?:tax\s+invoice|invoice|credit\s+note|rechnung|gutschrift|rechnungskorrektur|honorarnote|"
                  r"note\s+d'honoraires|facture|avoir|"
-                 r"factuur|creditnota|factura|fattura|nota\s+di\s+credito|faktura(?:\s+vat)?|faktura\s+korygująca)"
+                 r"factuur|creditnota|factura|fattura|nota\s+di\s+credito|faktura(?:\s+vat)?|faktura\s+korygująca"
+                 + languages.alternatives("INVOICE_TITLE") + ")"
                  r"\s*[:#]?\s*")
 
+# A receipt's or ticket's number: the invoice number of a receipt, read only when no invoice label is printed
+# (a card slip's "Trans #" beside an invoice's own number is not it).
+RECEIPT_NUMBER = [
+    r"\b(?:ticket|transaction|trans|bon|kassenbon|quittung)[\s.-]*(?:number|nummer\b|no\b\.?|nr\b\.?|#|n[°º])",
+    r"\bn[°º]\s*(?:de\s+)?(?:ticket|transaction)\b",
+    *languages.gather("RECEIPT_NUMBER"),
+]
+# A document's bare "Reference" at the start of a label: its number when nothing names the invoice number (never
+# "Your reference", "Customer ref.", "Payment reference": those do not start the label).
+DOCUMENT_REFERENCE = (r"^\W{0,3}(?:reference|ref\.|r[ée]f[ée]rence|r[ée]f\.|referenz|referentie|referencia|riferimento|"
+                      r"refer[êe]ncia|referanse|referens)(?![^\W\d_])\s*(?:no\b\.?|nr\b\.?|#)?\s*:?")
 # A document-type word that is a title only when it stands alone ("NOTA" over its number).
 INVOICE_TITLE_ALONE = INVOICE_TITLE[:-len(r"\s*[:#]?\s*")].replace(r"\b(?:", r"\b(?:nota|", 1) + r"\s*:?"
 # A label "<word>-Nr." ("Folio-Nr."), unless the word names another number.
@@ -58,6 +75,8 @@ INVOICE_TITLE_NUMBER = (r"\b(?:invoice|rechnung|gutschrift|rechnungskorrektur|fa
                         rf"fattura|faktura)[^\d:\n]{{0,40}}?(?:{_NO}|\bnumer\b)")
 
 # --- invoice date ------------------------------------------------------------------------
+# The place and date of a letter: weaker than a date's label, which wins wherever it is printed.
+LETTER_DATE = r"[^\W\d_]{3},\s*(?:den|le|el|il|dnia)\b"
 INVOICE_DATE = [
     r"\binvoice\s*date\b", r"\bdate\s*of\s*(?:the\s+)?(?:invoice|issue)\b", r"\bissue\s*date\b",
     r"\bdate\s*issued\b", r"\bbilling\s*date\b", r"\binvoiced\s+on\b",
@@ -67,18 +86,32 @@ INVOICE_DATE = [
     r"\bfecha\s*(?:de\s+)?(?:la\s+)?(?:factura|emisi[óo]n|expedici[óo]n)\b",
     r"\bdata\s*(?:della\s+)?(?:fattura|documento|emissione)\b",
     r"\bdata\s*(?:wystawienia|faktury)\b",
+    *languages.gather("INVOICE_DATE"),
     # the place and date of a letter: "München, den 01.11.2024", "Paris, le 3 mars 2020", "Kraków, dnia 5 maja 2020"
-    r"[^\W\d_]{3},\s*(?:den|le|el|il|dnia)\b",
+    LETTER_DATE,
 ]
 # A bare "Date" label, read only when no specific one is printed.
 DATE_GENERIC = r"^\W{0,3}(?:date|datum|fecha|data|dated|le)\b"
+# The date the invoice is due: when the money must be paid.
+DUE_DATE = [
+    r"\b(?:payment\s+)?due\s*(?:date|on|by)\b", r"\bdate\s+due\b", r"\bpay(?:able)?\s+by\b", r"\bpayment\s+date\b",
+    r"\bf[äa]llig(?:keit(?:sdatum)?|\s+am|\s+bis)\b", r"\bzahlbar\s+bis\b", r"\bzahlungsziel\b",
+    r"\b(?:date\s+d'\s?)?[ée]ch[ée]ance\b", r"\b[àa]\s+payer\s+avant\s+le\b",
+    r"\bverval(?:datum|dag)\b", r"\b(?:uiterste\s+)?betaaldatum\b", r"\bte\s+betalen\s+v[óo]{1,2}r\b",
+    r"\b(?:fecha\s+(?:de\s+)?)?vencimiento(?:\s+del?\s+pago)?\b", r"\bdata\s+(?:di\s+)?scadenza\b", r"\bscadenza\b",
+    r"\btermin\s+(?:p[łl]atno[śs]ci|zap[łl]aty)\b",
+    *languages.gather("DUE_DATE"),
+]
+
 # Other dates on an invoice, never its date.
 OTHER_DATE = re.compile(
     r"due|f[äa]llig|[ée]ch[ée]ance|verval|vencimiento|scadenza|termin|deliver|liefer|leistung|livraison|"
     r"levering|entrega|consegna|dostaw|order|bestell|commande|bestel|pedido|ordine|zam[óo]wieni|period|"
     r"zeitraum|p[ée]riode|periodo|okres|payment|zahlung|zahlbar|paiement|betaling|pago|pagamento|płatno|valid|"
     r"g[üu]ltig|sprzeda|skonto|start|ende?\b|bis\b|until|from\b|vom\b|du\b|al\b|do\b|service|prestation|"
-    r"geboren|birth|mandat|contract|vertrag",
+    r"geboren|birth|mandat|contract|vertrag|expir|ablauf|expiration|autori[sz]|reading|ablesung|relev[ée]|lettura|"
+    r"odczyt|meter|z[äa]hler|compteur|registration|next|n[äa]chste|prochain|volgende|pr[óo]xim|prossim|następn"
+    + languages.alternatives("OTHER_DATE"),
     re.IGNORECASE)
 
 # --- total ---------------------------------------------------------------------------------
@@ -97,6 +130,7 @@ TOTAL_GROSS = [
     r"\bimporte\s*total\b", r"\btotal\s*(?:de\s+la\s+)?factura\b", r"\btotal\s*(?:con\s+)?iva\s*incl",
     r"\btotale\s*(?:documento|fattura|complessivo|ivato|generale)\b", r"\bimporto\s*totale\b",
     r"\btotale\s*(?:iva\s*)?incl",
+    *languages.gather("TOTAL_GROSS"),
     r"\b(?:razem|warto[śs][ćc]|kwota|suma)\s*brutto\b", r"\bog[óo]łem\s*brutto\b",
     # a bracketed qualifier: "TOTAL (IVA INCL.)", "Total (TTC)", "Totaal (incl. btw)"
     r"\btota(?:l|al|le)\s*\(\s*(?:(?:iva|tva|btw|vat|mwst|ust)\s*)?(?:incl|inkl|ttc\b|t\.t\.c)",
@@ -110,12 +144,14 @@ TOTAL_DUE = [
     r"\bnet\s*[àa]\s*payer\b", r"\b(?:solde|reste|montant|total)\s*[àa]\s*payer\b", r"\b[àa]\s*payer\b",
     r"\b(?:totaal\s*)?te\s*betalen\b", r"\bverschuldigd\s+bedrag\b",
     r"\b(?:total|importe)\s*a\s*pagar\b", r"\bnetto\s*a\s*pagare\b", r"\b(?:totale\s*)?da\s*pagare\b",
-    r"\bdo\s*zap[łl]aty\b", r"\bnale[żz]no[śs][ćc](?:\s+og[óo][łl]em)?\b", r"\btotale\s*a\s*pagare\b",
+    r"\bdo\s*zap[łl]aty\b", r"\bnale[żz]no[śs](?:[ćc]|ci)(?:\s+og[óo][łl]em)?\b", r"\btotale\s*a\s*pagare\b",
     r"\b(?:totaal\s*)?te\s*voldoen\b", r"\binvoice\s*amount\b",
+    *languages.gather("TOTAL_DUE"),
 ]
 TOTAL_PLAIN = [
     r"\btotal\b", r"\btotaal\b", r"\btotale\b", r"\bsumme\b", r"\bgesamt\b", r"\brazem\b", r"\bsuma\b",
     r"\bimporte\b", r"\bmontant\b", r"\bbetrag\b",
+    *languages.gather("TOTAL_PLAIN"),
 ]
 # A total label that names a part of the total, not the total due.
 NOT_TOTAL = re.compile(
@@ -126,7 +162,8 @@ NOT_TOTAL = re.compile(
     r"positions|warenwert|\bbase\b|imponible|imponibile|basis|grundlage|\bline\b|\bposition\b|items?\b|"
     r"quantit|menge|qty|weight|gewicht|stunden|hours|pages?\b|seite|merce|goods|waren\b|mercanc|marchandises|"
     r"\bbefore\b|\bvor\b|\bavant\b|\bvoor\b|\bantes\b|\bprima\b|\bprzed\b|"
-    r"goederen|towar|\bcena\b|\bprice\b|preis\b|\bprix\b|\bprijs\b|\bprecio\b|\bprezzo\b|einzel|\bunit",
+    r"goederen|towar|\bcena\b|\bprice\b|preis\b|\bprix\b|\bprijs\b|\bprecio\b|\bprezzo\b|einzel|\bunit"
+    + languages.alternatives("NOT_TOTAL"),
     re.IGNORECASE)
 # Amounts already paid: the total less these is what is left to pay.
 DEPOSIT = [
@@ -135,24 +172,28 @@ DEPOSIT = [
     r"\bacompte\b", r"\bd[ée]j[àa]\s+(?:pay[ée]|r[ée]gl[ée])\b",
     r"\bvoorschot\b", r"\baanbetaling\b", r"\breeds\s+betaald\b", r"\banticipo\b", r"\bacconto\b",
     r"\bzaliczka\b", r"\bzap[łl]acono\b",
+    r"\btotal\s+payments?\b",
+    *languages.gather("DEPOSIT"),
 ]
 # What makes a label name the amount including VAT, whatever else it says.
 GROSS_MARK = re.compile(r"\b(?:incl|inkl)(?:\.|uding|usive|usief|usive)?\s*(?:[^\W\d_]+\.?)?|"
                         r"\b(?:tva|iva|btw|vat|mwst|ust)\s*(?:incluse|comprise|incluida|inclusa|inclusief|included|incl\.?|inkl\.?)|\bbrutto\b|\bgross\b|t\.?t\.?c\b|ivato|\bcon\s+iva|\bz\s+vat|"
                         r"\bnet\s*[àa]\s*payer|\bnetto\s*a\s*pagare|[àa]\s*payer|a\s*pagar|a\s*pagare|"
-                        r"te\s*betalen|zap[łl]aty|zu\s*zahlen", re.IGNORECASE)
+                        r"te\s*betalen|zap[łl]aty|zu\s*zahlen" + languages.alternatives("GROSS_MARK"), re.IGNORECASE)
 # The net total and the VAT amount: their sum confirms a total.
 NET = [
     r"\bsub\s*-?\s*total\b", r"\bnet\s*(?:total|amount)\b", r"\btotal\s*(?:net|excl)", r"\bnetto(?:betrag|summe)?\b",
-    r"\bsumme\s*netto\b", r"\bzwischensumme\b", r"\b(?:total|montant)\s*h\.?t\b", r"\bsous[\s-]*total\b",
+    r"\bsumme\s*netto\b", r"\bzwischensumme\b", r"\b(?:total|montant)\s*\(?\s*h\.?t\b", r"\bsous[\s-]*total\b",
     r"\bsubtota(?:a|le)l?\b", r"\btotaal\s*excl", r"\bbase\s*imponible\b", r"\bimponibile\b",
     r"\b(?:razem|warto[śs][ćc]|suma)\s*netto\b", r"\bohne\s*(?:ust|mwst)", r"\bwarenwert\b",
+    *languages.gather("NET"),
 ]
 VAT_AMOUNT = [
     r"\b(?:total\s*)?(?:vat|tax)(?:\s*amount)?\b", r"\b(?:mwst|ust|umsatzsteuer|mehrwertsteuer)(?:[\s.-]*betrag)?\b",
     r"\bsteuerbetrag\b", r"\b(?:total\s*|montant\s*)?(?:de\s+la\s+)?tva\b", r"\btotal\s*taxes\b",
     r"\b(?:totaal\s*)?btw(?:[\s-]*bedrag)?\b", r"\b(?:total\s*|importe\s*|cuota\s*)?iva\b", r"\bimposta\b",
     r"\b(?:kwota|podatek|razem)\s*vat\b",
+    *languages.gather("VAT_AMOUNT"),
 ]
 
 # --- VAT id -------------------------------------------------------------------------------
@@ -181,7 +222,8 @@ PAYEE = (r"\b(?:account\s+(?:holder|name)|beneficiary|payee|kontoinhaber|kontona
          r"titular(?:\s+de\s+la\s+cuenta)?|beneficiario|intestatario(?:\s+del\s+conto)?|w[łl]a[śs]ciciel\s+rachunku)\b")
 
 # --- currency -------------------------------------------------------------------------------
-CURRENCY = r"\b(?:currency|rechnungsw[äa]hrung|w[äa]hrung|devise|monnaie|valuta|munteenheid|moneda|divisa|waluta)\b"
+CURRENCY = (r"\b(?:currency|rechnungsw[äa]hrung|w[äa]hrung|devise|monnaie|valuta|munteenheid|moneda|divisa|waluta|"
+            r"kod\s+waluty|valuuta" + languages.alternatives("CURRENCY") + r")\b")
 
 # --- who is who: the blocks of the page ---------------------------------------------------------
 SELLER = (r"\b(?:seller|supplier|vendor|sold\s+by|issued\s+by|bill\s+from|invoice\s+from|from|"
@@ -224,4 +266,6 @@ _MONTHS = {
     11: "november nov novembre noviembre listopad listopada lis",
     12: "december dec dezember dez décembre decembre diciembre dic dicembre grudzień grudnia gru",
 }
+for _number, _names in languages.months().items():
+    _MONTHS[_number] += " " + _names
 MONTHS = {name: number for number, names in _MONTHS.items() for name in names.split()}

@@ -346,7 +346,8 @@ def _currency(value: str, lines: list[DocLine]) -> Found | None:
     code = checks.SYMBOLS.get(value.strip(), value.strip().upper())
     if not re.fullmatch(r"[A-Z]{3}", code):
         return None
-    printed = [code, *(symbol for symbol, of in checks.SYMBOLS.items() if of == code)]
+    printed = [code, *(symbol for symbol, of in checks.SYMBOLS.items() if of == code),
+               *(symbol for symbol, codes in checks.SHARED_SYMBOLS.items() if code in codes.values())]
     pattern = re.compile(r"(?<![^\W\d_])(?:" + "|".join(map(re.escape, printed)) + r")(?![^\W\d_])", re.IGNORECASE)
     for line in lines:
         if pattern.search(_normal(line.text)):

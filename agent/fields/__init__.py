@@ -31,6 +31,7 @@ from .checks import (
     MAX_VALUE_CHARS,
     PRINTED_CURRENCIES,
     REQUIRED,
+    SHARED_SYMBOLS,
     SYMBOLS,
     Field,
     check_currency,
@@ -48,11 +49,12 @@ from .numbers import _find_invoice_number
 from .page import _find_labelled, _Found, _Page
 from .parties import _find_supplier
 from .patterns import _ACCOUNT_LABEL
+from .terms import read_terms
 from .values import _parse_identifier
 
 __all__ = [
     "ALSO_READ", "AMOUNT_FIELDS", "ASK", "CURRENCIES", "DATE_FIELDS", "LABELS", "MAX_TOTAL_DIGITS",
-    "MAX_VALUE_CHARS", "PRINTED_CURRENCIES", "REQUIRED", "SYMBOLS",
+    "MAX_VALUE_CHARS", "PRINTED_CURRENCIES", "REQUIRED", "SHARED_SYMBOLS", "SYMBOLS",
     "Field", "check_all", "check_currency", "check_iban", "check_invoice_date", "check_invoice_number",
     "check_supplier_name", "check_total_amount", "check_value", "check_vat_id", "find", "read_fields",
 ]
@@ -79,7 +81,7 @@ def _read(page: _Page) -> tuple[dict[str, _Found | None], _Found | None, str, li
         "total_amount": total,
         "iban": _find_iban(page),
     }
-    found["currency"] = _find_currency(page, total)
+    found["currency"] = _find_currency(page, total, lambda: _supplier_country(page, found))
     account = None if found["iban"] else _find_labelled(page, _ACCOUNT_LABEL, _parse_identifier)
     return found, account, total_note, candidates
 
@@ -112,7 +114,11 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
             checked = check_currency(value)
             if item is not None and item.rank and checked.status == "present":
                 checked = Field(checked.status, checked.value, "read from the total" if item.rank == 1 else
-                              "the currency printed most on the invoice")
+                              "the currency printed most on the invoice" if item.rank == 2 else
+                              "the currency's name written on the invoice")
+            if item is not None and len(item.role) == 2 and checked.status == "present":
+                checked = Field(checked.status, checked.value, "a symbol several currencies use, read by the "
+                                f"country the invoice is from ({item.role})")
         elif name == "iban":
             checked = check_iban(value, account=account.value if account else None)
             item = item or account
@@ -128,6 +134,7 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
             elif total_note and checked.status == "present":
                 result["detail"] = total_note
         results[name] = result
+    results.update(read_terms(page, layout, found))  # the due date, net and VAT amounts (ALSO_READ)
     return results
 
 

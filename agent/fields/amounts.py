@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal
 
 from .. import labels
-from .checks import SYMBOLS
-from .page import _find_labelled, _Found, _Page, _parse_at, _values
+from .checks import SHARED_SYMBOLS, SYMBOLS
+from .page import _Column, _find_labelled, _Found, _Page, _parse_at, _values
 from .patterns import (
     _CURRENCY_CODE,
     _CURRENCY_LABEL,
+    _CURRENCY_NAME,
     _CURRENCY_SIGN,
     _DEPOSIT,
     _NET,
@@ -19,7 +21,7 @@ from .patterns import (
     _TOTAL_PLAIN,
     _VAT_AMOUNT,
 )
-from .values import _amounts, _currency_near, _parse_amount, _parse_currency
+from .values import _amounts, _currency_name, _currency_near, _parse_amount, _parse_currency
 
 # Total lines weighed (an invoice prints a handful; a page of them is not an invoice's).
 _MAX_TOTALS = 60
@@ -27,21 +29,67 @@ _MAX_TOTALS = 60
 _MAX_COLUMN_ROWS = 12
 
 
+# Kinds of total label, strongest first; a candidate's rank is ``_KIND * kind`` plus how it was read.
+_GROSS, _DUE, _BARE = 0, 1, 2
+_KIND = 10
+# A total read inside a running sentence ranks below every labelled one.
+_IN_SENTENCE = 30
+# Characters a total's label may carry before its value in the next column ("Totaal gemaakte kosten (incl. btw)").
+_MAX_TOTAL_LABEL = 50
+
+
+def _kind(found: _Found) -> int:
+    return (found.rank % _IN_SENTENCE) // _KIND
+
+
 def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
-    """The total due: the strongest labels first; disagreeing totals of the same strength are to check."""
+    """The invoice's gross total: a grand total first, then a bare total or an amount due (the larger, unless
+    net plus VAT makes the other); a zero or negative balance never wins over a positive total, and what is
+    still to pay, when it differs, is noted beside the total."""
     candidates = _total_candidates(page)
     if not candidates:
-        return None, "", []
-    best = min(c.rank for c in candidates)
-    strongest = [c for c in candidates if c.rank == best]
+        found = _net_vat_total(page)
+        return (found, "no total printed: read as the amount net plus VAT make", []) if found else (None, "", [])
+    # A balance of zero (a paid invoice) or below is what is left to pay, never the invoice's total.
+    pool = [c for c in candidates if _kind(c) != _DUE or Decimal(c.value) > 0] or candidates
+    best = min(c.rank for c in pool)
+    strongest = [c for c in pool if c.rank == best]
     values = list(dict.fromkeys(Decimal(c.value) for c in strongest))
     if len(values) == 1:
-        found = strongest[0]
-        due = [c for c in candidates if c.rank > best and Decimal(c.value) != values[0] and c.rank < 3]
-        due = [c for c in due if c.rank == 1]
-        note = f"the amount still to pay is {due[0].value}" if due and best == 0 else ""
-        return found, note, []
-    return _settle_totals(page, strongest, values, best)
+        found, note, others = strongest[0], "", list[_Found]()
+    else:
+        found, note, others = _settle_totals(page, strongest, values, best)
+    if _kind(found) == _DUE and not others:
+        found = _gross_over_due(page, found, pool)
+    if not note and _kind(found) != _DUE:
+        due = [c for c in candidates if _kind(c) == _DUE and c.rank < _IN_SENTENCE
+               and Decimal(c.value) != Decimal(found.value)]
+        if due:
+            left = Decimal(due[0].value)
+            paid = Decimal(found.value) - left
+            note = f"the amount still to pay is {left:.2f}"
+            if paid > 0 and paid in _deposits(page):
+                note += f" after a payment of {paid:.2f}"
+    return found, note, others
+
+
+def _gross_over_due(page: _Page, due: _Found, pool: list[_Found]) -> _Found:
+    """Between an amount due and a bare "Total" on its page: the larger (the gross before what was paid), unless
+    net plus VAT make the smaller and not the larger (the "Total" was the net). A "Total" on another page (of a
+    document appended to the invoice, say) never replaces the amount due."""
+    bare = [c for c in pool if _kind(c) == _BARE and c.rank < _IN_SENTENCE and c.column.page == due.column.page]
+    if not bare:
+        return due
+    total = min(bare, key=lambda c: c.rank)
+    due_value, total_value = Decimal(due.value), Decimal(total.value)
+    if due_value == total_value:
+        return due
+    sums = _net_plus_vat(page) | {total_value + vat for vat in _vat_amounts(page)}
+    if due_value in sums and total_value not in sums:
+        return due
+    if total_value in sums and due_value not in sums:
+        return total
+    return total if total_value > due_value else due
 
 
 def _total_candidates(page: _Page) -> list[_Found]:
@@ -56,7 +104,12 @@ def _total_candidates(page: _Page) -> list[_Found]:
         match = (_TOTAL_GROSS.search(column.head) or _TOTAL_DUE.search(column.head)
                  or _TOTAL_PLAIN.search(column.head))
         assert match is not None  # noqa: S101  _total_rank matched one of them
-        value = _values(page, column, match.end(), _parse_amount)
+        end = match.end()
+        rest = column.text[end:]
+        if len(column.text) <= _MAX_TOTAL_LABEL and not re.search(r"\d", rest):
+            end = len(column.text)  # a longer label with its value in the next column
+        stacked = _stacked_value(page, column)
+        value = (stacked, "stack") if stacked is not None else _values(page, column, end, _parse_amount)
         if value is None:
             continue
         found, how = value
@@ -65,14 +118,76 @@ def _total_candidates(page: _Page) -> list[_Found]:
         sentence = _SENTENCE.search(column.text[:match.start()][-80:]) is not None
         if how == "below":
             found, sure = _column_total(page, found)
-            found.rank = rank + (1 if sure else 2)
+            found.rank = _KIND * rank + (1 if sure else 2)
+        elif how == "stack":
+            found.rank = _KIND * rank
         else:
             found = _largest_on_row(page, found)
-            found.rank = rank
+            found.rank = _KIND * rank
         if sentence:
-            found.rank += 3
+            found.rank += _IN_SENTENCE
         candidates.append(found)
     return candidates
+
+
+# A label line of a totals block: words (a rate at most), no amount.
+_LABEL_ONLY = re.compile(r"[^\W\d_][^\d]*(?:\d{1,2}(?:[.,]\d{1,2})?\s?%[^\d]*)?")
+
+
+def _stacked_value(page: _Page, column: _Column) -> _Found | None:
+    """A totals block laid out in rows of labels, then the rows of their amounts ("Subtotal / VAT / Total" over
+    "100.00 / 20.00 / 120.00"): the amount in the same row of the amounts as the label's in the labels."""
+    if column.text[len(column.head):] or not _LABEL_ONLY.fullmatch(column.text) or page.right_of(column):
+        return None
+    stack = [*_aligned(page, column, -1)[::-1], column, *_aligned(page, column, +1)]
+    if len(stack) < 2 or any(page.right_of(c) for c in stack):
+        return None
+    position = stack.index(column)
+    amounts: list[_Found] = []
+    line = stack[-1].line + 1
+    while line < len(page.by_line) and len(amounts) <= len(stack):
+        row = [c for c in page.by_line[line] if c.page == column.page]
+        if len(row) != 1 or row[0].x1 < column.x0 - 4 * column.height:
+            break
+        parsed = _parse_at(row[0], 0, _parse_amount)
+        if parsed is None or parsed.end < len(_TRAILING_CODE.sub("", row[0].text)):
+            break
+        amounts.append(parsed)
+        line += 1
+    if len(amounts) != len(stack):
+        return None
+    return amounts[position]
+
+
+# A currency after an amount ("120,00 EUR", "9,50 €").
+_TRAILING_CODE = re.compile(r"[\s€$£A-Za-z]+$")
+
+
+def _aligned(page: _Page, column: _Column, step: int) -> list[_Column]:
+    """The label-only lines right above (step -1) or under (+1) a label, starting at its left edge."""
+    found: list[_Column] = []
+    line = column.line + step
+    while 0 <= line < len(page.by_line) and len(found) < _MAX_COLUMN_ROWS:
+        row = page.by_line[line]
+        if len(row) != 1 or abs(row[0].x0 - column.x0) > 2 * column.height or row[0].page != column.page:
+            break
+        if not _LABEL_ONLY.fullmatch(row[0].text) or len(row[0].text) > _MAX_TOTAL_LABEL:
+            break
+        found.append(row[0])
+        line += step
+    return found
+
+
+def _net_vat_total(page: _Page) -> _Found | None:
+    """An amount printed without a label, after a net total and its VAT, that is their sum."""
+    sums = _net_plus_vat(page)
+    if not sums:
+        return None
+    for column in page.columns:
+        for match, amount in _amounts(column.text[:200]):
+            if match.group("dec") and amount in sums:
+                return _Found(str(amount), column, match.start(), match.end(), rank=_KIND * _BARE + 5)
+    return None
 
 
 def _settle_totals(page: _Page, strongest: list[_Found], values: list[Decimal],
@@ -88,7 +203,7 @@ def _settle_totals(page: _Page, strongest: list[_Found], values: list[Decimal],
         if gross - due_amount in _deposits(page):
             found = next(c for c in strongest if Decimal(c.value) == gross)
             return found, f"the amount still to pay is {due_amount} after a payment of {gross - due_amount}", []
-    if best >= 2:  # several bare "Total" lines: the grand total is the largest
+    if _kind(strongest[0]) == _BARE:  # several bare "Total" lines: the grand total is the largest
         largest = max(strongest, key=lambda c: Decimal(c.value))
         return largest, "the largest of several totals printed", []
     first: dict[Decimal, _Found] = {}
@@ -153,25 +268,82 @@ def _total_rank(text: str) -> int | None:
         return None
     if labels.NOT_TOTAL.search(labels.GROSS_MARK.sub(" ", text)):
         return None
-    return 0 if gross is not None else 1 if due is not None else 2
+    if gross is None and due is None and labels.GROSS_MARK.search(text):
+        return _GROSS  # "Totaal gemaakte kosten (incl. btw)": a bare total said to include the VAT
+    return _GROSS if gross is not None else _DUE if due is not None else _BARE
 
 
 def _net_plus_vat(page: _Page) -> set[Decimal]:
     """Every sum of a printed net total and a printed VAT amount."""
-    nets: list[Decimal] = []
-    vats: list[Decimal] = []
+    nets = [Decimal(f.value) for f in _labelled_amounts(page, _NET)]
+    return {n + v for n in nets for v in _vat_amounts(page)}
+
+
+def _vat_amounts(page: _Page) -> list[Decimal]:
+    return [Decimal(f.value) for f in _labelled_amounts(page, _VAT_AMOUNT)]
+
+
+# A rate after a VAT label ("DPH 21 %", "MVA (25%)").
+_RATE = re.compile(r"\s*\(?\s*\d{1,2}(?:[.,]\d{1,2})?\s?%\s*\)?\s*:?")
+
+
+def _labelled_amounts(page: _Page, pattern: re.Pattern[str], *, near: bool = False) -> list[_Found]:
+    """The amounts printed beside a label (at most 20): a net total's, a VAT amount's (``near``: only an
+    amount right after the label, not one further along its line)."""
+    found: list[_Found] = []
     for column in page.columns:
-        for pattern, into in ((_NET, nets), (_VAT_AMOUNT, vats)):
-            match = pattern.search(column.head)
-            if match is not None and not labels.GROSS_MARK.search(column.head):
-                value = _values(page, column, match.end(), _parse_amount, below=False)
-                if value is not None:
-                    into.append(Decimal(value[0].value))
-    return {n + v for n in nets[:20] for v in vats[:20]}
+        match = pattern.search(column.head)
+        if match is not None and not labels.GROSS_MARK.search(column.head):
+            if pattern is _VAT_AMOUNT and _NET.search(column.head):
+                continue  # "Celkem bez DPH", "Total excl. VAT": the net, not the VAT
+            end = match.end()
+            rate = _RATE.match(column.text, end)
+            if rate is not None and rate.end() == len(column.text):
+                end = rate.end()  # "VAT 21 %" with its amount in the next column
+            elif near and len(column.text) <= _MAX_TOTAL_LABEL and not re.search(r"\d", column.text[end:]):
+                end = len(column.text)  # "Subtotaal gemaakte kosten (excl. btw)" and its amount beside it
+            stacked = _stacked_value(page, column) if near else None
+            value = (stacked, "stack") if stacked is not None else _values(page, column, end, _parse_amount,
+                                                                          below=False)
+            if value is None:
+                continue
+            item, how = value
+            if how == "stack":
+                found.append(item)
+                continue
+            if near and item.start > (end + _NEAR_CHARS if how == "same" else _NEAR_NEXT_COLUMN):
+                continue  # "VAT Reg No 980 7806 84": another number further on, not the amount
+            found.append(item)
+            if len(found) >= 20:
+                break
+    return found
 
 
-def _find_currency(page: _Page, total: _Found | None) -> _Found | None:
-    """A labelled currency, else the total's code or symbol, else the one printed most."""
+# How far after its label (or into the next column: a currency code at most) a net or VAT amount starts.
+_NEAR_CHARS = 12
+_NEAR_NEXT_COLUMN = 5
+
+
+def _find_currency(page: _Page, total: _Found | None,
+                   country: Callable[[], str | None] = lambda: None) -> _Found | None:
+    """A labelled currency, else the total's code or symbol, else the one printed most, else one written out;
+    a symbol several countries use ("$", "kr", "¥") is made a code by a code or name printed on the page,
+    else by the supplier's country (``country``), else it stays the symbol (to check)."""
+    found = _currency_clue(page, total)
+    if found is None or found.value not in SHARED_SYMBOLS:
+        return found
+    options = SHARED_SYMBOLS[found.value]
+    printed = _printed_code(page, set(options.values()))
+    if printed is not None:
+        found.value, found.role = printed, "printed"
+        return found
+    where = country() or _country_hint(page)
+    if where in options:
+        found.value, found.role = options[where], where
+    return found
+
+
+def _currency_clue(page: _Page, total: _Found | None) -> _Found | None:
     labelled = _find_labelled(page, _CURRENCY_LABEL, _parse_currency)
     if labelled is not None:
         return labelled
@@ -192,6 +364,99 @@ def _find_currency(page: _Page, total: _Found | None) -> _Found | None:
                 code = SYMBOLS.get(match.group(), match.group())
                 counts[code] = counts.get(code, 0) + 1
                 first.setdefault(code, _Found(code, column, match.start(), match.end(), rank=2))
-    if not counts:
-        return None
-    return first[max(counts, key=lambda c: counts[c])]
+    if counts:
+        return first[max(counts, key=lambda c: counts[c])]
+    for column in page.columns[:_MAX_WORD_COLUMNS]:  # "... mil pesos", "Beløpet i norske kroner"
+        named = _CURRENCY_WORD.search(column.text)
+        if named is not None:
+            return _Found(_currency_name(named.group()), column, named.start(), named.end(), rank=3)
+    return None
+
+
+# Columns searched for a currency written out as a word.
+_MAX_WORD_COLUMNS = 400
+_CURRENCY_WORD = re.compile(r"(?<![^\W\d_])(?:" + _CURRENCY_NAME.pattern + ")", re.IGNORECASE)
+
+
+def _printed_code(page: _Page, codes: set[str]) -> str | None:
+    """The one code among ``codes`` the page prints ("All amounts in CAD", "Canadian dollars")."""
+    seen: set[str] = set()
+    for column in page.columns[:_MAX_WORD_COLUMNS]:
+        for match in _CURRENCY_CODE.finditer(column.text):
+            if match.group() in codes:
+                seen.add(match.group())
+        for match in _CURRENCY_WORD.finditer(column.text):
+            code = _currency_name(match.group())
+            if code in codes:
+                seen.add(code)
+        for match in _CURRENCY_COUNTRY.finditer(column.text):
+            code = _COUNTRY_CURRENCY_WORDS[match.group(1).lower()]
+            if code in codes:
+                seen.add(code)
+    return seen.pop() if len(seen) == 1 else None
+
+
+# "Canadian currency", "in Australian dollars", "pesos argentinos" are said outright.
+_COUNTRY_CURRENCY_WORDS = {"canadian": "CAD", "australian": "AUD", "american": "USD", "u.s.": "USD", "us": "USD",
+                           "argentine": "ARS", "mexican": "MXN", "new zealand": "NZD", "singapore": "SGD",
+                           "norwegian": "NOK", "swedish": "SEK", "danish": "DKK", "chinese": "CNY", "japanese": "JPY"}
+_CURRENCY_COUNTRY = re.compile(r"(?<![^\W\d_])(canadian|australian|american|u\.s\.|us|argentine|mexican|new zealand|"
+                               r"singapore|norwegian|swedish|danish|chinese|japanese)\s+(?:currency|dollars?|pesos?|"
+                               r"kron(?:er|or|a|e)|yuan|yen)(?![^\W\d_])", re.IGNORECASE)
+
+# Signs of the supplier's country on the page. Strong: the name of a country's tax id or tax. Weak (the first one
+# outside the buyer's block wins): a postcode with its state or province, a country's name, the domain of an
+# e-mail or web address, a telephone's country prefix.
+_STRONG_SIGNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\bC\.?U\.?I\.?T\b|\bIVA\s+Responsable\s+Inscripto\b|\bAFIP\b", re.IGNORECASE), "AR"),
+    (re.compile(r"\bA\.?B\.?N\b\.?:?\s*\d{2}\s?\d{3}\s?\d{3}\s?\d{3}\b"), "AU"),
+    (re.compile(r"\bR\.?F\.?C\b\.?:?\s*[A-Z&Ñ]{3,4}\d{6}"), "MX"),
+    (re.compile(r"\b(?:HST|QST|GST/HST|TPS/TVQ|TVQ)\b"), "CA"),
+    (re.compile(r"\bMVA\b|\bForetaksregisteret\b"), "NO"),
+    (re.compile(r"\bCVR\b"), "DK"),
+    (re.compile(r"\b(?:Momsreg|Bankgiro|Plusgiro|F-skatt)", re.IGNORECASE), "SE"),
+    (re.compile(r"[\u3040-\u30ff]"), "JP"),  # kana: Japanese
+    (re.compile(r"[\u4e00-\u9fff]"), "CN"),  # ideographs without kana: Chinese
+]
+_WEAK_SIGNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\b(?:NSW|VIC|QLD|TAS|ACT)\s+\d{4}\b"), "AU"),
+    (re.compile(r"\b(?:AB|BC|MB|NB|NL|NS|NT|NU|ON|PE|QC|SK|YT)\s+[A-Z]\d[A-Z]\s?\d[A-Z]\d\b"), "CA"),
+    (re.compile(r"\b(?:AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|"
+                r"NM|NY|NC|ND|OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY),?\s+\d{5}(?:-\d{4})?\b"), "US"),
+    (re.compile(r"(?<![^\W\d_])(?:(USA|U\.S\.A\.?|United\s+States)|(Canada)|(Australia)|(Argentina)|(M[ée]xico)|"
+                r"(New\s+Zealand)|(Norge|Norway)|(Sverige|Sweden)|(Danmark|Denmark))(?![^\W\d_])"), "*"),
+    (re.compile(r"(?:@|www\.|://)[\w.-]*?\.(?:com?\.)?(ar|au|ca|mx|nz|cl|sg|hk|se|no|dk|is|jp|cn)\b(?![.\w])",
+                re.IGNORECASE), ""),
+    (re.compile(r"(?<![\w+])\+\s?(54|61|52|64|56|65|852|46|47|45|354|81|86)[\s(-]"), ""),
+]
+_NAMED = ("US", "CA", "AU", "AR", "MX", "NZ", "NO", "SE", "DK")
+_PHONE_COUNTRIES = {"54": "AR", "61": "AU", "52": "MX", "64": "NZ", "56": "CL", "65": "SG", "852": "HK", "46": "SE",
+                    "47": "NO", "45": "DK", "354": "IS", "81": "JP", "86": "CN"}
+# Columns looked at for country signs (the letterhead and the footer are on the first page).
+_MAX_SIGN_COLUMNS = 600
+
+
+def _country_hint(page: _Page) -> str | None:
+    """The supplier's country by a strong sign anywhere, else by the first weak one outside the buyer's block."""
+    columns = page.columns[:_MAX_SIGN_COLUMNS]
+    for pattern, country in _STRONG_SIGNS:
+        if any(pattern.search(column.text) for column in columns):
+            return country
+    buyers: list[str] = []
+    for column in columns:
+        for pattern, country in _WEAK_SIGNS:
+            match = pattern.search(column.text)
+            if match is None:
+                continue
+            if country == "*":
+                named = next(code for code, group in zip(_NAMED, match.groups(), strict=True) if group)
+            elif not country:
+                group = match.group(1).lower()
+                named = _PHONE_COUNTRIES.get(group) or group.upper()
+            else:
+                named = country
+            if page.role(column) != "buyer":
+                return named
+            buyers.append(named)
+    # Only the buyer's country is printed: most invoices are domestic.
+    return buyers[0] if buyers else None

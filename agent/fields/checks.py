@@ -54,12 +54,22 @@ MAX_TOTAL_DIGITS = 13
 # Currencies the finance team pays in (a business rule, not a format check), and the
 # symbols suppliers print for them.
 CURRENCIES = frozenset({"EUR", "USD", "GBP", "CHF", "SEK", "DKK", "NOK", "PLN", "CZK", "HUF", "JPY", "CAD", "AUD"})
-SYMBOLS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "JPY", "Fr.": "CHF", "kr": "SEK", "zł": "PLN",
-           "₹": "INR", "Rs": "INR", "Rs.": "INR", "Kč": "CZK", "Ft": "HUF"}
+SYMBOLS = {"€": "EUR", "US$": "USD", "£": "GBP", "Fr.": "CHF", "zł": "PLN", "₹": "INR", "Rs": "INR", "Rs.": "INR",
+           "Kč": "CZK", "Ft": "HUF", "R$": "BRL", "A$": "AUD", "AU$": "AUD", "C$": "CAD", "CA$": "CAD", "NZ$": "NZD",
+           "HK$": "HKD", "S$": "SGD", "MX$": "MXN", "元": "CNY", "RMB": "CNY", "円": "JPY"}
+# Symbols several countries print for their own currency: "$" alone never means USD, the supplier's country
+# decides (else the currency is to check).
+SHARED_SYMBOLS = {
+    "$": {"US": "USD", "CA": "CAD", "AU": "AUD", "NZ": "NZD", "AR": "ARS", "MX": "MXN", "CL": "CLP", "CO": "COP",
+          "SG": "SGD", "HK": "HKD", "TW": "TWD", "UY": "UYU", "EC": "USD", "SV": "USD", "PR": "USD"},
+    "kr": {"SE": "SEK", "NO": "NOK", "DK": "DKK", "IS": "ISK"},
+    "¥": {"JP": "JPY", "CN": "CNY"},
+}
 # Currencies read off a page: the ones we pay in and others an invoice may be in (then reported
 # as printed, and not one we pay in, rather than as missing).
 PRINTED_CURRENCIES = CURRENCIES | {"INR", "CNY", "RON", "BGN", "TRY", "BRL", "MXN", "ZAR", "SGD", "HKD", "NZD", "AED",
-                                   "SAR", "ILS", "KRW", "ISK", "RSD", "UAH"}
+                                   "SAR", "ILS", "KRW", "ISK", "RSD", "UAH", "ARS", "CLP", "COP", "TWD", "UYU", "PEN",
+                                   "MYR", "THB", "PHP", "IDR"}
 
 
 @dataclass(frozen=True)
@@ -183,6 +193,9 @@ def check_currency(value: str | None, *, total: str | None = None) -> Field:
     found = value or (Price.fromstring(total).currency if total else None)
     if not found:
         return _missing("currency")
+    if found.strip() in SHARED_SYMBOLS:
+        return Field("to_check", None, f"only \"{found.strip()}\" is printed, which several countries' currencies use, "
+                                       "and the supplier's country is not known")
     code = SYMBOLS.get(found.strip(), found.strip().upper())
     if code not in CURRENCIES:
         return Field("malformed", found[:MAX_VALUE_CHARS], "not a currency we pay in")

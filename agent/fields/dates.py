@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from .. import labels
-from .page import _find_labelled, _Found, _Page, _values
-from .patterns import _DATE_GENERIC, _INVOICE_DATE, _INVOICE_TITLE
+from .page import _Column, _find_labelled, _Found, _Page, _values
+from .patterns import _DATE_GENERIC, _INVOICE_TITLE, _LABELLED_DATE, _LETTER_DATE
 
 # "Votre facture", "Ihre Rechnung": a letter's reference to the invoice it sends.
 _YOUR_INVOICE = re.compile(r"\b(?:votre\s+facture|ihre\s+rechnung|your\s+invoice|uw\s+factuur|su\s+factura|"
@@ -18,7 +18,7 @@ _DATE_WORD = re.compile(r"(?<![^\W\d_])(?:du|vom|del|dell'|of|dated|van|de|z\s+d
 def _find_invoice_date(page: _Page, number: _Found | None) -> _Found | None:
     """The invoice date: its label first, then weaker signs, each only when the stronger ones found none."""
     parse = page.parse_date
-    found = _find_labelled(page, _INVOICE_DATE, parse)
+    found = _find_labelled(page, _LABELLED_DATE, parse) or _find_labelled(page, _LETTER_DATE, parse)
     if found is not None:
         return found
     # A bare "Date"/"Datum", not the due or delivery date.
@@ -35,7 +35,15 @@ def _find_invoice_date(page: _Page, number: _Found | None) -> _Found | None:
         value = _values(page, column, match.end(), parse)
         if value is not None:
             return value[0]
-    return _in_title(page) or _first_date(page)
+    return _in_title(page, number) or _first_date(page, number)
+
+
+def _text(column: _Column, number: _Found | None) -> str:
+    """The column's text with the invoice number blanked out: a number shaped like a date ("2024-03-15",
+    "15.03.24") is not the invoice's date."""
+    if number is None or number.column is not column:
+        return column.text
+    return column.text[:number.start] + " " * (number.end - number.start) + column.text[number.end:]
 
 
 def _after_number(page: _Page, number: _Found) -> _Found | None:
@@ -52,13 +60,13 @@ def _after_number(page: _Page, number: _Found) -> _Found | None:
     return None
 
 
-def _in_title(page: _Page) -> _Found | None:
+def _in_title(page: _Page, number: _Found | None = None) -> _Found | None:
     """The title banner's date: "Facture du 8 septembre 2024", "Ihre Rechnung vom ..."."""
     for column in page.columns[:200]:
         title = _INVOICE_TITLE.search(column.head) or _YOUR_INVOICE.search(column.head)
         if title is None:
             continue
-        rest = column.text[title.end():title.end() + 120]
+        rest = _text(column, number)[title.end():title.end() + 120]
         phrase = _DATE_WORD.search(rest)
         date_found = page.parse_date(rest[phrase.end():]) if phrase is not None else None
         if date_found is not None:
@@ -70,10 +78,10 @@ def _in_title(page: _Page) -> _Found | None:
     return None
 
 
-def _first_date(page: _Page) -> _Found | None:
-    """The first date on the page that is not labelled as another date."""
+def _first_date(page: _Page, number: _Found | None = None) -> _Found | None:
+    """The first date on the page that is not labelled as another date, nor the invoice number."""
     for column in page.columns:
-        date_found = page.date_in(column.text)
+        date_found = page.date_in(_text(column, number))
         if date_found is not None and not labels.OTHER_DATE.search(page.layout.lines[column.line].text):
             return _Found(date_found[0], column, date_found[1], date_found[2], rank=1)
     return None

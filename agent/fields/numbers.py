@@ -8,27 +8,42 @@ from .. import labels
 from .page import _Column, _find_labelled, _Found, _Page, _values
 from .patterns import (
     _BARE_NUMBER,
+    _DOCUMENT_REFERENCE,
     _INVOICE_NUMBER,
     _INVOICE_TITLE,
     _INVOICE_TITLE_NUMBER,
     _NUMBER_SIGN_FIRST,
+    _RECEIPT_NUMBER,
     _SPLIT_LABEL,
     _TITLE_ALONE,
     _WORD_NR,
 )
-from .values import _parse_identifier
+from .values import _date_in, _parse_identifier
 
 
 def _find_invoice_number(page: _Page) -> _Found | None:
     """The invoice number: its label first, then weaker signs, each only when the stronger ones found none."""
-    found = (_find_labelled(page, _INVOICE_NUMBER, _parse_identifier)
-             or _find_labelled(page, _INVOICE_TITLE_NUMBER, _parse_identifier, below=False)
+    found = (_find_labelled(page, _INVOICE_NUMBER, _parse_labelled_number)
+             or _find_labelled(page, _INVOICE_TITLE_NUMBER, _parse_labelled_number, below=False)
+             or _find_labelled(page, _RECEIPT_NUMBER, _parse_labelled_number)
              or _beside_bare_sign(page))
     if found is not None:
         return found
     titles = [c for c in page.columns[:80] if len(c.text) < 30 and _TITLE_ALONE.fullmatch(c.text)]
     return (_near_bare_sign(page, titles) or _under_word_nr(page, titles) or _under_title(page, titles)
-            or _after_title(page))
+            or _after_title(page) or _document_reference(page))
+
+
+def _document_reference(page: _Page) -> _Found | None:
+    """A bare "Reference: 2024-117" beside its value (never a table's "Reference" column), when nothing else
+    names the invoice number."""
+    for column in page.columns:
+        label = _DOCUMENT_REFERENCE.match(column.head)
+        if label is not None and not _table_header(page, column.line):
+            value = _values(page, column, label.end(), _parse_labelled_number, below=False)
+            if value is not None:
+                return value[0]
+    return None
 
 
 def _beside_bare_sign(page: _Page) -> _Found | None:
@@ -118,3 +133,35 @@ def _parse_numbered(text: str) -> tuple[str, int, int] | None:
     at = sign.end() if sign is not None else 0
     parsed = _parse_identifier(text[at:])
     return None if parsed is None else (parsed[0], at + parsed[1], at + parsed[2])
+
+
+# A further group of an invoice number printed with spaces inside ("2024 00123", "C11 206136"): digits (a few
+# capitals at most), three characters or more.
+_NUMBER_GROUP = re.compile(r" ([A-Z]{0,3}\d[0-9A-Z/-]{2,15})(?![^\s])")
+# Groups an invoice number is printed in, at most.
+_MAX_GROUPS = 4
+# A word before the invoice's date after its number ("vom ", "dated ", "z dnia ").
+_DATE_WORD_CHARS = 8
+
+
+def _parse_labelled_number(text: str) -> tuple[str, int, int] | None:
+    """An identifier after an invoice-number label, with the groups printed after it ("Invoice no. 2024 00123"):
+    the label says they are one number when nothing but the end of the column, more groups, or the invoice's
+    date ("vom 5.3.2024") follows them."""
+    parsed = _parse_identifier(text)
+    if parsed is None:
+        return None
+    value, start, end = parsed
+    groups: list[re.Match[str]] = []
+    at = end
+    while len(groups) < _MAX_GROUPS - 1:
+        group = _NUMBER_GROUP.match(text, at)
+        if group is None or _date_in(group.group(1), whole=True) or re.search(r"\d[.,]\d{2}$", group.group(1)):
+            break
+        groups.append(group)
+        at = group.end()
+    rest = text[at:].strip()
+    dated = _date_in(rest[:40]) if rest else None
+    if groups and (not rest or (dated is not None and dated[1] <= _DATE_WORD_CHARS)):
+        value, end = " ".join([value, *(g.group(1) for g in groups)]), at
+    return value, start, end

@@ -16,9 +16,13 @@ def _compile(patterns: list[str] | str) -> re.Pattern[str]:
 
 
 _INVOICE_NUMBER = _compile(labels.INVOICE_NUMBER)
+_RECEIPT_NUMBER = _compile(labels.RECEIPT_NUMBER)
+_DOCUMENT_REFERENCE = re.compile(labels.DOCUMENT_REFERENCE, re.IGNORECASE)
 _INVOICE_TITLE = _compile(labels.INVOICE_TITLE)
 _INVOICE_TITLE_NUMBER = _compile(labels.INVOICE_TITLE_NUMBER)
 _INVOICE_DATE = _compile(labels.INVOICE_DATE)
+_LABELLED_DATE = _compile([source for source in labels.INVOICE_DATE if source != labels.LETTER_DATE])
+_LETTER_DATE = _compile(labels.LETTER_DATE)
 _BARE_NUMBER = _compile(rf"{labels.NUMBER_SIGN}(?:\s?/\s?{labels.NUMBER_SIGN})?\s*:?")  # "NR / NO.:"
 # "Invoice" over "number: 7": one label split over two lines, not a title over a bare label.
 _SPLIT_LABEL = re.compile(r"\W*number\b", re.IGNORECASE)
@@ -26,6 +30,7 @@ _TITLE_ALONE = re.compile(labels.INVOICE_TITLE_ALONE, re.IGNORECASE)
 _WORD_NR = re.compile(labels.WORD_NR, re.IGNORECASE)
 _NUMBER_SIGN_FIRST = re.compile(rf"\W{{0,2}}{labels.NUMBER_SIGN}\s*:?\s*", re.IGNORECASE)
 _DATE_GENERIC = _compile(labels.DATE_GENERIC)
+_DUE_DATE = _compile(labels.DUE_DATE)
 _TOTAL_GROSS = _compile(labels.TOTAL_GROSS)
 _TOTAL_DUE = _compile(labels.TOTAL_DUE)
 _TOTAL_PLAIN = _compile(labels.TOTAL_PLAIN)
@@ -58,15 +63,23 @@ _AMOUNT = re.compile(r"(?<![\d.,])(?P<sign>[-\u2212]\s?)?(?P<int>\d{1,3}(?:[.,'�
 _CODES = "|".join(sorted(PRINTED_CURRENCIES))
 _CURRENCY_CODE = re.compile(rf"(?<![A-Za-z])(?:{_CODES})(?![A-Za-z])")
 # A currency written out after its label ("Devise : Euro", "Währung: Schweizer Franken").
-_CURRENCY_NAMES = {"euro": "EUR", "us dollar": "USD", "dollar": "USD", "pound sterling": "GBP", "pound": "GBP",
-                   "sterling": "GBP", "schweizer franken": "CHF", "franken": "CHF", "franc suisse": "CHF",
-                   "złoty": "PLN", "zloty": "PLN", "złotych": "PLN", "zlotych": "PLN"}
+_CURRENCY_NAMES = {"euro": "EUR", "us dollar": "USD", "u.s. dollar": "USD", "dollar": "$", "pound sterling": "GBP",
+                   "pound": "GBP", "sterling": "GBP", "schweizer franken": "CHF", "franken": "CHF",
+                   "franc suisse": "CHF", "złoty": "PLN", "zloty": "PLN", "złotych": "PLN", "zlotych": "PLN",
+                   "canadian dollar": "CAD", "australian dollar": "AUD", "new zealand dollar": "NZD",
+                   "singapore dollar": "SGD", "hong kong dollar": "HKD", "pesos": "$", "pesos argentinos": "ARS",
+                   "peso argentino": "ARS", "peso mexicano": "MXN", "pesos mexicanos": "MXN", "peso chileno": "CLP",
+                   "pesos chilenos": "CLP", "kroner": "kr", "kronor": "kr", "norske kroner": "NOK",
+                   "danske kroner": "DKK", "svenska kronor": "SEK", "reais": "BRL", "koruna": "CZK",
+                   "korun": "CZK", "korun českých": "CZK", "forint": "HUF", "yuan": "CNY", "renminbi": "CNY",
+                   "yen": "JPY", "rupee": "INR", "rupia": "INR"}
 _CURRENCY_NAME = re.compile("|".join(sorted((re.escape(n) + "s?" for n in _CURRENCY_NAMES), key=len, reverse=True))
                             + r"(?![^\W\d_])", re.IGNORECASE)
-_CURRENCY_SIGN = re.compile(r"US\$|€|\$|£|¥|₹|zł|(?<![A-Za-z])(?:Fr\.|CHF|kr|Rs\.?|Kč|Ft)(?![A-Za-z])")
+_CURRENCY_SIGN = re.compile(r"(?<![A-Za-z])(?:US|AU|CA|NZ|HK|MX|[RACS])\$|€|\$|£|¥|₹|zł|元|円|"
+                            r"(?<![A-Za-z])(?:Fr\.|CHF|kr|Rs\.?|Kč|Ft|RMB)(?![A-Za-z])")
 # Dates: numeric day-first (or ISO), and with a month name in any of the seven languages.
 _NUMERIC_DATE = re.compile(r"(?<!\d)(?:(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})|"
-                           r"(?P<d2>\d{1,2})(?P<s>[./-])(?P<m2>\d{1,2})(?P=s)(?P<y2>\d{4}|\d{2}))(?![\d.,]\d)")
+                           r"(?P<d2>\d{1,2})(?P<s>[./-]|\. )(?P<m2>\d{1,2})(?P=s)(?P<y2>\d{4}|\d{2}))(?![\d.,]\d)")
 _DAY_MONTH = re.compile(r"(?<!\d)(?P<d>\d{1,2})(?:\.|er|st|nd|rd|th|º|°)?[ \t\u00a0\-/]{0,3}(?:de |of )?"
                         r"(?P<m>[^\W\d_]{3,12})\.?[ \t\u00a0\-/,]{0,3}(?:de |del )?(?P<y>\d{4})(?!\d)")
 _MONTH_DAY = re.compile(r"(?<![^\W\d_])(?P<m>[^\W\d_]{3,12})\.?[ \t\u00a0]{1,3}(?P<d>\d{1,2})(?:st|nd|rd|th)?"

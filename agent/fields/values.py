@@ -105,7 +105,9 @@ def _parse_amount(text: str) -> tuple[str, int, int] | None:
 def _amounts(text: str) -> Iterator[tuple[re.Match[str], Decimal]]:
     """The amounts printed in ``text``, dates and percentages left out."""
     # Dates, periods, and the digit groups of an IBAN or VAT id ("NL91 ABNA 0417 1643 00"), are no amounts.
-    taken = _spans(text, _NUMERIC_DATE, _DAY_MONTH, _MONTH_DAY, _IBAN_SHAPE, _VAT_SHAPE, _PERIOD)
+    taken = _spans(text, _NUMERIC_DATE, _DAY_MONTH, _MONTH_DAY, _IBAN_SHAPE, _PERIOD)
+    # "DKK 2.000,00", "CZK 1 210,00": a currency code, not a VAT id's country prefix.
+    taken += [(m.start(), m.end()) for m in _VAT_SHAPE.finditer(text) if not _CURRENCY_CODE.match(text, m.start())]
     for match in _AMOUNT.finditer(text):
         if _inside(match.start(), taken):
             continue
@@ -220,7 +222,13 @@ def _parse_currency(text: str) -> tuple[str, int, int] | None:
     named = _CURRENCY_NAME.match(text)
     if named is None:
         return None
-    return _CURRENCY_NAMES[named.group().lower().rstrip("s")], 0, named.end()
+    return _currency_name(named.group()), 0, named.end()
+
+
+def _currency_name(name: str) -> str:
+    """The code (or shared symbol) of a currency written out: "Euros" -> EUR, "pesos" -> "$"."""
+    name = " ".join(name.lower().split())
+    return _CURRENCY_NAMES.get(name) or _CURRENCY_NAMES.get(name[:-1]) or _CURRENCY_NAMES[name.rstrip("s")]
 
 
 def _parse_name(text: str) -> tuple[str, int, int] | None:

@@ -145,7 +145,7 @@ def test_checking_every_field_is_fast_on_hostile_text(shape):
     text = "\n".join(lines)[:MAX_TEXT]
     with finishes_within(BOUND * 2):
         checked = fields.check_all(text, today=TODAY)
-    assert set(checked) == set(fields.REQUIRED)
+    assert set(checked) - set(fields.ALSO_READ) == set(fields.REQUIRED)
 
 
 def test_three_and_a_half_kb_of_total_and_spaces_is_checked_at_once():
@@ -276,7 +276,8 @@ def test_a_total_row_printing_net_vat_and_gross_gives_the_gross():
 
 def test_the_grand_total_is_kept_when_a_deposit_leaves_less_to_pay():
     found = read("Total TTC   671,15 €\nAcompte   201,00 €\nSolde à payer   470,15 €")["total_amount"]
-    assert (found["value"], found["detail"]) == ("671.15", "the amount still to pay is 470.15")
+    assert (found["value"], found["detail"]) == ("671.15",
+                                                 "the amount still to pay is 470.15 after a payment of 201.00")
 
 
 def test_two_strong_totals_that_disagree_are_to_check_with_both():
@@ -516,7 +517,7 @@ def test_the_anywhere_rules_are_fast_on_hostile_text(unit):
     text = _fill(unit)
     with finishes_within(BOUND * 2):
         checked = fields.check_all(text, today=TODAY)
-    assert set(checked) == set(fields.REQUIRED)
+    assert set(checked) - set(fields.ALSO_READ) == set(fields.REQUIRED)
     with finishes_within(BOUND * 2):
         fields.check_all(_fill(unit + "\n"), today=TODAY)  # the same, one per line
 

@@ -127,7 +127,7 @@ def test_a_standalone_xml_has_no_visible_page_and_no_scan_warning(einvoices):
     assert (extracted["text"], extracted["has_text"], extracted["warnings"]) == ("", False, [])
     checked = reading.validate(extracted, today=TODAY)
     assert checked["readable"] and checked["reading"] == "e-invoice: Factur-X EN 16931"
-    assert {f["status"] for f in checked["fields"].values()} == {"present"} and checked["findings"] == []
+    assert {checked["fields"][name]["status"] for name in fields.REQUIRED} == {"present"} and checked["findings"] == []
 
 
 # --- validate --------------------------------------------------------------------------------
@@ -136,7 +136,8 @@ def test_a_standalone_xml_has_no_visible_page_and_no_scan_warning(einvoices):
 def test_every_value_read_from_the_text_carries_its_page_and_line():
     checked = reading.validate(reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY), today=TODAY)
     assert (checked["reading"], checked["findings"], checked["readable"]) == ("text", [], True)
-    for name, found in checked["fields"].items():
+    for name in fields.REQUIRED:
+        found = checked["fields"][name]
         assert found["status"] == "present", name
         evidence = found["evidence"]
         assert evidence["source"] == "text" and evidence["page"] == 1 and 0 < len(evidence["text"]) <= 200, name
@@ -181,7 +182,7 @@ def test_an_e_invoice_nothing_could_be_read_from_leaves_the_page_to_speak(einvoi
     fake.profile, fake.findings = "", ["the e-invoice XML is not well-formed at line 1, column 38"]
     checked = reading.validate(reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY), today=TODAY)
     assert checked["reading"] == "text" and checked["findings"] == fake.findings
-    assert {f["evidence"]["source"] for f in checked["fields"].values()} == {"text"}
+    assert {checked["fields"][name]["evidence"]["source"] for name in fields.REQUIRED} == {"text"}
     standalone = reading.validate(reading.extract(b"<?xml version='1.0'?><x", reading.XML, today=TODAY), today=TODAY)
     assert (standalone["reading"], standalone["readable"]) == ("e-invoice", False)
 
@@ -237,7 +238,7 @@ def test_a_factur_x_pdf_is_read_from_its_xml_with_each_element_as_evidence(revie
     assert supplier["value"] == "Lieferant GmbH" and supplier["evidence"]["source"] == "xml"
     assert supplier["evidence"]["element"] == "ram:SellerTradeParty/ram:Name"
     # Every value the XML gives names its element (this XML has no IBAN: that one is the page's, if any).
-    from_xml = {name: f["evidence"]["element"] for name, f in result["fields"].items() if name != "iban"}
+    from_xml = {name: result["fields"][name]["evidence"]["element"] for name in fields.REQUIRED if name != "iban"}
     assert all(element and element.startswith(("ram:", "rsm:")) for element in from_xml.values()), from_xml
     assert "Read from the e-invoice (Factur-X EN 16931). The visible page was compared with it." in result["draft"]
 
@@ -268,3 +269,14 @@ def test_ignoring_the_xml_reads_the_page_alone():
     checked = reading.validate(reading.extract(content, PDF, today=TODAY, read_xml=False), today=TODAY)
     assert checked["reading"] == "text" and checked["findings"] == []
     assert checked["fields"]["iban"]["value"] == "NL91 ABNA 0417 1643 00"
+
+
+def test_with_an_e_invoice_the_fields_read_when_printed_come_from_the_visible_page(einvoices):
+    einvoices()
+    checked = reading.validate(reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY), today=TODAY)
+    assert checked["reading"].startswith("e-invoice")
+    read_here = [name for name in fields.ALSO_READ if name in checked["fields"]]
+    assert read_here and all(checked["fields"][name]["status"] in {"present", "missing", "to_check"}
+                             for name in read_here)
+    assert any(checked["fields"][name]["status"] == "present" and
+               checked["fields"][name]["evidence"]["source"] == "text" for name in read_here)

@@ -1,0 +1,146 @@
+"""The fields accounts payable needs next (``checks.ALSO_READ``): the due date, the net amount and the VAT amount.
+
+Read like the required fields (a label in any language, its value beside or under it) and never asked of the
+supplier. Net plus VAT must make the total within rounding: the pair that does is chosen among the printed
+ones (a totals row "Sum 100,00 25,00 125,00", a subtotal and a VAT line, per-rate VAT lines added up); a pair
+that does not is to check.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from ..layout import Layout
+from .amounts import _labelled_amounts
+from .checks import Field
+from .page import _Column, _find_labelled, _Found, _Page
+from .patterns import _DUE_DATE, _NET, _VAT_AMOUNT
+from .values import _amounts
+
+# How far net plus VAT may be from the total: a cent per rate line rounded (a few lines at most).
+_ROUNDING = Decimal("0.02")
+# A VAT label that names the VAT id, not an amount ("VAT Reg No", "MwSt-Nr.", "TVA intracommunautaire").
+_VAT_ID_LABEL = re.compile(r"\b(?:vat|tax|mwst|ust|tva|btw|iva|moms|mva|dph)\W{0,3}(?:id\b|no\b|nr\b|number|reg|"
+                           r"registration|identification|code\b|nummer|n[°º]|#|intra)", re.IGNORECASE)
+
+
+def read_terms(page: _Page, layout: Layout, found: dict[str, _Found | None]) -> dict[str, dict[str, Any]]:
+    """The due date, net amount and VAT amount, each as ``{status, value, detail, evidence}``."""
+    results: dict[str, dict[str, Any]] = {}
+    due = _find_labelled(page, _DUE_DATE, page.parse_date)
+    results["due_date"] = _with_evidence(_check_due_date(due, found.get("invoice_date")), due, layout)
+    total = found.get("total_amount")
+    net, vat, agree, detail = _net_and_vat(page, total)
+    for name, item in (("net_amount", net), ("vat_amount", vat)):
+        checked = _check_amount(item.value if item else None, name.split("_")[0])
+        if checked.status == "present" and detail:
+            checked = Field("present" if agree else "to_check", checked.value, detail)
+        results[name] = _with_evidence(checked, item, layout)
+    return results
+
+
+def _with_evidence(checked: Field, item: _Found | None, layout: Layout) -> dict[str, Any]:
+    result = checked.as_dict()
+    result["evidence"] = item.evidence(layout) if item is not None and result["value"] is not None else None
+    return result
+
+
+def _check_due_date(item: _Found | None, invoice_date: _Found | None) -> Field:
+    """A full date; one before the invoice's own date is to check."""
+    if item is None:
+        return Field("missing", None, "no due date found")
+    try:
+        due = date.fromisoformat(item.value)
+    except ValueError:
+        return Field("malformed", item.value, "not a date")
+    if invoice_date is not None:
+        try:
+            issued = date.fromisoformat(invoice_date.value)
+        except ValueError:
+            issued = None
+        if issued is not None and due < issued:
+            return Field("to_check", due.isoformat(), "the due date is before the invoice date")
+    return Field("present", due.isoformat(), "")
+
+
+def _check_amount(value: str | None, what: str) -> Field:
+    if value is None:
+        return Field("missing", None, f"no {'net' if what == 'net' else 'VAT'} amount found")
+    try:
+        amount = Decimal(value)
+    except InvalidOperation:
+        return Field("malformed", value, "not an amount")
+    return Field("present", str(amount.quantize(Decimal("0.01"))), "")
+
+
+def _net_and_vat(page: _Page, total: _Found | None) -> tuple[_Found | None, _Found | None, bool, str]:
+    """The net amount and the VAT amount, chosen so that they make the total; whether they do, and a detail."""
+    gross = _decimal(total.value) if total is not None else None
+    # Parts of the total are no larger than it and not negative.
+    nets = [n for n in _labelled_amounts(page, _NET, near=True) if _part(n, gross)]
+    vats = [v for v in _labelled_amounts(page, _VAT_AMOUNT, near=True)
+            if not _VAT_ID_LABEL.search(page.layout.lines[v.column.line].text) and _part(v, gross)]
+    if gross is not None and total is not None:
+        row = _row_parts(page, total, gross)
+        if row is not None:
+            return row[0], row[1], True, "net + VAT = the total"
+        for net in nets:
+            for vat in vats:
+                if abs(Decimal(net.value) + Decimal(vat.value) - gross) <= _ROUNDING:
+                    return net, vat, True, "net + VAT = the total"
+        rates = list({Decimal(v.value): v for v in vats}.values())
+        added = sum((Decimal(v.value) for v in rates), Decimal(0))
+        if nets and len(rates) > 1 and abs(Decimal(nets[0].value) + added - gross) <= _ROUNDING:
+            first = rates[0]
+            return (nets[0], _Found(str(added), first.column, first.start, first.end), True,
+                    "the VAT amounts of each rate added up; net + VAT = the total")
+    first_net = nets[0] if nets else None
+    first_vat = vats[0] if vats else None
+    if gross is not None and first_net is not None and first_vat is not None:
+        made = Decimal(first_net.value) + Decimal(first_vat.value)
+        return (first_net, first_vat, False,
+                f"net {first_net.value} + VAT {first_vat.value} = {made}, not the total {gross}")
+    return first_net, first_vat, True, ""
+
+
+def _row_parts(page: _Page, total: _Found, gross: Decimal) -> tuple[_Found, _Found] | None:
+    """A totals row that prints net, VAT and gross side by side ("Sum  35 311,41  8 827,85  44 139,26"): the
+    total's own line first, then any line that prints the total (a summary table under its headers)."""
+    lines = [total.column.line, *(line for line, columns in enumerate(page.by_line[:_MAX_ROW_LINES])
+                                  if line != total.column.line and any(total.value in _row_values(c) for c in columns))]
+    for line in lines[:_MAX_ROWS]:
+        row = [found for column in page.by_line[line] for found in _row_amounts(column)]
+        values = [Decimal(f.value) for f in row]
+        for index in range(len(values) - 2):
+            if values[index + 2] == gross and abs(values[index] + values[index + 1] - gross) <= _ROUNDING:
+                return row[index], row[index + 1]
+    return None
+
+
+# Lines looked at for a row that prints the total, and such rows tried.
+_MAX_ROW_LINES = 2000
+_MAX_ROWS = 10
+
+
+def _row_amounts(column: _Column) -> list[_Found]:
+    return [_Found(str(amount), column, match.start(), match.end())
+            for match, amount in _amounts(column.text[:200]) if match.group("dec")]
+
+
+def _row_values(column: _Column) -> list[str]:
+    return [found.value for found in _row_amounts(column)] if re.search(r"\d[.,]\d", column.text) else []
+
+
+def _part(item: _Found, gross: Decimal | None) -> bool:
+    amount = Decimal(item.value)
+    return amount >= 0 and (gross is None or amount <= gross)
+
+
+def _decimal(value: str) -> Decimal | None:
+    try:
+        return Decimal(value)
+    except InvalidOperation:
+        return None

@@ -1,0 +1,20 @@
+"""Czech: faktura č., daňový doklad, datum vystavení, datum splatnosti, celkem bez DPH, DPH, celkem k úhradě."""
+
+INVOICE_NUMBER = [r"\bfaktur[ay]\s*(?:č\.|číslo\b|cislo\b)", r"(?<!\w)(?:č[íi]slo|č\.)\s*(?:faktury|dokladu)\b"]
+INVOICE_TITLE = [r"daňový\s+doklad"]
+INVOICE_DATE = [r"\bdatum\s*vystaven[íi]\b", r"\bdatum\s*vyhotoven[íi]\b"]
+DUE_DATE = [r"\bdatum\s+splatnosti\b", r"\bsplatnost\b"]
+OTHER_DATE = ["splatnost", "plněn[íi]"]
+TOTAL_GROSS = [r"\bcelkem\s*(?:s\s+dph|vč)", r"\bcelková\s+částka\b"]
+TOTAL_DUE = [r"\b(?:celkem\s+)?k\s+(?:úhradě|uhrade|zaplacen[íi])\b"]
+TOTAL_PLAIN = [r"\bcelkem\b"]
+NOT_TOTAL = [r"\bdph\b", r"\bbez\b", r"\bz[áa]klad", r"zaplaceno"]
+GROSS_MARK = [r"\bs\s+dph\b", r"k\s+úhradě"]
+NET = [r"\bcelkem\s+bez\s+dph\b", r"\bz[áa]klad\s+(?:dan[ěe]|dph)\b"]
+VAT_AMOUNT = [r"\b(?:celkem\s+)?dph\b(?!\s*(?:celkem|z[áa]klad))"]
+DEPOSIT = [r"\b(?:zaplaceno|z[áa]loha)\b"]
+CURRENCY = [r"m[ěe]na"]
+MONTHS = {1: "leden ledna", 2: "únor února unor unora", 3: "březen března brezen brezna", 4: "duben dubna",
+          5: "květen května kveten kvetna", 6: "červen června cerven cervna",
+          7: "červenec července cervenec cervence", 8: "srpen srpna", 9: "září zari", 10: "říjen října rijen rijna",
+          11: "listopad listopadu", 12: "prosinec prosince"}

@@ -1,0 +1,17 @@
+"""Danish: faktura, fakturanr., fakturadato, forfaldsdato, beløb ekskl. moms, moms, at betale, i alt."""
+
+INVOICE_NUMBER = [r"\bfaktura[\s.-]*(?:nr\b\.?|nummer\b)"]
+RECEIPT_NUMBER = [r"\bbilags?[\s.-]*(?:nr\b\.?|nummer\b)"]
+INVOICE_DATE = [r"\bfaktura[\s-]*dato\b", r"\budstedt\b"]
+DUE_DATE = [r"\bforfaldsdato\b", r"\bforfald\b"]
+OTHER_DATE = ["forfald", "levering"]
+TOTAL_GROSS = [r"\bi\s+alt\s*(?:inkl|med)\b"]
+TOTAL_DUE = [r"\bat\s+betale\b"]
+TOTAL_PLAIN = [r"\bi\s+alt\b"]
+NOT_TOTAL = [r"\bmoms\b", r"ekskl", r"\buden\b", r"\bdelsum"]
+GROSS_MARK = [r"\bmed\s+moms\b", r"at\s+betale"]
+NET = [r"\b(?:i\s+alt|bel[øo]b)\s*(?:eks(?:kl)?|uden)\b\.?\s*(?:moms)?"]
+VAT_AMOUNT = [r"\b(?:total\s*)?moms(?:[\s-]*bel[øo]b)?\b"]
+DEPOSIT = [r"\b(?:betalt|forskud)\b"]
+MONTHS = {1: "januar", 2: "februar", 3: "marts", 4: "april", 5: "maj", 6: "juni", 7: "juli", 8: "august",
+          9: "september", 10: "oktober", 11: "november", 12: "december"}

@@ -1,0 +1,18 @@
+"""Norwegian (bokmål): faktura, fakturanr., fakturadato, forfallsdato, sum eks. mva, mva, å betale."""
+
+INVOICE_NUMBER = [r"\bfaktura[\s.-]*(?:nr\b\.?|nummer\b|no\b\.?)"]
+RECEIPT_NUMBER = [r"\bkvittering[\s.-]*(?:nr\b\.?|nummer\b)"]
+INVOICE_DATE = [r"\bfaktura[\s-]*dato\b", r"\butstedt\b"]
+DUE_DATE = [r"\bforfalls?dato\b", r"\bbetalingsfrist\b"]
+OTHER_DATE = ["forfall", "ordre", "levert", "leveranse", "uttak", "neste"]
+INVOICE_TITLE = ["kreditnota"]
+TOTAL_GROSS = [r"\b(?:totalt|sum)\s*(?:inkl|med)\b", r"\btotalbel[øo]p\b", r"\bfakturabel[øo]p\b"]
+TOTAL_DUE = [r"\b(?:bel[øo]p\s+)?[åa]\s+betale\b"]
+TOTAL_PLAIN = [r"\btotalt\b", r"\bsum\b"]
+NOT_TOTAL = [r"\bmva\b", r"ekskl", r"\buten\b", r"\bbetalt\b", r"mellomsum"]
+GROSS_MARK = [r"\bmed\s+mva\b", r"[åa]\s+betale"]
+NET = [r"\b(?:sum|totalt|bel[øo]p)\s*(?:eks(?:kl)?|ex|uten)\b\.?\s*(?:mva)?", r"\bnettobel[øo]p\b", r"\bnettosum\b"]
+VAT_AMOUNT = [r"\b(?:total\s*|sum\s*)?(?:mva|merverdiavgift)(?:[\s-]*bel[øo]p)?\b"]
+DEPOSIT = [r"\b(?:betalt|forskudd|innbetalt)\b"]
+MONTHS = {1: "januar", 2: "februar", 3: "mars", 4: "april", 5: "mai", 6: "juni", 7: "juli", 8: "august",
+          9: "september", 10: "oktober", 11: "november", 12: "desember"}

@@ -1,0 +1,19 @@
+"""Portuguese: fatura n.º, fatura-recibo, data de emissão, data de vencimento, total sem IVA, IVA, total a pagar."""
+
+INVOICE_NUMBER = [r"\bfatura(?:[\s-]*recibo)?\s*(?:n\.?\s?[°º]\.?|n[úu]m(?:ero|\.)?|no\b\.?)",
+                  r"\bn[úu]mero\s+d[ao]\s+(?:fatura|documento)\b",
+                  r"\bn[úu]mero\s+d[ao]\s+(?:nfs?-?e|nota(?:\s+fiscal)?|recibo)\b"]
+INVOICE_TITLE = [r"fatura(?:[\s-]*recibo)?"]
+INVOICE_DATE = [r"\bdata\s*(?:da\s+)?(?:fatura|emiss[ãa]o)\b"]
+DUE_DATE = [r"\bdata\s+(?:de\s+)?vencimento\b", r"\bvencimento\b"]
+OTHER_DATE = ["vencimento"]
+TOTAL_GROSS = [r"\bvalor\s+total\b", r"\btotal\s*(?:com\s+iva|da\s+fatura|do\s+documento)\b"]
+TOTAL_DUE = [r"\b(?:total|valor)\s+a\s+pagar\b"]
+NOT_TOTAL = [r"\bsem\b", r"\bpre[çc]o\b", r"\bpago\b"]
+GROSS_MARK = [r"\bcom\s+iva\b"]
+NET = [r"\b(?:total\s+)?(?:sem|s/)\s*iva\b", r"\bvalor\s+(?:l[íi]quido|sem\s+iva)\b", r"\bincid[êe]ncia\b"]
+VAT_AMOUNT = [r"\b(?:valor\s+(?:do\s+)?|total\s+)?iva\b"]
+DEPOSIT = [r"\b(?:j[áa]\s+)?pago\b"]
+CURRENCY = [r"moeda"]
+MONTHS = {1: "janeiro", 2: "fevereiro fev", 3: "março marco", 4: "abril", 5: "maio", 6: "junho", 7: "julho",
+          8: "agosto", 9: "setembro", 10: "outubro out", 11: "novembro", 12: "dezembro"}

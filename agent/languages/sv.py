@@ -1,0 +1,17 @@
+"""Swedish: faktura, fakturanummer, fakturadatum, förfallodatum, summa exkl. moms, moms, att betala."""
+
+INVOICE_NUMBER = [r"\bfaktura[\s.-]*(?:nr\b\.?|nummer\b)"]
+RECEIPT_NUMBER = [r"\bkvitto[\s.-]*(?:nr\b\.?|nummer\b)"]
+INVOICE_DATE = [r"\bfaktura[\s-]*datum\b", r"\butf[äa]rdad\b"]
+DUE_DATE = [r"\bf[öo]rfallo(?:datum|dag)\b", r"\bsista\s+betalningsdag(?:en)?\b"]
+OTHER_DATE = ["f[öo]rfall", "leverans", "order"]
+TOTAL_GROSS = [r"\b(?:totalt|summa)\s*(?:inkl|med)\b"]
+TOTAL_DUE = [r"\b(?:belopp\s+)?att\s+betala\b"]
+TOTAL_PLAIN = [r"\btotalt\b", r"\bsumma\b"]
+NOT_TOTAL = [r"\bmoms\b", r"\butan\b"]
+GROSS_MARK = [r"\bmed\s+moms\b", r"att\s+betala"]
+NET = [r"\b(?:summa|totalt|belopp)\s*(?:exkl|ex|utan)\b\.?\s*(?:moms)?", r"\bnettobelopp\b"]
+VAT_AMOUNT = [r"\b(?:total\s*)?moms(?:[\s-]*belopp)?\b"]
+DEPOSIT = [r"\b(?:betalt|f[öo]rskott)\b"]
+MONTHS = {1: "januari", 2: "februari", 3: "mars", 4: "april", 5: "maj", 6: "juni", 7: "juli", 8: "augusti",
+          9: "september", 10: "oktober", 11: "november", 12: "december"}

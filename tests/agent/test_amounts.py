@@ -1,0 +1,313 @@
+"""The total among its decoys, the currency from every clue, the due date, net and VAT amounts, and the
+invoices of Norway, Sweden, Denmark, Portugal and the Czech Republic. Every invoice here is made up."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from agent import fields, workflow
+
+TODAY = date(2026, 6, 1)
+
+
+def read(text: str) -> dict:
+    return fields.check_all(text, today=TODAY)
+
+
+# --- the total among its decoys ------------------------------------------------------------------
+
+
+def test_a_paid_invoice_whose_balance_due_is_zero_keeps_its_total():
+    text = ("Kestrel Audio Pty Ltd\nTax Invoice 5521\nDate: 02/03/2026\n"
+            "Subtotal        410.00\nGST        41.00\nTotal        451.00\n"
+            "Amount paid        451.00\nBalance due        0.00\n")
+    found = read(text)["total_amount"]
+    assert (found["status"], found["value"]) == ("present", "451.00")
+    assert found["detail"] == "the amount still to pay is 0.00 after a payment of 451.00"
+
+
+def test_a_balance_left_after_a_part_payment_is_reported_beside_the_total():
+    text = ("Invoice 88\nBalance Due:        $1,250.00\nSubtotal:        $3,000.00\nDiscount (5%):   $150.00\n"
+            "Tax (10%):        $285.00\nTotal:        $3,135.00\nAmount Paid        $1,885.00\n")
+    found = read(text)["total_amount"]
+    assert (found["value"], found["detail"]) == ("3135.00", "the amount still to pay is 1250.00 after a payment "
+                                                 "of 1885.00")
+
+
+def test_a_bare_total_that_is_the_net_loses_to_the_amount_due_net_plus_tax_makes():
+    text = "Invoice 7\nTotal        200.00\nSales tax        16.50\nAmount due        216.50\n"
+    assert read(text)["total_amount"]["value"] == "216.50"
+
+
+def test_a_totals_block_of_labels_over_their_amounts_reads_the_totals_row():
+    text = ("Factuur 2026-118\nSubtotaal\nBTW 21%\nTotaal\n"
+            "1.000,00\n210,00\n1.210,00\n")
+    found = read(text)
+    assert found["total_amount"]["value"] == "1210.00"
+    assert (found["net_amount"]["value"], found["vat_amount"]["value"]) == ("1000.00", "210.00")
+
+
+def test_a_negative_sum_of_another_kind_never_beats_a_total_including_vat():
+    text = ("Afrekening 31\nTotaal verkochte artikelen (incl. btw)        € 845,20\n"
+            "Totaal jouw uitbetaling        € -12.904,77\n")
+    assert read(text)["total_amount"]["value"] == "845.20"
+
+
+def test_a_total_printed_without_a_label_is_the_one_net_plus_vat_make():
+    text = "Faktura 77\nZáklad daně        2 400,00 Kč\nDPH 21 %        504,00 Kč\n        2 904,00 Kč\n"
+    found = read(text)["total_amount"]
+    assert found["value"] == "2904.00" and "net plus VAT" in found["detail"]
+
+
+# --- the currency --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seller, code", [
+    ("Tornería del Sur S.R.L.\nCUIT: 30-71234567-1\nAv. Belgrano 1200, Córdoba", "ARS"),
+    ("Kestrel Audio Pty Ltd\nABN 51 824 753 556\n12 Wattle St, Fitzroy VIC 3065", "AUD"),
+    ("Blue Heron Supply LLC\n400 Canal Street\nPortland, OR 97209", "USD"),
+    ("Maple Row Bakery Inc.\n88 King St W\nToronto ON M5H 1J9", "CAD"),
+])
+def test_a_dollar_sign_alone_takes_the_currency_of_the_sellers_country(seller, code):
+    found = read(f"{seller}\nInvoice 12\nTotal        $ 1,200.00\n")["currency"]
+    assert found["value"] == code  # ARS is read, and then reported as not a currency we pay in
+    assert found["status"] == ("present" if code in fields.CURRENCIES else "malformed")
+
+
+def test_a_dollar_sign_with_no_country_on_the_page_is_to_check():
+    found = read("Invoice 12\nTotal        $ 1,200.00\n")["currency"]
+    assert (found["status"], found["value"]) == ("to_check", None)
+    assert "several countries" in found["detail"]
+
+
+def test_a_dollar_code_printed_on_the_page_decides_over_the_country():
+    text = "Blue Heron Supply LLC\nPortland, OR 97209\nInvoice 12\nAll amounts in CAD\nTotal        $ 1,200.00\n"
+    assert read(text)["currency"]["value"] == "CAD"
+
+
+@pytest.mark.parametrize("text, code", [
+    ("Rechnung 5\nGesamtbetrag        EUR1.234,00\n", "EUR"),  # a code glued before the amount
+    ("Rechnung 5\nGesamtbetrag        1.234,00EUR\n", "EUR"),  # and after it
+    ("Factura 5\nRFC: ABC010203XY1\nSon: mil doscientos pesos 00/100 M.N.\n", "MXN"),  # a word and the country
+    ("Fatura 5\nSão quinhentos reais.\n", "BRL"),
+    ("Faktura 5\nBeløpet betales i norske kroner.\n", "NOK"),
+    ("Invoice 5\nPayable in Canadian dollars.\nTotal        1,200.00\n", "CAD"),
+])
+def test_the_currency_from_codes_glued_to_amounts_and_from_words(text, code):
+    assert read(text)["currency"]["value"] == code
+
+
+def test_kroner_signs_take_the_country_of_the_seller():
+    text = "Fjellbu Snekkeri AS\nStorgata 4, 0155 Oslo, Norge\nFaktura 9\nÅ betale        kr 4 500,00\n"
+    assert read(text)["currency"]["value"] == "NOK"
+
+
+# --- the next fields accounts payable needs --------------------------------------------------------
+
+
+def test_due_net_and_vat_are_read_and_net_plus_vat_is_checked_against_the_total():
+    text = ("Invoice INV-311\nInvoice date: 10 March 2026\nDue date: 9 April 2026\n"
+            "Net amount        500.00\nVAT 20%        100.00\nTotal due        600.00\n")
+    found = read(text)
+    assert (found["due_date"]["status"], found["due_date"]["value"]) == ("present", "2026-04-09")
+    assert found["net_amount"]["value"] == "500.00" and found["vat_amount"]["value"] == "100.00"
+    assert found["net_amount"]["detail"] == "net + VAT = the total"
+    assert found["vat_amount"]["evidence"]["text"].startswith("VAT 20%")
+
+
+def test_net_and_vat_that_do_not_make_the_total_are_to_check():
+    text = "Invoice 4\nSubtotal        500.00\nVAT        90.00\nTotal        600.00\n"
+    found = read(text)["net_amount"]
+    assert found["status"] == "to_check" and "not the total 600.00" in found["detail"]
+
+
+def test_per_rate_vat_lines_add_up_to_the_vat_amount():
+    text = ("Rechnung 8\nNettobetrag        300,00\nMwSt 19%        38,00\nMwSt 7%        7,00\n"
+            "Gesamtbetrag        345,00\n")
+    assert read(text)["vat_amount"]["value"] == "45.00"
+
+
+def test_a_vat_id_label_is_never_a_vat_amount():
+    text = "Acme Ltd\nVAT Reg No 980 7806 84\nInvoice 4\nTotal        120.00\n"
+    assert read(text)["vat_amount"]["status"] == "missing"
+
+
+def test_a_due_date_printed_before_the_invoice_date_label_is_not_the_invoice_date():
+    text = "Rechnung 2026-41\nZahlbar bis: 30.04.2026\nRechnungsdatum: 31.03.2026\nGesamtbetrag 99,00 €\n"
+    found = read(text)
+    assert found["invoice_date"]["value"] == "2026-03-31" and found["due_date"]["value"] == "2026-04-30"
+
+
+def test_a_due_date_before_the_invoice_date_is_to_check():
+    found = read("Invoice 3\nInvoice date: 2026-03-31\nDue date: 2026-03-01\n")["due_date"]
+    assert (found["status"], found["detail"]) == ("to_check", "the due date is before the invoice date")
+
+
+def test_fields_read_only_when_printed_are_never_counted_as_not_found():
+    found = read("Acme GmbH\nInvoice 3\nInvoice date: 2026-03-31\n")
+    assert {found[name]["status"] for name in ("due_date", "net_amount", "vat_amount")} == {"missing"}
+    summary = workflow.summarize({"fields": {n: f for n, f in found.items() if n in fields.ALSO_READ},
+                                  "readable": True})
+    assert summary.outcome == "ok"
+
+
+# --- numbers and dates ranked by their labels ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("line, number", [
+    ("Invoice no. 2024 00123", "2024 00123"),
+    ("FACTURA DE VENTA: C11 4471", "C11 4471"),
+    ("Rechnung Nr. 2026 0815 vom 05.03.2026", "2026 0815"),
+    ("Invoice no. 2024-001 Customer no. 77", "2024-001"),  # a word ends the number
+    ("Invoice no. 4471 12.03.2026", "4471"),  # a date is no group of the number
+])
+def test_an_invoice_number_keeps_the_groups_its_label_says_are_one_number(line, number):
+    assert read(f"{line}\nTotal 10,00 €\n")["invoice_number"]["value"] == number
+
+
+@pytest.mark.parametrize("line, number", [
+    ("Ticket #: 00417", "00417"),
+    ("Transaction No. 55012", "55012"),
+    ("Número da NFS-e: 1204", "1204"),
+])
+def test_receipts_number_labels(line, number):
+    assert read(f"{line}\nTotal 10,00\n")["invoice_number"]["value"] == number
+
+
+@pytest.mark.parametrize("text, day", [
+    ("Invoice\nMeter reading date: 01.02.2026\nIssued 14.02.2026\nTotal 10,00", "2026-02-14"),
+    ("Permit\nExpiration date: 30.06.2026\nPurchase: 14.02.2026\nTotal 10,00", "2026-02-14"),
+])
+def test_dates_of_other_things_are_not_the_invoice_date(text, day):
+    assert read(text)["invoice_date"]["value"] == day
+
+
+# --- five more languages ----------------------------------------------------------------------------
+
+
+def test_a_norwegian_invoice():
+    text = ("Fjellbu Snekkeri AS\nStorgata 4, 0155 Oslo\nFAKTURA\nFakturanr.:        2207\n"
+            "Fakturadato:        12.01.2026\nForfallsdato:        26.01.2026\n"
+            "Sum eks. mva        8 000,00\nMva 25 %        2 000,00\nÅ betale        NOK 10 000,00\n")
+    found = read(text)
+    assert [found[n]["value"] for n in ("invoice_number", "invoice_date", "due_date", "total_amount", "currency",
+                                        "net_amount", "vat_amount")] == [
+        "2207", "2026-01-12", "2026-01-26", "10000.00", "NOK", "8000.00", "2000.00"]
+
+
+def test_a_swedish_invoice():
+    text = ("Lindqvist Måleri AB\nFaktura\nFakturanummer: 1043\nFakturadatum: 3 februari 2026\n"
+            "Förfallodatum: 5 mars 2026\nSumma exkl. moms        4 000,00 kr\nMoms 25 %        1 000,00 kr\n"
+            "Att betala        5 000,00 SEK\n")
+    found = read(text)
+    assert [found[n]["value"] for n in ("invoice_number", "invoice_date", "due_date", "total_amount", "currency",
+                                        "net_amount", "vat_amount")] == [
+        "1043", "2026-02-03", "2026-03-05", "5000.00", "SEK", "4000.00", "1000.00"]
+
+
+def test_a_danish_invoice():
+    text = ("Holm & Bach ApS\nFaktura nr. 5560\nFakturadato: 2. marts 2026\nForfaldsdato: 16. marts 2026\n"
+            "Beløb ekskl. moms        1.600,00\nMoms        400,00\nAt betale        DKK 2.000,00\n")
+    found = read(text)
+    assert [found[n]["value"] for n in ("invoice_number", "invoice_date", "due_date", "total_amount", "currency",
+                                        "net_amount", "vat_amount")] == [
+        "5560", "2026-03-02", "2026-03-16", "2000.00", "DKK", "1600.00", "400.00"]
+
+
+def test_a_portuguese_invoice():
+    text = ("Oficina Ribeiro, Lda.\nFatura n.º FT 2026/318\nData de emissão: 9 de abril de 2026\n"
+            "Data de vencimento: 9 de maio de 2026\nTotal sem IVA        250,00 €\nIVA 23%        57,50 €\n"
+            "Total a pagar        307,50 €\n")
+    found = read(text)
+    assert [found[n]["value"] for n in ("invoice_number", "invoice_date", "due_date", "total_amount", "currency",
+                                        "net_amount", "vat_amount")] == [
+        "FT 2026/318", "2026-04-09", "2026-05-09", "307.50", "EUR", "250.00", "57.50"]
+
+
+def test_a_czech_invoice():
+    text = ("Truhlářství Novák s.r.o.\nFaktura č. 2026-0042\nDatum vystavení: 4. 3. 2026\n"
+            "Datum splatnosti: 18. 3. 2026\nCelkem bez DPH        10 000,00 Kč\nDPH 21 %        2 100,00 Kč\n"
+            "Celkem k úhradě        12 100,00 Kč\n")
+    found = read(text)
+    assert [found[n]["value"] for n in ("invoice_number", "invoice_date", "due_date", "total_amount", "currency",
+                                        "net_amount", "vat_amount")] == [
+        "2026-0042", "2026-03-04", "2026-03-18", "12100.00", "CZK", "10000.00", "2100.00"]
+
+
+def test_a_norwegian_totals_row_gives_net_vat_and_gross_side_by_side():
+    text = ("Faktura 61\nBeskrivelse        Beløp        Mva        Beløp\n"
+            "Arbeid        1 200,00        300,00        1 500,00\nSum        1 200,00        300,00        1 500,00\n")
+    found = read(text)
+    assert [found[n]["value"] for n in ("total_amount", "net_amount", "vat_amount")] == [
+        "1500.00", "1200.00", "300.00"]
+
+
+@pytest.mark.parametrize("text", [
+    "Real Estate Services Ltd\nInvoice 4\nTotal 120.00\n",  # an English word, no currency
+    "Albarán 4\nPeso neto: 12 kg\nTotal 120,00\n",  # "peso" is a weight
+])
+def test_words_that_are_not_currencies_are_not_read_as_one(text):
+    assert read(text)["currency"]["value"] is None
+
+
+def test_an_abbreviation_with_a_dot_is_no_web_address():
+    text = "Tel.no 555 0100\nInvoice 4\nTotal        $ 120.00\n"  # ".no" here is no Norwegian domain
+    assert read(text)["currency"]["status"] == "to_check"
+
+
+def test_a_web_address_tells_the_country():
+    text = "Invoice 4\nwww.kestrel-audio.com.au\nTotal        $ 120.00\n"
+    assert read(text)["currency"]["value"] == "AUD"
+
+
+def test_a_card_slips_transaction_number_never_beats_the_invoices_own():
+    text = "Card payment\nTrans #: 99812\nAuth code: 4471\nInvoice no. INV-3301\nTotal 48.00\n"
+    assert read(text)["invoice_number"]["value"] == "INV-3301"
+
+
+def test_every_entry_a_language_module_defines_is_one_the_labels_assemble():
+    from agent import labels, languages
+
+    for module in languages.MODULES:
+        defined = {name for name in vars(module) if name.isupper()}
+        assert defined <= set(languages.ENTRIES), (module.__name__, defined - set(languages.ENTRIES))
+        for name in defined - {"MONTHS"}:
+            assembled = getattr(labels, name)
+            text = assembled if isinstance(assembled, str) else getattr(assembled, "pattern", None) or assembled
+            assert all(entry in text for entry in getattr(module, name)), (module.__name__, name)
+        for number, names in module.MONTHS.items():
+            assert all(labels.MONTHS[name] == number for name in names.split())
+
+
+def test_the_fields_read_when_printed_have_the_shape_of_the_required_ones():
+    found = read("Invoice 9\nDue date: 2026-04-30\nSubtotal 10.00\nVAT 2.00\nTotal 12.00\n")
+    read_here = {"due_date", "net_amount", "vat_amount"}
+    assert read_here <= set(found) and set(found) - set(fields.REQUIRED) <= set(fields.ALSO_READ)
+    for name in read_here:
+        assert set(found[name]) == {"status", "value", "detail", "evidence"}, name
+        assert found[name]["status"] == "present" and found[name]["evidence"]["page"] == 1, name
+
+
+def test_a_dates_label_wins_over_the_place_and_date_of_the_letter_printed_above_it():
+    text = "München, den 02.11.2025\nRechnung 7711\nRechnungsdatum: 31.10.2025\nGesamtbetrag 50,00 €\n"
+    assert read(text)["invoice_date"]["value"] == "2025-10-31"
+
+
+@pytest.mark.parametrize("text, number", [
+    ("Atelier Brun\nNOTE\nRéférence : 2025-117\nTotal 10,00 €\n", "2025-117"),  # the document's own reference
+    ("Atelier Brun\nYour reference: PO-7781\nTotal 10,00 €\n", None),  # the buyer's reference is not it
+    ("Atelier Brun\nFacture n° F-88\nRéférence : 2025-117\nTotal 10,00 €\n", "F-88"),  # a label wins
+])
+def test_a_bare_reference_is_the_number_only_when_nothing_names_the_invoice_number(text, number):
+    assert read(text)["invoice_number"]["value"] == number
+
+
+def test_a_total_on_an_appended_page_never_replaces_the_invoices_amount_due():
+    from agent.layout import Layout, Line
+
+    lines = [Line(page=1, words=[], text=t) for t in ("Invoice 4410", "Date: 03.02.2026", "Amount due        120.00")]
+    lines += [Line(page=2, words=[], text=t) for t in ("WORK ORDER 77", "Parts and labour", "Total        980.00")]
+    found = fields.read_fields(Layout(pages=2, lines=lines, sizes=[]), today=TODAY)["total_amount"]
+    assert found["value"] == "120.00"
