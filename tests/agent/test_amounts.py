@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from agent import fields, workflow
+from agent import fields, reading, workflow
 
 TODAY = date(2026, 6, 1)
 
@@ -146,11 +146,13 @@ def test_a_due_date_before_the_invoice_date_is_to_check():
 
 
 def test_fields_read_only_when_printed_are_never_counted_as_not_found():
-    found = read("Acme GmbH\nInvoice 3\nInvoice date: 2026-03-31\n")
+    text = "Acme GmbH\nInvoice 3\nInvoice date: 2026-03-31\n"
+    found = read(text)
     assert {found[name]["status"] for name in ("due_date", "net_amount", "vat_amount")} == {"missing"}
-    summary = workflow.summarize({"fields": {n: f for n, f in found.items() if n in fields.ALSO_READ},
-                                  "readable": True})
-    assert summary.outcome == "ok"
+    checked = reading.validate(reading.extract(None, "", text, today=TODAY), today=TODAY)
+    assert set(checked["fields"]) == set(fields.REQUIRED) and checked["also_read"] == {}
+    present = {name: {"status": "present", "value": "x", "detail": ""} for name in fields.REQUIRED}
+    assert workflow.summarize({"fields": present, "also_read": checked["also_read"], "readable": True}).outcome == "ok"
 
 
 # --- numbers and dates ranked by their labels ----------------------------------------------------------
