@@ -8,10 +8,16 @@ event is never queued twice for an endpoint. A worker dying between that commit 
 leaves them to the ``webhook.catchup`` job, which runs every few minutes and queues its next one.
 
 The delivery's handler POSTs the event, signed, with the external-start marker committed
-first: a worker that dies during the request leaves the delivery ``unknown`` for staff,
-never sent again by the queue. A timeout, a refused connection, a 5xx, a 408 or a 429 clear
-the marker and fail the attempt (retried with the queue's backoff, up to its attempts); any
-other answer outside 2xx fails it for good (a redirect is not followed).
+first, and each event reaches a receiver at most once: a delivery is sent again only when
+nothing of its request was written. A refused connection, a connection or TLS handshake that
+fails or times out, a 5xx, a 408 or a 429 (the receiver's word that it did not take it) clear
+the marker and fail the attempt (retried with the queue's backoff, up to its attempts). Once
+the request is written, no answer within the limit (or a dropped connection) leaves the
+marker: the receiver may have acted on it, so the delivery is ``unknown`` for staff, never sent
+again by the queue, as when a worker dies during the request. Any other answer outside 2xx
+fails it for good (a redirect is not followed). ``WEBHOOKS["TIMEOUT_SECONDS"]`` bounds the whole
+request (connect, TLS, sending it, the answer's status and headers; its body is not read), not
+each read (``agent.outgoing``): a receiver dripping its answer holds a worker that long, no more.
 
 SSRF: a tenant chooses the URL, so the worker must not become a way into our own network.
 Only http(s) URLs are sent to, and every address the host resolves to must be public
@@ -24,14 +30,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import http.client
+import http
 import ipaddress
 import json
 import logging
 import secrets
 import socket
-import ssl
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -48,7 +52,9 @@ from jobs.errors import TenantQueueFull
 from jobs.kinds import JobFailed, Kind
 from jobs.models import Job
 
+from . import outgoing
 from .models import WebhookEndpoint
+from .outgoing import Target
 
 log = logging.getLogger("agent.webhooks")
 
@@ -58,7 +64,6 @@ REVIEW_KIND = "document_review"  # whose completions send events (agent.workflow
 FINISHED, NEEDS_ACTION = "document.finished", "document.needs_action"
 EVENTS = (FINISHED, NEEDS_ACTION)
 RETRY_STATUSES = {408, 429}
-MAX_ANSWER_BYTES = 4096  # of a receiver's answer read back: only its status matters
 
 
 class UnsafeURL(ValueError):
@@ -220,15 +225,6 @@ CATCHUP_KIND = Kind(
 # --- Where a delivery may go ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Target:
-    scheme: str
-    host: str  # as the URL names it: the Host header and TLS's server name
-    address: str  # the checked address the request connects to
-    port: int
-    path: str
-
-
 def target(url: str, *, allow_private: bool | None = None) -> Target:
     """Resolve ``url`` to the address a delivery connects to, or raise ``UnsafeURL``."""
     allow = settings.WEBHOOKS["ALLOW_PRIVATE"] if allow_private is None else allow_private
@@ -252,40 +248,11 @@ def target(url: str, *, allow_private: bool | None = None) -> Target:
     return Target(parts.scheme, parts.hostname, addresses[0], port, path)
 
 
-class _PinnedHTTPS(http.client.HTTPSConnection):
-    """HTTPS to the checked address, the certificate verified for the URL's host name."""
-
-    def __init__(self, target: Target, timeout: float) -> None:
-        super().__init__(target.host, target.port, timeout=timeout, context=ssl.create_default_context())
-        self._address = target.address
-
-    def connect(self) -> None:
-        sock = socket.create_connection((self._address, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
-
-
-def post(to: Target, body: bytes, headers: dict[str, str], *, timeout: float) -> int:
-    """POST ``body`` to the checked address; the answer's status. Raises OSError or
-    http.client.HTTPException (a timeout is an OSError)."""
-    conn: http.client.HTTPConnection
-    if to.scheme == "https":
-        conn = _PinnedHTTPS(to, timeout)
-    else:
-        conn = http.client.HTTPConnection(to.address, to.port, timeout=timeout)
-    try:
-        host = to.host if to.port in (80, 443) else f"{to.host}:{to.port}"
-        conn.request("POST", to.path, body=body, headers={**headers, "Host": host})
-        answer = conn.getresponse()
-        answer.read(MAX_ANSWER_BYTES)
-        return answer.status
-    finally:
-        conn.close()
-
-
 # --- The delivery ---------------------------------------------------------------------------
 
 
-def _timeout() -> float:
+def _total() -> float:
+    """The whole request's limit: connect, TLS, the request and the answer's headers, together."""
     return float(cast(Any, settings.WEBHOOKS)["TIMEOUT_SECONDS"])
 
 
@@ -339,17 +306,25 @@ def deliver(ctx: JobContext) -> dict[str, Any]:
                "X-Docket-Signature": sign(endpoint.secret, timestamp, body)}
     what = f"webhook {event} POST to endpoint {endpoint.pk}"
     ctx.mark_external_start(what)  # from here a worker's death leaves it unknown: never sent twice
-    started = time.monotonic()
+    total = _total()
     try:
-        status = post(to, body, headers, timeout=_timeout())
-    except (OSError, http.client.HTTPException) as exc:
-        ctx.clear_external_start(what)  # retried: a receiver dedupes a timed-out one by its id
-        raise JobFailed(f"webhook endpoint {endpoint.pk} unreachable: {type(exc).__name__}",
+        answer = outgoing.post(to, body, headers, total=total)  # the status only: its body is not read
+    except outgoing.NotSent as exc:
+        ctx.clear_external_start(what)  # nothing of the request was written: sending it again sends it once
+        raise JobFailed(f"webhook endpoint {endpoint.pk} unreachable: {exc.reason}",
                         code="webhook_unreachable") from None
+    except outgoing.NoAnswer as exc:
+        # Sent, and no answer within the limit: the receiver may have acted on it. The marker stays,
+        # so the delivery is unknown (for staff to settle), never sent a second time by the queue.
+        raise JobFailed(f"webhook endpoint {endpoint.pk} gave no answer within {total:g} s after the request "
+                        f"was sent ({exc.reason}); whether it was received is not known",
+                        code="webhook_no_answer") from None
+    status = answer.status
     # A 2xx: the marker stays until the completion, so dying now is unknown, not resent.
     if http.HTTPStatus.OK <= status < http.HTTPStatus.MULTIPLE_CHOICES:
         return {"event": event, "endpoint": endpoint.pk, "sent": True, "status": status, "epoch": ctx.epoch,
-                "ms": round((time.monotonic() - started) * 1000)}
+                "ms": round(answer.seconds * 1000)}
+    # Any other answer is the receiver's word that it did not take the event: safe to send again.
     ctx.clear_external_start(what)
     if status >= http.HTTPStatus.INTERNAL_SERVER_ERROR or status in RETRY_STATUSES:
         raise JobFailed(f"webhook endpoint {endpoint.pk} answered {status}", code="webhook_retry")

@@ -8,6 +8,8 @@ import hmac
 import json
 import os
 import signal
+import socket
+import time
 from datetime import timedelta
 
 import pytest
@@ -29,8 +31,8 @@ SECRET = "s3cret-of-acme"  # a test endpoint's secret
 def receiver():
     made: list[Receiver] = []
 
-    def make(*script: int | str) -> Receiver:
-        made.append(Receiver(*script))
+    def make(*script: int | str, **options) -> Receiver:
+        made.append(Receiver(*script, **options))
         return made[-1]
 
     yield make
@@ -142,22 +144,109 @@ def test_a_review_not_needing_action_sends_only_document_finished(accept, clock,
 # --- Retries ----------------------------------------------------------------------------------
 
 
-def test_a_receiver_that_times_out_is_retried_then_delivered(accept, clock, alice, receiver):
+def test_a_receiver_that_never_answers_gets_the_event_once_and_the_delivery_is_unknown(accept, clock, alice,
+                                                                                       receiver):
     r = receiver("hang", 200)
     endpoint(alice, r.url)
     webhooks.enqueue(completed_review(accept, clock).pk)
 
     assert run(clock)
+    clock.advance(minutes=2)  # past any backoff: nothing is sent again
+    assert run(clock) is False
+
+    (delivery,) = deliveries()
+    assert (delivery.state, delivery.failure_code, delivery.attempts) == ("unknown", "webhook_no_answer", 1)
+    assert delivery.external_started_at is not None and "not known" in delivery.last_error
+    assert len(r.requests) == 1
+
+
+def test_a_receiver_slower_than_the_limit_receives_each_of_12_events_exactly_once(accept, clock, alice, receiver):
+    """Each answer comes after the limit: the request was sent, so whether the receiver acted on
+    it is not known. Every delivery is unknown, and no event arrives twice."""
+    r = receiver(delay=2.0)  # 200, two seconds after each request; the limit is 0.5 s
+    endpoint(alice, r.url)
+    reviews = [completed_review(accept, clock) for _ in range(12)]
+    made = [d for review in reviews for d in webhooks.enqueue(review.pk)]
+    assert len(made) == 12
+
+    for _ in range(6):  # every delivery, then every retry the queue would make after its backoff
+        while run(clock):
+            pass
+        clock.advance(minutes=10)
+
+    assert [d.state for d in deliveries()] == ["unknown"] * 12
+    assert sorted(r.received().values()) == [1] * 12
+    assert set(r.received()) == {f"evt_{pk}" for pk in made}
+
+
+def test_a_refused_connection_sends_nothing_and_is_retried_then_delivered_once(accept, clock, alice, receiver):
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: the connection is refused
+    hook = endpoint(alice, f"http://127.0.0.1:{closed.getsockname()[1]}/hooks")
+    webhooks.enqueue(completed_review(accept, clock).pk)
+    try:
+        assert run(clock)
+    finally:
+        closed.close()
     (delivery,) = deliveries()
     assert (delivery.state, delivery.failure_code, delivery.external_started_at) == ("queued", "webhook_unreachable",
                                                                                      None)
+    r = receiver()
+    WebhookEndpoint.objects.filter(pk=hook.pk).update(url=r.url)
     clock.advance(minutes=2)  # past the backoff
     assert run(clock)
 
     (delivery,) = deliveries()
     assert (delivery.state, delivery.attempts) == ("completed", 2)
-    assert len(r.requests) == 2
-    assert json.loads(r.requests[0]["body"])["id"] == json.loads(r.requests[1]["body"])["id"]  # for receivers to dedupe
+    assert len(r.requests) == 1
+
+
+def test_a_failed_tls_handshake_sends_nothing_and_is_retried(accept, clock, alice, receiver):
+    r = receiver()  # plain HTTP: the TLS handshake fails before any byte of the request is written
+    endpoint(alice, r.url.replace("http://", "https://"))
+    webhooks.enqueue(completed_review(accept, clock).pk)
+    assert run(clock)
+    (delivery,) = deliveries()
+    assert (delivery.state, delivery.failure_code, delivery.external_started_at) == ("queued", "webhook_unreachable",
+                                                                                     None)
+    assert r.requests == []
+
+
+# --- One limit for the whole request --------------------------------------------------------------
+
+
+def test_a_receiver_dripping_its_answer_is_cut_off_at_the_whole_request_limit(accept, clock, alice, receiver,
+                                                                              settings):
+    """Each byte of the answer comes well within the limit, the answer as a whole never does: the
+    delivery ends at the limit (not when the receiver stops), unknown, sent once."""
+    settings.WEBHOOKS = {**settings.WEBHOOKS, "TIMEOUT_SECONDS": 1.0}
+    r = receiver("drip", drip_every=0.2)  # the status line and headers, one byte every 0.2 s: ~15 s
+    endpoint(alice, r.url)
+    webhooks.enqueue(completed_review(accept, clock).pk)
+
+    started = time.monotonic()
+    assert run(clock)
+    took = time.monotonic() - started
+
+    (delivery,) = deliveries()
+    assert (delivery.state, delivery.failure_code) == ("unknown", "webhook_no_answer")
+    assert "longer than 1 s" in delivery.last_error
+    assert 1.0 <= took < 3.0
+    assert len(r.requests) == 1
+
+
+def test_a_receiver_dripping_the_body_after_its_200_is_delivered_without_waiting_for_it(accept, clock, alice,
+                                                                                     receiver):
+    r = receiver("drip-body", drip_every=0.2)  # 200 and its headers at once, then a body byte every 0.2 s
+    endpoint(alice, r.url)
+    webhooks.enqueue(completed_review(accept, clock).pk)
+
+    started = time.monotonic()
+    assert run(clock)
+
+    assert time.monotonic() - started < 0.5  # the limit is 0.5 s: its status is all a delivery reads
+    (delivery,) = deliveries()
+    assert (delivery.state, delivery.result["status"]) == ("completed", 200)
 
 
 def test_a_500_then_200_is_delivered_once_on_the_second_attempt(accept, clock, alice, receiver):
