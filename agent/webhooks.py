@@ -22,7 +22,8 @@ each read (``agent.outgoing``): a receiver dripping its answer holds a worker th
 SSRF: a tenant chooses the URL, so the worker must not become a way into our own network.
 Only http(s) URLs are sent to, and every address the host resolves to must be public
 (not loopback, private, link-local such as a cloud's metadata address, reserved or
-multicast) unless ``WEBHOOKS["ALLOW_PRIVATE"]``; the request connects to the address that was
+multicast, nor an IPv6 form carrying such an IPv4 address: mapped, compatible, NAT64, 6to4,
+Teredo) unless ``WEBHOOKS["ALLOW_PRIVATE"]``; the request connects to the address that was
 checked, so a name that resolves differently a moment later (DNS rebinding) is not followed.
 """
 
@@ -224,6 +225,37 @@ CATCHUP_KIND = Kind(
 
 # --- Where a delivery may go ----------------------------------------------------------------
 
+# IPv6 forms that carry an IPv4 address a gateway or the host's own stack may take it to: each is
+# checked by the IPv4 address it reaches (``[::ffff:127.0.0.1]`` is 127.0.0.1).
+COMPATIBLE = ipaddress.IPv6Network("::/96")  # IPv4-compatible (deprecated): ::a.b.c.d
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # the well-known NAT64 prefix: the last 32 bits
+NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")  # local-use NAT64: to whatever the operator chose
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address reaches through a transition mechanism: mapped
+    (::ffff:0:0/96), IPv4-compatible (::/96), NAT64 (64:ff9b::/96), 6to4 (2002::/16, the relay
+    delivers to the embedded address) and Teredo (2001::/32: its server and its client)."""
+    if ip.ipv4_mapped is not None:
+        return [ip.ipv4_mapped]
+    if ip in COMPATIBLE or ip in NAT64:
+        return [ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)]
+    if ip.sixtofour is not None:
+        return [ip.sixtofour]
+    if ip.teredo is not None:
+        return list(ip.teredo)
+    return []
+
+
+def non_public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether a delivery to ``ip`` could reach anything but the public internet: a non-global or
+    multicast address, or an IPv6 address whose embedded IPv4 address is one (or local-use NAT64)."""
+    if ip.is_multicast or not ip.is_global:
+        return True
+    if isinstance(ip, ipaddress.IPv6Address):
+        return ip in NAT64_LOCAL or any(non_public(v4) for v4 in embedded_ipv4(ip))
+    return False
+
 
 def target(url: str, *, allow_private: bool | None = None) -> Target:
     """Resolve ``url`` to the address a delivery connects to, or raise ``UnsafeURL``."""
@@ -241,8 +273,7 @@ def target(url: str, *, allow_private: bool | None = None) -> Target:
     addresses = [str(info[4][0]) for info in found]
     if not allow:
         for address in addresses:
-            ip = ipaddress.ip_address(address.split("%", 1)[0])
-            if not ip.is_global or ip.is_multicast:
+            if non_public(ipaddress.ip_address(address.split("%", 1)[0])):
                 raise UnsafeURL(f"the host resolves to a non-public address ({address}); refused")
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return Target(parts.scheme, parts.hostname, addresses[0], port, path)

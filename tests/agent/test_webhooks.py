@@ -318,6 +318,58 @@ def test_private_and_loopback_addresses_are_refused_unless_allowed(url):
     assert webhooks.target(url, allow_private=True).address
 
 
+# IPv6 forms that reach a non-public IPv4 address through the host's stack or a gateway.
+TRANSITION_ADDRESSES = [
+    "::127.0.0.1",  # IPv4-compatible: loopback
+    "::a00:1",  # IPv4-compatible: 10.0.0.1
+    "::ffff:127.0.0.1",  # IPv4-mapped: loopback
+    "::ffff:169.254.169.254",  # IPv4-mapped: the cloud's metadata address
+    "64:ff9b::a00:1",  # NAT64 (well-known prefix): 10.0.0.1
+    "64:ff9b::a9fe:a9fe",  # NAT64: 169.254.169.254
+    "64:ff9b:1::808:808",  # local-use NAT64: translated to whatever network its operator chose
+    "2002:7f00:1::",  # 6to4: 127.0.0.1
+    "2002:c0a8:1::1",  # 6to4: 192.168.0.1
+    "2001:0:4136:e378:8000:63bf:3fff:fdd2",  # Teredo: its client 192.0.2.45 (documentation range)
+    "2001:0:a00:1::1",  # Teredo: its server 10.0.0.1
+]
+
+
+@pytest.mark.parametrize("address", TRANSITION_ADDRESSES)
+def test_ipv6_transition_addresses_of_non_public_ipv4_are_refused(address):
+    with pytest.raises(webhooks.UnsafeURL, match="non-public"):
+        webhooks.target(f"http://[{address}]:8080/hooks", allow_private=False)
+
+
+@pytest.mark.parametrize("address", ["64:ff9b::808:808", "2002:808:808::1", "::ffff:8.8.8.8"])
+def test_ipv6_transition_addresses_of_public_ipv4_are_allowed(address):
+    assert webhooks.target(f"http://[{address}]/hooks", allow_private=False).address == address
+
+
+@pytest.mark.parametrize("address", TRANSITION_ADDRESSES)
+def test_a_name_resolving_to_a_transition_address_is_refused_at_save_and_at_send(
+        settings, monkeypatch, accept, clock, alice, address):
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host == "hooks.example":
+            return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", (address, port, 0, 0))]
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    settings.WEBHOOKS = {**settings.WEBHOOKS, "ALLOW_PRIVATE": False}
+    form = WebhookEndpointForm(data={"tenant": alice.tenant_id, "url": "https://hooks.example/x",
+                                     "document_finished": True, "active": True})
+    assert not form.is_valid() and "non-public" in str(form.errors["url"])
+
+    endpoint(alice, "https://hooks.example/x")  # saved before the name changed its answer
+    webhooks.enqueue(completed_review(accept, clock).pk)
+    assert run(clock)
+    (delivery,) = deliveries()
+    assert (delivery.state, delivery.failure_code, delivery.external_started_at) == ("dead", "webhook_url_refused",
+                                                                                     None)
+    assert address in delivery.last_error
+
+
 @pytest.mark.parametrize("url", ["ftp://example.com/", "file:///etc/passwd", "http://user:pw@example.com/",
                                  "javascript:alert(1)"])
 def test_only_http_urls_without_credentials(url):
