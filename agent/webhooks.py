@@ -126,6 +126,11 @@ def enqueue(job_id: int) -> list[int]:
     # The completion's own time, on the clock that completed it (the database's, in production).
     now = review["finished_at"] or queue_clock.now()
     endpoints = list(WebhookEndpoint.objects.filter(tenant_id=review["tenant_id"], active=True))
+    if not endpoints:
+        return []
+    from jobs import tasks_backend
+
+    system = tasks_backend.system_user_id()  # the server's job, nobody's document (filed in the tenant for its share)
     delivered: list[int] = []
     for event in events_of(review["needs_action"]):
         for endpoint in endpoints:
@@ -133,7 +138,7 @@ def enqueue(job_id: int) -> list[int]:
                 continue
             try:
                 acceptance = queue.accept(
-                    tenant_id=review["tenant_id"], user_id=review["submitted_by_id"], kind=KIND_NAME,
+                    tenant_id=review["tenant_id"], user_id=system, kind=KIND_NAME,
                     payload={"job": job_id, "event": event, "endpoint": endpoint.pk},
                     operation_key=operation_key(job_id, event, endpoint.pk), now=now,
                     offered_only=False)

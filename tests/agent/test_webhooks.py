@@ -445,6 +445,46 @@ def test_a_failing_follow_up_costs_the_completed_job_nothing(accept, clock, regi
     assert "on_completed_failed" in caplog.text
 
 
+# --- Deliveries are the server's jobs, nobody's documents --------------------------------------------
+
+
+def test_deliveries_are_filed_under_the_system_and_no_member_sees_them(client, make_member, accept, clock, alice,
+                                                                       receiver):
+    from jobs import tasks_backend
+    from web import status
+
+    carol = make_member("acme", "carol")  # alice's team, without the webhook permission
+    endpoint(alice, receiver().url)
+    review = completed_review(accept, clock, needs_action=True)
+    counted = status.needing_action(tenant_id=alice.tenant_id, user_id=alice.pk)
+    made = webhooks.enqueue(review.pk)
+    assert len(made) == 2
+    while run(clock):  # delivered: each has a result a member could otherwise read
+        pass
+
+    assert {j.submitted_by_id for j in deliveries()} == {tasks_backend.system_user_id()}
+    assert {j.tenant_id for j in deliveries()} == {alice.tenant_id}  # its endpoint's tenant: its fair share
+    assert status.needing_action(tenant_id=alice.tenant_id, user_id=alice.pk) == counted
+    for member in (alice, carol):
+        client.force_login(member)
+        listed = client.get("/jobs?scope=team", HTTP_ACCEPT="application/json").json()
+        assert [j["id"] for j in listed["jobs"]] == [review.pk]
+        html = client.get("/jobs?scope=team", HTTP_ACCEPT="text/html").content.decode()
+        assert all(f"/jobs/{pk}" not in html for pk in made)
+        csv_rows = client.get("/jobs/export.csv?scope=team").content.decode().splitlines()
+        assert len(csv_rows) == 2  # the header and the review
+        for pk in made:
+            for url in (f"/jobs/{pk}", f"/jobs/{pk}/result.json"):
+                answer = client.get(url, HTTP_ACCEPT="application/json")
+                assert answer.status_code == 404 and answer.json()["error"] == "not_found"
+
+    root = make_member("ops", "root")
+    root.is_staff = root.is_superuser = True
+    root.save()
+    client.force_login(root)
+    assert client.get(f"/admin/jobs/job/{made[0]}/change/").status_code == 200
+
+
 # --- Staff --------------------------------------------------------------------------------------
 
 
