@@ -505,6 +505,58 @@ def test_staff_see_an_endpoints_deliveries_with_their_state(client, make_member,
     assert "document.finished" in text and "dead" in text and "answered 404" in text
 
 
+def staff_with(make_member, *codenames: str):
+    from django.contrib.auth.models import Permission
+
+    member = make_member("ops", f"staff-{'-'.join(codenames)}")
+    member.is_staff = True
+    member.save()
+    member.user_permissions.set(Permission.objects.filter(content_type__app_label="agent", codename__in=codenames))
+    return member
+
+
+ENDPOINT_SECRET = "whsec_" + "S" * 40
+
+
+@pytest.mark.parametrize("codenames", [("view_webhookendpoint",), ("view_webhookendpoint", "change_webhookendpoint")])
+def test_the_admin_shows_a_secrets_prefix_only_whatever_the_permission(client, make_member, alice, codenames):
+    hook = endpoint(alice, "https://hooks.example/x", secret=ENDPOINT_SECRET)
+    client.force_login(staff_with(make_member, *codenames))
+
+    for url in ("/admin/agent/webhookendpoint/", f"/admin/agent/webhookendpoint/{hook.pk}/change/"):
+        page = client.get(url)
+        assert page.status_code == 200
+        assert "S" * 8 not in page.content.decode()
+    assert "whsec_SSSS…" in client.get(f"/admin/agent/webhookendpoint/{hook.pk}/change/").content.decode()
+
+
+def test_rotating_a_secret_is_an_admin_action_showing_the_new_one_once(client, make_member, alice):
+    hook = endpoint(alice, "https://hooks.example/x", secret=ENDPOINT_SECRET)
+    rotate = {"action": "rotate_secret", "_selected_action": [hook.pk]}
+
+    client.force_login(staff_with(make_member, "view_webhookendpoint"))
+    client.post("/admin/agent/webhookendpoint/", rotate)
+    assert WebhookEndpoint.objects.get(pk=hook.pk).secret == ENDPOINT_SECRET  # viewing is not rotating
+
+    client.force_login(staff_with(make_member, "view_webhookendpoint", "change_webhookendpoint"))
+    shown = client.post("/admin/agent/webhookendpoint/", rotate)
+    new = WebhookEndpoint.objects.get(pk=hook.pk).secret
+    assert new != ENDPOINT_SECRET and new.startswith("whsec_")
+    assert shown.status_code == 200 and new in shown.content.decode()
+    assert new not in client.get(f"/admin/agent/webhookendpoint/{hook.pk}/change/").content.decode()
+
+
+def test_an_endpoint_added_in_the_admin_gets_a_secret_made_for_it_and_shown_once(client, make_member, alice):
+    client.force_login(staff_with(make_member, "view_webhookendpoint", "add_webhookendpoint",
+                                  "change_webhookendpoint"))
+    answer = client.post("/admin/agent/webhookendpoint/add/", {
+        "tenant": alice.tenant_id, "url": "http://127.0.0.1:9/x", "secret": "typed-by-staff",
+        "document_finished": "on", "active": "on"})
+    made = WebhookEndpoint.objects.get()
+    assert made.secret.startswith("whsec_") and made.secret in answer.content.decode()
+    assert made.secret not in client.get(f"/admin/agent/webhookendpoint/{made.pk}/change/").content.decode()
+
+
 def test_catch_up_queues_what_a_worker_dying_after_the_completion_missed_and_nothing_twice(
         accept, clock, alice, bob, receiver):
     endpoint(alice, receiver().url)
