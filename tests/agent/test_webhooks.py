@@ -432,6 +432,61 @@ def test_a_worker_killed_during_a_delivery_leaves_it_unknown_and_sent_once(trans
     assert len(r.requests) == 1
 
 
+# --- A receiver dripping its answers, against real worker processes ---------------------------------
+
+DRIP_LIMIT = 4.0  # WEBHOOKS_TIMEOUT_SECONDS for these tests: the whole request
+
+
+def drip_deliveries(user, receiver, *, reviews: int) -> list[int]:
+    """Two of ``user``'s endpoints on ``receiver`` and ``reviews`` completed reviews: a delivery
+    of each review to each endpoint, queued."""
+    hooks = [endpoint(user, receiver.url, document_needs_action=False) for _ in range(2)]
+    completed: list[int] = []
+    for n in range(reviews):  # all completed first: a delivery queued meanwhile would be claimed here
+        now = system_clock.now()
+        review = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="diagnostic.noop", payload={},
+                              operation_key=f"review-{n}", now=now, offered_only=False).job
+        got = queue.claim(now=now, worker="w0")
+        assert got is not None and got.job_id == review.pk
+        queue.complete(job_id=got.job_id, epoch=got.epoch, result={}, now=now,
+                       summary=kinds.Summary("ok", "OK", False))
+        completed.append(review.pk)
+    made = [d for pk in completed for d in webhooks.enqueue(pk)]
+    assert len(made) == reviews * len(hooks)
+    return made
+
+
+def seconds_sending(delivery_id: int) -> float:
+    """From the delivery's claim to the write that ended it, on the queue's clock."""
+    events = list(JobEvent.objects.filter(job_id=delivery_id).order_by("id").values("to_state", "at"))
+    claimed = max(e["at"] for e in events if e["to_state"] == "leased")
+    ended = max(e["at"] for e in events if e["to_state"] in ("unknown", "queued", "completed", "dead"))
+    return (ended - claimed).total_seconds()
+
+
+@pytest.mark.slow
+def test_deliveries_to_a_receiver_dripping_a_byte_every_3_s_each_end_at_the_whole_request_limit(
+        transactional_db, alice, receiver, tmp_path):
+    """The issue's receiver: it answers one byte every 3 s, each read well inside any per-read
+    timeout. Each delivery ends at the limit, unknown, and reached the receiver once."""
+    from tests.workers import Workers
+
+    r = receiver(*["drip"] * 4, drip_every=3.0)
+    made = drip_deliveries(alice, r, reviews=2)
+    workers = Workers(tmp_path / "runworkers.log", "--processes", "2", "--poll-interval", "0.2",
+                      WEBHOOKS_ALLOW_PRIVATE="1", WEBHOOKS_TIMEOUT_SECONDS=str(DRIP_LIMIT))
+    try:
+        wait_for(lambda: Job.objects.filter(pk__in=made, state="unknown").count() == len(made), timeout=120)
+    finally:
+        workers.kill_all()
+
+    held = sorted(round(seconds_sending(pk), 2) for pk in made)
+    print(f"deliveries to the dripping receiver: seconds from claim to end {held}")
+    assert all(DRIP_LIMIT <= s < DRIP_LIMIT + 2 for s in held), held
+    assert set(Job.objects.filter(pk__in=made).values_list("failure_code", flat=True)) == {"webhook_no_answer"}
+    assert sorted(r.received().values()) == [1] * len(made)
+
+
 def test_a_failing_follow_up_costs_the_completed_job_nothing(accept, clock, register_kind, caplog):
     def broken(job_id: int) -> None:
         raise RuntimeError("follow-up broke")
