@@ -52,10 +52,11 @@ class Answer:
 class RequestFailed(Exception):
     """The request ended without a complete answer; ``reason`` in words, without its content."""
 
-    def __init__(self, reason: str, *, seconds: float) -> None:
+    def __init__(self, reason: str, *, seconds: float, timed_out: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.seconds = seconds
+        self.timed_out = timed_out  # the budget ran out (rather than the connection failing)
 
 
 class NotSent(RequestFailed):
@@ -91,6 +92,10 @@ class _BudgetedSocket:
         self._sock = sock
         self._budget = budget
         self.written = 0
+        # Like a socket's makefile(): closing the connection leaves the socket open to an answer
+        # still being read (http.client hands an HTTP/1.0 answer its socket that way).
+        self._readers = 0
+        self._closing = False
 
     def sendall(self, data: bytes) -> None:
         view = memoryview(data).cast("B")
@@ -105,10 +110,18 @@ class _BudgetedSocket:
         return self._sock.recv_into(buffer)
 
     def makefile(self, mode: str = "rb", *args: object, **kwargs: object) -> io.BufferedReader:
+        self._readers += 1
         return io.BufferedReader(_Reader(self))
 
+    def reader_closed(self) -> None:
+        self._readers -= 1
+        if self._closing and self._readers <= 0:
+            self._sock.close()
+
     def close(self) -> None:
-        self._sock.close()
+        self._closing = True
+        if self._readers <= 0:
+            self._sock.close()
 
 
 class _Reader(io.RawIOBase):
@@ -120,6 +133,11 @@ class _Reader(io.RawIOBase):
 
     def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
         return self._sock.recv_into(buffer)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._sock.reader_closed()
+        super().close()
 
 
 class _Connection(http.client.HTTPConnection):
@@ -161,20 +179,23 @@ def post(target: Target, body: bytes, headers: dict[str, str], *, total: float, 
         context = ssl.create_default_context()
     budget = _Budget(total)
     conn = _Connection(target, budget, context if target.scheme == "https" else None)
+    answer: http.client.HTTPResponse | None = None
     try:
         try:
             conn.request("POST", target.path, body=body, headers={**headers, "Host": host_header(target)})
             answer = conn.getresponse()
         except (OSError, http.client.HTTPException) as exc:
             failed = NotSent if conn.written == 0 else NoAnswer
-            raise failed(why(exc, budget), seconds=budget.spent()) from None
+            raise failed(why(exc, budget), seconds=budget.spent(), timed_out=isinstance(exc, TimeoutError)) from None
         try:
             data = answer.read(max_body) if max_body > 0 else b""
         except (OSError, http.client.HTTPException) as exc:
             raise NoAnswer(f"answered {answer.status}, then its body: {why(exc, budget)}",
-                           seconds=budget.spent()) from None
+                           seconds=budget.spent(), timed_out=isinstance(exc, TimeoutError)) from None
         return Answer(answer.status, answer.headers, data, budget.spent())
     finally:
+        if answer is not None:
+            answer.close()
         conn.close()
 
 
