@@ -485,6 +485,48 @@ def test_deliveries_to_a_receiver_dripping_a_byte_every_3_s_each_end_at_the_whol
     assert sorted(r.received().values()) == [1] * len(made)
 
 
+REVIEW_TEXT = "Invoice INV-2026-17 from ACME GmbH, 14 March 2026, total EUR 1,234.50"
+
+
+def review_seconds(user, key: str) -> float:
+    """A review of ``user``'s, from its acceptance to its completion by the running workers."""
+    started = time.monotonic()
+    job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review",
+                       payload={"text": REVIEW_TEXT}, operation_key=key, now=system_clock.now(),
+                       offered_only=False).job
+    wait_for(lambda: Job.objects.get(pk=job.pk).state in Job.TERMINAL, timeout=120)
+    took = time.monotonic() - started
+    assert Job.objects.get(pk=job.pk).state == "completed"
+    return took
+
+
+@pytest.mark.slow
+def test_another_tenants_review_finishes_in_its_usual_time_while_deliveries_drip(transactional_db, alice, bob,
+                                                                                 receiver, tmp_path):
+    """While deliveries to a dripping receiver are running, bob's review takes its usual time: each
+    delivery holds a worker for the whole-request limit at most, and the per-kind fleet limit
+    (``webhook.deliver``: one process at a time) leaves the other worker to the reviews."""
+    from tests.workers import Workers
+
+    limit = 10.0  # the default whole-request limit: a review waiting behind one would show it
+    r = receiver(*["drip"] * 4, drip_every=3.0)
+    workers = Workers(tmp_path / "runworkers.log", "--processes", "2", "--poll-interval", "0.2",
+                      WEBHOOKS_ALLOW_PRIVATE="1", WEBHOOKS_TIMEOUT_SECONDS=str(limit))
+    try:
+        review_seconds(bob, "warm-up")  # the workers' first review loads what every later one reuses
+        usual = review_seconds(bob, "usual")
+        made = drip_deliveries(alice, r, reviews=2)
+        assert r.got.wait(30), "no delivery reached the dripping receiver"
+        during = review_seconds(bob, "during")
+        wait_for(lambda: Job.objects.filter(pk__in=made, state="unknown").count() == len(made), timeout=4 * limit + 60)
+    finally:
+        workers.kill_all()
+
+    print(f"bob's review: {usual:.2f} s usually, {during:.2f} s while the deliveries drip")
+    assert during < usual + 3.0 < limit
+    assert sorted(r.received().values()) == [1] * len(made)
+
+
 def test_a_failing_follow_up_costs_the_completed_job_nothing(accept, clock, register_kind, caplog):
     def broken(job_id: int) -> None:
         raise RuntimeError("follow-up broke")
