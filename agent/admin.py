@@ -11,7 +11,8 @@ Every change is in the admin's log and on the row (who, when).
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
@@ -73,12 +74,19 @@ class WebhookForm(forms.ModelForm):
 
 
 class WebhookEndpointForm(WebhookForm):
-    """Staff's: any tenant's endpoint, its secret included."""
+    """Staff's: any tenant's endpoint. Never its secret: one is made when the endpoint is added and
+    by the rotate action, each shown once, and only its prefix afterwards."""
 
     class Meta:
         model = WebhookEndpoint
-        fields = ["tenant", "url", "secret", "document_finished", "document_needs_action", "active"]
-        widgets = {"secret": forms.PasswordInput(render_value=True)}
+        fields = ["tenant", "url", "document_finished", "document_needs_action", "active"]
+
+
+SECRET_PREFIX = 10  # characters of a secret the admin shows: "whsec_" and four, to tell them apart
+
+
+def secret_prefix(secret: str) -> str:
+    return f"{secret[:SECRET_PREFIX]}…" if secret else "-"
 
 
 @admin.register(WebhookEndpoint)
@@ -88,11 +96,53 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     (and an ``unknown`` one is triaged like any other)."""
 
     form = WebhookEndpointForm
-    list_display = ["id", "tenant", "url", "document_finished", "document_needs_action", "active", "created_at"]
+    list_display = ["id", "tenant", "url", "secret_shown", "document_finished", "document_needs_action", "active",
+                    "created_at"]
     list_filter = ["active", "tenant"]
     list_select_related = ["tenant"]
     search_fields = ["tenant__slug", "url"]
-    readonly_fields = ["created_at", "deliveries"]
+    readonly_fields = ["secret_shown", "created_at", "deliveries"]
+    actions = ["rotate_secret"]
+
+    @admin.display(description="secret")
+    def secret_shown(self, obj: WebhookEndpoint) -> str:
+        """Its prefix only, whatever the viewer may do: a secret signs events any receiver trusts."""
+        return secret_prefix(obj.secret)
+
+    def save_model(self, request, obj, form, change):
+        from .webhooks import new_secret
+
+        if not change:
+            obj.secret = new_secret()
+        super().save_model(request, obj, form, change)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        return self.shown_once(request, [obj], "The new endpoint's signing secret")
+
+    @admin.action(description="Make a new signing secret for the selected endpoints (shown once)",
+                  permissions=["change"])
+    def rotate_secret(self, request, queryset):
+        from .webhooks import new_secret
+
+        rotated = []
+        for found in queryset:
+            fresh = new_secret()
+            # Only over the secret this action read: a rotation made meanwhile is not overwritten unseen.
+            if WebhookEndpoint.objects.filter(pk=found.pk, secret=found.secret).update(secret=fresh):
+                found.secret = fresh
+                self.log_change(request, found, "Made a new signing secret.")
+                rotated.append(found)
+        if not rotated:
+            self.message_user(request, "No secret was changed: they changed meanwhile.", messages.WARNING)
+            return None
+        return self.shown_once(request, rotated, "New signing secrets")
+
+    def shown_once(self, request, endpoints: list[WebhookEndpoint], title: str) -> TemplateResponse:
+        """The secrets, in this answer only (never stored in a message or shown again)."""
+        return TemplateResponse(request, "admin/agent/webhookendpoint/secrets_shown_once.html", {
+            **self.admin_site.each_context(request), "title": title, "opts": self.model._meta,
+            "endpoints": endpoints,
+        })
 
     @admin.display(description="latest deliveries")
     def deliveries(self, obj: WebhookEndpoint) -> str:

@@ -24,10 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
@@ -39,7 +36,7 @@ from jobs import queue
 from jobs.context import JobContext
 from jobs.kinds import JobDeferred, JobFailed
 
-from . import provider_calls
+from . import outgoing, provider_calls
 from .policy import FINISH, MAX_STEPS, Proposal
 from .tools import SEQUENCE, TOOLS
 
@@ -90,7 +87,7 @@ class ChatCompletionsPlanner:
     """An OpenAI-compatible ``/chat/completions`` endpoint, asked through function calling."""
 
     def __init__(self, *, base_url: str, model: str, api_key: str = "", timeout: float = 20.0) -> None:
-        # urllib would also open file: and ftp: URLs; a planner is only ever spoken to over HTTP.
+        # A planner is only ever spoken to over HTTP.
         if urllib.parse.urlsplit(base_url).scheme not in ("http", "https"):
             raise JobFailed("AGENT_PLANNER_URL must be an http:// or https:// URL", retryable=False,
                             code="planner_misconfigured")
@@ -154,26 +151,29 @@ class ChatCompletionsPlanner:
         }
 
     def _post(self, body: bytes, *, key: str, timeout: float) -> Reply:
+        """POST to the provider within ``timeout`` seconds for the whole request (``agent.outgoing``:
+        one wall-clock budget, not a timeout per read)."""
         headers = {"Content-Type": "application/json", "Accept": "application/json", "Idempotency-Key": key}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")  # noqa: S310  http(s) only, checked in __init__
+        parts = urllib.parse.urlsplit(self.url)
+        host = parts.hostname or ""
+        to = outgoing.Target(parts.scheme, host, host, parts.port or (443 if parts.scheme == "https" else 80),
+                             parts.path + (f"?{parts.query}" if parts.query else ""))
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310  http(s) only, checked in __init__
-                raw = response.read(MAX_RESPONSE_BYTES + 1)
-                request_id = response.headers.get("x-request-id") or response.headers.get("request-id") or ""
-        except urllib.error.HTTPError as exc:
-            if exc.code == HTTPStatus.TOO_MANY_REQUESTS:
-                raise _Busy(retry_after(exc.headers.get("Retry-After"))) from None
-            raise _Settled(f"HTTP {exc.code}", retryable=exc.code >= HTTPStatus.INTERNAL_SERVER_ERROR) from None
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, ConnectionRefusedError):
-                raise _Settled("connection refused", retryable=True) from None
-            if isinstance(exc.reason, (socket.timeout, TimeoutError)):
+            answer = outgoing.post(to, body, headers, total=timeout, max_body=MAX_RESPONSE_BYTES + 1)
+        except outgoing.NotSent as exc:  # nothing of it was written: the provider did nothing
+            raise _Settled(f"the request was not sent ({exc.reason})", retryable=True) from None
+        except outgoing.NoAnswer as exc:  # sent, no complete answer: the marker stays, the outcome is unknown
+            if exc.timed_out:
                 raise JobFailed(f"no answer from the planner within {timeout:.0f} s", code="planner_timeout") from None
-            raise JobFailed(f"planner connection failed ({type(exc.reason).__name__})", code="planner_error") from None
-        except TimeoutError:
-            raise JobFailed(f"no answer from the planner within {timeout:.0f} s", code="planner_timeout") from None
+            raise JobFailed(f"planner connection failed ({exc.reason})", code="planner_error") from None
+        if answer.status == HTTPStatus.TOO_MANY_REQUESTS:
+            raise _Busy(retry_after(answer.headers.get("Retry-After")))
+        if not HTTPStatus.OK <= answer.status < HTTPStatus.MULTIPLE_CHOICES:  # redirects are not followed
+            raise _Settled(f"HTTP {answer.status}", retryable=answer.status >= HTTPStatus.INTERNAL_SERVER_ERROR)
+        raw = answer.body
+        request_id = answer.headers.get("x-request-id") or answer.headers.get("request-id") or ""
         if len(raw) > MAX_RESPONSE_BYTES:
             return Reply(None, request_id)
         try:

@@ -8,15 +8,22 @@ event is never queued twice for an endpoint. A worker dying between that commit 
 leaves them to the ``webhook.catchup`` job, which runs every few minutes and queues its next one.
 
 The delivery's handler POSTs the event, signed, with the external-start marker committed
-first: a worker that dies during the request leaves the delivery ``unknown`` for staff,
-never sent again by the queue. A timeout, a refused connection, a 5xx, a 408 or a 429 clear
-the marker and fail the attempt (retried with the queue's backoff, up to its attempts); any
-other answer outside 2xx fails it for good (a redirect is not followed).
+first, and each event reaches a receiver at most once: a delivery is sent again only when
+nothing of its request was written. A refused connection, a connection or TLS handshake that
+fails or times out, a 5xx, a 408 or a 429 (the receiver's word that it did not take it) clear
+the marker and fail the attempt (retried with the queue's backoff, up to its attempts). Once
+the request is written, no answer within the limit (or a dropped connection) leaves the
+marker: the receiver may have acted on it, so the delivery is ``unknown`` for staff, never sent
+again by the queue, as when a worker dies during the request. Any other answer outside 2xx
+fails it for good (a redirect is not followed). ``WEBHOOKS["TIMEOUT_SECONDS"]`` bounds the whole
+request (connect, TLS, sending it, the answer's status and headers; its body is not read), not
+each read (``agent.outgoing``): a receiver dripping its answer holds a worker that long, no more.
 
 SSRF: a tenant chooses the URL, so the worker must not become a way into our own network.
 Only http(s) URLs are sent to, and every address the host resolves to must be public
 (not loopback, private, link-local such as a cloud's metadata address, reserved or
-multicast) unless ``WEBHOOKS["ALLOW_PRIVATE"]``; the request connects to the address that was
+multicast, nor an IPv6 form carrying such an IPv4 address: mapped, compatible, NAT64, 6to4,
+Teredo) unless ``WEBHOOKS["ALLOW_PRIVATE"]``; the request connects to the address that was
 checked, so a name that resolves differently a moment later (DNS rebinding) is not followed.
 """
 
@@ -24,14 +31,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import http.client
+import http
 import ipaddress
 import json
 import logging
 import secrets
 import socket
-import ssl
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -48,7 +53,9 @@ from jobs.errors import TenantQueueFull
 from jobs.kinds import JobFailed, Kind
 from jobs.models import Job
 
+from . import outgoing
 from .models import WebhookEndpoint
+from .outgoing import Target
 
 log = logging.getLogger("agent.webhooks")
 
@@ -58,7 +65,6 @@ REVIEW_KIND = "document_review"  # whose completions send events (agent.workflow
 FINISHED, NEEDS_ACTION = "document.finished", "document.needs_action"
 EVENTS = (FINISHED, NEEDS_ACTION)
 RETRY_STATUSES = {408, 429}
-MAX_ANSWER_BYTES = 4096  # of a receiver's answer read back: only its status matters
 
 
 class UnsafeURL(ValueError):
@@ -120,6 +126,11 @@ def enqueue(job_id: int) -> list[int]:
     # The completion's own time, on the clock that completed it (the database's, in production).
     now = review["finished_at"] or queue_clock.now()
     endpoints = list(WebhookEndpoint.objects.filter(tenant_id=review["tenant_id"], active=True))
+    if not endpoints:
+        return []
+    from jobs import tasks_backend
+
+    system = tasks_backend.system_user_id()  # the server's job, nobody's document (filed in the tenant for its share)
     delivered: list[int] = []
     for event in events_of(review["needs_action"]):
         for endpoint in endpoints:
@@ -127,7 +138,7 @@ def enqueue(job_id: int) -> list[int]:
                 continue
             try:
                 acceptance = queue.accept(
-                    tenant_id=review["tenant_id"], user_id=review["submitted_by_id"], kind=KIND_NAME,
+                    tenant_id=review["tenant_id"], user_id=system, kind=KIND_NAME,
                     payload={"job": job_id, "event": event, "endpoint": endpoint.pk},
                     operation_key=operation_key(job_id, event, endpoint.pk), now=now,
                     offered_only=False)
@@ -219,14 +230,36 @@ CATCHUP_KIND = Kind(
 
 # --- Where a delivery may go ----------------------------------------------------------------
 
+# IPv6 forms that carry an IPv4 address a gateway or the host's own stack may take it to: each is
+# checked by the IPv4 address it reaches (``[::ffff:127.0.0.1]`` is 127.0.0.1).
+COMPATIBLE = ipaddress.IPv6Network("::/96")  # IPv4-compatible (deprecated): ::a.b.c.d
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # the well-known NAT64 prefix: the last 32 bits
+NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")  # local-use NAT64: to whatever the operator chose
 
-@dataclass(frozen=True)
-class Target:
-    scheme: str
-    host: str  # as the URL names it: the Host header and TLS's server name
-    address: str  # the checked address the request connects to
-    port: int
-    path: str
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address reaches through a transition mechanism: mapped
+    (::ffff:0:0/96), IPv4-compatible (::/96), NAT64 (64:ff9b::/96), 6to4 (2002::/16, the relay
+    delivers to the embedded address) and Teredo (2001::/32: its server and its client)."""
+    if ip.ipv4_mapped is not None:
+        return [ip.ipv4_mapped]
+    if ip in COMPATIBLE or ip in NAT64:
+        return [ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)]
+    if ip.sixtofour is not None:
+        return [ip.sixtofour]
+    if ip.teredo is not None:
+        return list(ip.teredo)
+    return []
+
+
+def non_public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether a delivery to ``ip`` could reach anything but the public internet: a non-global or
+    multicast address, or an IPv6 address whose embedded IPv4 address is one (or local-use NAT64)."""
+    if ip.is_multicast or not ip.is_global:
+        return True
+    if isinstance(ip, ipaddress.IPv6Address):
+        return ip in NAT64_LOCAL or any(non_public(v4) for v4 in embedded_ipv4(ip))
+    return False
 
 
 def target(url: str, *, allow_private: bool | None = None) -> Target:
@@ -245,47 +278,17 @@ def target(url: str, *, allow_private: bool | None = None) -> Target:
     addresses = [str(info[4][0]) for info in found]
     if not allow:
         for address in addresses:
-            ip = ipaddress.ip_address(address.split("%", 1)[0])
-            if not ip.is_global or ip.is_multicast:
+            if non_public(ipaddress.ip_address(address.split("%", 1)[0])):
                 raise UnsafeURL(f"the host resolves to a non-public address ({address}); refused")
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return Target(parts.scheme, parts.hostname, addresses[0], port, path)
 
 
-class _PinnedHTTPS(http.client.HTTPSConnection):
-    """HTTPS to the checked address, the certificate verified for the URL's host name."""
-
-    def __init__(self, target: Target, timeout: float) -> None:
-        super().__init__(target.host, target.port, timeout=timeout, context=ssl.create_default_context())
-        self._address = target.address
-
-    def connect(self) -> None:
-        sock = socket.create_connection((self._address, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
-
-
-def post(to: Target, body: bytes, headers: dict[str, str], *, timeout: float) -> int:
-    """POST ``body`` to the checked address; the answer's status. Raises OSError or
-    http.client.HTTPException (a timeout is an OSError)."""
-    conn: http.client.HTTPConnection
-    if to.scheme == "https":
-        conn = _PinnedHTTPS(to, timeout)
-    else:
-        conn = http.client.HTTPConnection(to.address, to.port, timeout=timeout)
-    try:
-        host = to.host if to.port in (80, 443) else f"{to.host}:{to.port}"
-        conn.request("POST", to.path, body=body, headers={**headers, "Host": host})
-        answer = conn.getresponse()
-        answer.read(MAX_ANSWER_BYTES)
-        return answer.status
-    finally:
-        conn.close()
-
-
 # --- The delivery ---------------------------------------------------------------------------
 
 
-def _timeout() -> float:
+def _total() -> float:
+    """The whole request's limit: connect, TLS, the request and the answer's headers, together."""
     return float(cast(Any, settings.WEBHOOKS)["TIMEOUT_SECONDS"])
 
 
@@ -339,17 +342,25 @@ def deliver(ctx: JobContext) -> dict[str, Any]:
                "X-Docket-Signature": sign(endpoint.secret, timestamp, body)}
     what = f"webhook {event} POST to endpoint {endpoint.pk}"
     ctx.mark_external_start(what)  # from here a worker's death leaves it unknown: never sent twice
-    started = time.monotonic()
+    total = _total()
     try:
-        status = post(to, body, headers, timeout=_timeout())
-    except (OSError, http.client.HTTPException) as exc:
-        ctx.clear_external_start(what)  # retried: a receiver dedupes a timed-out one by its id
-        raise JobFailed(f"webhook endpoint {endpoint.pk} unreachable: {type(exc).__name__}",
+        answer = outgoing.post(to, body, headers, total=total)  # the status only: its body is not read
+    except outgoing.NotSent as exc:
+        ctx.clear_external_start(what)  # nothing of the request was written: sending it again sends it once
+        raise JobFailed(f"webhook endpoint {endpoint.pk} unreachable: {exc.reason}",
                         code="webhook_unreachable") from None
+    except outgoing.NoAnswer as exc:
+        # Sent, and no answer within the limit: the receiver may have acted on it. The marker stays,
+        # so the delivery is unknown (for staff to settle), never sent a second time by the queue.
+        raise JobFailed(f"webhook endpoint {endpoint.pk} gave no answer within {total:g} s after the request "
+                        f"was sent ({exc.reason}); whether it was received is not known",
+                        code="webhook_no_answer") from None
+    status = answer.status
     # A 2xx: the marker stays until the completion, so dying now is unknown, not resent.
     if http.HTTPStatus.OK <= status < http.HTTPStatus.MULTIPLE_CHOICES:
         return {"event": event, "endpoint": endpoint.pk, "sent": True, "status": status, "epoch": ctx.epoch,
-                "ms": round((time.monotonic() - started) * 1000)}
+                "ms": round(answer.seconds * 1000)}
+    # Any other answer is the receiver's word that it did not take the event: safe to send again.
     ctx.clear_external_start(what)
     if status >= http.HTTPStatus.INTERNAL_SERVER_ERROR or status in RETRY_STATUSES:
         raise JobFailed(f"webhook endpoint {endpoint.pk} answered {status}", code="webhook_retry")

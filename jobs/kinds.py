@@ -379,5 +379,10 @@ def offered(name: str) -> Kind | None:
     return kind
 
 
+def internal_names() -> list[str]:
+    """The kinds the server queues for itself (``Kind.internal``): nobody's documents."""
+    return sorted(name for name, kind in _registry.items() if kind.internal)
+
+
 def offered_kinds() -> list[Kind]:
     return [k for k in _registry.values() if offered(k.name)]

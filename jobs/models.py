@@ -70,8 +70,14 @@ class ApiToken(models.Model):
 
 class JobQuerySet(models.QuerySet["Job"]):
     def for_tenant(self, tenant_id: int | None) -> JobQuerySet:
-        """A tenant's jobs; none at all for a user outside every tenant."""
-        return self.none() if tenant_id is None else self.filter(tenant_id=tenant_id)
+        """A tenant's jobs as its members see them; none at all for a user outside every tenant.
+        The server's own jobs (internal kinds, such as webhook deliveries) are nobody's documents:
+        not listed, counted or exported, and their pages are a 404; staff see them in the admin."""
+        from .kinds import internal_names
+
+        if tenant_id is None:
+            return self.none()
+        return self.filter(tenant_id=tenant_id).exclude(kind__in=internal_names())
 
     def needs_human(self) -> JobQuerySet:
         return self.filter(state__in=[Job.State.DEAD, Job.State.UNKNOWN])

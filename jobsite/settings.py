@@ -337,7 +337,8 @@ WEBHOOKS = {
     "ALLOW_PRIVATE": env_bool("WEBHOOKS_ALLOW_PRIVATE", DEBUG),
     # The site's address as receivers reach it: the events' status_url starts with it.
     "SITE_URL": os.environ.get("WEBHOOKS_SITE_URL", "http://127.0.0.1:8000").rstrip("/"),
-    "TIMEOUT_SECONDS": float(os.environ.get("WEBHOOKS_TIMEOUT_SECONDS", "5")),
+    # The whole request (connect, TLS, sending it, the answer's headers), not each read.
+    "TIMEOUT_SECONDS": float(os.environ.get("WEBHOOKS_TIMEOUT_SECONDS", "10")),
     # The webhook.catchup job: every so many minutes, the deliveries missing for the reviews
     # completed within the window (a worker died between a completion and its follow-up).
     "CATCHUP_EVERY_MINUTES": float(os.environ.get("WEBHOOKS_CATCHUP_EVERY_MINUTES", "5")),

@@ -7,17 +7,22 @@ import hmac
 import json
 import socket
 import threading
+import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class Receiver:
     """An HTTP server on ``host`` answering each POST by the next of ``script``'s answers:
-    a status, "hang" (no answer until released: the sender's timeout), or "block" (the same,
-    for a worker to be killed or cut off meanwhile). Past the script: 200, after ``delay``
-    seconds. Each request is kept with the address it came from and whether it was answered."""
+    a status, "hang" (no answer until released: the sender's timeout), "block" (the same,
+    for a worker to be killed or cut off meanwhile), "drip" (a 200 answer, its status line and
+    headers sent one byte every ``drip_every`` seconds) or "drip-body" (200 and its headers at
+    once, then a body of a megabyte one byte every ``drip_every`` seconds). Past the script: 200,
+    after ``delay`` seconds. Each request is kept with the address it came from, whether it was
+    answered, and when the sender hung up on a drip (``hung_up``, ``time.monotonic()``)."""
 
-    def __init__(self, *script: int | str, delay: float = 0.0, host: str = "127.0.0.1") -> None:
+    def __init__(self, *script: int | str, delay: float = 0.0, host: str = "127.0.0.1",
+                 drip_every: float = 3.0) -> None:
         self.script = list(script)
         self.requests: list[dict] = []
         self.got = threading.Event()
@@ -37,10 +42,30 @@ class Receiver:
                 if answer in ("hang", "block"):
                     receiver.release.wait(60)
                     return
+                if answer in ("drip", "drip-body"):
+                    self.drip(request, answer)
+                    return
                 self.send_response(int(answer))
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 request["answered"] = True
+
+            def drip(self, request: dict, how: str) -> None:
+                head = b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\nContent-Type: text/plain\r\n\r\n"
+                request["received_at"] = time.monotonic()
+                try:
+                    if how == "drip-body":
+                        self.wfile.write(head)
+                        self.wfile.flush()
+                    for byte in (head if how == "drip" else b"") + b"." * 1000000:
+                        if receiver.release.wait(drip_every):
+                            return
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                except OSError:  # the sender hung up
+                    request["hung_up"] = time.monotonic()
+                finally:
+                    self.close_connection = True
 
             def log_message(self, *args) -> None:
                 pass

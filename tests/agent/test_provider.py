@@ -116,6 +116,40 @@ def test_a_server_error_is_a_safe_retry_not_unknown(review_job, claim, pdf, prov
     assert "HTTP 500" in Job.objects.get(pk=job.pk).last_error
 
 
+def test_a_provider_dripping_its_answer_is_cut_off_at_the_calls_whole_limit(review_job, claim, pdf):
+    """Each byte well inside any per-read timeout, the answer as a whole never: the call ends at its
+    limit (one wall-clock budget for the whole request), and the job is unknown (it was sent)."""
+    import time
+
+    from tests.webhook_receiver import Receiver
+
+    dripping = Receiver("drip", drip_every=0.2)  # a 200's status line and headers, a byte every 0.2 s
+    try:
+        job = review_job(pdf)
+        started = time.monotonic()
+        assert drive(claim(), adapter(dripping, timeout=1)).state == "unknown"
+        took = time.monotonic() - started
+    finally:
+        dripping.close()
+    assert took < 3.0
+    assert "no answer from the planner within 1 s" in Job.objects.get(pk=job.pk).last_error
+
+
+def test_a_refused_connection_is_a_safe_retry_not_unknown(review_job, claim, pdf):
+    import socket
+
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening
+    try:
+        job = review_job(pdf)
+        planner = ChatCompletionsPlanner(base_url=f"http://127.0.0.1:{closed.getsockname()[1]}/v1", model="m")
+        assert drive(claim(), planner).state == "queued"
+    finally:
+        closed.close()
+    job.refresh_from_db()
+    assert job.external_started_at is None and "not sent" in job.last_error
+
+
 def test_a_call_that_times_out_leaves_the_job_unknown(review_job, claim, pdf, provider):
     job = review_job(pdf)
     provider.mode = "hang"
