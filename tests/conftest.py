@@ -15,6 +15,9 @@ from jobs import queue
 from jobs.clock import LogicalClock
 from jobs.members import create_member
 
+# The object store fixtures (SeaweedFS on loopback): ``seaweed``, ``object_store``.
+pytest_plugins = ["tests.objectstore"]
+
 ROOT = Path(__file__).resolve().parent.parent
 _names = itertools.count(1)
 
