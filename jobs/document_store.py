@@ -246,6 +246,18 @@ def stored_names() -> Iterator[tuple[str, float]]:
                 yield p.relative_to(root).as_posix(), p.stat().st_mtime
 
 
+def copy_in(name: str, content: bytes) -> bool:
+    """Keep ``content`` as stored file ``name`` unless it is kept already (a restore); whether it was."""
+    objects = object_storage()
+    if objects is not None:
+        return objects.put_once(name, content)
+    target = path(name)
+    if target.exists():
+        return False
+    _write_once(target, content)
+    return True
+
+
 def delete_file(name: str) -> None:
     """Delete one stored file (not its page images): what a sweep of strays removes."""
     objects = object_storage()
