@@ -111,9 +111,11 @@ class SeaweedFS:
                    "-s3", f"-s3.port={self.s3}", f"-s3.port.grpc={self.s3 + 10000}", f"-s3.config={self.config}",
                    "-master.volumeSizeLimitMB=64", "-volume.max=16", "-master.telemetry=false",
                    "-volume.preStopSeconds=0", "-s3.port.iceberg=0", "-s3.port.lance=0"]
+        # SSE-S3 on (a key of this run's): documents asked to be encrypted at rest are.
+        env = {**os.environ, "WEED_S3_SSE_KEY": self.secret_key}
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(command, cwd=self.folder, stdout=out, stderr=subprocess.STDOUT,
-                                         start_new_session=True)
+                                         start_new_session=True, env=env)
         end = time.monotonic() + STARTUP_SECONDS
         while time.monotonic() < end:
             if self.proc.poll() is not None:

@@ -156,10 +156,18 @@ def test_good_object_store_settings_and_the_default_pass(settings):
     document_store.check_settings()
 
 
-def test_server_side_encryption_is_asked_for_on_every_write(seaweed, settings):
-    seaweed.use(settings, "t-sse", object_parameters={"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": "key-1"})
-    objects = document_store.object_storage()
-    assert objects._parameters("1/ab/abc") == {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": "key-1"}
+def test_documents_and_page_images_are_encrypted_at_rest_when_the_setting_asks(seaweed, settings, alice, clock):
+    secret = b"Supplier: Initech\nIBAN: DE89 3704 0044 0532 0130 00 (encrypted at rest)\n"
+    seaweed.use(settings, "t-sse", object_parameters={"ServerSideEncryption": "AES256"})
+    job = accept(alice, clock, "k-sse", secret)
+    assert document_store.store_page_images(job.document, [(PNG + b"page one, at rest", 1, 1)])
+    client = seaweed.client()
+    for key in (job.document, f"{job.document}.pages/1.png", f"{job.document}.pages/pages.json"):
+        assert client.head_object(Bucket="docket-test", Key=f"t-sse/{key}")["ServerSideEncryption"] == "AES256"
+    assert document_store.read(job.document) == secret
+    on_disk = b"".join(p.read_bytes() for p in seaweed.data.rglob("*") if p.is_file())
+    assert secret not in on_disk and b"page one, at rest" not in on_disk
+    document_store.delete(job.document)
 
 
 _GOOD = {"STORE": "s3", "ENDPOINT": "http://127.0.0.1:8333", "BUCKET": "docket-documents", "PREFIX": "",
