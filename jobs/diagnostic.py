@@ -5,11 +5,14 @@
 fail its first attempts, so tests can crash workers at chosen points; with ``settle`` it
 makes an outside call that runs its course (in a provider slot with ``provider``). With
 ``JOBS_DIAGNOSTIC_TRACE=path`` in its environment, ``diagnostic.sleep`` appends "job epoch" to
-that file as it starts, so a test can see which claims really ran.
+that file as it starts, so a test can see which claims really ran. ``diagnostic.read`` does
+the same with a document: it reads it from the document store (files or an object store) and
+answers its SHA-256, so a test sees every job read its own bytes wherever they are kept.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from contextlib import nullcontext
@@ -40,6 +43,20 @@ def sleep(ctx: JobContext) -> dict[str, Any]:
     if ctx.stop.wait(seconds):  # shutdown, a lost or fenced lease, or a cancel: the worker knows which
         raise JobFailed("stopped before finishing", retryable=True, code="shutdown")
     return {"slept": seconds, "attempt": ctx.attempt, "epoch": ctx.epoch}
+
+
+def read(ctx: JobContext) -> dict[str, Any]:
+    trace = os.environ.get("JOBS_DIAGNOSTIC_TRACE")
+    if trace:
+        with open(trace, "a") as out:
+            out.write(f"{ctx.job_id} {ctx.epoch}\n")
+    digest = hashlib.sha256(ctx.document()).hexdigest()
+    if ctx.payload.get("external"):
+        ctx.mark_external_start("diagnostic external call")
+    seconds = min(float(ctx.payload.get("seconds", 0)), max(ctx.remaining().total_seconds(), 0))
+    if ctx.stop.wait(seconds):
+        raise JobFailed("stopped before finishing", retryable=True, code="shutdown")
+    return {"sha256": digest, "attempt": ctx.attempt, "epoch": ctx.epoch}
 
 
 def call(ctx: JobContext, seconds: float, *, provider: bool) -> dict[str, Any]:
@@ -82,4 +99,20 @@ register(Kind(
     deadline=timedelta(minutes=10),
     diagnostic=True,
     description="Sleeps; may mark an external start first, make an outside call, fail its first attempts.",
+))
+
+register(Kind(
+    name="diagnostic.read",
+    handler=read,
+    payload_schema={
+        "type": "object",
+        "properties": {"seconds": {"type": "number", "minimum": 0, "maximum": 60}, "external": {"type": "boolean"}},
+        "additionalProperties": False,
+    },
+    max_payload_bytes=256,
+    accepts_document=True,
+    max_document_bytes=1024 * 1024,
+    deadline=timedelta(minutes=10),
+    diagnostic=True,
+    description="Reads its document from the document store and answers its SHA-256; may sleep after.",
 ))
