@@ -7,7 +7,7 @@ must be conditional are made here on its client: a document is put with ``If-Non
 put the same way, as the marker that makes the set visible: whole or not at all.
 
 Every failure to reach the store (no connection, a timeout, the store's own 5xx) is
-``StoreUnavailable``: acceptance answers 503 with nothing committed, a review is deferred
+``StoreUnavailable``: acceptance answers 503 with nothing committed, a job is deferred
 without spending its attempt. A missing object is ``FileNotFoundError``, as on a disk.
 """
 

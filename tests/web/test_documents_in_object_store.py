@@ -4,7 +4,9 @@ store, and an unreachable store refused with 503 at acceptance and deferred in a
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
 from datetime import timedelta
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from jobs.context import JobContext
 from jobs.document_store import Upload
 from jobs.kinds import JobDeferred
 from jobs.models import Job
-from tests.conftest import claim_first
+from tests.conftest import PYTHON, ROOT, claim_first, drive_to
 
 from .conftest import review_document
 
@@ -106,6 +108,15 @@ def test_an_upload_while_the_store_is_down_is_refused_with_503_and_nothing_is_co
     assert not Job.objects.exists()
 
 
+def test_submitting_a_failed_job_again_while_the_store_is_down_answers_503_and_makes_nothing(
+        seaweed, object_store, settings, alice, clock, api_client):
+    dead = drive_to(accept(alice, clock, "k-1"), "dead", now=clock.now())
+    seaweed.use(settings, object_store.prefix, endpoint=closed_endpoint())
+    response = api_client(alice).post(f"/jobs/{dead.pk}/again", {"idempotency_key": "again-1"})
+    assert response.status_code == 503 and response.json()["error"] == "store_unavailable"
+    assert list(Job.objects.values_list("pk", flat=True)) == [dead.pk]
+
+
 def test_a_worker_that_cannot_reach_the_store_defers_the_job_without_spending_its_attempt(
         seaweed, object_store, settings, alice, clock):
     job = accept(alice, clock, "k-1")
@@ -145,6 +156,15 @@ def test_object_store_settings_are_checked_at_start_up(settings, change, says):
     settings.DOCUMENTS = {**_GOOD, **change}
     with pytest.raises(ImproperlyConfigured, match=says):
         document_store.check_settings()
+
+
+def test_a_process_with_a_bad_object_store_setting_does_not_start():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCUMENTS_")}
+    done = subprocess.run([PYTHON, "manage.py", "check"], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**env, "DEBUG": "1", "DOCUMENTS_STORE": "s3", "DOCUMENTS_S3_BUCKET": "docs",
+                               "DOCUMENTS_S3_ADDRESSING": "sideways"})
+    assert done.returncode != 0
+    assert "DOCUMENTS_S3_ADDRESSING must be path, virtual or auto, not 'sideways'" in done.stderr
 
 
 def test_good_object_store_settings_and_the_default_pass(settings):
