@@ -438,8 +438,7 @@ def _put_page_images(objects: DocumentStorage, name: str, images: list[tuple[byt
         return False
     for number, (content, _width, _height) in enumerate(images, 1):
         # A set a crash left without its manifest is invisible; its images are put again here.
-        objects._call("put_object", Key=objects.key(f"{folder}{number}.png"), Body=content,
-                      ContentType=PAGE_MEDIA_TYPE, **objects._parameters(name))
+        objects.put(f"{folder}{number}.png", content, content_type=PAGE_MEDIA_TYPE)
     manifest = {"pages": [{"width": width, "height": height} for _content, width, height in images]}
     return objects.put_once(folder + PAGES_MANIFEST, json.dumps(manifest).encode(), content_type="application/json")
 

@@ -89,6 +89,10 @@ class DocumentStorage(S3Storage):  # type: ignore[misc]  # django-storages has n
             return False
         return True
 
+    def put(self, name: str, content: bytes, *, content_type: str) -> None:
+        """Put ``content`` at ``name`` whatever is there (a page image, before its set's marker)."""
+        self._call("put_object", Key=self.key(name), Body=content, ContentType=content_type, **self._parameters(name))
+
     def touch(self, name: str) -> None:
         """Make the object's last-modified time now (a copy onto itself): retention's grace."""
         key = self.key(name)
