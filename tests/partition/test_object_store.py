@@ -105,10 +105,13 @@ def _reach_store(site, host: int) -> None:
        "via", site.network.outside(host), check=False)
 
 
-def upload(web: Web, token: str, content: bytes, name: str, content_type: str) -> tuple[int, dict[str, str], Any]:
-    """POST /jobs as multipart: a document_review of ``content``."""
+def upload(web: Web, token: str, content: bytes, name: str, content_type: str, *, kind: str = "document_review",
+           payload: dict | None = None) -> tuple[int, dict[str, str], Any]:
+    """POST /jobs as multipart: a job of ``kind`` (a document_review) for ``content``."""
     boundary = uuid.uuid4().hex
-    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"kind\"\r\n\r\ndocument_review\r\n"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"kind\"\r\n\r\n{kind}\r\n"
+            f"--{boundary}\r\nContent-Disposition: form-data; name=\"payload\"\r\n\r\n"
+            f"{json.dumps(payload or {})}\r\n"
             f"--{boundary}\r\nContent-Disposition: form-data; name=\"document\"; filename=\"{name}\"\r\n"
             f"Content-Type: {content_type}\r\n\r\n").encode() + content + f"\r\n--{boundary}--\r\n".encode()
     status, headers, raw = fetch(web, "POST", "/jobs", token, body=body, headers={
@@ -156,23 +159,30 @@ def test_uploaded_on_web_a_reviewed_on_host_b_served_by_web_c_with_no_disk_share
     assert objects.disks_empty(), "a host wrote a document to its own disk"
 
 
-def test_a_worker_cut_from_the_store_defers_its_job_and_finishes_it_once_it_reaches_the_store(site, hosts, objects):
+def test_a_worker_cut_from_the_store_mid_job_defers_it_and_finishes_it_once_it_reaches_the_store(
+        site, hosts, objects):
     hosts(1, env=objects.worker_env(1))
-    _cut_from_store(site, 1)
-    cut_at = time.monotonic()
-    status, _, body = upload(objects.web_a, site.token, text_document(1), "invoice.txt", "text/plain")
+    # A job that reads its document, works 2 s, then keeps a page image: the store at both ends.
+    status, _, body = upload(objects.web_a, site.token, text_document(1), "invoice.txt", "text/plain",
+                             kind="diagnostic.read", payload={"seconds": 2, "keep_pages": True})
     assert status == 202, body  # the web host still reaches the store
     job_id = body["id"]
+    wait_until(lambda: site.job(job_id)["state"] == "leased", 30, "host 1 to take the job")
+    _cut_from_store(site, 1)
+    cut_at = time.monotonic()
     wait_until(lambda: deferrals(site, job_id) >= 2, 60, "the cut-off worker to defer the job twice")
     row = site.job(job_id)
     assert row["state"] in ("queued", "leased") and row["attempts"] <= 1, row
 
     _reach_store(site, 1)
-    wait_until(lambda: site.job(job_id)["state"] in FINISHED, 60, "the review to finish after the cut")
+    wait_until(lambda: site.job(job_id)["state"] in FINISHED, 60, "the job to finish after the cut")
     row = site.job(job_id)
     assert (row["state"], row["attempts"]) == ("completed", 1), row["last_error"]
-    FIGURES["store cut: deferrals before the route came back"] = deferrals(site, job_id)
-    FIGURES["store cut: seconds cut"] = round(time.monotonic() - cut_at, 1)
+    assert row["result"]["sha256"] == row["document_sha256"]
+    pages = {k for k in objects.documents() if k.startswith(row["document"] + ".pages/")}
+    assert pages == {f"{row['document']}.pages/1.png", f"{row['document']}.pages/pages.json"}  # whole
+    FIGURES["store cut mid-job: deferrals before the route came back"] = deferrals(site, job_id)
+    FIGURES["store cut mid-job: seconds cut"] = round(time.monotonic() - cut_at, 1)
     assert objects.disks_empty()
 
 
