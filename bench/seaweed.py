@@ -103,6 +103,8 @@ class SeaweedFS:
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(command, cwd=self.folder, stdout=out, stderr=subprocess.STDOUT,
                                          start_new_session=True, env=env)
+        # Whose it is and which process: for reap_leftovers, should the run that started it be killed.
+        (self.folder / "weed.pid").write_text(f"{self.proc.pid} {os.getpid()}\n")
         end = time.monotonic() + STARTUP_SECONDS
         while time.monotonic() < end:
             if self.proc.poll() is not None:
@@ -178,3 +180,24 @@ class SeaweedFS:
                         "access_key": self.access_key, "secret_key": self.secret_key, "region_name": "us-east-1",
                         "addressing_style": "path", "location": prefix, "file_overwrite": True,
                         "querystring_auth": False, "connect_timeout": 1, "read_timeout": 5, **options}}}
+
+
+def reap_leftovers(pidfiles: list[Path]) -> int:
+    """Kill the weed servers these pid files name whose starting process is gone (a run killed
+    outright leaves its store running); live runs' are never touched. How many were killed."""
+    killed = 0
+    for pidfile in pidfiles:
+        try:
+            pid, owner = (int(n) for n in pidfile.read_text().split()[:2])
+        except (OSError, ValueError):
+            continue
+        if Path(f"/proc/{owner}").exists():
+            continue
+        try:
+            if b"weed" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                os.killpg(pid, signal.SIGKILL)
+                killed += 1
+        except (OSError, ProcessLookupError):
+            pass
+        shutil.rmtree(pidfile.parent, ignore_errors=True)
+    return killed

