@@ -131,18 +131,31 @@ class JobContext:
         name = self.job()["document"]
         if not name:
             raise LookupError("this job has no document")
-        return document_store.read(name)
+        with self._store_reachable():
+            return document_store.read(name)
 
     def has_page_images(self) -> bool:
         """Whether images of this job's document's pages are kept already (written once)."""
-        return bool(document_store.page_images(self.job()["document"]))
+        with self._store_reachable():
+            return document_store.pages_kept(self.job()["document"])
 
     def keep_page_images(self, images: list[tuple[bytes, int, int]]) -> bool:
         """Keep images (PNG bytes, width, height) of this job's document's pages beside it, once."""
         name = self.job()["document"]
         if not name:
             raise LookupError("this job has no document")
-        return document_store.store_page_images(name, images)
+        with self._store_reachable():
+            return document_store.store_page_images(name, images)
+
+    @contextmanager
+    def _store_reachable(self) -> Iterator[None]:
+        """A document store that cannot be reached hands the job back, its attempt not spent:
+        the store said nothing about the document, and another host may reach it."""
+        try:
+            yield
+        except document_store.StoreUnavailable as exc:
+            until = self.now() + timedelta(seconds=document_store.retry_seconds())
+            raise JobDeferred(until, str(exc)) from None
 
     def mark_external_start(self, what: str = "external call", *, also: Callable[[], object] | None = None) -> None:
         """Commit the marker before an outside call; only with a third of a lease still ahead.

@@ -8,6 +8,13 @@ changes nothing a request can observe, not even how long acceptance takes.
 A kind may keep images of a document's pages beside it (``<name>.pages/``: ``1.png``,
 ``2.png``... and a ``pages.json`` that lists them), made by its handler in the worker and
 written once, all at a time: the folder appears whole by a rename, or not at all.
+
+Where: the storage "documents" (``settings.STORAGES``). The filesystem (the default: files
+under MEDIA_ROOT, for one host), or an S3-compatible object store every host reaches
+(``jobs.object_store``: the same names as keys; a page image set's manifest is put last,
+only if absent, as the marker that makes the set visible). A store that cannot be reached
+is ``StoreUnavailable``: acceptance answers 503 having committed nothing, a worker defers
+the job (``jobs.context``) without spending its attempt.
 """
 
 from __future__ import annotations
@@ -25,15 +32,24 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.core.files.storage import FileSystemStorage, storages
 
 from . import bounded
-from .errors import DocumentNotChecked, DocumentTooComplex, PayloadTooLarge, UnsupportedDocument
+from .errors import (
+    DocumentNotChecked,
+    DocumentStoreUnavailable,
+    DocumentTooComplex,
+    PayloadTooLarge,
+    UnsupportedDocument,
+)
 
 if TYPE_CHECKING:
     from .kinds import Kind
+    from .object_store import DocumentStorage, Streamed
 
 log = logging.getLogger("jobs.document_store")
 
@@ -81,7 +97,17 @@ def check_and_store(upload: Upload, spec: Kind, *, tenant_id: int) -> Stored:
         content_type = bounded_check(upload, spec)
     digest = hashlib.sha256(upload.content).hexdigest()
     name = f"{tenant_id}/{digest[:2]}/{digest}"
-    _write_once(path(name), upload.content)
+    objects = object_storage()
+    if objects is None:
+        _write_once(path(name), upload.content)
+    else:
+        try:
+            if not objects.put_once(name, upload.content):
+                objects.touch(name)  # stored already: retention's grace starts again
+        except StoreUnavailable:
+            log.warning("document store unavailable: the upload was refused (%d bytes)", len(upload.content))
+            raise DocumentStoreUnavailable("the document store is unavailable; nothing was accepted: send it again "
+                                           "shortly", retry_after=STORE_RETRY_SECONDS) from None
     original = os.path.basename(upload.name or "document")[:255]
     return Stored(name, original, content_type, len(upload.content), digest)
 
@@ -138,12 +164,41 @@ def bounded_check(upload: Upload, spec: Kind) -> str:
 NOT_CHECKED = "not checked in time: send it again on its own"
 
 
+MAX_STORE_SECONDS = 300  # the most any of the store's timeouts may be
+# How long a client waits before sending again a document the store could not take.
+STORE_RETRY_SECONDS = 10
+
+
+def retry_seconds() -> float:
+    """How long a job waits, deferred, when the store cannot be reached (DOCUMENTS_RETRY_SECONDS)."""
+    return float((getattr(settings, "DOCUMENTS", None) or {}).get("RETRY_SECONDS", STORE_RETRY_SECONDS))
+
+
+class StoreUnavailable(Exception):
+    """The object store could not be reached, or answered that it cannot serve now."""
+
+
+def object_storage() -> DocumentStorage | None:
+    """The object store documents are kept in, or None: they are files under MEDIA_ROOT."""
+    storage = storages["documents"]
+    if isinstance(storage, FileSystemStorage):
+        return None
+    from .object_store import DocumentStorage
+
+    if not isinstance(storage, DocumentStorage):
+        raise ImproperlyConfigured("STORAGES['documents'] must be a FileSystemStorage or "
+                                   "jobs.object_store.DocumentStorage")
+    return storage
+
+
 def path(name: str) -> Path:
     return Path(settings.MEDIA_ROOT) / name
 
 
 def read(name: str) -> bytes:
-    return path(name).read_bytes()
+    """A stored document's bytes (FileNotFoundError when it is not kept; StoreUnavailable)."""
+    objects = object_storage()
+    return path(name).read_bytes() if objects is None else objects.read(name)
 
 
 def stored_file(name: str) -> Path | None:
@@ -153,6 +208,109 @@ def stored_file(name: str) -> Path | None:
     root = path("").resolve()
     stored = path(name).resolve()
     return stored if stored.is_relative_to(root) and stored.is_file() else None
+
+
+def open_document(name: str) -> tuple[IO[bytes] | Streamed, int] | None:
+    """A stored document to read in pieces, and its size; None when it is not kept."""
+    objects = object_storage()
+    if objects is None:
+        stored = stored_file(name)
+        return (stored.open("rb"), stored.stat().st_size) if stored is not None else None
+    streamed = objects.stream(name) if name else None
+    return (streamed, streamed.size) if streamed is not None else None
+
+
+def modified(name: str) -> float | None:
+    """When a stored file was stored or last touched (seconds since the epoch); None if absent."""
+    objects = object_storage()
+    if objects is not None:
+        return objects.modified(name)
+    try:
+        return path(name).stat().st_mtime
+    except FileNotFoundError:
+        return None
+
+
+def stored_names() -> Iterator[tuple[str, float]]:
+    """Every stored file (documents, page images, what a crash left), with its modified time."""
+    objects = object_storage()
+    if objects is not None:
+        yield from objects.listing()
+        return
+    root = path("")
+    if not root.is_dir():
+        return
+    for p in sorted(root.rglob("*")):
+        with contextlib.suppress(FileNotFoundError):
+            if p.is_file():
+                yield p.relative_to(root).as_posix(), p.stat().st_mtime
+
+
+def copy_in(name: str, content: bytes) -> bool:
+    """Keep ``content`` as stored file ``name`` unless it is kept already (a restore); whether it was."""
+    objects = object_storage()
+    if objects is not None:
+        return objects.put_once(name, content)
+    target = path(name)
+    if target.exists():
+        return False
+    _write_once(target, content)
+    return True
+
+
+def delete_file(name: str) -> None:
+    """Delete one stored file (not its page images): what a sweep of strays removes."""
+    objects = object_storage()
+    if objects is None:
+        path(name).unlink(missing_ok=True)
+    else:
+        objects.remove([name])
+
+
+def check_settings() -> None:
+    """Stop start-up with a sentence when ``settings.DOCUMENTS`` cannot work; contacts nothing."""
+    documents = getattr(settings, "DOCUMENTS", None) or {"STORE": "filesystem"}
+    store = documents.get("STORE", "filesystem")
+    if store == "filesystem":
+        return
+    if store != "s3":
+        raise ImproperlyConfigured(f"DOCUMENTS_STORE must be 'filesystem' or 's3', not {store!r}")
+    try:
+        import storages.backends.s3  # noqa: F401
+    except ImportError:
+        raise ImproperlyConfigured("DOCUMENTS_STORE=s3 needs django-storages and boto3: pip install '.[s3]'") from None
+    bucket = documents.get("BUCKET", "")
+    if not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", bucket):
+        raise ImproperlyConfigured(f"DOCUMENTS_S3_BUCKET must be a bucket name (3-63 of a-z, 0-9, '.', '-'), "
+                                   f"not {bucket!r}")
+    endpoint = documents.get("ENDPOINT", "")
+    if endpoint and not re.fullmatch(r"https?://[^/\s]+/?", endpoint):
+        raise ImproperlyConfigured(f"DOCUMENTS_S3_ENDPOINT must be an http(s) address without a path, like "
+                                   f"https://s3.eu-west-1.amazonaws.com, not {endpoint!r}")
+    if bool(documents.get("ACCESS_KEY")) != bool(documents.get("SECRET_KEY")):
+        raise ImproperlyConfigured("DOCUMENTS_S3_ACCESS_KEY and DOCUMENTS_S3_SECRET_KEY go together: set both, "
+                                   "or neither (boto3's own chain: the instance's role, ~/.aws)")
+    if documents.get("ADDRESSING") not in ("path", "virtual", "auto"):
+        raise ImproperlyConfigured(f"DOCUMENTS_S3_ADDRESSING must be path, virtual or auto, not "
+                                   f"{documents.get('ADDRESSING')!r}")
+    if documents.get("REGION") and not re.fullmatch(r"[a-z0-9-]{2,32}", documents["REGION"]):
+        raise ImproperlyConfigured(f"DOCUMENTS_S3_REGION must be a region name like eu-west-1, not "
+                                   f"{documents['REGION']!r}")
+    encryption = documents.get("ENCRYPTION", "")
+    if encryption not in ("", "AES256", "aws:kms", "aws:kms:dsse"):
+        raise ImproperlyConfigured(f"DOCUMENTS_S3_ENCRYPTION must be empty, AES256, aws:kms or aws:kms:dsse, "
+                                   f"not {encryption!r}")
+    if documents.get("KMS_KEY_ID") and not encryption.startswith("aws:kms"):
+        raise ImproperlyConfigured("DOCUMENTS_S3_KMS_KEY_ID needs DOCUMENTS_S3_ENCRYPTION=aws:kms")
+    for key in ("CONNECT_TIMEOUT", "READ_TIMEOUT", "RETRY_SECONDS"):
+        try:
+            seconds = float(documents.get(key, 1))
+        except (TypeError, ValueError):
+            seconds = 0.0
+        if not 0 < seconds <= MAX_STORE_SECONDS:
+            variable = "DOCUMENTS_RETRY_SECONDS" if key == "RETRY_SECONDS" else f"DOCUMENTS_S3_{key}"
+            raise ImproperlyConfigured(f"{variable} must be a number of seconds above 0 (at most 300), "
+                                       f"not {documents.get(key)!r}")
 
 
 # Media types a browser would run or render as a page of this site: a download is never one.
@@ -195,24 +353,54 @@ def pages_dir(name: str) -> Path:
     return path(name + PAGES_SUFFIX)
 
 
-def page_images(name: str) -> list[PageImage]:
-    """The page images kept for a stored document, in order; none when none were made."""
-    if not name:
-        return []
+def _manifest(name: str) -> list[PageImage]:
+    """The kept pages' manifest; [] without one. Raises StoreUnavailable."""
+    objects = object_storage()
     try:
-        manifest = json.loads((pages_dir(name) / PAGES_MANIFEST).read_text())
-        listed = manifest["pages"][:MAX_PAGE_IMAGES]
+        if objects is None:
+            raw = (pages_dir(name) / PAGES_MANIFEST).read_bytes()
+        else:
+            raw = objects.read(f"{name}{PAGES_SUFFIX}/{PAGES_MANIFEST}")
+        listed = json.loads(raw)["pages"][:MAX_PAGE_IMAGES]
         return [PageImage(number, int(page["width"]), int(page["height"])) for number, page in enumerate(listed, 1)]
     except (OSError, ValueError, KeyError, TypeError):
         return []
 
 
+def page_images(name: str) -> list[PageImage]:
+    """The page images kept for a stored document, in order; none when none were made (or
+    while the store cannot be reached: the page shows no preview, it does not fail)."""
+    if not name:
+        return []
+    try:
+        return _manifest(name)
+    except StoreUnavailable:
+        log.warning("document store unavailable: page images not listed")
+        return []
+
+
+def pages_kept(name: str) -> bool:
+    """Whether page images of ``name`` are kept; StoreUnavailable when that cannot be known."""
+    return bool(name) and bool(_manifest(name))
+
+
 def page_image(name: str, number: int) -> Path | None:
-    """The file of page ``number`` of a stored document, if it was kept."""
+    """The file of page ``number`` of a stored document, if it was kept (files under MEDIA_ROOT)."""
     if not 1 <= number <= len(page_images(name)):
         return None
     target = pages_dir(name) / f"{number}.png"
     return target if target.is_file() else None
+
+
+def open_page_image(name: str, number: int) -> IO[bytes] | Streamed | None:
+    """Page ``number`` of a stored document to read in pieces, if it was kept."""
+    objects = object_storage()
+    if objects is None:
+        target = page_image(name, number)
+        return target.open("rb") if target is not None else None
+    if not 1 <= number <= len(page_images(name)):
+        return None
+    return objects.stream(f"{name}{PAGES_SUFFIX}/{number}.png")
 
 
 def store_page_images(name: str, images: list[tuple[bytes, int, int]]) -> bool:
@@ -220,7 +408,11 @@ def store_page_images(name: str, images: list[tuple[bytes, int, int]]) -> bool:
 
     Written once: to a temporary folder beside the document, each file synced, then renamed
     into place. False when the pages were already kept (another job of the same bytes).
+    In an object store: the images, then the manifest put only if absent (the marker).
     """
+    objects = object_storage()
+    if objects is not None:
+        return _put_page_images(objects, name, images)
     target = pages_dir(name)
     if target.exists() or not images:
         return False
@@ -240,8 +432,28 @@ def store_page_images(name: str, images: list[tuple[bytes, int, int]]) -> bool:
         shutil.rmtree(incoming, ignore_errors=True)
 
 
+def _put_page_images(objects: DocumentStorage, name: str, images: list[tuple[bytes, int, int]]) -> bool:
+    folder = f"{name}{PAGES_SUFFIX}/"
+    if not images or _manifest(name):
+        return False
+    for number, (content, _width, _height) in enumerate(images, 1):
+        # A set a crash left without its manifest is invisible; its images are put again here.
+        objects.put(f"{folder}{number}.png", content, content_type=PAGE_MEDIA_TYPE)
+    manifest = {"pages": [{"width": width, "height": height} for _content, width, height in images]}
+    return objects.put_once(folder + PAGES_MANIFEST, json.dumps(manifest).encode(), content_type="application/json")
+
+
 def delete(name: str) -> None:
     """Delete a stored document and the page images kept beside it."""
+    objects = object_storage()
+    if objects is not None:
+        # The manifest first: a set being deleted is invisible from the first request on.
+        pages = [n for n, _ in objects.listing(name + PAGES_SUFFIX + "/")]
+        manifest = [n for n in pages if n.endswith("/" + PAGES_MANIFEST)]
+        if manifest:
+            objects.remove(manifest)
+        objects.remove([n for n in pages if n not in manifest] + [name])
+        return
     path(name).unlink(missing_ok=True)
     shutil.rmtree(pages_dir(name), ignore_errors=True)
 

@@ -104,3 +104,15 @@ class TenantQueueFull(AcceptanceError):
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class DocumentStoreUnavailable(AcceptanceError):
+    """The object store that keeps documents could not be reached: nothing was stored or
+    committed, and the same request may be sent again shortly."""
+
+    code = "store_unavailable"
+    status = 503
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message, field="document")
+        self.retry_after = retry_after

@@ -329,6 +329,43 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "documents"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
+# Where accepted documents and their page images are kept (jobs.document_store): the storage
+# "documents". "filesystem" (the default): files under MEDIA_ROOT, for one host. "s3": an
+# S3-compatible object store every host reaches (django-storages on boto3; pip install
+# '.[s3]'; jobs.object_store), checked at start-up (jobs.document_store.check_settings). docs/operations.md.
+DOCUMENTS = {
+    "STORE": os.environ.get("DOCUMENTS_STORE", "filesystem").strip().lower(),
+    "ENDPOINT": os.environ.get("DOCUMENTS_S3_ENDPOINT", "").strip(),
+    "BUCKET": os.environ.get("DOCUMENTS_S3_BUCKET", "").strip(),
+    "PREFIX": os.environ.get("DOCUMENTS_S3_PREFIX", "").strip().strip("/"),
+    "ACCESS_KEY": os.environ.get("DOCUMENTS_S3_ACCESS_KEY", ""),
+    "SECRET_KEY": os.environ.get("DOCUMENTS_S3_SECRET_KEY", ""),
+    "REGION": os.environ.get("DOCUMENTS_S3_REGION", "us-east-1").strip(),
+    "ADDRESSING": os.environ.get("DOCUMENTS_S3_ADDRESSING", "path").strip().lower(),
+    "ENCRYPTION": os.environ.get("DOCUMENTS_S3_ENCRYPTION", "").strip(),  # "", AES256, aws:kms
+    "KMS_KEY_ID": os.environ.get("DOCUMENTS_S3_KMS_KEY_ID", "").strip(),
+    "CONNECT_TIMEOUT": os.environ.get("DOCUMENTS_S3_CONNECT_TIMEOUT", "3"),
+    "READ_TIMEOUT": os.environ.get("DOCUMENTS_S3_READ_TIMEOUT", "10"),
+    # How long a job waits when the store cannot be reached (deferred: no attempt spent).
+    "RETRY_SECONDS": os.environ.get("DOCUMENTS_RETRY_SECONDS", "10"),
+}
+STORAGES: dict[str, dict] = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    # No "location": it follows MEDIA_ROOT, as before.
+    "documents": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+}
+if DOCUMENTS["STORE"] == "s3":
+    STORAGES["documents"] = {"BACKEND": "jobs.object_store.DocumentStorage", "OPTIONS": {
+        "bucket_name": DOCUMENTS["BUCKET"], "endpoint_url": DOCUMENTS["ENDPOINT"] or None,
+        "access_key": DOCUMENTS["ACCESS_KEY"] or None, "secret_key": DOCUMENTS["SECRET_KEY"] or None,
+        "region_name": DOCUMENTS["REGION"] or None, "addressing_style": DOCUMENTS["ADDRESSING"],
+        "location": DOCUMENTS["PREFIX"], "file_overwrite": True, "querystring_auth": False,
+        "connect_timeout": DOCUMENTS["CONNECT_TIMEOUT"], "read_timeout": DOCUMENTS["READ_TIMEOUT"],
+        "object_parameters": {k: v for k, v in (("ServerSideEncryption", DOCUMENTS["ENCRYPTION"]),
+                                                ("SSEKMSKeyId", DOCUMENTS["KMS_KEY_ID"])) if v},
+    }}
+
 # --- Tenants' webhooks (agent.webhooks) ----------------------------------------------
 # Deliveries go only to http(s) URLs whose addresses are public: a tenant's URL must not reach
 # into our own network (SSRF: loopback, private, link-local such as cloud metadata). Tests and

@@ -10,7 +10,9 @@ that is not visible yet). The idempotency key is a column of the job row, so it 
 exactly as long as the job: a client retrying a key after its job was pruned gets a new job.
 
 Stored files that no job names at all (an upload whose request then failed, a temporary file
-left by a crash mid-write) are swept at the end of each run, past the same grace.
+left by a crash mid-write) are swept at the end of each run, past the same grace. The same
+either way documents are kept (``jobs.document_store``: files under MEDIA_ROOT, or objects
+in a store every host reaches, whose last-modified time is the grace's clock).
 
 Each batch is one short write transaction, so workers keep claiming between batches. The
 batch's event counts are added to ``RetiredCount`` in the same transaction, so the
@@ -22,10 +24,9 @@ from __future__ import annotations
 import itertools
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path
 
 from django.db.models import Count, F
 
@@ -108,45 +109,42 @@ def _delete_orphans(names: set[str]) -> int:
     still_used = set(Job.objects.filter(document__in=names).values_list("document", flat=True))
     removed = 0
     for name in sorted(names - still_used):
-        target = document_store.path(name)
-        if _settled(target):
+        if _settled(name):
             document_store.delete(name)  # and the page images kept beside it
             removed += 1
     return removed
 
 
-def stray_documents(*, batch: int = 500):
-    """Stored files past the grace that no job names, ``batch`` names per reference check."""
-    root = Path(document_store.path(""))
-    if not root.is_dir():
-        return
+def stray_documents(*, batch: int = 500, grace: bool = True) -> Iterator[str]:
+    """Stored files (names, in the store) that no job names, past the grace unless
+    ``grace=False``, ``batch`` names per reference check."""
     # <tenant>/<xx>/<digest>, and <xx>/<digest> from before documents were kept per tenant; a
     # page image (<digest>.pages/<n>.png) is its document's, kept while a job names that.
-    files = (p for p in sorted(root.rglob("*")) if p.is_file() and _settled(p))
+    cutoff = time.time() - DOCUMENT_GRACE.total_seconds()
+    files = (name for name, touched in document_store.stored_names() if not grace or touched <= cutoff)
     while chunk := list(itertools.islice(files, batch)):
-        owners = {p: document_store.owner(p.relative_to(root).as_posix()) for p in chunk}
+        owners = {name: document_store.owner(name) for name in chunk}
         named = set(Job.objects.filter(document__in=set(owners.values())).values_list("document", flat=True))
-        yield from (p for p, owner in owners.items() if owner not in named)
+        yield from (name for name, owner in owners.items() if owner not in named)
 
 
 def sweep_strays(*, batch: int = 500) -> int:
     """Delete what ``stray_documents`` finds, checking each file's age again just before."""
     removed = 0
-    for target in stray_documents(batch=batch):
-        if _settled(target):
-            target.unlink(missing_ok=True)
+    for name in stray_documents(batch=batch):
+        if _settled(name):
+            document_store.delete_file(name)
             removed += 1
     return removed
 
 
-def _settled(target: Path) -> bool:
-    """The file exists and was not stored or touched within ``DOCUMENT_GRACE``.
+def _settled(name: str) -> bool:
+    """The stored file exists and was not stored or touched within ``DOCUMENT_GRACE``.
 
-    Wall-clock time, not the injectable clock: file times are the filesystem's.
+    Wall-clock time, not the injectable clock: file (and object) times are the store's.
     """
-    try:
-        touched = target.stat().st_mtime
-    except FileNotFoundError:
+    touched = document_store.modified(name)
+    if touched is None:
         return False
     return time.time() - touched >= DOCUMENT_GRACE.total_seconds()
 
@@ -159,7 +157,7 @@ def _estimate(*, older_than: timedelta, now: datetime, batch: int) -> Report:
                .values_list("document", flat=True))
     return Report(
         jobs=jobs, events=JobEvent.objects.filter(job__in=candidates).count(),
-        documents=sum(1 for name in names - kept if _settled(document_store.path(name))),
+        documents=sum(1 for name in names - kept if _settled(name)),
         strays=sum(1 for _ in stray_documents(batch=batch)),
         batches=-(-jobs // batch),
     )

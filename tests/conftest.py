@@ -15,6 +15,9 @@ from jobs import queue
 from jobs.clock import LogicalClock
 from jobs.members import create_member
 
+# The object store fixtures (SeaweedFS on loopback): ``seaweed``, ``object_store``.
+pytest_plugins = ["tests.objectstore"]
+
 ROOT = Path(__file__).resolve().parent.parent
 _names = itertools.count(1)
 
@@ -186,7 +189,8 @@ _ONCE = ("tests/browser/", "tests/deploy/test_nginx.py", "tests/tasks/test_bench
 # validation and the log format never reach a store.
 _ONCE_WITHOUT_DATABASE = ("tests/agent/", "tests/corpus/", "tests/docs/", "tests/fuzz/test_documents.py",
                           "tests/ops/test_capacity.py", "tests/bench/test_layout.py", "tests/ops/test_lab.py",
-                          "tests/test_layout.py", "tests/jobs/test_conf.py", "tests/jobs/test_logs.py")
+                          "tests/test_layout.py", "tests/jobs/test_conf.py", "tests/jobs/test_logs.py",
+                          "tests/bench/test_storebench.py")
 _DATABASE_FIXTURES = {"db", "transactional_db", "live_server", "django_db_setup"}
 
 

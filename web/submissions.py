@@ -260,6 +260,9 @@ def submit_again(call: Call, job_id: int) -> queue.Acceptance:
         except FileNotFoundError:
             raise HttpError(409, "document_gone", "this job's document is no longer kept: choose the file "
                                                   "again on the submit page") from None
+        except document_store.StoreUnavailable:
+            raise HttpError(503, "store_unavailable", "the document store is unavailable; retry later",
+                            headers={"Retry-After": str(document_store.STORE_RETRY_SECONDS)}) from None
         upload = Upload(content=content, name=job.document_name or "document", content_type=job.document_type)
     now = queue_clock.now()
     try:

@@ -12,6 +12,7 @@ import contextlib
 import csv
 import json
 import uuid
+from collections.abc import Iterator
 from http import HTTPStatus
 from urllib.parse import urlencode
 
@@ -300,22 +301,37 @@ def job_result(call: Call, job_id: int) -> HttpResponse:
 def job_page_image(call: Call, job_id: int, number: int) -> HttpResponseBase:
     """One page of a job's document as an image, kept beside the document when it was reviewed."""
     job = status.job_document(tenant_id=call.tenant_id, job_id=job_id)
-    image = document_store.page_image(job.document, number)
+    with _store_reachable():
+        image = document_store.open_page_image(job.document, number)
     if image is None:
         raise Http404("no such page")
-    return FileResponse(image.open("rb"), content_type=document_store.PAGE_MEDIA_TYPE)
+    return FileResponse(image, content_type=document_store.PAGE_MEDIA_TYPE)
 
 
 @http.endpoint("GET", "HEAD")
 def job_document(call: Call, job_id: int) -> HttpResponseBase:
     """The document as it was sent: always saved as a file, never shown in the site's pages."""
     job = status.job_document(tenant_id=call.tenant_id, job_id=job_id)
-    stored = document_store.stored_file(job.document)
+    with _store_reachable():
+        stored = document_store.open_document(job.document)
     if stored is None:
         raise Http404("the document is no longer kept")
-    return FileResponse(stored.open("rb"), as_attachment=True,
-                        filename=document_store.download_filename(job.document_name),
-                        content_type=document_store.download_type(job.document_type))
+    content, size = stored
+    response = FileResponse(content, as_attachment=True,
+                            filename=document_store.download_filename(job.document_name),
+                            content_type=document_store.download_type(job.document_type))
+    response["Content-Length"] = str(size)
+    return response
+
+
+@contextlib.contextmanager
+def _store_reachable() -> Iterator[None]:
+    """503 while the document store cannot be reached (documents kept in an object store)."""
+    try:
+        yield
+    except document_store.StoreUnavailable:
+        raise http.HttpError(503, "store_unavailable", "the document store is unavailable; retry later",
+                             headers={"Retry-After": str(document_store.STORE_RETRY_SECONDS)}) from None
 
 
 @http.endpoint("GET", "HEAD")

@@ -246,25 +246,25 @@ class JobAdmin(JobPageFields, TriageActions):
 
     def document_view(self, request: HttpRequest, object_id: str) -> FileResponse:
         job = self._input_of(request, object_id)
-        root = document_store.path("").resolve()
-        stored = document_store.path(job.document).resolve() if job.document else None
-        if stored is None or not stored.is_relative_to(root) or not stored.is_file():
+        stored = document_store.open_document(job.document) if job.document else None
+        if stored is None:
             raise Http404("this job has no stored document")
         self.log_change(request, job, f"Downloaded the document ({job.document_name or 'unnamed'}).")
         # An attachment: the browser saves it, never renders a tenant's file in the admin's origin.
-        response = FileResponse(stored.open("rb"), as_attachment=True,
+        response = FileResponse(stored[0], as_attachment=True,
                                 filename=document_store.download_filename(job.document_name),
                                 content_type=document_store.download_type(job.document_type))
+        response["Content-Length"] = str(stored[1])
         response["Cache-Control"] = "no-store, private"
         return response
 
     def page_view(self, request: HttpRequest, object_id: str, number: int) -> FileResponse:
         """One page image of the job's document (the job page's pane, opened and logged there)."""
         job = self._input_of(request, object_id)
-        image = document_store.page_image(job.document, number) if job.document else None
+        image = document_store.open_page_image(job.document, number) if job.document else None
         if image is None:
             raise Http404("no such page")
-        response = FileResponse(image.open("rb"), content_type=document_store.PAGE_MEDIA_TYPE)
+        response = FileResponse(image, content_type=document_store.PAGE_MEDIA_TYPE)
         response["Cache-Control"] = "no-store, private"
         return response
 

@@ -127,6 +127,55 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
         check_deliveries(receiver, jobs)
 
 
+DOCUMENT_JOBS = int(os.environ.get("KILL_TEST_DOCUMENT_JOBS", "40"))
+
+
+@pytest.mark.skipif(not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
+                    reason="needs Linux /proc to find the worker processes")
+def test_killing_workers_reading_documents_from_the_object_store_loses_none_and_reads_each_once_completed(
+        tmp_path, transactional_db, accept, object_store, media_root):
+    """The same kills and pauses with each job reading its own document from SeaweedFS: none
+    lost, none completed twice, none dead without a started handler, every completed job's
+    answer the SHA-256 of its own bytes, and nothing on the workers' disk."""
+    from jobs.document_store import Upload
+
+    rng = random.Random(20261206)
+    for n in range(DOCUMENT_JOBS):
+        accept("diagnostic.read", {"seconds": round(rng.uniform(0.03, 0.15), 3), "external": n % 4 == 0},
+               now=system_clock.now(), document=Upload(f"invoice {n}\n".encode() * (n + 1), f"{n}.txt", "text/plain"))
+    trace = tmp_path / "started.txt"
+    workers = Workers(tmp_path / "kill.log", "--processes", "3", "--lease", str(LEASE),
+                      "--poll-interval", "0.1", "--grace", "2", "--prefetch", str(PREFETCH),
+                      "--completion-batch", "8", JOBS_PREFETCH_WINDOW="10", JOBS_COMPLETION_FLUSH_MS="100",
+                      JOBS_DIAGNOSTIC_TRACE=str(trace), **object_store.env(object_store.prefix))
+    started = time.monotonic()
+    try:
+        kills, pauses = kill_and_pause_until_settled(workers, rng)
+    finally:
+        workers.kill_all()
+    elapsed = time.monotonic() - started
+
+    jobs = {j["id"]: j for j in Job.objects.values("id", "kind", "state", "epoch", "result", "payload", "attempts",
+                                                   "max_attempts", "document_sha256")}
+    by_job = events_by_job()
+    ran = handlers_started(trace)
+    states = Counter(j["state"] for j in jobs.values())
+    assert set(states) <= {"completed", "dead", "unknown"} and sum(states.values()) == DOCUMENT_JOBS
+    tally: Counter[str] = Counter()
+    for job_id, job in jobs.items():
+        tally.update(check_job(job_id, job, by_job[job_id], ran[job_id]))
+        if job["state"] == "completed":
+            assert job["result"]["sha256"] == job["document_sha256"], job_id
+    deferred = sum(1 for evs in by_job.values() for e in evs if e["reason"].startswith("deferred: the document"))
+    print(f"\nkill test with documents in the object store on {connection.vendor}: {DOCUMENT_JOBS} jobs, "
+          f"{kills} SIGKILLs, {pauses} pauses, {elapsed:.1f} s: completed={states['completed']} "
+          f"unknown={states['unknown']} dead={states['dead']} dead without a started handler="
+          f"{tally['dead_without_start']} deferred for the store={deferred}")
+    assert tally["dead_without_start"] == 0 and deferred == 0
+    assert kills >= 5 and tally["returned_unstarted"] > 0
+    assert not Path(media_root).exists()  # the workers kept nothing on their own disk
+
+
 def kill_and_pause_until_settled(workers: Workers, rng: random.Random) -> tuple[int, int]:
     """Every 200-500 ms, SIGKILL a random worker process or (15% of the time) SIGSTOP it for
     2.5 leases, until no job is queued or leased; then stop the workers. The kills and pauses sent."""
