@@ -151,6 +151,12 @@ INVALID = {
     "FNFE-factur-x-examples__Avoir_FR_type380_EN16931.pdf": "typed as an invoice (type code 380) but its total",
     "FNFE-factur-x-examples__Avoir_FR_type380_MINIMUM.pdf": "typed as an invoice (type code 380) but its total",
     "Mustangproject__factur-x-invalid-xml-encoding-attribute.pdf": "the e-invoice XML is not well-formed at line 1",
+    # Its BuyerReference is written without a namespace: not the syntax's element, so ignored and named.
+    "Mustangproject__MustangGnuaccountingBeispielRE-20190610_507b.pdf": "ram:ApplicableHeaderTradeAgreement"
+                                                                        "/BuyerReference (no namespace)",
+    "Mustangproject__MustangGnuaccountingBeispielRE-20190610_507a.pdf": "outside its syntax's own namespaces, "
+                                                                        "which were ignored: ram:ApplicableHeaderTrade"
+                                                                        "Agreement/BuyerReference (no namespace)",
     "ZUGFeRD_2.0_fully_compliant_complete.pdf": "the seller's VAT id is marked with the scheme code \"VAT\" "
                                                 "instead of \"VA\"",
 }
@@ -268,6 +274,48 @@ def test_the_payee_iban_is_read_not_the_buyers_and_a_direct_debit_says_whose_acc
     assert iban["value"] == "DE21 8600 0000 0086 0010 55" and iban["status"] == "present"
     assert iban["detail"].startswith("paid by direct debit: this is the account the supplier will debit")
     assert iban["evidence"]["element"] == "ram:PayerPartyDebtorFinancialAccount/ram:IBANID"
+
+
+ELEKTRON_CII = (CORPUS / "xml" / "EN16931_Elektron.cii.xml").read_bytes()
+ELEKTRON_UBL = (CORPUS / "xml" / "EN16931_Elektron.ubl.xml").read_bytes()
+PLANTED = "GB82WEST12345698765432"  # a valid IBAN the attacker wants paid
+
+
+@pytest.mark.parametrize("planted", [
+    # A whole foreign account block before the real one, with the syntax's own local names.
+    b'<ram:SpecifiedTradeSettlementPaymentMeans><x:PayeePartyCreditorFinancialAccount xmlns:x="urn:example:pay">'
+    b'<x:IBANID>' + PLANTED.encode() + b'</x:IBANID></x:PayeePartyCreditorFinancialAccount>',
+    # Only the IBANID foreign, inside the real block, before the real one.
+    b'<ram:SpecifiedTradeSettlementPaymentMeans><ram:PayeePartyCreditorFinancialAccount>'
+    b'<IBANID xmlns="urn:example:pay">' + PLANTED.encode() + b'</IBANID></ram:PayeePartyCreditorFinancialAccount>',
+])
+def test_a_foreign_namespace_iban_before_the_real_one_is_ignored_and_reported_cii(planted):
+    xml = ELEKTRON_CII.replace(b"<ram:SpecifiedTradeSettlementPaymentMeans>", planted, 1)
+    assert xml != ELEKTRON_CII
+    read_ = einvoice.read_einvoice(xml, today=TODAY)
+    assert read_.fields["iban"]["value"] == "DE91 1000 0000 0123 4567 89"  # what a standards-aware system pays
+    [finding] = [f for f in read_.findings if "namespaces" in f]
+    assert "IBANID (urn:example:pay)" in finding and "ignored" in finding
+    assert PLANTED not in finding  # the planted value itself is not echoed
+
+
+def test_a_foreign_namespace_iban_before_the_real_one_is_ignored_and_reported_ubl():
+    planted = (b'<cac:PaymentMeans><cac:PayeeFinancialAccount xmlns:cac="urn:example:lookalike">'
+               b'<cbc:ID>' + PLANTED.encode() + b'</cbc:ID></cac:PayeeFinancialAccount></cac:PaymentMeans>'
+               b'<cac:PaymentMeans>')
+    xml = ELEKTRON_UBL.replace(b"<cac:PaymentMeans>", planted, 1)
+    read_ = einvoice.read_einvoice(xml, today=TODAY)
+    assert read_.fields["iban"]["value"] == "DE91 1000 0000 0123 4567 89"
+    assert any("PayeeFinancialAccount (urn:example:lookalike)" in f for f in read_.findings), read_.findings
+
+
+def test_an_invoice_whose_own_elements_are_all_foreign_reads_nothing_from_them():
+    # The CII elements moved into another namespace under the real root: nothing is the syntax's own.
+    own = b'xmlns:ram="urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"'
+    xml = ELEKTRON_CII.replace(own, b'xmlns:ram="urn:example:ram"', 1)
+    read_ = einvoice.read_einvoice(xml, today=TODAY)
+    assert all(field["status"] == "missing" for field in read_.fields.values())
+    assert any("outside its syntax's own namespaces" in f for f in read_.findings)
 
 
 # --- The visible page against the XML ---------------------------------------------------
