@@ -346,6 +346,48 @@ def test_a_different_total_number_or_iban_on_the_page_is_named_and_a_changed_iba
     ]
 
 
+XML_PAYS = fields_of(iban="GB82 WEST 1234 5698 7654 32", invoice_number="RE-4711", vat_id="DE136695976")
+
+
+@pytest.mark.parametrize("printed", [
+    "Bankverbindung: IBAN D\u041589 3704 0044 0532 0130 00",  # a Cyrillic E: the page reader reads no IBAN
+    "Bankverbindung: IBAN DE89-3704-0044-0532-0130-00",  # hyphens
+    "Bankverbindung: IBAN DE89\u20113704\u20110044\u20110532\u20110130\u201100",  # non-breaking hyphens
+    "IBAN: \uff24\uff25\uff18\uff19 3704 0044 0532 0130 00 BIC COBADEFFXXX",  # full-width letters and digits
+])
+def test_a_disguised_iban_on_the_page_that_is_not_the_xmls_is_named(printed):
+    text = f"Muster Handels GmbH\nRechnung RE-4711\n{printed}\n"
+    findings = einvoice.compare(XML_PAYS, {"iban": {"status": "missing", "value": None}}, text=text)
+    changed = ("differs from the one in the e-invoice XML (GB82 WEST 1234 5698 7654 32): a changed IBAN is a known "
+               "fraud pattern")
+    assert any(f.startswith("the IBAN on the visible page (") and changed in f for f in findings), findings
+
+
+def test_the_xmls_iban_printed_with_hyphens_or_full_width_is_the_same_account():
+    for printed in ("GB82-WEST-1234-5698-7654-32", "gb82 west 1234 5698 7654 32",
+                    "\uff27\uff22\uff18\uff12 WEST 1234 5698 7654 32", "GB82\u200bWEST12345698765432"):
+        text = f"Muster Handels GmbH\nIBAN {printed}\nSumme 100,00 EUR\n"
+        assert einvoice.compare(XML_PAYS, {"iban": {"status": "missing", "value": None}}, text=text) == [], printed
+
+
+def test_the_xmls_iban_printed_with_a_cyrillic_letter_is_not_the_same_account():
+    text = "IBAN G\u0412 82 WEST 1234 5698 7654 32\n"  # a Cyrillic B in the country code
+    findings = einvoice.compare(XML_PAYS, {}, text=text)
+    assert any("differs from the one in the e-invoice XML" in f for f in findings), findings
+
+
+@pytest.mark.parametrize("name, value, what", [
+    ("iban", "GB82 W\u0415ST 1234 5698 7654 32",
+     "the IBAN in the e-invoice XML contains a Cyrillic letter (\u0415 U+0415)"),
+    ("vat_id", "DE13669597\u0431", "the VAT id in the e-invoice XML contains a Cyrillic letter"),
+    ("invoice_number", "R\u0395-4711",
+     "the invoice number in the e-invoice XML contains a Greek letter (\u0395 U+0395)"),
+])
+def test_a_letter_of_another_script_in_an_xml_identifier_is_a_finding(name, value, what):
+    findings = einvoice.compare(fields_of(**{name: value}), {})
+    assert len(findings) == 1 and findings[0].startswith(what), findings
+
+
 def test_a_direct_debit_account_is_not_compared_with_the_suppliers_account_on_the_page():
     xml = einvoice.read_einvoice((CORPUS / "xml" / "EN16931_SEPA_Prenotification.cii.xml").read_bytes()).fields
     assert einvoice.compare(xml, fields_of(iban="DE89 3704 0044 0532 0130 00")) == []
