@@ -10,8 +10,7 @@ from .invoice import _decimal, _short
 
 
 def compare(xml_fields: dict[str, Any], text_fields: dict[str, Any], *, text: str = "") -> list[str]:
-    """Where the visible page disagrees with the XML on the total, invoice number or IBAN, and any
-    identifier of the XML (IBAN, VAT id, invoice number) with a letter of another script.
+    """Where the visible page disagrees with the XML on the total, invoice number or IBAN.
 
     Identifiers compare as a bank reads them (``lookalikes.compact``: NFKC, no separators, upper
     case), amounts as numbers. The page's IBAN is its reading's, and also every IBAN printed in
@@ -19,10 +18,6 @@ def compare(xml_fields: dict[str, Any], text_fields: dict[str, Any], *, text: st
     must be one of them, and one written with a Cyrillic E (U+0415) is not.
     """
     findings: list[str] = []
-    for name, what in lookalikes.IDENTIFIER_NAMES.items():
-        in_xml = (xml_fields.get(name) or {}).get("value")
-        if in_xml:
-            findings.append(lookalikes.script_finding(what, str(in_xml), "in the e-invoice XML"))
     for name in ("total_amount", "invoice_number", "iban"):
         in_xml = (xml_fields.get(name) or {}).get("value")
         on_page = (text_fields.get(name) or {}).get("value")

@@ -7,7 +7,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from agent import fields
+from agent import fields, lookalikes
 
 from .invoice import (
     CENT,
@@ -165,6 +165,11 @@ class _Reader:
         foreign = self.foreign_finding()
         if foreign:
             findings.append(foreign)
+        for name, what in lookalikes.IDENTIFIER_NAMES.items():  # a Cyrillic letter in the IBAN the XML pays
+            element = found.get(name)
+            if element is not None and found.get(name) is not found.get("debited"):
+                findings.append(lookalikes.script_finding(what, self.text(element), "in the e-invoice XML"))
+        findings = [finding for finding in findings if finding]
         return EInvoice(profile=profile, fields=result, findings=findings, also_read=self.also_read(found))
 
     def also_read(self, found: dict[str, Any]) -> dict[str, dict[str, Any]]:
