@@ -389,7 +389,7 @@ def test_a_letter_of_another_script_in_an_xml_identifier_is_a_finding(name, valu
     assert element in ELEKTRON_CII
     xml = ELEKTRON_CII.replace(element, element[:element.index(b">") + 1] + value.encode() + b"<", 1)
     findings = einvoice.read_einvoice(xml, today=TODAY).findings
-    assert [f for f in findings if "letter" in f] and [f for f in findings if "letter" in f][0].startswith(what)
+    assert next(f for f in findings if "letter" in f).startswith(what), findings
     assert einvoice.read_einvoice(ELEKTRON_CII, today=TODAY).findings == []
 
 

@@ -102,7 +102,7 @@ def spaced(iban: str) -> str:
 
 
 def main() -> None:
-    cyrillic = spaced(REAL_IBAN).replace("E", CYRILLIC_E, 1)  # "DЕ89 …": the page's account looks like the real one
+    cyrillic = spaced(REAL_IBAN).replace("E", CYRILLIC_E, 1)  # the page's account looks like the real one
     documents = {
         # The XML pays the attacker; the page shows the supplier's own account with a Cyrillic letter.
         "homoglyph-iban.pdf": pdf(page("NW-2026-0311", iban=cyrillic), cii(number="NW-2026-0311", iban=PLANTED_IBAN)),
