@@ -208,6 +208,11 @@ def test_an_instruction_in_the_document_changes_no_field_the_model_gives(configu
     assert {n: f["value"] for n, f in fields.items() if n not in ("total_amount", "invoice_number", "iban")} == {
         n: f["value"] for n, f in honest.items() if n not in ("total_amount", "invoice_number", "iban")}
     assert set(findings) <= {NOT_FOUND.format(label=LABELS[n]) for n in ("total_amount", "invoice_number", "iban")}
+    configured.fields = RIGHT  # the model ignored it: the same fields as without the sentence
+    ModelReading.objects.all().delete()
+    fields, findings = suggest(ctx, text, missing())
+    assert {n: (f["status"], f["value"]) for n, f in fields.items()} == {
+        n: (f["status"], f["value"]) for n, f in honest.items()}
 
 
 def test_a_value_of_our_own_reading_is_never_overridden(configured, job, opted_in, claim):
