@@ -27,7 +27,7 @@ import logging
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -37,8 +37,8 @@ from jobs.context import JobContext
 from jobs.kinds import JobDeferred, JobFailed
 
 from . import fields as checks
+from . import instructions, labels, provider_calls
 from . import planner as planners
-from . import provider_calls
 from .models import ModelReading, ReviewSettings
 from .tools import SEQUENCE
 
@@ -47,7 +47,6 @@ log = logging.getLogger("agent.model_reader")
 FILLABLE = ("missing", "to_check")
 MAX_MODEL_CHARS = 30_000  # the text sent: an invoice's fields are on its first pages
 MAX_EVIDENCE_CHARS = 200
-_SHORTEST_VAT_ID = 7  # a country prefix and at least five characters
 _THOUSANDS_GROUP = 3  # digits after a separator that make it a thousands separator, not decimals
 _SHORTEST_MONTH = 3  # letters of a month's name that may stand for it ("Jan", "déc")
 _SHORT_YEAR = 2  # digits of a year printed without its century
@@ -237,7 +236,8 @@ def document_lines(text: str, layout_lines: Iterable[Any] | None = None) -> list
             lines.append(DocLine(getattr(line, "page", None), str(getattr(line, "text", "")),
                                  getattr(line, "box", None)))
     lines += [DocLine(None, line) for line in text.splitlines()]
-    return [line for line in lines if line.text.strip()]
+    blanked, _ = instructions.blanked([line.text for line in lines])  # an instruction in the document is data
+    return [replace(line, text=text) for line, text in zip(lines, blanked, strict=True) if text.strip()]
 
 
 def merge(fields: dict[str, dict], answer: dict[str, Any], lines: list[DocLine], wanted: list[str], *,
@@ -283,15 +283,11 @@ def locate(name: str, value: str, lines: list[DocLine]) -> Found | None:
     if name == "supplier_name":
         return _phrase(value, lines)
     if name in ("invoice_number", "iban"):
-        return _identifier(value, lines)
+        return _identifier(value, lines, name)
     if name == "vat_id":
-        found = _identifier(value, lines)
-        compact = _compact(value).upper()
-        if found is None and len(compact) >= _SHORTEST_VAT_ID and compact[:2].isalpha() and compact[2:].isdigit():
-            bare = _identifier(compact[2:], lines)  # printed without its country prefix
-            if bare is not None:
-                return Found(bare.value, bare.line, country=compact[:2])
-        return found
+        # As printed, prefix and all: a number printed without one (a customer number) is not made
+        # a VAT id by a country prefix the model put before it.
+        return _identifier(value, lines, name)
     if name == "currency":
         return _currency(value, lines)
     if name == "total_amount":
@@ -326,19 +322,54 @@ def _compact(value: str) -> str:
     return re.sub(r"[\s.\-/]", "", _normal(value))
 
 
-def _identifier(value: str, lines: list[DocLine]) -> Found | None:
+def _identifier(value: str, lines: list[DocLine], name: str = "") -> Found | None:
     """An id (number, IBAN, VAT id): its characters in order, with or without spaces, dots, dashes and
-    slashes between them, not part of a longer id."""
+    slashes between them, not part of a longer id, at a place fit for the field (``_placed``)."""
     compact = _compact(value)
     if not compact:
         return None
     pattern = re.compile(r"(?<![^\W_])(?<![^\W_][.,/-])" + _SEPARATORS.join(map(re.escape, compact))
                          + r"(?![.,/-]?[^\W_])", re.IGNORECASE)
-    for line in lines:
-        match = pattern.search(_normal(line.text))
-        if match:
-            return Found(match.group(0), line)
+    for index, line in enumerate(lines):
+        text = _normal(line.text)
+        for match in pattern.finditer(text):
+            if not name or _placed(name, lines, index, text[:match.start()], match.group(0)):
+                return Found(match.group(0), line)
     return None
+
+
+def _compile_labels(sources: Iterable[str]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{source})" for source in sources), re.IGNORECASE)
+
+
+# Where each field may stand: after its label on its line, or under it (a label above its value).
+_FIELD_LABELS = {
+    "total_amount": _compile_labels([*labels.TOTAL_GROSS, *labels.TOTAL_DUE, *labels.TOTAL_PLAIN]),
+    "invoice_number": _compile_labels([*labels.INVOICE_NUMBER, labels.INVOICE_TITLE_NUMBER, labels.INVOICE_TITLE]),
+    "vat_id": _compile_labels([source for source, _ in labels.VAT_ID]),
+    "iban": _compile_labels([labels.IBAN, labels.ACCOUNT]),
+}
+_LINES_UNDER_LABEL = 2  # a value may stand this many lines under its label (a table's heading row)
+
+
+def _placed(name: str, lines: list[DocLine], index: int, before: str, value: str) -> bool:
+    """Whether a value found on ``lines[index]`` (``before`` it on its line) stands where its field does:
+    after the field's label on its line or under it; an IBAN whose check digits hold anywhere."""
+    if name == "iban" and checks.check_iban(value).status == "present":
+        return True
+    label = _FIELD_LABELS.get(name)
+    if label is None or label.search(before):
+        return True
+    line = lines[index]
+    above = [lines[i] for i in range(max(0, index - _LINES_UNDER_LABEL), index) if lines[i].page == line.page]
+    return any(_heading(label, _normal(other.text)) for other in above)
+
+
+def _heading(label: re.Pattern[str], text: str) -> bool:
+    """Whether ``text`` is a heading with the label: the label with no figure of its own after it (a
+    table's header row), not a label followed by its own value."""
+    match = label.search(text)
+    return match is not None and not re.search(r"\d", text[match.end():])
 
 
 def _currency(value: str, lines: list[DocLine]) -> Found | None:
@@ -371,14 +402,24 @@ def amounts(text: str) -> Iterator[Decimal]:
 
 def signed_amounts(text: str) -> Iterator[tuple[Decimal, bool]]:
     """Every amount printed in ``text``, with whether a minus sign is printed before it."""
+    for amount, negative, _ in _printed_amounts(text):
+        yield amount, negative
+
+
+def _printed_amounts(text: str) -> Iterator[tuple[Decimal, bool, int]]:
+    """Every amount printed in ``text``, its sign, and where it starts in the NFKC text. A run after
+    a "+" or in a phone number's shape is none: its digits are not an amount, whatever they add up to."""
     text = _normal(text)
     for match in _AMOUNT.finditer(text):
         run = match.group(0)
+        if text[max(match.start() - 2, 0):match.start()].strip().endswith("+"):
+            continue  # "+49 40 1234 5678": a phone number
         negative = bool(_MINUS.search(text[max(match.start() - 6, 0):match.start()]))
+        at = match.start()
         for part in (run, *re.split(r"[\s\u00a0\u202f]+", run)):
             amount = parse_amount(part)
             if amount is not None:
-                yield amount, negative
+                yield amount, negative, at + max(run.find(part), 0)
 
 
 def parse_amount(text: str) -> Decimal | None:
@@ -392,6 +433,11 @@ def parse_amount(text: str) -> Decimal | None:
         whole, fraction = digits, ""
     elif len(fraction) > _THOUSANDS_GROUP or (fraction == "" and last >= 0):
         return None
+    printed_whole = text.strip()[:len(text.strip()) - len(fraction) - 1] if fraction else text.strip()
+    groups = re.split(r"[.,\s'\u00a0\u202f]+", printed_whole)
+    if len(groups) > 1 and not (0 < len(groups[0]) <= _THOUSANDS_GROUP
+                                and all(len(g) == _THOUSANDS_GROUP for g in groups[1:])):
+        return None  # "49 40 1234 5678" is no grouping of thousands: four numbers, not one
     whole = re.sub(r"[.,]", "", whole)
     try:
         return Decimal(f"{whole}.{fraction}" if fraction else whole)
@@ -405,9 +451,9 @@ def _amount(value: str, lines: list[DocLine]) -> Found | None:
     suggested = next(amounts(value), None)
     if suggested is None or suggested == 0:
         return None
-    for line in lines:
-        for printed, negative in signed_amounts(line.text):
-            if printed == suggested:
+    for index, line in enumerate(lines):
+        for printed, negative, at in _printed_amounts(line.text):
+            if printed == suggested and _placed("total_amount", lines, index, _normal(line.text)[:at], ""):
                 return Found(("-" if negative else "") + str(suggested.quantize(Decimal("0.01"))), line)
     return None
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from jobs.errors import AcceptanceError
 
-from . import documents, einvoice, fields, layout
+from . import documents, einvoice, fields, instructions, layout, lookalikes
 
 XML = documents.XML
 NO_TEXT = "no text layer: the document looks scanned; ask for a text PDF or check it by eye"
@@ -117,6 +117,7 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
     text = extracted.get("text") or ""
     has_text = bool(text.strip())
     page = layout.Layout.from_json(extracted["layout"]) if extracted.get("layout") else layout.Layout.from_text(text)
+    page, instructed = instructions.blank_layout(page)  # a sentence addressed to the reader gives no value
     text_fields = fields.read_fields(page, country=country, today=today)
     scanned = extracted.get("ocr") or None
     if scanned:
@@ -124,9 +125,11 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
     also_read = _also_read(text_fields)
     text_fields = {name: text_fields[name] for name in fields.REQUIRED}
     invoice = extracted.get("einvoice")
+    disguised = lookalikes.page_findings(text) if has_text else []  # a Cyrillic E in an IBAN, on any page
+    disguised += [instructions.FINDING] if instructed else []
     if not invoice:
         return {"fields": text_fields, "also_read": also_read, "reading": "scan" if scanned else "text",
-                "findings": [], "readable": has_text}
+                "findings": disguised, "readable": has_text}
     einvoices = _einvoice()
     read = einvoices.EInvoice.from_json(invoice)
     found: dict[str, dict[str, Any]] = {}
@@ -135,7 +138,7 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
         found[name] = xml_field if xml_field.get("status") != "missing" or not has_text else text_fields[name]
     findings = list(read.findings)
     if has_text:
-        findings += einvoices.compare(read.fields, text_fields)
+        findings += einvoices.compare(read.fields, text_fields, text=text) + disguised
     profile = str(read.profile or "").strip()
     from_xml = any(read.fields.get(name, {}).get("status") != "missing" for name in fields.REQUIRED)
     if from_xml:

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from agent import lookalikes
 
 from .invoice import _decimal, _short
 
 
-def compare(xml_fields: dict[str, Any], text_fields: dict[str, Any]) -> list[str]:
+def compare(xml_fields: dict[str, Any], text_fields: dict[str, Any], *, text: str = "") -> list[str]:
     """Where the visible page disagrees with the XML on the total, invoice number or IBAN.
 
-    Only fields both have a value for are compared: spaces, dots, dashes and case do not
-    count, amounts compare as numbers.
+    Identifiers compare as a bank reads them (``lookalikes.compact``: NFKC, no separators, upper
+    case), amounts as numbers. The page's IBAN is its reading's, and also every IBAN printed in
+    ``text`` however spaced, hyphenated or disguised with lookalike letters: the XML's account
+    must be one of them, and one written with a Cyrillic E (U+0415) is not.
     """
     findings: list[str] = []
     for name in ("total_amount", "invoice_number", "iban"):
         in_xml = (xml_fields.get(name) or {}).get("value")
         on_page = (text_fields.get(name) or {}).get("value")
+        if name == "iban" and in_xml and not _debited(xml_fields["iban"]):
+            on_page = _page_iban(str(in_xml), on_page, text)
         if not in_xml or not on_page or _same(name, str(in_xml), str(on_page)):
             continue
         if name == "iban" and _debited(xml_fields["iban"]):
@@ -32,7 +37,19 @@ def compare(xml_fields: dict[str, Any], text_fields: dict[str, Any]) -> list[str
             findings.append(f"the IBAN on the visible page ({shown}) differs from the one in the e-invoice XML "
                             f"({read}): a changed IBAN is a known fraud pattern; check with the supplier by phone, "
                             "on a number you already know, before paying")
-    return findings
+    return [finding for finding in findings if finding]
+
+
+def _page_iban(in_xml: str, read: Any, text: str) -> str | None:
+    """The IBAN the page shows against the XML's: its reading's unless that is the XML's, else a
+    printed one that is not the XML's (as printed), else None (the page shows the XML's or none)."""
+    wanted = lookalikes.compact(in_xml)
+    printed = list(lookalikes.iban_shapes(text)) if text else []
+    if read and lookalikes.compact(str(read)) != wanted:
+        return str(read)
+    if any(lookalikes.compact(shown) == wanted for shown, _ in printed):
+        return None  # the XML's account is printed, as it is, whatever else the page lists
+    return printed[0][0] if printed else (str(read) if read else None)
 
 
 def _debited(field: dict[str, Any]) -> bool:
@@ -49,4 +66,4 @@ def _same(name: str, first: str, second: str) -> bool:
 
 
 def _identifier(value: str) -> str:
-    return re.sub(r"[\s.\-]", "", value).upper()
+    return lookalikes.compact(value)

@@ -7,7 +7,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from agent import fields
+from agent import fields, lookalikes
 
 from .invoice import (
     CENT,
@@ -22,7 +22,26 @@ from .invoice import (
     _short,
     also_checked,
 )
-from .parsing import CII, ZUGFERD_1
+from .parsing import CII, UBL_CREDIT_NOTE, UBL_INVOICE, ZUGFERD_1
+
+RAM = "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"
+UDT = "urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100"
+QDT = "urn:un:unece:uncefact:data:standard:QualifiedDataType:100"
+RAM_1 = "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:12"
+UDT_1 = "urn:un:unece:uncefact:data:standard:UnqualifiedDataType:15"
+QDT_1 = "urn:un:unece:uncefact:data:standard:QualifiedDataType:12"
+CAC = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2"
+CBC = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"
+EXT = "urn:oasis:names:specification:ubl:schema:xsd:CommonExtensionComponents-2"
+# Each syntax's own namespaces: only their elements are read. An element of any other namespace
+# is ignored (and reported), as a validating system ignores it: a foreign "IBANID" placed before
+# the real one must not be the account Docket shows.
+OWN_NAMESPACES = {
+    "cii": frozenset({CII, RAM, UDT, QDT, "urn:un:unece:uncefact:data:standard:QualifiedDataType:10"}),
+    "zugferd1": frozenset({ZUGFERD_1, RAM_1, UDT_1, QDT_1}),
+    "ubl": frozenset({UBL_INVOICE, UBL_CREDIT_NOTE, CAC, CBC, EXT}),
+}
+MAX_FOREIGN_NAMED = 3  # foreign elements a finding names
 
 # The prefixes the standards' own samples use, for the element named in the evidence.
 PREFIXES = {
@@ -38,17 +57,44 @@ PREFIXES = {
 
 
 class _Reader:
-    """Shared by both syntaxes: elements by local name, the fields checked like the text's."""
+    """Shared by both syntaxes: elements by name in the syntax's own namespaces, the fields checked like the text's."""
+
+    syntax = ""
 
     def __init__(self, root) -> None:
         self.root = root
+        self.namespaces = OWN_NAMESPACES[self.syntax]
         self.findings: list[str] = []  # defects noticed while finding the elements
 
-    # Elements are found by local name, so any prefix (and ZUGFeRD 1.0's older namespaces) reads alike.
+    # Elements are found by namespace and local name along the path: any prefix reads alike, an
+    # element of a foreign namespace never (see ``foreign_finding``).
     def children(self, element, name: str) -> list:
         if element is None:
             return []
-        return [child for child in element if isinstance(child.tag, str) and _local(child) == name]
+        return [child for child in element if isinstance(child.tag, str) and _local(child) == name
+                and _namespace(child) in self.namespaces]
+
+    def foreign_finding(self) -> str:
+        """Elements of namespaces that are not the syntax's own (outside UBL's extension block): ignored, named."""
+        foreign: list[str] = []
+        count = 0
+        for element in self.root.iter():
+            if not isinstance(element.tag, str) or _namespace(element) in self.namespaces:
+                continue
+            if any(_namespace(up) == EXT for up in element.iterancestors()):
+                continue  # UBL's extension content is free by design, and never read
+            count += 1
+            if len(foreign) < MAX_FOREIGN_NAMED:
+                parent = element.getparent()
+                where = f"{_prefixed(parent)}/" if parent is not None else ""
+                namespace = _short(_namespace(element) or "no namespace", 50)
+                foreign.append(f"{where}{_short(_local(element), 40)} ({namespace})")
+        if not count:
+            return ""
+        more = f" and {count - len(foreign)} more" if count > len(foreign) else ""
+        return (f"the e-invoice XML has {count} element(s) outside its syntax's own namespaces, which were ignored: "
+                f"{'; '.join(foreign)}{more}. A system that reads the standard ignores them too, so a value only "
+                "they carry (an IBAN, a total) is not what will be paid: check the document with the supplier")
 
     def path(self, *names: str, start=None) -> list:
         current = [self.root if start is None else start]
@@ -116,6 +162,14 @@ class _Reader:
         totals = self.totals_finding(found)
         if totals:
             findings.append(totals)
+        foreign = self.foreign_finding()
+        if foreign:
+            findings.append(foreign)
+        for name, what in lookalikes.IDENTIFIER_NAMES.items():  # a Cyrillic letter in the IBAN the XML pays
+            element = found.get(name)
+            if element is not None and found.get(name) is not found.get("debited"):
+                findings.append(lookalikes.script_finding(what, self.text(element), "in the e-invoice XML"))
+        findings = [finding for finding in findings if finding]
         return EInvoice(profile=profile, fields=result, findings=findings, also_read=self.also_read(found))
 
     def also_read(self, found: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -189,6 +243,7 @@ class _CII(_Reader):
     """UN/CEFACT Cross Industry Invoice (Factur-X, ZUGFeRD 2.x, XRechnung CII) and ZUGFeRD 1.0."""
 
     def __init__(self, root, *, zugferd1: bool) -> None:
+        self.syntax = "zugferd1" if zugferd1 else "cii"
         super().__init__(root)
         self.zugferd1 = zugferd1
         if zugferd1:  # ZUGFeRD 1.0 names the same blocks differently
@@ -281,6 +336,8 @@ class _CII(_Reader):
 class _UBL(_Reader):
     """OASIS UBL 2.1 Invoice and CreditNote (XRechnung UBL, Peppol BIS Billing 3.0)."""
 
+    syntax = "ubl"
+
     def seller(self):
         return self.first("AccountingSupplierParty", "Party")
 
@@ -346,6 +403,11 @@ class _UBL(_Reader):
 def _local(element) -> str:
     tag = element.tag
     return tag.rpartition("}")[2] if isinstance(tag, str) else ""
+
+
+def _namespace(element) -> str:
+    tag = element.tag
+    return tag[1:].partition("}")[0] if isinstance(tag, str) and tag.startswith("{") else ""
 
 
 def _prefixed(element) -> str:

@@ -151,6 +151,12 @@ INVALID = {
     "FNFE-factur-x-examples__Avoir_FR_type380_EN16931.pdf": "typed as an invoice (type code 380) but its total",
     "FNFE-factur-x-examples__Avoir_FR_type380_MINIMUM.pdf": "typed as an invoice (type code 380) but its total",
     "Mustangproject__factur-x-invalid-xml-encoding-attribute.pdf": "the e-invoice XML is not well-formed at line 1",
+    # Its BuyerReference is written without a namespace: not the syntax's element, so ignored and named.
+    "Mustangproject__MustangGnuaccountingBeispielRE-20190610_507b.pdf": "ram:ApplicableHeaderTradeAgreement"
+                                                                        "/BuyerReference (no namespace)",
+    "Mustangproject__MustangGnuaccountingBeispielRE-20190610_507a.pdf": "outside its syntax's own namespaces, "
+                                                                        "which were ignored: ram:ApplicableHeaderTrade"
+                                                                        "Agreement/BuyerReference (no namespace)",
     "ZUGFeRD_2.0_fully_compliant_complete.pdf": "the seller's VAT id is marked with the scheme code \"VAT\" "
                                                 "instead of \"VA\"",
 }
@@ -270,6 +276,48 @@ def test_the_payee_iban_is_read_not_the_buyers_and_a_direct_debit_says_whose_acc
     assert iban["evidence"]["element"] == "ram:PayerPartyDebtorFinancialAccount/ram:IBANID"
 
 
+ELEKTRON_CII = (CORPUS / "xml" / "EN16931_Elektron.cii.xml").read_bytes()
+ELEKTRON_UBL = (CORPUS / "xml" / "EN16931_Elektron.ubl.xml").read_bytes()
+PLANTED = "GB82WEST12345698765432"  # a valid IBAN the attacker wants paid
+
+
+@pytest.mark.parametrize("planted", [
+    # A whole foreign account block before the real one, with the syntax's own local names.
+    b'<ram:SpecifiedTradeSettlementPaymentMeans><x:PayeePartyCreditorFinancialAccount xmlns:x="urn:example:pay">'
+    b'<x:IBANID>' + PLANTED.encode() + b'</x:IBANID></x:PayeePartyCreditorFinancialAccount>',
+    # Only the IBANID foreign, inside the real block, before the real one.
+    b'<ram:SpecifiedTradeSettlementPaymentMeans><ram:PayeePartyCreditorFinancialAccount>'
+    b'<IBANID xmlns="urn:example:pay">' + PLANTED.encode() + b'</IBANID></ram:PayeePartyCreditorFinancialAccount>',
+])
+def test_a_foreign_namespace_iban_before_the_real_one_is_ignored_and_reported_cii(planted):
+    xml = ELEKTRON_CII.replace(b"<ram:SpecifiedTradeSettlementPaymentMeans>", planted, 1)
+    assert xml != ELEKTRON_CII
+    read_ = einvoice.read_einvoice(xml, today=TODAY)
+    assert read_.fields["iban"]["value"] == "DE91 1000 0000 0123 4567 89"  # what a standards-aware system pays
+    [finding] = [f for f in read_.findings if "namespaces" in f]
+    assert "IBANID (urn:example:pay)" in finding and "ignored" in finding
+    assert PLANTED not in finding  # the planted value itself is not echoed
+
+
+def test_a_foreign_namespace_iban_before_the_real_one_is_ignored_and_reported_ubl():
+    planted = (b'<cac:PaymentMeans><cac:PayeeFinancialAccount xmlns:cac="urn:example:lookalike">'
+               b'<cbc:ID>' + PLANTED.encode() + b'</cbc:ID></cac:PayeeFinancialAccount></cac:PaymentMeans>'
+               b'<cac:PaymentMeans>')
+    xml = ELEKTRON_UBL.replace(b"<cac:PaymentMeans>", planted, 1)
+    read_ = einvoice.read_einvoice(xml, today=TODAY)
+    assert read_.fields["iban"]["value"] == "DE91 1000 0000 0123 4567 89"
+    assert any("PayeeFinancialAccount (urn:example:lookalike)" in f for f in read_.findings), read_.findings
+
+
+def test_an_invoice_whose_own_elements_are_all_foreign_reads_nothing_from_them():
+    # The CII elements moved into another namespace under the real root: nothing is the syntax's own.
+    own = b'xmlns:ram="urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"'
+    xml = ELEKTRON_CII.replace(own, b'xmlns:ram="urn:example:ram"', 1)
+    read_ = einvoice.read_einvoice(xml, today=TODAY)
+    assert all(field["status"] == "missing" for field in read_.fields.values())
+    assert any("outside its syntax's own namespaces" in f for f in read_.findings)
+
+
 # --- The visible page against the XML ---------------------------------------------------
 
 
@@ -296,6 +344,53 @@ def test_a_different_total_number_or_iban_on_the_page_is_named_and_a_changed_iba
         "(DE89 3704 0044 0532 0130 00): a changed IBAN is a known fraud pattern; check with the supplier by phone, "
         "on a number you already know, before paying",
     ]
+
+
+XML_PAYS = fields_of(iban="GB82 WEST 1234 5698 7654 32", invoice_number="RE-4711", vat_id="DE136695976")
+
+
+@pytest.mark.parametrize("printed", [
+    "Bankverbindung: IBAN D\u041589 3704 0044 0532 0130 00",  # a Cyrillic E: the page reader reads no IBAN
+    "Bankverbindung: IBAN DE89-3704-0044-0532-0130-00",  # hyphens
+    "Bankverbindung: IBAN DE89\u20113704\u20110044\u20110532\u20110130\u201100",  # non-breaking hyphens
+    "IBAN: \uff24\uff25\uff18\uff19 3704 0044 0532 0130 00 BIC COBADEFFXXX",  # full-width letters and digits
+])
+def test_a_disguised_iban_on_the_page_that_is_not_the_xmls_is_named(printed):
+    text = f"Muster Handels GmbH\nRechnung RE-4711\n{printed}\n"
+    findings = einvoice.compare(XML_PAYS, {"iban": {"status": "missing", "value": None}}, text=text)
+    changed = ("differs from the one in the e-invoice XML (GB82 WEST 1234 5698 7654 32): a changed IBAN is a known "
+               "fraud pattern")
+    assert any(f.startswith("the IBAN on the visible page (") and changed in f for f in findings), findings
+
+
+def test_the_xmls_iban_printed_with_hyphens_or_full_width_is_the_same_account():
+    for printed in ("GB82-WEST-1234-5698-7654-32", "gb82 west 1234 5698 7654 32",
+                    "\uff27\uff22\uff18\uff12 WEST 1234 5698 7654 32", "GB82\u200bWEST12345698765432"):
+        text = f"Muster Handels GmbH\nIBAN {printed}\nSumme 100,00 EUR\n"
+        assert einvoice.compare(XML_PAYS, {"iban": {"status": "missing", "value": None}}, text=text) == [], printed
+
+
+def test_the_xmls_iban_printed_with_a_cyrillic_letter_is_not_the_same_account():
+    text = "IBAN G\u0412 82 WEST 1234 5698 7654 32\n"  # a Cyrillic B in the country code
+    findings = einvoice.compare(XML_PAYS, {}, text=text)
+    assert any("differs from the one in the e-invoice XML" in f for f in findings), findings
+
+
+@pytest.mark.parametrize("name, value, what", [
+    ("iban", "GB82 W\u0415ST 1234 5698 7654 32",
+     "the IBAN in the e-invoice XML contains a Cyrillic letter (\u0415 U+0415)"),
+    ("vat_id", "DE13669597\u0431", "the VAT id in the e-invoice XML contains a Cyrillic letter"),
+    ("invoice_number", "R\u0395-4711",
+     "the invoice number in the e-invoice XML contains a Greek letter (\u0395 U+0395)"),
+])
+def test_a_letter_of_another_script_in_an_xml_identifier_is_a_finding(name, value, what):
+    element = {"iban": b"<ram:IBANID>DE91100000000123456789<", "vat_id": b'<ram:ID schemeID="VA">DE136695976<',
+               "invoice_number": b"<ram:ID>181301674<"}[name]
+    assert element in ELEKTRON_CII
+    xml = ELEKTRON_CII.replace(element, element[:element.index(b">") + 1] + value.encode() + b"<", 1)
+    findings = einvoice.read_einvoice(xml, today=TODAY).findings
+    assert next(f for f in findings if "letter" in f).startswith(what), findings
+    assert einvoice.read_einvoice(ELEKTRON_CII, today=TODAY).findings == []
 
 
 def test_a_direct_debit_account_is_not_compared_with_the_suppliers_account_on_the_page():

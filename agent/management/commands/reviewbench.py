@@ -11,6 +11,7 @@ down by language (the folder a document is in: ``de/…``) and by what they were
 Comparison: amounts as decimals, dates as ISO dates, identifiers without spaces, dots,
 dashes and case, names right when one contains the other (case-insensitive).
 Speed: documents per second of the whole run, and the CPU seconds per document (median, p95).
+"flagged": how many documents read carry a finding (on a fraud bench, every one must).
 
 ``--ignore-xml`` reads only the visible text: an embedded XML is never looked at, and a
 document without visible text (a standalone XML) is skipped. ``--details`` lists each wrong
@@ -84,6 +85,7 @@ class Bench:
     cpu: list[float] = field(default_factory=list)
     read: int = 0
     skipped: int = 0
+    flagged: int = 0  # documents read with at least one finding (a fraud bench wants every one)
     failed: list[dict[str, str]] = field(default_factory=list)
     readings: dict[str, int] = field(default_factory=dict)
     details: list[dict[str, Any]] = field(default_factory=list)
@@ -112,6 +114,7 @@ class Bench:
             "by_language": {key: _scored(c) for key, c in sorted(self.groups["language"].items())},
             "by_reading": {key: _scored(c) for key, c in sorted(self.groups["reading"].items())},
             "documents": {"read": self.read, "skipped": self.skipped, "failed": len(self.failed),
+                          "flagged": self.flagged,
                           "seconds": round(self.seconds, 3),
                           "per_second": round(self.read / self.seconds, 2) if self.seconds else None},
             "cpu_seconds": {"median": round(statistics.median(cpu), 4) if cpu else None,
@@ -185,6 +188,7 @@ def run(folder: Path, *, ignore_xml: bool = False, details: bool = False, everyt
             continue
         bench.cpu.append(checked["cpu"])
         bench.read += 1
+        bench.flagged += bool(checked["findings"])
         bench.readings[checked["reading"]] = bench.readings.get(checked["reading"], 0) + 1
         read = {**(checked.get("also_read") or {}), **checked["fields"]}
         source = "e-invoice" if checked["reading"].startswith("e-invoice") else checked["reading"]
@@ -248,7 +252,8 @@ def table(report: dict[str, Any]) -> str:
     docs, cpu = report["documents"], report["cpu_seconds"]
     lines.append("")
     lines.append(f"documents: {docs['read']} read, {docs['skipped']} skipped, {docs['failed']} failed, "
-                 f"in {docs['seconds']:.2f} s: {docs['per_second'] or 0:.1f} documents/s")
+                 f"in {docs['seconds']:.2f} s: {docs['per_second'] or 0:.1f} documents/s; "
+                 f"{docs.get('flagged', 0)} with a finding")
     if cpu["median"] is not None:
         lines.append(f"CPU per document: median {cpu['median']:.3f} s, p95 {cpu['p95']:.3f} s, max {cpu['max']:.3f} s")
     if report["readings"]:
