@@ -18,6 +18,8 @@ REQUIRED = (
     "total_amount",
     "iban",
 )
+# Optional fields read beside the required ones (never asked of the supplier).
+ALSO_READ = ("due_date", "net_amount", "vat_amount", "buyer_name")
 LABELS = {
     "supplier_name": "Supplier name",
     "vat_id": "VAT / tax id",
@@ -26,6 +28,7 @@ LABELS = {
     "currency": "Currency",
     "total_amount": "Total amount",
     "iban": "IBAN / bank account",
+    "buyer_name": "Buyer name",
 }
 # What to ask the supplier for, per field, in Alice's note.
 ASK = {

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from .. import labels
+from . import taxids
 from .page import _Column, _Found, _Page, _values
 from .patterns import _ANY_VAT_LABEL, _IBAN_LABEL, _IBAN_SHAPE, _SWISS_VAT, _VAT_LABELS, _VAT_SHAPE
 from .values import _iban_valid, _inside, _parse_iban, _parse_vat, _spans, _valid_prefix, _vat_valid
@@ -21,13 +23,26 @@ _COUNTRY_NAMES = {"united kingdom": "GB", "great britain": "GB", "england": "GB"
 _COUNTRY_NAME = re.compile(r"(?<![^\W\d_])(?:" + "|".join(_COUNTRY_NAMES) + r")(?![^\W\d_])", re.IGNORECASE)
 
 
+@dataclass
+class _TaxFound(_Found):
+    """A tax id read off the page, with the schemes its label names (none: an EU VAT label or a shape)."""
+
+    schemes: tuple[str, ...] = ()
+
+
 def _supplier_country(page: _Page, found: dict[str, _Found | None]) -> str | None:
-    """The supplier's country for a VAT id printed without one under a generic label: its IBAN's, else the
-    country written in its block or letterhead."""
+    """The supplier's country: its tax id's (its prefix, shape or label's scheme), else its IBAN's, else
+    the country written in its block or letterhead."""
+    vat = found.get("vat_id")
+    if vat is not None:
+        schemes = vat.schemes if isinstance(vat, _TaxFound) else ()
+        label_country = vat.role if len(vat.role) == 2 else None
+        tax = taxids.identify(vat.value, country=label_country, keys=schemes)
+        if tax is not None and tax.country != "EU":
+            return tax.country
     iban = found.get("iban")
     if iban is not None and _iban_valid(iban.value):
         return iban.value[:2].upper()
-    vat = found.get("vat_id")
     if vat is None:
         return None
     column = vat.column
@@ -55,9 +70,19 @@ def _find_vat_id(page: _Page) -> _Found | None:
                 item = value[0]
                 buyer = bool(labels.BUYER_MARK.search(_label_text(column, item))) or page.role(item.column) == "buyer"
                 item.role = "buyer" if buyer else (label_country or "")
-                item.rank = 0 if _vat_valid(item.value) else 2
+                valid = _vat_valid(item.value) or taxids.eu_vat(item.value, label_country) is not None
+                item.rank = 0 if valid else 2
                 found.append(item)
             break
+        if taxids.ANY_WORLD_LABEL.search(column.head):
+            _world_labelled(page, column, found)
+        for shape, key in taxids.SHAPES:
+            for match in shape.finditer(column.text):
+                tax = taxids.validate(match.group(), key)
+                if tax is not None and not any(f.column is column and f.start == match.start() for f in found):
+                    item = _TaxFound(match.group(), column, match.start(), match.end(), rank=1, schemes=(key,))
+                    item.role = "buyer" if _buyers(page, column, match.start()) else ""
+                    found.append(item)
         ibans: list[tuple[int, int]] | None = None  # looked for only once a VAT shape turns up
         for match in _VAT_SHAPE.finditer(column.text):
             ibans = _spans(column.text, _IBAN_SHAPE) if ibans is None else ibans
@@ -82,6 +107,33 @@ def _find_vat_id(page: _Page) -> _Found | None:
     return _best_identifier(page, found)
 
 
+def _world_labelled(page: _Page, column: _Column, found: list[_Found]) -> None:
+    """A tax id under a label naming its scheme ("CUIT:", "ABN", "GSTIN", "Org.nr."), the buyer's told apart."""
+    for label, keys in taxids.WORLD_LABELS:
+        match = label.search(column.head)
+        if match is None:
+            continue
+
+        def parse(text: str, keys: tuple[str, ...] = keys) -> tuple[str, int, int] | None:
+            parsed = taxids.parse_labelled(text, keys)
+            return (parsed[0].printed, parsed[1], parsed[2]) if parsed is not None else None
+
+        value = _values(page, column, match.end(), parse)
+        if value is None:
+            continue
+        got = value[0]
+        item = _TaxFound(got.value, got.column, got.start, got.end, rank=0, schemes=keys)
+        buyer = bool(labels.BUYER_MARK.search(_label_text(column, got))) or page.role(got.column) == "buyer"
+        item.role = "buyer" if buyer else ""
+        found.append(item)
+        return
+
+
+def _buyers(page: _Page, column: _Column, start: int) -> bool:
+    """Whether an identifier found by its shape is the buyer's: its block, or a buyer's label before it."""
+    return bool(labels.BUYER_MARK.search(column.text[max(0, start - 40):start])) or page.role(column) == "buyer"
+
+
 def _label_text(column: _Column, item: _Found) -> str:
     """What is printed before a labelled value: its label and the words around it ("N° TVA client")."""
     return column.text[max(0, item.start - 40):item.start] if item.column is column else column.head
@@ -93,11 +145,13 @@ def _best_identifier(page: _Page, found: list[_Found]) -> _Found | None:
     if not own:
         return None
 
-    def strength(item: _Found) -> tuple[int, int, int]:
+    def strength(item: _Found) -> tuple[int, int, int, int]:
         block = page.role(item.column)
         region = page.region(item.column)  # a footer is the issuer's; a header may hold the buyer's window
         place = 0 if block == "seller" else 1 if region == "footer" else 2 if region == "header" else 3
-        return (place, 0 if item.rank < 2 else 1, item.rank)
+        # A national tax number (a Steuernummer) only when no VAT id is printed.
+        secondary = isinstance(item, _TaxFound) and bool(item.schemes) and set(item.schemes) <= taxids.SECONDARY
+        return (int(secondary), place, 0 if item.rank < 2 else 1, item.rank)
 
     return min(own, key=strength)
 

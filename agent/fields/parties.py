@@ -1,10 +1,17 @@
-"""The supplier's name: its block, a legal-form name, the return address, the letterhead."""
+"""The supplier's name, found by evidence: the candidates any invoice offers (its letterhead, legal-form
+names, the seller's block, the footer's legal line, the return address, the payee) ranked by what
+real invoices share: position and size on the first page, a legal form, nearness to the seller's
+tax id and bank lines, the domain of its e-mail or web address, repetition. A buyer block, an
+address window, a column header, a label, an address line, postal indicia or a bank's name never
+name the supplier. Two candidates that stay close make the field "to check" with both."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from .checks import MAX_VALUE_CHARS
+from .identifiers import _COUNTRY_NAME
 from .page import _BLOCK_HEIGHTS, _Column, _find_labelled, _Found, _Page
 from .patterns import (
     _BUYER_HEADING,
@@ -16,12 +23,15 @@ from .patterns import (
     _LEGAL_NAME,
     _PARTY_WORD,
     _PAYEE_LABEL,
+    _POSTCODE,
     _SELLER_HEADING,
     _SENDER_SEPARATOR,
+    _STREET,
+    _TITLE_ALONE,
     _TOTAL_PLAIN,
     _VAT_LABELS,
 )
-from .values import _name_like, _parse_name
+from .values import _heading, _name_like, _parse_name
 
 # A letterhead's name is short.
 _MAX_NAME = 60
@@ -30,7 +40,13 @@ _HEADER_LINES = 8
 
 
 def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
-    """The issuer's name: its block, a legal-form name outside the buyer's block, the VAT id's block."""
+    """The issuer's name, ranked by the evidence real invoices share (``evidence.rank_names``): the block
+    rules' reading is one candidate among the letterhead, legal-form names, the footer's legal line."""
+    return rank_names(page, vat, _by_rules(page, vat))
+
+
+def _by_rules(page: _Page, vat: _Found | None) -> _Found | None:
+    """The issuer's name by the block rules: its block, a legal-form name outside the buyer's, the VAT id's block."""
     found = _in_seller_block(page)
     if found is None and vat is not None:  # the company named on the VAT id's line or in the block it ends
         found = _legal_name_near(page, vat.column)
@@ -50,6 +66,36 @@ def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
         return legal[0]
     found = _above_vat(page, vat) if vat is not None else None
     return found if found is not None else _header_name(page)
+
+
+def _find_buyer(page: _Page) -> _Found | None:
+    """The buyer's name: on its heading ("Bill to: X"), else the first name in its block (a legal name first),
+    else the first name under the return address over the envelope window."""
+    for heading, role in page.headings:
+        if role != "buyer" or heading.page != 1:
+            continue
+        sender = heading in page.senders
+        match = None if sender else _BUYER_HEADING.match(heading.text)
+        if match is not None:
+            inline = _parse_name(heading.text[match.end():].lstrip(" :"))
+            if inline is not None and not _NOT_A_BUYER.match(inline[0]):
+                at = heading.text.find(inline[0], match.end())
+                return _Found(inline[0], heading, at, at + len(inline[0]))
+        names = []
+        for column in _block(page, heading)[:4]:
+            if _BUYER_HEADING.match(column.text) or _SELLER_HEADING.match(column.text) or _labelled(column.head):
+                continue
+            name = _parse_name(column.text)
+            if name is not None and not _NOT_A_BUYER.match(name[0]):
+                names.append(_Found(name[0].rstrip(",;"), column, name[1], name[2]))
+        if names:
+            return next((n for n in names[:2] if _LEGAL_NAME.search(n.value)), names[0])
+    return None
+
+
+# Words before a recipient's name that are no name: a salutation, a department.
+_NOT_A_BUYER = re.compile(r"^\W{0,3}(?:firma|herrn?|frau|mr\.?|mrs\.?|ms\.?|m\.|mme|madame|monsieur|sr\.?|"
+                          r"sra\.?|pan|pani|dhr\.?|mevr\.?)\W*$", re.IGNORECASE)
 
 
 def _in_seller_block(page: _Page) -> _Found | None:
@@ -184,3 +230,219 @@ def _block_above(page: _Page, column: _Column) -> list[_Column]:
             if other.page == column.page and abs(other.x0 - column.x0) < 3 * column.height:
                 above.append(other)
     return above
+
+
+# --- the evidence ------------------------------------------------------------------------------
+# Points per piece of evidence (a name needs some to be taken at all).
+_LEGAL_FORM = 3.0
+_SELLER_BLOCK = 4.0
+_BY_RULES = 2.0
+_LETTERHEAD = 2.0  # at the very top of the first page, scaled down the page
+_LARGER = 2.0  # at most, for print larger than the page's usual
+_NEAR_TAX_ID = 2.0
+_NEAR_BANK = 1.0
+_FOOTER_LEGAL = 1.5
+_DOMAIN = 3.0
+_REPEATED = 1.0
+_SENDER = 2.0
+_BANK_NAME = -4.0
+_UNDER_NAME_LABEL = 3.0  # under a label "Name", "Razão social", "Nome empresarial"
+_DIGITS = -3.0  # an address, a number or a title with its number ("Suite 5A-1204", "ARVE NR 2745")
+_LABEL = -2.0  # a label with its value beside it ("Order Number   12345")
+# Two names closer than this stay "to check" with both.
+_CLOSE = 0.75
+# Lines above a tax id (or a bank line) that its company's name may stand in.
+_NEAR_LINES = 6
+_MAX_CANDIDATES = 60
+_DOMAIN_WORD = re.compile(r"(?:@|www\.|https?://)(?:[a-z0-9-]+\.)*?([a-z0-9-]{2,})\.[a-z]{2,}(?:\.[a-z]{2})?\b",
+                          re.IGNORECASE)
+_FREE_MAIL = frozenset({"gmail", "yahoo", "hotmail", "outlook", "gmx", "web", "icloud", "aol", "live", "mail",
+                        "orange", "free", "wanadoo", "libero", "wp", "onet", "interia", "seznam", "t-online"})
+_BANK_WORD = re.compile(r"(?<![^\W\d_])(?:bank|banka|banque|banco|banca|pank|sparkasse|volksbank|raiffeisen|"
+                        r"kreditinstitut|bankverbindung|bank\s+name|name\s+der\s+bank|n[áa]zev\s+banky)(?![^\W\d_])",
+                        re.IGNORECASE)
+# A label over a company's name ("Nome / Nome Empresarial", "Company name", "Raison sociale").
+_NAME_HEADING = re.compile(r"^\W{0,3}(?:nome(?:\s*/\s*nome)?\s+empresarial|raz[ãa]o\s+social|raison\s+sociale|"
+                           r"company(?:\s+name)?|business\s+name|name|nome|nom|naam|nombre|nazwa|firma|"
+                           r"denominaci[óo]n(?:\s+social)?|ragione\s+sociale)\s*:?\s*$", re.IGNORECASE)
+# A document's own words, copy marks and greetings: never a name.
+_NOT_A_PARTY = re.compile(r"^\W{0,3}(?:original|copy|copie|kopie|duplicate|duplicado|triplicado|duplicata|copia|"
+                          r"(?:monthly\s+|account\s+)?statement|receipt|re[çc]u|recu|ticket|quittung|kassenbon|"
+                          r"bon|bill|note|thank\s+you|thanks|vielen\s+dank|merci|gracias|grazie|dank\s+u|"
+                          r"welcome|bienvenue|willkommen|summary|zusammenfassung|r[ée]capitulatif|"
+                          r"place|display|keep|retain|detach|return|please|bitte|veuillez)\b", re.IGNORECASE)
+# A public body's name: as good as a legal form ("City of Palo Alto", "Stadt Linz", "Comune di Roma").
+_PUBLIC_BODY = re.compile(r"^\W{0,3}(?:city|county|state|town|borough|district|municipality|council|ville|commune|"
+                          r"d[ée]partement|r[ée]gion|stadt|gemeinde|landkreis|kreis|comune|provincia|regione|"
+                          r"ayuntamiento|municipio|gemeente|provincie|urz[ąa]d|gmina|miasto)\s+(?:of|de|du|des|"
+                          r"di|del|van|der)?\b", re.IGNORECASE)
+# Postcodes _POSTCODE leaves out: a British one ("HX7 8AB"), a US state and ZIP ("AZ 12345").
+_ZIP = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]? \d[A-Z]{2}\b|\b[A-Z]{2} \d{5}(?:-\d{4})?\b")
+# Postal indicia and envelope marks: never a sender's name.
+_POSTAL = re.compile(r"^\W{0,3}(?:P\.?\s?P\.?|port\s+pay[ée]|entgelt\s+bezahlt|postage\s+paid|"
+                     r"deutsche\s+post|premiumadress|priority|prioritaire|a-post|b-post|dialogpost|infopost)\b",
+                     re.IGNORECASE)
+
+
+def rank_names(page: _Page, vat: _Found | None, by_rules: _Found | None) -> _Found | None:
+    """The best-supported name on the first page, with the runner-up when it stays close."""
+    candidates = _candidates(page, by_rules)
+    if not candidates:
+        return None
+    context = _Context(page, vat)
+    scored = sorted(((context.score(found, found is by_rules), index, found)
+                     for index, found in enumerate(candidates)), key=lambda s: (-s[0], s[1]))
+    best_score, _index, best = scored[0]
+    if best_score <= 0 and best is not by_rules:
+        return None  # nothing on the page is evidence of a name
+    for score, _index, other in scored[1:]:
+        if best_score - score > _CLOSE:
+            break
+        if _same_name(other.value, best.value):
+            continue
+        best = _Named(best.value, best.column, best.start, best.end, best.rank, best.role, best.printed,
+                      alternatives=[other])
+        break
+    return best
+
+
+@dataclass
+class _Named(_Found):
+    """A supplier's name with the candidates that stay as close to being it."""
+
+    alternatives: list[_Found] = field(default_factory=list)
+
+
+def _legal(name: str) -> bool:
+    """Whether a name ends with a legal form, a word of its own ("Acme GmbH", not "HX7 8AB")."""
+    return any(m.start() > 0 and name[m.start() - 1] in " ,." and not name[m.end():].strip(" .,")
+               for m in _LEGAL_NAME.finditer(name))
+
+
+def _same_name(first: str, second: str) -> bool:
+    a, b = (" ".join(n.casefold().split()) for n in (first, second))
+    return a in b or b in a
+
+
+def _candidates(page: _Page, by_rules: _Found | None) -> list[_Found]:
+    """Name-like lines of the first page (a legal-form name cut at its form), none a buyer's, a label or a header."""
+    found: list[_Found] = [by_rules] if by_rules is not None and _acceptable(page, by_rules.column, by_rules.value) \
+        else []
+    for column in page.columns:
+        if column.page > 1 or len(found) > _MAX_CANDIDATES:
+            break
+        legal = next(iter(_LEGAL_NAME.finditer(column.head)), None)
+        name = _name_before(column.text, legal.end()) if legal is not None else None
+        if name is not None and _acceptable(page, column, name):
+            found.append(_Found(name, column, column.text.find(name), legal.end() if legal else len(name)))
+            continue
+        if not _acceptable(page, column, column.text):
+            continue
+        parsed = _parse_name(column.text)
+        if parsed is not None and _title_case(parsed[0]) and len(parsed[0]) <= _MAX_NAME:
+            found.append(_Found(parsed[0], column, parsed[1], parsed[2]))
+    return found
+
+
+def _acceptable(page: _Page, column: _Column, name: str) -> bool:
+    """Whether a name read in a column may be the supplier's: not the buyer's, a heading, a label, a title,
+    a table's header or postal indicia."""
+    sender = column in page.senders  # the return address over the window: its own heading, the issuer's
+    if (page.role(column) == "buyer" and not sender) or _BUYER_HEADING.match(column.text) or _heading(name):
+        return False
+    if not _legal(name) and (_SELLER_HEADING.match(name) or _BUYER_HEADING.match(name) or _PAYEE_LABEL.fullmatch(name)):
+        return False  # a party's label ("Supplier name", "Beneficiary")
+    if not _legal(name) and (_POSTCODE.search(name) or _ZIP.search(name) or _STREET.search(name)):
+        return False  # an address line
+    title = _INVOICE_TITLE.match(name)
+    if (title and (title.end() == len(name) or name[title.end():][:1].isdigit())) or _TITLE_ALONE.fullmatch(name):
+        return False
+    if _labelled(name, party=False) or _POSTAL.match(name) or _NAME_HEADING.match(name) or _NOT_A_PARTY.match(name):
+        return False
+    if _COUNTRY_NAME.fullmatch(column.text.strip(" ,.")):
+        return False  # an address's last line
+    line = page.by_line[column.line]
+    short = [c for c in line if len(c.text) <= 25 and not re.search(r"\d", c.text)]
+    return not (len(line) >= 3 and len(short) == len(line))
+
+
+class _Context:
+    """What the page says about its issuer: its tax id's place, its bank lines, its domains, its text."""
+
+    def __init__(self, page: _Page, vat: _Found | None) -> None:
+        self.page = page
+        self.vat = vat
+        self.text = page.layout.text[:20000].casefold()
+        self.domains = {m.group(1).casefold() for m in _DOMAIN_WORD.finditer(self.text)} - _FREE_MAIL
+        self.banks = [c for c in page.columns[:400] if _IBAN_LABEL.search(c.head) or _BANK_WORD.search(c.head)]
+        self.sizes = sorted(c.height for c in page.columns[:400] if c.page == 1) or [1.0]
+        self.usual = self.sizes[len(self.sizes) // 2]
+
+    def score(self, found: _Found, by_rules: bool) -> float:
+        """The evidence for a name: where it stands, then what it says."""
+        return (_BY_RULES if by_rules else 0.0) + self._place(found) + self._words(found)
+
+    def _place(self, found: _Found) -> float:
+        """Evidence from the name's place: the seller's block, the letterhead, larger print, the seller's tax id
+        and bank lines under it, the footer's legal line, the return address."""
+        page, column = self.page, found.column
+        points = _SELLER_BLOCK if page.role(column) == "seller" else 0.0
+        if column.page == 1:
+            points += _LETTERHEAD * max(0.0, 1 - 4 * column.top / page.heights.get(column.page, 1.0))
+        if column.height > 1.15 * self.usual:
+            points += min(_LARGER, 2 * (column.height / self.usual - 1))
+        if self.vat is not None and self.vat.column.page == column.page and _near(column, self.vat.column):
+            points += _NEAR_TAX_ID
+        if any(b.page == column.page and _near(column, b) for b in self.banks):
+            points += _NEAR_BANK
+        if page.region(column) == "footer" and _legal(found.value):
+            points += _FOOTER_LEGAL
+        if column in page.senders:
+            points += _SENDER
+        if any(_NAME_HEADING.match(c.text) for c in _just_above(page, column)):
+            points += _UNDER_NAME_LABEL
+        under = page.below(column)[:1]
+        if under and under[0].height > 1.1 * column.height and len(found.value.split()) <= 3:
+            points += _LABEL  # a small label over its value (the value printed larger)
+        after = page.right_of(column)[:1]
+        if after and re.match(r"\W{0,3}\d", after[0].text) and len(found.value.split()) <= 3:
+            points += _LABEL  # a label with its number beside it
+        return points
+
+    def _words(self, found: _Found) -> float:
+        """Evidence from the name's words: a legal form, its domain on the page, repetition; digits and a
+        bank's name count against it."""
+        name = found.value
+        points = _LEGAL_FORM if _legal(name) or _PUBLIC_BODY.match(name) else 0.0
+        if self._domain(name):
+            points += _DOMAIN
+        if self.text.count(name.casefold()) > 1:
+            points += _REPEATED
+        if re.search(r"\d", name) and not _legal(name):
+            points += _DIGITS
+        line = self.page.layout.lines[found.column.line].text
+        if _BANK_WORD.search(name) or _BANK_WORD.search(line[:max(0, line.find(name))][-40:]):
+            points += _BANK_NAME
+        return points
+
+    def _domain(self, name: str) -> bool:
+        """Whether the name's words spell an e-mail or web domain printed on the page ("acme" in acme.com)."""
+        letters = re.sub(r"[^a-z0-9]", "", name.casefold())
+        first = re.sub(r"[^a-z0-9]", "", (name.split() or [""])[0].casefold())
+        return any(len(d) >= 3 and (d in letters or (len(first) >= 3 and first in d))
+                   for d in (re.sub(r"[^a-z0-9]", "", d) for d in self.domains))
+
+
+def _near(column: _Column, anchor: _Column) -> bool:
+    """Whether ``column`` stands on ``anchor``'s line or in the lines above it, in its column band."""
+    if column.line == anchor.line:
+        return True
+    return 0 < anchor.line - column.line <= _NEAR_LINES and abs(column.x0 - anchor.x0) < 3 * anchor.height
+
+
+def _just_above(page: _Page, column: _Column) -> list[_Column]:
+    """The columns on the line just above ``column`` that overlap it (a label over its value)."""
+    if column.line == 0:
+        return []
+    return [c for c in page.by_line[column.line - 1]
+            if c.page == column.page and c.x0 < column.x1 and c.x1 > column.x0 and column.top - c.bottom < 2 * c.height]
