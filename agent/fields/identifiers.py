@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from .. import labels
-from . import taxids
+from . import partywords, taxids
 from .page import _Column, _Found, _Page, _values
 from .patterns import _ANY_VAT_LABEL, _IBAN_LABEL, _IBAN_SHAPE, _SWISS_VAT, _VAT_LABELS, _VAT_SHAPE
 from .values import _iban_valid, _inside, _parse_iban, _parse_vat, _spans, _valid_prefix, _vat_valid
@@ -68,8 +68,8 @@ def _find_vat_id(page: _Page) -> _Found | None:
             value = _values(page, column, match.end(), _parse_vat)
             if value is not None:
                 item = value[0]
-                buyer = bool(labels.BUYER_MARK.search(_label_text(column, item))) or page.role(item.column) == "buyer"
-                item.role = "buyer" if buyer else (label_country or "")
+                whose = _whose(page, item, _label_text(column, item))
+                item.role = whose or (label_country or "")
                 valid = _vat_valid(item.value) or taxids.eu_vat(item.value, label_country) is not None
                 item.rank = 0 if valid else 2
                 found.append(item)
@@ -81,7 +81,7 @@ def _find_vat_id(page: _Page) -> _Found | None:
                 tax = taxids.validate(match.group(), key)
                 if tax is not None and not any(f.column is column and f.start == match.start() for f in found):
                     item = _TaxFound(match.group(), column, match.start(), match.end(), rank=1, schemes=(key,))
-                    item.role = "buyer" if _buyers(page, column, match.start()) else ""
+                    item.role = _whose(page, item, column.text[max(0, match.start() - 40):match.start()])
                     found.append(item)
         ibans: list[tuple[int, int]] | None = None  # looked for only once a VAT shape turns up
         for match in _VAT_SHAPE.finditer(column.text):
@@ -102,7 +102,7 @@ def _find_vat_id(page: _Page) -> _Found | None:
             if not buyer and not before.strip() and column is not page.by_line[column.line][0]:
                 left = line_text[:line_text.find(column.text)] if column.text in line_text else ""
                 buyer = bool(labels.BUYER_MARK.search(left[-40:]))
-            item.role = "buyer" if buyer else ""
+            item.role = "buyer" if buyer else ("third" if _whose(page, item, "") == "third" else "")
             found.append(item)
     return _best_identifier(page, found)
 
@@ -123,15 +123,20 @@ def _world_labelled(page: _Page, column: _Column, found: list[_Found]) -> None:
             continue
         got = value[0]
         item = _TaxFound(got.value, got.column, got.start, got.end, rank=0, schemes=keys)
-        buyer = bool(labels.BUYER_MARK.search(_label_text(column, got))) or page.role(got.column) == "buyer"
-        item.role = "buyer" if buyer else ""
+        item.role = _whose(page, item, _label_text(column, got))
         found.append(item)
         return
 
 
-def _buyers(page: _Page, column: _Column, start: int) -> bool:
-    """Whether an identifier found by its shape is the buyer's: its block, or a buyer's label before it."""
-    return bool(labels.BUYER_MARK.search(column.text[max(0, start - 40):start])) or page.role(column) == "buyer"
+_THIRD_PARTY = re.compile(partywords.THIRD_PARTY, re.IGNORECASE)
+
+
+def _whose(page: _Page, item: _Found, label: str) -> str:
+    """buyer, third (an agent's, a payment service's, a carrier's: said before it) or "" (the seller's)."""
+    if labels.BUYER_MARK.search(label) or page.role(item.column) == "buyer":
+        return "buyer"
+    before = f"{label} {item.column.text[:item.start]}"
+    return "third" if _THIRD_PARTY.search(before[-120:]) else ""
 
 
 def _label_text(column: _Column, item: _Found) -> str:
@@ -141,7 +146,7 @@ def _label_text(column: _Column, item: _Found) -> str:
 
 def _best_identifier(page: _Page, found: list[_Found]) -> _Found | None:
     """The issuer's: in the seller's block, header or footer before the body; never the buyer's."""
-    own = [f for f in found if f.role != "buyer"]
+    own = [f for f in found if f.role not in ("buyer", "third")]
     if not own:
         return None
 

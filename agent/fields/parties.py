@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from .checks import MAX_VALUE_CHARS
 from .identifiers import _COUNTRY_NAME
-from .page import _BLOCK_HEIGHTS, _Column, _find_labelled, _Found, _Page
+from .page import _BLOCK_HEIGHTS, _BLOCK_WIDTH, _Column, _find_labelled, _Found, _Page
 from .patterns import (
     _BUYER_HEADING,
     _CURRENCY_LABEL,
@@ -21,6 +21,7 @@ from .patterns import (
     _INVOICE_NUMBER,
     _INVOICE_TITLE,
     _LEGAL_NAME,
+    _NAME_LABEL,
     _PARTY_WORD,
     _PAYEE_LABEL,
     _POSTCODE,
@@ -69,33 +70,57 @@ def _by_rules(page: _Page, vat: _Found | None) -> _Found | None:
 
 
 def _find_buyer(page: _Page) -> _Found | None:
-    """The buyer's name: on its heading ("Bill to: X"), else the first name in its block (a legal name first),
-    else the first name under the return address over the envelope window."""
+    """The buyer's name: on its heading ("Bill to: X") or beside it, else the first name in its block (a legal
+    name first), else the first name under the return address over the envelope window."""
     for heading, role in page.headings:
         if role != "buyer" or heading.page != 1:
             continue
-        sender = heading in page.senders
-        match = None if sender else _BUYER_HEADING.match(heading.text)
+        match = None if heading in page.senders else _BUYER_HEADING.match(heading.text)
         if match is not None:
-            inline = _parse_name(heading.text[match.end():].lstrip(" :"))
-            if inline is not None and not _NOT_A_BUYER.match(inline[0]):
-                at = heading.text.find(inline[0], match.end())
-                return _Found(inline[0], heading, at, at + len(inline[0]))
+            rest = heading.text[match.end():]
+            at = match.end() + len(rest) - len(rest.lstrip(" :"))
+            inline = _buyer_name(heading.text[at:])
+            if inline is not None:
+                return _Found(inline, heading, at, at + len(inline))
+            beside = page.right_of(heading)[:1]
+            name = _buyer_name(beside[0].text) if beside and beside[0].x0 - heading.x1 < _BLOCK_WIDTH else None
+            if name is not None:
+                return _Found(name, beside[0], 0, len(name))
         names = []
         for column in _block(page, heading)[:4]:
             if _BUYER_HEADING.match(column.text) or _SELLER_HEADING.match(column.text) or _labelled(column.head):
                 continue
-            name = _parse_name(column.text)
-            if name is not None and not _NOT_A_BUYER.match(name[0]):
-                names.append(_Found(name[0].rstrip(",;"), column, name[1], name[2]))
+            name = _buyer_name(column.text)
+            if name is not None:
+                names.append(_Found(name, column, 0, len(name)))
         if names:
-            return next((n for n in names[:2] if _LEGAL_NAME.search(n.value)), names[0])
+            return next((n for n in names[:2] if _legal(n.value)), names[0])
     return None
 
 
+def _buyer_name(text: str) -> str | None:
+    """A recipient's name: a company with its legal form (even "3Qcode Sp. z o.o."), else a name-like line that
+    is no salutation, label or address."""
+    named = _NAME_LABEL.match(text)  # "Nazwa: Acme sp. z o.o."
+    text = text[named.end() if named else 0:].strip().rstrip(",;")
+    if _NOT_A_BUYER.match(text) or _NAME_HEADING.match(text) or _NOT_A_PARTY.match(text) or len(text) > _MAX_NAME:
+        return None
+    if _labelled(text, party=False):
+        return None
+    if _legal(text) and re.search(r"[^\W\d_]{2}", text) and not re.search(r"@|www\.|https?:", text):
+        return text
+    parsed = _parse_name(text)
+    if parsed is None or _POSTCODE.search(parsed[0]) or _ZIP.search(parsed[0]) or _STREET.search(parsed[0]):
+        return None
+    return None if _HOUSE_NUMBER.search(parsed[0]) else parsed[0]
+
+
+# A street and its house number ("Czyżewska 10", "Main St 4b", "Kungsgatan 12/3").
+_HOUSE_NUMBER = re.compile(r"[^\W\d_]{2,}\.? \d{1,5}[a-zA-Z]?(?:[/-]\d{1,4})?$")
 # Words before a recipient's name that are no name: a salutation, a department.
 _NOT_A_BUYER = re.compile(r"^\W{0,3}(?:firma|herrn?|frau|mr\.?|mrs\.?|ms\.?|m\.|mme|madame|monsieur|sr\.?|"
-                          r"sra\.?|pan|pani|dhr\.?|mevr\.?)\W*$", re.IGNORECASE)
+                          r"sra\.?|pan|pani|dhr\.?|mevr\.?|[àa]\s+conserver|keep\s+this|original|copy|copie)\W*$",
+                          re.IGNORECASE)
 
 
 def _in_seller_block(page: _Page) -> _Found | None:
@@ -249,6 +274,7 @@ _BANK_NAME = -4.0
 _UNDER_NAME_LABEL = 3.0  # under a label "Name", "Razão social", "Nome empresarial"
 _DIGITS = -3.0  # an address, a number or a title with its number ("Suite 5A-1204", "ARVE NR 2745")
 _LABEL = -2.0  # a label with its value beside it ("Order Number   12345")
+_A4 = 842.0  # points
 # Two names closer than this stay "to check" with both.
 _CLOSE = 0.75
 # Lines above a tax id (or a bank line) that its company's name may stand in.
@@ -262,15 +288,16 @@ _BANK_WORD = re.compile(r"(?<![^\W\d_])(?:bank|banka|banque|banco|banca|pank|spa
                         r"kreditinstitut|bankverbindung|bank\s+name|name\s+der\s+bank|n[áa]zev\s+banky)(?![^\W\d_])",
                         re.IGNORECASE)
 # A label over a company's name ("Nome / Nome Empresarial", "Company name", "Raison sociale").
-_NAME_HEADING = re.compile(r"^\W{0,3}(?:nome(?:\s*/\s*nome)?\s+empresarial|raz[ãa]o\s+social|raison\s+sociale|"
-                           r"company(?:\s+name)?|business\s+name|name|nome|nom|naam|nombre|nazwa|firma|"
-                           r"denominaci[óo]n(?:\s+social)?|ragione\s+sociale)\s*:?\s*$", re.IGNORECASE)
+_NAME_WORDS = (r"(?:nome(?:\s+empresarial)?|raz[ãa]o\s+social|raison\s+sociale|company(?:\s+name)?|business\s+name|"
+               r"name|nom|naam|nombre|nazwa|firma|denominaci[óo]n(?:\s+social)?|ragione\s+sociale)")
+_NAME_HEADING = re.compile(rf"^\W{{0,3}}{_NAME_WORDS}(?:\s*/\s*{_NAME_WORDS})*\s*:?\s*$", re.IGNORECASE)
 # A document's own words, copy marks and greetings: never a name.
 _NOT_A_PARTY = re.compile(r"^\W{0,3}(?:original|copy|copie|kopie|duplicate|duplicado|triplicado|duplicata|copia|"
                           r"(?:monthly\s+|account\s+)?statement|receipt|re[çc]u|recu|ticket|quittung|kassenbon|"
                           r"bon|bill|note|thank\s+you|thanks|vielen\s+dank|merci|gracias|grazie|dank\s+u|"
                           r"welcome|bienvenue|willkommen|summary|zusammenfassung|r[ée]capitulatif|"
-                          r"place|display|keep|retain|detach|return|please|bitte|veuillez)\b", re.IGNORECASE)
+                          r"place|display|keep|retain|detach|return|please|bitte|veuillez|description|beschreibung|bezeichnung|"
+                          r"d[ée]signation|descripci[óo]n|descrizione|opis|omschrijving)\b", re.IGNORECASE)
 # A public body's name: as good as a legal form ("City of Palo Alto", "Stadt Linz", "Comune di Roma").
 _PUBLIC_BODY = re.compile(r"^\W{0,3}(?:city|county|state|town|borough|district|municipality|council|ville|commune|"
                           r"d[ée]partement|r[ée]gion|stadt|gemeinde|landkreis|kreis|comune|provincia|regione|"
@@ -286,6 +313,11 @@ _POSTAL = re.compile(r"^\W{0,3}(?:P\.?\s?P\.?|port\s+pay[ée]|entgelt\s+bezahlt|
 
 def rank_names(page: _Page, vat: _Found | None, by_rules: _Found | None) -> _Found | None:
     """The best-supported name on the first page, with the runner-up when it stays close."""
+    if by_rules is not None and _LEGAL_NAME.search(by_rules.value):
+        cut = _after_sentence(by_rules.value)
+        if cut != by_rules.value:
+            at = by_rules.column.text.find(cut)
+            by_rules = _Found(cut, by_rules.column, max(at, 0), max(at, 0) + len(cut))
     candidates = _candidates(page, by_rules)
     if not candidates:
         return None
@@ -313,6 +345,24 @@ class _Named(_Found):
     alternatives: list[_Found] = field(default_factory=list)
 
 
+def _after_sentence(name: str) -> str:
+    """A company's name at the end of a sentence: the words after its last two lower-case words ("... is a
+    trading name of Corvid Media Ltd"); one lower-case word belongs to the name ("Jiná firma s.r.o.")."""
+    words = name.split(" ")
+    for index in range(len(words) - 1, 0, -1):
+        if all(w[:1].islower() and w.lower() not in _CONNECTORS for w in words[index - 1:index + 1]):
+            rest = words[index + 1:]
+            while rest and rest[0].lower() in _CONNECTORS:
+                rest = rest[1:]
+            return " ".join(rest) if len(rest) >= 2 else name  # a name and its legal form
+    return name
+
+
+# Small words inside company names ("Rør og Rygg", "Marlow & Finch", "Banco de Chile").
+_CONNECTORS = frozenset({"&", "and", "und", "et", "og", "och", "en", "y", "e", "i", "de", "du", "des", "la", "le",
+                         "van", "der", "den", "von", "of", "di", "del", "da", "do", "dos", "das", "the", "für", "pour"})
+
+
 def _legal(name: str) -> bool:
     """Whether a name ends with a legal form, a word of its own ("Acme GmbH", not "HX7 8AB")."""
     return any(m.start() > 0 and name[m.start() - 1] in " ,." and not name[m.end():].strip(" .,")
@@ -333,6 +383,7 @@ def _candidates(page: _Page, by_rules: _Found | None) -> list[_Found]:
             break
         legal = next(iter(_LEGAL_NAME.finditer(column.head)), None)
         name = _name_before(column.text, legal.end()) if legal is not None else None
+        name = _after_sentence(name) if name is not None else None
         if name is not None and _acceptable(page, column, name):
             found.append(_Found(name, column, column.text.find(name), legal.end() if legal else len(name)))
             continue
@@ -387,8 +438,8 @@ class _Context:
         and bank lines under it, the footer's legal line, the return address."""
         page, column = self.page, found.column
         points = _SELLER_BLOCK if page.role(column) == "seller" else 0.0
-        if column.page == 1:
-            points += _LETTERHEAD * max(0.0, 1 - 4 * column.top / page.heights.get(column.page, 1.0))
+        if column.page == 1:  # (a text without sizes is as tall as its lines: an A4 page at the least)
+            points += _LETTERHEAD * max(0.0, 1 - 4 * column.top / max(page.heights.get(column.page, 1.0), _A4))
         if column.height > 1.15 * self.usual:
             points += min(_LARGER, 2 * (column.height / self.usual - 1))
         if self.vat is not None and self.vat.column.page == column.page and _near(column, self.vat.column):

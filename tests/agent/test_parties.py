@@ -1,0 +1,183 @@
+"""Who sells and who buys: the supplier found by evidence, the seller's tax id in any country's scheme, the
+buyer's name. Every document here is made up for its rule."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from agent import fields, layout
+
+TODAY = date(2026, 6, 1)
+
+
+def pdf_fields(items: list[tuple[float, float, str, float]]) -> dict:
+    """The fields read off a one-page PDF with each text at (x, y) in points, in its own font size."""
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    for x, y, text, size in items:
+        pdf.set_font("Helvetica", size=size)
+        pdf.text(x, y, text)
+    return fields.read_fields(layout.read_layout(bytes(pdf.output()), "application/pdf"), today=TODAY)
+
+
+def read(text: str) -> dict:
+    return fields.check_all(text, today=TODAY)
+
+
+# --- the supplier ----------------------------------------------------------------------------
+
+
+def test_the_letterhead_names_the_supplier_even_beside_a_buyer_block_with_a_legal_form():
+    found = pdf_fields([
+        (50, 60, "Harborline Marine Supplies", 22),
+        (50, 78, "Quay Road 9 - Portsmouth PO1 3AX", 8),
+        (50, 160, "Invoice to:", 10), (50, 174, "Westcliff Trading Ltd", 10), (50, 186, "17 Elm Row", 10),
+        (50, 198, "Bristol BS1 4QT", 10),
+        (360, 160, "Invoice no. HM-5521", 10), (360, 174, "Date: 12 March 2026", 10),
+        (50, 300, "Rope, braided, 50 m", 10), (420, 300, "GBP 240.00", 10),
+        (50, 330, "Total due", 10), (420, 330, "GBP 240.00", 10),
+    ])
+    assert found["supplier_name"]["value"] == "Harborline Marine Supplies"
+    assert found["buyer_name"] == found["buyer_name"] | {"status": "present", "value": "Westcliff Trading Ltd"}
+    assert found["buyer_name"]["evidence"]["page"] == 1
+
+
+def test_the_footers_legal_line_names_the_supplier_when_the_top_names_only_the_buyer():
+    found = pdf_fields([
+        (50, 60, "RECHNUNG", 18),
+        (50, 120, "Rechnungsempfänger:", 10), (50, 134, "Kessler Bau AG", 10), (50, 146, "Ringstraße 4", 10),
+        (50, 158, "34117 Kassel", 10),
+        (360, 120, "Rechnungsnr. 2026-118", 10), (360, 134, "Datum: 02.03.2026", 10),
+        (50, 260, "Wartung Hebebühne", 10), (420, 260, "480,00 EUR", 10),
+        (50, 290, "Gesamtbetrag", 10), (420, 290, "571,20 EUR", 10),
+        (50, 790, "Brightwater Werkzeuge GmbH · Sitz Göttingen · HRB 4711 · USt-IdNr. DE136695976", 7),
+    ])
+    assert found["supplier_name"]["value"] == "Brightwater Werkzeuge GmbH"
+    assert found["buyer_name"]["value"] == "Kessler Bau AG"
+
+
+@pytest.mark.parametrize("text", [
+    "Omega Print Ltd\nBank name: Northshire Bank Limited\nIBAN GB33BUKB20201555555555",  # the bank's name
+    "Omega Print Ltd\nDescription        Qty        Price        Amount\nPosters        2        10.00        20.00",
+])
+def test_a_bank_or_a_column_header_is_never_the_supplier(text):
+    assert read(text)["supplier_name"]["value"] == "Omega Print Ltd"
+
+
+def test_postal_indicia_a_copy_mark_and_a_country_line_are_never_the_supplier():
+    text = "P.P. 8000 Zürich\nORIGINAL\nSwitzerland\nLindenhof Verlag AG\nInvoice 88"
+    assert read(text)["supplier_name"]["value"] == "Lindenhof Verlag AG"
+
+
+def test_the_domain_of_the_suppliers_address_tells_its_name_among_two():
+    text = ("Kestrel Analytics\nTeal Harbour\n\nInvoice 2026-7\n\n\n\n\n\n\n"
+            "Questions? billing@kestrel-analytics.io")
+    assert read(text)["supplier_name"]["value"] == "Kestrel Analytics"
+
+
+def test_a_public_body_counts_like_a_company():
+    text = "PARKING NOTICE\nTown of Millbrook\nReceipt 4411\nAmount paid 5.00"
+    assert read(text)["supplier_name"]["value"] == "Town of Millbrook"
+
+
+def test_two_names_with_as_much_evidence_are_to_check_with_both():
+    found = pdf_fields([
+        (50, 60, "Sunbeam Studios Ltd", 16),
+        (50, 160, "Invoice no. SS-204", 10), (50, 174, "Date: 3 February 2026", 10),
+        (50, 260, "Photography, half day", 10), (420, 260, "GBP 300.00", 10),
+        (50, 290, "Total due", 10), (420, 290, "GBP 360.00", 10),
+        (50, 790, "Sunbeam Studios is a trading name of Corvid Media Ltd · VAT Reg. No. GB 980 7806 84", 7),
+    ])
+    supplier = found["supplier_name"]
+    assert supplier["status"] == "to_check", supplier
+    assert {c["value"] for c in supplier["candidates"]} == {"Sunbeam Studios Ltd", "Corvid Media Ltd"}
+
+
+# --- the seller's tax id in any country's scheme ------------------------------------------------
+
+
+@pytest.mark.parametrize("text, printed, country, normalized", [
+    ("Estudio Pampa S.R.L.\nC.U.I.T.: 30-71864529-4\nIVA Responsable Inscripto", "30-71864529-4", "AR", "30718645294"),
+    ("Bluegum Joinery Pty Ltd\nABN 96 530 123 456\nTax Invoice 118", "96 530 123 456", "AU", "96530123456"),
+    ("Kedai Runcit Maju Sdn Bhd\nSST Reg. No.: W10-1808-31000123\nInvoice 7", "W10-1808-31000123", "MY",
+     "W10180831000123"),
+    ("Kedai Runcit Maju Sdn Bhd\nGST ID No: 000123456789\nInvoice 7", "000123456789", "MY", "000123456789"),
+    ("Shree Ganesh Traders\nGSTIN: 27AACCM1234K1ZL\nTax Invoice 55", "27AACCM1234K1ZL", "IN", "27AACCM1234K1ZL"),
+    ("Pinecrest Labs Inc.\nEIN: 46-1234567\nInvoice 3", "46-1234567", "US", "461234567"),
+    ("Gráfica Aurora Ltda\nCNPJ 11.222.333/0001-81\nNota 12", "11.222.333/0001-81", "BR", "11222333000181"),
+    ("Fjordlys Design AS\nOrg.nr. NO 931 793 403 MVA\nFaktura 9", "NO 931 793 403 MVA", "NO", "931793403MVA"),
+    ("Tessitura Lario Srl\nPartita IVA 04567890589\nFattura 31", "04567890589", "IT", "IT04567890589"),
+])
+def test_the_sellers_tax_id_in_its_countrys_scheme_is_returned_as_printed(text, printed, country, normalized):
+    found = read(text)["vat_id"]
+    assert (found["status"], found["value"], found["country"], found["normalized"]) == \
+        ("present", printed, country, normalized), found
+
+
+def test_a_format_without_check_digits_says_so():
+    found = read("Kedai Runcit Maju Sdn Bhd\nSST Reg. No.: W10-1808-31000123")["vat_id"]
+    assert "format only" in found["detail"]
+
+
+def test_an_eu_vat_id_printed_without_its_prefix_is_never_given_one():
+    found = read("Tessitura Lario Srl\nPartita IVA 04567890589")["vat_id"]
+    assert found["value"] == "04567890589" and found["normalized"] == "IT04567890589"
+
+
+def test_a_swiss_uid_is_the_sellers_not_the_third_partys_on_the_same_page():
+    found = pdf_fields([
+        (50, 60, "Alpenglühen Reisen AG", 18), (50, 80, "Bahnhofplatz 3, 3011 Bern", 9),
+        (50, 94, "MWST-Nr. CHE-109.345.670 MWST", 9),
+        (360, 160, "Rechnung Nr. 2026-044", 10), (360, 174, "Datum: 14.02.2026", 10),
+        (50, 300, "Gruppenreise Engadin", 10), (420, 300, "CHF 1'200.00", 10),
+        (50, 330, "Total", 10), (420, 330, "CHF 1'292.40", 10),
+        (50, 790, "Inkasso im Auftrag durch Treuwerk Zahlungen AG, UID CHE-471.122.334", 7),
+    ])
+    vat = found["vat_id"]
+    assert (vat["value"], vat["country"], vat["normalized"]) == ("CHE-109.345.670 MWST", "CH", "CHE109345670")
+    assert found["supplier_name"]["value"] == "Alpenglühen Reisen AG"
+
+
+def test_the_buyers_cuit_in_its_block_is_never_the_sellers():
+    text = ("Estudio Pampa S.R.L.\nCUIT 30-71864529-4\n\n"
+            "Cliente:\nFerretería Norte SA\nCUIT 20-33445566-2\n")
+    assert read(text)["vat_id"]["value"] == "30-71864529-4"
+    assert read(text.replace("CUIT 30-71864529-4\n", ""))["vat_id"]["status"] == "missing"
+
+
+def test_a_shape_only_one_scheme_prints_is_read_anywhere():
+    found = read("Gráfica Aurora Ltda - Rua das Flores 10 - 11.222.333/0001-81\nNota fiscal 12")["vat_id"]
+    assert (found["value"], found["country"]) == ("11.222.333/0001-81", "BR")
+
+
+def test_the_suppliers_country_comes_from_its_tax_id():
+    from agent.fields.identifiers import _find_iban, _find_vat_id, _supplier_country
+    from agent.fields.page import _Page
+
+    page = _Page(layout.Layout.from_text("Bluegum Joinery Pty Ltd\nABN 96 530 123 456\nTotal $ 110.00"))
+    assert _supplier_country(page, {"vat_id": _find_vat_id(page), "iban": _find_iban(page)}) == "AU"
+
+
+# --- the buyer's name -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, buyer", [
+    ("Bill to: Marlow & Finch LLP\n12 Canal St", "Marlow & Finch LLP"),
+    ("Nabywca\nNazwa: Zielony Ogród sp. z o.o.\nul. Polna 3", "Zielony Ogród sp. z o.o."),
+    ("Odběratel\n4Tech Servis s.r.o.\nNádražní 12", "4Tech Servis s.r.o."),  # a name may start with a digit
+    ("Sr.(s):        Lucía Ferreyra\nDirección: Av. Mitre 200", "Lucía Ferreyra"),
+])
+def test_the_buyers_name_is_read_from_its_block(text, buyer):
+    assert read(text)["buyer_name"]["value"] == buyer
+
+
+def test_without_a_buyer_block_the_buyer_is_missing_and_never_asked_of_the_supplier():
+    found = read("Harborline Marine Supplies\nInvoice 12\nTotal 10.00")
+    assert found["buyer_name"] == {"status": "missing", "value": None, "detail": "no buyer name found",
+                                   "evidence": None}
+    assert "buyer_name" not in fields.REQUIRED and "buyer_name" in fields.ALSO_READ
+    assert fields.LABELS["buyer_name"] == "Buyer name"
