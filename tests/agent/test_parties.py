@@ -181,3 +181,12 @@ def test_without_a_buyer_block_the_buyer_is_missing_and_never_asked_of_the_suppl
                                    "evidence": None}
     assert "buyer_name" not in fields.REQUIRED and "buyer_name" in fields.ALSO_READ
     assert fields.LABELS["buyer_name"] == "Buyer name"
+
+
+def test_a_vat_id_with_and_without_its_prefix_is_one_supplier_for_the_duplicate_check():
+    from agent.duplicates import supplier_key
+
+    bare = read("Tessitura Lario Srl\nPartita IVA 04567890589\nFattura 31")
+    prefixed = read("Tessitura Lario Srl\nP.IVA IT 04567890589\nFattura 32")
+    assert bare["vat_id"]["value"] != prefixed["vat_id"]["value"]
+    assert supplier_key(bare) == supplier_key(prefixed) == "vat:IT04567890589"
