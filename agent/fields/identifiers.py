@@ -114,15 +114,21 @@ def _world_labelled(page: _Page, column: _Column, found: list[_Found]) -> None:
         if match is None:
             continue
 
-        def parse(text: str, keys: tuple[str, ...] = keys) -> tuple[str, int, int] | None:
-            parsed = taxids.parse_labelled(text, keys)
+        ocr = any(w.conf is not None for w in column.words or [])
+
+        def parse(text: str, keys: tuple[str, ...] = keys, ocr: bool = ocr) -> tuple[str, int, int] | None:
+            parsed = taxids.parse_labelled(text, keys, ocr=ocr)
             return (parsed[0].printed, parsed[1], parsed[2]) if parsed is not None else None
 
         value = _values(page, column, match.end(), parse)
-        if value is None:
+        rank = 0
+        if value is None:  # the label's number fails every scheme it names: read as printed, to be reported
+            value, rank = _values(page, column, match.end(), _parse_vat) or \
+                _values(page, column, match.end(), taxids.parse_token), 2
+        if value is None or taxids.placeholder(value[0].value):
             continue
         got = value[0]
-        item = _TaxFound(got.value, got.column, got.start, got.end, rank=0, schemes=keys)
+        item = _TaxFound(got.value, got.column, got.start, got.end, rank=rank, schemes=keys)
         item.role = _whose(page, item, _label_text(column, got))
         found.append(item)
         return

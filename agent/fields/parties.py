@@ -63,10 +63,7 @@ def _by_rules(page: _Page, vat: _Found | None) -> _Found | None:
     found = _from_sender(page) or _find_labelled(page, _PAYEE_LABEL, _parse_name)
     if found is not None:
         return found
-    if legal:
-        return legal[0]
-    found = _above_vat(page, vat) if vat is not None else None
-    return found if found is not None else _header_name(page)
+    return legal[0] if legal else None  # the lines above the VAT id and the letterhead are the evidence's
 
 
 def _find_buyer(page: _Page) -> _Found | None:
@@ -275,6 +272,11 @@ _UNDER_NAME_LABEL = 3.0  # under a label "Name", "Razão social", "Nome empresar
 _DIGITS = -3.0  # an address, a number or a title with its number ("Suite 5A-1204", "ARVE NR 2745")
 _LABEL = -2.0  # a label with its value beside it ("Order Number   12345")
 _A4 = 842.0  # points
+_FEW_WORDS = 0.5
+_UNSURE = -3.0  # OCR read its words with little confidence
+_SURE_OCR = 60  # OCR's confidence (0-100) below which a name's words are a guess
+# A word of a name: three letters in a row, or a CJK character.
+_WORD = re.compile(r"[^\W\d_]{3}|[\u3040-\u30ff\u4e00-\u9fff]")
 # Two names closer than this stay "to check" with both.
 _CLOSE = 0.75
 # Lines above a tax id (or a bank line) that its company's name may stand in.
@@ -297,7 +299,9 @@ _NOT_A_PARTY = re.compile(r"^\W{0,3}(?:original|copy|copie|kopie|duplicate|dupli
                           r"bon|bill|note|thank\s+you|thanks|vielen\s+dank|merci|gracias|grazie|dank\s+u|"
                           r"welcome|bienvenue|willkommen|summary|zusammenfassung|r[ée]capitulatif|"
                           r"place|display|keep|retain|detach|return|please|bitte|veuillez|description|beschreibung|bezeichnung|"
-                          r"d[ée]signation|descripci[óo]n|descrizione|opis|omschrijving)\b", re.IGNORECASE)
+                          r"d[ée]signation|descripci[óo]n|descrizione|opis|omschrijving|payment|zahlung|paiement|pago|pagamento|"
+                          r"betaling|p[łl]atno[śs][ćc]|card|karte|carte|tarjeta|cash|bar|esp[èe]ces|change|tip)\b",
+                          re.IGNORECASE)
 # A public body's name: as good as a legal form ("City of Palo Alto", "Stadt Linz", "Comune di Roma").
 _PUBLIC_BODY = re.compile(r"^\W{0,3}(?:city|county|state|town|borough|district|municipality|council|ville|commune|"
                           r"d[ée]partement|r[ée]gion|stadt|gemeinde|landkreis|kreis|comune|provincia|regione|"
@@ -313,8 +317,9 @@ _POSTAL = re.compile(r"^\W{0,3}(?:P\.?\s?P\.?|port\s+pay[ée]|entgelt\s+bezahlt|
 
 def rank_names(page: _Page, vat: _Found | None, by_rules: _Found | None) -> _Found | None:
     """The best-supported name on the first page, with the runner-up when it stays close."""
-    if by_rules is not None and _LEGAL_NAME.search(by_rules.value):
-        cut = _after_sentence(by_rules.value)
+    if by_rules is not None:  # its name alone: not the sentence before it, not the address after it
+        legal = _LEGAL_NAME.search(by_rules.value)
+        cut = _before_address(_after_sentence(by_rules.value) if legal else by_rules.value)
         if cut != by_rules.value:
             at = by_rules.column.text.find(cut)
             by_rules = _Found(cut, by_rules.column, max(at, 0), max(at, 0) + len(cut))
@@ -322,6 +327,9 @@ def rank_names(page: _Page, vat: _Found | None, by_rules: _Found | None) -> _Fou
     if not candidates:
         return None
     context = _Context(page, vat)
+    near = [f for f in candidates
+            if vat is not None and vat.column.page == f.column.page and _near(f.column, vat.column)]
+    context.heads = {id(f) for f in near if f.column.line == min(n.column.line for n in near)}
     scored = sorted(((context.score(found, found is by_rules), index, found)
                      for index, found in enumerate(candidates)), key=lambda s: (-s[0], s[1]))
     best_score, _index, best = scored[0]
@@ -343,6 +351,20 @@ class _Named(_Found):
     """A supplier's name with the candidates that stay as close to being it."""
 
     alternatives: list[_Found] = field(default_factory=list)
+
+
+def _before_address(name: str) -> str:
+    """A name with its address after a comma ("Maison Dupont, Place de la Gare 3"): the name alone."""
+    head, _comma, tail = name.partition(", ")
+    if tail and (_STREET.search(tail) or _PLACE_WORD.search(tail) or re.search(r"\d", tail)):
+        return head
+    return name
+
+
+# Words of an address that _STREET leaves out (it wants a house number after some of them).
+_PLACE_WORD = re.compile(r"(?<![^\W\d_])(?:place|platz|square|sq\.|road|rd\.|street|st\.|avenue|ave\.|lane|"
+                         r"plaza|pra[çc]a|largo|strada|gasse|allee|weg|straße|strasse|rue|chemin|quai|kade|plein)"
+                         r"(?![^\W\d_])", re.IGNORECASE)
 
 
 def _after_sentence(name: str) -> str:
@@ -391,13 +413,16 @@ def _candidates(page: _Page, by_rules: _Found | None) -> list[_Found]:
             continue
         parsed = _parse_name(column.text)
         if parsed is not None and _title_case(parsed[0]) and len(parsed[0]) <= _MAX_NAME:
-            found.append(_Found(parsed[0], column, parsed[1], parsed[2]))
+            name = _before_address(parsed[0])
+            found.append(_Found(name, column, parsed[1], parsed[1] + len(name)))
     return found
 
 
 def _acceptable(page: _Page, column: _Column, name: str) -> bool:
     """Whether a name read in a column may be the supplier's: not the buyer's, a heading, a label, a title,
-    a table's header or postal indicia."""
+    a table's header or postal indicia, and with a word of its own (not OCR's specks: "Sc B", "Pa")."""
+    if not _WORD.search(name):
+        return False
     sender = column in page.senders  # the return address over the window: its own heading, the issuer's
     if (page.role(column) == "buyer" and not sender) or _BUYER_HEADING.match(column.text) or _heading(name):
         return False
@@ -428,6 +453,7 @@ class _Context:
         self.banks = [c for c in page.columns[:400] if _IBAN_LABEL.search(c.head) or _BANK_WORD.search(c.head)]
         self.sizes = sorted(c.height for c in page.columns[:400] if c.page == 1) or [1.0]
         self.usual = self.sizes[len(self.sizes) // 2]
+        self.heads: set[int] = set()  # the candidates heading the block above the tax id
 
     def score(self, found: _Found, by_rules: bool) -> float:
         """The evidence for a name: where it stands, then what it says."""
@@ -443,7 +469,8 @@ class _Context:
         if column.height > 1.15 * self.usual:
             points += min(_LARGER, 2 * (column.height / self.usual - 1))
         if self.vat is not None and self.vat.column.page == column.page and _near(column, self.vat.column):
-            points += _NEAR_TAX_ID
+            # the block a tax id ends is headed by its company's name: its first line most of all
+            points += _NEAR_TAX_ID if id(found) in self.heads else _NEAR_TAX_ID / 2
         if any(b.page == column.page and _near(column, b) for b in self.banks):
             points += _NEAR_BANK
         if page.region(column) == "footer" and _legal(found.value):
@@ -453,7 +480,8 @@ class _Context:
         if any(_NAME_HEADING.match(c.text) for c in _just_above(page, column)):
             points += _UNDER_NAME_LABEL
         under = page.below(column)[:1]
-        if under and under[0].height > 1.1 * column.height and len(found.value.split()) <= 3:
+        if under and under[0].height > 1.1 * column.height and len(found.value.split()) <= 3 and \
+                abs(under[0].x0 - column.x0) < column.height / 2:
             points += _LABEL  # a small label over its value (the value printed larger)
         after = page.right_of(column)[:1]
         if after and re.match(r"\W{0,3}\d", after[0].text) and len(found.value.split()) <= 3:
@@ -465,12 +493,17 @@ class _Context:
         bank's name count against it."""
         name = found.value
         points = _LEGAL_FORM if _legal(name) or _PUBLIC_BODY.match(name) else 0.0
+        if 1 < len(name.split()) <= 5:  # a name of a few words over a word alone (a job title, a heading)
+            points += _FEW_WORDS
         if self._domain(name):
             points += _DOMAIN
-        if self.text.count(name.casefold()) > 1:
+        if self.text.count(name.casefold()) > 1 and (len(name.split()) > 1 or _legal(name)):  # not a common word
             points += _REPEATED
         if re.search(r"\d", name) and not _legal(name):
             points += _DIGITS
+        confidences = [w.conf for w in found.column.words or [] if w.conf is not None]
+        if confidences and sum(confidences) / len(confidences) < _SURE_OCR:
+            points += _UNSURE
         line = self.page.layout.lines[found.column.line].text
         if _BANK_WORD.search(name) or _BANK_WORD.search(line[:max(0, line.find(name))][-40:]):
             points += _BANK_NAME

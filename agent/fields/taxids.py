@@ -68,8 +68,9 @@ WORLD_LABELS: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
     (re.compile(r"\bA\.?B\.?N\.?(?![^\W\d_])|\baustralian\s+business\s+number\b", re.IGNORECASE), ("AU",)),
     (re.compile(r"\bGSTIN\b(?:\s*(?:no\b\.?|number|#))?", re.IGNORECASE), ("IN",)),
     (re.compile(r"\bSST(?:\s*(?:reg(?:istration)?\b\.?|no\b\.?|number|id\b|#)){0,3}", re.IGNORECASE), ("MY-SST",)),
-    (re.compile(r"\b(?:GST/HST|HST/GST|GST|HST)(?:\s*(?:reg(?:istration)?\b\.?|no\b\.?|nos\b\.?|number|id\b|#|in\b)){0,3}",
-                re.IGNORECASE), ("IN", "AU", "CA", "NZ", "SG", "MY-GST")),
+    (re.compile(r"\b(?:GST/HST|HST/GST|GST|HST)"
+                r"(?:\s*(?:reg(?:istration)?\b\.?|no\b\.?|nos\b\.?|number|id\b|#|in\b)){0,3}", re.IGNORECASE),
+     ("IN", "AU", "CA", "NZ", "SG", "MY-GST")),
     (re.compile(r"\b(?:federal\s+)?(?:EIN|FEIN|employer\s+identification\s+number|federal\s+tax\s+id)\b(?:\s*(?:no\b\.?|#))?",
                 re.IGNORECASE), ("US",)),
     (re.compile(r"\bCNPJ\b(?:\s*/\s*CPF\b)?", re.IGNORECASE), ("BR", "BR-CPF")),
@@ -105,9 +106,13 @@ SHAPES: list[tuple[re.Pattern[str], str]] = [
 
 # A tax id's printed token: letters, digits and the separators schemes print inside them.
 _TOKEN = re.compile(r"[A-Z0-9](?:[A-Z0-9]|[ .\-/](?=[A-Z0-9])){5,24}", re.IGNORECASE)
+# Schemes whose normal form carries the country prefix (the EU VAT ids' way).
 _PREFIXED = frozenset({"CZ", "SK", "PL", "GB"})
+# A Swiss VAT number is the UID with the tax's name after it.
 _SWISS_TAX = re.compile(r"\s*(?:MWST|TVA|IVA|VAT)$")
-_SHORTEST = 8  # characters (letters and digits) of the shortest tax id read (a Steuernummer has 10-13)
+_SHORTEST = 8  # characters (letters and digits) of the shortest tax id read
+# A run of one digit is a sample's placeholder ("30-00000000-7"), not a company's number.
+_PLACEHOLDER = re.compile(r"(\d)\1{6}")
 
 
 # National tax or register numbers an invoice may print beside its VAT id: the VAT id is the one read.
@@ -125,6 +130,28 @@ class TaxId:
     checked: bool  # False: only the format could be checked (no check digits)
 
 
+def parse_token(text: str) -> tuple[str, int, int] | None:
+    """The number at the start of a label's value as printed, whatever its scheme says of it (to report it)."""
+    match = _TOKEN.match(text)
+    if match is None:
+        return None
+    words = []
+    for word in match.group().split(" "):  # the words with digits: "12 345 678", not the word after it
+        if not re.search(r"\d", word):
+            break
+        words.append(word)
+    token = " ".join(words)
+    compact = re.sub(r"[\s.\-/]", "", token)
+    if len(compact) < _SHORTEST or sum(c.isdigit() for c in compact) < _SHORTEST // 2:
+        return None
+    return token, 0, len(token)
+
+
+def placeholder(printed: str) -> bool:
+    """Whether a number is a sample's placeholder (a run of one digit), not a company's."""
+    return bool(_PLACEHOLDER.search(re.sub(r"[\s.\-/]", "", printed)))
+
+
 def _module(name: str) -> ModuleType:
     return importlib.import_module(name)
 
@@ -133,7 +160,7 @@ def validate(printed: str, key: str) -> TaxId | None:
     """The printed number as a tax id of scheme ``key``, or None when it is not one."""
     scheme = _SCHEMES[key]
     compact = re.sub(r"[\s.\-/]", "", printed).upper()
-    if len(compact) < _SHORTEST:
+    if len(compact) < _SHORTEST or placeholder(compact):
         return None
     if scheme.module is None:
         assert scheme.pattern is not None  # noqa: S101  a format-only scheme has its pattern
@@ -153,9 +180,10 @@ def validate(printed: str, key: str) -> TaxId | None:
     return TaxId(printed, scheme.country, normal, scheme.name, checked=True)
 
 
-def parse_labelled(text: str, keys: tuple[str, ...]) -> tuple[TaxId, int, int] | None:
+def parse_labelled(text: str, keys: tuple[str, ...], *, ocr: bool = False) -> tuple[TaxId, int, int] | None:
     """The tax id at the start of ``text`` (a label's value) in one of the schemes ``keys``: the
-    longest run of its words that passes a scheme's check."""
+    longest run of its words that passes a scheme's check. Read by OCR (``ocr``), one character
+    OCR confuses with another ("2" for "Z", "0" for "O") may be read back, if the check digits then pass."""
     match = _TOKEN.match(text)
     if match is None:
         return None
@@ -163,10 +191,29 @@ def parse_labelled(text: str, keys: tuple[str, ...]) -> tuple[TaxId, int, int] |
     for count in range(len(words), 0, -1):
         candidate = " ".join(words[:count]).rstrip(" .-/")
         for key in keys:
-            found = validate(candidate, key)
+            found = validate(candidate, key) or (_repaired(candidate, key) if ocr else None)
             if found is not None:
                 return found, match.start(), match.start() + len(candidate)
     return None
+
+
+# Characters OCR reads for one another.
+_CONFUSED = {"0": "O", "O": "0", "1": "IL", "I": "1", "L": "1", "2": "Z", "Z": "2", "5": "S", "S": "5", "8": "B",
+             "B": "8", "6": "G", "G": "6"}
+_MAX_REPAIRED = 20  # characters of a token tried character by character
+
+
+def _repaired(printed: str, key: str) -> TaxId | None:
+    """The tax id with one OCR confusion undone, when exactly one such reading passes the scheme's check."""
+    if len(printed) > _MAX_REPAIRED or _SCHEMES[key].module is None:
+        return None
+    found: list[TaxId] = []
+    for index, char in enumerate(printed):
+        for other in _CONFUSED.get(char.upper(), ""):
+            tax = validate(printed[:index] + other + printed[index + 1:], key)
+            if tax is not None:
+                found.append(tax)
+    return found[0] if len(found) == 1 else None  # two readings that pass: neither is sure
 
 
 def eu_vat(printed: str, country: str | None = None) -> TaxId | None:

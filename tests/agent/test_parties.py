@@ -190,3 +190,31 @@ def test_a_vat_id_with_and_without_its_prefix_is_one_supplier_for_the_duplicate_
     prefixed = read("Tessitura Lario Srl\nP.IVA IT 04567890589\nFattura 32")
     assert bare["vat_id"]["value"] != prefixed["vat_id"]["value"]
     assert supplier_key(bare) == supplier_key(prefixed) == "vat:IT04567890589"
+
+
+def test_ocr_confusing_two_characters_is_read_back_when_the_check_digits_then_pass():
+    from agent.layout import Layout, Line, Word
+
+    def line(text: str, top: float, conf: float | None) -> Line:
+        words, x = [], 50.0
+        for word in text.split():
+            words.append(Word(word, x, top, x + 6 * len(word), top + 10, conf))
+            x += 6 * len(word) + 4
+        return Line(page=1, words=words, text=text)
+
+    def vat(conf: float | None) -> dict:
+        page = Layout(pages=1, lines=[line("Shree Ganesh Traders", 40, conf), line("GSTIN: 27AACCM1234K12L", 60, conf)],
+                      sizes=[[595.0, 842.0]])
+        return fields.read_fields(page, today=TODAY)["vat_id"]
+
+    assert (vat(88.0)["status"], vat(88.0)["value"]) == ("present", "27AACCM1234K1ZL")  # a "2" OCR read for a "Z"
+    assert (vat(None)["status"], vat(None)["value"]) == ("malformed", "27AACCM1234K12L")  # a text layer: as printed
+
+
+def test_a_labelled_number_that_fails_its_schemes_check_is_reported_as_printed():
+    found = read("Jarní dílna s.r.o.\nDIČ CZ1234567891\nFaktura 5")["vat_id"]
+    assert (found["status"], found["value"]) == ("malformed", "CZ1234567891")
+
+
+def test_a_samples_placeholder_number_is_no_ones_tax_id():
+    assert read("Empresa Modelo S.A.\nCUIT: 30-00000000-7")["vat_id"]["status"] == "missing"
