@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from agent import documents, ocr, reading, samples, tools, workflow
+from agent import documents, fields, ocr, reading, samples, tools, workflow
 from agent.layout import Layout, Line, Word
 from agent.management.commands.reviewbench import same
 from jobs.errors import DamagedDocument, DocumentUnpacksTooLarge, PayloadTooLarge
@@ -152,7 +152,7 @@ def test_a_scan_goes_through_the_review_and_its_note_says_it_was_read_from_a_sca
     drive(claim(), LocalPlanner())
     job.refresh_from_db()
     assert job.state == "completed" and job.result["reading"] == "scan" and job.result["ocr"]["pages"] == [1]
-    assert {f["status"] for f in job.result["fields"].values()} == {"present"}
+    assert {job.result["fields"][name]["status"] for name in fields.REQUIRED} == {"present"}
     assert "Read from a scan (page 1, OCR confidence" in job.result["draft"]
     from agent import presentation
 
@@ -350,11 +350,11 @@ def test_the_language_pass_reads_the_bottom_half_of_the_page_only_when_its_top_t
 
 def test_a_field_read_with_low_ocr_confidence_is_to_check_not_present():
     sure = reading.validate(scanned_layout(93), today=TODAY)
-    assert {f["status"] for f in sure["fields"].values()} == {"present"} and sure["reading"] == "scan"
+    assert {sure["fields"][name]["status"] for name in fields.REQUIRED} == {"present"} and sure["reading"] == "scan"
     unsure = reading.validate(scanned_layout(41), today=TODAY)
     iban = unsure["fields"]["iban"]
     assert (iban["status"], iban["detail"], iban["confidence"]) == ("to_check", reading.LOW_CONFIDENCE, 41)
-    assert [n for n, f in unsure["fields"].items() if f["status"] != "present"] == ["iban"]
+    assert [n for n in fields.REQUIRED if unsure["fields"][n]["status"] != "present"] == ["iban"]
     summary = workflow.summarize({**unsure, "draft": ""})
     assert (summary.outcome, summary.text) == ("to_correct", "1 to check")
     note = tools.review_note({**unsure, "pages": 1, "source": "document", "document_name": "scan.png",

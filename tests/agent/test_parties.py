@@ -218,3 +218,12 @@ def test_a_labelled_number_that_fails_its_schemes_check_is_reported_as_printed()
 
 def test_a_samples_placeholder_number_is_no_ones_tax_id():
     assert read("Empresa Modelo S.A.\nCUIT: 30-00000000-7")["vat_id"]["status"] == "missing"
+
+
+def test_a_buyer_name_not_found_leaves_the_review_ok():
+    from agent import workflow
+
+    found = read("Harborline Marine Supplies\nInvoice 12\nTotal 10.00")
+    present = {name: {"status": "present", "value": "x", "detail": "", "evidence": None} for name in fields.REQUIRED}
+    summary = workflow.summarize({"fields": {**present, "buyer_name": found["buyer_name"]}, "findings": []})
+    assert (summary.outcome, summary.text) == ("ok", "OK")
