@@ -255,3 +255,10 @@ def identify(printed: str, *, country: str | None = None, keys: tuple[str, ...] 
         if national is not None:
             return validate(printed, national)
     return None
+
+
+def outside_eu_vat(printed: str, country: str | None = None) -> TaxId | None:
+    """A tax id given on its own (typed, or a model's suggestion) that is no EU VAT id: the scheme of
+    ``country``, else of the one shape that matches it whole (a CUIT, a CNPJ, a GSTIN, a Swiss UID...)."""
+    keys = tuple(key for shape, key in SHAPES if shape.fullmatch(printed.strip()))
+    return identify(printed.strip(), country=country, keys=keys)

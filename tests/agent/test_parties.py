@@ -227,3 +227,14 @@ def test_a_buyer_name_not_found_leaves_the_review_ok():
     present = {name: {"status": "present", "value": "x", "detail": "", "evidence": None} for name in fields.REQUIRED}
     summary = workflow.summarize({"fields": {**present, "buyer_name": found["buyer_name"]}, "findings": []})
     assert (summary.outcome, summary.text) == ("ok", "OK")
+
+
+@pytest.mark.parametrize("typed, country, detail", [
+    ("30-71864529-4", None, "valid AR CUIT (format and check digits)"),  # its shape names its scheme
+    ("96 530 123 456", "AU", "valid AU ABN (format and check digits)"),  # the country given names it
+    ("11.222.333/0001-81", None, "valid BR CNPJ (format and check digits)"),
+])
+def test_a_tax_id_typed_or_suggested_is_checked_by_its_own_scheme(typed, country, detail):
+    assert fields.check_value("vat_id", typed, country=country) == fields.Field("present", typed, detail)
+    one_off = typed[:-1] + str((int(typed[-1]) + 1) % 10)  # its check digit wrong
+    assert fields.check_value("vat_id", one_off, country=country).status == "malformed"
