@@ -59,6 +59,12 @@ _SCHEMES = {
     "SK": Scheme("SK", "DIČ", "stdnum.sk.dph"),
     "EU-OSS": Scheme("EU", "OSS VAT id", "stdnum.eu.oss"),
     "GB": Scheme("GB", "VAT registration number", "stdnum.gb.vat"),
+    "SE-ORG": Scheme("SE", "organisationsnummer", "stdnum.se.orgnr"),
+    "DK": Scheme("DK", "CVR number", "stdnum.dk.cvr"),
+    "FI": Scheme("FI", "Y-tunnus", "stdnum.fi.ytunnus"),
+    "PT": Scheme("PT", "NIF", "stdnum.pt.nif"),
+    "HR": Scheme("HR", "OIB", "stdnum.hr.oib"),
+    "RU": Scheme("RU", "INN", "stdnum.ru.inn"),
 }
 
 # Labels of tax ids outside the EU VAT labels (``agent.labels.VAT_ID``), each with the schemes
@@ -75,8 +81,17 @@ WORLD_LABELS: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
                 re.IGNORECASE), ("US",)),
     (re.compile(r"\bCNPJ\b(?:\s*/\s*CPF\b)?", re.IGNORECASE), ("BR", "BR-CPF")),
     (re.compile(r"\bR\.?F\.?C\.?(?![^\W\d_])", re.IGNORECASE), ("MX",)),
-    (re.compile(r"\b(?:org(?:anisasjons)?\.?\s*-?\s*nr\b\.?|organisasjonsnummer|foretaksregisteret|"
-                r"org\.?\s*nummer)", re.IGNORECASE), ("NO", "NO-ORG")),
+    (re.compile(r"\b(?:org(?:anisasjons|anisations)?\.?\s*-?\s*nr\b\.?|organisa(?:sjon|tion)snummer|"
+                r"foretaksregisteret|org\.?\s*nummer)", re.IGNORECASE), ("NO", "NO-ORG", "SE-ORG")),
+    (re.compile(r"\bCVR(?:[\s.-]*(?:nr\b\.?|nummer|no\b\.?))?", re.IGNORECASE), ("DK",)),
+    (re.compile(r"\b(?:Y-tunnus|FO-nummer)\b", re.IGNORECASE), ("FI",)),
+    (re.compile(r"\b(?:NIPC|NIF|contribuinte)\b(?:\s*n\.?[°º])?", re.IGNORECASE), ("PT",)),
+    (re.compile(r"\bOIB\b", re.IGNORECASE), ("HR",)),
+    (re.compile(r"(?<![^\W\d_])ИНН(?![^\W\d_])"), ("RU",)),
+    # A generic label: the number's prefix, or the seller's country, tells its scheme.
+    (re.compile(r"\b(?:tax\s*(?:id(?:entification)?|reg(?:istration)?)\b\.?(?:\s*(?:no\b\.?|number|#))?|"
+                r"tax\s*(?:no\b\.?|number)|TIN\b|TRN\b|taxpayer\s+id(?:entification)?(?:\s+number)?|"
+                r"moms(?:reg(?:istrerings)?)?[\s.-]*(?:nr\b\.?|nummer))", re.IGNORECASE), ()),
     (re.compile(r"\b(?:UID|MWST|TVA|IVA)(?:[\s.-]*(?:nr\b\.?|nummer|no\b\.?|n[°º]))?(?=\s*:?\s*CHE)", re.IGNORECASE),
      ("CH",)),
     (re.compile(r"\b(?:business\s+number|BN)\b(?:\s*(?:no\b\.?|#))?", re.IGNORECASE), ("CA",)),

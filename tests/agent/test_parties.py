@@ -238,3 +238,14 @@ def test_a_tax_id_typed_or_suggested_is_checked_by_its_own_scheme(typed, country
     assert fields.check_value("vat_id", typed, country=country) == fields.Field("present", typed, detail)
     one_off = typed[:-1] + str((int(typed[-1]) + 1) % 10)  # its check digit wrong
     assert fields.check_value("vat_id", one_off, country=country).status == "malformed"
+
+
+@pytest.mark.parametrize("text, printed, country", [
+    ("Nordsø Tømrer ApS\nCVR-nr. 29184739\nFaktura 41", "29184739", "DK"),
+    ("Lindqvist Bygg AB\nOrg.nr 556036-0793\nFaktura 8", "556036-0793", "SE"),
+    ("Oficina Douro Lda\nNIF 501234560\nFatura 17", "501234560", "PT"),
+    ("Harbor Freight Co.\nTax ID: DE136695976\nInvoice 4", "DE136695976", "DE"),  # a generic label: the prefix
+])
+def test_more_schemes_and_a_generic_tax_label(text, printed, country):
+    found = read(text)["vat_id"]
+    assert (found["status"], found["value"], found["country"]) == ("present", printed, country), found
