@@ -7,6 +7,7 @@ name the supplier. Two candidates that stay close make the field "to check" with
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -273,6 +274,8 @@ _DIGITS = -3.0  # an address, a number or a title with its number ("Suite 5A-120
 _LABEL = -2.0  # a label with its value beside it ("Order Number   12345")
 _A4 = 842.0  # points
 _FEW_WORDS = 0.5
+_TABLE_ROW = -1.5
+_PRICE = re.compile(r"\d[.,]\d{2}(?!\d)")
 _UNSURE = -3.0  # OCR read its words with little confidence
 _SURE_OCR = 60  # OCR's confidence (0-100) below which a name's words are a guess
 # A word of a name: three letters in a row, or a CJK character.
@@ -282,6 +285,9 @@ _CLOSE = 0.75
 # Lines above a tax id (or a bank line) that its company's name may stand in.
 _NEAR_LINES = 6
 _MAX_CANDIDATES = 60
+# Columns of the first page looked at: its top, and the last ones (its foot).
+_MAX_COLUMNS = 600
+_FOOT_COLUMNS = 60
 _DOMAIN_WORD = re.compile(r"(?:@|www\.|https?://)(?:[a-z0-9-]+\.)*?([a-z0-9-]{2,})\.[a-z]{2,}(?:\.[a-z]{2})?\b",
                           re.IGNORECASE)
 _FREE_MAIL = frozenset({"gmail", "yahoo", "hotmail", "outlook", "gmx", "web", "icloud", "aol", "live", "mail",
@@ -400,22 +406,37 @@ def _candidates(page: _Page, by_rules: _Found | None) -> list[_Found]:
     """Name-like lines of the first page (a legal-form name cut at its form), none a buyer's, a label or a header."""
     found: list[_Found] = [by_rules] if by_rules is not None and _acceptable(page, by_rules.column, by_rules.value) \
         else []
-    for column in page.columns:
-        if column.page > 1 or len(found) > _MAX_CANDIDATES:
-            break
-        legal = next(iter(_LEGAL_NAME.finditer(column.head)), None)
-        name = _name_before(column.text, legal.end()) if legal is not None else None
-        name = _after_sentence(name) if name is not None else None
-        if name is not None and _acceptable(page, column, name):
-            found.append(_Found(name, column, column.text.find(name), legal.end() if legal else len(name)))
-            continue
-        if not _acceptable(page, column, column.text):
-            continue
-        parsed = _parse_name(column.text)
-        if parsed is not None and _title_case(parsed[0]) and len(parsed[0]) <= _MAX_NAME:
-            name = _before_address(parsed[0])
-            found.append(_Found(name, column, parsed[1], parsed[1] + len(name)))
+    first = list(itertools.takewhile(lambda c: c.page == 1, page.columns))
+    # The top of the page and its foot (the legal line), however many item lines stand between them.
+    head = first[:max(0, min(_MAX_COLUMNS, len(first) - _FOOT_COLUMNS))]
+    foot = first[len(head):][-_FOOT_COLUMNS:][::-1]  # from the bottom up
+    for part, limit in ((head, _MAX_CANDIDATES), (foot, _MAX_CANDIDATES // 3)):
+        taken = 0
+        for column in part:
+            if taken >= limit:
+                break
+            name = _candidate(page, column)
+            if name is not None:
+                found.append(name)
+                taken += 1
     return found
+
+
+def _candidate(page: _Page, column: _Column) -> _Found | None:
+    """The name a column offers: a legal-form name cut at its form, else a name-like line in title case."""
+    legal = next(iter(_LEGAL_NAME.finditer(column.head)), None)
+    name = _name_before(column.text, legal.end()) if legal is not None else None
+    name = _after_sentence(name) if name is not None else None
+    if name is not None and _acceptable(page, column, name):
+        at = max(column.text.find(name), 0)
+        return _Found(name, column, at, at + len(name))
+    if not _acceptable(page, column, column.text):
+        return None
+    parsed = _parse_name(column.text)
+    if parsed is None or not _title_case(parsed[0]) or len(parsed[0]) > _MAX_NAME:
+        return None
+    name = _before_address(parsed[0])
+    return _Found(name, column, parsed[1], parsed[1] + len(name))
 
 
 def _acceptable(page: _Page, column: _Column, name: str) -> bool:
@@ -486,6 +507,8 @@ class _Context:
         after = page.right_of(column)[:1]
         if after and re.match(r"\W{0,3}\d", after[0].text) and len(found.value.split()) <= 3:
             points += _LABEL  # a label with its number beside it
+        if any(_PRICE.search(c.text) for c in page.right_of(column)):
+            points += _TABLE_ROW  # an item's line, with its price
         return points
 
     def _words(self, found: _Found) -> float:
@@ -513,7 +536,7 @@ class _Context:
         """Whether the name's words spell an e-mail or web domain printed on the page ("acme" in acme.com)."""
         letters = re.sub(r"[^a-z0-9]", "", name.casefold())
         first = re.sub(r"[^a-z0-9]", "", (name.split() or [""])[0].casefold())
-        return any(len(d) >= 3 and (d in letters or (len(first) >= 3 and first in d))
+        return any(len(d) >= 3 and (d in letters or (len(first) >= 3 and d.startswith(first)))
                    for d in (re.sub(r"[^a-z0-9]", "", d) for d in self.domains))
 
 

@@ -249,3 +249,11 @@ def test_a_tax_id_typed_or_suggested_is_checked_by_its_own_scheme(typed, country
 def test_more_schemes_and_a_generic_tax_label(text, printed, country):
     found = read(text)["vat_id"]
     assert (found["status"], found["value"], found["country"]) == ("present", printed, country), found
+
+
+def test_the_foot_of_the_page_is_read_below_a_long_list_of_items():
+    items = [(50, 40, "INVOICE 2026-31", 14)]
+    items += [(50, 90 + 10 * row, f"Garden Hose Connector Type {chr(65 + row % 26)}", 8) for row in range(68)]
+    items += [(420, 90 + 10 * row, "4.20", 8) for row in range(68)]
+    items += [(50, 790, "Kestrel Garden", 8), (50, 800, "www.kestrelgarden.example", 7)]
+    assert pdf_fields(items)["supplier_name"]["value"] == "Kestrel Garden"
