@@ -93,6 +93,10 @@ def _find_buyer(page: _Page) -> _Found | None:
                 names.append(_Found(name, column, 0, len(name)))
         if names:
             return next((n for n in names[:2] if _legal(n.value)), names[0])
+    for column in itertools.takewhile(lambda c: c.page == 1, page.columns[:_MAX_COLUMNS]):
+        name = _buyer_name(column.text) if _in_window(page, column) else None
+        if name is not None and (_legal(name) or not re.search(r"\d", name)):  # no heading: the window's name
+            return _Found(name, column, 0, len(name))
     return None
 
 
@@ -275,6 +279,7 @@ _LABEL = -2.0  # a label with its value beside it ("Order Number   12345")
 _A4 = 842.0  # points
 _FEW_WORDS = 0.5
 _TABLE_ROW = -1.5
+_WINDOW = -3.0  # the recipient's name in the envelope's window
 _PRICE = re.compile(r"\d[.,]\d{2}(?!\d)")
 _UNSURE = -3.0  # OCR read its words with little confidence
 _SURE_OCR = 60  # OCR's confidence (0-100) below which a name's words are a guess
@@ -478,7 +483,8 @@ class _Context:
 
     def score(self, found: _Found, by_rules: bool) -> float:
         """The evidence for a name: where it stands, then what it says."""
-        return (_BY_RULES if by_rules else 0.0) + self._place(found) + self._words(found)
+        rules = _BY_RULES if by_rules and not _in_window(self.page, found.column) else 0.0  # a window's is the buyer's
+        return rules + self._place(found) + self._words(found)
 
     def _place(self, found: _Found) -> float:
         """Evidence from the name's place: the seller's block, the letterhead, larger print, the seller's tax id
@@ -498,6 +504,8 @@ class _Context:
             points += _FOOTER_LEGAL
         if column in page.senders:
             points += _SENDER
+        if _in_window(self.page, column):
+            points += _WINDOW
         if any(_NAME_HEADING.match(c.text) for c in _just_above(page, column)):
             points += _UNDER_NAME_LABEL
         under = page.below(column)[:1]
@@ -538,6 +546,21 @@ class _Context:
         first = re.sub(r"[^a-z0-9]", "", (name.split() or [""])[0].casefold())
         return any(len(d) >= 3 and (d in letters or (len(first) >= 3 and d.startswith(first)))
                    for d in (re.sub(r"[^a-z0-9]", "", d) for d in self.domains))
+
+
+def _in_window(page: _Page, column: _Column) -> bool:
+    """Whether a line heads an address in an envelope's window: on a page with sizes, left of the middle
+    and between a seventh and a third of the page down (DIN 5008's window, and most others), with a
+    postcode and town in the lines right under it, and no seller's heading above it."""
+    sizes = page.layout.sizes
+    if column.page != 1 or not sizes or page.role(column) == "seller":
+        return False
+    width, height = sizes[0]
+    if column.x0 > width / 2 or not height / 7 <= column.top <= height / 3:
+        return False
+    under = [c for index in range(column.line + 1, min(column.line + 5, len(page.by_line)))
+             for c in page.by_line[index] if abs(c.x0 - column.x0) < 2 * column.height]
+    return any(_POSTCODE.search(c.text) or _ZIP.search(c.text) for c in under)
 
 
 def _near(column: _Column, anchor: _Column) -> bool:

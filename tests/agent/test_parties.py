@@ -257,3 +257,23 @@ def test_the_foot_of_the_page_is_read_below_a_long_list_of_items():
     items += [(420, 90 + 10 * row, "4.20", 8) for row in range(68)]
     items += [(50, 790, "Kestrel Garden", 8), (50, 800, "www.kestrelgarden.example", 7)]
     assert pdf_fields(items)["supplier_name"]["value"] == "Kestrel Garden"
+
+
+def test_the_recipient_in_the_envelopes_window_is_not_the_supplier_even_with_a_legal_form():
+    found = pdf_fields([
+        (60, 40, "Nordlicht Büroservice", 10), (60, 52, "Hafenstraße 2 · 24103 Kiel", 8),
+        (60, 150, "Kessler Bau AG", 10), (60, 162, "Ringstraße 4", 10), (60, 174, "34117 Kassel", 10),
+        (360, 150, "Rechnung Nr. 2026-118", 10), (360, 162, "Datum: 02.03.2026", 10),
+        (60, 300, "Büroreinigung März", 10), (420, 300, "480,00 EUR", 10),
+        (60, 330, "Gesamtbetrag", 10), (420, 330, "571,20 EUR", 10),
+    ])
+    assert found["supplier_name"]["value"] == "Nordlicht Büroservice"
+
+
+def test_without_a_heading_the_buyer_is_the_name_in_the_envelopes_window():
+    found = pdf_fields([
+        (60, 40, "Nordlicht Büroservice", 10), (60, 52, "Hafenstraße 2 · 24103 Kiel", 8),
+        (60, 150, "Kessler Bau AG", 10), (60, 162, "Ringstraße 4", 10), (60, 174, "34117 Kassel", 10),
+        (360, 150, "Rechnung Nr. 2026-118", 10),
+    ])
+    assert found["buyer_name"]["value"] == "Kessler Bau AG"
