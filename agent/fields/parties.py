@@ -1,9 +1,10 @@
 """The supplier's name, found by evidence: the candidates any invoice offers (its letterhead, legal-form
 names, the seller's block, the footer's legal line, the return address, the payee) ranked by what
 real invoices share: position and size on the first page, a legal form, nearness to the seller's
-tax id and bank lines, the domain of its e-mail or web address, repetition. A buyer block, an
-address window, a column header, a label, an address line, postal indicia or a bank's name never
-name the supplier. Two candidates that stay close make the field "to check" with both."""
+tax id and bank lines, the domain of its e-mail or web address, repetition. A buyer block, a column
+header, a label, an address line or postal indicia never name the supplier; the name in an envelope's
+window, a bank's name or an item's line count against it. Two candidates that stay close make the
+field "to check" with both. The buyer's name is read from its block (``_find_buyer``)."""
 
 from __future__ import annotations
 
@@ -37,13 +38,11 @@ from .values import _heading, _name_like, _parse_name
 
 # A letterhead's name is short.
 _MAX_NAME = 60
-# The letterhead is within the first lines of the first page.
-_HEADER_LINES = 8
 
 
 def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
-    """The issuer's name, ranked by the evidence real invoices share (``evidence.rank_names``): the block
-    rules' reading is one candidate among the letterhead, legal-form names, the footer's legal line."""
+    """The issuer's name, ranked by the evidence real invoices share (``rank_names``): the block rules'
+    reading is one candidate among the letterhead, legal-form names, the footer's legal line."""
     return rank_names(page, vat, _by_rules(page, vat))
 
 
@@ -167,36 +166,6 @@ def _from_sender(page: _Page) -> _Found | None:
         if _name_like(first):
             return _Found(first.strip(), sender, 0, len(first))
     return None
-
-
-def _above_vat(page: _Page, vat: _Found) -> _Found | None:
-    """A name in the lines above the VAT id, in its column band (a VAT id ends its block)."""
-    for column in reversed(_block_above(page, vat.column)):
-        name = _parse_name(column.text)
-        if name is not None and not _labelled(column.head, party=False):
-            return _Found(name[0], column, 0, len(column.text))
-    return None
-
-
-def _header_name(page: _Page) -> _Found | None:
-    """The letterhead: the most prominent name-like line at the top of the first page."""
-    best: _Found | None = None
-    strength = (0.0, False, False)
-    for column in page.columns:
-        if column.page != 1 or page.region(column) != "header" or column.line >= _HEADER_LINES:
-            break
-        if _INVOICE_TITLE.search(column.head) or page.role(column) == "buyer" or _labelled(column.head):
-            continue
-        name = _parse_name(column.text)
-        if name is None or not _title_case(name[0]):
-            continue
-        # The largest print first; at the same size a legal name, then a name of several words over a
-        # single word (a job title over a person's name, "Physiotherapist" over "Jane Doe").
-        size = strength[0] if abs(column.height - strength[0]) <= 0.5 else column.height
-        candidate = (size, bool(_LEGAL_NAME.search(name[0])), len(name[0].split()) > 1)
-        if candidate > strength:
-            best, strength = _Found(name[0], column, 0, len(column.text)), candidate
-    return best
 
 
 def _title_case(text: str) -> bool:
