@@ -70,7 +70,7 @@ def _find_buyer(page: _Page) -> _Found | None:
     """The buyer's name: on its heading ("Bill to: X") or beside it, else the first name in its block (a legal
     name first), else the first name under the return address over the envelope window."""
     for heading, role in page.headings:
-        if role != "buyer" or heading.page != 1:
+        if role != "buyer" or heading.page != 1 or _SELLER_HEADING.match(heading.text):  # "Payable to:" is the seller's
             continue
         match = None if heading in page.senders else _BUYER_HEADING.match(heading.text)
         if match is not None:
@@ -192,13 +192,23 @@ def _legal_name_near(page: _Page, column: _Column) -> _Found | None:
     return None
 
 
+_NAME_SEPARATORS = (" - ", " | ", " · ", " • ", ", ")
+# Legal forms printed after a comma that belongs to the name ("Acme, Inc."; not "Sitz Köln, AG Köln": a court).
+_AFTER_COMMA = re.compile(r"Inc\.?|INC\.?|LLC|L\.L\.C\.|Ltd\.?|LTD\.?|Limited|LIMITED|Corp\.?|CORP\.?|LLP|PLC|plc|"
+                          r"S\.\s?A\.|S\.\s?L\.|S\.\s?R\.\s?L\.|S\.\s?A\.\s?S\.|Ltda\.?|LTDA\.?")
+
+
 def _name_before(text: str, end: int) -> str | None:
     """The company name ending with a legal form at ``end``: the words before it in the column."""
     start = 0
-    for separator in (" - ", " | ", " · ", " • ", ", "):
+    for separator in _NAME_SEPARATORS:
         at = text.rfind(separator, 0, end - 1)
         if at >= 0:
             start = max(start, at + len(separator))
+    if text[max(0, start - 2):start] == ", " and _AFTER_COMMA.fullmatch(text[start:end].strip()):
+        # "Acme, Inc.": the comma is the name's own; the name starts at the separator before it
+        before = [text.rfind(s, 0, start - 2) + len(s) for s in _NAME_SEPARATORS if text.rfind(s, 0, start - 2) >= 0]
+        start = max([0, *before])
     name = text[start:end].strip(" -|·•,;")
     name = re.sub(r"^(?:[^\W\d_]+\s*:\s*)", "", name)  # "Seller: Acme GmbH"
     if not _name_like(name) or len(name) > MAX_VALUE_CHARS or _LEGAL_NAME.fullmatch(name):

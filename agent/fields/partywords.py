@@ -1,10 +1,11 @@
 """Party headings beyond ``agent.labels``' seven languages: who sells and who buys, as invoices of
 other countries print it (Czech and Slovak, Portuguese, the Nordic languages, Estonian, the
-Spanish "Sr.(s):" before a customer's name)."""
+Spanish "Sr.(s):" before a customer's name, the American "Payable to" / "Remit to" naming the seller)."""
 
 from __future__ import annotations
 
-SELLER = (r"\b(?:dodavatel|dod[áa]vate[lľ]|prod[áa]vaj[íi]c[íi]|prestador(?:\s+de\s+servi[çc]os)?|"
+SELLER = (r"\b(?:(?:make\s+(?:checks?|cheques?)\s+)?payable\s+to|remit(?:tance)?\s+to|pay\s+to|"
+          r"dodavatel|dod[áa]vate[lľ]|prod[áa]vaj[íi]c[íi]|prestador(?:\s+de\s+servi[çc]os)?|"
           r"selger|s[äa]ljare|s[æa]lger|leverand[øo]r|leverant[öo]r|avs[äa]ndare|myyj[äa])\b")
 BUYER = (r"\b(?:odb[ěe]ratel|odberate[lľ]|kupuj[íi]c[íi]|p[řr][íi]jemce|tomador(?:\s+de\s+servi[çc]os)?|"
          r"destinat[áa]rio|kj[øo]per|k[öo]pare|k[øo]ber|mottaker|mottagare|modtager|fakturaadresse|"

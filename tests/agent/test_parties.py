@@ -277,3 +277,18 @@ def test_without_a_heading_the_buyer_is_the_name_in_the_envelopes_window():
         (360, 150, "Rechnung Nr. 2026-118", 10),
     ])
     assert found["buyer_name"]["value"] == "Kessler Bau AG"
+
+
+@pytest.mark.parametrize("text", [
+    "INVOICE 7\nPayable to:\nPinecrest Labs, Inc.\nPO Box 1200\nBill to:\nOakridge Health LLC",
+    "INVOICE 7\nRemit to:\nPinecrest Labs, Inc.\nPO Box 1200\nSold to:\nOakridge Health LLC",
+])
+def test_the_payee_heading_names_the_seller_and_a_comma_before_its_legal_form_is_its_own(text):
+    found = read(text)
+    assert (found["supplier_name"]["value"], found["buyer_name"]["value"]) == \
+        ("Pinecrest Labs, Inc.", "Oakridge Health LLC")
+
+
+def test_a_court_after_a_comma_in_the_legal_line_is_no_company():
+    text = "Rechnung 12\n\n\n\n\n\n\nHafenkran Logistik GmbH & Co. KG · Sitz Bremen, AG Bremen HRA 4711"
+    assert read(text)["supplier_name"]["value"] == "Hafenkran Logistik GmbH & Co. KG"
