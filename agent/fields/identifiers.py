@@ -76,13 +76,12 @@ def _find_vat_id(page: _Page) -> _Found | None:
             break
         if taxids.ANY_WORLD_LABEL.search(column.head):
             _world_labelled(page, column, found)
-        for shape, key in taxids.SHAPES:
-            for match in shape.finditer(column.text):
-                tax = taxids.validate(match.group(), key)
-                if tax is not None and not any(f.column is column and f.start == match.start() for f in found):
-                    item = _TaxFound(match.group(), column, match.start(), match.end(), rank=1, schemes=(key,))
-                    item.role = _whose(page, item, column.text[max(0, match.start() - 40):match.start()])
-                    found.append(item)
+        for match, key in taxids.shapes_in(column.text) if _DIGITS.search(column.text) else ():
+            tax = taxids.validate(match.group(), key)
+            if tax is not None and not any(f.column is column and f.start == match.start() for f in found):
+                item = _TaxFound(match.group(), column, match.start(), match.end(), rank=1, schemes=(key,))
+                item.role = _whose(page, item, column.text[max(0, match.start() - 40):match.start()])
+                found.append(item)
         ibans: list[tuple[int, int]] | None = None  # looked for only once a VAT shape turns up
         for match in _VAT_SHAPE.finditer(column.text):
             ibans = _spans(column.text, _IBAN_SHAPE) if ibans is None else ibans
@@ -135,6 +134,7 @@ def _world_labelled(page: _Page, column: _Column, found: list[_Found]) -> None:
 
 
 _THIRD_PARTY = re.compile(partywords.THIRD_PARTY, re.IGNORECASE)
+_DIGITS = re.compile(r"\d{3}")  # every tax id's shape has three digits in a row
 
 
 def _whose(page: _Page, item: _Found, label: str) -> str:

@@ -85,7 +85,8 @@ def _find_buyer(page: _Page) -> _Found | None:
                 return _Found(name, beside[0], 0, len(name))
         names = []
         for column in _block(page, heading)[:4]:
-            if _BUYER_HEADING.match(column.text) or _SELLER_HEADING.match(column.text) or _labelled(column.head):
+            if _BUYER_HEADING.match(column.text) or _SELLER_HEADING.match(column.text) or _labelled(column.head) \
+                    or _table_header(page, column):
                 continue
             name = _buyer_name(column.text)
             if name is not None:
@@ -93,10 +94,25 @@ def _find_buyer(page: _Page) -> _Found | None:
         if names:
             return next((n for n in names[:2] if _legal(n.value)), names[0])
     for column in itertools.takewhile(lambda c: c.page == 1, page.columns[:_MAX_COLUMNS]):
+        labelled = _buyer_beside(page, column)
+        if labelled is not None:  # "Buyer Name   Acme LLC", "Customer   Acme LLC"
+            return labelled
+    for column in itertools.takewhile(lambda c: c.page == 1, page.columns[:_MAX_COLUMNS]):
         name = _buyer_name(column.text) if _in_window(page, column) else None
         if name is not None and (_legal(name) or not re.search(r"\d", name)):  # no heading: the window's name
             return _Found(name, column, 0, len(name))
     return None
+
+
+def _buyer_beside(page: _Page, column: _Column) -> _Found | None:
+    """The name beside a short buyer's label on its line ("Buyer Name   Acme LLC")."""
+    if len(column.text.split()) > 3 or not _BUYER_HEADING.match(column.text) or _SELLER_HEADING.match(column.text):
+        return None
+    if _NUMBER_WORD.search(column.text):
+        return None  # a customer's number, reference or order: not the customer's name
+    beside = page.right_of(column)[:1]
+    name = _buyer_name(beside[0].text) if beside else None
+    return _Found(name, beside[0], 0, len(name)) if beside and name is not None else None
 
 
 def _buyer_name(text: str) -> str | None:
@@ -118,6 +134,11 @@ def _buyer_name(text: str) -> str | None:
 
 # A street and its house number ("Czyżewska 10", "Main St 4b", "Kungsgatan 12/3").
 _HOUSE_NUMBER = re.compile(r"[^\W\d_]{2,}\.? \d{1,5}[a-zA-Z]?(?:[/-]\d{1,4})?$")
+# A label naming a number rather than a name.
+_NUMBER_WORD = re.compile(r"(?<![^\W\d_])(?:number|no|nr|n[°º]|num|nummer|num[ée]ro|n[úu]mero|numer|ref|id|code|"
+                          r"p/o|po|order|account|acct)(?![^\W\d_])|#", re.IGNORECASE)
+
+
 # Words before a recipient's name that are no name: a salutation, a department.
 _NOT_A_BUYER = re.compile(r"^\W{0,3}(?:firma|herrn?|frau|mr\.?|mrs\.?|ms\.?|m\.|mme|madame|monsieur|sr\.?|"
                           r"sra\.?|pan|pani|dhr\.?|mevr\.?|[àa]\s+conserver|keep\s+this|original|copy|copie)\W*$",
@@ -269,6 +290,9 @@ _CLOSE = 0.75
 # Lines above a tax id (or a bank line) that its company's name may stand in.
 _NEAR_LINES = 6
 _MAX_CANDIDATES = 60
+# A table's header: this many cells or more, each this short at most.
+_HEADER_CELLS = 3
+_HEADER_CELL = 25
 # Columns of the first page looked at: its top, and the last ones (its foot).
 _MAX_COLUMNS = 600
 _FOOT_COLUMNS = 60
@@ -431,6 +455,9 @@ def _acceptable(page: _Page, column: _Column, name: str) -> bool:
     sender = column in page.senders  # the return address over the window: its own heading, the issuer's
     if (page.role(column) == "buyer" and not sender) or _BUYER_HEADING.match(column.text) or _heading(name):
         return False
+    left = [c for c in page.by_line[column.line] if c.x1 <= column.x0 + 0.5][-1:]
+    if left and len(left[0].text.split()) <= 3 and _BUYER_HEADING.match(left[0].text):
+        return False  # the value of a buyer's label beside it ("Buyer Name   Acme LLC")
     if not _legal(name) and (_SELLER_HEADING.match(name) or _BUYER_HEADING.match(name) or _PAYEE_LABEL.fullmatch(name)):
         return False  # a party's label ("Supplier name", "Beneficiary")
     if not _legal(name) and (_POSTCODE.search(name) or _ZIP.search(name) or _STREET.search(name)):
@@ -442,9 +469,14 @@ def _acceptable(page: _Page, column: _Column, name: str) -> bool:
         return False
     if _COUNTRY_NAME.fullmatch(column.text.strip(" ,.")):
         return False  # an address's last line
+    return not _table_header(page, column)
+
+
+def _table_header(page: _Page, column: _Column) -> bool:
+    """Whether a column stands in a table's header: three or more short columns on its line, none with digits."""
     line = page.by_line[column.line]
-    short = [c for c in line if len(c.text) <= 25 and not re.search(r"\d", c.text)]
-    return not (len(line) >= 3 and len(short) == len(line))
+    short = [c for c in line if len(c.text) <= _HEADER_CELL and not re.search(r"\d", c.text)]
+    return len(line) >= _HEADER_CELLS and len(short) == len(line)
 
 
 class _Context:

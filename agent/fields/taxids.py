@@ -119,6 +119,15 @@ SHAPES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?<![A-Z0-9])EU ?\d{9}(?![0-9])"), "EU-OSS"),
 ]
 
+# The shapes in one pattern, each a named group ("s0", "s1"...): one pass over a column finds them all.
+ANY_SHAPE = re.compile("|".join(f"(?P<s{index}>{shape.pattern})" for index, (shape, _key) in enumerate(SHAPES)))
+
+
+def shapes_in(text: str) -> list[tuple[re.Match[str], str]]:
+    """The tax ids' shapes in ``text``, each with its scheme's key (unchecked)."""
+    return [(match, SHAPES[int(str(match.lastgroup)[1:])][1]) for match in ANY_SHAPE.finditer(text)]
+
+
 # A tax id's printed token: letters, digits and the separators schemes print inside them.
 _TOKEN = re.compile(r"[A-Z0-9](?:[A-Z0-9]|[ .\-/](?=[A-Z0-9])){5,24}", re.IGNORECASE)
 # Schemes whose normal form carries the country prefix (the EU VAT ids' way).

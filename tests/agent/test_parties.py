@@ -292,3 +292,11 @@ def test_the_payee_heading_names_the_seller_and_a_comma_before_its_legal_form_is
 def test_a_court_after_a_comma_in_the_legal_line_is_no_company():
     text = "Rechnung 12\n\n\n\n\n\n\nHafenkran Logistik GmbH & Co. KG · Sitz Bremen, AG Bremen HRA 4711"
     assert read(text)["supplier_name"]["value"] == "Hafenkran Logistik GmbH & Co. KG"
+
+
+def test_a_buyers_label_beside_its_name_marks_the_buyer_not_the_supplier():
+    text = ("Buyer Receipt\nReceipt #        88120\nSold At Branch        North Yard\n"
+            "Buyer Number        5521\nBuyer Name        Riverside Motors LLC\n")
+    found = read(text)
+    assert found["buyer_name"]["value"] == "Riverside Motors LLC"
+    assert found["supplier_name"]["value"] != "Riverside Motors LLC"
