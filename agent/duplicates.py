@@ -38,9 +38,13 @@ MAX_LATER = 100
 
 
 def supplier_key(fields: dict[str, Any]) -> str:
-    """The supplier as a key: its VAT id (letters and digits, upper case), else its name (case
+    """The supplier as a key: its VAT id (its normal form when read: one printed with and one without its
+    country prefix are the same; letters and digits, upper case), else its name (case
     folded, whitespace collapsed); empty when the review read neither."""
-    vat = "".join(ch for ch in _value(fields, "vat_id") if ch.isalnum()).upper()
+    vat_field = fields.get("vat_id") if isinstance(fields, dict) else None
+    normalized = vat_field.get("normalized") if isinstance(vat_field, dict) else None  # with its country prefix
+    printed = normalized if isinstance(normalized, str) and normalized else _value(fields, "vat_id")
+    vat = "".join(ch for ch in printed if ch.isalnum()).upper()
     if vat:
         return f"vat:{vat}"[:255]
     name = " ".join(_value(fields, "supplier_name").casefold().split())

@@ -20,7 +20,7 @@ from jobs import queue
 from jobs.context import JobContext
 from jobs.kinds import JobCancelled, JobFailed, Kind, Limits, Summary
 
-from . import documents, duplicates, notifications, provider_calls, webhooks
+from . import documents, duplicates, fields, notifications, provider_calls, webhooks
 from . import planner as planners
 from .models import Checkpoint
 from .policy import FINISH, Proposal, Rejection, check, safe_name
@@ -197,9 +197,10 @@ def summarize(result: dict[str, Any]) -> Summary:
     )
     if not result.get("readable", True):
         return Summary("unreadable", "unreadable", True, reference)
-    wrong = sum(1 for f in found.values() if f["status"] == "malformed")
-    check = sum(1 for f in found.values() if f["status"] == "to_check") + len(result.get("findings") or [])
-    missing = sum(1 for f in found.values() if f["status"] == "missing")
+    required = [found[name] for name in fields.REQUIRED if name in found]  # what is also read is never asked
+    wrong = sum(1 for f in required if f["status"] == "malformed")
+    check = sum(1 for f in required if f["status"] == "to_check") + len(result.get("findings") or [])
+    missing = sum(1 for f in required if f["status"] == "missing")
     if not (wrong or check or missing):
         return Summary("ok", "OK", False, reference)
     parts = (f"{wrong} to correct" if wrong else "", f"{check} to check" if check else "",

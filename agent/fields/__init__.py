@@ -44,11 +44,12 @@ from .checks import (
     check_vat_id,
 )
 from .dates import _find_invoice_date
-from .identifiers import _find_iban, _find_vat_id, _supplier_country
+from .identifiers import _find_iban, _find_vat_id, _supplier_country, _TaxFound
 from .numbers import _find_invoice_number
 from .page import _find_labelled, _Found, _Page
-from .parties import _find_supplier
+from .parties import _find_buyer, _find_supplier, _Named
 from .patterns import _ACCOUNT_LABEL
+from .taxids import TaxId, identify
 from .terms import read_terms
 from .values import _parse_identifier
 
@@ -100,12 +101,13 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
     page = _Page(layout)
     found, account, total_note, candidates = _read(page)
     results: dict[str, dict[str, Any]] = {}
+    tax: TaxId | None = None
     for name in REQUIRED:
         item = found[name]
         value = item.value if item else None
         if name == "vat_id":
             label_country = item.role if item and len(item.role) == 2 else None
-            checked = check_vat_id(value, country=country or label_country or _supplier_country(page, found))
+            checked, tax = _checked_tax_id(item, country or label_country or _supplier_country(page, found))
         elif name == "invoice_date":
             checked = check_invoice_date(value, today=today)
         elif name == "total_amount":
@@ -125,7 +127,13 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
         else:
             checked = _CHECKS[name](value)
         result = checked.as_dict()
+        if name == "vat_id" and tax is not None:  # as printed; its country and normal form beside it
+            result.update(country=tax.country, normalized=tax.normalized)
         result["evidence"] = item.evidence(layout) if item is not None and result["value"] is not None else None
+        if name == "supplier_name" and isinstance(item, _Named) and item.alternatives and checked.status == "present":
+            result.update(status="to_check", detail="two names on the page could be the supplier's: check which",
+                          candidates=[{"value": c.value, "evidence": c.evidence(layout)}
+                                      for c in (item, *item.alternatives)])
         if name == "total_amount":
             if candidates and checked.status == "present":
                 result["status"] = "to_check"
@@ -135,7 +143,24 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
                 result["detail"] = total_note
         results[name] = result
     results.update(read_terms(page, layout, found))  # the due date, net and VAT amounts (ALSO_READ)
+    buyer = _find_buyer(page)
+    results["buyer_name"] = {**(Field("present", buyer.value, "read from the buyer's block") if buyer else
+                                Field("missing", None, "no buyer name found")).as_dict(),
+                             "evidence": buyer.evidence(layout) if buyer else None}
     return results
+
+
+def _checked_tax_id(item: _Found | None, country: str | None) -> tuple[Field, TaxId | None]:
+    """The seller's tax id as printed, checked by its scheme (its label's, its prefix's or ``country``'s)."""
+    if item is None:
+        return check_vat_id(None), None
+    schemes = item.schemes if isinstance(item, _TaxFound) else ()
+    tax = identify(item.value, country=country, keys=schemes)
+    if tax is None:
+        checked = check_vat_id(item.value, country=country)
+        return Field(checked.status, item.value if checked.status != "present" else checked.value, checked.detail), None
+    how = "format and check digits" if tax.checked else "format only: this scheme has no check digits"
+    return Field("present", " ".join(tax.printed.split()), f"valid {tax.country} {tax.scheme} ({how})"), tax
 
 
 _CHECKS: dict[str, Callable[[str | None], Field]] = {

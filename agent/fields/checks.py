@@ -103,6 +103,9 @@ def check_vat_id(value: str | None, *, country: str | None = None) -> Field:
 
     if not value:
         return _missing("VAT / tax id")
+    other = _other_tax_id(value, country)
+    if other is not None:
+        return other
     compact = clean(value, " -./,:").upper().strip()
     if not compact[:2].isalpha():
         if not country:
@@ -119,6 +122,17 @@ def check_vat_id(value: str | None, *, country: str | None = None) -> Field:
         return Field("malformed", value, f"not a valid {cc} VAT id: {_stdnum_reason(exc)}")
     number = number if number.startswith(cc) else cc + number
     return Field("present", number, f"valid {cc} VAT id format and check digits")
+
+
+def _other_tax_id(value: str, country: str | None) -> Field | None:
+    """A tax id of a scheme outside the EU VAT ids (a CUIT, an ABN, a CNPJ...), as given, when it checks."""
+    from .taxids import outside_eu_vat
+
+    found = None if re.match(r"\s*[A-Za-z]{2}", value) else outside_eu_vat(value, country)  # a prefix: a VAT id
+    if found is None or found.country == "EU" or found.scheme == "VAT id":
+        return None
+    how = "format and check digits" if found.checked else "format only: this scheme has no check digits"
+    return Field("present", " ".join(value.split()), f"valid {found.country} {found.scheme} ({how})")
 
 
 def check_invoice_number(value: str | None) -> Field:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from .. import labels
+from . import partywords, taxids
 from .page import _Column, _Found, _Page, _values
 from .patterns import _ANY_VAT_LABEL, _IBAN_LABEL, _IBAN_SHAPE, _SWISS_VAT, _VAT_LABELS, _VAT_SHAPE
 from .values import _iban_valid, _inside, _parse_iban, _parse_vat, _spans, _valid_prefix, _vat_valid
@@ -21,13 +23,26 @@ _COUNTRY_NAMES = {"united kingdom": "GB", "great britain": "GB", "england": "GB"
 _COUNTRY_NAME = re.compile(r"(?<![^\W\d_])(?:" + "|".join(_COUNTRY_NAMES) + r")(?![^\W\d_])", re.IGNORECASE)
 
 
+@dataclass
+class _TaxFound(_Found):
+    """A tax id read off the page, with the schemes its label names (none: an EU VAT label or a shape)."""
+
+    schemes: tuple[str, ...] = ()
+
+
 def _supplier_country(page: _Page, found: dict[str, _Found | None]) -> str | None:
-    """The supplier's country for a VAT id printed without one under a generic label: its IBAN's, else the
-    country written in its block or letterhead."""
+    """The supplier's country: its tax id's (its prefix, shape or label's scheme), else its IBAN's, else
+    the country written in its block or letterhead."""
+    vat = found.get("vat_id")
+    if vat is not None:
+        schemes = vat.schemes if isinstance(vat, _TaxFound) else ()
+        label_country = vat.role if len(vat.role) == 2 else None
+        tax = taxids.identify(vat.value, country=label_country, keys=schemes)
+        if tax is not None and tax.country != "EU":
+            return tax.country
     iban = found.get("iban")
     if iban is not None and _iban_valid(iban.value):
         return iban.value[:2].upper()
-    vat = found.get("vat_id")
     if vat is None:
         return None
     column = vat.column
@@ -53,11 +68,20 @@ def _find_vat_id(page: _Page) -> _Found | None:
             value = _values(page, column, match.end(), _parse_vat)
             if value is not None:
                 item = value[0]
-                buyer = bool(labels.BUYER_MARK.search(_label_text(column, item))) or page.role(item.column) == "buyer"
-                item.role = "buyer" if buyer else (label_country or "")
-                item.rank = 0 if _vat_valid(item.value) else 2
+                whose = _whose(page, item, _label_text(column, item))
+                item.role = whose or (label_country or "")
+                valid = _vat_valid(item.value) or taxids.eu_vat(item.value, label_country) is not None
+                item.rank = 0 if valid else 2
                 found.append(item)
             break
+        if taxids.ANY_WORLD_LABEL.search(column.head):
+            _world_labelled(page, column, found)
+        for match, key in taxids.shapes_in(column.text) if _DIGITS.search(column.text) else ():
+            tax = taxids.validate(match.group(), key)
+            if tax is not None and not any(f.column is column and f.start == match.start() for f in found):
+                item = _TaxFound(match.group(), column, match.start(), match.end(), rank=1, schemes=(key,))
+                item.role = _whose(page, item, column.text[max(0, match.start() - 40):match.start()])
+                found.append(item)
         ibans: list[tuple[int, int]] | None = None  # looked for only once a VAT shape turns up
         for match in _VAT_SHAPE.finditer(column.text):
             ibans = _spans(column.text, _IBAN_SHAPE) if ibans is None else ibans
@@ -77,9 +101,48 @@ def _find_vat_id(page: _Page) -> _Found | None:
             if not buyer and not before.strip() and column is not page.by_line[column.line][0]:
                 left = line_text[:line_text.find(column.text)] if column.text in line_text else ""
                 buyer = bool(labels.BUYER_MARK.search(left[-40:]))
-            item.role = "buyer" if buyer else ""
+            item.role = "buyer" if buyer else ("third" if _whose(page, item, "") == "third" else "")
             found.append(item)
     return _best_identifier(page, found)
+
+
+def _world_labelled(page: _Page, column: _Column, found: list[_Found]) -> None:
+    """A tax id under a label naming its scheme ("CUIT:", "ABN", "GSTIN", "Org.nr."), the buyer's told apart."""
+    for label, keys in taxids.WORLD_LABELS:
+        match = label.search(column.head)
+        if match is None:
+            continue
+
+        ocr = any(w.conf is not None for w in column.words or [])
+
+        def parse(text: str, keys: tuple[str, ...] = keys, ocr: bool = ocr) -> tuple[str, int, int] | None:
+            parsed = taxids.parse_labelled(text, keys, ocr=ocr)
+            return (parsed[0].printed, parsed[1], parsed[2]) if parsed is not None else None
+
+        value = _values(page, column, match.end(), parse)
+        rank = 0
+        if value is None:  # the label's number fails every scheme it names: read as printed, to be reported
+            value, rank = _values(page, column, match.end(), _parse_vat) or \
+                _values(page, column, match.end(), taxids.parse_token), 2
+        if value is None or taxids.placeholder(value[0].value):
+            continue
+        got = value[0]
+        item = _TaxFound(got.value, got.column, got.start, got.end, rank=rank, schemes=keys)
+        item.role = _whose(page, item, _label_text(column, got))
+        found.append(item)
+        return
+
+
+_THIRD_PARTY = re.compile(partywords.THIRD_PARTY, re.IGNORECASE)
+_DIGITS = re.compile(r"\d{3}")  # every tax id's shape has three digits in a row
+
+
+def _whose(page: _Page, item: _Found, label: str) -> str:
+    """buyer, third (an agent's, a payment service's, a carrier's: said before it) or "" (the seller's)."""
+    if labels.BUYER_MARK.search(label) or page.role(item.column) == "buyer":
+        return "buyer"
+    before = f"{label} {item.column.text[:item.start]}"
+    return "third" if _THIRD_PARTY.search(before[-120:]) else ""
 
 
 def _label_text(column: _Column, item: _Found) -> str:
@@ -89,15 +152,17 @@ def _label_text(column: _Column, item: _Found) -> str:
 
 def _best_identifier(page: _Page, found: list[_Found]) -> _Found | None:
     """The issuer's: in the seller's block, header or footer before the body; never the buyer's."""
-    own = [f for f in found if f.role != "buyer"]
+    own = [f for f in found if f.role not in ("buyer", "third")]
     if not own:
         return None
 
-    def strength(item: _Found) -> tuple[int, int, int]:
+    def strength(item: _Found) -> tuple[int, int, int, int]:
         block = page.role(item.column)
         region = page.region(item.column)  # a footer is the issuer's; a header may hold the buyer's window
         place = 0 if block == "seller" else 1 if region == "footer" else 2 if region == "header" else 3
-        return (place, 0 if item.rank < 2 else 1, item.rank)
+        # A national tax number (a Steuernummer) only when no VAT id is printed.
+        secondary = isinstance(item, _TaxFound) and bool(item.schemes) and set(item.schemes) <= taxids.SECONDARY
+        return (int(secondary), place, 0 if item.rank < 2 else 1, item.rank)
 
     return min(own, key=strength)
 

@@ -1,11 +1,20 @@
-"""The supplier's name: its block, a legal-form name, the return address, the letterhead."""
+"""The supplier's name, found by evidence: the candidates any invoice offers (its letterhead, legal-form
+names, the seller's block, the footer's legal line, the return address, the payee) ranked by what
+real invoices share: position and size on the first page, a legal form, nearness to the seller's
+tax id and bank lines, the domain of its e-mail or web address, repetition. A buyer block, a column
+header, a label, an address line or postal indicia never name the supplier; the name in an envelope's
+window, a bank's name or an item's line count against it. Two candidates that stay close make the
+field "to check" with both. The buyer's name is read from its block (``_find_buyer``)."""
 
 from __future__ import annotations
 
+import itertools
 import re
+from dataclasses import dataclass, field
 
 from .checks import MAX_VALUE_CHARS
-from .page import _BLOCK_HEIGHTS, _Column, _find_labelled, _Found, _Page
+from .identifiers import _COUNTRY_NAME
+from .page import _BLOCK_HEIGHTS, _BLOCK_WIDTH, _Column, _find_labelled, _Found, _Page
 from .patterns import (
     _BUYER_HEADING,
     _CURRENCY_LABEL,
@@ -14,23 +23,31 @@ from .patterns import (
     _INVOICE_NUMBER,
     _INVOICE_TITLE,
     _LEGAL_NAME,
+    _NAME_LABEL,
     _PARTY_WORD,
     _PAYEE_LABEL,
+    _POSTCODE,
     _SELLER_HEADING,
     _SENDER_SEPARATOR,
+    _STREET,
+    _TITLE_ALONE,
     _TOTAL_PLAIN,
     _VAT_LABELS,
 )
-from .values import _name_like, _parse_name
+from .values import _heading, _name_like, _parse_name
 
 # A letterhead's name is short.
 _MAX_NAME = 60
-# The letterhead is within the first lines of the first page.
-_HEADER_LINES = 8
 
 
 def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
-    """The issuer's name: its block, a legal-form name outside the buyer's block, the VAT id's block."""
+    """The issuer's name, ranked by the evidence real invoices share (``rank_names``): the block rules'
+    reading is one candidate among the letterhead, legal-form names, the footer's legal line."""
+    return rank_names(page, vat, _by_rules(page, vat))
+
+
+def _by_rules(page: _Page, vat: _Found | None) -> _Found | None:
+    """The issuer's name by the block rules: its block, a legal-form name outside the buyer's, the VAT id's block."""
     found = _in_seller_block(page)
     if found is None and vat is not None:  # the company named on the VAT id's line or in the block it ends
         found = _legal_name_near(page, vat.column)
@@ -46,10 +63,86 @@ def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
     found = _from_sender(page) or _find_labelled(page, _PAYEE_LABEL, _parse_name)
     if found is not None:
         return found
-    if legal:
-        return legal[0]
-    found = _above_vat(page, vat) if vat is not None else None
-    return found if found is not None else _header_name(page)
+    return legal[0] if legal else None  # the lines above the VAT id and the letterhead are the evidence's
+
+
+def _find_buyer(page: _Page) -> _Found | None:
+    """The buyer's name: on its heading ("Bill to: X") or beside it, else the first name in its block (a legal
+    name first), else the first name under the return address over the envelope window."""
+    for heading, role in page.headings:
+        if role != "buyer" or heading.page != 1 or _SELLER_HEADING.match(heading.text):  # "Payable to:" is the seller's
+            continue
+        match = None if heading in page.senders else _BUYER_HEADING.match(heading.text)
+        if match is not None:
+            rest = heading.text[match.end():]
+            at = match.end() + len(rest) - len(rest.lstrip(" :"))
+            inline = _buyer_name(heading.text[at:])
+            if inline is not None:
+                return _Found(inline, heading, at, at + len(inline))
+            beside = page.right_of(heading)[:1]
+            name = _buyer_name(beside[0].text) if beside and beside[0].x0 - heading.x1 < _BLOCK_WIDTH else None
+            if name is not None:
+                return _Found(name, beside[0], 0, len(name))
+        names = []
+        for column in _block(page, heading)[:4]:
+            if _BUYER_HEADING.match(column.text) or _SELLER_HEADING.match(column.text) or _labelled(column.head) \
+                    or _table_header(page, column):
+                continue
+            name = _buyer_name(column.text)
+            if name is not None:
+                names.append(_Found(name, column, 0, len(name)))
+        if names:
+            return next((n for n in names[:2] if _legal(n.value)), names[0])
+    for column in itertools.takewhile(lambda c: c.page == 1, page.columns[:_MAX_COLUMNS]):
+        labelled = _buyer_beside(page, column)
+        if labelled is not None:  # "Buyer Name   Acme LLC", "Customer   Acme LLC"
+            return labelled
+    for column in itertools.takewhile(lambda c: c.page == 1, page.columns[:_MAX_COLUMNS]):
+        name = _buyer_name(column.text) if _in_window(page, column) else None
+        if name is not None and (_legal(name) or not re.search(r"\d", name)):  # no heading: the window's name
+            return _Found(name, column, 0, len(name))
+    return None
+
+
+def _buyer_beside(page: _Page, column: _Column) -> _Found | None:
+    """The name beside a short buyer's label on its line ("Buyer Name   Acme LLC")."""
+    if len(column.text.split()) > 3 or not _BUYER_HEADING.match(column.text) or _SELLER_HEADING.match(column.text):
+        return None
+    if _NUMBER_WORD.search(column.text):
+        return None  # a customer's number, reference or order: not the customer's name
+    beside = page.right_of(column)[:1]
+    name = _buyer_name(beside[0].text) if beside else None
+    return _Found(name, beside[0], 0, len(name)) if beside and name is not None else None
+
+
+def _buyer_name(text: str) -> str | None:
+    """A recipient's name: a company with its legal form (even "3Qcode Sp. z o.o."), else a name-like line that
+    is no salutation, label or address."""
+    named = _NAME_LABEL.match(text)  # "Nazwa: Acme sp. z o.o."
+    text = text[named.end() if named else 0:].strip().rstrip(",;")
+    if _NOT_A_BUYER.match(text) or _NAME_HEADING.match(text) or _NOT_A_PARTY.match(text) or len(text) > _MAX_NAME:
+        return None
+    if _labelled(text, party=False):
+        return None
+    if _legal(text) and re.search(r"[^\W\d_]{2}", text) and not re.search(r"@|www\.|https?:", text):
+        return text
+    parsed = _parse_name(text)
+    if parsed is None or _POSTCODE.search(parsed[0]) or _ZIP.search(parsed[0]) or _STREET.search(parsed[0]):
+        return None
+    return None if _HOUSE_NUMBER.search(parsed[0]) else parsed[0]
+
+
+# A street and its house number ("Czyżewska 10", "Main St 4b", "Kungsgatan 12/3").
+_HOUSE_NUMBER = re.compile(r"[^\W\d_]{2,}\.? \d{1,5}[a-zA-Z]?(?:[/-]\d{1,4})?$")
+# A label naming a number rather than a name.
+_NUMBER_WORD = re.compile(r"(?<![^\W\d_])(?:number|no|nr|n[°º]|num|nummer|num[ée]ro|n[úu]mero|numer|ref|id|code|"
+                          r"p/o|po|order|account|acct)(?![^\W\d_])|#", re.IGNORECASE)
+
+
+# Words before a recipient's name that are no name: a salutation, a department.
+_NOT_A_BUYER = re.compile(r"^\W{0,3}(?:firma|herrn?|frau|mr\.?|mrs\.?|ms\.?|m\.|mme|madame|monsieur|sr\.?|"
+                          r"sra\.?|pan|pani|dhr\.?|mevr\.?|[àa]\s+conserver|keep\s+this|original|copy|copie)\W*$",
+                          re.IGNORECASE)
 
 
 def _in_seller_block(page: _Page) -> _Found | None:
@@ -96,36 +189,6 @@ def _from_sender(page: _Page) -> _Found | None:
     return None
 
 
-def _above_vat(page: _Page, vat: _Found) -> _Found | None:
-    """A name in the lines above the VAT id, in its column band (a VAT id ends its block)."""
-    for column in reversed(_block_above(page, vat.column)):
-        name = _parse_name(column.text)
-        if name is not None and not _labelled(column.head, party=False):
-            return _Found(name[0], column, 0, len(column.text))
-    return None
-
-
-def _header_name(page: _Page) -> _Found | None:
-    """The letterhead: the most prominent name-like line at the top of the first page."""
-    best: _Found | None = None
-    strength = (0.0, False, False)
-    for column in page.columns:
-        if column.page != 1 or page.region(column) != "header" or column.line >= _HEADER_LINES:
-            break
-        if _INVOICE_TITLE.search(column.head) or page.role(column) == "buyer" or _labelled(column.head):
-            continue
-        name = _parse_name(column.text)
-        if name is None or not _title_case(name[0]):
-            continue
-        # The largest print first; at the same size a legal name, then a name of several words over a
-        # single word (a job title over a person's name, "Physiotherapist" over "Jane Doe").
-        size = strength[0] if abs(column.height - strength[0]) <= 0.5 else column.height
-        candidate = (size, bool(_LEGAL_NAME.search(name[0])), len(name[0].split()) > 1)
-        if candidate > strength:
-            best, strength = _Found(name[0], column, 0, len(column.text)), candidate
-    return best
-
-
 def _title_case(text: str) -> bool:
     """A name, not a sentence: most of its words start with a capital, and it does not end with a full stop."""
     words = [w for w in text.split() if w[:1].isalpha()]
@@ -150,13 +213,23 @@ def _legal_name_near(page: _Page, column: _Column) -> _Found | None:
     return None
 
 
+_NAME_SEPARATORS = (" - ", " | ", " · ", " • ", ", ")
+# Legal forms printed after a comma that belongs to the name ("Acme, Inc."; not "Sitz Köln, AG Köln": a court).
+_AFTER_COMMA = re.compile(r"Inc\.?|INC\.?|LLC|L\.L\.C\.|Ltd\.?|LTD\.?|Limited|LIMITED|Corp\.?|CORP\.?|LLP|PLC|plc|"
+                          r"S\.\s?A\.|S\.\s?L\.|S\.\s?R\.\s?L\.|S\.\s?A\.\s?S\.|Ltda\.?|LTDA\.?")
+
+
 def _name_before(text: str, end: int) -> str | None:
     """The company name ending with a legal form at ``end``: the words before it in the column."""
     start = 0
-    for separator in (" - ", " | ", " · ", " • ", ", "):
+    for separator in _NAME_SEPARATORS:
         at = text.rfind(separator, 0, end - 1)
         if at >= 0:
             start = max(start, at + len(separator))
+    if text[max(0, start - 2):start] == ", " and _AFTER_COMMA.fullmatch(text[start:end].strip()):
+        # "Acme, Inc.": the comma is the name's own; the name starts at the separator before it
+        before = [text.rfind(s, 0, start - 2) + len(s) for s in _NAME_SEPARATORS if text.rfind(s, 0, start - 2) >= 0]
+        start = max([0, *before])
     name = text[start:end].strip(" -|·•,;")
     name = re.sub(r"^(?:[^\W\d_]+\s*:\s*)", "", name)  # "Seller: Acme GmbH"
     if not _name_like(name) or len(name) > MAX_VALUE_CHARS or _LEGAL_NAME.fullmatch(name):
@@ -184,3 +257,333 @@ def _block_above(page: _Page, column: _Column) -> list[_Column]:
             if other.page == column.page and abs(other.x0 - column.x0) < 3 * column.height:
                 above.append(other)
     return above
+
+
+# --- the evidence ------------------------------------------------------------------------------
+# Points per piece of evidence (a name needs some to be taken at all).
+_LEGAL_FORM = 3.0
+_SELLER_BLOCK = 4.0
+_BY_RULES = 2.0
+_LETTERHEAD = 2.0  # at the very top of the first page, scaled down the page
+_LARGER = 2.0  # at most, for print larger than the page's usual
+_NEAR_TAX_ID = 2.0
+_NEAR_BANK = 1.0
+_FOOTER_LEGAL = 1.5
+_DOMAIN = 3.0
+_REPEATED = 1.0
+_SENDER = 2.0
+_BANK_NAME = -4.0
+_UNDER_NAME_LABEL = 3.0  # under a label "Name", "Razão social", "Nome empresarial"
+_DIGITS = -3.0  # an address, a number or a title with its number ("Suite 5A-1204", "ARVE NR 2745")
+_LABEL = -2.0  # a label with its value beside it ("Order Number   12345")
+_A4 = 842.0  # points
+_FEW_WORDS = 0.5
+_TABLE_ROW = -1.5
+_WINDOW = -3.0  # the recipient's name in the envelope's window
+_PRICE = re.compile(r"\d[.,]\d{2}(?!\d)")
+_UNSURE = -3.0  # OCR read its words with little confidence
+_SURE_OCR = 60  # OCR's confidence (0-100) below which a name's words are a guess
+# A word of a name: three letters in a row, or a CJK character.
+_WORD = re.compile(r"[^\W\d_]{3}|[\u3040-\u30ff\u4e00-\u9fff]")
+# Two names closer than this stay "to check" with both.
+_CLOSE = 0.75
+# Lines above a tax id (or a bank line) that its company's name may stand in.
+_NEAR_LINES = 6
+_MAX_CANDIDATES = 60
+# A table's header: this many cells or more, each this short at most.
+_HEADER_CELLS = 3
+_HEADER_CELL = 25
+# Columns of the first page looked at: its top, and the last ones (its foot).
+_MAX_COLUMNS = 600
+_FOOT_COLUMNS = 60
+_DOMAIN_WORD = re.compile(r"(?:@|www\.|https?://)(?:[a-z0-9-]+\.)*?([a-z0-9-]{2,})\.[a-z]{2,}(?:\.[a-z]{2})?\b",
+                          re.IGNORECASE)
+_FREE_MAIL = frozenset({"gmail", "yahoo", "hotmail", "outlook", "gmx", "web", "icloud", "aol", "live", "mail",
+                        "orange", "free", "wanadoo", "libero", "wp", "onet", "interia", "seznam", "t-online"})
+_BANK_WORD = re.compile(r"(?<![^\W\d_])(?:bank|banka|banque|banco|banca|pank|sparkasse|volksbank|raiffeisen|"
+                        r"kreditinstitut|bankverbindung|bank\s+name|name\s+der\s+bank|n[áa]zev\s+banky)(?![^\W\d_])",
+                        re.IGNORECASE)
+# A label over a company's name ("Nome / Nome Empresarial", "Company name", "Raison sociale").
+_NAME_WORDS = (r"(?:nome(?:\s+empresarial)?|raz[ãa]o\s+social|raison\s+sociale|company(?:\s+name)?|business\s+name|"
+               r"name|nom|naam|nombre|nazwa|firma|denominaci[óo]n(?:\s+social)?|ragione\s+sociale)")
+_NAME_HEADING = re.compile(rf"^\W{{0,3}}{_NAME_WORDS}(?:\s*/\s*{_NAME_WORDS})*\s*:?\s*$", re.IGNORECASE)
+# A document's own words, copy marks and greetings: never a name.
+_NOT_A_PARTY = re.compile(r"^\W{0,3}(?:original|copy|copie|kopie|duplicate|duplicado|triplicado|duplicata|copia|"
+                          r"(?:monthly\s+|account\s+)?statement|receipt|re[çc]u|recu|ticket|quittung|kassenbon|"
+                          r"bon|bill|note|thank\s+you|thanks|vielen\s+dank|merci|gracias|grazie|dank\s+u|"
+                          r"welcome|bienvenue|willkommen|summary|zusammenfassung|r[ée]capitulatif|"
+                          r"place|display|keep|retain|detach|return|please|bitte|veuillez|description|beschreibung|bezeichnung|"
+                          r"d[ée]signation|descripci[óo]n|descrizione|opis|omschrijving|payment|zahlung|paiement|pago|pagamento|"
+                          r"betaling|p[łl]atno[śs][ćc]|card|karte|carte|tarjeta|cash|bar|esp[èe]ces|change|tip)\b",
+                          re.IGNORECASE)
+# A public body's name: as good as a legal form ("City of Palo Alto", "Stadt Linz", "Comune di Roma").
+_PUBLIC_BODY = re.compile(r"^\W{0,3}(?:city|county|state|town|borough|district|municipality|council|ville|commune|"
+                          r"d[ée]partement|r[ée]gion|stadt|gemeinde|landkreis|kreis|comune|provincia|regione|"
+                          r"ayuntamiento|municipio|gemeente|provincie|urz[ąa]d|gmina|miasto)\s+(?:of|de|du|des|"
+                          r"di|del|van|der)?\b", re.IGNORECASE)
+# Postcodes _POSTCODE leaves out: a British one ("HX7 8AB"), a US state and ZIP ("AZ 12345").
+_ZIP = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]? \d[A-Z]{2}\b|\b[A-Z]{2} \d{5}(?:-\d{4})?\b")
+# Postal indicia and envelope marks: never a sender's name.
+_POSTAL = re.compile(r"^\W{0,3}(?:P\.?\s?P\.?|port\s+pay[ée]|entgelt\s+bezahlt|postage\s+paid|"
+                     r"deutsche\s+post|premiumadress|priority|prioritaire|a-post|b-post|dialogpost|infopost)\b",
+                     re.IGNORECASE)
+
+
+def rank_names(page: _Page, vat: _Found | None, by_rules: _Found | None) -> _Found | None:
+    """The best-supported name on the first page, with the runner-up when it stays close."""
+    if by_rules is not None:  # its name alone: not the sentence before it, not the address after it
+        legal = _LEGAL_NAME.search(by_rules.value)
+        cut = _before_address(_after_sentence(by_rules.value) if legal else by_rules.value)
+        if cut != by_rules.value:
+            at = by_rules.column.text.find(cut)
+            by_rules = _Found(cut, by_rules.column, max(at, 0), max(at, 0) + len(cut))
+    candidates = _candidates(page, by_rules)
+    if not candidates:
+        return None
+    context = _Context(page, vat)
+    near = [f for f in candidates
+            if vat is not None and vat.column.page == f.column.page and _near(f.column, vat.column)]
+    context.heads = {id(f) for f in near if f.column.line == min(n.column.line for n in near)}
+    scored = sorted(((context.score(found, found is by_rules), index, found)
+                     for index, found in enumerate(candidates)), key=lambda s: (-s[0], s[1]))
+    best_score, _index, best = scored[0]
+    if best_score <= 0 and best is not by_rules:
+        return None  # nothing on the page is evidence of a name
+    for score, _index, other in scored[1:]:
+        if best_score - score > _CLOSE:
+            break
+        if _same_name(other.value, best.value):
+            continue
+        best = _Named(best.value, best.column, best.start, best.end, best.rank, best.role, best.printed,
+                      alternatives=[other])
+        break
+    return best
+
+
+@dataclass
+class _Named(_Found):
+    """A supplier's name with the candidates that stay as close to being it."""
+
+    alternatives: list[_Found] = field(default_factory=list)
+
+
+def _before_address(name: str) -> str:
+    """A name with its address after a comma ("Maison Dupont, Place de la Gare 3"): the name alone."""
+    head, _comma, tail = name.partition(", ")
+    if tail and (_STREET.search(tail) or _PLACE_WORD.search(tail) or re.search(r"\d", tail)):
+        return head
+    return name
+
+
+# Words of an address that _STREET leaves out (it wants a house number after some of them).
+_PLACE_WORD = re.compile(r"(?<![^\W\d_])(?:place|platz|square|sq\.|road|rd\.|street|st\.|avenue|ave\.|lane|"
+                         r"plaza|pra[çc]a|largo|strada|gasse|allee|weg|straße|strasse|rue|chemin|quai|kade|plein)"
+                         r"(?![^\W\d_])", re.IGNORECASE)
+
+
+def _after_sentence(name: str) -> str:
+    """A company's name at the end of a sentence: the words after its last two lower-case words ("... is a
+    trading name of Corvid Media Ltd"); one lower-case word belongs to the name ("Jiná firma s.r.o.")."""
+    words = name.split(" ")
+    for index in range(len(words) - 1, 0, -1):
+        if all(w[:1].islower() and w.lower() not in _CONNECTORS for w in words[index - 1:index + 1]):
+            rest = words[index + 1:]
+            while rest and rest[0].lower() in _CONNECTORS:
+                rest = rest[1:]
+            return " ".join(rest) if len(rest) >= 2 else name  # a name and its legal form
+    return name
+
+
+# Small words inside company names ("Rør og Rygg", "Marlow & Finch", "Banco de Chile").
+_CONNECTORS = frozenset({"&", "and", "und", "et", "og", "och", "en", "y", "e", "i", "de", "du", "des", "la", "le",
+                         "van", "der", "den", "von", "of", "di", "del", "da", "do", "dos", "das", "the", "für", "pour"})
+
+
+def _legal(name: str) -> bool:
+    """Whether a name ends with a legal form, a word of its own ("Acme GmbH", not "HX7 8AB")."""
+    return any(m.start() > 0 and name[m.start() - 1] in " ,." and not name[m.end():].strip(" .,")
+               for m in _LEGAL_NAME.finditer(name))
+
+
+def _same_name(first: str, second: str) -> bool:
+    a, b = (" ".join(n.casefold().split()) for n in (first, second))
+    return a in b or b in a
+
+
+def _candidates(page: _Page, by_rules: _Found | None) -> list[_Found]:
+    """Name-like lines of the first page (a legal-form name cut at its form), none a buyer's, a label or a header."""
+    found: list[_Found] = [by_rules] if by_rules is not None and _acceptable(page, by_rules.column, by_rules.value) \
+        else []
+    first = list(itertools.takewhile(lambda c: c.page == 1, page.columns))
+    # The top of the page and its foot (the legal line), however many item lines stand between them.
+    head = first[:max(0, min(_MAX_COLUMNS, len(first) - _FOOT_COLUMNS))]
+    foot = first[len(head):][-_FOOT_COLUMNS:][::-1]  # from the bottom up
+    for part, limit in ((head, _MAX_CANDIDATES), (foot, _MAX_CANDIDATES // 3)):
+        taken = 0
+        for column in part:
+            if taken >= limit:
+                break
+            name = _candidate(page, column)
+            if name is not None:
+                found.append(name)
+                taken += 1
+    return found
+
+
+def _candidate(page: _Page, column: _Column) -> _Found | None:
+    """The name a column offers: a legal-form name cut at its form, else a name-like line in title case."""
+    legal = next(iter(_LEGAL_NAME.finditer(column.head)), None)
+    name = _name_before(column.text, legal.end()) if legal is not None else None
+    name = _after_sentence(name) if name is not None else None
+    if name is not None and _acceptable(page, column, name):
+        at = max(column.text.find(name), 0)
+        return _Found(name, column, at, at + len(name))
+    if not _acceptable(page, column, column.text):
+        return None
+    parsed = _parse_name(column.text)
+    if parsed is None or not _title_case(parsed[0]) or len(parsed[0]) > _MAX_NAME:
+        return None
+    name = _before_address(parsed[0])
+    return _Found(name, column, parsed[1], parsed[1] + len(name))
+
+
+def _acceptable(page: _Page, column: _Column, name: str) -> bool:
+    """Whether a name read in a column may be the supplier's: not the buyer's, a heading, a label, a title,
+    a table's header or postal indicia, and with a word of its own (not OCR's specks: "Sc B", "Pa")."""
+    if not _WORD.search(name):
+        return False
+    sender = column in page.senders  # the return address over the window: its own heading, the issuer's
+    if (page.role(column) == "buyer" and not sender) or _BUYER_HEADING.match(column.text) or _heading(name):
+        return False
+    left = [c for c in page.by_line[column.line] if c.x1 <= column.x0 + 0.5][-1:]
+    if left and len(left[0].text.split()) <= 3 and _BUYER_HEADING.match(left[0].text):
+        return False  # the value of a buyer's label beside it ("Buyer Name   Acme LLC")
+    if not _legal(name) and (_SELLER_HEADING.match(name) or _BUYER_HEADING.match(name) or _PAYEE_LABEL.fullmatch(name)):
+        return False  # a party's label ("Supplier name", "Beneficiary")
+    if not _legal(name) and (_POSTCODE.search(name) or _ZIP.search(name) or _STREET.search(name)):
+        return False  # an address line
+    title = _INVOICE_TITLE.match(name)
+    if (title and (title.end() == len(name) or name[title.end():][:1].isdigit())) or _TITLE_ALONE.fullmatch(name):
+        return False
+    if _labelled(name, party=False) or _POSTAL.match(name) or _NAME_HEADING.match(name) or _NOT_A_PARTY.match(name):
+        return False
+    if _COUNTRY_NAME.fullmatch(column.text.strip(" ,.")):
+        return False  # an address's last line
+    return not _table_header(page, column)
+
+
+def _table_header(page: _Page, column: _Column) -> bool:
+    """Whether a column stands in a table's header: three or more short columns on its line, none with digits."""
+    line = page.by_line[column.line]
+    short = [c for c in line if len(c.text) <= _HEADER_CELL and not re.search(r"\d", c.text)]
+    return len(line) >= _HEADER_CELLS and len(short) == len(line)
+
+
+class _Context:
+    """What the page says about its issuer: its tax id's place, its bank lines, its domains, its text."""
+
+    def __init__(self, page: _Page, vat: _Found | None) -> None:
+        self.page = page
+        self.vat = vat
+        self.text = page.layout.text[:20000].casefold()
+        self.domains = {m.group(1).casefold() for m in _DOMAIN_WORD.finditer(self.text)} - _FREE_MAIL
+        self.banks = [c for c in page.columns[:400] if _IBAN_LABEL.search(c.head) or _BANK_WORD.search(c.head)]
+        self.sizes = sorted(c.height for c in page.columns[:400] if c.page == 1) or [1.0]
+        self.usual = self.sizes[len(self.sizes) // 2]
+        self.heads: set[int] = set()  # the candidates heading the block above the tax id
+
+    def score(self, found: _Found, by_rules: bool) -> float:
+        """The evidence for a name: where it stands, then what it says."""
+        rules = _BY_RULES if by_rules and not _in_window(self.page, found.column) else 0.0  # a window's is the buyer's
+        return rules + self._place(found) + self._words(found)
+
+    def _place(self, found: _Found) -> float:
+        """Evidence from the name's place: the seller's block, the letterhead, larger print, the seller's tax id
+        and bank lines under it, the footer's legal line, the return address."""
+        page, column = self.page, found.column
+        points = _SELLER_BLOCK if page.role(column) == "seller" else 0.0
+        if column.page == 1:  # (a text without sizes is as tall as its lines: an A4 page at the least)
+            points += _LETTERHEAD * max(0.0, 1 - 4 * column.top / max(page.heights.get(column.page, 1.0), _A4))
+        if column.height > 1.15 * self.usual:
+            points += min(_LARGER, 2 * (column.height / self.usual - 1))
+        if self.vat is not None and self.vat.column.page == column.page and _near(column, self.vat.column):
+            # the block a tax id ends is headed by its company's name: its first line most of all
+            points += _NEAR_TAX_ID if id(found) in self.heads else _NEAR_TAX_ID / 2
+        if any(b.page == column.page and _near(column, b) for b in self.banks):
+            points += _NEAR_BANK
+        if page.region(column) == "footer" and _legal(found.value):
+            points += _FOOTER_LEGAL
+        if column in page.senders:
+            points += _SENDER
+        if _in_window(self.page, column):
+            points += _WINDOW
+        if any(_NAME_HEADING.match(c.text) for c in _just_above(page, column)):
+            points += _UNDER_NAME_LABEL
+        under = page.below(column)[:1]
+        if under and under[0].height > 1.1 * column.height and len(found.value.split()) <= 3 and \
+                abs(under[0].x0 - column.x0) < column.height / 2:
+            points += _LABEL  # a small label over its value (the value printed larger)
+        after = page.right_of(column)[:1]
+        if after and re.match(r"\W{0,3}\d", after[0].text) and len(found.value.split()) <= 3:
+            points += _LABEL  # a label with its number beside it
+        if any(_PRICE.search(c.text) for c in page.right_of(column)):
+            points += _TABLE_ROW  # an item's line, with its price
+        return points
+
+    def _words(self, found: _Found) -> float:
+        """Evidence from the name's words: a legal form, its domain on the page, repetition; digits and a
+        bank's name count against it."""
+        name = found.value
+        points = _LEGAL_FORM if _legal(name) or _PUBLIC_BODY.match(name) else 0.0
+        if 1 < len(name.split()) <= 5:  # a name of a few words over a word alone (a job title, a heading)
+            points += _FEW_WORDS
+        if self._domain(name):
+            points += _DOMAIN
+        if self.text.count(name.casefold()) > 1 and (len(name.split()) > 1 or _legal(name)):  # not a common word
+            points += _REPEATED
+        if re.search(r"\d", name) and not _legal(name):
+            points += _DIGITS
+        confidences = [w.conf for w in found.column.words or [] if w.conf is not None]
+        if confidences and sum(confidences) / len(confidences) < _SURE_OCR:
+            points += _UNSURE
+        line = self.page.layout.lines[found.column.line].text
+        if _BANK_WORD.search(name) or _BANK_WORD.search(line[:max(0, line.find(name))][-40:]):
+            points += _BANK_NAME
+        return points
+
+    def _domain(self, name: str) -> bool:
+        """Whether the name's words spell an e-mail or web domain printed on the page ("acme" in acme.com)."""
+        letters = re.sub(r"[^a-z0-9]", "", name.casefold())
+        first = re.sub(r"[^a-z0-9]", "", (name.split() or [""])[0].casefold())
+        return any(len(d) >= 3 and (d in letters or (len(first) >= 3 and d.startswith(first)))
+                   for d in (re.sub(r"[^a-z0-9]", "", d) for d in self.domains))
+
+
+def _in_window(page: _Page, column: _Column) -> bool:
+    """Whether a line heads an address in an envelope's window: on a page with sizes, left of the middle
+    and between a seventh and a third of the page down (DIN 5008's window, and most others), with a
+    postcode and town in the lines right under it, and no seller's heading above it."""
+    sizes = page.layout.sizes
+    if column.page != 1 or not sizes or page.role(column) == "seller":
+        return False
+    width, height = sizes[0]
+    if column.x0 > width / 2 or not height / 7 <= column.top <= height / 3:
+        return False
+    under = [c for index in range(column.line + 1, min(column.line + 5, len(page.by_line)))
+             for c in page.by_line[index] if abs(c.x0 - column.x0) < 2 * column.height]
+    return any(_POSTCODE.search(c.text) or _ZIP.search(c.text) for c in under)
+
+
+def _near(column: _Column, anchor: _Column) -> bool:
+    """Whether ``column`` stands on ``anchor``'s line or in the lines above it, in its column band."""
+    if column.line == anchor.line:
+        return True
+    return 0 < anchor.line - column.line <= _NEAR_LINES and abs(column.x0 - anchor.x0) < 3 * anchor.height
+
+
+def _just_above(page: _Page, column: _Column) -> list[_Column]:
+    """The columns on the line just above ``column`` that overlap it (a label over its value)."""
+    if column.line == 0:
+        return []
+    return [c for c in page.by_line[column.line - 1]
+            if c.page == column.page and c.x0 < column.x1 and c.x1 > column.x0 and column.top - c.bottom < 2 * c.height]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from .. import labels
+from . import partywords
 from .checks import PRINTED_CURRENCIES
 
 
@@ -46,16 +47,18 @@ _CURRENCY_LABEL = _compile(labels.CURRENCY)
 # "Käufer/Leistungsempfänger:", "Bill to address:"
 _HEADING_END = (r"(?:\s*[/&]\s*[^\W\d_]+)?(?:\s+(?:address|adresse|anschrift|adres|direcci[óo]n|indirizzo|adres|"
                 r"details|information|info|data|dane|datos|dati|gegevens|angaben))?\s*(?P<colon>:)?")
-_SELLER_HEADING = re.compile(rf"^\W{{0,3}}(?:{labels.SELLER}){_HEADING_END}", re.IGNORECASE)
+_SELLER_WORDS = f"{labels.SELLER}|{partywords.SELLER}"
+_BUYER_WORDS = f"{labels.BUYER}|{partywords.BUYER}"
+_SELLER_HEADING = re.compile(rf"^\W{{0,3}}(?:{_SELLER_WORDS}){_HEADING_END}", re.IGNORECASE)
 # A buyer heading may start with a word or two: "Abweichender Warenempfänger:", "Delivery address".
-_BUYER_HEADING = re.compile(rf"^\W{{0,3}}(?:[^\W\d_]+ ){{0,2}}?(?:{labels.BUYER}){_HEADING_END}", re.IGNORECASE)
+_BUYER_HEADING = re.compile(rf"^\W{{0,3}}(?:[^\W\d_]+ ){{0,2}}?(?:{_BUYER_WORDS}){_HEADING_END}", re.IGNORECASE)
 _POSTCODE = re.compile(r"(?:[A-Z]{1,2}[- ]?)?\d{4,5}(?:[- ]\d{3})? [^\W\d_]")
 _SENDER_SEPARATOR = re.compile(r" [|·•–-] |, ")
 # Columns looked at for a return-address line (it is near the top of the first page).
 _SENDER_SCAN = 80
 _NAME_LABEL = re.compile(r"\s*(?:name|nom|naam|nombre|nome|nazwa|firma|raison\s+sociale)\s*:\s*", re.IGNORECASE)
-_PARTY_WORD = re.compile(rf"{labels.SELLER}|{labels.BUYER}|\bname\b", re.IGNORECASE)
-_LEGAL_NAME = re.compile(rf"(?<![^\W\d_])(?:{labels.LEGAL_FORM})(?![^\W\d_])")
+_PARTY_WORD = re.compile(rf"{_SELLER_WORDS}|{_BUYER_WORDS}|\bname\b", re.IGNORECASE)
+_LEGAL_NAME = re.compile(rf"(?<![^\W\d_])(?:{partywords.LEGAL_FORM}|{labels.LEGAL_FORM})(?![^\W\d_])")
 
 # Amounts: 1.234,56 / 1,234.56 / 1 234,56 / 1'234.56 / 1234.5 / 1234; never a percentage.
 _AMOUNT = re.compile(r"(?<![\d.,])(?P<sign>[-\u2212]\s?)?(?P<int>\d{1,3}(?:[.,'’\u00a0\u202f ]\d{3})++|\d++)"

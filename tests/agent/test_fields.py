@@ -303,11 +303,15 @@ def test_net_plus_vat_settles_two_disagreeing_totals():
     ("Registered office London, company 123. IT00743110157 is our number", "IT00743110157"),  # found anywhere
 ])
 def test_vat_ids_are_read_in_every_language_and_anywhere_by_their_check_digits(text, vat):
-    assert value(text, "vat_id") == vat
+    found = read(text)["vat_id"]
+    assert (found["status"], found["normalized"]) == ("present", vat)
+    assert found["value"] in text  # as printed: no prefix added, no spaces taken out
 
 
-def test_a_german_steuernummer_is_not_a_vat_id():
-    assert read("Steuernummer: 201/113/40209")["vat_id"]["status"] == "missing"
+def test_a_german_steuernummer_is_the_tax_id_only_when_no_vat_id_is_printed():
+    found = read("Steuernummer: 201/113/40209")["vat_id"]
+    assert (found["status"], found["value"], found["country"]) == ("present", "201/113/40209", "DE")
+    assert value("Steuernummer: 201/113/40209\nUSt-IdNr.: DE136695976", "vat_id") == "DE136695976"
 
 
 def test_the_buyers_vat_id_is_never_the_suppliers():
@@ -418,8 +422,9 @@ def test_a_label_glued_to_its_amount_is_still_read():
 
 
 def test_uk_and_swiss_vat_numbers_are_checked_by_their_own_rules():
-    assert value("VAT Reg. No. GB 980 7806 84", "vat_id") == "GB980780684"
-    assert value("Numéro de TVA: CHE-116.281.710 TVA", "vat_id") == "CHE116281710TVA"
+    assert read("VAT Reg. No. GB 980 7806 84")["vat_id"]["normalized"] == "GB980780684"
+    swiss = read("Numéro de TVA: CHE-116.281.710 TVA")["vat_id"]
+    assert (swiss["value"], swiss["normalized"], swiss["country"]) == ("CHE-116.281.710 TVA", "CHE116281710", "CH")
 
 
 def test_a_bare_number_sign_beside_a_number_on_an_invoice():
@@ -595,7 +600,9 @@ def test_an_amount_in_a_running_sentence_ranks_below_a_labelled_total():
     ("Acme SARL - RCS Lyon - TVA FR 40 303 265 045 - Capital 1000 €", "FR40303265045"),  # spaces inside
 ])
 def test_a_vat_id_without_its_country_prefix_takes_the_labels_or_the_suppliers_country(text, vat):
-    assert read(text)["vat_id"]["value"] == vat
+    found = read(text)["vat_id"]
+    assert (found["status"], found["normalized"], found["country"]) == ("present", vat, vat[:2])
+    assert found["value"] in text  # as printed: the prefix the page leaves out is not added
 
 
 def test_an_ibans_first_digits_are_never_a_vat_id():
