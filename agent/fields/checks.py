@@ -35,7 +35,7 @@ LABELS = {
     "due_date": "Due date",
     "net_amount": "Net amount",
     "vat_amount": "VAT amount",
-    "buyer_name": "Buyer",
+    "buyer_name": "Buyer name",
 }
 # What to ask the supplier for, per field, in Alice's note.
 ASK = {

@@ -257,7 +257,7 @@ def test_the_due_date_net_vat_and_buyer_are_listed_for_alice_and_never_asked_of_
     note = tools.review_note(checked_with(all_present(), also_read=also))
     alice, supplier = parts(note)
     assert ("Also on the invoice:\n- Due date: 13 April 2026\n- Net amount: EUR 1,120.90\n"
-            "- VAT amount: EUR 212.97\n- Buyer: Hafenbüro KG\n") in alice
+            "- VAT amount: EUR 212.97\n- Buyer name: Hafenbüro KG\n") in alice
     assert supplier == "" and "adds up" not in note and "Net plus VAT" not in note  # 1,120.90 + 212.97 = 1,333.87
 
 

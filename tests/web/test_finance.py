@@ -259,7 +259,7 @@ def test_the_due_date_net_vat_and_buyer_are_on_the_page_in_the_json_and_in_the_c
     api = client.get(f"/jobs/{job.pk}", HTTP_ACCEPT="application/json").json()
     assert api["result"]["also_read"]["due_date"]["value"] == "2026-04-13"
     row = read_csv(client.get("/jobs/export.csv"))[0]
-    assert (row["Due date"], row["Net amount"], row["VAT amount"], row["Buyer"]) == ("2026-04-13", "1000.00",
+    assert (row["Due date"], row["Net amount"], row["VAT amount"], row["Buyer name"]) == ("2026-04-13", "1000.00",
                                                                                      "190.00", "")
 
 
