@@ -10,7 +10,7 @@ that file as it starts, so a test can see which claims really ran. ``diagnostic.
 the same with a document: it reads it from the document store (files or an object store) and
 answers its SHA-256, so a test sees every job read its own bytes wherever they are kept;
 with ``keep_pages`` it keeps a one-pixel page image beside it after its sleep, so it reaches
-the store at its start and at its end, as a review does.
+the store at its start and at its end, as a document kind does.
 """
 
 from __future__ import annotations
