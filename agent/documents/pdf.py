@@ -59,7 +59,7 @@ def _pdf_reader(content: bytes):
     return reader, pages
 
 
-NEEDS_PASSWORD = ("the PDF is protected by a password that is needed to open it; send it without the password "
+NEEDS_PASSWORD = ("the PDF is protected by a password that is needed to open it; send it without the password "  # noqa: S105  words
                   "(save or print it as a new PDF)")
 
 

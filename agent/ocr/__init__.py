@@ -29,6 +29,7 @@ from jobs.errors import DamagedDocument
 
 from .. import documents
 from ..layout import Layout, Line, Word, _lines
+from . import embedded
 from .language import DETECT_DPI, DETECT_WORDS, language, told
 from .scans import (
     DPI,
@@ -65,11 +66,13 @@ class Reading:
     pages: list[int] = field(default_factory=list)
     confidences: list[float] = field(default_factory=list)
     languages: str = ""  # what the pages were read in, told from the first one
+    images: list[int] = field(default_factory=list)  # pages with a text layer whose images were read
 
     def to_json(self) -> dict[str, Any] | None:
         if not self.pages:
-            return None
-        return {"pages": self.pages, "page_confidence": [round(c, 1) for c in self.confidences],
+            return {"pages": [], "images": self.images} if self.images else None
+        return {"pages": self.pages, **({"images": self.images} if self.images else {}),
+                "page_confidence": [round(c, 1) for c in self.confidences],
                 "confidence": round(sum(self.confidences) / len(self.confidences), 1),
                 "languages": self.languages, "dpi": DPI}
 
@@ -151,11 +154,20 @@ def complete_pdf(content: bytes, read: Layout, *, page_limit: PageLimit = _unlim
         return read, Reading()
     # A page with no character of text is read as a scan; one with a few ("Page 2 of 2") is not.
     scans = [page for page in range(1, read.pages + 1) if not chars.get(page)]
-    if not scans:
-        return read, Reading()
-    tesseract = engine()
     result = Reading()
-    lines = [line for line in read.lines if line.page not in scans]
+    try:  # the images on its pages with text: a letterhead, a logo, a scanned appendix page
+        images = embedded.read_images(content, read, engine, page_limit=page_limit)
+    except Unavailable:
+        if scans:
+            raise
+        images = {}
+    result.images = sorted(images)
+    if not scans:
+        if not images:
+            return read, result
+        return Layout(pages=read.pages, lines=_bounded(embedded.merged(read.lines, images)), sizes=read.sizes), result
+    tesseract = engine()
+    lines = embedded.merged([line for line in read.lines if line.page not in scans], images)
     for page in scans:
         with page_limit(page):
             rendered = _rendered(content, page)
