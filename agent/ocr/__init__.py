@@ -67,11 +67,13 @@ class Reading:
     confidences: list[float] = field(default_factory=list)
     languages: str = ""  # what the pages were read in, told from the first one
     images: list[int] = field(default_factory=list)  # pages with a text layer whose images were read
+    turned: list[int] = field(default_factory=list)  # pages read turned a quarter (scanned on their side)
 
     def to_json(self) -> dict[str, Any] | None:
         if not self.pages:
             return {"pages": [], "images": self.images} if self.images else None
         return {"pages": self.pages, **({"images": self.images} if self.images else {}),
+                **({"turned": self.turned} if self.turned else {}),
                 "page_confidence": [round(c, 1) for c in self.confidences],
                 "confidence": round(sum(self.confidences) / len(self.confidences), 1),
                 "languages": self.languages, "dpi": DPI}
@@ -167,25 +169,29 @@ def complete_pdf(content: bytes, read: Layout, *, page_limit: PageLimit = _unlim
             return read, result
         return Layout(pages=read.pages, lines=_bounded(embedded.merged(read.lines, images)), sizes=read.sizes), result
     tesseract = engine()
+    sizes = [list(size) for size in read.sizes]
     lines = embedded.merged([line for line in read.lines if line.page not in scans], images)
     for page in scans:
         with page_limit(page):
             rendered = _rendered(content, page)
             if rendered is None:  # a blank page: nothing drawn on it to read
                 continue
-            page_lines = _read_page(tesseract, *rendered, page, result)
-            del rendered
+            page_lines, read_as = _read_page(tesseract, *rendered, page, result)
+            if page in result.turned and page <= len(sizes):  # read on its side: its boxes are the turned page's
+                sizes[page - 1] = [sizes[page - 1][1], sizes[page - 1][0]]
+            del rendered, read_as
         if page_lines:  # a page OCR found nothing on is no page "read from a scan"
             lines.extend(page_lines)
             result.pages.append(page)
             result.confidences.append(_confidence(page_lines))
     lines.sort(key=lambda line: line.page)  # stable: each page's lines stay in reading order
-    return Layout(pages=read.pages, lines=_bounded(lines), sizes=read.sizes), result
+    return Layout(pages=read.pages, lines=_bounded(lines), sizes=sizes), result
 
 
-def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int, result: Reading) -> list[Line]:
-    """One page's lines; the first page with words on it also tells the language (an English
-    pass at DETECT_DPI), which its following pages are read in."""
+def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int, result: Reading) -> tuple[list[Line], Any]:
+    """One page's lines and the page as read; the first page with words on it also tells the
+    language (an English pass at DETECT_DPI), which its following pages are read in, and,
+    when that pass finds almost nothing legible, whether the page lies on its side (``_turn``)."""
     languages = result.languages
     if not languages:
         factor = max(1, round(dpi / DETECT_DPI))
@@ -196,10 +202,37 @@ def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int, result: 
             found += tesseract.read(small.crop(box), dpi / factor, "eng")
             if told(found) is not None:
                 break
+        if told(found) is None and _legible(found) < TURN_WORDS:
+            angle, turned_found = _turn(tesseract, small, dpi / factor, found)
+            if angle:
+                image, found = image.rotate(angle, expand=True, fillcolor=255), turned_found
+                result.turned.append(number)
         languages = language(found)
         if len(found) >= DETECT_WORDS:
             result.languages = languages
-    return _page_layout(tesseract.read(image, dpi, languages), number, dpi)
+    return _page_layout(tesseract.read(image, dpi, languages), number, dpi), image
+
+
+# A first page on which the language pass finds fewer legible words than this (confident, of
+# three letters or more) is also read turned a quarter each way, at DETECT_DPI; it is turned
+# when one way reads TURN_GAIN times as many. A receipt scanned on its side: 2 words upright,
+# 53 turned (0.5 s of CPU more, for such a page only).
+TURN_WORDS = 10
+TURN_GAIN = 3
+
+
+def _legible(found: list[_Found]) -> int:
+    return sum(1 for w in found if w.conf >= LOW_CONFIDENCE and sum(c.isalnum() for c in w.text) >= 3)
+
+
+def _turn(tesseract: _Engine, small: Any, dpi: float, found: list[_Found]) -> tuple[int, list[_Found]]:
+    """The quarter turn (counter-clockwise degrees) that makes the page legible, and its words; 0 when none does."""
+    best, best_found, upright = 0, found, _legible(found)
+    for angle in (90, 270):
+        turned = tesseract.read(small.rotate(angle, expand=True, fillcolor=255), dpi, "eng")
+        if _legible(turned) >= max(TURN_GAIN * max(upright, 1), TURN_WORDS, _legible(best_found) + 1):
+            best, best_found = angle, turned
+    return best, best_found
 
 
 def _rendered(content: bytes, number: int) -> tuple[Any, float] | None:
@@ -264,7 +297,7 @@ def _read_pages(tesseract: _Engine, pages: Generator[tuple[Any, float], None, No
             if prepared is None:
                 break
             image, dpi = prepared
-            page_lines = _read_page(tesseract, image, dpi, number, result)
+            page_lines, image = _read_page(tesseract, image, dpi, number, result)
         sizes.append([image.width * 72.0 / dpi, image.height * 72.0 / dpi])
         lines.extend(page_lines)
         result.pages.append(number)

@@ -1,0 +1,94 @@
+"""OCR of the pages that are hard to read: a faded receipt photographed in a shadow, a long
+receipt's photo (bounded in pixels, so in time), a scan left as it is when its paper is even."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import pytest
+from PIL import Image, ImageChops, ImageDraw, ImageFilter, ImageFont
+
+from agent import documents, ocr, reading
+from agent.layout import Layout
+from agent.ocr import scans
+
+
+@pytest.fixture
+def needs_ocr():
+    why = ocr.available()
+    if why:
+        if os.environ.get("REQUIRE_OCR") == "1":
+            pytest.fail(f"REQUIRE_OCR=1 but {why}", pytrace=False)
+        pytest.skip(why)
+
+
+RECEIPT = ["CAFE LINDENHOF", "Marktplatz 3, 79098 Freiburg", "USt-IdNr. DE136695976", "", "Beleg-Nr. 4471",
+           "Datum: 14.03.2026", "2 x Cappuccino      7,80", "1 x Kuchen          3,90", "", "SUMME EUR          11,70"]
+
+
+def faded_receipt(*, depth: int, shadow: float, size: tuple[int, int] = (600, 900)) -> Image.Image:
+    """Thermal print ``depth`` grey levels darker than its paper, the paper falling from white on
+    one side to ``shadow`` of its brightness on the other (a phone's shadow), slightly blurred."""
+    print_ = Image.new("L", size, 0)
+    draw = ImageDraw.Draw(print_)
+    y = 30
+    for line in RECEIPT:
+        draw.text((30, y), line, fill=depth, font=ImageFont.load_default(size=26))
+        y += 44
+    light = Image.linear_gradient("L").rotate(-90).resize(size)
+    paper = light.point(lambda v: int(245 - v * shadow))
+    return ImageChops.subtract(paper, print_).filter(ImageFilter.GaussianBlur(0.7))
+
+
+def png(image: Image.Image) -> bytes:
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
+
+
+def test_a_faded_receipt_in_a_shadow_is_read(needs_ocr):
+    content = png(faded_receipt(depth=45, shadow=0.55))
+    checked = reading.validate(reading.extract(content, documents.PNG))
+    values = {name: field.get("value") for name, field in checked["fields"].items()}
+    assert values["total_amount"] == "11.70", values
+    assert values["vat_id"] == "DE136695976" and values["invoice_date"] == "2026-03-14", values
+
+
+def test_even_paper_with_dark_print_is_left_as_it_is():
+    page = faded_receipt(depth=200, shadow=0.0)
+    assert scans.flattened(page) is page
+    uneven = faded_receipt(depth=45, shadow=0.55)
+    flat = scans.flattened(uneven)
+    assert flat is not uneven
+    # The shadowed side's paper is white again, and the print on it dark.
+    assert flat.crop((500, 700, 600, 900)).getextrema()[0] > 200
+    low, high = flat.crop((20, 20, 400, 480)).getextrema()
+    assert high - low > 150
+
+
+def test_a_long_receipt_photo_is_read_within_one_a4_page_of_pixels(needs_ocr):
+    photo = Image.new("L", (950, 3400), 235)  # no resolution of its own: taken for an A4 page's width
+    pages = scans.pages_of(png(photo))
+    grey, dpi = next(pages)
+    pages.close()
+    assert grey.width * grey.height <= scans.MAX_PAGE_PIXELS * 1.01  # each side rounded
+    assert grey.width > 950  # still scaled up towards the resolution Tesseract reads best
+
+
+def test_a_receipt_scanned_on_its_side_is_turned_and_read(needs_ocr):
+    upright = faded_receipt(depth=200, shadow=0.0)
+    for angle in (90, 270):
+        content = png(upright.rotate(angle, expand=True, fillcolor=245))
+        extracted = reading.extract(content, documents.PNG)
+        assert extracted["ocr"]["turned"] == [1]
+        values = {name: field.get("value") for name, field in reading.validate(extracted)["fields"].items()}
+        assert values["total_amount"] == "11.70" and values["vat_id"] == "DE136695976", values
+        # The boxes are the turned page's: the page is as tall as the receipt, not as wide.
+        width, height = Layout.from_json(extracted["layout"]).sizes[0]
+        assert height > width
+
+
+def test_an_upright_page_is_not_turned(needs_ocr):
+    extracted = reading.extract(png(faded_receipt(depth=200, shadow=0.0)), documents.PNG)
+    assert "turned" not in extracted["ocr"]
