@@ -68,6 +68,7 @@ class Reading:
     languages: str = ""  # what the pages were read in, told from the first one
     images: list[int] = field(default_factory=list)  # pages with a text layer whose images were read
     turned: list[int] = field(default_factory=list)  # pages read turned a quarter (scanned on their side)
+    scale: float = 1.0  # the pages read scaled down by this much (large print)
 
     def to_json(self) -> dict[str, Any] | None:
         if not self.pages:
@@ -176,7 +177,7 @@ def complete_pdf(content: bytes, read: Layout, *, page_limit: PageLimit = _unlim
             rendered = _rendered(content, page)
             if rendered is None:  # a blank page: nothing drawn on it to read
                 continue
-            page_lines, read_as = _read_page(tesseract, *rendered, page, result)
+            page_lines, read_as, _dpi = _read_page(tesseract, *rendered, page, result)
             if page in result.turned and page <= len(sizes):  # read on its side: its boxes are the turned page's
                 sizes[page - 1] = [sizes[page - 1][1], sizes[page - 1][0]]
             del rendered, read_as
@@ -188,8 +189,9 @@ def complete_pdf(content: bytes, read: Layout, *, page_limit: PageLimit = _unlim
     return Layout(pages=read.pages, lines=_bounded(lines), sizes=sizes), result
 
 
-def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int, result: Reading) -> tuple[list[Line], Any]:
-    """One page's lines and the page as read; the first page with words on it also tells the
+def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int,
+               result: Reading) -> tuple[list[Line], Any, float]:
+    """One page's lines, and the page as read with its resolution; the first page with words on it also tells the
     language (an English pass at DETECT_DPI), which its following pages are read in, and,
     when that pass finds almost nothing legible, whether the page lies on its side (``_turn``)."""
     languages = result.languages
@@ -210,7 +212,32 @@ def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int, result: 
         languages = language(found)
         if len(found) >= DETECT_WORDS:
             result.languages = languages
-    return _page_layout(tesseract.read(image, dpi, languages), number, dpi), image
+            result.scale = _scale_for(found, factor)
+    if result.scale < 1:  # print larger than Tesseract needs (a receipt photographed close): fewer pixels
+        from PIL import Image
+
+        image = image.resize((max(1, round(image.width * result.scale)), max(1, round(image.height * result.scale))),
+                             Image.Resampling.BOX)
+        dpi *= result.scale
+    return _page_layout(tesseract.read(image, dpi, languages), number, dpi), image, dpi
+
+
+# Tesseract reads print whose words are about this many pixels tall (10 pt at 300 dpi) as well
+# as larger print, in fewer pixels: a page whose words are more than LARGE_PRINT times as tall
+# (a receipt photographed close: 60 to 85 pixels) is read scaled down to it, at most to
+# SMALLEST_SCALE. Told from the legible words of the language pass, for the whole document.
+WORD_PIXELS = 32
+LARGE_PRINT = 1.5
+SMALLEST_SCALE = 0.4
+
+
+def _scale_for(found: list[_Found], factor: int) -> float:
+    heights = sorted(w.height * factor for w in found if w.conf >= LOW_CONFIDENCE and
+                     sum(c.isalnum() for c in w.text) >= 3)
+    if len(heights) < DETECT_WORDS:
+        return 1.0
+    median = heights[len(heights) // 2]
+    return max(SMALLEST_SCALE, WORD_PIXELS / median) if median > LARGE_PRINT * WORD_PIXELS else 1.0
 
 
 # A first page on which the language pass finds fewer legible words than this (confident, of
@@ -297,7 +324,7 @@ def _read_pages(tesseract: _Engine, pages: Generator[tuple[Any, float], None, No
             if prepared is None:
                 break
             image, dpi = prepared
-            page_lines, image = _read_page(tesseract, image, dpi, number, result)
+            page_lines, image, dpi = _read_page(tesseract, image, dpi, number, result)
         sizes.append([image.width * 72.0 / dpi, image.height * 72.0 / dpi])
         lines.extend(page_lines)
         result.pages.append(number)

@@ -35,6 +35,7 @@ FLATTEN_REDUCE = 8
 FLATTEN_WINDOW = 5
 UNEVEN_PAPER = 40
 FAINT_PRINT = 100
+PAPER_GRAIN = 12
 
 
 def _dpi_for(width_in: float, height_in: float) -> float:
@@ -113,8 +114,9 @@ def flattened(grey: Any) -> Any:
     if high - low < UNEVEN_PAPER and high - ink >= FAINT_PRINT:
         return grey
     paper = paper.resize(grey.size, Image.Resampling.BILINEAR)
-    darker = ImageChops.subtract(paper, grey)  # 0 on the paper, the print's depth elsewhere
-    return ImageOps.autocontrast(ImageOps.invert(darker), cutoff=(0.5, 0))
+    # 0 on the paper, the print's depth elsewhere; a crease's or the grain's few levels stay paper.
+    darker = ImageChops.subtract(paper, grey, offset=-PAPER_GRAIN)
+    return ImageOps.invert(darker)
 
 
 def _spread(image: Any, share: float) -> tuple[int, int]:
