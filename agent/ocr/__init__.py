@@ -75,6 +75,7 @@ class Reading:
             return {"pages": [], "images": self.images} if self.images else None
         return {"pages": self.pages, **({"images": self.images} if self.images else {}),
                 **({"turned": self.turned} if self.turned else {}),
+                **({"scale": round(self.scale, 2)} if self.scale < 1 else {}),
                 "page_confidence": [round(c, 1) for c in self.confidences],
                 "confidence": round(sum(self.confidences) / len(self.confidences), 1),
                 "languages": self.languages, "dpi": DPI}
