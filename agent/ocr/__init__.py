@@ -29,7 +29,7 @@ from jobs.errors import DamagedDocument
 
 from .. import documents
 from ..layout import Layout, Line, Word, _lines
-from . import embedded
+from . import embedded, margins
 from .language import DETECT_DPI, DETECT_WORDS, language, told
 from .scans import (
     DPI,
@@ -220,7 +220,12 @@ def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int,
         image = image.resize((max(1, round(image.width * result.scale)), max(1, round(image.height * result.scale))),
                              Image.Resampling.BOX)
         dpi *= result.scale
-    return _page_layout(tesseract.read(image, dpi, languages), number, dpi), image, dpi
+    words = tesseract.read(image, dpi, languages)
+    margin_lines, strips = margins.read_margins(tesseract, image, dpi, words, languages=languages,
+                                                  number=number)
+    if strips:  # what the line-by-line reading made of the turned print there is noise
+        words = [w for w in words if not any(x0 <= w.left + w.width / 2 <= x1 for x0, x1 in strips)]
+    return _page_layout(words, number, dpi) + margin_lines, image, dpi
 
 
 # Tesseract reads print whose words are about this many pixels tall (10 pt at 300 dpi) as well

@@ -107,3 +107,43 @@ def test_large_print_is_read_scaled_down(needs_ocr):
     box = reading.validate(extracted)["fields"]["total_amount"]["evidence"]["box"]
     width, height = Layout.from_json(extracted["layout"]).sizes[0]
     assert box[3] < height / 2 and box[2] < width
+
+
+def test_the_legal_line_printed_up_the_margin_is_read_where_it_prints(needs_ocr):
+    dpi = 200
+    page = Image.new("L", (int(8.27 * dpi), int(11.69 * dpi)), 255)
+    draw = ImageDraw.Draw(page)
+    y = int(1.0 * dpi)
+    for line in ["Kestrel Tooling", "Rechnung Nr. RE-8841", "Rechnungsdatum: 02.03.2026", "",
+                 "Drehmomentschluessel    2 x 500,00", "Gesamtbetrag: 1.190,00 EUR"]:
+        draw.text((int(1.2 * dpi), y), line, fill=0, font=ImageFont.load_default(size=int(11 * dpi / 72)))
+        y += int(0.3 * dpi)
+    legal = "Kestrel Tooling GmbH  USt-IdNr. DE136695976  IBAN DE89 3704 0044 0532 0130 00"
+    strip = Image.new("L", (int(9 * dpi), int(0.25 * dpi)), 255)
+    ImageDraw.Draw(strip).text((0, 4), legal, fill=0, font=ImageFont.load_default(size=int(8 * dpi / 72)))
+    page.paste(strip.rotate(90, expand=True), (int(0.3 * dpi), int(1.5 * dpi)))  # read bottom to top
+    out = io.BytesIO()
+    page.save(out, "PNG", dpi=(dpi, dpi))
+
+    extracted = reading.extract(out.getvalue(), documents.PNG)
+    values = {name: field.get("value") for name, field in reading.validate(extracted)["fields"].items()}
+    assert values["vat_id"] == "DE136695976", values
+    assert (values["iban"] or "").replace(" ", "") == "DE89370400440532013000", values
+    read = Layout.from_json(extracted["layout"])
+    margin = next(line for line in read.lines if "DE136695976" in line.text)
+    assert margin.box is not None and margin.box[2] < 0.08 * read.sizes[0][0]  # in the left margin
+    assert margin.box[3] - margin.box[1] > 200  # running up the page
+
+
+def test_a_page_without_margin_text_is_read_once(needs_ocr, monkeypatch):
+    calls = []
+    real = ocr.margins.read_margins
+
+    def counted(*args, **kwargs):
+        lines, strips = real(*args, **kwargs)
+        calls.append(strips)
+        return lines, strips
+
+    monkeypatch.setattr(ocr.margins, "read_margins", counted)
+    reading.extract(png(faded_receipt(depth=200, shadow=0.0)), documents.PNG)
+    assert calls == [[]]
