@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from ..documents import MAX_IMAGE_PIXELS
 from ..layout import Layout, Line, Word, _lines
 from .language import told_text
 from .scans import DPI, MAX_PAGE_PIXELS, MAX_UPSCALE
@@ -110,6 +111,8 @@ def _image_boxes(page: Any, width: float, height: float) -> list[tuple[tuple[flo
         y0, y1 = max(0.0, height - top), min(height, height - bottom)
         pixels_wide, pixels_tall = image.get_px_size()
         if x1 - x0 < MIN_WIDTH or y1 - y0 < MIN_HEIGHT or min(pixels_wide, pixels_tall) < MIN_PIXELS:
+            continue
+        if pixels_wide * pixels_tall > MAX_IMAGE_PIXELS:  # as an upload of that size would be: not decoded
             continue
         native = 72.0 * max(pixels_wide / max(right - left, 1.0), pixels_tall / max(top - bottom, 1.0))
         seen[(round(x0), round(y0), round(x1), round(y1))] = ((x0, y0, x1, y1), native)
