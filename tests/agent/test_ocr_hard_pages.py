@@ -147,3 +147,19 @@ def test_a_page_without_margin_text_is_read_once(needs_ocr, monkeypatch):
     monkeypatch.setattr(ocr.margins, "read_margins", counted)
     reading.extract(png(faded_receipt(depth=200, shadow=0.0)), documents.PNG)
     assert calls == [[]]
+
+
+def test_the_models_of_the_last_languages_stay_loaded(needs_ocr, monkeypatch):
+    tesseract = ocr.engine()
+    loaded = []
+    real = tesseract._api
+    monkeypatch.setattr(tesseract, "_api", lambda languages: loaded.append(languages) or real(languages))
+    monkeypatch.setattr(tesseract, "readers", {})
+    blank = Image.new("L", (60, 60), 255)
+    for languages in ("deu+eng", "fra+eng", "deu+eng", "spa+eng", "ita+eng", "deu+eng", "fra+eng"):
+        tesseract.read(blank, 300, languages)
+    assert loaded == ["deu+eng", "fra+eng", "spa+eng", "ita+eng", "fra+eng"]  # fra+eng used least lately
+    assert list(tesseract.readers) == ["ita+eng", "deu+eng", "fra+eng"]
+    assert len(tesseract.readers) == ocr.tesseract.MAX_READERS
+    for api in tesseract.readers.values():  # the process's own models come back with monkeypatch
+        tesseract.lib.TessBaseAPIDelete(api)
