@@ -116,7 +116,8 @@ def flattened(grey: Any) -> Any:
     paper = paper.resize(grey.size, Image.Resampling.BILINEAR)
     # 0 on the paper, the print's depth elsewhere; a crease's or the grain's few levels stay paper.
     darker = ImageChops.subtract(paper, grey, offset=-PAPER_GRAIN)
-    return ImageOps.invert(darker)
+    # Faint print stretched to black: the grain is already paper, so only print is darkened.
+    return ImageOps.autocontrast(ImageOps.invert(darker), cutoff=(0.2, 0))
 
 
 def _spread(image: Any, share: float) -> tuple[int, int]:
