@@ -14,6 +14,10 @@ past the CPU limit is the child's ``SIGXCPU`` like any other handler's, and a ch
 its own would escape them. The models load once per child and serve its following jobs. The
 pixels reach Tesseract as a buffer: no image file is written.
 
+A text PDF's images that carry text (a letterhead, a scanned page behind a page number) are
+read too, into their page's lines where they print (``embedded``); text printed up or down a
+scanned page's margin is read turned (``margins``).
+
 Images are decoded only here, in the worker's child; acceptance (``agent.documents``) reads
 their declared size and frame count and never their pixels.
 """
@@ -192,9 +196,10 @@ def complete_pdf(content: bytes, read: Layout, *, page_limit: PageLimit = _unlim
 
 def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int,
                result: Reading) -> tuple[list[Line], Any, float]:
-    """One page's lines, and the page as read with its resolution; the first page with words on it also tells the
-    language (an English pass at DETECT_DPI), which its following pages are read in, and,
-    when that pass finds almost nothing legible, whether the page lies on its side (``_turn``)."""
+    """One page's lines, and the page as read with its resolution; the first page with words on
+    it also tells the language (an English pass at DETECT_DPI), which its following pages are
+    read in, the scale they are read at (``_scale_for``) and, when that pass finds almost
+    nothing legible, whether the page lies on its side (``_turn``)."""
     languages = result.languages
     if not languages:
         factor = max(1, round(dpi / DETECT_DPI))
