@@ -3,8 +3,9 @@ invoice), named and kept out of the invoice's layout so their totals and numbers
 
 A page is another document when it opens with a document title of its own (a line near its
 top that is a title alone, or a title and its number) and that title says so: another kind of
-document than the invoice (a work order, a delivery note, a quote), or an invoice with another
-number, or one that prints a tax id or IBAN the invoice's first page does not. A page without
+document than the invoice with its number (a work order, a delivery note, a quote: the word
+alone is a heading inside the invoice), or an invoice with another number, or one that prints
+a tax id or IBAN the invoice's first page does not. A page without
 a title continues the document of the page before it. The invoice is the first page, unless
 that page is titled as another kind of document and a later one as an invoice.
 """
@@ -18,13 +19,15 @@ from .layout import Layout, Line
 
 _INVOICE_TITLES = (r"tax\s+invoice|invoice|credit\s+note|rechnung|gutschrift|rechnungskorrektur|facture|avoir|factuur|"
                    r"creditnota|factura|fattura|nota\s+di\s+credito|faktura(?:\s+vat)?|faktura\s+korygująca")
+# Documents of another kind. Not the buyer's order ("Bestellung", "purchase order", "zamówienie"):
+# an invoice for several orders heads each with its number (a ZUGFeRD sample does).
 _OTHER_TITLES = (r"work\s+order|job\s+sheet|service\s+report|delivery\s+note|packing\s+(?:slip|list)|"
-                 r"order\s+confirmation|purchase\s+order|quotation|quote|estimate|statement(?:\s+of\s+account)?|"
+                 r"order\s+confirmation|quotation|quote|estimate|"
                  r"lieferschein|auftragsbest[äa]tigung|arbeitsauftrag|arbeitsschein|arbeitsbericht|regiebericht|"
-                 r"angebot|kostenvoranschlag|bestellung|bon\s+de\s+livraison|bon\s+de\s+commande|"
+                 r"angebot|kostenvoranschlag|bon\s+de\s+livraison|"
                  r"bon\s+d'intervention|ordre\s+de\s+travail|devis|pakbon|werkbon|offerte|orderbevestiging|"
                  r"albar[áa]n|orden\s+de\s+trabajo|parte\s+de\s+trabajo|presupuesto|bolla|documento\s+di\s+trasporto|"
-                 r"preventivo|rapporto\s+di\s+intervento|zam[óo]wienie|oferta|protok[óo][łl]")
+                 r"preventivo|rapporto\s+di\s+intervento|oferta|protok[óo][łl]")
 _NUMBER_SIGN = r"(?:n[°º]\.?|no\b\.?|nr\b\.?|number|nummer|num[ée]ro|n[úu]mero|numer|#)"
 _TITLE = re.compile(
     rf"^\W{{0,3}}(?:(?P<invoice>{_INVOICE_TITLES})|(?P<other>{_OTHER_TITLES}))\b"
@@ -51,7 +54,7 @@ def split(read: Layout) -> tuple[Layout, list[dict[str, object]]]:
         return read, []
     titles = {page: _title(read, page) for page in range(1, read.pages + 1)}
     first = 1
-    if titles[1] is not None and titles[1].kind == "other":
+    if titles[1] is not None and titles[1].kind == "other" and titles[1].number:
         first = next((p for p, t in titles.items() if t is not None and t.kind == "invoice"), 1)
     invoice = titles[first]
     invoice_text = _page_text(read, first)
@@ -84,7 +87,9 @@ def split(read: Layout) -> tuple[Layout, list[dict[str, object]]]:
 def _another(title: _Title, invoice: _Title | None, text: str, invoice_text: str,
              invoice_ids: set[str]) -> str | None:
     """Why a titled page is another document than the invoice, or None."""
-    if title.kind == "other" and (invoice is None or invoice.kind == "invoice"):
+    # Another kind of document names itself with its number ("Arbeitsauftrag Nr. 5521"); the word
+    # alone is a heading inside the invoice ("Lieferschein" over the delivery's lines).
+    if title.kind == "other" and title.number and (invoice is None or invoice.kind == "invoice"):
         return f"titled \"{title.name}\""
     if title.kind != "invoice":
         return None

@@ -167,8 +167,10 @@ def test_a_second_invoice_appended_is_named_and_a_continued_invoice_is_not():
     assert any("page 2" in f and "RE-9107" in f for f in checked["findings"])
 
     # Its own second page: the title and number again, or no title at all (the terms), stays the invoice's.
-    for continued in (["Rechnung Nr. RE-8841", "Seite 2", "Zahlbar ohne Abzug"], ["Allgemeine Geschaeftsbedingungen",
-                                                                                 "1. Geltung"]):
+    for continued in (["Rechnung Nr. RE-8841", "Seite 2", "Zahlbar ohne Abzug"],
+                      ["Allgemeine Geschaeftsbedingungen", "1. Geltung"],
+                      ["Lieferschein", "Zahlbar ohne Abzug"],  # a heading of the invoice, with no number of its own
+                      ["Bestellung 4711-B", "Zahlbar ohne Abzug"]):  # the buyer's order, invoiced here
         extracted = reading.extract(two_pages(continued), documents.PDF)
         assert extracted["other_documents"] == []
         assert "Zahlbar" in extracted["text"] or "Geltung" in extracted["text"]
