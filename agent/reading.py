@@ -20,7 +20,7 @@ from typing import Any
 
 from jobs.errors import AcceptanceError
 
-from . import documents, einvoice, fields, instructions, layout, lookalikes
+from . import appended, documents, einvoice, fields, instructions, layout, lookalikes
 
 XML = documents.XML
 NO_TEXT = "no text layer: the document looks scanned; ask for a text PDF or check it by eye"
@@ -73,6 +73,7 @@ def extract(content: bytes | None, media_type: str, inline_text: str | None = No
                 read, scanned = ocr.complete_pdf(content, read, **limit)
             except ocr.Unavailable as exc:
                 warnings.append(str(exc))
+    read, others = appended.split(read)  # pages of another document: named (validate), kept out of the fields
     text, pages, layout_json = read.text, read.pages, read.to_json()
     if len(text) > documents.MAX_TEXT_CHARS:
         text = text[: documents.MAX_TEXT_CHARS]
@@ -85,7 +86,7 @@ def extract(content: bytes | None, media_type: str, inline_text: str | None = No
         # An e-invoice is read whole from its XML: the page being an image is no reason to ask for a copy.
         warnings = [w for w in warnings if w != NO_TEXT]
     return {"text": text, "layout": layout_json, "einvoice": invoice, "pages": pages, "has_text": has_text,
-            "warnings": warnings, "ocr": scanned.to_json()}
+            "warnings": warnings, "ocr": scanned.to_json(), "other_documents": others}
 
 
 def _read_einvoice(content: bytes | None, media_type: str, *, today: date | None,
@@ -119,24 +120,27 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
     page = layout.Layout.from_json(extracted["layout"]) if extracted.get("layout") else layout.Layout.from_text(text)
     page, instructed = instructions.blank_layout(page)  # a sentence addressed to the reader gives no value
     text_fields = fields.read_fields(page, country=country, today=today)
-    scanned = extracted.get("ocr") or None
-    if scanned:
+    ocr_read = extracted.get("ocr") or None  # pages read from a scan, or only the images on text pages
+    if ocr_read:
         _check_confidence(text_fields, page)
+    scanned = bool(ocr_read and ocr_read.get("pages"))
     also_read = _also_read(text_fields)
     text_fields = {name: text_fields[name] for name in fields.REQUIRED}
     invoice = extracted.get("einvoice")
+    appended_pages = [f"page {o['page']} appears to be another document ({o['why']}); it was left out of the "
+                      "invoice's fields" for o in extracted.get("other_documents") or []]
     disguised = lookalikes.page_findings(text) if has_text else []  # a Cyrillic E in an IBAN, on any page
     disguised += [instructions.FINDING] if instructed else []
     if not invoice:
         return {"fields": text_fields, "also_read": also_read, "reading": "scan" if scanned else "text",
-                "findings": disguised, "readable": has_text}
+                "findings": appended_pages + disguised, "readable": has_text}
     einvoices = _einvoice()
     read = einvoices.EInvoice.from_json(invoice)
     found: dict[str, dict[str, Any]] = {}
     for name in fields.REQUIRED:
         xml_field = read.fields.get(name) or {"status": "missing", "value": None, "detail": "", "evidence": None}
         found[name] = xml_field if xml_field.get("status") != "missing" or not has_text else text_fields[name]
-    findings = list(read.findings)
+    findings = list(read.findings) + appended_pages
     if has_text:
         findings += einvoices.compare(read.fields, text_fields, text=text) + disguised
     profile = str(read.profile or "").strip()

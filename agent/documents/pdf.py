@@ -36,7 +36,7 @@ def _pdf_reader(content: bytes):
     try:
         reader = PdfReader(io.BytesIO(content), xref_stream_maximum_entries=MAX_PDF_OBJECTS)
         if reader.is_encrypted:
-            raise UnsupportedDocument("the PDF is encrypted; send it without a password", field="document")
+            _open_without_password(reader)
         objects = sum(len(table) for table in reader.xref.values()) + len(reader.xref_objStm)
         if objects > MAX_PDF_OBJECTS:
             raise DocumentTooComplex(_too_many_objects(objects), field="document")
@@ -57,6 +57,22 @@ def _pdf_reader(content: bytes):
         log.warning("pdf unreadable: %s", type(exc).__name__)
         raise DamagedDocument(DAMAGED_PDF, field="document") from None
     return reader, pages
+
+
+NEEDS_PASSWORD = ("the PDF is protected by a password that is needed to open it; send it without the password "  # noqa: S105  words
+                  "(save or print it as a new PDF)")
+
+
+def _open_without_password(reader) -> None:
+    """Open a PDF encrypted with an empty user password, refuse one that needs a password to open.
+
+    An "owner password" only restricts printing or copying in a viewer: anyone may open the
+    file (its user password is empty), and so does the review, as pdfium does for the layout.
+    """
+    from pypdf import PasswordType
+
+    if reader.decrypt("") == PasswordType.NOT_DECRYPTED:
+        raise UnsupportedDocument(NEEDS_PASSWORD, field="document")
 
 
 def check_pdf_markers(content: bytes) -> None:

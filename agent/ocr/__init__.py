@@ -14,6 +14,10 @@ past the CPU limit is the child's ``SIGXCPU`` like any other handler's, and a ch
 its own would escape them. The models load once per child and serve its following jobs. The
 pixels reach Tesseract as a buffer: no image file is written.
 
+A text PDF's images that carry text (a letterhead, a scanned page behind a page number) are
+read too, into their page's lines where they print (``embedded``); text printed up or down a
+scanned page's margin is read turned (``margins``).
+
 Images are decoded only here, in the worker's child; acceptance (``agent.documents``) reads
 their declared size and frame count and never their pixels.
 """
@@ -29,6 +33,7 @@ from jobs.errors import DamagedDocument
 
 from .. import documents
 from ..layout import Layout, Line, Word, _lines
+from . import embedded, margins
 from .language import DETECT_DPI, DETECT_WORDS, language, told
 from .scans import (
     DPI,
@@ -65,11 +70,17 @@ class Reading:
     pages: list[int] = field(default_factory=list)
     confidences: list[float] = field(default_factory=list)
     languages: str = ""  # what the pages were read in, told from the first one
+    images: list[int] = field(default_factory=list)  # pages with a text layer whose images were read
+    turned: list[int] = field(default_factory=list)  # pages read turned a quarter (scanned on their side)
+    scale: float = 1.0  # the pages read scaled down by this much (large print)
 
     def to_json(self) -> dict[str, Any] | None:
         if not self.pages:
-            return None
-        return {"pages": self.pages, "page_confidence": [round(c, 1) for c in self.confidences],
+            return {"pages": [], "images": self.images} if self.images else None
+        return {"pages": self.pages, **({"images": self.images} if self.images else {}),
+                **({"turned": self.turned} if self.turned else {}),
+                **({"scale": round(self.scale, 2)} if self.scale < 1 else {}),
+                "page_confidence": [round(c, 1) for c in self.confidences],
                 "confidence": round(sum(self.confidences) / len(self.confidences), 1),
                 "languages": self.languages, "dpi": DPI}
 
@@ -151,29 +162,44 @@ def complete_pdf(content: bytes, read: Layout, *, page_limit: PageLimit = _unlim
         return read, Reading()
     # A page with no character of text is read as a scan; one with a few ("Page 2 of 2") is not.
     scans = [page for page in range(1, read.pages + 1) if not chars.get(page)]
-    if not scans:
-        return read, Reading()
-    tesseract = engine()
     result = Reading()
-    lines = [line for line in read.lines if line.page not in scans]
+    try:  # the images on its pages with text: a letterhead, a logo, a scanned appendix page
+        images = embedded.read_images(content, read, engine, page_limit=page_limit)
+    except Unavailable:
+        if scans:
+            raise
+        images = {}
+    result.images = sorted(images)
+    if not scans:
+        if not images:
+            return read, result
+        return Layout(pages=read.pages, lines=_bounded(embedded.merged(read.lines, images)), sizes=read.sizes), result
+    tesseract = engine()
+    sizes = [list(size) for size in read.sizes]
+    lines = embedded.merged([line for line in read.lines if line.page not in scans], images)
     for page in scans:
         with page_limit(page):
             rendered = _rendered(content, page)
             if rendered is None:  # a blank page: nothing drawn on it to read
                 continue
-            page_lines = _read_page(tesseract, *rendered, page, result)
-            del rendered
+            page_lines, read_as, _dpi = _read_page(tesseract, *rendered, page, result)
+            if page in result.turned and page <= len(sizes):  # read on its side: its boxes are the turned page's
+                sizes[page - 1] = [sizes[page - 1][1], sizes[page - 1][0]]
+            del rendered, read_as
         if page_lines:  # a page OCR found nothing on is no page "read from a scan"
             lines.extend(page_lines)
             result.pages.append(page)
             result.confidences.append(_confidence(page_lines))
     lines.sort(key=lambda line: line.page)  # stable: each page's lines stay in reading order
-    return Layout(pages=read.pages, lines=_bounded(lines), sizes=read.sizes), result
+    return Layout(pages=read.pages, lines=_bounded(lines), sizes=sizes), result
 
 
-def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int, result: Reading) -> list[Line]:
-    """One page's lines; the first page with words on it also tells the language (an English
-    pass at DETECT_DPI), which its following pages are read in."""
+def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int,
+               result: Reading) -> tuple[list[Line], Any, float]:
+    """One page's lines, and the page as read with its resolution; the first page with words on
+    it also tells the language (an English pass at DETECT_DPI), which its following pages are
+    read in, the scale they are read at (``_scale_for``) and, when that pass finds almost
+    nothing legible, whether the page lies on its side (``_turn``)."""
     languages = result.languages
     if not languages:
         factor = max(1, round(dpi / DETECT_DPI))
@@ -184,10 +210,67 @@ def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int, result: 
             found += tesseract.read(small.crop(box), dpi / factor, "eng")
             if told(found) is not None:
                 break
+        if told(found) is None and _legible(found) < TURN_WORDS:
+            angle, turned_found = _turn(tesseract, small, dpi / factor, found)
+            if angle:
+                image, found = image.rotate(angle, expand=True, fillcolor=255), turned_found
+                result.turned.append(number)
         languages = language(found)
         if len(found) >= DETECT_WORDS:
             result.languages = languages
-    return _page_layout(tesseract.read(image, dpi, languages), number, dpi)
+            result.scale = _scale_for(found, factor)
+    if result.scale < 1:  # print larger than Tesseract needs (a receipt photographed close): fewer pixels
+        from PIL import Image
+
+        image = image.resize((max(1, round(image.width * result.scale)), max(1, round(image.height * result.scale))),
+                             Image.Resampling.BOX)
+        dpi *= result.scale
+    words = tesseract.read(image, dpi, languages)
+    margin_lines, strips = margins.read_margins(tesseract, image, dpi, words, languages=languages,
+                                                  number=number)
+    if strips:  # what the line-by-line reading made of the turned print there is noise
+        words = [w for w in words if not any(x0 <= w.left + w.width / 2 <= x1 for x0, x1 in strips)]
+    return _page_layout(words, number, dpi) + margin_lines, image, dpi
+
+
+# Tesseract reads print whose words are about this many pixels tall (10 pt at 300 dpi) as well
+# as larger print, in fewer pixels: a page whose words are more than LARGE_PRINT times as tall
+# (a receipt photographed close: 60 to 85 pixels) is read scaled down to it, at most to
+# SMALLEST_SCALE. Told from the legible words of the language pass, for the whole document.
+WORD_PIXELS = 32
+LARGE_PRINT = 1.5
+SMALLEST_SCALE = 0.4
+
+
+def _scale_for(found: list[_Found], factor: int) -> float:
+    heights = sorted(w.height * factor for w in found if w.conf >= LOW_CONFIDENCE and
+                     sum(c.isalnum() for c in w.text) >= 3)
+    if len(heights) < DETECT_WORDS:
+        return 1.0
+    median = heights[len(heights) // 2]
+    return max(SMALLEST_SCALE, WORD_PIXELS / median) if median > LARGE_PRINT * WORD_PIXELS else 1.0
+
+
+# A first page on which the language pass finds fewer legible words than this (confident, of
+# three letters or more) is also read turned a quarter each way, at DETECT_DPI; it is turned
+# when one way reads TURN_GAIN times as many. A receipt scanned on its side: 2 words upright,
+# 53 turned (0.5 s of CPU more, for such a page only).
+TURN_WORDS = 10
+TURN_GAIN = 3
+
+
+def _legible(found: list[_Found]) -> int:
+    return sum(1 for w in found if w.conf >= LOW_CONFIDENCE and sum(c.isalnum() for c in w.text) >= 3)
+
+
+def _turn(tesseract: _Engine, small: Any, dpi: float, found: list[_Found]) -> tuple[int, list[_Found]]:
+    """The quarter turn (counter-clockwise degrees) that makes the page legible, and its words; 0 when none does."""
+    best, best_found, upright = 0, found, _legible(found)
+    for angle in (90, 270):
+        turned = tesseract.read(small.rotate(angle, expand=True, fillcolor=255), dpi, "eng")
+        if _legible(turned) >= max(TURN_GAIN * max(upright, 1), TURN_WORDS, _legible(best_found) + 1):
+            best, best_found = angle, turned
+    return best, best_found
 
 
 def _rendered(content: bytes, number: int) -> tuple[Any, float] | None:
@@ -252,7 +335,7 @@ def _read_pages(tesseract: _Engine, pages: Generator[tuple[Any, float], None, No
             if prepared is None:
                 break
             image, dpi = prepared
-            page_lines = _read_page(tesseract, image, dpi, number, result)
+            page_lines, image, dpi = _read_page(tesseract, image, dpi, number, result)
         sizes.append([image.width * 72.0 / dpi, image.height * 72.0 / dpi])
         lines.extend(page_lines)
         result.pages.append(number)

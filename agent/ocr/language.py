@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .tesseract import LANGUAGES, _Found
 
 # Words invoices print, per language (accents left off: the English pass reads none), then a
@@ -44,11 +46,16 @@ DETECT_WORDS = 5  # fewer words than this tell nothing: the next page is asked a
 
 def told(words: list[_Found]) -> str | None:
     """The language whose invoice words stand out among ``words`` ("deu"), None when none does."""
+    return told_text(word.text for word in words)
+
+
+def told_text(words: Iterable[str]) -> str | None:
+    """``told`` for words of text: a text layer's, to read the images on its pages in."""
     import unicodedata
 
     seen = set()
     for word in words:
-        plain = unicodedata.normalize("NFKD", word.text.casefold()).encode("ascii", "ignore").decode()
+        plain = unicodedata.normalize("NFKD", word.casefold()).encode("ascii", "ignore").decode()
         seen.add(plain.strip(".,:;()#/-"))
     scores = sorted(((len(seen & vocabulary), lang) for lang, vocabulary in _LANGUAGE_WORDS.items()), reverse=True)
     (best, lang), (second, _) = scores[0], scores[1]

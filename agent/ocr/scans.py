@@ -17,8 +17,11 @@ log = logging.getLogger("agent.ocr")
 
 DPI = 300  # what Tesseract reads invoices best at: 10 pt text is ~40 px tall
 # A page rendered or scaled to more pixels than this is read at a lower resolution instead
-# (an A4 page at 300 dpi is 8.7 million pixels; A3 17.4).
-MAX_PAGE_PIXELS = 36_000_000
+# (an A4 page at 300 dpi is 8.7 million pixels, a Letter page 8.4; A3 is read at 225 dpi). A
+# long receipt's photo taken for an A4 page's width would be scaled to 22 million and take
+# Tesseract 9 s of CPU; Tesseract's time grows with the pixels, and a page must stay within
+# its time limit on a shared core.
+MAX_PAGE_PIXELS = 10_000_000
 
 # A photo without a resolution of its own is scaled as an A4 page's width seen at DPI.
 PHOTO_WIDTH_INCHES = 8.27
@@ -26,6 +29,14 @@ MAX_UPSCALE = 4.0  # a 75 dpi scan is read at 300; a smaller picture is read at 
 # Skew estimated from a thumbnail this wide, over +-MAX_SKEW degrees.
 SKEW_THUMBNAIL = 800
 MAX_SKEW = 8.0
+# A page's paper estimated on a copy this many times smaller, over windows of this many of its
+# pixels; paper whose brightness varies by more than UNEVEN_PAPER (a shadow), or print less
+# than FAINT_PRINT darker than the paper (a faded receipt), is flattened first.
+FLATTEN_REDUCE = 8
+FLATTEN_WINDOW = 5
+UNEVEN_PAPER = 40
+FAINT_PRINT = 100
+PAPER_GRAIN = 12
 
 
 def _dpi_for(width_in: float, height_in: float) -> float:
@@ -82,10 +93,48 @@ def _prepared(image: Any, dpi: float | None, drafted: tuple[int, int] | None) ->
         grey = grey.resize((max(1, round(grey.width * factor)), max(1, round(grey.height * factor))),
                            Image.Resampling.LANCZOS)
         dpi *= factor
+    grey = flattened(grey)
     angle = skew(grey)
     if abs(angle) >= 0.3:
         grey = grey.rotate(angle, resample=Image.Resampling.BICUBIC, expand=True, fillcolor=255)
     return grey, dpi
+
+
+def flattened(grey: Any) -> Any:
+    """The page on even paper: a photo's shadow or a faded receipt's grey paper, whose print
+    Tesseract's one threshold for the whole page loses, brought to white paper and dark print.
+
+    The paper's brightness is estimated on a small copy (the print taken out by the lightest
+    pixel around each one, then smoothed), and each pixel kept as how much darker it is than
+    the paper under it. A page whose paper is already even and whose print is dark is left as
+    it is (a scan, a rendered PDF page): only the uneven or faint ones are changed."""
+    from PIL import Image, ImageChops, ImageFilter, ImageOps
+
+    small = grey.reduce(FLATTEN_REDUCE) if min(grey.size) >= FLATTEN_REDUCE * 8 else grey
+    paper = small.filter(ImageFilter.MaxFilter(FLATTEN_WINDOW)).filter(ImageFilter.GaussianBlur(FLATTEN_WINDOW))
+    low, high = _spread(paper, 0.02)
+    ink, _ = _spread(grey, 0.002)  # the darkest print: a page is mostly paper
+    if high - low < UNEVEN_PAPER and high - ink >= FAINT_PRINT:
+        return grey
+    paper = paper.resize(grey.size, Image.Resampling.BILINEAR)
+    # 0 on the paper, the print's depth elsewhere; a crease's or the grain's few levels stay paper.
+    darker = ImageChops.subtract(paper, grey, offset=-PAPER_GRAIN)
+    # Faint print stretched to black: the grain is already paper, so only print is darkened.
+    return ImageOps.autocontrast(ImageOps.invert(darker), cutoff=(0.2, 0))
+
+
+def _spread(image: Any, share: float) -> tuple[int, int]:
+    """The brightness under which ``share`` of an 8-bit image's pixels are, and over which as many are."""
+    histogram = image.histogram()
+    total = sum(histogram)
+    seen, low, high = 0, 0, 255
+    for value, count in enumerate(histogram):
+        if seen < share * total <= seen + count:
+            low = value
+        if seen < (1 - share) * total <= seen + count:
+            high = value
+        seen += count
+    return low, high
 
 
 def _grey(image: Any) -> Any:

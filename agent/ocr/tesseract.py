@@ -18,6 +18,11 @@ LANGUAGES = "eng+deu+fra+nld+spa+ita+pol"
 # columns) dropped a receipt's right-hand amounts and reads no better on invoices (ocrbench).
 PAGE_SEGMENTATION = 4
 
+# Models kept loaded per process, besides the English one: loading "deu+eng" takes 0.15 s of
+# CPU and all seven 0.5 s, which a worker reviewing documents of a few languages in turn paid
+# at every change of language. Three sets (all seven among them) take about 130 MB more than one.
+MAX_READERS = 3
+
 NOT_INSTALLED = "OCR is not installed on this server (Debian's tesseract-ocr), so a scan cannot be read"
 
 
@@ -41,7 +46,8 @@ class _Found:
 
 class _Engine:
     """Tesseract in this process: one API that reads pages in English to tell the document's
-    language, one that reads them in that language (loaded again only when it changes)."""
+    language, and up to MAX_READERS that read them in a document's languages (the least
+    recently used unloaded first)."""
 
     def __init__(self, library: str) -> None:
         os.environ.setdefault("OMP_THREAD_LIMIT", "1")  # one core per job: threads cost more CPU than they save
@@ -76,16 +82,15 @@ class _Engine:
         if missing:
             raise Unavailable(f"OCR is installed without its language packs ({', '.join(missing)}), so a scan "
                               "cannot be read")
-        self.reader: Any = None
-        self.reader_languages = ""
+        self.readers: dict[str, Any] = {}  # by languages, the most recently used last
         atexit.register(self.close)  # freed before the library's own teardown, which warns of leaks
 
     def close(self) -> None:
-        for api in (self.reader, self.detector):
+        for api in (*self.readers.values(), self.detector):
             if api is not None:
                 self.lib.TessBaseAPIDelete(api)
-        self.reader = self.detector = None
-        self.reader_languages = ""
+        self.detector = None
+        self.readers = {}
 
     def _api(self, languages: str) -> Any:
         """A TessBaseAPI with ``languages`` loaded, or ``Unavailable``."""
@@ -102,13 +107,13 @@ class _Engine:
         """The words of an 8-bit grey PIL image read in ``languages`` ("spa+eng")."""
         if languages == "eng":
             return self._words(self.detector, image, dpi)
-        if languages != self.reader_languages:
-            if self.reader is not None:
-                self.lib.TessBaseAPIDelete(self.reader)
-                self.reader = None
-            self.reader = self._api(languages)
-            self.reader_languages = languages
-        return self._words(self.reader, image, dpi)
+        reader = self.readers.pop(languages, None)
+        if reader is None:
+            while len(self.readers) >= MAX_READERS:  # the least recently used goes
+                self.lib.TessBaseAPIDelete(self.readers.pop(next(iter(self.readers))))
+            reader = self._api(languages)
+        self.readers[languages] = reader
+        return self._words(reader, image, dpi)
 
     def _words(self, api: Any, image: Any, dpi: float) -> list[_Found]:
         """Text, left, top, width, height (pixels), confidence, and the top and height of its line."""

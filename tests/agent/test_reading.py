@@ -94,7 +94,7 @@ def einvoices(monkeypatch):
 
 def test_extract_keeps_the_text_its_layout_the_pages_and_no_e_invoice_without_one():
     extracted = reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY)
-    assert set(extracted) == {"text", "layout", "einvoice", "pages", "has_text", "warnings", "ocr"}
+    assert set(extracted) == {"text", "layout", "einvoice", "pages", "has_text", "warnings", "ocr", "other_documents"}
     assert extracted["has_text"] and extracted["pages"] == 1 and extracted["einvoice"] is None
     assert "Nordlicht" in extracted["text"] and extracted["warnings"] == []
     json.dumps(extracted)  # it goes into the checkpoint as it is
