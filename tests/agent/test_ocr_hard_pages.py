@@ -4,24 +4,12 @@ receipt's photo (bounded in pixels, so in time), a scan left as it is when its p
 from __future__ import annotations
 
 import io
-import os
 
-import pytest
 from PIL import Image, ImageChops, ImageDraw, ImageFilter, ImageFont
 
 from agent import documents, ocr, reading
 from agent.layout import Layout
 from agent.ocr import scans
-
-
-@pytest.fixture
-def needs_ocr():
-    why = ocr.available()
-    if why:
-        if os.environ.get("REQUIRE_OCR") == "1":
-            pytest.fail(f"REQUIRE_OCR=1 but {why}", pytrace=False)
-        pytest.skip(why)
-
 
 RECEIPT = ["CAFE LINDENHOF", "Marktplatz 3, 79098 Freiburg", "USt-IdNr. DE136695976", "", "Beleg-Nr. 4471",
            "Datum: 14.03.2026", "2 x Cappuccino      7,80", "1 x Kuchen          3,90", "", "SUMME EUR          11,70"]

@@ -6,23 +6,12 @@ the images."""
 from __future__ import annotations
 
 import io
-import os
 
-import pytest
 from fpdf import FPDF
 from PIL import Image, ImageDraw, ImageFont
 
-from agent import documents, ocr, reading
+from agent import documents, reading
 from agent.layout import Layout
-
-
-@pytest.fixture
-def needs_ocr():
-    why = ocr.available()
-    if why:
-        if os.environ.get("REQUIRE_OCR") == "1":
-            pytest.fail(f"REQUIRE_OCR=1 but {why}", pytrace=False)
-        pytest.skip(why)
 
 
 def letterhead(lines: list[tuple[str, int]], size: tuple[int, int]) -> bytes:
