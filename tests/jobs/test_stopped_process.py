@@ -86,7 +86,7 @@ def noop_jobs(transactional_db, accept):
     return make
 
 
-def drain(timeout: float = 60) -> subprocess.CompletedProcess:
+def drain(timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(
         [PYTHON, "manage.py", "runworkers", "--processes", "2", "--burst", "--lease", str(LEASE)],
         cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=timeout)
