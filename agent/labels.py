@@ -1,6 +1,6 @@
-"""The words invoices print for their fields, in English, German, French, Dutch, Spanish,
-Italian and Polish, with their common abbreviations; and the other languages' (``agent.languages``,
-one module each: Norwegian, Swedish, Danish, Portuguese, Czech) assembled into the same patterns.
+"""The words invoices print for their fields: each language's (``agent.languages``, one module each)
+assembled into one pattern per kind; and the labels English, German, French, Dutch, Spanish, Italian and
+Polish still share here (numbers, titles, parties, VAT ids, currency), with their common abbreviations.
 
 Each entry is a regular expression source matched case-insensitively with ``re.search``
 inside one column of a line (never across lines). Every pattern is a set of literal
@@ -88,15 +88,7 @@ DATE_GENERIC = r"^\W{0,3}(?:date|datum|fecha|data|dated|le)\b"
 DUE_DATE = languages.gather("DUE_DATE")
 
 # Other dates on an invoice, never its date.
-OTHER_DATE = re.compile(
-    r"due|f[äa]llig|[ée]ch[ée]ance|verval|vencimiento|scadenza|termin|deliver|liefer|leistung|livraison|"
-    r"levering|entrega|consegna|dostaw|order|bestell|commande|bestel|pedido|ordine|zam[óo]wieni|period|"
-    r"zeitraum|p[ée]riode|periodo|okres|payment|zahlung|zahlbar|paiement|betaling|pago|pagamento|płatno|valid|"
-    r"g[üu]ltig|sprzeda|skonto|start|ende?\b|bis\b|until|from\b|vom\b|du\b|al\b|do\b|service|prestation|"
-    r"geboren|birth|mandat|contract|vertrag|expir|ablauf|expiration|autori[sz]|reading|ablesung|relev[ée]|lettura|"
-    r"odczyt|meter|z[äa]hler|compteur|registration|next|n[äa]chste|prochain|volgende|pr[óo]xim|prossim|następn"
-    + languages.alternatives("OTHER_DATE"),
-    re.IGNORECASE)
+OTHER_DATE = re.compile("|".join(languages.gather("OTHER_DATE")), re.IGNORECASE)
 
 # --- total ---------------------------------------------------------------------------------
 # Three strengths: the grand total including VAT, the amount due, and a bare "Total".
@@ -110,17 +102,7 @@ TOTAL_GROSS = [
 TOTAL_DUE = languages.gather("TOTAL_DUE")
 TOTAL_PLAIN = languages.gather("TOTAL_PLAIN")
 # A total label that names a part of the total, not the total due.
-NOT_TOTAL = re.compile(
-    r"\bsub|zwischen|\bnet(?:to)?\b|netto|\bnett\b|\bh\.?t\.?\b|\bohne\b|\bexcl|\bexkl|\bhors\b|\bsans\b|\bzonder\b|"
-    r"\bsin\b|\bsenza\b|\bbez\b|zuschl|abschl|rabat|skonto|discount|remise|korting|descuento|sconto|"
-    r"anzahlung|acompte|deposit|prepaid|\bpaid\b|bezahlt|pay[ée]|vorauszahlung|voraus|erhalten|[üu]bertrag|"
-    r"carried|report|\bvat\b|\btax|steuer|mwst|\bust\b|\btva\b|\btaxe|\bbtw\b|\biva\b|\bimposta\b|\bpodatek|"
-    r"positions|warenwert|\bbase\b|imponible|imponibile|basis|grundlage|\bline\b|\bposition\b|items?\b|"
-    r"quantit|menge|qty|weight|gewicht|stunden|hours|pages?\b|seite|merce|goods|waren\b|mercanc|marchandises|"
-    r"\bbefore\b|\bvor\b|\bavant\b|\bvoor\b|\bantes\b|\bprima\b|\bprzed\b|"
-    r"goederen|towar|\bcena\b|\bprice\b|preis\b|\bprix\b|\bprijs\b|\bprecio\b|\bprezzo\b|einzel|\bunit"
-    + languages.alternatives("NOT_TOTAL"),
-    re.IGNORECASE)
+NOT_TOTAL = re.compile("|".join(languages.gather("NOT_TOTAL")), re.IGNORECASE)
 # Amounts already paid: the total less these is what is left to pay.
 DEPOSIT = languages.gather("DEPOSIT")
 # What makes a label name the amount including VAT, whatever else it says.

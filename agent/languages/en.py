@@ -7,6 +7,10 @@ INVOICE_DATE = [
 DUE_DATE = [
     r"\b(?:payment\s+)?due\s*(?:date|on|by)\b", r"\bdate\s+due\b", r"\bpay(?:able)?\s+by\b", r"\bpayment\s+date\b",
 ]
+OTHER_DATE = [
+    "due", "deliver", "order", "period", "payment", "valid", "start", "until", r"from\b", "service", "birth",
+    "contract", "expir", "autori[sz]", "reading", "meter", "registration", "next",
+]
 TOTAL_GROSS = [
     r"\bgrand\s*total\b", r"\binvoice\s*total\b", r"\btotal\s*(?:amount\s*)?(?:\(?\s*)?incl(?:\.|uding|usive)?\b",
     r"\btotal\s*gross\b", r"\bgross\s*(?:total|amount)\b", r"\btotal\s*(?:invoice\s*)?amount\b",
@@ -17,6 +21,11 @@ TOTAL_DUE = [
     r"\binvoice\s*amount\b",
 ]
 TOTAL_PLAIN = [r"\btotal\b"]
+NOT_TOTAL = [
+    r"\bsub", r"\bnet(?:to)?\b", r"\bnett\b", r"\bexcl", "discount", "deposit", "prepaid", r"\bpaid\b", "carried",
+    r"\bvat\b", r"\btax", r"\bline\b", r"items?\b", "quantit", "qty", "weight", "hours", r"pages?\b", "goods",
+    r"\bbefore\b", r"\bprice\b", r"\bunit",
+]
 NET = [r"\bsub\s*-?\s*total\b", r"\bnet\s*(?:total|amount)\b", r"\btotal\s*(?:net|excl)"]
 VAT_AMOUNT = [r"\b(?:total\s*)?(?:vat|tax)(?:\s*amount)?\b"]
 DEPOSIT = [r"\b(?:deposit|prepaid|prepayment|advance\s+payment|amount\s+paid|paid)\b", r"\btotal\s+payments?\b"]

@@ -2,12 +2,14 @@
 
 INVOICE_DATE = [r"\bdata\s*(?:della\s+)?(?:fattura|documento|emissione)\b"]
 DUE_DATE = [r"\bdata\s+(?:di\s+)?scadenza\b", r"\bscadenza\b"]
+OTHER_DATE = ["scadenza", "consegna", "ordine", "pagamento", "lettura", "prossim"]
 TOTAL_GROSS = [
     r"\btotale\s*(?:documento|fattura|complessivo|ivato|generale)\b", r"\bimporto\s*totale\b",
     r"\btotale\s*(?:iva\s*)?incl",
 ]
 TOTAL_DUE = [r"\bnetto\s*a\s*pagare\b", r"\b(?:totale\s*)?da\s*pagare\b", r"\btotale\s*a\s*pagare\b"]
 TOTAL_PLAIN = [r"\btotale\b"]
+NOT_TOTAL = [r"\bsenza\b", "sconto", r"\bimposta\b", "imponibile", "merce", r"\bprima\b", r"\bprezzo\b"]
 NET = [r"\bimponibile\b"]
 VAT_AMOUNT = [r"\bimposta\b"]
 DEPOSIT = [r"\bacconto\b"]

@@ -2,9 +2,11 @@
 
 INVOICE_DATE = [r"\bdata\s*(?:wystawienia|faktury)\b"]
 DUE_DATE = [r"\btermin\s+(?:p[łl]atno[śs]ci|zap[łl]aty)\b"]
+OTHER_DATE = ["termin", "dostaw", "zam[óo]wieni", "okres", "płatno", "sprzeda", r"do\b", "odczyt", "następn"]
 TOTAL_GROSS = [r"\b(?:razem|warto[śs][ćc]|kwota|suma)\s*brutto\b", r"\bog[óo]łem\s*brutto\b"]
 TOTAL_DUE = [r"\bdo\s*zap[łl]aty\b", r"\bnale[żz]no[śs](?:[ćc]|ci)(?:\s+og[óo][łl]em)?\b"]
 TOTAL_PLAIN = [r"\brazem\b", r"\bsuma\b"]
+NOT_TOTAL = [r"\bbez\b", r"\bpodatek", "towar", r"\bprzed\b", r"\bcena\b"]
 NET = [r"\b(?:razem|warto[śs][ćc]|suma)\s*netto\b"]
 VAT_AMOUNT = [r"\b(?:kwota|podatek|razem)\s*vat\b"]
 DEPOSIT = [r"\bzaliczka\b", r"\bzap[łl]acono\b"]
