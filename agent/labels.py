@@ -1,6 +1,6 @@
 """The words invoices print for their fields: each language's (``agent.languages``, one module each)
 assembled into one pattern per kind; and the labels English, German, French, Dutch, Spanish, Italian and
-Polish still share here (numbers, titles, parties, VAT ids, currency), with their common abbreviations.
+Polish still share here (numbers, titles, parties, VAT ids), with their common abbreviations.
 
 Each entry is a regular expression source matched case-insensitively with ``re.search``
 inside one column of a line (never across lines). Every pattern is a set of literal
@@ -140,8 +140,8 @@ PAYEE = (r"\b(?:account\s+(?:holder|name)|beneficiary|payee|kontoinhaber|kontona
          r"titular(?:\s+de\s+la\s+cuenta)?|beneficiario|intestatario(?:\s+del\s+conto)?|w[łl]a[śs]ciciel\s+rachunku)\b")
 
 # --- currency -------------------------------------------------------------------------------
-CURRENCY = (r"\b(?:currency|rechnungsw[äa]hrung|w[äa]hrung|devise|monnaie|valuta|munteenheid|moneda|divisa|waluta|"
-            r"kod\s+waluty|valuuta" + languages.alternatives("CURRENCY") + r")\b")
+# "valuuta": Estonian and Finnish, which have no module of their own.
+CURRENCY = r"\b(?:" + "|".join([*languages.gather("CURRENCY"), "valuuta"]) + r")\b"
 
 # --- who is who: the blocks of the page ---------------------------------------------------------
 SELLER = (r"\b(?:seller|supplier|vendor|sold\s+by|issued\s+by|bill\s+from|invoice\s+from|from|"

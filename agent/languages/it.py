@@ -13,5 +13,6 @@ NOT_TOTAL = [r"\bsenza\b", "sconto", r"\bimposta\b", "imponibile", "merce", r"\b
 NET = [r"\bimponibile\b"]
 VAT_AMOUNT = [r"\bimposta\b"]
 DEPOSIT = [r"\bacconto\b"]
+CURRENCY = ["valuta", "divisa"]
 MONTHS = {1: "gennaio gen", 2: "febbraio", 3: "marzo", 4: "aprile", 5: "maggio mag", 6: "giugno giu",
           7: "luglio lug", 8: "agosto", 9: "settembre set", 10: "ottobre ott", 11: "novembre", 12: "dicembre"}
