@@ -1,6 +1,6 @@
-"""The words invoices print for their fields, in English, German, French, Dutch, Spanish,
-Italian and Polish, with their common abbreviations; and the other languages' (``agent.languages``,
-one module each: Norwegian, Swedish, Danish, Portuguese, Czech) assembled into the same patterns.
+"""The words invoices print for their fields: each language's (``agent.languages``, one module each)
+assembled into one pattern per kind; and the labels English, German, French, Dutch, Spanish, Italian and
+Polish still share here (numbers, titles, parties, VAT ids), with their common abbreviations.
 
 Each entry is a regular expression source matched case-insensitively with ``re.search``
 inside one column of a line (never across lines). Every pattern is a set of literal
@@ -78,14 +78,6 @@ INVOICE_TITLE_NUMBER = (r"\b(?:invoice|rechnung|gutschrift|rechnungskorrektur|fa
 # The place and date of a letter: weaker than a date's label, which wins wherever it is printed.
 LETTER_DATE = r"[^\W\d_]{3},\s*(?:den|le|el|il|dnia)\b"
 INVOICE_DATE = [
-    r"\binvoice\s*date\b", r"\bdate\s*of\s*(?:the\s+)?(?:invoice|issue)\b", r"\bissue\s*date\b",
-    r"\bdate\s*issued\b", r"\bbilling\s*date\b", r"\binvoiced\s+on\b",
-    r"rechnungs?[\s.-]*datum", r"\bbelegdatum", r"\bausstellungsdatum", r"\bausgestellt\s+am\b",
-    r"\bdate\s*(?:de\s+(?:la\s+)?)?(?:facture|facturation|l'avoir|d'[ée]mission|[ée]mission)\b",
-    r"\bfactuur[\s-]*datum\b", r"\bdatum\s*(?:van\s+(?:de\s+)?)?factuur\b",
-    r"\bfecha\s*(?:de\s+)?(?:la\s+)?(?:factura|emisi[óo]n|expedici[óo]n)\b",
-    r"\bdata\s*(?:della\s+)?(?:fattura|documento|emissione)\b",
-    r"\bdata\s*(?:wystawienia|faktury)\b",
     *languages.gather("INVOICE_DATE"),
     # the place and date of a letter: "München, den 01.11.2024", "Paris, le 3 mars 2020", "Kraków, dnia 5 maja 2020"
     LETTER_DATE,
@@ -93,108 +85,34 @@ INVOICE_DATE = [
 # A bare "Date" label, read only when no specific one is printed.
 DATE_GENERIC = r"^\W{0,3}(?:date|datum|fecha|data|dated|le)\b"
 # The date the invoice is due: when the money must be paid.
-DUE_DATE = [
-    r"\b(?:payment\s+)?due\s*(?:date|on|by)\b", r"\bdate\s+due\b", r"\bpay(?:able)?\s+by\b", r"\bpayment\s+date\b",
-    r"\bf[äa]llig(?:keit(?:sdatum)?|\s+am|\s+bis)\b", r"\bzahlbar\s+bis\b", r"\bzahlungsziel\b",
-    r"\b(?:date\s+d'\s?)?[ée]ch[ée]ance\b", r"\b[àa]\s+payer\s+avant\s+le\b",
-    r"\bverval(?:datum|dag)\b", r"\b(?:uiterste\s+)?betaaldatum\b", r"\bte\s+betalen\s+v[óo]{1,2}r\b",
-    r"\b(?:fecha\s+(?:de\s+)?)?vencimiento(?:\s+del?\s+pago)?\b", r"\bdata\s+(?:di\s+)?scadenza\b", r"\bscadenza\b",
-    r"\btermin\s+(?:p[łl]atno[śs]ci|zap[łl]aty)\b",
-    *languages.gather("DUE_DATE"),
-]
+DUE_DATE = languages.gather("DUE_DATE")
 
 # Other dates on an invoice, never its date.
-OTHER_DATE = re.compile(
-    r"due|f[äa]llig|[ée]ch[ée]ance|verval|vencimiento|scadenza|termin|deliver|liefer|leistung|livraison|"
-    r"levering|entrega|consegna|dostaw|order|bestell|commande|bestel|pedido|ordine|zam[óo]wieni|period|"
-    r"zeitraum|p[ée]riode|periodo|okres|payment|zahlung|zahlbar|paiement|betaling|pago|pagamento|płatno|valid|"
-    r"g[üu]ltig|sprzeda|skonto|start|ende?\b|bis\b|until|from\b|vom\b|du\b|al\b|do\b|service|prestation|"
-    r"geboren|birth|mandat|contract|vertrag|expir|ablauf|expiration|autori[sz]|reading|ablesung|relev[ée]|lettura|"
-    r"odczyt|meter|z[äa]hler|compteur|registration|next|n[äa]chste|prochain|volgende|pr[óo]xim|prossim|następn"
-    + languages.alternatives("OTHER_DATE"),
-    re.IGNORECASE)
+OTHER_DATE = re.compile("|".join(languages.gather("OTHER_DATE")), re.IGNORECASE)
 
 # --- total ---------------------------------------------------------------------------------
 # Three strengths: the grand total including VAT, the amount due, and a bare "Total".
 TOTAL_GROSS = [
-    r"\bgrand\s*total\b", r"\binvoice\s*total\b", r"\btotal\s*(?:amount\s*)?(?:\(?\s*)?incl(?:\.|uding|usive)?\b",
-    r"\btotal\s*gross\b", r"\bgross\s*(?:total|amount)\b", r"\btotal\s*(?:invoice\s*)?amount\b",
-    r"\bbrutto(?:summe|betrag|gesamt|rechnungsbetrag)\b", r"\b(?:summe|betrag)\s+brutto\b",
-    r"\bgesamt(?:betrag|summe)\b",
-    r"\brechnungs(?:betrag|summe|endbetrag)\b", r"\bend(?:betrag|summe)\b", r"\bschlussbetrag\b",
-    r"\bgesamt\s*(?:brutto|inkl)",
-    r"\bsumme\s*(?:brutto|inkl)", r"\bbetrag\s*inkl",
-    r"\b(?:total|montant)\s*t\.?t\.?c\b", r"\bmontant\s*total\b", r"\btotal\s*(?:de\s+la\s+)?facture\b",
-    r"\btotaal\s*(?:bedrag\s*)?(?:incl|inclusief)\b", r"\btotaalbedrag\b", r"\bfactuurbedrag\b",
-    r"\btotaal\s*factuur\b",
-    r"\bimporte\s*total\b", r"\btotal\s*(?:de\s+la\s+)?factura\b", r"\btotal\s*(?:con\s+)?iva\s*incl",
-    r"\btotale\s*(?:documento|fattura|complessivo|ivato|generale)\b", r"\bimporto\s*totale\b",
-    r"\btotale\s*(?:iva\s*)?incl",
     *languages.gather("TOTAL_GROSS"),
-    r"\b(?:razem|warto[śs][ćc]|kwota|suma)\s*brutto\b", r"\bog[óo]łem\s*brutto\b",
     # a bracketed qualifier: "TOTAL (IVA INCL.)", "Total (TTC)", "Totaal (incl. btw)"
     r"\btota(?:l|al|le)\s*\(\s*(?:(?:iva|tva|btw|vat|mwst|ust)\s*)?(?:incl|inkl|ttc\b|t\.t\.c)",
     # "Brutto 104,00 €", "Gross: 55.00": the word alone, its amount right after it
     r"^\W{0,3}(?:brutto|gross)\b(?=\s*:?\s*(?:[€$£]|[A-Z]{3}\b)?\s*\d)",
 ]
-TOTAL_DUE = [
-    r"\b(?:total\s*)?amount\s*(?:due|payable)\b", r"\bbalance\s*due\b", r"\btotal\s*(?:due|payable)\b",
-    r"\bplease\s+pay\b", r"\bto\s+pay\b", r"\bdue\s*(?:payable|amount)\b", r"\bpayable\s*amount\b",
-    r"\bzu\s*zahlen(?:der\s*betrag)?\b", r"\bzahlbetrag\b", r"\bzahlungsbetrag\b", r"\bf[äa]lliger\s+betrag\b",
-    r"\bnet\s*[àa]\s*payer\b", r"\b(?:solde|reste|montant|total)\s*[àa]\s*payer\b", r"\b[àa]\s*payer\b",
-    r"\b(?:totaal\s*)?te\s*betalen\b", r"\bverschuldigd\s+bedrag\b",
-    r"\b(?:total|importe)\s*a\s*pagar\b", r"\bnetto\s*a\s*pagare\b", r"\b(?:totale\s*)?da\s*pagare\b",
-    r"\bdo\s*zap[łl]aty\b", r"\bnale[żz]no[śs](?:[ćc]|ci)(?:\s+og[óo][łl]em)?\b", r"\btotale\s*a\s*pagare\b",
-    r"\b(?:totaal\s*)?te\s*voldoen\b", r"\binvoice\s*amount\b",
-    *languages.gather("TOTAL_DUE"),
-]
-TOTAL_PLAIN = [
-    r"\btotal\b", r"\btotaal\b", r"\btotale\b", r"\bsumme\b", r"\bgesamt\b", r"\brazem\b", r"\bsuma\b",
-    r"\bimporte\b", r"\bmontant\b", r"\bbetrag\b",
-    *languages.gather("TOTAL_PLAIN"),
-]
+TOTAL_DUE = languages.gather("TOTAL_DUE")
+TOTAL_PLAIN = languages.gather("TOTAL_PLAIN")
 # A total label that names a part of the total, not the total due.
-NOT_TOTAL = re.compile(
-    r"\bsub|zwischen|\bnet(?:to)?\b|netto|\bnett\b|\bh\.?t\.?\b|\bohne\b|\bexcl|\bexkl|\bhors\b|\bsans\b|\bzonder\b|"
-    r"\bsin\b|\bsenza\b|\bbez\b|zuschl|abschl|rabat|skonto|discount|remise|korting|descuento|sconto|"
-    r"anzahlung|acompte|deposit|prepaid|\bpaid\b|bezahlt|pay[ée]|vorauszahlung|voraus|erhalten|[üu]bertrag|"
-    r"carried|report|\bvat\b|\btax|steuer|mwst|\bust\b|\btva\b|\btaxe|\bbtw\b|\biva\b|\bimposta\b|\bpodatek|"
-    r"positions|warenwert|\bbase\b|imponible|imponibile|basis|grundlage|\bline\b|\bposition\b|items?\b|"
-    r"quantit|menge|qty|weight|gewicht|stunden|hours|pages?\b|seite|merce|goods|waren\b|mercanc|marchandises|"
-    r"\bbefore\b|\bvor\b|\bavant\b|\bvoor\b|\bantes\b|\bprima\b|\bprzed\b|"
-    r"goederen|towar|\bcena\b|\bprice\b|preis\b|\bprix\b|\bprijs\b|\bprecio\b|\bprezzo\b|einzel|\bunit"
-    + languages.alternatives("NOT_TOTAL"),
-    re.IGNORECASE)
+NOT_TOTAL = re.compile("|".join(languages.gather("NOT_TOTAL")), re.IGNORECASE)
 # Amounts already paid: the total less these is what is left to pay.
-DEPOSIT = [
-    r"\b(?:deposit|prepaid|prepayment|advance\s+payment|amount\s+paid|paid)\b",
-    r"\b(?:erhaltene\s+)?anzahlung(?:en)?\b", r"\bvorauszahlung\b", r"\bbereits\s+(?:bezahlt|gezahlt)\b",
-    r"\bacompte\b", r"\bd[ée]j[àa]\s+(?:pay[ée]|r[ée]gl[ée])\b",
-    r"\bvoorschot\b", r"\baanbetaling\b", r"\breeds\s+betaald\b", r"\banticipo\b", r"\bacconto\b",
-    r"\bzaliczka\b", r"\bzap[łl]acono\b",
-    r"\btotal\s+payments?\b",
-    *languages.gather("DEPOSIT"),
-]
+DEPOSIT = languages.gather("DEPOSIT")
 # What makes a label name the amount including VAT, whatever else it says.
 GROSS_MARK = re.compile(r"\b(?:incl|inkl)(?:\.|uding|usive|usief|usive)?\s*(?:[^\W\d_]+\.?)?|"
                         r"\b(?:tva|iva|btw|vat|mwst|ust)\s*(?:incluse|comprise|incluida|inclusa|inclusief|included|incl\.?|inkl\.?)|\bbrutto\b|\bgross\b|t\.?t\.?c\b|ivato|\bcon\s+iva|\bz\s+vat|"
                         r"\bnet\s*[àa]\s*payer|\bnetto\s*a\s*pagare|[àa]\s*payer|a\s*pagar|a\s*pagare|"
                         r"te\s*betalen|zap[łl]aty|zu\s*zahlen" + languages.alternatives("GROSS_MARK"), re.IGNORECASE)
 # The net total and the VAT amount: their sum confirms a total.
-NET = [
-    r"\bsub\s*-?\s*total\b", r"\bnet\s*(?:total|amount)\b", r"\btotal\s*(?:net|excl)", r"\bnetto(?:betrag|summe)?\b",
-    r"\bsumme\s*netto\b", r"\bzwischensumme\b", r"\b(?:total|montant)\s*\(?\s*h\.?t\b", r"\bsous[\s-]*total\b",
-    r"\bsubtota(?:a|le)l?\b", r"\btotaal\s*excl", r"\bbase\s*imponible\b", r"\bimponibile\b",
-    r"\b(?:razem|warto[śs][ćc]|suma)\s*netto\b", r"\bohne\s*(?:ust|mwst)", r"\bwarenwert\b",
-    *languages.gather("NET"),
-]
-VAT_AMOUNT = [
-    r"\b(?:total\s*)?(?:vat|tax)(?:\s*amount)?\b", r"\b(?:mwst|ust|umsatzsteuer|mehrwertsteuer)(?:[\s.-]*betrag)?\b",
-    r"\bsteuerbetrag\b", r"\b(?:total\s*|montant\s*)?(?:de\s+la\s+)?tva\b", r"\btotal\s*taxes\b",
-    r"\b(?:totaal\s*)?btw(?:[\s-]*bedrag)?\b", r"\b(?:total\s*|importe\s*|cuota\s*)?iva\b", r"\bimposta\b",
-    r"\b(?:kwota|podatek|razem)\s*vat\b",
-    *languages.gather("VAT_AMOUNT"),
-]
+NET = languages.gather("NET")
+VAT_AMOUNT = languages.gather("VAT_AMOUNT")
 
 # --- VAT id -------------------------------------------------------------------------------
 # Each label with the country whose number it names when the number has no prefix.
@@ -222,8 +140,8 @@ PAYEE = (r"\b(?:account\s+(?:holder|name)|beneficiary|payee|kontoinhaber|kontona
          r"titular(?:\s+de\s+la\s+cuenta)?|beneficiario|intestatario(?:\s+del\s+conto)?|w[łl]a[śs]ciciel\s+rachunku)\b")
 
 # --- currency -------------------------------------------------------------------------------
-CURRENCY = (r"\b(?:currency|rechnungsw[äa]hrung|w[äa]hrung|devise|monnaie|valuta|munteenheid|moneda|divisa|waluta|"
-            r"kod\s+waluty|valuuta" + languages.alternatives("CURRENCY") + r")\b")
+# "valuuta": Estonian and Finnish, which have no module of their own.
+CURRENCY = r"\b(?:" + "|".join([*languages.gather("CURRENCY"), "valuuta"]) + r")\b"
 
 # --- who is who: the blocks of the page ---------------------------------------------------------
 SELLER = (r"\b(?:seller|supplier|vendor|sold\s+by|issued\s+by|bill\s+from|invoice\s+from|from|"
@@ -252,20 +170,4 @@ LEGAL_FORM = (r"(?:GmbH\s*&\s*Co\.?\s*KG(?:aA)?|GmbH|GMBH|gGmbH|AG|KGaA|KG|OHG|o
               r"sp\.\s?z\s?o\.\s?o\.|Sp\.\s?z\s?o\.\s?o\.|SP\.\s?Z\s?O\.\s?O\.|sp\.\s?j\.|sp\.\s?k\.|S\.\s?C\.)")
 
 # --- months ----------------------------------------------------------------------------------
-_MONTHS = {
-    1: "january jan januar jän jänner janvier janv janvier januari enero ene gennaio gen styczeń stycznia sty",
-    2: "february feb februar février févr fevrier fevr februari febrero febbraio luty lutego lut",
-    3: "march mar märz maerz mrz mars maart marzo marzec marca",
-    4: "april apr avril avr abril aprile kwiecień kwietnia kwi",
-    5: "may mai mei mayo maggio mag maj maja",
-    6: "june jun juni juin junio giugno giu czerwiec czerwca cze",
-    7: "july jul juli juillet juil julio luglio lug lipiec lipca lip",
-    8: "august aug août aout augustus agosto ago sierpień sierpnia sie",
-    9: "september sep sept septembre septiembre setiembre settembre set wrzesień września wrz",
-    10: "october oct oktober okt octobre octubre ottobre ott październik października paź",
-    11: "november nov novembre noviembre listopad listopada lis",
-    12: "december dec dezember dez décembre decembre diciembre dic dicembre grudzień grudnia gru",
-}
-for _number, _names in languages.months().items():
-    _MONTHS[_number] += " " + _names
-MONTHS = {name: number for number, names in _MONTHS.items() for name in names.split()}
+MONTHS = {name: number for number, names in languages.months().items() for name in names.split()}

@@ -5,22 +5,27 @@ what its language has; each entry is a list of regular expression sources (label
 spliced into a larger pattern), with the same rules as ``agent.labels``: literal alternatives, optional parts,
 nothing that repeats a group over characters another part of it can also take.
 
-English, German, French, Dutch, Spanish, Italian and Polish still live together in ``agent.labels`` (their
-labels share patterns there); the languages below were added one module each, and the others move here when
-their patterns are next touched.
+English, German, French, Dutch, Spanish, Italian and Polish keep here their dates', totals' and amounts' labels,
+the words that make a date or a total another one, their currency labels and their month names; their number,
+title, party and VAT id labels still share patterns in ``agent.labels``.
+The order of ``MODULES`` is the order of the alternatives in each assembled pattern: where two languages' labels
+match at the same place, the earlier language's wins. Adding a language: docs/languages.md.
 """
 
 from __future__ import annotations
 
 from types import ModuleType
 
-from . import cs, da, no, pt, sv
+from . import cs, da, de, en, es, fr, it, nl, no, pl, pt, sv
 
-MODULES: tuple[ModuleType, ...] = (no, sv, da, pt, cs)
+MODULES: tuple[ModuleType, ...] = (en, de, fr, nl, es, it, pl, no, sv, da, pt, cs)
 # What a language module may define: each is assembled by ``agent.labels`` (``MONTHS`` into the month names).
 ENTRIES = ("INVOICE_NUMBER", "RECEIPT_NUMBER", "INVOICE_TITLE", "INVOICE_DATE", "DUE_DATE", "OTHER_DATE",
            "TOTAL_GROSS", "TOTAL_DUE", "TOTAL_PLAIN", "NOT_TOTAL", "GROSS_MARK", "NET", "VAT_AMOUNT", "DEPOSIT",
            "CURRENCY", "MONTHS")
+# What every language module defines: the labels of the dates, the totals and the amounts, and the month names.
+REQUIRED = ("INVOICE_DATE", "DUE_DATE", "OTHER_DATE", "TOTAL_GROSS", "TOTAL_DUE", "NOT_TOTAL", "NET", "VAT_AMOUNT",
+            "DEPOSIT", "MONTHS")
 
 
 def gather(name: str) -> list[str]:

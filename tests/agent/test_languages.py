@@ -1,0 +1,84 @@
+"""The language modules (``agent.languages``): each declares the same kinds of labels, and each language's
+labels are read through the patterns ``agent.labels`` assembles, the way the reader compiles them."""
+
+from __future__ import annotations
+
+import pkgutil
+import re
+
+import pytest
+
+from agent import labels, languages
+from agent.fields.patterns import _compile
+
+# One printed label of each required kind per language (months: one printed name per month number).
+SAMPLES: dict[str, dict[str, str]] = {
+    "en": {"INVOICE_DATE": "Invoice date:", "DUE_DATE": "Payment due by", "TOTAL_GROSS": "Grand total",
+           "TOTAL_DUE": "Balance due", "NET": "Subtotal", "VAT_AMOUNT": "VAT amount", "DEPOSIT": "Amount paid"},
+    "de": {"INVOICE_DATE": "Rechnungsdatum:", "DUE_DATE": "Fällig am", "TOTAL_GROSS": "Gesamtbetrag",
+           "TOTAL_DUE": "Zu zahlender Betrag", "NET": "Nettobetrag", "VAT_AMOUNT": "MwSt.-Betrag",
+           "DEPOSIT": "Erhaltene Anzahlung"},
+    "fr": {"INVOICE_DATE": "Date de facture", "DUE_DATE": "Date d'échéance", "TOTAL_GROSS": "Total TTC",
+           "TOTAL_DUE": "Net à payer", "NET": "Total HT", "VAT_AMOUNT": "Montant TVA", "DEPOSIT": "Acompte"},
+    "nl": {"INVOICE_DATE": "Factuurdatum", "DUE_DATE": "Vervaldatum", "TOTAL_GROSS": "Totaalbedrag",
+           "TOTAL_DUE": "Te betalen", "NET": "Subtotaal", "VAT_AMOUNT": "BTW-bedrag", "DEPOSIT": "Voorschot"},
+    "es": {"INVOICE_DATE": "Fecha de emisión", "DUE_DATE": "Vencimiento", "TOTAL_GROSS": "Importe total",
+           "TOTAL_DUE": "Total a pagar", "NET": "Base imponible", "VAT_AMOUNT": "Cuota IVA", "DEPOSIT": "Anticipo"},
+    "it": {"INVOICE_DATE": "Data fattura", "DUE_DATE": "Data di scadenza", "TOTAL_GROSS": "Totale documento",
+           "TOTAL_DUE": "Netto a pagare", "NET": "Imponibile", "VAT_AMOUNT": "Imposta", "DEPOSIT": "Acconto"},
+    "pl": {"INVOICE_DATE": "Data wystawienia", "DUE_DATE": "Termin płatności", "TOTAL_GROSS": "Razem brutto",
+           "TOTAL_DUE": "Do zapłaty", "NET": "Razem netto", "VAT_AMOUNT": "Kwota VAT", "DEPOSIT": "Zaliczka"},
+    "no": {"INVOICE_DATE": "Fakturadato", "DUE_DATE": "Forfallsdato", "TOTAL_GROSS": "Totalbeløp",
+           "TOTAL_DUE": "Å betale", "NET": "Sum eks. mva", "VAT_AMOUNT": "Mva-beløp", "DEPOSIT": "Forskudd"},
+    "sv": {"INVOICE_DATE": "Fakturadatum", "DUE_DATE": "Förfallodatum", "TOTAL_GROSS": "Summa inkl. moms",
+           "TOTAL_DUE": "Att betala", "NET": "Summa exkl. moms", "VAT_AMOUNT": "Momsbelopp", "DEPOSIT": "Förskott"},
+    "da": {"INVOICE_DATE": "Fakturadato", "DUE_DATE": "Forfaldsdato", "TOTAL_GROSS": "I alt inkl. moms",
+           "TOTAL_DUE": "At betale", "NET": "Beløb ekskl. moms", "VAT_AMOUNT": "Momsbeløb", "DEPOSIT": "Forskud"},
+    "pt": {"INVOICE_DATE": "Data da fatura", "DUE_DATE": "Data de vencimento", "TOTAL_GROSS": "Valor total",
+           "TOTAL_DUE": "Total a pagar", "NET": "Total sem IVA", "VAT_AMOUNT": "Valor do IVA", "DEPOSIT": "Já pago"},
+    "cs": {"INVOICE_DATE": "Datum vystavení", "DUE_DATE": "Datum splatnosti", "TOTAL_GROSS": "Celková částka",
+           "TOTAL_DUE": "Celkem k úhradě", "NET": "Celkem bez DPH", "VAT_AMOUNT": "DPH", "DEPOSIT": "Záloha"},
+}
+
+
+def _name(module: object) -> str:
+    return getattr(module, "__name__", "").rsplit(".", 1)[-1]
+
+
+def test_every_module_in_the_package_is_assembled_and_has_its_samples():
+    on_disk = {info.name for info in pkgutil.iter_modules(languages.__path__)}
+    assembled = {_name(module) for module in languages.MODULES}
+    assert on_disk == assembled
+    assert set(SAMPLES) == assembled
+
+
+@pytest.mark.parametrize("module", languages.MODULES, ids=_name)
+def test_each_language_declares_the_same_kinds_of_entries(module):
+    defined = {name for name in vars(module) if name.isupper()}
+    assert set(languages.REQUIRED) <= defined, sorted(set(languages.REQUIRED) - defined)
+    assert defined <= set(languages.ENTRIES), sorted(defined - set(languages.ENTRIES))
+    for name in defined - {"MONTHS"}:
+        entry = getattr(module, name)
+        assert isinstance(entry, list) and entry and all(isinstance(source, str) for source in entry), name
+        for source in entry:
+            re.compile(source)
+    assert sorted(module.MONTHS) == list(range(1, 13))
+    assert all(module.MONTHS[number].split() for number in range(1, 13))
+
+
+@pytest.mark.parametrize("module", languages.MODULES, ids=_name)
+def test_each_languages_labels_are_read_by_its_own_entry_and_by_the_assembled_pattern(module):
+    for kind, label in SAMPLES[_name(module)].items():
+        assert _compile(getattr(module, kind)).search(label), (kind, label)
+        assert _compile(getattr(labels, kind)).search(label), (kind, label)
+    for number, names in module.MONTHS.items():
+        assert all(labels.MONTHS[name] == number for name in names.split())
+
+
+def test_a_later_language_never_takes_an_earlier_ones_words():
+    """The month names of one language never name another month in a language assembled before it."""
+    seen: dict[str, int] = {}
+    for module in languages.MODULES:
+        for number, names in module.MONTHS.items():
+            for name in names.split():
+                assert seen.setdefault(name, number) == number, (_name(module), name)
