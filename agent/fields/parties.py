@@ -12,6 +12,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
+from .. import labels
 from .checks import MAX_VALUE_CHARS
 from .identifiers import _COUNTRY_NAME
 from .page import _BLOCK_HEIGHTS, _BLOCK_WIDTH, _Column, _find_labelled, _Found, _Page
@@ -27,6 +28,7 @@ from .patterns import (
     _PARTY_WORD,
     _PAYEE_LABEL,
     _POSTCODE,
+    _RECEIPT_NUMBER,
     _SELLER_HEADING,
     _SENDER_SEPARATOR,
     _STREET,
@@ -282,6 +284,7 @@ _TABLE_ROW = -1.5
 _WINDOW = -3.0  # the recipient's name in the envelope's window
 _PRICE = re.compile(r"\d[.,]\d{2}(?!\d)")
 _UNSURE = -3.0  # OCR read its words with little confidence
+_RECEIPT_HEAD = 3.0  # a receipt's first name over its address block (a tagline above it has none)
 _SURE_OCR = 60  # OCR's confidence (0-100) below which a name's words are a guess
 # A word of a name: three letters in a row, or a CJK character.
 _WORD = re.compile(r"[^\W\d_]{3}|[\u3040-\u30ff\u4e00-\u9fff]")
@@ -491,6 +494,7 @@ class _Context:
         self.sizes = sorted(c.height for c in page.columns[:400] if c.page == 1) or [1.0]
         self.usual = self.sizes[len(self.sizes) // 2]
         self.heads: set[int] = set()  # the candidates heading the block above the tax id
+        self.receipt_head = _receipt_head(page)
 
     def score(self, found: _Found, by_rules: bool) -> float:
         """The evidence for a name: where it stands, then what it says."""
@@ -515,6 +519,8 @@ class _Context:
             points += _FOOTER_LEGAL
         if column in page.senders:
             points += _SENDER
+        if column is self.receipt_head:
+            points += _RECEIPT_HEAD
         if _in_window(self.page, column):
             points += _WINDOW
         if any(_NAME_HEADING.match(c.text) for c in _just_above(page, column)):
@@ -587,3 +593,38 @@ def _just_above(page: _Page, column: _Column) -> list[_Column]:
         return []
     return [c for c in page.by_line[column.line - 1]
             if c.page == column.page and c.x0 < column.x1 and c.x1 > column.x0 and column.top - c.bottom < 2 * c.height]
+
+
+# What only a shop's receipt prints: its own number's label, a receipt's title, the change, cash or a card's line.
+_RECEIPT_TITLE = re.compile(r"(?<![^\W\d_])(?:receipt|kassenbon|kassabon|quittung|ticket|re[çc]u|recibo|scontrino|"
+                            r"documento\s+commerciale|paragon\s+fiskalny|kvittering|kvitto|cupom\s+fiscal|"
+                            r"[úu][čc]tenka|bon\s+fiscal)(?![^\W\d_])", re.IGNORECASE)
+_RECEIPT_PAYMENT = re.compile(labels.RECEIPT_NOT_TOTAL.lstrip("|"), re.IGNORECASE)
+# A line of a shop's address block: its street or postcode, its phone, its tax id.
+_PHONE = re.compile(r"(?<![^\W\d_])(?:tel|t[ée]l|phone|ph|fon|telefon|tlf|tfn|telefone|telefono|tel[ée]fono)\b\.?|"
+                    r"\+\s?\d{2}|\(\d{3}\)\s?\d{3}-\d{4}|\b\d{3}[-.\s]\d{3}[-.\s]\d{4}\b", re.IGNORECASE)
+# Lines at the top of a receipt its shop's name may stand in.
+_RECEIPT_TOP_LINES = 8
+
+
+def _receipt_head(page: _Page) -> _Column | None:
+    """On a receipt, the first name-like line at its top with an address, phone or tax-id line just under it:
+    the shop's name (a tagline or a greeting above it has no address block under it)."""
+    columns = list(itertools.takewhile(lambda c: c.page == 1, page.columns[:_MAX_COLUMNS]))
+    if not any(_RECEIPT_TITLE.search(c.text) or _RECEIPT_NUMBER.search(c.head) or _RECEIPT_PAYMENT.search(c.head)
+               for c in columns):
+        return None
+    for column in columns:
+        if column.line >= _RECEIPT_TOP_LINES:
+            break
+        if _address_line(column.text) or _candidate(page, column) is None:
+            continue
+        under = page.by_line[column.line + 1] if column.line + 1 < len(page.by_line) else []
+        if any(_address_line(c.text) for c in under):
+            return column
+    return None
+
+
+def _address_line(text: str) -> bool:
+    return bool(_STREET.search(text) or _POSTCODE.search(text) or _ZIP.search(text) or _PHONE.search(text)
+                or any(label.search(text) for label, _country in _VAT_LABELS))
