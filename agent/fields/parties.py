@@ -314,6 +314,9 @@ _NAME_HEADING = re.compile(rf"^\W{{0,3}}{_NAME_WORDS}(?:\s*/\s*{_NAME_WORDS})*\s
 _NOT_A_PARTY = re.compile(r"^\W{0,3}(?:original|copy|copie|kopie|duplicate|duplicado|triplicado|duplicata|copia|"
                           r"(?:monthly\s+|account\s+)?statement|receipt|re[çc]u|recu|ticket|quittung|kassenbon|"
                           r"bon|bill|note|thank\s+you|thanks|vielen\s+dank|merci|gracias|grazie|dank\s+u|"
+                          # how a meal is served, printed on a restaurant's receipt
+                          r"sur\s+place|[àa]\s+emporter|take\s*away|eat\s+in|dine\s+in|to\s+go|zum\s+mitnehmen|"
+                          r"para\s+llevar|da\s+asporto|na\s+miejscu|na\s+wynos|hier\s+opeten|afhalen|"
                           r"welcome|bienvenue|willkommen|summary|zusammenfassung|r[ée]capitulatif|"
                           r"place|display|keep|retain|detach|return|please|bitte|veuillez|description|beschreibung|bezeichnung|"
                           r"d[ée]signation|descripci[óo]n|descrizione|opis|omschrijving|payment|zahlung|paiement|pago|pagamento|"
@@ -352,6 +355,12 @@ def rank_names(page: _Page, vat: _Found | None, by_rules: _Found | None) -> _Fou
     best_score, _index, best = scored[0]
     if best_score <= 0 and best is not by_rules:
         return None  # nothing on the page is evidence of a name
+    if best.column is context.receipt_head:
+        best.value = _spelled_as_repeated(best.value, context.text)
+    bare = _TRAILING_MARK.sub("", best.value)
+    if bare != best.value and _WORD.search(bare):  # "Restaurant Le Grill §": OCR's speck after the name
+        best.value = bare
+        best.end = best.start + len(bare)
     for score, _index, other in scored[1:]:
         if best_score - score > _CLOSE:
             break
@@ -361,6 +370,10 @@ def rank_names(page: _Page, vat: _Found | None, by_rules: _Found | None) -> _Fou
                       alternatives=[other])
         break
     return best
+
+
+# A lone mark after a name ("§", "|", "¦"): a speck OCR read, no part of it.
+_TRAILING_MARK = re.compile(r"\s+[§|¦¤°*~^_=<>]+$")
 
 
 @dataclass
@@ -625,6 +638,46 @@ def _receipt_head(page: _Page) -> _Column | None:
     return None
 
 
+# A house number and a street's abbreviated kind ("191 E 3RD AVE", "55 Main St"): _STREET wants more.
+_STREET_ABBREVIATED = re.compile(r"\d+[a-z]?\s+(?:[NSEW]\.?\s+)?(?:[^\W_]+\s+){0,3}?(?:ave|st|rd|blvd|dr|ln|hwy|"
+                                 r"pkwy|way|road|street|avenue|drive|lane)\b\.?", re.IGNORECASE)
+
+
 def _address_line(text: str) -> bool:
-    return bool(_STREET.search(text) or _POSTCODE.search(text) or _ZIP.search(text) or _PHONE.search(text)
+    return bool(_STREET.search(text) or _STREET_ABBREVIATED.search(text) or _POSTCODE.search(text)
+                or _ZIP.search(text) or _PHONE.search(text)
                 or any(label.search(text) for label, _country in _VAT_LABELS))
+
+
+# A word of a receipt's header OCR misread by a letter: the page's spelling, printed there this often at least.
+_REPEATS = 2
+_MIN_SPELLED = 5
+
+
+def _spelled_as_repeated(name: str, text: str) -> str:
+    """A receipt's header name with a word printed once that differs by one letter from a word the receipt
+    repeats ("Walgreeni" beside "THANK YOU FOR SHOPPING AT WALGREENS"): that word, in the header's case."""
+    counts: dict[str, int] = {}
+    for word in re.findall(r"[^\W\d_]{5,}", text):
+        counts[word] = counts.get(word, 0) + 1
+    words = name.split(" ")
+    for index, word in enumerate(words):
+        folded = word.casefold()
+        if len(folded) < _MIN_SPELLED or not folded.isalpha() or counts.get(folded, 0) > 1:
+            continue
+        near = [w for w, n in counts.items() if n >= _REPEATS and _one_letter_apart(folded, w)]
+        if len(near) == 1:
+            spelled = near[0].capitalize() if word[:1].isupper() else near[0]
+            words[index] = spelled.upper() if word.isupper() else spelled
+    return " ".join(words)
+
+
+def _one_letter_apart(first: str, second: str) -> bool:
+    """Whether two words differ by one letter changed, added or dropped."""
+    if first == second or abs(len(first) - len(second)) > 1:
+        return False
+    if len(first) == len(second):
+        return sum(a != b for a, b in zip(first, second, strict=True)) == 1
+    short, long = sorted((first, second), key=len)
+    at = next((i for i, (a, b) in enumerate(zip(short, long, strict=False)) if a != b), len(short))
+    return short[at:] == long[at + 1:]

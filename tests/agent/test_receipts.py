@@ -106,3 +106,25 @@ def test_a_document_titled_as_a_receipt_is_numbered_by_its_receipt_number(title)
     text = (f"Northwind Audio Inc.        {title}\nReceipt number        7781-0042\nInvoice number        A9C2-0001\n"
             "Total        $6.99\n")
     assert read(text)["invoice_number"]["value"] == "7781-0042"
+
+
+def test_a_receipts_header_misread_by_a_letter_takes_the_spelling_the_receipt_repeats():
+    text = ("Brightmarl\n#0412 55 W 2ND AVE\nPORTLAND, OR 97201\n503-555-0142\nMILK 2.49\nSUBTOTAL 2.49\n"
+            "TOTAL 2.49\nVISA 2.49\nCHANGE .00\nTHANK YOU FOR SHOPPING AT BRIGHTMART\nBRIGHTMART REWARDS\n")
+    assert read(text)["supplier_name"]["value"] == "Brightmart"
+
+
+def test_a_header_word_printed_once_with_no_near_spelling_repeated_is_kept():
+    text = "Brightmarl\n55 Main St\nTOTAL 2.49\nVISA 2.49\nBRIGHTMART\n"
+    assert read(text)["supplier_name"]["value"] == "Brightmarl"
+
+
+@pytest.mark.parametrize("served", ["Sur place", "A emporter", "Take away", "Zum Mitnehmen", "Para llevar"])
+def test_how_a_meal_is_served_is_never_the_restaurants_name(served):
+    text = f"{served}\nRestaurant Le Grill\nRCS Marseille 490 359 825\nTotal commande 1,10 EUR\nCARTE BANCAIRE\n"
+    assert read(text)["supplier_name"]["value"] == "Restaurant Le Grill"
+
+
+def test_a_lone_mark_ocr_read_after_the_shops_name_is_no_part_of_it():
+    text = "Restaurant Le Grill §\n12 rue du Port\n13002 Marseille\nTotal commande 1,10 EUR\nCARTE BANCAIRE\n"
+    assert read(text)["supplier_name"]["value"] == "Restaurant Le Grill"
