@@ -14,6 +14,32 @@ import re
 
 from . import languages
 
+# --- receipts (shop tills' slips): en de fr es it nl pl ------------------------------------------
+# A receipt's own number ("Bon-Nr.", "N° de ticket", "Nr paragonu", "Scontrino n."): below an invoice-number label.
+RECEIPT_NUMBER_WORDS = [
+    r"\b(?:receipt|ticket|bon|kassenbon|kassabon|quittung|re[çc]u|recibo|scontrino|paragon(?:u)?|paragon\s+fiskalny)"
+    r"[\s.-]*(?:number|nummer\b|no\b\.?|nr\b\.?|#|n[°º]\.?|n\.(?!\w)|num\b\.?|n[úu]m(?:ero)?\b\.?|numero\b|numer\b)",
+    r"\b(?:bon|receipt|ticket)(?:nummer|nr\b\.?|no\b\.?)",
+    r"(?:\bn[°º]\.?|\bn\.(?!\w)|\bn[úu]m(?:ero)?\b\.?|\bnumero\b|\bnr\b\.?|\bnumer\b)\s*(?:de\s+|del\s+|du\s+)?"
+    r"(?:ticket|re[çc]u|recibo|scontrino|paragonu)\b",
+]
+# A payment's ids on a receipt: never the receipt's number while anything else is printed.
+TRANSACTION_NUMBER_WORDS = [
+    r"\b(?:transaction|trans|txn|terminal|term|till|register|pos|kasse|caisse|caja|cassa|kassa|kasa|card|karte|"
+    r"carte|tarjeta|auth|transaktion|transakcji|transazione|transacci[óo]n|transactie|autorisation|autorizaci[óo]n)"
+    r"[\s.-]*(?:id\b|number|nummer\b|no\b\.?|nr\b\.?|#|n[°º]\.?|num\b\.?|n[úu]m(?:ero)?\b\.?|numero\b|numer\b)",
+    r"\bn[°º]\s*(?:de\s+)?(?:transaction|transacci[óo]n|terminal|caisse|caja)\b",
+]
+# Lines of a receipt that are no total: what was handed over, the change, a card's payment line, a tip, the
+# VAT table's rows ("Rückgeld", "Geg. Bar", "Importe tarjeta", "Suma PTU").
+RECEIPT_NOT_TOTAL = (r"|\bchange\b|\bcash\b|tendered|\bcard\b|\bvisa\b|mastercard|maestro|\btips?\b|gratuity|"
+                     r"r[üu]ckgeld|wechselgeld|gegeben|\bgeg\b|\bbar\b|ec-?karte|karten|\bkarte\b|trinkgeld|"
+                     r"\brendu|esp[èe]ces|\bcb\b|\bcarte\b|pourboire|\bcambio\b|efectivo|entregado|tarjeta|propina|"
+                     r"\bresto\b|contant[ei]\b|elettronico|mancia|wisselgeld|\bcontant\b|\bpin\b|fooi|"
+                     r"reszta|got[óo]wk|\bkarta\b|napiwek|\bptu\b|opodatkowan")
+# A receipt's total: "SUMME EUR", "SUMA PLN", "TOTAL EUR" (the sum followed by its currency).
+RECEIPT_TOTAL = [r"\b(?:summe|suma|totale|razem)\s*(?:eur|pln|z[łl]|chf|gbp|usd|€)(?![^\W\d_])"]
+
 # --- invoice number ----------------------------------------------------------------------
 # "n°", "nº", "n.º", "no.", "nr.", "núm.", "num.", "#": what follows a title to say "number".
 _NO = r"(?:n\.?\s?[°º]|\bn\.(?!\w)|\bnr\b\.?|\bno\b\.?|\bn[úu]m\b\.?|\bn[úu]m[ée]ro\b|\bnummer\b|\bnumber\b|#)"
@@ -25,7 +51,7 @@ INVOICE_NUMBER = [
     r"\b(?:rechnungs|factuur|invoice)referen(?:z|tie|ce)\b",
     r"\binvoice\s*(?:number|num\.?|no\b\.?|nr\b\.?|n[°º]\.?|#|id\b|ref(?:erence)?\b\.?)",
     r"\binv\.?\s*(?:no\b\.?|#|nr\b\.?)",
-    r"\b(?:bill|receipt|document|doc)\s*(?:number|no\b\.?|nr\b\.?|#)",
+    r"\b(?:bill|document|doc)\s*(?:number|no\b\.?|nr\b\.?|#)",
     r"\bfactura\s+(?:electr[óo]nica\s+)?de\s+venta\b(?:\s*(?:n[°º.]|no\b\.?|#))?",
     r"rechnungs?[\s.-]*(?:nummer|nr\b\.?|no\b\.?|n[°º]\.?)",
     r"\b(?:re|rg|rech|rechn)\.?[\s-]*nr\b\.?",
@@ -53,10 +79,12 @@ INVOICE_TITLE = (r"\b(?:tax\s+invoice|invoice|credit\s+note|rechnung|gutschrift|
 # A receipt's or ticket's number: the invoice number of a receipt, read only when no invoice label is printed
 # (a card slip's "Trans #" beside an invoice's own number is not it).
 RECEIPT_NUMBER = [
-    r"\b(?:ticket|transaction|trans|bon|kassenbon|quittung)[\s.-]*(?:number|nummer\b|no\b\.?|nr\b\.?|#|n[°º])",
-    r"\bn[°º]\s*(?:de\s+)?(?:ticket|transaction)\b",
+    *RECEIPT_NUMBER_WORDS,
     *languages.gather("RECEIPT_NUMBER"),
 ]
+# The ids of a payment printed on a receipt (a transaction's, a terminal's, a till's, a card's): its number only
+# when nothing else on the page is one.
+TRANSACTION_NUMBER = [*TRANSACTION_NUMBER_WORDS, *languages.gather("TRANSACTION_NUMBER")]
 # A document's bare "Reference" at the start of a label: its number when nothing names the invoice number (never
 # "Your reference", "Customer ref.", "Payment reference": those do not start the label).
 DOCUMENT_REFERENCE = (r"^\W{0,3}(?:reference|ref\.|r[ée]f[ée]rence|r[ée]f\.|referenz|referentie|referencia|riferimento|"
@@ -94,6 +122,7 @@ OTHER_DATE = re.compile("|".join(languages.gather("OTHER_DATE")), re.IGNORECASE)
 # Three strengths: the grand total including VAT, the amount due, and a bare "Total".
 TOTAL_GROSS = [
     *languages.gather("TOTAL_GROSS"),
+    *RECEIPT_TOTAL,
     # a bracketed qualifier: "TOTAL (IVA INCL.)", "Total (TTC)", "Totaal (incl. btw)"
     r"\btota(?:l|al|le)\s*\(\s*(?:(?:iva|tva|btw|vat|mwst|ust)\s*)?(?:incl|inkl|ttc\b|t\.t\.c)",
     # "Brutto 104,00 €", "Gross: 55.00": the word alone, its amount right after it
@@ -102,7 +131,7 @@ TOTAL_GROSS = [
 TOTAL_DUE = languages.gather("TOTAL_DUE")
 TOTAL_PLAIN = languages.gather("TOTAL_PLAIN")
 # A total label that names a part of the total, not the total due.
-NOT_TOTAL = re.compile("|".join(languages.gather("NOT_TOTAL")), re.IGNORECASE)
+NOT_TOTAL = re.compile("|".join(languages.gather("NOT_TOTAL")) + RECEIPT_NOT_TOTAL, re.IGNORECASE)
 # Amounts already paid: the total less these is what is left to pay.
 DEPOSIT = languages.gather("DEPOSIT")
 # What makes a label name the amount including VAT, whatever else it says.

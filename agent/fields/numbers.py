@@ -16,6 +16,7 @@ from .patterns import (
     _RECEIPT_NUMBER,
     _SPLIT_LABEL,
     _TITLE_ALONE,
+    _TRANSACTION_NUMBER,
     _WORD_NR,
 )
 from .values import _date_in, _parse_identifier
@@ -23,7 +24,8 @@ from .values import _date_in, _parse_identifier
 
 def _find_invoice_number(page: _Page) -> _Found | None:
     """The invoice number: its label first, then weaker signs, each only when the stronger ones found none."""
-    found = (_find_labelled(page, _INVOICE_NUMBER, _parse_labelled_number)
+    receipt = _titled_receipt(page) and _find_labelled(page, _RECEIPT_NUMBER, _parse_labelled_number)
+    found = (receipt or _find_labelled(page, _INVOICE_NUMBER, _parse_labelled_number)
              or _find_labelled(page, _INVOICE_TITLE_NUMBER, _parse_labelled_number, below=False)
              or _find_labelled(page, _RECEIPT_NUMBER, _parse_labelled_number)
              or _beside_bare_sign(page))
@@ -31,7 +33,28 @@ def _find_invoice_number(page: _Page) -> _Found | None:
         return found
     titles = [c for c in page.columns[:80] if len(c.text) < 30 and _TITLE_ALONE.fullmatch(c.text)]
     return (_near_bare_sign(page, titles) or _under_word_nr(page, titles) or _under_title(page, titles)
-            or _after_title(page) or _document_reference(page))
+            or _after_title(page) or _document_reference(page)
+            # a transaction's, terminal's or card's id: the receipt's number only when nothing else is one
+            or _find_labelled(page, _TRANSACTION_NUMBER, _parse_labelled_number, below=False))
+
+
+# A receipt's or a refund's title alone on its line ("Receipt", "Refund", "Kassenbon", "Paragon fiskalny").
+_RECEIPT_TITLE = re.compile(r"\W{0,3}(?:(?:refund\s+|payment\s+)?receipt|refund|kassenbon|quittung|ticket|re[çc]u|"
+                            r"recibo|scontrino|paragon(?:\s+fiskalny)?|kvittering|kvitto|cupom\s+fiscal|[úu][čc]tenka|"
+                            r"kassabon)\W{0,3}", re.IGNORECASE)
+# Columns at the top of a page its title stands in.
+_TITLE_COLUMNS = 12
+
+
+def _titled_receipt(page: _Page) -> bool:
+    """Whether the document's title is a receipt's (its receipt number is then its own, before an invoice's it
+    refers to), and no invoice's title stands above it."""
+    for column in page.columns[:_TITLE_COLUMNS]:
+        if _TITLE_ALONE.fullmatch(column.text) or _INVOICE_TITLE.match(column.text):
+            return False
+        if _RECEIPT_TITLE.fullmatch(column.text):
+            return True
+    return False
 
 
 def _document_reference(page: _Page) -> _Found | None:

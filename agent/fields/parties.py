@@ -12,6 +12,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
+from .. import labels
 from .checks import MAX_VALUE_CHARS
 from .identifiers import _COUNTRY_NAME
 from .page import _BLOCK_HEIGHTS, _BLOCK_WIDTH, _Column, _find_labelled, _Found, _Page
@@ -27,6 +28,7 @@ from .patterns import (
     _PARTY_WORD,
     _PAYEE_LABEL,
     _POSTCODE,
+    _RECEIPT_NUMBER,
     _SELLER_HEADING,
     _SENDER_SEPARATOR,
     _STREET,
@@ -282,6 +284,7 @@ _TABLE_ROW = -1.5
 _WINDOW = -3.0  # the recipient's name in the envelope's window
 _PRICE = re.compile(r"\d[.,]\d{2}(?!\d)")
 _UNSURE = -3.0  # OCR read its words with little confidence
+_RECEIPT_HEAD = 3.0  # a receipt's first name over its address block (a tagline above it has none)
 _SURE_OCR = 60  # OCR's confidence (0-100) below which a name's words are a guess
 # A word of a name: three letters in a row, or a CJK character.
 _WORD = re.compile(r"[^\W\d_]{3}|[\u3040-\u30ff\u4e00-\u9fff]")
@@ -311,6 +314,9 @@ _NAME_HEADING = re.compile(rf"^\W{{0,3}}{_NAME_WORDS}(?:\s*/\s*{_NAME_WORDS})*\s
 _NOT_A_PARTY = re.compile(r"^\W{0,3}(?:original|copy|copie|kopie|duplicate|duplicado|triplicado|duplicata|copia|"
                           r"(?:monthly\s+|account\s+)?statement|receipt|re[çc]u|recu|ticket|quittung|kassenbon|"
                           r"bon|bill|note|thank\s+you|thanks|vielen\s+dank|merci|gracias|grazie|dank\s+u|"
+                          # how a meal is served, printed on a restaurant's receipt
+                          r"sur\s+place|[àa]\s+emporter|take\s*away|eat\s+in|dine\s+in|to\s+go|zum\s+mitnehmen|"
+                          r"para\s+llevar|da\s+asporto|na\s+miejscu|na\s+wynos|hier\s+opeten|afhalen|"
                           r"welcome|bienvenue|willkommen|summary|zusammenfassung|r[ée]capitulatif|"
                           r"place|display|keep|retain|detach|return|please|bitte|veuillez|description|beschreibung|bezeichnung|"
                           r"d[ée]signation|descripci[óo]n|descrizione|opis|omschrijving|payment|zahlung|paiement|pago|pagamento|"
@@ -349,6 +355,12 @@ def rank_names(page: _Page, vat: _Found | None, by_rules: _Found | None) -> _Fou
     best_score, _index, best = scored[0]
     if best_score <= 0 and best is not by_rules:
         return None  # nothing on the page is evidence of a name
+    if best.column is context.receipt_head:
+        best.value = _spelled_as_repeated(best.value, context.text)
+    bare = _TRAILING_MARK.sub("", best.value)
+    if bare != best.value and _WORD.search(bare):  # "Restaurant Le Grill §": OCR's speck after the name
+        best.value = bare
+        best.end = best.start + len(bare)
     for score, _index, other in scored[1:]:
         if best_score - score > _CLOSE:
             break
@@ -358,6 +370,10 @@ def rank_names(page: _Page, vat: _Found | None, by_rules: _Found | None) -> _Fou
                       alternatives=[other])
         break
     return best
+
+
+# A lone mark after a name ("§", "|", "¦"): a speck OCR read, no part of it.
+_TRAILING_MARK = re.compile(r"\s+[§|¦¤°*~^_=<>]+$")
 
 
 @dataclass
@@ -491,6 +507,7 @@ class _Context:
         self.sizes = sorted(c.height for c in page.columns[:400] if c.page == 1) or [1.0]
         self.usual = self.sizes[len(self.sizes) // 2]
         self.heads: set[int] = set()  # the candidates heading the block above the tax id
+        self.receipt_head = _receipt_head(page)
 
     def score(self, found: _Found, by_rules: bool) -> float:
         """The evidence for a name: where it stands, then what it says."""
@@ -515,6 +532,8 @@ class _Context:
             points += _FOOTER_LEGAL
         if column in page.senders:
             points += _SENDER
+        if column is self.receipt_head:
+            points += _RECEIPT_HEAD
         if _in_window(self.page, column):
             points += _WINDOW
         if any(_NAME_HEADING.match(c.text) for c in _just_above(page, column)):
@@ -587,3 +606,78 @@ def _just_above(page: _Page, column: _Column) -> list[_Column]:
         return []
     return [c for c in page.by_line[column.line - 1]
             if c.page == column.page and c.x0 < column.x1 and c.x1 > column.x0 and column.top - c.bottom < 2 * c.height]
+
+
+# What only a shop's receipt prints: its own number's label, a receipt's title, the change, cash or a card's line.
+_RECEIPT_TITLE = re.compile(r"(?<![^\W\d_])(?:receipt|kassenbon|kassabon|quittung|ticket|re[çc]u|recibo|scontrino|"
+                            r"documento\s+commerciale|paragon\s+fiskalny|kvittering|kvitto|cupom\s+fiscal|"
+                            r"[úu][čc]tenka|bon\s+fiscal)(?![^\W\d_])", re.IGNORECASE)
+_RECEIPT_PAYMENT = re.compile(labels.RECEIPT_NOT_TOTAL.lstrip("|"), re.IGNORECASE)
+# A line of a shop's address block: its street or postcode, its phone, its tax id.
+_PHONE = re.compile(r"(?<![^\W\d_])(?:tel|t[ée]l|phone|ph|fon|telefon|tlf|tfn|telefone|telefono|tel[ée]fono)\b\.?|"
+                    r"\+\s?\d{2}|\(\d{3}\)\s?\d{3}-\d{4}|\b\d{3}[-.\s]\d{3}[-.\s]\d{4}\b", re.IGNORECASE)
+# Lines at the top of a receipt its shop's name may stand in.
+_RECEIPT_TOP_LINES = 8
+
+
+def _receipt_head(page: _Page) -> _Column | None:
+    """On a receipt, the first name-like line at its top with an address, phone or tax-id line just under it:
+    the shop's name (a tagline or a greeting above it has no address block under it)."""
+    columns = list(itertools.takewhile(lambda c: c.page == 1, page.columns[:_MAX_COLUMNS]))
+    if not any(_RECEIPT_TITLE.search(c.text) or _RECEIPT_NUMBER.search(c.head) or _RECEIPT_PAYMENT.search(c.head)
+               for c in columns):
+        return None
+    for column in columns:
+        if column.line >= _RECEIPT_TOP_LINES:
+            break
+        if _address_line(column.text) or _candidate(page, column) is None:
+            continue
+        under = page.by_line[column.line + 1] if column.line + 1 < len(page.by_line) else []
+        if any(_address_line(c.text) for c in under):
+            return column
+    return None
+
+
+# A house number and a street's abbreviated kind ("191 E 3RD AVE", "55 Main St"): _STREET wants more.
+_STREET_ABBREVIATED = re.compile(r"\d+[a-z]?\s+(?:[NSEW]\.?\s+)?(?:[^\W_]+\s+){0,3}?(?:ave|st|rd|blvd|dr|ln|hwy|"
+                                 r"pkwy|way|road|street|avenue|drive|lane)\b\.?", re.IGNORECASE)
+
+
+def _address_line(text: str) -> bool:
+    return bool(_STREET.search(text) or _STREET_ABBREVIATED.search(text) or _POSTCODE.search(text)
+                or _ZIP.search(text) or _PHONE.search(text)
+                or any(label.search(text) for label, _country in _VAT_LABELS))
+
+
+# A word of a receipt's header OCR misread by a letter: the page's spelling, printed there this often at least.
+_REPEATS = 2
+_MIN_SPELLED = 5
+
+
+def _spelled_as_repeated(name: str, text: str) -> str:
+    """A receipt's header name with a word printed once that differs by one letter from a word the receipt
+    repeats ("Walgreeni" beside "THANK YOU FOR SHOPPING AT WALGREENS"): that word, in the header's case."""
+    counts: dict[str, int] = {}
+    for word in re.findall(r"[^\W\d_]{5,}", text):
+        counts[word] = counts.get(word, 0) + 1
+    words = name.split(" ")
+    for index, word in enumerate(words):
+        folded = word.casefold()
+        if len(folded) < _MIN_SPELLED or not folded.isalpha() or counts.get(folded, 0) > 1:
+            continue
+        near = [w for w, n in counts.items() if n >= _REPEATS and _one_letter_apart(folded, w)]
+        if len(near) == 1:
+            spelled = near[0].capitalize() if word[:1].isupper() else near[0]
+            words[index] = spelled.upper() if word.isupper() else spelled
+    return " ".join(words)
+
+
+def _one_letter_apart(first: str, second: str) -> bool:
+    """Whether two words differ by one letter changed, added or dropped."""
+    if first == second or abs(len(first) - len(second)) > 1:
+        return False
+    if len(first) == len(second):
+        return sum(a != b for a, b in zip(first, second, strict=True)) == 1
+    short, long = sorted((first, second), key=len)
+    at = next((i for i, (a, b) in enumerate(zip(short, long, strict=False)) if a != b), len(short))
+    return short[at:] == long[at + 1:]

@@ -18,6 +18,7 @@ def _compile(patterns: list[str] | str) -> re.Pattern[str]:
 
 _INVOICE_NUMBER = _compile(labels.INVOICE_NUMBER)
 _RECEIPT_NUMBER = _compile(labels.RECEIPT_NUMBER)
+_TRANSACTION_NUMBER = _compile(labels.TRANSACTION_NUMBER)
 _DOCUMENT_REFERENCE = re.compile(labels.DOCUMENT_REFERENCE, re.IGNORECASE)
 _INVOICE_TITLE = _compile(labels.INVOICE_TITLE)
 _INVOICE_TITLE_NUMBER = _compile(labels.INVOICE_TITLE_NUMBER)

@@ -20,7 +20,8 @@ from . import cs, da, de, en, es, fr, it, nl, no, pl, pt, sv
 
 MODULES: tuple[ModuleType, ...] = (en, de, fr, nl, es, it, pl, no, sv, da, pt, cs)
 # What a language module may define: each is assembled by ``agent.labels`` (``MONTHS`` into the month names).
-ENTRIES = ("INVOICE_NUMBER", "RECEIPT_NUMBER", "INVOICE_TITLE", "INVOICE_DATE", "DUE_DATE", "OTHER_DATE",
+ENTRIES = ("INVOICE_NUMBER", "RECEIPT_NUMBER", "TRANSACTION_NUMBER", "INVOICE_TITLE",
+           "INVOICE_DATE", "DUE_DATE", "OTHER_DATE",
            "TOTAL_GROSS", "TOTAL_DUE", "TOTAL_PLAIN", "NOT_TOTAL", "GROSS_MARK", "NET", "VAT_AMOUNT", "DEPOSIT",
            "CURRENCY", "MONTHS")
 # What every language module defines: the labels of the dates, the totals and the amounts, and the month names.

@@ -14,6 +14,12 @@ NET = [r"\bcelkem\s+bez\s+dph\b", r"\bz[áa]klad\s+(?:dan[ěe]|dph)\b"]
 VAT_AMOUNT = [r"\b(?:celkem\s+)?dph\b(?!\s*(?:celkem|z[áa]klad))"]
 DEPOSIT = [r"\b(?:zaplaceno|z[áa]loha)\b"]
 CURRENCY = [r"m[ěe]na"]
+
+# A receipt's own number, a payment's ids, and its lines that are no total (the change, cash, card, tip).
+RECEIPT_NUMBER = [r"\bú[čc]tenk[ay]\s*(?:č\.|č[íi]slo\b)", r"(?<!\w)(?:č[íi]slo|č\.)\s*ú[čc]tenky\b"]
+TRANSACTION_NUMBER = [r"\b(?:transakce|termin[áa]l|pokladna)\s*(?:č\.|č[íi]slo\b|id\b)"]
+NOT_TOTAL += [r"vr[áa]ceno", r"hotov", r"\bkarta\b", r"\bkartou\b", r"spropitn"]
+
 MONTHS = {1: "leden ledna", 2: "únor února unor unora", 3: "březen března brezen brezna", 4: "duben dubna",
           5: "květen května kveten kvetna", 6: "červen června cerven cervna",
           7: "červenec července cervenec cervence", 8: "srpen srpna", 9: "září zari", 10: "říjen října rijen rijna",

@@ -13,5 +13,11 @@ GROSS_MARK = [r"\bmed\s+moms\b", r"at\s+betale"]
 NET = [r"\b(?:i\s+alt|bel[øo]b)\s*(?:eks(?:kl)?|uden)\b\.?\s*(?:moms)?"]
 VAT_AMOUNT = [r"\b(?:total\s*)?moms(?:[\s-]*bel[øo]b)?\b"]
 DEPOSIT = [r"\b(?:betalt|forskud)\b"]
+
+# A receipt's own number, a payment's ids, and its lines that are no total (the change, cash, card, tip).
+RECEIPT_NUMBER += [r"\b(?:bon|kvittering)[\s.-]*(?:nr\b\.?|nummer\b)", r"\bbonnr\b\.?"]
+TRANSACTION_NUMBER = [r"\b(?:transaktion|terminal|kasse)[\s.-]*(?:id\b|nr\b\.?|nummer\b)"]
+NOT_TOTAL += [r"byttepenge", r"\bkontant", r"dankort", r"\bkort\b", r"drikkepenge"]
+
 MONTHS = {1: "januar", 2: "februar", 3: "marts", 4: "april", 5: "maj", 6: "juni", 7: "juli", 8: "august",
           9: "september", 10: "oktober", 11: "november", 12: "december"}

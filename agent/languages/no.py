@@ -14,5 +14,11 @@ GROSS_MARK = [r"\bmed\s+mva\b", r"[åa]\s+betale"]
 NET = [r"\b(?:sum|totalt|bel[øo]p)\s*(?:eks(?:kl)?|ex|uten)\b\.?\s*(?:mva)?", r"\bnettobel[øo]p\b", r"\bnettosum\b"]
 VAT_AMOUNT = [r"\b(?:total\s*|sum\s*)?(?:mva|merverdiavgift)(?:[\s-]*bel[øo]p)?\b"]
 DEPOSIT = [r"\b(?:betalt|forskudd|innbetalt)\b"]
+
+# A receipt's own number, a payment's ids, and its lines that are no total (the change, cash, card, tip).
+RECEIPT_NUMBER += [r"\b(?:kvitt|bong|salgskvittering)[\s.-]*(?:nr\b\.?|nummer\b)"]
+TRANSACTION_NUMBER = [r"\b(?:transaksjon|terminal|kasse)[\s.-]*(?:id\b|nr\b\.?|nummer\b)"]
+NOT_TOTAL += [r"\bveksel", r"\bkontant", r"bankkort", r"\bkort\b", r"\bdriks\b"]
+
 MONTHS = {1: "januar", 2: "februar", 3: "mars", 4: "april", 5: "mai", 6: "juni", 7: "juli", 8: "august",
           9: "september", 10: "oktober", 11: "november", 12: "desember"}

@@ -15,5 +15,13 @@ NET = [r"\b(?:total\s+)?(?:sem|s/)\s*iva\b", r"\bvalor\s+(?:l[íi]quido|sem\s+iv
 VAT_AMOUNT = [r"\b(?:valor\s+(?:do\s+)?|total\s+)?iva\b"]
 DEPOSIT = [r"\b(?:j[áa]\s+)?pago\b"]
 CURRENCY = [r"moeda"]
+
+# A receipt's own number, a payment's ids, and its lines that are no total (the change, cash, card, tip).
+RECEIPT_NUMBER = [r"\b(?:cupom(?:\s+fiscal)?|tal[ãa]o|tal[ãa]o\s+de\s+venda)\s*"
+                  r"(?:n\.?\s?[°º]\.?|n[úu]m(?:ero|\.)?|no\b\.?|nr\b\.?)",
+                  r"\bn[úu]mero\s+do\s+(?:cupom|tal[ãa]o)\b"]
+TRANSACTION_NUMBER = [r"\b(?:transa[çc][ãa]o|terminal|caixa)\s*(?:n\.?\s?[°º]\.?|n[úu]m(?:ero|\.)?|id\b)"]
+NOT_TOTAL += [r"\btroco\b", r"dinheiro", r"cart[ãa]o", r"gorjeta"]
+
 MONTHS = {1: "janeiro", 2: "fevereiro fev", 3: "março marco", 4: "abril", 5: "maio", 6: "junho", 7: "julho",
           8: "agosto", 9: "setembro", 10: "outubro out", 11: "novembro", 12: "dezembro"}

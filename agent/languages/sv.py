@@ -13,5 +13,11 @@ GROSS_MARK = [r"\bmed\s+moms\b", r"att\s+betala"]
 NET = [r"\b(?:summa|totalt|belopp)\s*(?:exkl|ex|utan)\b\.?\s*(?:moms)?", r"\bnettobelopp\b"]
 VAT_AMOUNT = [r"\b(?:total\s*)?moms(?:[\s-]*belopp)?\b"]
 DEPOSIT = [r"\b(?:betalt|f[öo]rskott)\b"]
+
+# A receipt's own number, a payment's ids, and its lines that are no total (the change, cash, card, tip).
+RECEIPT_NUMBER += [r"\bkvittonr\b\.?"]
+TRANSACTION_NUMBER = [r"\b(?:transaktion|terminal|kassa)[\s.-]*(?:id\b|nr\b\.?|nummer\b)"]
+NOT_TOTAL += [r"v[äa]xel", r"\bkontant", r"\bkort\b", r"kortbetalning", r"\bdricks\b"]
+
 MONTHS = {1: "januari", 2: "februari", 3: "mars", 4: "april", 5: "maj", 6: "juni", 7: "juli", 8: "augusti",
           9: "september", 10: "oktober", 11: "november", 12: "december"}
