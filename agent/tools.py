@@ -242,10 +242,6 @@ def also_read_lines(also_read: dict[str, Any], found_fields: dict[str, Any]) -> 
     return ["Also on the invoice:", *shown, *([f"- {mismatch}"] if mismatch else []), ""]
 
 
-# Net and VAT may differ from the total by this much (each rounded on its own line).
-ROUNDING = Decimal("0.02")
-
-
 def totals_mismatch(also_read: dict[str, Any], found_fields: dict[str, Any]) -> str:
     """ "Net plus VAT (110.00) is not the total (120.00)", or "" when they add up or a part is missing."""
     try:
@@ -253,7 +249,7 @@ def totals_mismatch(also_read: dict[str, Any], found_fields: dict[str, Any]) -> 
         total = Decimal(str(found_fields["total_amount"]["value"]))
     except (KeyError, TypeError, ArithmeticError, ValueError):
         return ""
-    if found_fields["total_amount"].get("status") != "present" or abs(net + vat - total) <= ROUNDING:
+    if found_fields["total_amount"].get("status") != "present" or abs(net + vat - total) <= fields.ROUNDING:
         return ""
     return f"Net plus VAT ({net + vat:,.2f}) is not the total ({total:,.2f}): check which amount is due"
 

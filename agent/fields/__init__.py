@@ -31,6 +31,7 @@ from .checks import (
     MAX_VALUE_CHARS,
     PRINTED_CURRENCIES,
     REQUIRED,
+    ROUNDING,
     SHARED_SYMBOLS,
     SYMBOLS,
     Field,
@@ -55,7 +56,7 @@ from .values import _parse_identifier
 
 __all__ = [
     "ALSO_READ", "AMOUNT_FIELDS", "ASK", "CURRENCIES", "DATE_FIELDS", "LABELS", "MAX_TOTAL_DIGITS",
-    "MAX_VALUE_CHARS", "PRINTED_CURRENCIES", "REQUIRED", "SHARED_SYMBOLS", "SYMBOLS",
+    "MAX_VALUE_CHARS", "PRINTED_CURRENCIES", "REQUIRED", "ROUNDING", "SHARED_SYMBOLS", "SYMBOLS",
     "Field", "check_all", "check_currency", "check_iban", "check_invoice_date", "check_invoice_number",
     "check_supplier_name", "check_total_amount", "check_value", "check_vat_id", "find", "read_fields",
 ]

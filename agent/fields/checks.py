@@ -24,6 +24,8 @@ ALSO_READ = ("due_date", "net_amount", "vat_amount", "buyer_name")
 # The fields whose value is an ISO date, and those that are an amount in the invoice's currency.
 DATE_FIELDS = ("invoice_date", "due_date")
 AMOUNT_FIELDS = ("total_amount", "net_amount", "vat_amount")
+# How far net plus VAT may be from the total: a cent per rate line rounded (a few lines at most).
+ROUNDING = Decimal("0.02")
 LABELS = {
     "supplier_name": "Supplier name",
     "vat_id": "VAT / tax id",

@@ -15,13 +15,11 @@ from typing import Any
 
 from ..layout import Layout
 from .amounts import _labelled_amounts
-from .checks import Field
+from .checks import ROUNDING, Field
 from .page import _Column, _find_labelled, _Found, _Page
 from .patterns import _DUE_DATE, _NET, _VAT_AMOUNT
 from .values import _amounts
 
-# How far net plus VAT may be from the total: a cent per rate line rounded (a few lines at most).
-_ROUNDING = Decimal("0.02")
 # A VAT label that names the VAT id, not an amount ("VAT Reg No", "MwSt-Nr.", "TVA intracommunautaire").
 _VAT_ID_LABEL = re.compile(r"\b(?:vat|tax|mwst|ust|tva|btw|iva|moms|mva|dph)\W{0,3}(?:id\b|no\b|nr\b|number|reg|"
                            r"registration|identification|code\b|nummer|n[°º]|#|intra)", re.IGNORECASE)
@@ -89,11 +87,11 @@ def _net_and_vat(page: _Page, total: _Found | None) -> tuple[_Found | None, _Fou
             return row[0], row[1], True, "net + VAT = the total"
         for net in nets:
             for vat in vats:
-                if abs(Decimal(net.value) + Decimal(vat.value) - gross) <= _ROUNDING:
+                if abs(Decimal(net.value) + Decimal(vat.value) - gross) <= ROUNDING:
                     return net, vat, True, "net + VAT = the total"
         rates = list({Decimal(v.value): v for v in vats}.values())
         added = sum((Decimal(v.value) for v in rates), Decimal(0))
-        if nets and len(rates) > 1 and abs(Decimal(nets[0].value) + added - gross) <= _ROUNDING:
+        if nets and len(rates) > 1 and abs(Decimal(nets[0].value) + added - gross) <= ROUNDING:
             first = rates[0]
             return (nets[0], _Found(str(added), first.column, first.start, first.end), True,
                     "the VAT amounts of each rate added up; net + VAT = the total")
@@ -115,7 +113,7 @@ def _row_parts(page: _Page, total: _Found, gross: Decimal) -> tuple[_Found, _Fou
         row = [found for column in page.by_line[line] for found in _row_amounts(column)]
         values = [Decimal(f.value) for f in row]
         for index in range(len(values) - 2):
-            if values[index + 2] == gross and abs(values[index] + values[index + 1] - gross) <= _ROUNDING:
+            if values[index + 2] == gross and abs(values[index] + values[index + 1] - gross) <= ROUNDING:
                 return row[index], row[index + 1]
     return None
 
