@@ -17,7 +17,7 @@ from jobs.models import Job
 from web import exports, status, zones
 from web.http import Call, HttpError, endpoint
 from web.redirects import back_under
-from web.views import csv_response, job_link, see_other
+from web.views import export_response, job_link, see_other
 
 from . import notifications, work
 from .admin import WebhookForm
@@ -28,7 +28,7 @@ from .webhooks import latest_deliveries, new_secret, schedule_catch_up
 MAX_SELECTED = 200
 # The most digits an id can have and still fit a 64-bit key (19 digits may overflow it).
 ID_DIGITS = 18
-BULK_ACTIONS = ("handled", "assign", "export")
+BULK_ACTIONS = ("handled", "assign", "export", "export_xlsx")
 
 
 # The form field each refusal is about.
@@ -75,19 +75,19 @@ def job_work(call: Call, job_id: int) -> HttpResponse:
 @endpoint("POST")
 def jobs_work(call: Call) -> HttpResponse:
     """The list's bulk actions on the selected documents: mark handled, assign to a member, export
-    as CSV. An id that is not one of the tenant's jobs is skipped like an unknown one."""
+    as CSV or .xlsx. An id that is not one of the tenant's jobs is skipped like an unknown one."""
     form = call.request.POST
     action = form.get("action", "")
     if action not in BULK_ACTIONS:
         raise HttpError(400, "bad_action", f"the action must be one of: {', '.join(BULK_ACTIONS)}")
     ids = sorted({int(v) for v in form.getlist("job") if v.isdigit() and len(v) <= ID_DIGITS})[:MAX_SELECTED]
     back = back_under(form.get("next", ""), reverse("jobs")) or reverse("jobs")  # only back to the list
-    if action == "export":
+    if action in ("export", "export_xlsx"):
         jobs = (Job.objects.for_tenant(call.tenant_id).filter(pk__in=ids).only(*status.LIST_FIELDS, "result")
                 .order_by("-id"))
         zone = zones.zone_name(form.get("tz", "")[:64])  # the reader's, as the list's form carries it
-        return csv_response(exports.export(jobs, zone=zone, link=job_link(call)),
-                            exports.export_filename(zone, queue_clock.now(), "selected"))
+        return export_response(call, exports.export(jobs, zone=zone, link=job_link(call)), "selected",
+                               "xlsx" if action == "export_xlsx" else "csv")
     if not ids:
         messages.info(call.request, "Select documents first, with the boxes in the list.")
         return see_other(back)

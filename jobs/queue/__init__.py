@@ -32,6 +32,9 @@ from .claim import claim, claim_many
 from .events import FINISHED, LIVE, batch_finished, needs_human_changed
 from .finish import Completion, backoff, complete, complete_many, defer, fail, give_back_unstarted
 from .kind_slots import sync_kind_slots
+from .lateness import Wait, queue_delayed
+from .lateness import noticed as notice_lateness
+from .lateness import wait as lateness
 from .lease import (
     RESUBMITTED_AS,
     RESUBMITTED_FROM,
@@ -98,6 +101,7 @@ __all__ = [
     "Resubmission",
     "Slot",
     "StaleEpoch",
+    "Wait",
     "accept",
     "acknowledge_cancel",
     "amending",
@@ -117,9 +121,12 @@ __all__ = [
     "fenced",
     "give_back_unstarted",
     "hold_provider",
+    "lateness",
     "mark_external_start",
     "needs_human_changed",
     "note",
+    "notice_lateness",
+    "queue_delayed",
     "record_resubmission",
     "recount_running",
     "recover",
