@@ -2,7 +2,7 @@
 
 No worker has taken them: the workers are stopped, or too few for the work. Read by the
 submitters' pages (to say that their jobs are delayed) and by staff's (to say why); a page
-that finds the queue late tells the apps once, with ``queue_delayed``, so staff are alerted.
+that looks tells the apps, with ``queue_delayed``, so staff are alerted once per delay.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from django.dispatch import Signal
 from jobs.conf import queue_settings
 from jobs.models import Job
 
-# The queue was found late (``Wait``), with ``now``: sent by whoever noticed, outside any
-# transition (a listener raises its alert with a conditional write of its own).
+# The queue was looked at (``wait``: late or on time), with ``now``: sent by whoever looked, outside
+# any transition (a listener raises or lowers its alert with a conditional write of its own).
 queue_delayed = Signal()
 
 
@@ -54,8 +54,8 @@ def wait(*, now: datetime) -> Wait:
 
 
 def noticed(*, now: datetime) -> Wait:
-    """``wait``, and ``queue_delayed`` sent when it is late (listeners make one alert of many notices)."""
+    """``wait``, and ``queue_delayed`` sent with it, late or on time (listeners raise one alert of
+    many notices, and lower it when the queue is on time again)."""
     found = wait(now=now)
-    if found.delayed:
-        queue_delayed.send(sender=Wait, wait=found, now=now)
+    queue_delayed.send(sender=Wait, wait=found, now=now)
     return found
