@@ -18,7 +18,7 @@ from jobs import queue
 from jobs.admin import guidance
 from jobs.clock import queue_clock
 from jobs.document_store import Upload
-from jobs.models import Job
+from jobs.models import Job, User
 from tests.conftest import drive_to
 from web import exports, wording
 
@@ -207,3 +207,58 @@ def test_staff_land_on_how_many_jobs_need_a_human(browser_client, make_member, a
     assert ('<a href="/admin/jobs/job/?state=needs_human"><strong>2 jobs need a human</strong></a>: '
             "1 unknown, 1 dead." in html)
     assert 'id="queue-late"' not in html
+
+
+# --- Settings that work -----------------------------------------------------------------------------
+
+
+def test_the_demo_makes_alice_her_teams_admin_so_the_webhooks_page_opens(browser_client):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("setupdemo", stdout=out)
+    call_command("setupdemo", stdout=StringIO())  # a second run changes passwords only
+    alice = User.objects.get(username="alice")
+    assert "(team admin: /account/webhooks)" in out.getvalue()
+    assert browser_client(alice).get("/account/webhooks").status_code == 200
+    assert browser_client(User.objects.get(username="bob")).get("/account/webhooks").status_code == 403
+
+
+def test_a_refused_webhook_url_comes_back_by_its_field(browser_client, alice, settings):
+    from django.contrib.auth.models import Permission
+
+    from agent.models import WebhookEndpoint
+
+    settings.WEBHOOKS = {**settings.WEBHOOKS, "ALLOW_PRIVATE": False}
+    alice.user_permissions.add(Permission.objects.get(codename="change_webhookendpoint"))
+    client = browser_client(alice)
+    page = client.get("/account/webhooks").content.decode()
+    token = page.split('name="csrfmiddlewaretoken" value="')[1].split('"')[0]
+    response = client.post("/account/webhooks", {"csrfmiddlewaretoken": token, "url": "http://127.0.0.1:9/hook",
+                                                 "document_finished": "on"})
+    html = response.content.decode()
+    assert response.status_code == 400 and not WebhookEndpoint.objects.exists()
+    assert 'id="webhook-new"' in html and '<p class="field-error" id="error-url">' in html
+    assert 'value="http://127.0.0.1:9/hook" aria-invalid="true" aria-describedby="error-url"' in html
+    assert 'name="document_needs_action" checked' not in html and 'name="document_finished" checked' in html
+
+
+def test_without_an_email_address_the_digest_is_off_and_she_is_asked_for_one(browser_client, make_member):
+    from agent.models import NotificationPreference
+
+    nomail = make_member("acme", "nomail")
+    assert not nomail.email
+    client = browser_client(nomail)
+    page = client.get("/account/notifications").content.decode()
+    assert 'id="no-email"' in page and 'id="email-me" disabled' in page and "checked" not in page
+    token = page.split('name="csrfmiddlewaretoken" value="')[1].split('"')[0]
+    refused = client.post("/account/notifications", {"csrfmiddlewaretoken": token, "every_minutes": "0"})
+    html = refused.content.decode()
+    assert refused.status_code == 400 and '<p class="field-error" id="error-every-minutes">' in html
+    assert 'value="0" required inputmode="numeric" aria-invalid="true"' in html
+    assert client.post("/account/notifications", {"csrfmiddlewaretoken": token, "every_minutes": "45"}
+                       ).status_code == 303
+    kept = NotificationPreference.objects.get(pk=nomail.pk)
+    assert (kept.enabled, kept.every_minutes) == (True, 45)  # her choice kept for when she has an address
