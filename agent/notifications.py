@@ -39,7 +39,7 @@ from typing import Any
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import transaction
-from django.db.models import F, Max, Min
+from django.db.models import F, Max, Min, Q
 from django.urls import reverse
 
 from jobs import queue, tasks_backend
@@ -304,7 +304,7 @@ def send_triage(ctx: JobContext) -> dict[str, Any]:
 
 def send_delay(ctx: JobContext) -> dict[str, Any]:
     """Tell triage staff that jobs wait longer than expected (the workers stopped, or too few)."""
-    found = queue.lateness(now=ctx.now())
+    found = queue.queue_wait(now=ctx.now())
     if not found.delayed:
         return {"sent": False, "why": "the queue is on time again"}
     recipients = triage_recipients()
@@ -326,22 +326,24 @@ def send_delay(ctx: JobContext) -> dict[str, Any]:
 
 
 def queue_delayed(sender: Any, *, wait: Any, now: datetime, **kwargs: Any) -> None:
-    """The queue's ``queue_delayed`` (a page found jobs waiting longer than expected), or a page's
-    notice that it is on time: set or clear ``TriageAlert.delayed_since`` with a guarded update
+    """The queue's ``queue_delayed`` (a page found jobs waiting longer than expected, or staff's
+    landing looked): set or clear ``TriageAlert.delayed_since`` with a guarded update
     (read first: a page views it often, and on time it writes nothing), and on each new delay
-    accept one ``notify.triage`` email job with it. The email goes out when a worker runs it:
+    accept one ``notify.triage`` email job with it (one per delay: ``delays`` counts them). The email goes out when a worker runs it:
     with every worker stopped, the admin's index and job list say it meanwhile."""
     since = TriageAlert.objects.filter(pk=1).values_list("delayed_since", flat=True).first()
     if not wait.delayed:
         if since is not None:
             TriageAlert.objects.filter(pk=1, delayed_since__isnull=False).update(delayed_since=None)
         return
-    if since is not None:
+    # A new delay: none noticed yet, or every job late then has been taken since (the longest
+    # waiting now became claimable after it was noticed), whether or not a page saw it on time.
+    if since is not None and (wait.since is None or wait.since <= since):
         return
     TriageAlert.objects.get_or_create(pk=1)
+    new_delay = Q(delayed_since__isnull=True) | Q(delayed_since__lt=wait.since)
     with transaction.atomic():
-        if not TriageAlert.objects.filter(pk=1, delayed_since__isnull=True).update(
-                delayed_since=now, delays=F("delays") + 1):
+        if not TriageAlert.objects.filter(new_delay, pk=1).update(delayed_since=now, delays=F("delays") + 1):
             return  # another page noticed it first
         delay = TriageAlert.objects.values_list("delays", flat=True).get(pk=1)
         if triage_recipients():

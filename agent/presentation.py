@@ -282,8 +282,8 @@ def export_columns(result: dict[str, Any]) -> dict[str, str | Decimal | date]:
         also = result.get("also_read")
         also = also if isinstance(also, dict) else {}
         for name in [*fields.ALSO_READ, *sorted(name for name in also if name not in fields.ALSO_READ)]:
-            field = also.get(name)
-            columns[label(name)] = export_value(name, field) if isinstance(field, dict) else ""
+            value = also.get(name)
+            columns[label(name)] = export_value(name, value) if isinstance(value, dict) else ""
     if columns:  # what is wrong, in words: "IBAN / bank account: to correct (not a valid IBAN: checksum)"
         columns["Issues"] = "; ".join(issues) if readable else "no readable text: nothing was read"
     if columns and isinstance(result.get("reading"), str):

@@ -12,6 +12,7 @@ import pytest
 from django.db import connection
 
 from jobs import queue
+from jobs.queue import lateness
 from jobs.clock import LogicalClock
 from jobs.members import create_member
 
@@ -111,6 +112,7 @@ def _handlers_in_process(settings):
     would neither see the test's uncommitted rows nor its logical clock. Tests of isolation
     turn it back on; worker processes started by tests isolate as in production."""
     settings.JOBS = {**settings.JOBS, "ISOLATE_HANDLERS": False, "EXPECTED_WAIT_SECONDS": LATE_NEVER}
+    lateness.forget()
 
 
 # The tests' jobs are stamped on a logical clock months behind the pages' own clock: no queue is

@@ -34,7 +34,7 @@ from .finish import Completion, backoff, complete, complete_many, defer, fail, g
 from .kind_slots import sync_kind_slots
 from .lateness import Wait, queue_delayed
 from .lateness import noticed as notice_lateness
-from .lateness import wait as lateness
+from .lateness import wait as queue_wait
 from .lease import (
     RESUBMITTED_AS,
     RESUBMITTED_FROM,
@@ -121,12 +121,12 @@ __all__ = [
     "fenced",
     "give_back_unstarted",
     "hold_provider",
-    "lateness",
     "mark_external_start",
     "needs_human_changed",
     "note",
     "notice_lateness",
     "queue_delayed",
+    "queue_wait",
     "record_resubmission",
     "recount_running",
     "recover",

@@ -2,11 +2,12 @@
 
 No worker has taken them: the workers are stopped, or too few for the work. Read by the
 submitters' pages (to say that their jobs are delayed) and by staff's (to say why); a page
-that looks tells the apps, with ``queue_delayed``, so staff are alerted once per delay.
+that finds it late tells the apps, with ``queue_delayed``, so staff are alerted once per delay.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -16,8 +17,8 @@ from django.dispatch import Signal
 from jobs.conf import queue_settings
 from jobs.models import Job
 
-# The queue was looked at (``wait``: late or on time), with ``now``: sent by whoever looked, outside
-# any transition (a listener raises or lowers its alert with a conditional write of its own).
+# The queue was found late (``wait``), or looked at by staff, with ``now``: sent by whoever looked,
+# outside any transition (a listener raises or lowers its alert with a conditional write of its own).
 queue_delayed = Signal()
 
 
@@ -53,9 +54,27 @@ def wait(*, now: datetime) -> Wait:
     return Wait(late=late["n"], since=late["since"], running=running, expected=expected)
 
 
-def noticed(*, now: datetime) -> Wait:
-    """``wait``, and ``queue_delayed`` sent with it, late or on time (listeners raise one alert of
-    many notices, and lower it when the queue is on time again)."""
+# A page that shows a waiting job looks at most this often per process: lateness needs no
+# fresher a figure, and a waiting job's page polls every few seconds.
+MEMO_SECONDS = 5.0
+_memo: dict[timedelta, tuple[float, Wait]] = {}
+
+
+def noticed(*, now: datetime, always: bool = False) -> Wait:
+    """``wait`` (at most once per ``MEMO_SECONDS`` in this process), and ``queue_delayed`` sent
+    with a fresh one when it is late, or whatever it is when ``always`` (staff's landing: the
+    listener lowers its alert when the queue is on time again)."""
+    expected = expected_wait()
+    kept = _memo.get(expected)
+    if kept is not None and time.monotonic() - kept[0] < MEMO_SECONDS and not always:
+        return kept[1]
     found = wait(now=now)
-    queue_delayed.send(sender=Wait, wait=found, now=now)
+    _memo[expected] = (time.monotonic(), found)
+    if found.delayed or always:
+        queue_delayed.send(sender=Wait, wait=found, now=now)
     return found
+
+
+def forget() -> None:
+    """Drop the memo (a test that changes the queue and looks again at once)."""
+    _memo.clear()

@@ -42,7 +42,7 @@ def staff_landing(context: dict[str, Any]) -> Landing | None:
         return None
     counts = dict(Job.objects.needs_human().values_list("state").annotate(n=Count("id")).values_list("state", "n"))
     now = JobAdmin.clock.now()
-    late = queue.notice_lateness(now=now)
+    late = queue.notice_lateness(now=now, always=True)
     changelist = reverse("admin:jobs_job_changelist")
     return Landing(dead=counts.get(Job.State.DEAD, 0), unknown=counts.get(Job.State.UNKNOWN, 0),
                    list_url=f"{changelist}?state=needs_human", late=late.late,

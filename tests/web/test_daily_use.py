@@ -135,18 +135,40 @@ def test_with_the_workers_stopped_alices_pages_say_reviews_are_delayed_and_staff
     # The admin's landing says it too.
     admin = browser_client(staff).get("/admin/").content.decode()
     assert 'id="queue-late"' in admin and "1 job could run but has waited longer than expected" in admin
+    # The email, once a worker runs its job.
+    from jobs.clock import LogicalClock
+    from tests.agent.test_notifications import run_due
+
+    assert run_due(LogicalClock(queue_clock.now())) == [{"sent": True, "recipients": 1, "late": 1}]
+    (email,) = mail.outbox
+    assert email.subject == "Docket: 1 job waiting longer than expected" and email.bcc == ["watcher@example.com"]
+    assert "the longest for 10 min" in email.body and "manage.py runworkers" in email.body
 
 
-def test_the_delay_alert_is_lowered_once_the_queue_is_on_time(browser_client, alice, stopped_workers, clock):
+def test_one_alert_per_delay_lowered_once_staff_find_the_queue_on_time(browser_client, alice, stopped_workers,
+                                                                       make_member):
+    from jobs.queue import lateness
+
+    staff = make_member("ops", "lander", staff=True)
     browser_client(alice).get(f"/jobs/{stopped_workers.pk}")
-    assert TriageAlert.objects.get(pk=1).delayed_since is not None
+    browser_client(alice).get("/batches/b-late")  # noticed again: the same delay
+    assert TriageAlert.objects.get(pk=1).delays == 1
     queue.cancel(job_id=stopped_workers.pk, actor="test", reason="", now=queue_clock.now())
+    lateness.forget()
     fresh = queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
                          operation_key="fresh", now=queue_clock.now(),
                          document=Upload(b"Invoice 8", "fresh.txt", "text/plain")).job
     page = browser_client(alice).get(f"/jobs/{fresh.pk}").content.decode()
     assert 'id="delay-notice"' not in page and "in line for review" in page
-    assert TriageAlert.objects.get(pk=1).delayed_since is None
+    admin = browser_client(staff).get("/admin/").content.decode()
+    assert 'id="queue-late"' not in admin and TriageAlert.objects.get(pk=1).delayed_since is None
+    # The workers stop again: a new delay, a new alert.
+    queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
+                 operation_key="late-again", now=queue_clock.now() - timedelta(minutes=5),
+                 document=Upload(b"Invoice 9", "again.txt", "text/plain"))
+    lateness.forget()
+    browser_client(alice).get(f"/jobs/{fresh.pk}")
+    assert TriageAlert.objects.get(pk=1).delays == 2
 
 
 # --- One set of words per failure ----------------------------------------------------------------
