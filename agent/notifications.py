@@ -328,9 +328,10 @@ def send_delay(ctx: JobContext) -> dict[str, Any]:
 def queue_delayed(sender: Any, *, wait: Any, now: datetime, **kwargs: Any) -> None:
     """The queue's ``queue_delayed`` (a page found jobs waiting longer than expected, or staff's
     landing looked): set or clear ``TriageAlert.delayed_since`` with a guarded update
-    (read first: a page views it often, and on time it writes nothing), and on each new delay
-    accept one ``notify.triage`` email job with it (one per delay: ``delays`` counts them). The email goes out when a worker runs it:
-    with every worker stopped, the admin's index and job list say it meanwhile."""
+    (read first: pages notice it often, and a delay already raised writes nothing), and on each
+    new delay accept one ``notify.triage`` email job with it (``delays`` counts them). The email
+    goes out when a worker runs it: with every worker stopped, the admin's index and the
+    submitters' pages say it meanwhile."""
     since = TriageAlert.objects.filter(pk=1).values_list("delayed_since", flat=True).first()
     if not wait.delayed:
         if since is not None:

@@ -12,9 +12,9 @@ import pytest
 from django.db import connection
 
 from jobs import queue
-from jobs.queue import lateness
 from jobs.clock import LogicalClock
 from jobs.members import create_member
+from jobs.queue import lateness
 
 # The object store fixtures (SeaweedFS on loopback): ``seaweed``, ``object_store``.
 pytest_plugins = ["tests.objectstore"]
