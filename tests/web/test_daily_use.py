@@ -234,7 +234,7 @@ def test_staff_land_on_how_many_jobs_need_a_human(browser_client, make_member, a
 # --- Settings that work -----------------------------------------------------------------------------
 
 
-def test_the_demo_makes_alice_her_teams_admin_so_the_webhooks_page_opens(browser_client):
+def test_the_demo_makes_alice_her_teams_admin_so_the_webhooks_page_opens(browser_client, settings):
     from io import StringIO
 
     from django.core.management import call_command
@@ -243,7 +243,7 @@ def test_the_demo_makes_alice_her_teams_admin_so_the_webhooks_page_opens(browser
     call_command("setupdemo", stdout=out)
     call_command("setupdemo", stdout=StringIO())  # a second run changes passwords only
     alice = User.objects.get(username="alice")
-    assert "(team admin: /account/webhooks)" in out.getvalue()
+    assert f"(team admin: {settings.SITE_URL}/account/webhooks)" in out.getvalue()
     assert browser_client(alice).get("/account/webhooks").status_code == 200
     assert browser_client(User.objects.get(username="bob")).get("/account/webhooks").status_code == 403
 

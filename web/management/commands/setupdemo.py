@@ -1,5 +1,6 @@
 import secrets
 
+from django.conf import settings
 from django.contrib.auth.models import Group, Permission
 from django.core.management.base import BaseCommand
 
@@ -40,5 +41,7 @@ class Command(BaseCommand):
                 user.save(update_fields=["password"])
             if admin:
                 user.groups.add(team_admins())
-            where = "  (staff: /admin/)" if staff else "  (team admin: /account/webhooks)" if admin else ""
+            site = settings.SITE_URL
+            where = (f"  (staff: {site}/admin/)" if staff else
+                     f"  (team admin: {site}/account/webhooks)" if admin else "")
             self.stdout.write(f"  {username:<6} tenant {tenant:<7} password {password}{where}")
