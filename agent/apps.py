@@ -15,6 +15,7 @@ class AgentConfig(AppConfig):
         kinds.register(notifications.DIGEST_KIND)
         kinds.register(notifications.TRIAGE_KIND)
         queue.needs_human_changed.connect(notifications.needs_human_changed, dispatch_uid="agent.notifications")
+        queue.queue_delayed.connect(notifications.queue_delayed, dispatch_uid="agent.notifications")
         queue.batch_finished.connect(notifications.batch_finished, dispatch_uid="agent.notifications")
         kinds.register(webhooks.KIND)
         kinds.register(webhooks.CATCHUP_KIND)

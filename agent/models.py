@@ -235,6 +235,11 @@ class TriageAlert(models.Model):
     raised = models.BooleanField(default=False)
     rises = models.PositiveIntegerField(default=0, help_text="How many times the count rose from zero.")
     changed_at = models.DateTimeField(null=True, blank=True)
+    # The queue found late (jobs.queue.waiting): set by the first page that noticed, by a guarded
+    # update (one delay, one email), cleared when a page finds the queue on time again.
+    delayed_since = models.DateTimeField(null=True, blank=True,
+                                         help_text="Since when jobs have waited longer than expected (empty: on time).")
+    delays = models.PositiveIntegerField(default=0, help_text="How many times the queue was found late.")
 
     def __str__(self) -> str:
         return f"triage alert: {'raised' if self.raised else 'lowered'} ({self.rises} rises)"

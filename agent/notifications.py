@@ -32,19 +32,21 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.mail import EmailMessage
-from django.db.models import F, Max, Min
+from django.db import transaction
+from django.db.models import F, Max, Min, Q
 from django.urls import reverse
 
 from jobs import queue, tasks_backend
 from jobs.context import JobContext
-from jobs.kinds import Kind
+from jobs.kinds import FailureCause, Kind
 from jobs.models import Job, JobEvent, User
+from web import status, wording
 
 from .models import NotificationPreference, TriageAlert
 
@@ -133,15 +135,17 @@ class FinishedBatch:
     needs_action: int
     failed: int
     cancelled: int = 0
+    summary: str = ""  # as the batch's page says it ("Finished: 3 OK, 1 to correct, 1 not found")
 
 
 @dataclass(frozen=True)
 class Digest:
     documents: list[Job]  # completed, needing her action
     batches: list[FinishedBatch]
+    failed: list[Job] = field(default_factory=list)  # failed on their document: hers to send again
 
     def __bool__(self) -> bool:
-        return bool(self.documents or self.batches)
+        return bool(self.documents or self.batches or self.failed)
 
 
 def pending(user: User, *, since: datetime | None, now: datetime) -> Digest:
@@ -153,6 +157,9 @@ def pending(user: User, *, since: datetime | None, now: datetime) -> Digest:
         recent = recent.filter(finished_at__gt=since)
     documents = list(recent.filter(state=Job.State.COMPLETED, needs_action=True)
                      .only("pk", "document_name", "outcome_text", "batch").order_by("finished_at", "pk"))
+    failed = [job for job in recent.filter(state=Job.State.DEAD)
+              .only("pk", "kind", "document_name", "failure_code", "last_error", "batch").order_by("finished_at", "pk")
+              if wording.failure_cause(job.kind, job.failure_code) == FailureCause.DOCUMENT]  # hers to fix
     batches = []
     for name in sorted(set(recent.exclude(batch="").values_list("batch", flat=True))):
         jobs = Job.objects.for_tenant(user.tenant_id).filter(batch=name)
@@ -168,8 +175,9 @@ def pending(user: User, *, since: datetime | None, now: datetime) -> Digest:
             needs_action=sum(1 for s, a in states if s == Job.State.COMPLETED and a),
             failed=sum(1 for s, _ in states if s in (Job.State.DEAD, Job.State.UNKNOWN)),
             cancelled=sum(1 for s, _ in states if s == Job.State.CANCELLED),
+            summary=status.batch_status(tenant_id=user.tenant_id, batch=name).summary,
         ))
-    return Digest(documents, batches)
+    return Digest(documents, batches, failed)
 
 
 def batch_ended(jobs: Any) -> datetime | None:
@@ -192,11 +200,16 @@ def compose(user: User, digest: Digest) -> EmailMessage:
     if digest.documents:
         n = len(digest.documents)
         parts.append(f"{n} document{'s' if n != 1 else ''} need{'s' if n == 1 else ''} your action")
+    if digest.failed:
+        parts.append(f"{len(digest.failed)} failed")
     lines = [f"Hello {user.get_username()},", ""]
     for batch in digest.batches:
         cancelled = f", {batch.cancelled} cancelled" if batch.cancelled else ""
-        lines.append(f"Batch {batch.name} finished: {batch.total} document(s), {batch.completed} reviewed"
-                     f" ({batch.needs_action} needing your action), {batch.failed} failed{cancelled}.")
+        if batch.summary:  # the words of the batch's page
+            lines.append(f"Batch {batch.name} of {batch.total} document(s): {batch.summary}.")
+        else:
+            lines.append(f"Batch {batch.name} finished: {batch.total} document(s), {batch.completed} reviewed"
+                         f" ({batch.needs_action} needing your action), {batch.failed} failed{cancelled}.")
         lines.append(f"  {link(reverse('batch_detail', args=[batch.name]))}")
     if digest.batches:
         lines.append("")
@@ -208,6 +221,14 @@ def compose(user: User, digest: Digest) -> EmailMessage:
         if len(digest.documents) > MAX_LISTED:
             lines.append(f"... and {len(digest.documents) - MAX_LISTED} more: "
                          f"{link(reverse('jobs'))}")
+        lines.append("")
+    if digest.failed:  # in the words of the document's page (web.wording's table)
+        lines.append("Failed:")
+        for job in digest.failed[:MAX_LISTED]:
+            told = wording.failure(job)
+            lines.append(f"- {document_name(job)}: {wording.sentence(told.why)} What to do: "
+                         f"{wording.sentence(told.advice)}")
+            lines.append(f"  {link(reverse('job_detail', args=[job.pk]))}")
         lines.append("")
     lines.append(f"Change how often you get these emails, or turn them off: "
                  f"{link(reverse('notification_settings'))}")
@@ -258,7 +279,10 @@ def triage_recipients() -> list[str]:
 
 
 def send_triage(ctx: JobContext) -> dict[str, Any]:
-    """The ``notify.triage`` handler: one email to triage staff for one rise from zero."""
+    """The ``notify.triage`` handler: one email to triage staff for one rise from zero, or for one
+    time the queue was found late (``delay``)."""
+    if "delay" in ctx.payload:
+        return send_delay(ctx)
     count = Job.objects.needs_human().count()
     if count == 0:
         return {"sent": False, "why": "no job needs a human any more"}
@@ -276,6 +300,59 @@ def send_triage(ctx: JobContext) -> dict[str, Any]:
     message.send()
     ctx.clear_external_start("triage email")
     return {"sent": True, "recipients": len(recipients), "count": count}
+
+
+def send_delay(ctx: JobContext) -> dict[str, Any]:
+    """Tell triage staff that jobs wait longer than expected (the workers stopped, or too few)."""
+    found = queue.queue_wait(now=ctx.now())
+    if not found.delayed:
+        return {"sent": False, "why": "the queue is on time again"}
+    recipients = triage_recipients()
+    if not recipients:
+        return {"sent": False, "why": "no staff with an email address"}
+    minutes = max(1, int(found.waited(ctx.now()).total_seconds() // 60))
+    message = EmailMessage(
+        subject=f"Docket: {found.late} job{'s' if found.late != 1 else ''} waiting longer than expected",
+        body=(f"{found.late} job(s) could run and have waited more than {found.expected.total_seconds():g} s; the "
+              f"longest for {minutes} min. Running now: {found.running}.\n\nCheck that the workers run "
+              f"(manage.py runworkers) and that there are enough of them: {link(reverse('admin:index'))}\n\n"
+              "You get this email once each time the queue falls behind."),
+        bcc=recipients,
+    )
+    ctx.mark_external_start("triage email")
+    message.send()
+    ctx.clear_external_start("triage email")
+    return {"sent": True, "recipients": len(recipients), "late": found.late}
+
+
+def queue_delayed(sender: Any, *, wait: Any, now: datetime, **kwargs: Any) -> None:
+    """The queue's ``queue_delayed`` (a page found jobs waiting longer than expected, or staff's
+    landing looked): set or clear ``TriageAlert.delayed_since`` with a guarded update
+    (read first: pages notice it often, and a delay already raised writes nothing), and on each
+    new delay accept one ``notify.triage`` email job with it (``delays`` counts them). The email
+    goes out when a worker runs it: with every worker stopped, the admin's index and the
+    submitters' pages say it meanwhile."""
+    since = TriageAlert.objects.filter(pk=1).values_list("delayed_since", flat=True).first()
+    if not wait.delayed:
+        if since is not None:
+            TriageAlert.objects.filter(pk=1, delayed_since__isnull=False).update(delayed_since=None)
+        return
+    # A new delay: none noticed yet, or every job late then has been taken since (the longest
+    # waiting now became claimable after it was noticed), whether or not a page saw it on time.
+    if since is not None and (wait.since is None or wait.since <= since):
+        return
+    TriageAlert.objects.get_or_create(pk=1)
+    new_delay = Q(delayed_since__isnull=True) | Q(delayed_since__lt=wait.since)
+    with transaction.atomic():
+        if not TriageAlert.objects.filter(new_delay, pk=1).update(delayed_since=now, delays=F("delays") + 1):
+            return  # another page noticed it first
+        delay = TriageAlert.objects.values_list("delays", flat=True).get(pk=1)
+        if triage_recipients():
+            queue.accept(
+                tenant_id=tasks_backend.tenant_id(tasks_backend.SYSTEM_TENANT),
+                user_id=tasks_backend.system_user_id(), kind=TRIAGE, payload={"delay": delay},
+                operation_key=f"{TRIAGE}:delay:{delay}", now=now, offered_only=False, priority=10,
+            )
 
 
 def needs_human_changed(sender: Any, *, now: datetime, **kwargs: Any) -> None:
@@ -323,9 +400,9 @@ DIGEST_KIND = Kind(
 TRIAGE_KIND = Kind(
     name=TRIAGE,
     handler=send_triage,
-    payload_schema={"type": "object", "properties": {"rise": {"type": "integer"}}, "required": ["rise"],
-                    "additionalProperties": False},
+    payload_schema={"type": "object", "properties": {"rise": {"type": "integer"}, "delay": {"type": "integer"}},
+                    "minProperties": 1, "maxProperties": 1, "additionalProperties": False},
     internal=True,
     deadline=DEADLINE,
-    description="Email triage staff that jobs need a human.",
+    description="Email triage staff that jobs need a human, or that jobs wait longer than expected.",
 )

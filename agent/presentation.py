@@ -18,6 +18,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Lower
 
 from jobs.kinds import FailureCause, PageBox, Presentation, Words
+from web import wording
 
 from . import corrections, duplicates, fields, reading, work
 from .layout import BOX_COORDINATES
@@ -239,25 +240,50 @@ def boxes(result: dict[str, Any]) -> list[PageBox]:
     return found
 
 
-def export_columns(result: dict[str, Any]) -> dict[str, str]:
-    """Each field's value (as found: ISO dates, plain amounts, for spreadsheets), then the fields
+def export_value(name: str, field: dict[str, Any]) -> str | Decimal | date:
+    """A value as an export keeps it: a date or an amount that passed its check as a typed value (a
+    spreadsheet sorts and sums it in any locale); any other value as found ("" when none)."""
+    value = field.get("value")
+    if value in (None, ""):
+        return ""
+    text = str(value)
+    if field.get("status") == "present":
+        if name in fields.DATE_FIELDS:
+            try:
+                return date.fromisoformat(text)
+            except ValueError:
+                return text
+        if name in fields.AMOUNT_FIELDS:
+            try:
+                amount = Decimal(text)
+            except InvalidOperation:
+                return text
+            return amount if amount.is_finite() else text
+    return text
+
+
+def export_columns(result: dict[str, Any]) -> dict[str, str | Decimal | date]:
+    """Each field's value (typed where it passed its check: ``export_value``), then the fields
     that are not OK in words (*Issues*); then what the fields were read from and the findings,
-    when the review says, and who corrected what."""
-    columns: dict[str, str] = {}
+    when the review says, and who corrected what. The fields also read (due date, net, VAT...)
+    have a column each, empty where the invoice does not print them."""
+    columns: dict[str, str | Decimal | date] = {}
     readable = result.get("readable", True) if isinstance(result, dict) else True
     issues: list[str] = []
     for name, field in _fields(result).items():
         if not isinstance(field, dict):
             continue
-        value = field.get("value")
-        columns[label(name)] = "" if value is None else str(value)
+        columns[label(name)] = export_value(name, field)
         row = _row(name, field, None, readable=readable)
         if row["status"] != "present" and row["status_text"] != NOT_READ:
             detail = f" ({row['detail']})" if row["detail"] else ""
             issues.append(f"{label(name)}: {row['status_text'].lower()}{detail}")
     if columns:  # the fields also read: a column each, empty where the invoice does not print it
-        also = also_read(result)
-        columns.update({label(name): str((also.get(name) or {}).get("value") or "") for name in fields.ALSO_READ})
+        also = result.get("also_read")
+        also = also if isinstance(also, dict) else {}
+        for name in [*fields.ALSO_READ, *sorted(name for name in also if name not in fields.ALSO_READ)]:
+            value = also.get(name)
+            columns[label(name)] = export_value(name, value) if isinstance(value, dict) else ""
     if columns:  # what is wrong, in words: "IBAN / bank account: to correct (not a valid IBAN: checksum)"
         columns["Issues"] = "; ".join(issues) if readable else "no readable text: nothing was read"
     if columns and isinstance(result.get("reading"), str):
@@ -269,6 +295,24 @@ def export_columns(result: dict[str, Any]) -> dict[str, str]:
     if corrected:  # the values above are the corrected ones; what the review read is kept here
         columns["Corrections"] = " | ".join(corrected)
     return columns
+
+
+def tally(result: dict[str, Any]) -> str:
+    """What a batch counts a review as, one bucket each, the most pressing first: unreadable, to
+    correct (a value that fails its check), to check (readings that disagree, a finding), not found
+    (a value the document does not show, for finance to look up), else OK."""
+    if isinstance(result, dict) and not result.get("readable", True):
+        return "unreadable"
+    found = _fields(result)
+    statuses = {str(found[name].get("status")) for name in fields.REQUIRED if isinstance(found.get(name), dict)}
+    findings = result.get("findings") if isinstance(result, dict) else None
+    if "malformed" in statuses:
+        return "to correct"
+    if "to_check" in statuses or (isinstance(findings, list) and findings):
+        return "to check"
+    if "missing" in statuses:
+        return "not found"
+    return "OK"
 
 
 def list_columns(result: dict[str, Any]) -> dict[str, str]:
@@ -370,10 +414,13 @@ WORDS = Words(running="Reviewing", run="review", waiting="in line for review", a
               service="review service", ran="was reviewed",
               unreadable="submit a readable copy (a PDF with selectable text, a Word document or a text file)")
 
+# Staff's page of a dead review says what its submitter was told, from the same table of words.
+STAFF_GUIDANCE["dead"] = {**wording.staff_lines(WORDS, FAILURES), **STAFF_GUIDANCE["dead"]}
+
 REVIEW = Presentation(outcomes=OUTCOMES, present=present, export_columns=export_columns, note=note,
                       progress_text=progress_text, boxes=boxes, failures=FAILURES,
                       duplicates=duplicates.of_jobs, duplicate_ids=duplicates.flagged,
                       revise=corrections.revise, correct=corrections.correct, history=corrections.history,
                       work_states=work.STATES, work=work.of_jobs, work_elsewhere=work.elsewhere,
                       work_history=work.history, work_assigned=work.assigned,
-                      list_columns=list_columns, sort_key=sort_key, words=WORDS)
+                      list_columns=list_columns, sort_key=sort_key, tally=tally, words=WORDS)

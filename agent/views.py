@@ -17,7 +17,7 @@ from jobs.models import Job
 from web import exports, status, zones
 from web.http import Call, HttpError, endpoint
 from web.redirects import back_under
-from web.views import csv_response, job_link, see_other
+from web.views import export_response, job_link, see_other
 
 from . import notifications, work
 from .admin import WebhookForm
@@ -28,7 +28,7 @@ from .webhooks import latest_deliveries, new_secret, schedule_catch_up
 MAX_SELECTED = 200
 # The most digits an id can have and still fit a 64-bit key (19 digits may overflow it).
 ID_DIGITS = 18
-BULK_ACTIONS = ("handled", "assign", "export")
+BULK_ACTIONS = ("handled", "assign", "export", "export_xlsx")
 
 
 # The form field each refusal is about.
@@ -75,19 +75,19 @@ def job_work(call: Call, job_id: int) -> HttpResponse:
 @endpoint("POST")
 def jobs_work(call: Call) -> HttpResponse:
     """The list's bulk actions on the selected documents: mark handled, assign to a member, export
-    as CSV. An id that is not one of the tenant's jobs is skipped like an unknown one."""
+    as CSV or .xlsx. An id that is not one of the tenant's jobs is skipped like an unknown one."""
     form = call.request.POST
     action = form.get("action", "")
     if action not in BULK_ACTIONS:
         raise HttpError(400, "bad_action", f"the action must be one of: {', '.join(BULK_ACTIONS)}")
     ids = sorted({int(v) for v in form.getlist("job") if v.isdigit() and len(v) <= ID_DIGITS})[:MAX_SELECTED]
     back = back_under(form.get("next", ""), reverse("jobs")) or reverse("jobs")  # only back to the list
-    if action == "export":
+    if action in ("export", "export_xlsx"):
         jobs = (Job.objects.for_tenant(call.tenant_id).filter(pk__in=ids).only(*status.LIST_FIELDS, "result")
                 .order_by("-id"))
         zone = zones.zone_name(form.get("tz", "")[:64])  # the reader's, as the list's form carries it
-        return csv_response(exports.export(jobs, zone=zone, link=job_link(call)),
-                            exports.export_filename(zone, queue_clock.now(), "selected"))
+        return export_response(call, exports.export(jobs, zone=zone, link=job_link(call)), "selected",
+                               "xlsx" if action == "export_xlsx" else "csv")
     if not ids:
         messages.info(call.request, "Select documents first, with the boxes in the list.")
         return see_other(back)
@@ -115,23 +115,29 @@ MIN_EVERY, MAX_EVERY = 1, 24 * 60
 @endpoint("GET", "POST")
 def notification_settings(call: Call) -> HttpResponse:
     """Her email digest: on or off, and at most one email per how many minutes. Only her own: the
-    page reads and writes the signed-in member's preference, whoever else is named anywhere."""
+    page reads and writes the signed-in member's preference, whoever else is named anywhere. While
+    her account has no email address the digest is shown off, and her choice of it is kept as it
+    was: the page asks for an address instead. A refused value comes back by its field (400)."""
     user = call.identity.user
     now = queue_clock.now()
+    errors: dict[str, str] = {}
+    pref = notifications.preference(user.pk, now=now)
     if call.request.method == "POST":
         form = call.request.POST
         every = form.get("every_minutes", "")
-        if not every.isdigit() or not MIN_EVERY <= int(every) <= MAX_EVERY:
-            raise HttpError(400, "bad_minutes", f"the minutes must be a whole number from {MIN_EVERY} to {MAX_EVERY}",
-                            field="every_minutes")
-        notifications.preference_update(user_id=user.pk, enabled=form.get("enabled") == "on",
-                                        every_minutes=int(every), now=now)
-        messages.success(call.request, "Saved.")
-        return see_other(reverse("notification_settings"))
-    pref = notifications.preference(user.pk, now=now)
+        if every.isdigit() and MIN_EVERY <= int(every) <= MAX_EVERY:
+            enabled = form.get("enabled") == "on" if user.email else pref.enabled
+            notifications.preference_update(user_id=user.pk, enabled=enabled, every_minutes=int(every), now=now)
+            messages.success(call.request, "Saved.")
+            return see_other(reverse("notification_settings"))
+        message = f"Choose a whole number of minutes from {MIN_EVERY} to {MAX_EVERY:,}."
+        if call.wants_json:
+            raise HttpError(400, "bad_minutes", message, field="every_minutes")
+        errors["every_minutes"] = message
     return call.page("agent/notification_settings.html", {
         "preference": pref, "min_every": MIN_EVERY, "max_every": MAX_EVERY, "has_email": bool(user.email),
-    })
+        "errors": errors, "every": call.request.POST.get("every_minutes", "") if errors else pref.every_minutes,
+    }, status=400 if errors else 200)
 
 
 # --- The tenant's webhooks, set by its admin ------------------------------------------------
@@ -167,12 +173,14 @@ def webhook_settings(call: Call) -> HttpResponse:
     """The tenant's endpoints, and a new one: its URL checked as the admin's form checks it (http(s),
     public addresses only), its secret made here and shown once."""
     tenant_id = webhook_admin(call)
-    if call.request.method == "POST":
-        form = WebhookForm(call.request.POST)
+    form = WebhookForm(call.request.POST) if call.request.method == "POST" else None
+    if form is not None:
         if not form.is_valid():
             field, errors = next(iter(form.errors.items()))
-            raise HttpError(400, "bad_webhook", " ".join(str(e) for e in errors),
-                            field=None if field == "__all__" else field)
+            if call.wants_json:
+                raise HttpError(400, "bad_webhook", " ".join(str(e) for e in errors),
+                                field=None if field == "__all__" else field)
+            return webhook_page(call, tenant_id, form=form, status=400)  # the refusal by its field
         made = WebhookEndpoint.objects.create(
             tenant_id=tenant_id, url=form.cleaned_data["url"], secret=new_secret(),
             document_finished=form.cleaned_data["document_finished"],
@@ -180,11 +188,20 @@ def webhook_settings(call: Call) -> HttpResponse:
         schedule_catch_up(now=queue_clock.now())  # the catch-up chain stops while no endpoint is active
         show_secret_once(call, made)
         return see_other(reverse("webhook_settings"))
-    shown = call.request.session.pop(ONCE_KEY, None)
+    return webhook_page(call, tenant_id)
+
+
+def webhook_page(call: Call, tenant_id: int, *, form: WebhookForm | None = None, status: int = 200) -> HttpResponse:
+    """The tenant's endpoints and the form to add one; a refused form comes back with what was
+    typed and each error by its field."""
+    shown = call.request.session.pop(ONCE_KEY, None) if form is None else None
+    errors = {name if name == "url" else "form": " ".join(str(e) for e in found)
+              for name, found in form.errors.items()} if form else {}
     return call.page("agent/webhook_settings.html", {
         "endpoints": WebhookEndpoint.objects.filter(tenant_id=tenant_id).order_by("id"),
-        "deliveries": latest_deliveries(tenant_id), "shown": shown,
-    }, partial=None if shown else "endpoints")
+        "deliveries": latest_deliveries(tenant_id), "shown": shown, "errors": errors,
+        "typed": form.data if form is not None else {},
+    }, partial=None if shown or form is not None else "endpoints", status=status)
 
 
 @endpoint("POST")

@@ -41,6 +41,8 @@ class QueueSettings:
     completion_batch: int
     completion_flush_seconds: float  # COMPLETION_FLUSH_MS / 1000
     kind_limits: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # EXPECTED_WAIT_SECONDS: a claimable job waiting longer means the workers are not keeping up
+    expected_wait: timedelta = timedelta(minutes=2)
     # KIND_MAX_RUNNING: kind -> at most this many running at once on all workers (None: no limit)
     kind_max_running: Mapping[str, int | None] = field(default_factory=dict)
 
@@ -65,6 +67,7 @@ def build(jobs: Mapping[str, Any]) -> QueueSettings:
             completion_batch=int(jobs["COMPLETION_BATCH"]),
             completion_flush_seconds=float(jobs["COMPLETION_FLUSH_MS"]) / 1000,
             kind_limits=dict(jobs.get("KIND_LIMITS") or {}),
+            expected_wait=timedelta(seconds=float(jobs.get("EXPECTED_WAIT_SECONDS", 120))),
             kind_max_running=dict(jobs.get("KIND_MAX_RUNNING") or {}),
         )
     except KeyError as exc:
@@ -79,6 +82,7 @@ def _check(s: QueueSettings) -> None:
     positive = {
         "DEFAULT_LEASE_SECONDS (JOBS_LEASE_SECONDS)": s.lease.total_seconds(),
         "DEFAULT_DEADLINE_SECONDS (JOBS_DEADLINE_SECONDS)": s.deadline.total_seconds(),
+        "EXPECTED_WAIT_SECONDS (JOBS_EXPECTED_WAIT_SECONDS)": s.expected_wait.total_seconds(),
         "MAX_ATTEMPTS": s.max_attempts,
         "PROVIDER_SLOTS (JOBS_PROVIDER_SLOTS)": s.provider_slots,
         "PREFETCH (JOBS_PREFETCH)": s.prefetch,

@@ -198,9 +198,10 @@ class Presentation:
     # A completed result -> extra context for ``Kind.result_template`` (given as ``view``):
     # labelled, formatted values the template shows.
     present: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    # A completed result -> one CSV row's columns after "document" and "outcome", in order
-    # (e.g. each field's value and status). The export's header is the union over its rows.
-    export_columns: Callable[[dict[str, Any]], dict[str, str]] | None = None
+    # A completed result -> one export row's columns after "document" and "outcome", in order
+    # (e.g. each field's value and status): text, or a typed date or amount (``date``,
+    # ``Decimal``) that a spreadsheet export keeps typed. The header is the union over its rows.
+    export_columns: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     # A completed result -> the text offered as a .txt download ("" when there is none).
     note: Callable[[dict[str, Any]], str] | None = None
     # A running job's id -> where it is, in the submitter's words ("validating, step 2 of 3").
@@ -248,6 +249,9 @@ class Presentation:
     # that value as corrected (NULL when unknown), so the database sorts a tenant's list; None:
     # the kind cannot sort by it.
     sort_key: Callable[[str], Any] | None = None
+    # A completed result (as ``revise`` makes it) -> the words a batch's summary counts the job
+    # under ("OK", "to correct", "not found"): one bucket a job. None: its outcome's label.
+    tally: Callable[[dict[str, Any]], str] | None = None
     # What the kind's submitters call its work, in the pages' sentences about its jobs.
     words: Words = field(default_factory=Words)
 

@@ -387,6 +387,9 @@ JOBS = {
     "MAX_ATTEMPTS": 3,
     "DEFAULT_LEASE_SECONDS": float(os.environ.get("JOBS_LEASE_SECONDS", "30")),
     "DEFAULT_DEADLINE_SECONDS": float(os.environ.get("JOBS_DEADLINE_SECONDS", "300")),
+    # A job that could run and has waited longer than this: the workers are stopped or too few.
+    # The submitters' pages then say their documents are delayed, and staff are alerted.
+    "EXPECTED_WAIT_SECONDS": float(os.environ.get("JOBS_EXPECTED_WAIT_SECONDS", "120")),
     "RETRY_BASE_SECONDS": float(os.environ.get("JOBS_RETRY_BASE_SECONDS", "2")),
     "RETRY_MAX_SECONDS": float(os.environ.get("JOBS_RETRY_MAX_SECONDS", "60")),
     # The diagnostic kind (sleeps, can mark an external start) is for tests and the

@@ -440,6 +440,6 @@ class FormRefused(HttpError):
 def too_many_files() -> FormRefused:
     """More files than Django reads in one body (``DATA_UPLOAD_MAX_NUMBER_FILES``): said as the
     form says a batch too large, not as Django's bare "Bad Request (400)"."""
-    return FormRefused([Refusal("document", f"You chose more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files; "
-                                            f"at most {MAX_BATCH_FILES} can be sent at once. "
-                                            "Send them in smaller groups.")])
+    return FormRefused([Refusal("document", f"Nothing was sent: at most {MAX_BATCH_FILES} files go in one batch, "
+                                            f"and this form carried more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES}. "
+                                            f"Choose {MAX_BATCH_FILES} or fewer at a time.")])

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from functools import cached_property
 from typing import Any
 
 from django.core.paginator import Page, Paginator
@@ -360,6 +361,18 @@ class BatchStatus:
         """Some job waits for staff (dead or unknown): worth a slow look now and then."""
         return any(job.state in (DEAD, UNKNOWN) for job in self.jobs)
 
+    @cached_property
+    def tallies(self) -> dict[int, str]:
+        """What each completed job is counted as, by its kind (``Presentation.tally``), from its
+        result as the members corrected it: a document with values not found is not one "to correct"."""
+        found: dict[int, str] = {}
+        for job, result in with_shown_results(job for job in self.jobs if job.state == COMPLETED):
+            spec = kinds.get(job.kind)
+            hook = spec.presentation.tally if spec else None
+            if hook is not None and isinstance(result, dict):
+                found[job.pk] = hook(result)
+        return found
+
     @property
     def summary(self) -> str:
         """ "4 of 6 done, 1 to correct, 1 unreadable" while some are in progress; once none is,
@@ -368,11 +381,12 @@ class BatchStatus:
         again (``wording.failure(job).resubmit`` false)."""
         counts: dict[str, int] = {}
         staff: dict[str, int] = {}
+        tallies = self.tallies
         for job in self.jobs:
             if job.is_terminal:
                 staffs = job.state == UNKNOWN or (job.state == DEAD and not wording.failure(job).resubmit)
                 tally = staff if staffs else counts
-                word = wording.outcome_count_word(job)
+                word = wording.outcome_count_word(job, tallies.get(job.pk, ""))
                 tally[word] = tally.get(word, 0) + 1
         parts = ", ".join(wording.count_words(n, word) for word, n in counts.items())
         with_staff = ", ".join(wording.count_words(n, word) for word, n in staff.items())
@@ -384,7 +398,7 @@ class BatchStatus:
 def batch_status(*, tenant_id: int | None, batch: str) -> BatchStatus:
     """A batch's jobs in the order they were submitted. Unknown and foreign batches: the same 404."""
     jobs = list(Job.objects.for_tenant(tenant_id).filter(batch=batch).exclude(batch="")
-                .only(*LIST_FIELDS, "failure_code", "cancel_requested_at").order_by("id")[:500])
+                .only(*LIST_FIELDS, "failure_code", "cancel_requested_at", "result").order_by("id")[:500])
     if not jobs:
         raise Http404("no such batch")
     return BatchStatus(batch, jobs)

@@ -99,6 +99,10 @@ def submit(call: Call) -> queue.Acceptance:
 BATCH_CHECK_SECONDS = 15.0
 
 
+# A file past ``MAX_BATCH_FILES`` in one submission of the form: not sent, said by name.
+LEFT_OUT = "Not sent: at most {limit} files go in one batch. Send it again with the next ones."
+
+
 @dataclass(frozen=True)
 class Sent:
     """What one submission of the form made: its jobs (one per document), and what was refused."""
@@ -120,7 +124,7 @@ def submit_form(call: Call) -> Sent:
     if call.tenant_id is None:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
     post, files = _form_parts(call.request)
-    form, spec = _form_and_kind(post, len(files))
+    form, spec = _form_and_kind(post)
     key = (call.request.headers.get("Idempotency-Key") or form.idempotency_key).strip()
     if not key:
         raise FormRefused([refusal(400, "invalid_operation_key", "", "operation_key")])
@@ -130,9 +134,14 @@ def submit_form(call: Call) -> Sent:
         [key, form.kind, options, text, [(f.name, f.size, _sha256(f)) for f in files]]).encode()).hexdigest()
     several = len(files) + bool(text) > 1
     batch = _Batch(call, call.tenant_id, spec, digest, Sent(batch=f"b{digest[:23]}" if several else ""))
+    # What fits in one batch goes; each file past the limit is named, to be sent in the next one.
+    files, left_out = files[:MAX_BATCH_FILES], files[MAX_BATCH_FILES:]
     with document_store.checks_end_by(time.monotonic() + BATCH_CHECK_SECONDS):
         for index, upload_file in enumerate(files):
             batch.accept_file(options, index, upload_file)
+    for upload_file in left_out:
+        batch.sent.refused.append(Refusal("document", LEFT_OUT.format(limit=MAX_BATCH_FILES),
+                                          os.path.basename(upload_file.name or "document")))
     if text:
         batch.accept({**options, "text": text}, "text", name="Pasted text" if files else "")
     if not files and not text:
@@ -154,7 +163,7 @@ def _form_parts(request: HttpRequest) -> tuple[Any, list[Any]]:
         raise HttpError(400, "malformed_body", f"the form could not be read: {exc}") from None
 
 
-def _form_and_kind(post: Any, files: int) -> tuple[schemas.JobForm, kinds.Kind]:
+def _form_and_kind(post: Any) -> tuple[schemas.JobForm, kinds.Kind]:
     """The form's fields as ``schemas.JobForm`` reads them, and the offered kind they name."""
     try:
         form = validated(schemas.JobForm, {name: post[name] for name in schemas.JobForm.model_fields if name in post})
@@ -163,9 +172,6 @@ def _form_and_kind(post: Any, files: int) -> tuple[schemas.JobForm, kinds.Kind]:
     spec = kinds.offered(form.kind)
     if spec is None:
         raise FormRefused([refusal(400, "unknown_kind", "", "kind")])
-    if files > MAX_BATCH_FILES:
-        raise FormRefused([Refusal("document", f"You chose {files} files; at most {MAX_BATCH_FILES} can be "
-                                               "sent at once. Send them in smaller groups.")])
     return form, spec
 
 

@@ -9,7 +9,6 @@ view a ``Call``; reads come from ``web.status``, every write goes through ``jobs
 from __future__ import annotations
 
 import contextlib
-import csv
 import json
 import uuid
 from collections.abc import Iterator
@@ -34,6 +33,7 @@ from .openapi import openapi
 
 # The refusals of a batch's files, kept in the session for its page (the jobs are in the table).
 REFUSED_SESSION_KEY = "refused-{batch}"
+REFUSED_KEPT = 100  # as many as the form can carry (DATA_UPLOAD_MAX_NUMBER_FILES)
 # The list as the member last filtered it: the job page's way back to it.
 LIST_SESSION_KEY = "list-url"
 # The list's orders, for its "Sort by" choice (schemas.Sort).
@@ -100,7 +100,7 @@ def submit(call: Call) -> HttpResponse:
     sent = submissions.submit_form(call)
     if sent.batch:
         call.request.session[REFUSED_SESSION_KEY.format(batch=sent.batch)] = [
-            {"name": r.name, "message": r.message} for r in sent.refused[: http.MAX_BATCH_FILES + 1]]
+            {"name": r.name, "message": r.message} for r in sent.refused[:REFUSED_KEPT]]
         url = reverse("batch_detail", args=[sent.batch])
     else:
         url = schemas.status_url(sent.jobs[0].pk)
@@ -162,6 +162,8 @@ def job_list(call: Call) -> HttpResponse:
         "needing_action": None if call.htmx else status.needing_action(tenant_id=f.tenant_id, user_id=f.user_id,
                                                                        viewer_id=f.viewer_id),
         "poll_seconds": polling.LIST_POLL_SECONDS, "live": any(not job.is_terminal for job in page),
+        "delay_notice": queue_delay(waiting.kind) if (waiting := next(
+            (job for job in page if job.state == Job.State.QUEUED), None)) and not call.htmx else "",
         "poll_query": urlencode({**params, "page": page.number}),
         "scope_query": {scope: urlencode({**params, "scope": scope}) for scope in ("mine", "team")},
         "page_query": urlencode(params),
@@ -177,12 +179,13 @@ def job_list(call: Call) -> HttpResponse:
 
 
 @http.endpoint("GET", "HEAD")
-def jobs_export(call: Call) -> HttpResponse:
-    """The list's jobs (every page, as filtered) as CSV, one row per document."""
+def jobs_export(call: Call, extension: str = "csv") -> HttpResponse:
+    """The list's jobs (every page, as filtered), one row per document: CSV in the reader's
+    locale, or an .xlsx workbook (``extension``)."""
     query, _ = list_query(call)
     zone = zones.zone_name(query.tz)
-    return csv_response(exports.export(exports.export_jobs(job_filter(call, query)), zone=zone, link=job_link(call)),
-                        exports.export_filename(zone, queue_clock.now()))
+    return export_response(call, exports.export(exports.export_jobs(job_filter(call, query)), zone=zone,
+                                                link=job_link(call)), "documents", extension)
 
 
 def job_link(call: Call):
@@ -223,9 +226,10 @@ def job_page(call: Call, found: status.JobStatus, *, refused: dict[str, str] | N
         timeline = sorted([*timeline, *(wording.Moment(r.at, r.words, r.tone)
                                         for r in presentation.history(job.pk, call.identity.user.pk))],
                           key=lambda moment: moment.at)
+    delay_notice = queue_delay(job.kind) if job.state == Job.State.QUEUED else ""
     return call.page("web/job_detail.html", {
-        "job": job, "timeline": timeline,
-        "headline": wording.headline(job, wording.progress_words(job)),
+        "job": job, "timeline": timeline, "delay_notice": delay_notice,
+        "headline": wording.headline(job, wording.progress_words(job), delayed=bool(delay_notice)),
         "result_template": kind.result_template if kind else "", "result": result,
         "view": presentation.present(result) if result is not None and presentation.present else {},
         "has_note": bool(result is not None and presentation.note and presentation.note(result)),
@@ -237,6 +241,13 @@ def job_page(call: Call, found: status.JobStatus, *, refused: dict[str, str] | N
         **work_context(call, job, presentation),
         "back_url": list_url(call),
     }, partial="status", status=code)
+
+
+def queue_delay(kind: str) -> str:
+    """The delayed-reviews notice in the kind's words ("" while the queue is on time): read when a
+    page shows a waiting job, and the apps told that it was noticed (staff's alert)."""
+    now = queue_clock.now()
+    return wording.delay_words(queue.notice_lateness(now=now), now, wording.words_of(kind))
 
 
 def list_url(call: Call) -> str:
@@ -408,29 +419,45 @@ def batch_detail(call: Call, batch: str) -> HttpResponse:
         polling.SETTLING_POLL_SECONDS if found.settling else None)
     refused = (call.request.session.get(REFUSED_SESSION_KEY.format(batch=batch), [])
                if call.identity.via == "session" else [])
+    waiting = next((job for job in found.jobs if job.state == Job.State.QUEUED), None)
     return call.page("web/batch_detail.html", {
         "batch": found, "refused": refused, "delay": delay, "next_poll": polls + 1,
+        "delay_notice": queue_delay(waiting.kind) if waiting else "",
         "duplicates": status.duplicates_of(found.jobs),
     }, partial="progress")
 
 
 @http.endpoint("GET", "HEAD")
-def batch_export(call: Call, batch: str) -> HttpResponse:
+def batch_export(call: Call, batch: str, extension: str = "csv") -> HttpResponse:
     found = status.batch_status(tenant_id=call.tenant_id, batch=batch)
     jobs = (Job.objects.filter(pk__in=[job.pk for job in found.jobs]).only(*status.LIST_FIELDS, "result")
             .order_by("id"))
-    zone = export_zone(call)
-    return csv_response(exports.export(jobs, zone=zone, link=job_link(call)),
-                        exports.export_filename(zone, queue_clock.now(), f"batch-{batch}"))
+    return export_response(call, exports.export(jobs, zone=export_zone(call), link=job_link(call)),
+                           f"batch-{batch}", extension)
 
 
-def csv_response(export: exports.Export, filename: str) -> HttpResponse:
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
+def export_response(call: Call, export: exports.Export, what: str, extension: str) -> HttpResponse:
+    """An export as a download: an .xlsx workbook, or CSV in the format the reader chose
+    (``sep``) or her browser's language implies (``exports.csv_format``)."""
+    filename = exports.export_filename(export.zone, queue_clock.now(), what, extension)
+    if extension == "xlsx":
+        response = HttpResponse(exports.xlsx_bytes(export), content_type=XLSX_TYPE)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+    return csv_response(export, filename, csv_format(call))
+
+
+def csv_format(call: Call) -> exports.CsvFormat:
+    return exports.csv_format(call.request.GET.get("sep", "") or call.request.POST.get("sep", ""),
+                              call.request.headers.get("Accept-Language", ""))
+
+
+XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+
+
+def csv_response(export: exports.Export, filename: str, fmt: exports.CsvFormat = exports.COMMA) -> HttpResponse:
+    response = HttpResponse(exports.csv_text(export, fmt), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    response.write("\ufeff")  # a byte order mark: spreadsheets then read the UTF-8 as UTF-8
-    writer = csv.writer(response)
-    writer.writerow(export.header)
-    writer.writerows(export.rows)
     return response
 
 

@@ -79,8 +79,11 @@ def outcome_words(job: Job) -> str:
     return ""
 
 
-def outcome_count_word(job: Job) -> str:
-    """How a batch counts a finished job: "OK", "to correct", "unreadable", "failed"."""
+def outcome_count_word(job: Job, tally: str = "") -> str:
+    """How a batch counts a finished job: "OK", "to correct", "not found", "unreadable", "failed";
+    ``tally``: the kind's word for a completed job's result (``Presentation.tally``)."""
+    if job.state == COMPLETED and tally:
+        return tally
     if job.state == COMPLETED:
         spec = kinds.get(job.kind)
         label = spec.presentation.outcomes.get(job.outcome) if spec else None
@@ -109,15 +112,21 @@ class Failure:
     detail: str = ""  # the failing step's own words, when they were written for the submitter
     resubmit: bool = True  # whether to offer "Submit again" (not while staff will run it again)
 
+    @property
+    def staff_acts(self) -> bool:
+        """Staff will run it again: the submitter waits for them rather than acting."""
+        return not self.resubmit
+
 
 # The queue's and the worker's failure codes by whose doing they are; a kind says the same of
 # its own codes (``Presentation.failures``). Document failures are the input's (jobs.errors'
 # refusals and the sandbox's limits): the same document would fail the same way.
-DOCUMENT_CODES = frozenset({
-    DamagedDocument.code, PayloadTooLarge.code, DocumentTooComplex.code, DocumentUnpacksTooLarge.code,
-    UnsupportedDocument.code,
+UNREADABLE_CODES = frozenset({DamagedDocument.code, UnsupportedDocument.code})
+TOO_BIG_CODES = frozenset({
+    PayloadTooLarge.code, DocumentTooComplex.code, DocumentUnpacksTooLarge.code,
     FailureCode.MEMORY_LIMIT, FailureCode.CPU_LIMIT, FailureCode.TOO_DEEP, FailureCode.TIME_LIMIT,
 })
+DOCUMENT_CODES = UNREADABLE_CODES | TOO_BIG_CODES
 TIME_CODES = frozenset({FailureCode.DEADLINE, FailureCode.DEADLINE_PASSED, FailureCode.NO_TIME_LEFT})
 # Our side: the run was lost or crashed, with no code of the kind's to say more ("": a row
 # whose error named none).
@@ -126,6 +135,60 @@ SERVICE_CODES = frozenset({
     FailureCode.HANDLER_CRASHED, FailureCode.STOPPED, FailureCode.SHUTDOWN, FailureCode.BAD_RESULT,
     FailureCode.UNKNOWN_KIND,
 })
+
+
+@dataclass(frozen=True)
+class FailureWords:
+    """One failure's words for everyone who reads of it: the submitter's page and email (``why``,
+    ``advice``) and staff's page of the job (``staff``, which repeats what the submitter was
+    told). ``{run}``, ``{service}`` and ``{unreadable}`` are the kind's words (``kinds.Words``)."""
+
+    why: str
+    advice: str
+    staff: str
+    resubmit: bool = True
+
+    def said(self, words: kinds.Words) -> FailureWords:
+        values = {"run": words.run, "service": words.service, "unreadable": words.unreadable}
+        return FailureWords(self.why.format(**values), self.advice.format(**values),
+                            self.staff.format(**values), self.resubmit)
+
+
+# The one table of words per failure: by its code first (``FAILURE_WORDS``), else by whose doing
+# it was (``CAUSE_WORDS``).
+UNREADABLE = FailureWords(
+    "the document could not be read", "{unreadable}",
+    "Its document could not be read (the last error says why): Retry would fail the same way. Its submitter "
+    "was told to send a readable copy.")
+TOO_BIG = FailureWords(
+    "the document is longer or more complex than the {service} can read",
+    "send it in parts (one invoice per file), or a simpler copy: a PDF with selectable text rather than a scan",
+    "Its document is beyond what the {service} reads (the last error says which limit): Retry would fail the "
+    "same way. Its submitter was told to send it in parts or a simpler copy.")
+FAILURE_WORDS: dict[str, FailureWords] = {
+    **dict.fromkeys(UNREADABLE_CODES, UNREADABLE),
+    **dict.fromkeys(TOO_BIG_CODES, TOO_BIG),
+    FailureCode.DISCARDED: FailureWords(
+        "staff closed it: the {service} could not finish it", "submit it again",
+        "Staff discarded it when its outcome was unknown (the timeline says who and why): Retry runs it again. Its "
+        "submitter was told to submit it again."),
+}
+CAUSE_WORDS: dict[FailureCause, FailureWords] = {
+    FailureCause.DOCUMENT: UNREADABLE,
+    FailureCause.TIME: FailureWords(
+        "the {run} ran out of time", "submit it again; if it happens again, tell your staff",
+        "It ran out of time before its deadline: Retry queues it with fresh attempts and a new deadline, worth it "
+        "once the workers can take it in time. Its submitter was told to submit it again."),
+    FailureCause.SERVICE: FailureWords(
+        "our {service} had a problem", "you need not do anything: staff have been told and will run it again",
+        "It failed on our side (a lost worker, a crash, a provider): Retry once the cause has passed. Its "
+        "submitter was told that staff will run it again, and was not offered to submit it again.",
+        resubmit=False),
+    FailureCause.CHECK: FailureWords(
+        "the {run} stopped at one of its safety checks", "submit it again; staff have been shown it",
+        "It stopped at one of its kind's checks (the last error says which). Its submitter was told to submit it "
+        "again."),
+}
 
 
 def failure_cause(kind: str, code: str) -> FailureCause:
@@ -143,23 +206,32 @@ def failure_cause(kind: str, code: str) -> FailureCause:
     return FailureCause.CHECK
 
 
+def failure_words(kind: str, code: str, words: kinds.Words | None = None) -> FailureWords:
+    """The words of a failure with ``code`` (``FAILURE_WORDS``, else by its cause), in the kind's words."""
+    spec = kinds.get(kind)
+    declared = spec.presentation.failures.get(code) if spec else None
+    chosen = FAILURE_WORDS.get(code) if declared is None else None
+    return (chosen or CAUSE_WORDS[failure_cause(kind, code)]).said(words or words_of(kind))
+
+
+def staff_lines(words: kinds.Words, codes: Iterable[str] = ()) -> dict[str, str]:
+    """What staff's page of a dead job says by its code (``Kind.staff_guidance["dead"]``): the
+    table's lines for the document codes and ``codes`` (a kind's own), in the kind's words."""
+    lines = {code: FAILURE_WORDS[code].said(words).staff for code in DOCUMENT_CODES}
+    lines.update({code: CAUSE_WORDS[FailureCause.SERVICE].said(words).staff for code in codes})
+    return lines
+
+
 def failure(job: Job) -> Failure:
-    """A dead job's reason and what to do, chosen by its ``failure_code``, in its kind's words; a
-    document failure adds the failing step's message (``last_error`` after its code), written for
-    the submitter."""
-    code, words = job.failure_code, words_of(job.kind)
-    if code == FailureCode.DISCARDED:
-        return Failure(f"staff closed it: the {words.service} could not finish it", "submit it again")
-    cause = failure_cause(job.kind, code)
-    if cause == FailureCause.DOCUMENT:
-        message = (job.last_error or "").strip().removeprefix(f"{code}: ")
-        return Failure("the document could not be read", words.unreadable, sentence(message))
-    if cause == FailureCause.TIME:
-        return Failure(f"the {words.run} ran out of time", "submit it again; if it happens again, tell your staff")
-    if cause == FailureCause.SERVICE:
-        return Failure(f"our {words.service} had a problem",
-                       "you need not do anything: staff have been told and will run it again", resubmit=False)
-    return Failure(f"the {words.run} stopped at one of its safety checks", "submit it again; staff have been shown it")
+    """A dead job's reason and what to do, chosen by its ``failure_code`` (``failure_words``), in
+    its kind's words; a document failure adds the failing step's message (``last_error`` after its
+    code), written for the submitter."""
+    code = job.failure_code
+    said = failure_words(job.kind, code)
+    detail = ""
+    if code != FailureCode.DISCARDED and failure_cause(job.kind, code) == FailureCause.DOCUMENT:
+        detail = sentence((job.last_error or "").strip().removeprefix(f"{code}: "))
+    return Failure(said.why, said.advice, detail, resubmit=said.resubmit)
 
 
 def sentence(text: str) -> str:
@@ -181,9 +253,23 @@ class Headline:
     failure: Failure | None = None
 
 
-def headline(job: Job, progress: str | None = None) -> Headline:
+def delay_words(wait: queue.Wait, now: datetime, words: kinds.Words = GENERIC) -> str:
+    """The queue is late, as the submitter is told it: for how long nothing was taken up, that staff
+    know, and that her documents are kept ("" when it is on time)."""
+    if not wait.delayed:
+        return ""
+    minutes = max(1, int(wait.waited(now).total_seconds() // 60))
+    return (f"{words.run.capitalize()}s are taking longer than usual: the oldest waiting document has waited "
+            f"{minutes} minute{'s' if minutes != 1 else ''}. Staff have been told. Your documents are kept, and "
+            "this page updates when they start.")
+
+
+def headline(job: Job, progress: str | None = None, delayed: bool = False) -> Headline:
+    """``delayed``: the queue is late (``jobs.queue.lateness``), so a waiting job does not just wait its turn."""
     words = words_of(job.kind)
     if job.state == QUEUED:
+        if delayed:
+            return Headline("Waiting", f"delayed: {words.run}s are taking longer than usual", "attention")
         detail = "trying again shortly: the last try was interrupted" if job.attempts else words.waiting
         return Headline("Waiting", detail, "pending")
     if job.state == LEASED:

@@ -228,7 +228,7 @@ def test_a_dead_or_unknown_jobs_line_follows_why_it_stopped(client, triager, ali
     refused, lost = Job.objects.get(state="dead"), Job.objects.get(state="unknown")
     assert (refused.failure_code, lost.failure_code) == ("too_large", "model_error")
     assert guidance_of(page_of(client, refused)).startswith(
-        "Its document was refused or is beyond its kind's limits (the last error says why): Retry would fail")
+        "Its document is beyond what the review service reads (the last error says which limit): Retry would fail")
     assert guidance_of(page_of(client, lost)).startswith(
         "The connection to the provider broke after the call below was sent")
 

@@ -220,7 +220,8 @@ def test_a_jpeg_the_decoder_refuses_ends_its_review_once_in_words(decoder_limit,
     from web import wording
 
     told = wording.failure(job)  # what the submitter reads: the document's failure, not "our service had a problem"
-    assert (told.why, told.resubmit) == ("the document could not be read", True) and "too many pixels" in told.detail
+    assert (told.why, told.resubmit) == (wording.TOO_BIG.said(wording.words_of(job.kind)).why, True)
+    assert told.why.startswith("the document is longer or more complex") and "too many pixels" in told.detail
 
 
 def test_reading_a_jpeg_the_decoder_refuses_raises_only_the_documented_refusal(decoder_limit):

@@ -83,7 +83,7 @@ def test_batch_finished_sends_one_email_to_its_submitter(clock, accept, member):
     assert len(mail.outbox) == 1
     email = mail.outbox[0]
     assert email.to == ["amy@acme.example"]
-    assert "march finished: 3 document(s), 2 reviewed (0 needing your action), 1 failed" in email.body
+    assert "Batch march of 3 document(s): Finished: 2 done, 1 failed." in email.body  # the batch page's words
     assert f"{SITE}{reverse('batch_detail', args=['march'])}" in email.body
     clock.advance(hours=2)
     notifications.schedule(user_id=amy.pk, now=clock.now())
@@ -313,7 +313,7 @@ def test_a_batch_cancelled_before_any_review_started_is_told_once(clock, accept,
     clock.advance(minutes=1)
     run_due(clock)
     assert len(batch_mail()) == 1
-    assert "april finished: 3 document(s), 0 reviewed (0 needing your action), 0 failed, 3 cancelled." in \
+    assert "Batch april of 3 document(s): Finished: 3 cancelled." in \
         batch_mail()[0]
     clock.advance(hours=1)
     notifications.schedule(user_id=amy.pk, now=clock.now())  # any later digest
@@ -331,7 +331,7 @@ def test_a_batch_dead_before_any_review_started_is_told(clock, accept, member):
     assert len(recovery.dead) == 2 and notify_jobs().count() == 1
     clock.advance(minutes=1)
     run_due(clock)
-    assert len(batch_mail()) == 1 and "may finished: 2 document(s), 0 reviewed (0 needing your action), 2 failed." \
+    assert len(batch_mail()) == 1 and "Batch may of 2 document(s): Finished: 2 failed." \
         in batch_mail()[0]
 
 
@@ -343,7 +343,7 @@ def test_a_staff_decision_on_a_told_batchs_unknown_job_does_not_tell_it_again(cl
     unsure = drive_to(unsure, "unknown", now=clock.now())  # the batch's last live job: it is finished
     clock.advance(minutes=1)
     run_due(clock)
-    assert len(batch_mail()) == 1 and "1 reviewed (0 needing your action), 1 failed." in batch_mail()[0]
+    assert len(batch_mail()) == 1 and "Finished: 1 done; with staff: 1 needs checking." in batch_mail()[0]
     clock.advance(hours=1)
     assert queue.resolve(job_id=unsure.pk, expected_state="unknown", expected_epoch=unsure.epoch,
                          to_state="dead", actor="staff:tess", reason="discard", now=clock.now())

@@ -120,13 +120,18 @@ def test_api_words_never_reach_the_form(form):
     assert "Idempotency-Key" not in html and "payload.text" not in html
 
 
-def test_more_files_than_a_batch_takes_are_refused_whole(form):
+def test_a_batch_over_the_limit_sends_what_fits_and_names_what_was_left_out(form):
     client, fields = form
-    many = [(f"f{i}.txt", 50) for i in range(http.MAX_BATCH_FILES + 1)]
+    many = [(f"f{i:02}.txt", 50) for i in range(http.MAX_BATCH_FILES + 5)]
     response = client.post("/jobs", {**fields, "document": files(*many)})
-    assert response.status_code == 400 and not Job.objects.exists()
-    assert (f"You chose {len(many)} files; at most {http.MAX_BATCH_FILES} can be sent at once."
-            in response.content.decode())
+    assert response.status_code == 303 and Job.objects.count() == http.MAX_BATCH_FILES
+    assert sorted(Job.objects.values_list("document_name", flat=True)) == [name for name, _ in many[:20]]
+    html = client.get(response["Location"]).content.decode()
+    refused = html[html.index('id="refused"'):html.index("</div>", html.index('id="refused"'))]
+    assert "5 files could not be sent" in refused
+    for name, _ in many[20:]:
+        assert f"<strong>{name}</strong>: Not sent: at most {http.MAX_BATCH_FILES} files go in one batch." in refused
+    assert "f00.txt" not in refused
 
 
 @pytest.mark.parametrize("htmx", [False, True])
@@ -137,8 +142,8 @@ def test_more_files_than_django_reads_are_refused_by_the_form_not_a_bare_400(for
     response = client.post("/jobs", {**fields, "document": files(*many)}, headers=headers)
     html = response.content.decode()
     assert response.status_code == 400 and not Job.objects.exists()
-    assert (f"You chose more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files; at most {http.MAX_BATCH_FILES} "
-            "can be sent at once." in html)
+    assert (f"Nothing was sent: at most {http.MAX_BATCH_FILES} files go in one batch, and this form carried more "
+            f"than {settings.DATA_UPLOAD_MAX_NUMBER_FILES}." in html)
     assert 'id="form-error"' in html or 'id="error-document"' in html
 
 

@@ -46,7 +46,8 @@ def test_the_export_follows_the_lists_filters(browser_client, alice, reviewed):
     rows = read_csv(browser_client(alice).get("/jobs/export.csv?needs_action=1"))
     assert [row["Job"] for row in rows] == [str(bad.pk)]
     html = browser_client(alice).get("/jobs?needs_action=1").content.decode()
-    assert 'href="/jobs/export.csv?needs_action=1" download>Export CSV</a>' in html
+    assert 'href="/jobs/export.csv?needs_action=1" download id="export-csv">Export CSV</a>' in html
+    assert 'href="/jobs/export.xlsx?needs_action=1" download id="export-xlsx">Export Excel (.xlsx)</a>' in html
 
 
 def test_text_from_a_document_never_becomes_a_spreadsheet_formula(browser_client, alice, reviewed):

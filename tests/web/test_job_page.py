@@ -89,8 +89,8 @@ SERVICE_ADVICE = "You need not do anything: staff have been told and will run it
      "The document could not be read. The DOCX is damaged and cannot be read; submit a new copy.",
      "Submit a readable copy", True),
     ("time_limit: the document is too complex to read within 20 s", "time_limit",
-     "The document could not be read. The document is too complex to read within 20 s.",
-     "Submit a readable copy", True),
+     "The document is longer or more complex than the service can read. The document is too complex to read "
+     "within 20 s.", "Send it in parts (one invoice per file), or a simpler copy", True),
     ("deadline: the job ran out of time", "deadline", "The run ran out of time.", "Submit it again", True),
     ("ConnectionError: connection reset", "handler_error", SERVICE_WHY, SERVICE_ADVICE, False),
     ("handler_crashed: the handler's process died (SIGSEGV)", "handler_crashed", SERVICE_WHY, SERVICE_ADVICE, False),
@@ -124,7 +124,7 @@ def test_the_reason_is_chosen_by_the_code_not_the_words(browser_client, alice, a
         queue.fail(job_id=job.pk, epoch=job.epoch, error=error, code=code, now=clock.now(), retryable=False)
         pages[name] = failure_reason(page(client, job))
     assert pages["deadline words, service code"] == f"Why: {SERVICE_WHY}"
-    assert pages["spent words, document code"].startswith("Why: The document could not be read.")
+    assert pages["spent words, document code"].startswith("Why: The document is longer or more complex than")
     assert pages["reworded deadline"] == "Why: The run ran out of time."
 
 

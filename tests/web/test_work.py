@@ -304,7 +304,7 @@ def test_bulk_export_has_only_the_selected_documents_of_the_tenant(browser_clien
 
 def test_bulk_export_is_named_for_the_selection_and_dated_in_the_readers_zone(browser_client, to_correct, alice,
                                                                               clock, monkeypatch):
-    monkeypatch.setattr("agent.views.queue_clock", clock)
+    monkeypatch.setattr("web.views.queue_clock", clock)  # the export's date (web.views.export_response)
     clock.advance(hours=22.5 - clock.now().hour - clock.now().minute / 60)  # 22:30 UTC: the next day in Berlin
     job = to_correct()
     berlin_day = clock.now().astimezone(ZoneInfo("Europe/Berlin")).date()

@@ -1,11 +1,14 @@
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.urls import reverse
 
 from agent import samples
-from jobs import queue
+from jobs import kinds, queue
 from jobs.clock import queue_clock
 from jobs.document_store import Upload
 from jobs.errors import AcceptanceError
 from jobs.models import User
+from web import refusals
 
 SUBMITTED = [samples.CLEAN_PDF, samples.MISSING_FIELDS_PDF, samples.BAD_IBAN_PDF, samples.SCANNED_PDF,
              samples.PLAIN_TEXT, samples.DOCX]
@@ -24,6 +27,7 @@ class Command(BaseCommand):
         user = User.objects.filter(username=username).first()
         if user is None or user.tenant_id is None:
             raise CommandError(f"no member named {username!r}")
+        spec = kinds.get("document_review")
         for path in SUBMITTED + REFUSED:
             try:
                 accepted = queue.accept(
@@ -31,8 +35,11 @@ class Command(BaseCommand):
                     operation_key=f"sample-{path.name}", now=queue_clock.now(), batch=BATCH,
                     document=Upload(path.read_bytes(), path.name, "application/octet-stream"),
                 )
-            except AcceptanceError as exc:
-                self.stdout.write(f"  {path.name:<30} refused: {exc.code}: {exc.message}")
+            except AcceptanceError as exc:  # said as the submit form says it, never as its code
+                said = refusals.in_words(exc.code, exc.message, exc.field or "", reason=exc.reason, spec=spec,
+                                         size=path.stat().st_size)
+                self.stdout.write(f"  {path.name:<30} not sent: {said}")
                 continue
-            self.stdout.write(f"  {path.name:<30} job {accepted.job.pk} ({'new' if accepted.created else 'existing'})")
-        self.stdout.write(f"  the batch's page: /batches/{BATCH}")
+            url = f"{settings.SITE_URL}{reverse('job_detail', args=[accepted.job.pk])}"
+            self.stdout.write(f"  {path.name:<30} {'sent' if accepted.created else 'already sent'}: {url}")
+        self.stdout.write(f"  the batch's page: {settings.SITE_URL}{reverse('batch_detail', args=[BATCH])}")
