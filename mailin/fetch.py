@@ -1,0 +1,193 @@
+"""The fetch: a queue job (kind ``mailin.fetch``) that reads the mailbox over IMAP.
+
+For each message in the folder, oldest first: its headers route it (``intake.route``); a
+message to accept is then read whole and its attachments accepted as jobs; the message is
+recorded in a fenced transaction (only while this claim owns the fetch job), and only then
+moved to the processed or rejected folder. A worker lost anywhere in between leaves the
+message in the folder for the next fetch, which finds the jobs already made (by their
+operation keys) and makes none twice. Nothing is ever sent back to a sender.
+
+Connection and server errors fail the job like any handler's: the queue retries it with
+backoff, then it is dead for staff. ``runmailin`` queues one fetch per interval.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email.errors
+import hashlib
+import logging
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from email.message import Message
+from typing import Any
+
+from django.db import IntegrityError
+from imap_tools import BaseMailBox, MailBox, MailBoxStartTls, MailBoxUnencrypted
+from imap_tools.errors import MailboxFetchError
+
+from jobs import queue
+from jobs.context import JobContext
+from jobs.kinds import Kind
+from jobs.models import Job
+
+from . import intake
+from .conf import MailinSettings, mailin_settings
+from .models import InboundAttachment, InboundMessage
+
+log = logging.getLogger("mailin")
+
+FETCH = "mailin.fetch"
+
+
+@contextlib.contextmanager
+def mailbox(conf: MailinSettings) -> Iterator[BaseMailBox]:
+    """Logged in, in the folder new messages arrive in, with the two folders it moves to made."""
+    box: BaseMailBox
+    if conf.security == "ssl":
+        box = MailBox(conf.host, conf.port, timeout=conf.timeout_seconds)
+    elif conf.security == "starttls":
+        box = MailBoxStartTls(conf.host, conf.port, timeout=conf.timeout_seconds)
+    else:
+        box = MailBoxUnencrypted(conf.host, conf.port, timeout=conf.timeout_seconds)
+    with box.login(conf.user, conf.password, initial_folder=None) as logged_in:
+        for folder in (conf.processed_folder, conf.rejected_folder):
+            if not logged_in.folder.exists(folder):
+                logged_in.folder.create(folder)
+        logged_in.folder.set(conf.folder)
+        yield logged_in
+
+
+def run_fetch(ctx: JobContext) -> dict[str, Any]:
+    """The handler of ``mailin.fetch``: read up to MAILIN_BATCH messages, settle each."""
+    conf = mailin_settings()
+    if not conf.enabled:
+        return {"read": 0, "off": True}
+    counts = {"read": 0, "jobs": 0, "refused": 0, "rejected": 0, "later": 0}
+    with mailbox(conf) as box:
+        uids = box.uids("ALL")[:conf.batch]
+        # Headers and sizes of the whole batch in one command; bodies one at a time, when wanted.
+        heads = {m.uid: m for m in box.fetch(uid_list=uids, headers_only=True, mark_seen=False, bulk=True)}
+        for uid in uids:
+            if ctx.cancelled():
+                break
+            head = heads.get(uid)
+            if head is None:
+                continue  # gone meanwhile (another client moved it)
+            found = _routed(head.obj, size=head.size_rfc822, conf=conf)
+            taken: list[intake.Taken] = []
+            outcome = found.outcome
+            if outcome is None:
+                raw = _body(box, uid)
+                if raw is None:
+                    continue
+                try:
+                    parts = intake.documents(raw)
+                except UNREADABLE:
+                    parts, outcome = [], InboundMessage.Outcome.MALFORMED
+                try:
+                    taken = intake.accept(found, parts, conf=conf, now=ctx.now()) if parts else []
+                except intake.Later as exc:
+                    log.info("mailin: a message waits for the next fetch (%s)", exc)
+                    counts["later"] += 1
+                    continue
+                outcome = outcome or (InboundMessage.Outcome.ACCEPTED if taken else InboundMessage.Outcome.NO_DOCUMENT)
+            folder = conf.rejected_folder if outcome in intake.REJECTED else conf.processed_folder
+            with ctx.fenced():  # raises StaleEpoch, moving nothing, when this claim lost the job
+                record(found, outcome, taken, size=head.size_rfc822, folder=folder, now=ctx.now())
+            box.move(uid, folder)
+            counts["read"] += 1
+            counts["jobs"] += sum(1 for t in taken if t.job_id)
+            counts["refused"] += sum(1 for t in taken if t.refused) + (outcome == InboundMessage.Outcome.TOO_LARGE)
+            counts["rejected"] += outcome in intake.REJECTED
+    return counts
+
+
+# What a message the parser cannot take apart raises: such a message is recorded as malformed and
+# moved aside, so that it cannot stop every later fetch at the same place.
+UNREADABLE = (ValueError, TypeError, LookupError, UnicodeError, email.errors.MessageError)
+
+
+def _routed(headers: Message, *, size: int, conf: MailinSettings) -> intake.Route:
+    try:
+        header_bytes = headers.as_bytes()
+    except UNREADABLE:
+        header_bytes = str(headers.items()).encode("utf-8", "replace")
+    try:
+        return intake.route(header_bytes, size=size, conf=conf)
+    except UNREADABLE:
+        key = hashlib.sha256(b"headers:" + header_bytes).hexdigest()
+        return intake.Route(key, None, "", InboundMessage.Outcome.MALFORMED)
+
+
+def _body(box: BaseMailBox, uid: str) -> bytes | None:
+    """The message's bytes as stored (None when it is gone), leaving it unread."""
+    status, data = box.client.uid("fetch", uid, "(BODY.PEEK[])")
+    if status != "OK":
+        raise MailboxFetchError(command_result=(status, data), expected="OK")
+    for item in data:
+        if isinstance(item, tuple) and isinstance(item[-1], bytes):  # (b'1 (UID 1 BODY[] {n}', bytes)
+            return item[-1]
+    return None
+
+
+def record(found: intake.Route, outcome: str, taken: list[intake.Taken], *, size: int, folder: str,
+           now: datetime) -> InboundMessage:
+    """The message and its attachments, each once: a message read again keeps its first record."""
+    try:
+        message, _ = InboundMessage.objects.get_or_create(key=found.key, defaults={
+            "tenant": found.inbox.tenant if found.inbox else None, "sender": found.sender[:254], "size": size,
+            "outcome": outcome, "folder": folder[:200], "received_at": now})
+    except IntegrityError:  # recorded by another fetch meanwhile
+        message = InboundMessage.objects.get(key=found.key)
+    InboundAttachment.objects.bulk_create([
+        InboundAttachment(message=message, sha256=t.part.sha256, name=t.part.name[:255], size=len(t.part.content),
+                          job_id=t.job_id, refused=t.refused[:40]) for t in taken
+    ], ignore_conflicts=True)
+    return message
+
+
+# --- The schedule: one fetch per interval -------------------------------------------------------
+
+
+def next_slot(now: datetime, every: timedelta) -> datetime:
+    """The start of the interval ``now`` is in (slots counted from the epoch)."""
+    start = datetime(1970, 1, 1, tzinfo=UTC)
+    return start + ((now - start) // every) * every
+
+
+def schedule(*, now: datetime) -> Job | None:
+    """Queue the fetch of the current interval, unless one is waiting or running already.
+
+    Idempotent: the operation key is the interval, so however many ``runmailin`` processes
+    ask, there is one fetch per interval.
+    """
+    at = next_slot(now, timedelta(seconds=mailin_settings().every_seconds))
+    return queue_fetch(now=now, key=at.isoformat())
+
+
+def queue_fetch(*, now: datetime, key: str) -> Job | None:
+    """Queue a fetch under ``key`` (one job per key), unless one is waiting or running already;
+    None too while inbound e-mail is off."""
+    if not mailin_settings().enabled:
+        return None
+    if Job.objects.filter(kind=FETCH, state__in=[Job.State.QUEUED, Job.State.LEASED]).exists():
+        return None  # a fetch is in line or running: it reads what arrived meanwhile too
+    from jobs import tasks_backend
+
+    return queue.accept(
+        tenant_id=tasks_backend.tenant_id(tasks_backend.SYSTEM_TENANT), user_id=tasks_backend.system_user_id(),
+        kind=FETCH, payload={}, operation_key=f"{FETCH}:{key}", now=now, offered_only=False,
+    ).job
+
+
+KIND = Kind(
+    name=FETCH,
+    handler=run_fetch,
+    payload_schema={"type": "object", "additionalProperties": False},
+    max_payload_bytes=64,
+    deadline=timedelta(minutes=15),
+    internal=True,
+    max_running=1,  # one reader of the mailbox at a time, whatever the workers and hosts
+    description="Read the inbound mailbox: each allowed sender's attachments become documents of their team.",
+)
