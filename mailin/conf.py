@@ -69,7 +69,8 @@ def build(raw: dict[str, Any]) -> MailinSettings:
         raise ImproperlyConfigured("MAILIN_ADDRESS must be one address without a +tag, e.g. invoices@example.com")
     if built.enabled and not built.user:
         raise ImproperlyConfigured("MAILIN_IMAP_USER is required when MAILIN_IMAP_HOST is set")
-    if built.every_seconds < MIN_EVERY_SECONDS or built.batch < 1 or built.max_message_bytes < 1 or built.timeout_seconds <= 0:
+    if (built.every_seconds < MIN_EVERY_SECONDS or built.batch < 1 or built.max_message_bytes < 1
+            or built.timeout_seconds <= 0):
         raise ImproperlyConfigured(f"MAILIN_EVERY_SECONDS must be at least {MIN_EVERY_SECONDS}; the batch, size "
                                    "and timeout positive")
     folders = (built.folder, built.processed_folder, built.rejected_folder)

@@ -63,6 +63,8 @@ def inbound_settings(call: Call) -> HttpResponse:
                 messages.success(call.request, "Saved.")
             return see_other(reverse("inbound_settings"))
         except inboxes.SendersRefused as exc:
+            if call.wants_json:
+                raise HttpError(400, "bad_senders", exc.message, field="senders") from None
             error, typed = exc.message, form.get("senders", "")
             inbox.refresh_from_db()
     conf = mailin_settings()
