@@ -3,7 +3,8 @@
 Routing reads the headers alone, so a stranger's message, or one over the size limit, is
 never downloaded whole. Each attachment goes through the queue's own acceptance
 (``jobs.queue.accept``: the kind's size limit and the hostile-file checks in a bounded child
-process), as a job of the recipient tenant submitted by its inbox's user, under an operation
+process), as a job of the recipient tenant submitted by the member who sent it (or the
+inbox's own user), under an operation
 key made of the message's key and the attachment's SHA-256: a message read again finds the
 jobs it made, by the queue's unique constraint, and makes none twice.
 """
@@ -20,6 +21,7 @@ from email.message import Message
 
 from jobs import document_store, kinds, queue
 from jobs.errors import AcceptanceError, DocumentNotChecked, DocumentStoreUnavailable, TenantQueueFull
+from jobs.models import Job, User
 
 from . import addresses
 from .conf import MailinSettings
@@ -146,6 +148,7 @@ def accept(found: Route, parts: list[Part], *, conf: MailinSettings, now: dateti
     if spec is None:
         raise LookupError(f"MAILIN_KIND names no registered kind: {conf.kind!r}")
     batch = f"m{found.key[:23]}" if len(parts) > 1 else ""
+    submitter = submitter_id(inbox, found.sender)
     taken = []
     for part in parts:
         if _is_archive(part):
@@ -154,11 +157,19 @@ def accept(found: Route, parts: list[Part], *, conf: MailinSettings, now: dateti
         if spec.max_document_bytes and len(part.content) > spec.max_document_bytes:
             taken.append(Taken(part, None, "too_large"))  # the queue's own code for it, not read further
             continue
+        key = f"mail:{found.key[:64]}:{part.sha256}"
+        # The unique key (tenant, submitter, key) is what keeps a message read twice from making a
+        # second job. This look-up covers only a submitter that changed in between (a member's
+        # e-mail address edited between two readings of the message).
+        made = Job.objects.filter(tenant_id=inbox.tenant_id, operation_key=key).values_list("pk", flat=True).first()
+        if made is not None:
+            taken.append(Taken(part, made))
+            continue
         upload = document_store.Upload(content=part.content, name=part.name, content_type=part.content_type)
         try:
             accepted = queue.accept(
-                tenant_id=inbox.tenant_id, user_id=inbox.user_id, kind=spec.name, payload={},
-                operation_key=f"mail:{found.key[:64]}:{part.sha256}", document=upload, batch=batch, now=now,
+                tenant_id=inbox.tenant_id, user_id=submitter, kind=spec.name, payload={}, operation_key=key,
+                document=upload, batch=batch, now=now,
             )
         except LATER as exc:
             raise Later(exc.code) from None
@@ -167,6 +178,15 @@ def accept(found: Route, parts: list[Part], *, conf: MailinSettings, now: dateti
             continue
         taken.append(Taken(part, accepted.job.pk))
     return taken
+
+
+def submitter_id(inbox: Inbox, sender: str) -> int:
+    """Who the jobs are sent by: the team's one active member with the sender's address, so they
+    are on her list and in her notifications; the inbox's own user otherwise (a supplier
+    sending directly, or an address two accounts share)."""
+    members = list(User.objects.filter(tenant_id=inbox.tenant_id, is_active=True, email__iexact=sender)
+                   .values_list("pk", flat=True)[:2])
+    return members[0] if len(members) == 1 else inbox.user_id
 
 
 def _is_archive(part: Part) -> bool:

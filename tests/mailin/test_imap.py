@@ -50,6 +50,8 @@ def box(dovecot, settings):
 def address(make_member, box):
     """Alice's team (acme): its inbound address, with her address on the allowed senders."""
     alice = make_member("acme", "alice")
+    alice.email = SENDER.upper()  # addresses compare without case
+    alice.save(update_fields=["email"])
     now = system_clock.now()
     inbox = inboxes.inbox_for(alice.tenant_id, now=now)
     inboxes.senders_update(tenant_id=alice.tenant_id, text=f"{SENDER}\nBilling@Harbour.example", by=alice,
@@ -85,7 +87,8 @@ def test_each_attachment_of_an_allowed_sender_becomes_a_job_once(dovecot, box, a
     jobs = list(documents())
     assert [j.document_name for j in jobs] == ["INV-2026-0042.pdf", "INV-2026-0043.xml"]  # the logo is no document
     assert {j.document_type for j in jobs} == {"application/pdf", "application/xml"}
-    assert jobs[0].batch and jobs[0].batch == jobs[1].batch and jobs[0].submitted_by.username == "inbound-mail.acme"
+    assert jobs[0].batch and jobs[0].batch == jobs[1].batch
+    assert {j.submitted_by.username for j in jobs} == {"alice"}  # on her own list: the sender is her account's
     assert result["jobs"] == 2 and result["read"] == 1
     assert dovecot.count(box, "INBOX") == 0 and dovecot.count(box, "Processed") == 1
     recorded = InboundMessage.objects.get()
@@ -96,6 +99,21 @@ def test_each_attachment_of_an_allowed_sender_becomes_a_job_once(dovecot, box, a
     assert run_fetch()["jobs"] == 2  # the same two, found by their operation keys
     assert documents().count() == 2 and InboundAttachment.objects.count() == 2
     assert dovecot.count(box, "Processed") == 2 and dovecot.count(box, "INBOX") == 0
+
+
+def test_a_supplier_on_the_list_sends_as_the_team_and_an_edited_address_makes_nothing_twice(dovecot, box, address):
+    raw = mail.message(sender="billing@harbour.example", to=address,
+                       attachments=[("H-1.pdf", "application/pdf", mail.invoice_pdf())])
+    dovecot.append(box, raw)
+    run_fetch()
+    job = documents().get()
+    assert job.submitted_by.username == "inbound-mail.acme" and not job.submitted_by.is_active
+
+    # A member takes the supplier's address meanwhile; the same message read again is the same job.
+    type(job.submitted_by).objects.filter(username="alice").update(email="billing@harbour.example")
+    dovecot.append(box, raw)
+    run_fetch()
+    assert documents().count() == 1
 
 
 def test_strangers_are_ignored_counted_and_moved_aside_without_an_answer(dovecot, box, address, mailoutbox):
