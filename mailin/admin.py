@@ -12,7 +12,7 @@ class InboxAdmin(admin.ModelAdmin):
 class AttachmentInline(admin.TabularInline):
     model = InboundAttachment
     fields = ["name", "size", "sha256", "job", "refused"]
-    readonly_fields = fields
+    readonly_fields = ["name", "size", "sha256", "job", "refused"]
     extra = 0
     can_delete = False
 

@@ -27,7 +27,7 @@ from .models import InboundMessage
 PERMISSION = "mailin.manage_inbox"
 
 # What became of a message, in the team's words.
-OUTCOME_WORDS = {
+OUTCOME_WORDS: dict[str, str] = {
     InboundMessage.Outcome.ACCEPTED: "Read",
     InboundMessage.Outcome.NO_DOCUMENT: "No document attached",
     InboundMessage.Outcome.TOO_LARGE: "Too large: not read",
