@@ -38,6 +38,9 @@ from .models import InboundAttachment, InboundMessage
 log = logging.getLogger("mailin")
 
 FETCH = "mailin.fetch"
+# A fetch starts no message with less than this left before its deadline: one message's
+# attachments take a few seconds of checks each.
+LEAVE = timedelta(minutes=2)
 
 
 @contextlib.contextmanager
@@ -69,8 +72,8 @@ def run_fetch(ctx: JobContext) -> dict[str, Any]:
         # Headers and sizes of the whole batch in one command; bodies one at a time, when wanted.
         heads = {m.uid: m for m in box.fetch(uid_list=uids, headers_only=True, mark_seen=False, bulk=True)}
         for uid in uids:
-            if ctx.cancelled():
-                break
+            if ctx.cancelled() or ctx.remaining() < LEAVE:
+                break  # the rest waits for the next fetch
             head = heads.get(uid)
             if head is None:
                 continue  # gone meanwhile (another client moved it)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from email.utils import parseaddr
 
 from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError
@@ -50,14 +51,18 @@ def _free_username(wanted: str) -> str:
 
 
 def parse_senders(text: str) -> list[str]:
-    """One address a line (or separated by commas or spaces), lowercase, each once, in order."""
+    """One address a line (or separated by commas or semicolons; ``Name <address>`` as a mail
+    program copies it), lowercase, each once, in order."""
     found: list[str] = []
-    for word in text.replace(",", " ").replace(";", " ").split():
-        address = word.strip().strip("<>").lower()
+    for line in text.replace(";", "\n").replace(",", "\n").splitlines():
+        entry = line.strip()
+        if not entry:
+            continue
+        address = parseaddr(entry)[1].lower()
         try:
             validate_email(address)
         except ValidationError:
-            raise SendersRefused(f"“{word[:80]}” is not an e-mail address.") from None
+            raise SendersRefused(f"“{entry[:80]}” is not an e-mail address.") from None
         if address not in found:
             found.append(address)
     if len(found) > MAX_SENDERS:

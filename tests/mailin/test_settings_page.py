@@ -63,17 +63,17 @@ def test_every_member_sees_the_address_and_the_senders_but_cannot_change_them(cl
 
 def test_the_admin_saves_the_senders_and_a_wrong_one_is_said_by_the_field(client, alice):
     client.force_login(admin_of(alice))
-    saved = client.post(reverse(PAGE), {"senders": "Alice@Acme.example, bob@acme.example\nalice@acme.example",
+    saved = client.post(reverse(PAGE), {"senders": "Alice@Acme.example, Bob B. <bob@acme.example>\nalice@acme.example",
                                         **form(client)})
     assert saved.status_code == 303
     assert Inbox.objects.get(tenant_id=alice.tenant_id).senders == ["alice@acme.example", "bob@acme.example"]
 
-    wrong = client.post(reverse(PAGE), {"senders": "carol@acme.example\nnot-an-address", **form(client)},
+    wrong = client.post(reverse(PAGE), {"senders": "carol@acme.example\nnot an address", **form(client)},
                         HTTP_ACCEPT="text/html")
     assert wrong.status_code == 400
     html = wrong.content.decode()
-    assert 'id="senders-error"' in html and "“not-an-address” is not an e-mail address." in html
-    assert "carol@acme.example\nnot-an-address</textarea>" in html  # what she typed, to correct
+    assert 'id="senders-error"' in html and "“not an address” is not an e-mail address." in html
+    assert "carol@acme.example\nnot an address</textarea>" in html  # what she typed, to correct
     assert Inbox.objects.get(tenant_id=alice.tenant_id).senders == ["alice@acme.example", "bob@acme.example"]
 
 
