@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import email.errors
 import hashlib
+import imaplib
 import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -24,11 +25,11 @@ from typing import Any
 
 from django.db import IntegrityError
 from imap_tools import BaseMailBox, MailBox, MailBoxStartTls, MailBoxUnencrypted
-from imap_tools.errors import MailboxFetchError
+from imap_tools.errors import ImapToolsError, MailboxFetchError
 
 from jobs import queue
 from jobs.context import JobContext
-from jobs.kinds import Kind
+from jobs.kinds import JobFailed, Kind
 from jobs.models import Job
 
 from . import intake
@@ -38,6 +39,7 @@ from .models import InboundAttachment, InboundMessage
 log = logging.getLogger("mailin")
 
 FETCH = "mailin.fetch"
+UNREACHABLE = "imap_unreachable"  # the failure code of a fetch the IMAP server did not serve
 # A fetch starts no message with less than this left before its deadline: one message's
 # attachments take a few seconds of checks each.
 LEAVE = timedelta(minutes=2)
@@ -66,6 +68,15 @@ def run_fetch(ctx: JobContext) -> dict[str, Any]:
     conf = mailin_settings()
     if not conf.enabled:
         return {"read": 0, "off": True}
+    try:
+        return _fetch(ctx, conf)
+    except (OSError, imaplib.IMAP4.error, ImapToolsError) as exc:
+        # Retried with the queue's backoff, then dead for staff; the messages wait in the mailbox.
+        raise JobFailed(f"the mailbox {conf.user} at {conf.host}:{conf.port} could not be read: "
+                        f"{type(exc).__name__}", code=UNREACHABLE) from None
+
+
+def _fetch(ctx: JobContext, conf: MailinSettings) -> dict[str, Any]:
     counts = {"read": 0, "jobs": 0, "refused": 0, "rejected": 0, "later": 0}
     with mailbox(conf) as box:
         uids = box.uids("ALL")[:conf.batch]
@@ -85,9 +96,11 @@ def run_fetch(ctx: JobContext) -> dict[str, Any]:
                 if raw is None:
                     continue
                 try:
-                    parts = intake.documents(raw)
+                    parts = intake.documents(raw) if len(raw) <= conf.max_message_bytes else []
                 except UNREADABLE:
                     parts, outcome = [], InboundMessage.Outcome.MALFORMED
+                if len(raw) > conf.max_message_bytes:  # a server that did not say its size
+                    outcome = InboundMessage.Outcome.TOO_LARGE
                 try:
                     taken = intake.accept(found, parts, conf=conf, now=ctx.now()) if parts else []
                 except intake.Later as exc:
@@ -192,5 +205,9 @@ KIND = Kind(
     deadline=timedelta(minutes=15),
     internal=True,
     max_running=1,  # one reader of the mailbox at a time, whatever the workers and hosts
+    staff_guidance={"dead": {UNREACHABLE: (
+        "The mail server did not serve the inbound mailbox (the last error names the mailbox and why): check "
+        "MAILIN_IMAP_* and the server. No mail was lost: it waits in the mailbox, and the next fetch "
+        "(runmailin queues one each interval) reads it; Retry only to read it sooner.")}},
     description="Read the inbound mailbox: each allowed sender's attachments become documents of their team.",
 )

@@ -81,11 +81,13 @@ class Taken:
 
 
 def message_key(headers: Message, header_bytes: bytes) -> str:
-    """The SHA-256 of the Message-ID; of the header block for a message without one (the same
-    stored message gives the same header bytes each time it is read)."""
+    """The SHA-256 of the Message-ID (with the From address: a stranger who copies a message's id
+    shares no key with it); of the header block for a message without one (the same stored
+    message gives the same header bytes each time it is read)."""
     message_id = " ".join(str(headers.get("Message-ID", "") or "").split())
     if message_id:
-        return hashlib.sha256(b"message-id:" + message_id.encode("utf-8", "surrogateescape")).hexdigest()
+        named = f"{message_id}\n{addresses.sender(headers)}"
+        return hashlib.sha256(b"message-id:" + named.encode("utf-8", "surrogateescape")).hexdigest()
     return hashlib.sha256(b"headers:" + header_bytes).hexdigest()
 
 

@@ -14,6 +14,7 @@ import pytest
 from jobs import queue
 from jobs.clock import LogicalClock, system_clock
 from jobs.context import JobContext
+from jobs.kinds import JobFailed
 from jobs.models import Job
 from mailin import fetch, inboxes
 from mailin.addresses import address_of
@@ -170,6 +171,7 @@ django.setup()
 from jobs import queue
 from jobs.clock import LogicalClock, system_clock
 from jobs.context import JobContext
+from jobs.kinds import JobFailed
 from mailin import fetch, intake
 
 accept = intake.accept
@@ -224,11 +226,13 @@ def test_a_fetch_that_lost_its_claim_moves_nothing(dovecot, box, address):
     assert InboundMessage.objects.count() == 0 and dovecot.count(box, "INBOX") == 1
 
 
-def test_the_imap_server_away_fails_the_fetch_for_a_retry(settings, box, dovecot):
+def test_the_imap_server_away_fails_the_fetch_for_a_retry(settings, box):
     settings.MAILIN = {**settings.MAILIN, "IMAP_PORT": 1}
     mailin_settings.cache_clear()
     now = system_clock.now()
     job = fetch.schedule(now=now)
     claim = claim_first(job, now=now)
-    with pytest.raises(OSError):
+    with pytest.raises(JobFailed) as failed:
         fetch.run_fetch(JobContext(claim, clock=system_clock))
+    assert failed.value.retryable and failed.value.code == fetch.UNREACHABLE
+    assert failed.value.message.endswith("at 127.0.0.1:1 could not be read: ConnectionRefusedError")
