@@ -89,25 +89,18 @@ def _fetch(ctx: JobContext, conf: MailinSettings) -> dict[str, Any]:
             if head is None:
                 continue  # gone meanwhile (another client moved it)
             found = _routed(head.obj, size=head.size_rfc822, conf=conf)
-            taken: list[intake.Taken] = []
             outcome = found.outcome
+            taken: list[intake.Taken] = []
             if outcome is None:
-                raw = _body(box, uid)
-                if raw is None:
-                    continue
                 try:
-                    parts = intake.documents(raw) if len(raw) <= conf.max_message_bytes else []
-                except UNREADABLE:
-                    parts, outcome = [], InboundMessage.Outcome.MALFORMED
-                if len(raw) > conf.max_message_bytes:  # a server that did not say its size
-                    outcome = InboundMessage.Outcome.TOO_LARGE
-                try:
-                    taken = intake.accept(found, parts, conf=conf, now=ctx.now()) if parts else []
+                    read = _read(box, uid, found, conf=conf, now=ctx.now())
                 except intake.Later as exc:
                     log.info("mailin: a message waits for the next fetch (%s)", exc)
                     counts["later"] += 1
                     continue
-                outcome = outcome or (InboundMessage.Outcome.ACCEPTED if taken else InboundMessage.Outcome.NO_DOCUMENT)
+                if read is None:
+                    continue  # gone meanwhile
+                outcome, taken = read
             folder = conf.rejected_folder if outcome in intake.REJECTED else conf.processed_folder
             with ctx.fenced():  # raises StaleEpoch, moving nothing, when this claim lost the job
                 record(found, outcome, taken, size=head.size_rfc822, folder=folder, now=ctx.now())
@@ -134,6 +127,23 @@ def _routed(headers: Message, *, size: int, conf: MailinSettings) -> intake.Rout
     except UNREADABLE:
         key = hashlib.sha256(b"headers:" + header_bytes).hexdigest()
         return intake.Route(key, None, "", InboundMessage.Outcome.MALFORMED)
+
+
+def _read(box: BaseMailBox, uid: str, found: intake.Route, *, conf: MailinSettings,
+          now: datetime) -> tuple[str, list[intake.Taken]] | None:
+    """A routed message downloaded and its attachments accepted: its outcome and what each became
+    (None when the message is gone). Raises ``intake.Later`` to leave it for the next fetch."""
+    raw = _body(box, uid)
+    if raw is None:
+        return None
+    if len(raw) > conf.max_message_bytes:  # a server that did not say its size
+        return InboundMessage.Outcome.TOO_LARGE, []
+    try:
+        parts = intake.documents(raw)
+    except UNREADABLE:
+        return InboundMessage.Outcome.MALFORMED, []
+    taken = intake.accept(found, parts, conf=conf, now=now) if parts else []
+    return (InboundMessage.Outcome.ACCEPTED if taken else InboundMessage.Outcome.NO_DOCUMENT), taken
 
 
 def _body(box: BaseMailBox, uid: str) -> bytes | None:
