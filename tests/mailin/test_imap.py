@@ -169,35 +169,45 @@ from datetime import timedelta
 import django
 django.setup()
 from jobs import queue
-from jobs.clock import LogicalClock, system_clock
+from jobs.clock import system_clock
 from jobs.context import JobContext
-from jobs.kinds import JobFailed
 from mailin import fetch, intake
 
-accept = intake.accept
-
-def accept_then_die(*args, **kwargs):  # the jobs are committed; the message is neither recorded nor moved
-    accept(*args, **kwargs)
+def die():
     os.kill(os.getpid(), signal.SIGKILL)
 
-intake.accept = accept_then_die
+if sys.argv[2] == "after_accepting":  # every job committed; the message neither recorded nor moved
+    accept = intake.accept
+    def accept_then_die(*args, **kwargs):
+        accept(*args, **kwargs)
+        die()
+    intake.accept = accept_then_die
+else:  # "between_attachments": the first attachment's job committed, the second's not
+    accept = queue.accept
+    def accept_once_then_die(*args, **kwargs):
+        accepted = accept(*args, **kwargs)
+        queue.accept = lambda *args, **kwargs: die()
+        return accepted
+    queue.accept = accept_once_then_die
 claim = queue.claim(now=system_clock.now(), worker="doomed", lease=timedelta(seconds=60))
 assert claim is not None and claim.job_id == int(sys.argv[1]), claim
 fetch.run_fetch(JobContext(claim, clock=system_clock))
 """
 
 
+@pytest.mark.parametrize("point", ["between_attachments", "after_accepting"])
 @pytest.mark.django_db(transaction=True)
-def test_a_fetch_killed_between_accepting_and_moving_loses_nothing_and_makes_nothing_twice(dovecot, box, address):
+def test_a_fetch_killed_mid_way_loses_nothing_and_makes_nothing_twice(dovecot, box, address, point):
     dovecot.append(box, mail.message(sender=SENDER, to=address, attachments=[
         ("A.pdf", "application/pdf", mail.invoice_pdf()), ("B.xml", "application/xml", mail.ubl_xml())]))
     job = fetch.schedule(now=system_clock.now())
 
-    doomed = subprocess.run([PYTHON, "-c", CRASH, str(job.pk)], cwd=ROOT, env=child_env(**mailin_env(dovecot, box)),
-                            capture_output=True, timeout=60)
+    doomed = subprocess.run([PYTHON, "-c", CRASH, str(job.pk), point], cwd=ROOT,
+                            env=child_env(**mailin_env(dovecot, box)), capture_output=True, timeout=60)
 
     assert doomed.returncode == -9, doomed.stderr.decode()[-2000:]
-    assert documents().count() == 2  # accepted and committed before the process died ...
+    made = {"between_attachments": ["A.pdf"], "after_accepting": ["A.pdf", "B.xml"]}[point]
+    assert [j.document_name for j in documents()] == made  # committed before the process died ...
     assert InboundMessage.objects.count() == 0 and dovecot.count(box, "INBOX") == 1  # ... the message still there
     job.refresh_from_db()
     later = LogicalClock(job.lease_expires_at + timedelta(seconds=1))  # once the dead worker's lease ran out
@@ -207,7 +217,7 @@ def test_a_fetch_killed_between_accepting_and_moving_loses_nothing_and_makes_not
     assert claim.epoch == 2
     result = fetch.run_fetch(JobContext(claim, clock=later))
 
-    assert result["jobs"] == 2 and documents().count() == 2  # the same two jobs, none made twice
+    assert result["jobs"] == 2 and [j.document_name for j in documents()] == ["A.pdf", "B.xml"]  # none twice
     assert dovecot.count(box, "INBOX") == 0 and dovecot.count(box, "Processed") == 1
     assert InboundMessage.objects.get().attachments.count() == 2
 
