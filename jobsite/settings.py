@@ -117,6 +117,7 @@ INSTALLED_APPS = [
     "agent",
     "ops",
     "bench",
+    "mailin",  # inbound e-mail: each team's address, the mailbox read by a queue job
 ]
 
 MIDDLEWARE = [
@@ -382,6 +383,26 @@ WEBHOOKS = {
     "CATCHUP_WINDOW_MINUTES": float(os.environ.get("WEBHOOKS_CATCHUP_WINDOW_MINUTES", "60")),
 }
 
+# --- Inbound e-mail (mailin) -----------------------------------------------------------
+# One mailbox receives every team's mail at a tagged form of MAILIN_ADDRESS
+# (invoices+acme.k3m9x2bq7t@example.com); `manage.py runmailin` queues a fetch of it every
+# MAILIN_EVERY_SECONDS, which the workers run. Off while MAILIN_IMAP_HOST is empty.
+MAILIN = {
+    "ADDRESS": os.environ.get("MAILIN_ADDRESS", "invoices@docket.invalid"),
+    "IMAP_HOST": os.environ.get("MAILIN_IMAP_HOST", ""),
+    "IMAP_PORT": int(os.environ.get("MAILIN_IMAP_PORT", "993")),
+    "IMAP_SECURITY": os.environ.get("MAILIN_IMAP_SECURITY", "ssl"),  # ssl, starttls, or plain (loopback only)
+    "IMAP_USER": os.environ.get("MAILIN_IMAP_USER", ""),
+    "IMAP_PASSWORD": os.environ.get("MAILIN_IMAP_PASSWORD", ""),
+    "FOLDER": os.environ.get("MAILIN_FOLDER", "INBOX"),
+    "PROCESSED_FOLDER": os.environ.get("MAILIN_PROCESSED_FOLDER", "Processed"),
+    "REJECTED_FOLDER": os.environ.get("MAILIN_REJECTED_FOLDER", "Rejected"),
+    "EVERY_SECONDS": float(os.environ.get("MAILIN_EVERY_SECONDS", "60")),
+    "BATCH": int(os.environ.get("MAILIN_BATCH", "50")),
+    "MAX_MESSAGE_BYTES": int(os.environ.get("MAILIN_MAX_MESSAGE_BYTES", str(32 * 1024 * 1024))),
+    "TIMEOUT_SECONDS": float(os.environ.get("MAILIN_TIMEOUT_SECONDS", "30")),
+}
+
 # --- The queue ---------------------------------------------------------------------
 JOBS = {
     "MAX_ATTEMPTS": 3,
@@ -457,6 +478,7 @@ LOGGING = {
         "django": {"handlers": ["console"], "level": "ERROR", "propagate": False},
         "jobs": {"handlers": ["console"], "level": os.environ.get("JOBS_LOG_LEVEL", "INFO")},
         "agent": {"handlers": ["console"], "level": os.environ.get("JOBS_LOG_LEVEL", "INFO")},
+        "mailin": {"handlers": ["console"], "level": os.environ.get("JOBS_LOG_LEVEL", "INFO")},
         # pypdf warns once per unreadable token of a damaged PDF: 100,000 lines (and 1.3 s of
         # CPU) for one hostile upload. Its errors still reach the log; the document's own
         # refusal says what is wrong with it.

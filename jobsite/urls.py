@@ -13,5 +13,6 @@ urlpatterns = [
     path("ops/", include("ops.urls")),
     path("metrics", metrics_view, name="metrics"),
     path("", include("agent.urls")),  # the members' work on documents (agent.views)
+    path("", include("mailin.urls")),  # the team's inbound address (mailin.views)
     path("", include("web.urls")),
 ]

@@ -1,8 +1,8 @@
 """The tree says which folder is the queue and which the product, and these tests hold the line.
 
 ``jobs`` is the queue: a reusable Django app that knows no product. It imports neither the
-product's web app (``web``), nor the document review (``agent``), the instruments (``ops``) or
-the benchmarks (``bench``), and it says nothing of invoices, suppliers or reviews: a kind
+product's web app (``web``), nor the document review (``agent``), inbound e-mail (``mailin``), the
+instruments (``ops``) or the benchmarks (``bench``), and it says nothing of invoices, suppliers or reviews: a kind
 contributes its own words (``kinds.Presentation.words``). ``web`` and ``agent`` may import
 ``jobs``.
 """
@@ -18,7 +18,7 @@ from django.core.management import get_commands
 from tests.conftest import ROOT
 
 QUEUE = ROOT / "jobs"
-OUTSIDE_THE_QUEUE = {"web", "agent", "ops", "bench"}
+OUTSIDE_THE_QUEUE = {"web", "agent", "ops", "bench", "mailin"}
 # The product's words: none of them belongs in the queue's code, comments or templates
 # ("preview" is no review: the match starts at a word).
 PRODUCT_WORDS = re.compile(r"\b(invoice|supplier|review)", re.IGNORECASE)
