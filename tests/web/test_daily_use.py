@@ -246,6 +246,8 @@ def test_the_demo_makes_alice_her_teams_admin_so_the_webhooks_page_opens(browser
     assert f"(team admin: {settings.SITE_URL}/account/webhooks)" in out.getvalue()
     assert browser_client(alice).get("/account/webhooks").status_code == 200
     assert browser_client(User.objects.get(username="bob")).get("/account/webhooks").status_code == 403
+    assert alice.has_perm("mailin.manage_inbox")  # her team's allowed e-mail senders too
+    assert not User.objects.get(username="bob").has_perm("mailin.manage_inbox")
 
 
 def test_a_refused_webhook_url_comes_back_by_its_field(browser_client, alice, settings):

@@ -7,11 +7,12 @@ from django.core.management.base import BaseCommand
 from jobs import members
 from jobs.models import User
 
-# (username, tenant, staff, team admin): alice administers acme's settings, so its webhooks page can be tried.
+# (username, tenant, staff, team admin): alice administers acme's settings, so its webhooks and e-mail pages can be tried.
 DEMO = [("alice", "acme", False, True), ("bob", "globex", False, False), ("staff", "acme", True, False)]
-# A member who administers her team's settings (its webhooks), not the site: no admin, no other team.
+# A member who administers her team's settings (its webhooks, its allowed e-mail senders), not the site.
 TEAM_ADMINS = "Team admins"
-TEAM_ADMIN_PERMISSIONS = [("agent", "view_webhookendpoint"), ("agent", "change_webhookendpoint")]
+TEAM_ADMIN_PERMISSIONS = [("agent", "view_webhookendpoint"), ("agent", "change_webhookendpoint"),
+                          ("mailin", "manage_inbox")]
 
 
 def team_admins() -> Group:
