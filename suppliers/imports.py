@@ -26,7 +26,7 @@ MAX_ROWS = 5_000
 MAX_ERRORS = 50
 MAX_VALUES = 10  # tax ids or IBANs in one cell
 MAX_NAME = 200
-_CURRENCY = re.compile(r"[A-Z]{3}")
+CURRENCY = re.compile(r"[A-Z]{3}")
 _TAX_ID = re.compile(r"[A-Z0-9]{4,20}")
 
 
@@ -125,7 +125,7 @@ def _row(line: int, cells: dict[str, str], *, complete: bool) -> Row:
     tax_ids = tuple(dict.fromkeys(tax_id_of(v) for v in _several(cells.get("tax_ids", ""))))
     ibans = tuple(dict.fromkeys(iban_of(v) for v in _several(cells.get("ibans", ""))))
     currency = cells.get("currency", "").strip().upper()
-    if currency and not _CURRENCY.fullmatch(currency):
+    if currency and not CURRENCY.fullmatch(currency):
         raise ValueError(f"the currency {currency!r} is not a three-letter ISO code (EUR, GBP...)")
     low, high = amount_of(cells.get("usual_min", ""), "usual_min"), amount_of(cells.get("usual_max", ""), "usual_max")
     if (low is None) != (high is None):
