@@ -14,6 +14,7 @@ from django import forms
 from . import imports
 
 MAX_LINES = imports.MAX_VALUES
+CENT = Decimal("0.01")
 
 
 def _lines(value: str, check: Any, what: str) -> list[str]:
@@ -62,6 +63,9 @@ class SupplierForm(forms.Form):
             raise forms.ValidationError("give both usual totals, or neither")
         if low is not None and high is not None and low > high:
             self.add_error("usual_max", "the highest usual total is less than the lowest")
+        for name in ("usual_min", "usual_max"):
+            if data.get(name) is not None:
+                data[name] = data[name].quantize(CENT)
         return data
 
 

@@ -27,7 +27,7 @@ MAX_ERRORS = 50
 MAX_VALUES = 10  # tax ids or IBANs in one cell
 MAX_NAME = 200
 CURRENCY = re.compile(r"[A-Z]{3}")
-_TAX_ID = re.compile(r"[A-Z0-9]{4,20}")
+_TAX_ID = re.compile(r"(?=[A-Z]*\d)[A-Z0-9]{4,20}")
 
 
 class ImportRefused(Exception):
@@ -146,7 +146,7 @@ def tax_id_of(value: str) -> str:
     """A tax id as compared; ValueError in words when it cannot be one."""
     compact = keys.identifier(value)
     if not _TAX_ID.fullmatch(compact) or not compact.isascii():
-        raise ValueError(f"the tax id {value!r} is not one: 4 to 20 letters and digits")
+        raise ValueError(f"the tax id {value!r} is not one: 4 to 20 letters and digits, with digits")
     return compact
 
 

@@ -33,7 +33,9 @@ MIN_INVOICES = 3
 # Tax ids looked at in one document's text (bounds a hostile one).
 MAX_TAX_IDS = 50
 MAX_TEXT_CHARS = 200_000
-_TAX_SHAPE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}(?:[ .-]?[0-9A-Z]){8,12}(?![A-Za-z0-9])")
+MAX_STARTS = 2_000  # places a tax id could start at, tried per document
+_TAX_START = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}(?:[ .-]?[0-9A-Z]){2,14}")
+_SHORTEST_VAT, _LONGEST_VAT = 8, 14  # letters and digits of an EU or UK VAT id, its prefix included
 _IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ -]?[0-9A-Z]{4}){2,7}(?:[ -]?[0-9A-Z]{1,3})?")
 PHONE_ADVICE = ("Confirm it by phone with the supplier, on a number you already know, never one from this "
                 "invoice or its email, before paying.")
@@ -164,14 +166,23 @@ def tax_ids_in(text: str) -> list[str]:
     text = text[:MAX_TEXT_CHARS]
     ibans = [m.span() for m in _IBAN_SHAPE.finditer(text) if iban_numbers.is_valid(m.group())]
     found: list[str] = []
-    for match_ in _TAX_SHAPE.finditer(text):
-        if len(found) >= MAX_TAX_IDS:
-            break
-        if any(start <= match_.start() < end for start, end in ibans):
+    starts = 0
+    for start in range(len(text) - 1):
+        if not (text[start].isupper() and text[start + 1].isupper()) or (start and text[start - 1].isalnum()):
             continue
-        compact = keys.identifier(match_.group())
-        if compact not in found and _valid_vat(compact):
-            found.append(compact)
+        starts += 1
+        if starts > MAX_STARTS or len(found) >= MAX_TAX_IDS:
+            break
+        run = _TAX_START.match(text, start)
+        if run is None or any(begin <= start < end for begin, end in ibans):
+            continue
+        compact = keys.identifier(run.group())
+        # The longest valid prefix: a word after the id ("DE811907980 Hamburg") is no part of it.
+        for length in range(min(len(compact), _LONGEST_VAT), _SHORTEST_VAT - 1, -1):
+            if _valid_vat(compact[:length]):
+                if compact[:length] not in found:
+                    found.append(compact[:length])
+                break
     return found
 
 

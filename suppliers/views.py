@@ -90,8 +90,9 @@ def _detail(call: Call, supplier: Supplier, form: forms.SupplierForm | None) -> 
     may_change = call.identity.user.has_perm(PERMISSION)
     if form is None and may_change:
         form = forms.SupplierForm(initial={
-            "name": supplier.name, "tax_ids": "\n".join(tax_ids), "ibans": "\n".join(keys.grouped(i.iban) for i in ibans),
-            "currency": supplier.currency, "usual_min": supplier.usual_min, "usual_max": supplier.usual_max,
+            "name": supplier.name, "tax_ids": "\n".join(tax_ids),
+            "ibans": "\n".join(keys.grouped(i.iban) for i in ibans), "currency": supplier.currency,
+            "usual_min": supplier.usual_min, "usual_max": supplier.usual_max,
             "version": supplier.version})
     history = (SupplierChange.objects.filter(supplier=supplier).select_related("job").order_by("-id")[:MAX_HISTORY])
     return call.page("suppliers/supplier_detail.html", {
