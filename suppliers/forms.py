@@ -29,13 +29,17 @@ def _lines(value: str, check: Any, what: str) -> list[str]:
 
 class SupplierForm(forms.Form):
     name = forms.CharField(max_length=imports.MAX_NAME)
-    tax_ids = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}),
+    tax_ids = forms.CharField(required=False, label="Tax ids", widget=forms.Textarea(attrs={"rows": 2}),
                               help_text="One per line.")
-    ibans = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
+    ibans = forms.CharField(required=False, label="IBANs", widget=forms.Textarea(attrs={"rows": 3}),
                             help_text="One per line. An IBAN removed here is one the supplier is no longer paid on.")
-    currency = forms.CharField(required=False, max_length=3)
-    usual_min = forms.DecimalField(required=False, min_value=Decimal(0), max_digits=16, decimal_places=2)
-    usual_max = forms.DecimalField(required=False, min_value=Decimal(0), max_digits=16, decimal_places=2)
+    currency = forms.CharField(required=False, max_length=3, help_text="Three letters: EUR, GBP...")
+    usual_min = forms.DecimalField(required=False, min_value=Decimal(0), max_digits=16, decimal_places=2,
+                                   label="Lowest usual total", widget=forms.TextInput(attrs={"inputmode": "decimal"}))
+    usual_max = forms.DecimalField(required=False, min_value=Decimal(0), max_digits=16, decimal_places=2,
+                                   label="Highest usual total", help_text="A total far outside these is flagged at "
+                                   "review. Empty: learnt from the documents you mark handled.",
+                                   widget=forms.TextInput(attrs={"inputmode": "decimal"}))
     version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
 
     def clean_name(self) -> str:

@@ -76,14 +76,14 @@ def _update(supplier: Supplier, now: datetime, **values: Any) -> None:
         setattr(supplier, name, value)
 
 
-def _create(tenant_id: int, name: str, *, by: By, now: datetime, action: str, **values: Any) -> Supplier:
+def _create(tenant_id: int, name: str, *, by: By, now: datetime, **values: Any) -> Supplier:
     try:
         with transaction.atomic():  # a savepoint: another write made it meanwhile is no error
             supplier = Supplier.objects.create(tenant_id=tenant_id, name=name[:200], name_key=keys.name(name),
                                                created_at=now, updated_at=now, **values)
     except IntegrityError:
         raise Busy() from None
-    _log(supplier, by, now, Action.CREATED if action == Action.DOCUMENT else action, "name", after=name)
+    _log(supplier, by, now, Action.CREATED, "name", after=name)
     return supplier
 
 
@@ -146,7 +146,7 @@ def _remember(tenant_id: int, read: Any, fields: dict[str, Any], *, on: date, no
         found = Supplier.objects.filter(tenant_id=tenant_id, name_key=read.name_key).first()
     currency = _currency(fields)
     if found is None:
-        found = _create(tenant_id, read.name or read.tax_id, by=by, now=now, action=Action.DOCUMENT, currency=currency)
+        found = _create(tenant_id, read.name or read.tax_id, by=by, now=now, currency=currency)
     values: dict[str, Any] = {"invoices": found.invoices + 1, "last_seen": max(filter(None, (found.last_seen, on))),
                               "first_seen": min(filter(None, (found.first_seen, on)))}
     if currency and not found.currency:
@@ -201,7 +201,7 @@ def import_rows(*, tenant_id: int, rows: list[imports.Row], by: By, now: datetim
         if errors:
             raise imports.ImportRefused(errors[: imports.MAX_ERRORS])
         for row, matched in plan:
-            target = matched or _create(tenant_id, row.name, by=by, now=now, action=Action.IMPORTED)
+            target = matched or _create(tenant_id, row.name, by=by, now=now)
             created += matched is None
             updated += matched is not None
             values: dict[str, Any] = {}
