@@ -172,6 +172,10 @@ def register_cases() -> dict[str, bytes]:
         # A new name with the tax id of another supplier of the register, paying elsewhere.
         "tax-id-of-another-supplier.pdf": pdf(page("ND-2026-0001", iban=spaced(NEW_IBANS[2]), vat=OTHER_VAT_ID,
                                                    seller="Nordwind Werkzeuge GmbH")),
+        # The XML pays the attacker; the page's account is the real one with zero-width spaces: it
+        # looks right, and the register knows the XML's is no account of the supplier's.
+        "zero-width-iban.pdf": pdf(page("NW-2026-0324", iban=spaced(REAL_IBAN).replace(" ", "\u200b")),
+                                   cii(number="NW-2026-0324", iban=PLANTED_IBAN)),
         # The supplier's usual totals are 800 to 1,500.
         "unusual-total.pdf": pdf(page("NW-2026-0322", iban=spaced(REAL_IBAN),
                                       amounts=("82.773,11", "15.726,89", "98.500,00"))),
