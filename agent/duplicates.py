@@ -4,7 +4,7 @@ Paying an invoice twice is the classic loss of accounts payable, and it starts w
 invoice sent again: the same file, the supplier's copy of it in another file, a PDF and a scan
 of it (the VAT id read on one, not the other). Once a review has read its document, ``record``
 writes the job's fingerprint with the earliest earlier job of the same tenant it matches, by
-the first of its keys (``KEYS``) that matches: the same bytes; the same supplier (VAT id, else
+the first of its keys (``keys``) that matches: the same bytes; the same supplier (VAT id, else
 name) and invoice number; the same supplier name and number (one copy carries a VAT id, the
 other not); the register's supplier and number; the same number, total and date whatever the
 supplier. A correction or confirmation records the fingerprint again (``agent.corrections``).

@@ -15,6 +15,8 @@ from typing import Any
 from jobs.models import Job, User
 from suppliers import review, services
 
+RegisterRefused = services.RegisterRefused  # a register write that another one came between
+
 
 def findings(*, tenant_id: int, fields: dict[str, Any], text: str) -> list[dict[str, Any]]:
     """The register's findings on one of the tenant's invoices (structured: code, field, words, blocks)."""

@@ -96,7 +96,10 @@ def change(*, tenant_id: int | None, job_id: int, by_id: int, now: datetime, sta
                                    assignee_id=assignee_id, note=note)
             if written:
                 if done is not None and done.to_state == State.HANDLED and done.from_state != State.HANDLED:
-                    register.remember(job_id=job_id, tenant_id=tenant_id, by_id=by_id, now=now)
+                    try:  # what the review read goes into the supplier register, in this transaction
+                        register.remember(job_id=job_id, tenant_id=tenant_id, by_id=by_id, now=now)
+                    except register.RegisterRefused as exc:
+                        raise WorkRefused("busy", exc.message) from None
                 return done
     raise WorkRefused("busy", "someone changed this document at the same moment: look again, then try again")
 
