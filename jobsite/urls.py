@@ -13,6 +13,6 @@ urlpatterns = [
     path("ops/", include("ops.urls")),
     path("metrics", metrics_view, name="metrics"),
     path("", include("agent.urls")),
-    path("", include("suppliers.urls")),  # the tenant's supplier register  # the members' work on documents (agent.views)
+    path("", include("suppliers.urls")),  # the supplier register  # the members' work on documents (agent.views)
     path("", include("web.urls")),
 ]
