@@ -12,7 +12,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("ops/", include("ops.urls")),
     path("metrics", metrics_view, name="metrics"),
-    path("", include("agent.urls")),
-    path("", include("suppliers.urls")),  # the supplier register  # the members' work on documents (agent.views)
+    path("", include("agent.urls")),  # the members' work on documents (agent.views)
+    path("", include("suppliers.urls")),  # the tenant's supplier register
     path("", include("web.urls")),
 ]
