@@ -116,7 +116,9 @@ def findings(register: Register, fields: dict[str, Any], text: str = "") -> list
     found: list[dict[str, Any]] = []
     if read.tax_id or read.name_key:
         found += _supplier_findings(register, read)
-    elsewhere = addressed_elsewhere(register.own_tax_ids, text, supplier_tax_id=read.tax_id)
+    known = match(register, read) if read.tax_id or read.name_key else None
+    theirs = {read.tax_id} | (set(known.tax_ids) if known else set())  # a supplier may print several of its own
+    elsewhere = addressed_elsewhere(register.own_tax_ids, text, supplier_tax_ids=theirs)
     if elsewhere:
         found.append(elsewhere)
     return found
@@ -190,13 +192,14 @@ def _valid_vat(compact: str) -> bool:
     return bool(eu_vat.is_valid(compact) or (compact.startswith("GB") and gb_vat.is_valid(compact)))
 
 
-def addressed_elsewhere(own: Iterable[str], text: str, *, supplier_tax_id: str) -> dict[str, Any] | None:
+def addressed_elsewhere(own: Iterable[str], text: str, *, supplier_tax_ids: Iterable[str]) -> dict[str, Any] | None:
     """A finding when the text carries a tax id that is neither the supplier's nor one of the tenant's
     own, and none of the tenant's own: the invoice is another company's. None without own ids set."""
     own = frozenset(own)
     if not own or not text:
         return None
-    printed = [t for t in tax_ids_in(text) if t != supplier_tax_id]
+    theirs = set(supplier_tax_ids)
+    printed = [t for t in tax_ids_in(text) if t not in theirs]
     if not printed or own & set(printed):
         return None
     return finding("addressed_elsewhere", None, f"the invoice is addressed to someone else: the buyer's tax id "

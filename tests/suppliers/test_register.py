@@ -80,6 +80,10 @@ def test_the_register_rules_on_an_invoice(db):
     elsewhere = review.findings(register, fields(), "Bill to: Speicher AG, USt-IdNr. ATU13585627")
     assert [(f["code"], f["blocks"]) for f in elsewhere] == [("addressed_elsewhere", True)]
     assert "ATU13585627" in elsewhere[0]["words"]
+    # Another tax id the register gives the supplier itself is no buyer's.
+    branch = review.Register(suppliers=[review.Known(**{**known.__dict__, "tax_ids": frozenset(
+        {"DE136695976", "ATU13585627"})})], own_tax_ids=register.own_tax_ids)
+    assert review.findings(branch, fields(), "Niederlassung Wien: ATU13585627") == []
     # Identifiers compared as a bank would: spaces, case and full-width digits are the same account.
     assert review.findings(register, fields(iban="de89 3704 0044 0532 0130 00")) == []
     assert review.findings(register, fields(iban="DE89 3704 0044 0532 0130 0\uff10")) == []
