@@ -84,6 +84,8 @@ def _create(tenant_id: int, name: str, *, by: By, now: datetime, **values: Any) 
     except IntegrityError:
         raise Busy() from None
     _log(supplier, by, now, Action.CREATED, "name", after=name)
+    if supplier.currency:
+        _log(supplier, by, now, Action.DOCUMENT if by.job_id else Action.CREATED, "currency", after=supplier.currency)
     return supplier
 
 
@@ -105,8 +107,10 @@ def _add_tax_id(supplier: Supplier, value: str, by: By, now: datetime, action: s
 def _add_iban(supplier: Supplier, iban: str, *, by: By, now: datetime, action: str, source: str,
               on: date, paid: bool) -> None:
     """The IBAN recorded (first seen ``on``), or its last use moved on when it is known."""
-    times = F("times") + 1 if paid else F("times")
-    if SupplierIban.objects.filter(supplier=supplier, iban=iban).update(last_seen=on, times=times):
+    known = SupplierIban.objects.filter(supplier=supplier, iban=iban)
+    if known.update(times=F("times") + 1 if paid else F("times")):
+        known.filter(last_seen__lt=on).update(last_seen=on)  # an older invoice handled later moves neither
+        known.filter(first_seen__gt=on).update(first_seen=on)  # date the wrong way
         return
     try:
         with transaction.atomic():

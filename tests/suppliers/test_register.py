@@ -240,3 +240,14 @@ def test_a_tenants_register_is_never_read_or_shown_for_another(browser, alice, b
     assert ours.pk != Supplier.objects.get(tenant_id=alice.tenant_id, name_key="nordlicht bürobedarf").pk
     # Bob's tax id for this supplier is his own row: acme's is unchanged.
     assert SupplierTaxId.objects.filter(value="DE136695976").count() == 2
+
+
+def test_an_accounts_first_and_last_seen_are_its_invoices_dates_in_whatever_order_handled(reviewed, handled, alice):
+    for number, day in (("INV-20", "1 May 2026"), ("INV-21", "2 February 2026"), ("INV-22", "3 March 2026")):
+        handled(reviewed(text_invoice(number=number, date=day)), alice)
+    account = SupplierIban.objects.get(tenant_id=alice.tenant_id)
+    assert (str(account.first_seen), str(account.last_seen), account.times) == ("2026-02-02", "2026-05-01", 3)
+    supplier = account.supplier
+    assert (str(supplier.first_seen), str(supplier.last_seen), supplier.invoices) == ("2026-02-02", "2026-05-01", 3)
+    learnt = SupplierChange.objects.filter(supplier=supplier, action="document").values_list("field", "job_id")
+    assert {field for field, _ in learnt} == {"currency", "tax id", "IBAN"} and all(job for _, job in learnt)
