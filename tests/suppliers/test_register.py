@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError
 from django.urls import reverse
 
-from agent import workflow
+from agent import presentation, workflow
 from jobs.clock import queue_clock
 from suppliers import imports, review, services
 from suppliers.models import RegisterSettings, Supplier, SupplierChange, SupplierIban, SupplierTaxId
@@ -27,7 +27,7 @@ Kontor Elbe Handels AG;DE 811 907 980|ATU13585627;GB82WEST12345698765432 | NL91A
 
 
 def test_a_suppliers_third_invoice_with_a_new_iban_is_flagged_bank_details_changed_and_never_ok(
-        reviewed, handled, alice):
+        reviewed, handled, alice, browser):
     first = reviewed(text_invoice(number="INV-1"))
     assert first.result["findings"] == [] and first.outcome == "ok"  # no register yet: nothing is "new"
     handled(first, alice)
@@ -44,6 +44,11 @@ def test_a_suppliers_third_invoice_with_a_new_iban_is_flagged_bank_details_chang
     assert "Bank details changed" in third.result["draft"]  # the note tells Alice, never the supplier
     supplier_part = third.result["draft"].partition("To ask the supplier")[2]
     assert "bank details" not in supplier_part.lower()
+    # Her page and the CSV say it in words.
+    assert "bank details changed: the IBAN GB82" in presentation.export_columns(third.result)["Findings"]
+    browser.force_login(alice)
+    page = browser.get(reverse("job_detail", args=[third.pk])).content.decode()
+    assert "Bank details changed: the IBAN GB82 WEST 1234 5698 7654 32" in page
     # Marked handled after the phone call, the new account is the supplier's too.
     handled(third, alice)
     supplier = Supplier.objects.get(tenant_id=alice.tenant_id)
