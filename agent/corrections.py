@@ -25,7 +25,7 @@ from typing import Any
 from jobs import kinds, queue
 from jobs.models import Job, User
 
-from . import fields
+from . import duplicates, fields
 from .models import Checkpoint, FieldCorrection
 from .tools import review_note, tone_of
 
@@ -75,6 +75,9 @@ def correct(*, job_id: int, tenant_id: int | None, user: User, field: str, value
                 confirmed=confirm, by=user, by_name=user.get_username(), at=now)
             corrected = {**result, "fields": _with_corrections(result, [*records, record])}
             summary = amendment.restate(corrected)
+            # Matched again as corrected: a number or supplier read wrong may hide the same invoice.
+            duplicates.record(job_id=job_id, tenant_id=amendment.job.tenant_id, sha256=_sha256(job_id),
+                              fields=corrected["fields"], now=now)
     except queue.NotAmendable as exc:
         if exc.state is None:
             raise kinds.Refused(404, "not_found", "no such job") from None
@@ -87,6 +90,10 @@ def correct(*, job_id: int, tenant_id: int | None, user: User, field: str, value
         original_value=None if review.get("value") is None else str(review["value"]),
         original_status=str(review.get("status", "")), by=record.by_name, at=now,
         summary=summary)
+
+
+def _sha256(job_id: int) -> str:
+    return Job.objects.filter(pk=job_id).values_list("document_sha256", flat=True).first() or ""
 
 
 def _typed(value: str | None) -> str:

@@ -1,11 +1,14 @@
-"""Possible duplicates: the same invoice sent again, by its file or by its supplier and number.
+"""Possible duplicates: the same invoice sent again, however it arrives.
 
 Paying an invoice twice is the classic loss of accounts payable, and it starts with the same
-invoice sent again: the same file, or the supplier's copy of it in another file. Once a review
-has read its document, ``record`` writes the job's fingerprint (the document's SHA-256, the
-supplier and the invoice number) with the earliest earlier job of the same tenant it matches,
-by its file first, else by its supplier and number. Never across tenants: every look-up
-names the tenant, on an index that starts with it.
+invoice sent again: the same file, the supplier's copy of it in another file, a PDF and a scan
+of it (the VAT id read on one, not the other). Once a review has read its document, ``record``
+writes the job's fingerprint with the earliest earlier job of the same tenant it matches, by
+the first of its keys (``keys``) that matches: the same bytes; the same supplier (VAT id, else
+name) and invoice number; the same supplier name and number (one copy carries a VAT id, the
+other not); the register's supplier and number; the same number, total and date whatever the
+supplier. A correction or confirmation records the fingerprint again (``agent.corrections``).
+Never across tenants: every look-up names the tenant, on an index that starts with it.
 
 Which jobs count as the earlier one: those whose review read their document to the end (they
 have a fingerprint). A job that failed or was cancelled before its review finished was never
@@ -21,12 +24,15 @@ has one writer at a time, and on PostgreSQL a transaction-scoped advisory lock p
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.db import connection
 from django.db.models import F, QuerySet
 
 from jobs.kinds import Duplicate
+from suppliers import keys as supplier_keys
+from suppliers import review as register
 
 from .models import DocumentFingerprint
 
@@ -64,15 +70,74 @@ def _value(fields: dict[str, Any], name: str) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
+def name_key(fields: dict[str, Any]) -> str:
+    """The supplier's name as the register compares it, whether or not a VAT id was read."""
+    return supplier_keys.name(_value(fields, "supplier_name"))[:200]
+
+
+def total_key(fields: dict[str, Any]) -> str:
+    """The total with two decimals; empty when not read."""
+    try:
+        return f"{Decimal(_value(fields, 'total_amount')).quantize(Decimal('0.01'))}"[:32]
+    except (InvalidOperation, ValueError):
+        return ""
+
+
+def date_key(fields: dict[str, Any]) -> str:
+    value = _value(fields, "invoice_date")
+    return value if len(value) == 10 and value[4] == "-" else ""  # noqa: PLR2004 (an ISO date)
+
+
+def fingerprint_of(*, job_id: int, tenant_id: int, sha256: str, fields: dict[str, Any], now: datetime,
+                   register_supplier_id: int | None = None) -> DocumentFingerprint:
+    """The fingerprint of a reviewed invoice (unsaved)."""
+    return DocumentFingerprint(job_id=job_id, tenant_id=tenant_id, sha256=sha256 or "",
+                               supplier_key=supplier_key(fields), name_key=name_key(fields),
+                               register_supplier_id=register_supplier_id, invoice_number=invoice_number_key(fields),
+                               total=total_key(fields), invoice_date=date_key(fields), recorded_at=now)
+
+
+def keys(fingerprint: DocumentFingerprint) -> list[tuple[str, dict[str, Any]]]:
+    """The keys a fingerprint matches by, in the order they are tried, each with its columns."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    if fingerprint.sha256:
+        found.append((Match.SAME_FILE.value, {"sha256": fingerprint.sha256}))
+    number = fingerprint.invoice_number
+    if not number:
+        return found
+    if fingerprint.supplier_key:
+        found.append((Match.SAME_INVOICE.value, {"supplier_key": fingerprint.supplier_key, "invoice_number": number}))
+    if fingerprint.name_key:
+        found.append((Match.SAME_NAME.value, {"name_key": fingerprint.name_key, "invoice_number": number}))
+    if fingerprint.register_supplier_id:
+        found.append((Match.SAME_REGISTERED.value, {"register_supplier_id": fingerprint.register_supplier_id,
+                                                    "invoice_number": number}))
+    if fingerprint.total and fingerprint.invoice_date:
+        found.append((Match.SAME_AMOUNT.value, {"invoice_number": number, "total": fingerprint.total,
+                                                "invoice_date": fingerprint.invoice_date}))
+    return found
+
+
+def match_among(fingerprint: DocumentFingerprint, earlier: list[DocumentFingerprint]) -> tuple[int, str] | None:
+    """The earliest of ``earlier`` (fingerprints of the same tenant, unsaved or not) this one
+    matches, and how: the same rules as ``record``, in memory (the fraud bench's)."""
+    ordered = sorted((f for f in earlier if f.job_id < fingerprint.job_id), key=lambda f: f.job_id)
+    for match, columns in keys(fingerprint):
+        first = next((f for f in ordered if all(getattr(f, k) == v for k, v in columns.items())), None)
+        if first is not None:
+            return first.job_id, match
+    return None
+
+
 def record(*, job_id: int, tenant_id: int, sha256: str, fields: dict[str, Any], now: datetime) -> DocumentFingerprint:
     """Write the job's fingerprint and the earlier job it possibly repeats; settle again the later
     jobs it matches (or that matched it before). The one writer of fingerprints: call it inside
-    the job's fenced transaction, so only the claim that owns the job writes one."""
+    the job's fenced transaction (or a correction's), so only the claim that owns the job writes one."""
     _one_tenant_at_a_time(tenant_id)
     previous = DocumentFingerprint.objects.filter(job_id=job_id).first()
-    fingerprint = DocumentFingerprint(job_id=job_id, tenant_id=tenant_id, sha256=sha256 or "",
-                                      supplier_key=supplier_key(fields), invoice_number=invoice_number_key(fields),
-                                      recorded_at=now)
+    registered = register.supplier_id(tenant_id=tenant_id, fields=fields) if invoice_number_key(fields) else None
+    fingerprint = fingerprint_of(job_id=job_id, tenant_id=tenant_id, sha256=sha256, fields=fields, now=now,
+                                 register_supplier_id=registered)
     fingerprint.duplicate_of_id, fingerprint.match = _original(fingerprint) or (None, "")
     fingerprint.save(force_insert=previous is None)
     for later in _later(fingerprint, previous):
@@ -81,6 +146,15 @@ def record(*, job_id: int, tenant_id: int, sha256: str, fields: dict[str, Any], 
             later.duplicate_of_id, later.match = found
             later.save(update_fields=["duplicate_of", "match"])
     return fingerprint
+
+
+def finding(fingerprint: DocumentFingerprint) -> dict[str, Any] | None:
+    """The duplicate finding of a fingerprint that matches an earlier job (code, field, words, blocks)."""
+    if fingerprint.duplicate_of_id is None:
+        return None
+    return {"code": "duplicate", "field": None, "blocks": True,
+            "words": f"possible duplicate of document #{fingerprint.duplicate_of_id} ({fingerprint.match}): "
+                     "check that it has not been paid already"}
 
 
 def _one_tenant_at_a_time(tenant_id: int) -> None:
@@ -92,34 +166,25 @@ def _one_tenant_at_a_time(tenant_id: int) -> None:
 
 
 def _original(fingerprint: DocumentFingerprint) -> tuple[int, str] | None:
-    """The tenant's earliest earlier job with the same bytes, else with the same supplier and
-    invoice number, and how it matches; None when there is none."""
+    """The tenant's earliest earlier job matching by the first key that matches, and which; None when none does."""
     earlier = DocumentFingerprint.objects.filter(tenant_id=fingerprint.tenant_id, job_id__lt=fingerprint.job_id)
-    if fingerprint.sha256:
-        first = earlier.filter(sha256=fingerprint.sha256).order_by("job_id").values_list("job_id", flat=True).first()
+    for match, columns in keys(fingerprint):
+        first = earlier.filter(**columns).order_by("job_id").values_list("job_id", flat=True).first()
         if first is not None:
-            return first, Match.SAME_FILE.value
-    if fingerprint.supplier_key and fingerprint.invoice_number:
-        first = (earlier.filter(supplier_key=fingerprint.supplier_key, invoice_number=fingerprint.invoice_number)
-                 .order_by("job_id").values_list("job_id", flat=True).first())
-        if first is not None:
-            return first, Match.SAME_INVOICE.value
+            return first, match
     return None
 
 
 def _later(fingerprint: DocumentFingerprint, previous: DocumentFingerprint | None) -> list[DocumentFingerprint]:
     """The tenant's later jobs that match this one now, or matched what it was before (a review
-    run again), or point at it: each may have to point at another job now."""
+    run again, a correction), or point at it: each may have to point at another job now."""
     later = DocumentFingerprint.objects.filter(tenant_id=fingerprint.tenant_id, job_id__gt=fingerprint.job_id)
     found: dict[int, DocumentFingerprint] = {}
     for shape in (fingerprint, previous):
         if shape is None:
             continue
-        if shape.sha256:
-            found.update((f.job_id, f) for f in later.filter(sha256=shape.sha256).order_by("job_id")[:MAX_LATER])
-        if shape.supplier_key and shape.invoice_number:
-            found.update((f.job_id, f) for f in later.filter(
-                supplier_key=shape.supplier_key, invoice_number=shape.invoice_number).order_by("job_id")[:MAX_LATER])
+        for _match, columns in keys(shape):
+            found.update((f.job_id, f) for f in later.filter(**columns).order_by("job_id")[:MAX_LATER])
     if previous is not None:
         found.update((f.job_id, f) for f in later.filter(duplicate_of_id=fingerprint.job_id)[:MAX_LATER])
     return [found[job_id] for job_id in sorted(found)]

@@ -62,13 +62,19 @@ class ModelReading(models.Model):
 
 
 class DocumentFingerprint(models.Model):
-    """What identifies a reviewed invoice, to notice the same one sent again: its bytes, and its
-    supplier with its invoice number. Written once a review has read its document
-    (``agent.duplicates.record``), with the earliest earlier job of the same tenant it matches."""
+    """What identifies a reviewed invoice, to notice the same one sent again: its bytes; its
+    supplier (tax id, else name; its name alone; the register's supplier) with its invoice
+    number; its invoice number with its total and date. Written once a review has read its
+    document and again after a correction (``agent.duplicates.record``), with the earliest
+    earlier job of the same tenant it matches and by which key."""
 
     class Match(models.TextChoices):
         SAME_FILE = "same file", "same file"
         SAME_INVOICE = "same supplier and invoice number", "same supplier and invoice number"
+        SAME_NAME = "same supplier name and invoice number", "same supplier name and invoice number"
+        SAME_REGISTERED = ("same registered supplier and invoice number",
+                           "same registered supplier and invoice number")
+        SAME_AMOUNT = "same invoice number, total and date", "same invoice number, total and date"
 
     job = models.OneToOneField("jobs.Job", on_delete=models.CASCADE, primary_key=True, related_name="fingerprint")
     tenant = models.ForeignKey("jobs.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
@@ -76,18 +82,30 @@ class DocumentFingerprint(models.Model):
     supplier_key = models.CharField(
         max_length=255, blank=True,
         help_text='The supplier: "vat:" and its VAT id, else "name:" and its name in lower case; empty if not read.')
+    name_key = models.CharField(max_length=200, blank=True,
+                                help_text="The supplier's name as compared (suppliers.keys.name); empty if not read.")
+    register_supplier = models.ForeignKey("suppliers.Supplier", on_delete=models.SET_NULL, null=True, blank=True,
+                                          related_name="+", db_index=False,
+                                          help_text="The register's supplier of the invoice, when it knows it.")
     invoice_number = models.CharField(max_length=100, blank=True, help_text="In lower case; empty if not read.")
+    total = models.CharField(max_length=32, blank=True, help_text="The total, two decimals; empty if not read.")
+    invoice_date = models.CharField(max_length=10, blank=True, help_text="ISO date; empty if not read.")
     duplicate_of = models.ForeignKey("jobs.Job", on_delete=models.SET_NULL, null=True, blank=True,
                                      related_name="+", help_text="The earliest earlier job it matches.")
-    match = models.CharField(max_length=40, choices=Match.choices, blank=True)
+    match = models.CharField(max_length=60, choices=Match.choices, blank=True)
     recorded_at = models.DateTimeField()
 
     class Meta:
         indexes = [
             # The look-ups at completion: the tenant's earliest job with these bytes, or with this
-            # supplier and invoice number.
+            # supplier (by each of its keys) and invoice number, or this number, total and date.
             models.Index(fields=["tenant", "sha256", "job"], name="fingerprint_file_idx"),
             models.Index(fields=["tenant", "supplier_key", "invoice_number", "job"], name="fingerprint_invoice_idx"),
+            models.Index(fields=["tenant", "name_key", "invoice_number", "job"], name="fingerprint_name_idx"),
+            models.Index(fields=["tenant", "register_supplier", "invoice_number", "job"],
+                         name="fingerprint_register_idx"),
+            models.Index(fields=["tenant", "invoice_number", "total", "invoice_date", "job"],
+                         name="fingerprint_amount_idx"),
             # The list's "possible duplicates" filter.
             models.Index(fields=["tenant", "job"], condition=Q(duplicate_of__isnull=False),
                          name="fingerprint_duplicate_idx"),

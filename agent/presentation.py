@@ -23,7 +23,7 @@ from web import wording
 from . import corrections, duplicates, fields, reading, work
 from .layout import BOX_COORDINATES
 from .models import Checkpoint, FieldCorrection
-from .tools import PHONE_CHECK, SEQUENCE, needs_phone_check, scan_words, totals_mismatch
+from .tools import PHONE_CHECK, SEQUENCE, finding_words, needs_phone_check, scan_words, totals_mismatch
 
 # Summary outcome codes (workflow.summarize) as the list's outcome filter names them.
 OUTCOMES = {"ok": "OK", "to_correct": "To correct", "unreadable": "Unreadable"}
@@ -104,7 +104,7 @@ def present(result: dict[str, Any]) -> dict[str, Any]:
     draft = result.get("draft") if isinstance(result, dict) else None
     draft = draft if isinstance(draft, str) else ""
     findings = result.get("findings") if isinstance(result, dict) else None
-    findings = [str(f) for f in findings] if isinstance(findings, list) else []
+    findings = [finding_words(f) for f in findings] if isinstance(findings, list) else []
     # A document without readable text was read from nothing: no source to name.
     source = reading.source_words(result.get("reading")) if readable and isinstance(result, dict) else ""
     if source and result.get("reading") == "scan":  # which pages, and how sure OCR was of them
@@ -289,7 +289,7 @@ def export_columns(result: dict[str, Any]) -> dict[str, str | Decimal | date]:
     if columns and isinstance(result.get("reading"), str):
         columns["Read from"] = reading.source_words(result["reading"]).removeprefix("Read from ").rstrip(".")
         findings = result.get("findings")
-        columns["Findings"] = " | ".join(str(f) for f in findings) if isinstance(findings, list) else ""
+        columns["Findings"] = " | ".join(finding_words(f) for f in findings) if isinstance(findings, list) else ""
     corrected = [_corrected_words(name, field) for name, field in _fields(result).items()
                  if isinstance(field, dict) and isinstance(field.get("correction"), dict)]
     if corrected:  # the values above are the corrected ones; what the review read is kept here

@@ -99,11 +99,14 @@ def validate(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any
     from . import model_reader
 
     checked = model_reader.fill(ctx, previous, checked)
+    from . import register  # reads the suppliers app's models
+
+    known = register.findings(tenant_id=ctx.job()["tenant_id"], fields=checked["fields"], text=previous["text"])
     return {
         "fields": checked["fields"],
         "also_read": checked.get("also_read", {}),
         "reading": checked["reading"],
-        "findings": _bounded(checked["findings"], chars=MAX_FINDING_CHARS),
+        "findings": _bounded(checked["findings"], chars=MAX_FINDING_CHARS) + known,
         "readable": checked["readable"],
         "pages": previous["pages"],
         # What the evidence boxes are measured against: each page's size, in the boxes' units.
@@ -135,7 +138,7 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
     found_fields = checked["fields"]
     readable = checked.get("readable", checked.get("has_text", True))
     reading_ = checked.get("reading") or "text"
-    findings = [str(f) for f in checked.get("findings") or []]
+    findings = [finding_words(f) for f in checked.get("findings") or []]
     sorted_ = _sorted_fields(found_fields)
     lines = _note_head(checked, sorted_, findings, readable=readable, reading_=reading_)
     if readable:
@@ -320,6 +323,11 @@ def _by_whom(field: dict[str, Any]) -> str:
     return f" (corrected by {by}; the review read {read})" if read not in (None, "") else f" (entered by {by})"
 PHONE_CHECK = ("Before paying, confirm the bank account by phone with the supplier, on a number you already "
                "know (not one from this invoice or its email).")
+
+
+def finding_words(finding: Any) -> str:
+    """A finding as Alice reads it: its words (a structured finding) or the text itself."""
+    return str(finding.get("words", "")) if isinstance(finding, dict) else str(finding)
 
 
 def needs_phone_check(findings: list[str]) -> bool:

@@ -24,6 +24,7 @@ from jobs.kinds import Work
 from jobs.models import Job, User
 from web import status, wording
 
+from . import register
 from .models import DocumentWork, DocumentWorkChange
 
 State = DocumentWork.State
@@ -94,6 +95,11 @@ def change(*, tenant_id: int | None, job_id: int, by_id: int, now: datetime, sta
             written, done = _write(job, tenant_id=tenant_id, by_id=by_id, now=now, state=state,
                                    assignee_id=assignee_id, note=note)
             if written:
+                if done is not None and done.to_state == State.HANDLED and done.from_state != State.HANDLED:
+                    try:  # what the review read goes into the supplier register, in this transaction
+                        register.remember(job_id=job_id, tenant_id=tenant_id, by_id=by_id, now=now)
+                    except register.RegisterRefused as exc:
+                        raise WorkRefused("busy", exc.message) from None
                 return done
     raise WorkRefused("busy", "someone changed this document at the same moment: look again, then try again")
 

@@ -117,8 +117,13 @@ def load(ctx: JobContext) -> Checkpoint:
 def fingerprint(ctx: JobContext, checkpoint: Checkpoint) -> None:
     """Record what identifies the reviewed invoice, to flag the same one sent again (agent.duplicates)."""
     job = ctx.job()
-    duplicates.record(job_id=ctx.job_id, tenant_id=job["tenant_id"], sha256=job["document_sha256"],
-                      fields=checkpoint.latest_output.get("fields") or {}, now=ctx.now())
+    recorded = duplicates.record(job_id=ctx.job_id, tenant_id=job["tenant_id"], sha256=job["document_sha256"],
+                                 fields=checkpoint.latest_output.get("fields") or {}, now=ctx.now())
+    found = duplicates.finding(recorded)
+    if found is not None:  # the result says so too, as a finding that blocks paying it
+        output = checkpoint.latest_output
+        checkpoint.latest_output = {**output, "findings": [*(output.get("findings") or []), found]}
+        checkpoint.save(update_fields=["latest_output"])
 
 
 def saved_proposal(checkpoint: Checkpoint) -> Proposal | None:
@@ -199,7 +204,8 @@ def summarize(result: dict[str, Any]) -> Summary:
         return Summary("unreadable", "unreadable", True, reference)
     required = [found[name] for name in fields.REQUIRED if name in found]  # what is also read is never asked
     wrong = sum(1 for f in required if f["status"] == "malformed")
-    check = sum(1 for f in required if f["status"] == "to_check") + len(result.get("findings") or [])
+    check = sum(1 for f in required if f["status"] == "to_check") + sum(
+        1 for f in result.get("findings") or [] if not isinstance(f, dict) or f.get("blocks", True))
     missing = sum(1 for f in required if f["status"] == "missing")
     if not (wrong or check or missing):
         return Summary("ok", "OK", False, reference)

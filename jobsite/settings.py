@@ -115,6 +115,7 @@ INSTALLED_APPS = [
     "jobs",  # the queue: jobs, their states, the workers
     "web",  # the product's pages and JSON API over the queue
     "agent",
+    "suppliers",  # the tenant's supplier register: read at review, learnt from handled documents
     "ops",
     "bench",
     "mailin",  # inbound e-mail: each team's address, the mailbox read by a queue job

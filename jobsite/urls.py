@@ -14,5 +14,6 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     path("", include("agent.urls")),  # the members' work on documents (agent.views)
     path("", include("mailin.urls")),  # the team's inbound address (mailin.views)
+    path("", include("suppliers.urls")),  # the tenant's supplier register
     path("", include("web.urls")),
 ]

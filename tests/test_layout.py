@@ -1,10 +1,11 @@
 """The tree says which folder is the queue and which the product, and these tests hold the line.
 
 ``jobs`` is the queue: a reusable Django app that knows no product. It imports neither the
-product's web app (``web``), nor the document review (``agent``), inbound e-mail (``mailin``), the
-instruments (``ops``) or the benchmarks (``bench``), and it says nothing of invoices, suppliers or reviews: a kind
-contributes its own words (``kinds.Presentation.words``). ``web`` and ``agent`` may import
-``jobs``.
+product's web app (``web``), nor the document review (``agent``), the supplier register
+(``suppliers``), inbound e-mail (``mailin``), the instruments (``ops``) or the benchmarks
+(``bench``), and it says nothing of invoices, suppliers or reviews: a kind contributes its own
+words (``kinds.Presentation.words``). ``web`` and ``agent`` may import ``jobs``. The review reads
+the register; the register never imports the review.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from django.core.management import get_commands
 from tests.conftest import ROOT
 
 QUEUE = ROOT / "jobs"
-OUTSIDE_THE_QUEUE = {"web", "agent", "ops", "bench", "mailin"}
+OUTSIDE_THE_QUEUE = {"web", "agent", "suppliers", "mailin", "ops", "bench"}
 # The product's words: none of them belongs in the queue's code, comments or templates
 # ("preview" is no review: the match starts at a word).
 PRODUCT_WORDS = re.compile(r"\b(invoice|supplier|review)", re.IGNORECASE)
@@ -46,6 +47,12 @@ def test_the_queue_imports_neither_the_product_nor_the_instruments():
         outside = imported_packages(path) & OUTSIDE_THE_QUEUE
         if outside:
             offenders[name] = sorted(outside)
+    assert offenders == {}
+
+
+def test_the_register_never_imports_the_review():
+    offenders = {str(path.relative_to(ROOT)): "agent" for path in sorted((ROOT / "suppliers").rglob("*.py"))
+                 if "agent" in imported_packages(path)}
     assert offenders == {}
 
 

@@ -107,8 +107,10 @@ class DuplicateOf(Body):
     id: int
     sent_at: Time = Field(description="When that job was submitted")
     by: str = Field(description="Who submitted it (username)")
-    match: str = Field(description='How they match (document_review: "same file" or "same supplier and invoice '
-                                   'number": the same VAT id, else supplier name, and the same invoice number)')
+    match: str = Field(description='How they match (document_review: "same file", "same supplier and invoice '
+                                   'number" (the same VAT id, else supplier name), "same supplier name and invoice '
+                                   'number", "same registered supplier and invoice number" or "same invoice number, '
+                                   'total and date")')
     status_url: str
 
     @classmethod

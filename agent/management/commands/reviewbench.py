@@ -11,7 +11,13 @@ down by language (the folder a document is in: ``de/…``) and by what they were
 Comparison: amounts as decimals, dates as ISO dates, identifiers without spaces, dots,
 dashes and case, names right when one contains the other (case-insensitive).
 Speed: documents per second of the whole run, and the CPU seconds per document (median, p95).
-"flagged": how many documents read carry a finding (on a fraud bench, every one must).
+"flagged": how many documents read carry a finding that blocks paying them (on a fraud bench,
+every one must); "ok": how many read *OK* (on a fraud bench, none may).
+
+A folder may seed a supplier register: ``register.csv`` (the import's format, ``suppliers.imports``)
+and ``tenant.json`` (``{"own_tax_ids": [...]}``). Then each document is also checked against it as
+a review checks a tenant's invoice (``suppliers.review``), and against the documents before it (in
+the order of their names) for duplicates (``agent.duplicates``): the bench is one tenant.
 
 ``--ignore-xml`` reads only the visible text: an embedded XML is never looked at, and a
 document without visible text (a standalone XML) is skipped. ``--details`` lists each wrong
@@ -23,6 +29,7 @@ not name, unscored: each one's source, field statuses and findings, or why it wa
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -35,12 +42,17 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
-from agent import documents, fields, reading
+from agent import documents, duplicates, fields, reading, workflow
+from agent.models import DocumentFingerprint
+from agent.tools import finding_words
 from jobs.errors import AcceptanceError
+from suppliers import imports
+from suppliers import review as register_review
 
 OUTCOMES = ("right", "wrong", "missed", "extra")
-DOCUMENT_SUFFIXES = (".pdf", ".xml", ".docx", ".txt")
+DOCUMENT_SUFFIXES = (".pdf", ".xml", ".docx", ".txt", ".png", ".jpg", ".jpeg", ".tif", ".tiff")
 
 
 def same(name: str, expected: str, got: str) -> bool:
@@ -85,7 +97,10 @@ class Bench:
     cpu: list[float] = field(default_factory=list)
     read: int = 0
     skipped: int = 0
-    flagged: int = 0  # documents read with at least one finding (a fraud bench wants every one)
+    flagged: int = 0  # documents read with a finding that blocks paying (a fraud bench wants every one)
+    ok: int = 0  # documents read OK (a fraud bench wants none)
+    findings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # each document's, as dicts
+    outcomes: dict[str, str] = field(default_factory=dict)  # each document's outcome (ok, to_correct...)
     failed: list[dict[str, str]] = field(default_factory=list)
     readings: dict[str, int] = field(default_factory=dict)
     details: list[dict[str, Any]] = field(default_factory=list)
@@ -114,7 +129,7 @@ class Bench:
             "by_language": {key: _scored(c) for key, c in sorted(self.groups["language"].items())},
             "by_reading": {key: _scored(c) for key, c in sorted(self.groups["reading"].items())},
             "documents": {"read": self.read, "skipped": self.skipped, "failed": len(self.failed),
-                          "flagged": self.flagged,
+                          "flagged": self.flagged, "ok": self.ok,
                           "seconds": round(self.seconds, 3),
                           "per_second": round(self.read / self.seconds, 2) if self.seconds else None},
             "cpu_seconds": {"median": round(statistics.median(cpu), 4) if cpu else None,
@@ -141,9 +156,54 @@ def _percentile(ordered: list[float], q: float) -> float:
     return ordered[max(0, min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1))]
 
 
-def review(path: Path, *, ignore_xml: bool, today: date) -> dict[str, Any] | None:
+@dataclass
+class Tenant:
+    """What a bench folder seeds: the tenant's supplier register, and the documents read before."""
+
+    register: register_review.Register | None = None
+    earlier: list[DocumentFingerprint] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, folder: Path) -> Tenant:
+        """The folder's ``register.csv`` and ``tenant.json``; no register without the CSV."""
+        csv_path, tenant_path = folder / "register.csv", folder / "tenant.json"
+        if not csv_path.exists():
+            return cls()
+        try:
+            rows = imports.parse(csv_path.read_bytes())
+            own = json.loads(tenant_path.read_text(encoding="utf-8")).get("own_tax_ids", []) \
+                if tenant_path.exists() else []
+            own_ids = frozenset(imports.tax_id_of(str(value)) for value in own)
+        except imports.ImportRefused as exc:
+            raise CommandError(f"{csv_path}: " + "; ".join(exc.errors)) from None
+        except (OSError, ValueError, AttributeError) as exc:
+            raise CommandError(f"cannot read {tenant_path}: {exc}") from None
+        suppliers = [register_review.Known(id=n, name=row.name, name_key=row.name_key, tax_ids=frozenset(row.tax_ids),
+                                           ibans=frozenset(row.ibans), usual_min=row.usual_min,
+                                           usual_max=row.usual_max, range_known=row.usual_min is not None)
+                     for n, row in enumerate(rows, start=1)]
+        return cls(register=register_review.Register(suppliers=suppliers, own_tax_ids=own_ids))
+
+    def check(self, content: bytes, extracted: dict[str, Any], checked: dict[str, Any]) -> list[dict[str, Any]]:
+        """The register's findings and a duplicate finding for one document, as a review adds them."""
+        if self.register is None:
+            return []
+        found = register_review.findings(self.register, checked["fields"], extracted.get("text") or "")
+        read = register_review.read_of(checked["fields"])
+        known = register_review.match(self.register, read) if read.tax_id or read.name_key else None
+        fingerprint = duplicates.fingerprint_of(
+            job_id=len(self.earlier) + 1, tenant_id=0, sha256=hashlib.sha256(content).hexdigest(),
+            fields=checked["fields"], now=timezone.now(), register_supplier_id=known.id if known else None)
+        fingerprint.duplicate_of_id, fingerprint.match = duplicates.match_among(fingerprint, self.earlier) or (None, "")
+        self.earlier.append(fingerprint)
+        duplicate = duplicates.finding(fingerprint)
+        return [*found, *([duplicate] if duplicate else [])]
+
+
+def review(path: Path, *, ignore_xml: bool, today: date, tenant: Tenant | None = None) -> dict[str, Any] | None:
     """One document read as the review reads it: ``reading.validate``'s output plus "cpu" seconds,
-    or None when ``ignore_xml`` skips it (no visible text). Raises the refusals of ``jobs.errors``."""
+    or None when ``ignore_xml`` skips it (no visible text); with a ``tenant``, its register's and
+    duplicate findings added. Raises the refusals of ``jobs.errors``."""
     content = path.read_bytes()
     media_type = reading.media_type(content)
     if ignore_xml and media_type == reading.XML:
@@ -155,7 +215,14 @@ def review(path: Path, *, ignore_xml: bool, today: date) -> dict[str, Any] | Non
     if ignore_xml and not extracted["has_text"]:
         return None
     checked = reading.validate(extracted, today=today)
+    if tenant is not None:
+        checked = {**checked, "findings": [*checked["findings"], *tenant.check(content, extracted, checked)]}
     return {**checked, "cpu": time.process_time() - cpu}
+
+
+def blocking(findings: list[Any]) -> bool:
+    """Whether a finding blocks paying (every finding in words does; a structured one says)."""
+    return any(not isinstance(f, dict) or f.get("blocks", True) for f in findings)
 
 
 def run(folder: Path, *, ignore_xml: bool = False, details: bool = False, everything: bool = False,
@@ -171,11 +238,12 @@ def run(folder: Path, *, ignore_xml: bool = False, details: bool = False, everyt
         raise CommandError(f"{truth_path} is not an object of file names")
     today = today or date.today()
     bench = Bench()
+    tenant = Tenant.of(folder)
     started = time.perf_counter()
     for relative, listed in sorted(truth.items()):
         expected = listed if isinstance(listed, dict) else {}
         try:
-            checked = review(folder / relative, ignore_xml=ignore_xml, today=today)
+            checked = review(folder / relative, ignore_xml=ignore_xml, today=today, tenant=tenant)
         except (OSError, AcceptanceError) as exc:
             message = getattr(exc, "message", None) or str(exc)
             bench.failed.append({"document": relative, "error": message[:200]})
@@ -188,7 +256,10 @@ def run(folder: Path, *, ignore_xml: bool = False, details: bool = False, everyt
             continue
         bench.cpu.append(checked["cpu"])
         bench.read += 1
-        bench.flagged += bool(checked["findings"])
+        bench.flagged += blocking(checked["findings"])
+        bench.outcomes[relative] = workflow.summarize(checked).outcome
+        bench.ok += bench.outcomes[relative] == "ok"
+        bench.findings[relative] = [f if isinstance(f, dict) else {"words": str(f)} for f in checked["findings"]]
         bench.readings[checked["reading"]] = bench.readings.get(checked["reading"], 0) + 1
         read = {**(checked.get("also_read") or {}), **checked["fields"]}
         source = "e-invoice" if checked["reading"].startswith("e-invoice") else checked["reading"]
@@ -228,7 +299,7 @@ def _unscored(path: Path, folder: Path, *, ignore_xml: bool, today: date) -> dic
         return {"document": relative, "skipped": True}
     return {"document": relative, "reading": checked["reading"], "readable": checked["readable"],
             "statuses": {name: f.get("status") for name, f in checked["fields"].items()},
-            "findings": checked["findings"]}
+            "findings": [finding_words(f) for f in checked["findings"]]}
 
 
 def table(report: dict[str, Any]) -> str:
@@ -253,7 +324,7 @@ def table(report: dict[str, Any]) -> str:
     lines.append("")
     lines.append(f"documents: {docs['read']} read, {docs['skipped']} skipped, {docs['failed']} failed, "
                  f"in {docs['seconds']:.2f} s: {docs['per_second'] or 0:.1f} documents/s; "
-                 f"{docs.get('flagged', 0)} with a finding")
+                 f"{docs.get('flagged', 0)} with a finding that blocks paying, {docs.get('ok', 0)} OK")
     if cpu["median"] is not None:
         lines.append(f"CPU per document: median {cpu['median']:.3f} s, p95 {cpu['p95']:.3f} s, max {cpu['max']:.3f} s")
     if report["readings"]:
