@@ -247,6 +247,7 @@ def test_the_demo_makes_alice_her_teams_admin_so_the_webhooks_page_opens(browser
     assert browser_client(alice).get("/account/webhooks").status_code == 200
     assert browser_client(User.objects.get(username="bob")).get("/account/webhooks").status_code == 403
     assert alice.has_perm("mailin.manage_inbox")  # her team's allowed e-mail senders too
+    assert alice.has_perm("suppliers.change_supplier")  # and its supplier register
     assert not User.objects.get(username="bob").has_perm("mailin.manage_inbox")
 
 
