@@ -7,9 +7,11 @@ from django.core.management.base import BaseCommand
 from jobs import members
 from jobs.models import User
 
-# (username, tenant, staff, team admin): alice administers acme's settings, so its webhooks, e-mail and supplier pages can be tried.
+# (username, tenant, staff, team admin): alice administers acme's settings, so its webhooks, e-mail and
+# supplier pages can be tried.
 DEMO = [("alice", "acme", False, True), ("bob", "globex", False, False), ("staff", "acme", True, False)]
-# A member who administers her team's settings (its webhooks, its allowed e-mail senders, its supplier register), not the site.
+# A member who administers her team's settings (its webhooks, its allowed e-mail senders, its supplier
+# register), not the site.
 TEAM_ADMINS = "Team admins"
 TEAM_ADMIN_PERMISSIONS = [("agent", "view_webhookendpoint"), ("agent", "change_webhookendpoint"),
                           ("mailin", "manage_inbox"), ("suppliers", "change_supplier")]
