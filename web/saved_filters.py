@@ -76,6 +76,8 @@ def save_filter(*, tenant_id: int | None, user_id: int, name: str, query: str, n
 
 def delete_filter(*, tenant_id: int | None, user_id: int, filter_id: int) -> str | None:
     """Delete one of this member's saved filters: its name, or None when she has none of that id."""
+    if tenant_id is None:
+        return None
     found = SavedFilter.objects.filter(pk=filter_id, tenant_id=tenant_id, user_id=user_id).only("name").first()
     if found is None or not SavedFilter.objects.filter(pk=found.pk, tenant_id=tenant_id, user_id=user_id).delete()[0]:
         return None
