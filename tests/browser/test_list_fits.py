@@ -224,7 +224,7 @@ def test_the_camera_takes_several_pages_as_one_document(make_member, new_context
     # Words for touch: nothing of dropping where nothing can be dragged.
     assert page.evaluate("matchMedia('(hover: none)').matches")
     assert page.is_hidden(".dropzone-text") and "drop" not in page.inner_text("main").lower()
-    tall_enough(page, ["label[for=id_photo]", ".site-nav a", ".account a"])
+    tall_enough(page, ["label[for=id_photo]", "#id_document", ".site-nav a", ".account a"])
     audit(page, "submit-camera")
 
     # Two photos, one at a time as a phone's camera gives them: two pages of one document.
