@@ -188,6 +188,10 @@ def the_teams_list_fits(page) -> None:
     page.goto("/jobs?scope=team")
     assert page.locator("table.jobs td.col-by").count() == 6
     audit(page, "list-team-long-names")
+    at(page, 390)  # a long submitter's name is cut too: still three lines a card
+    for row in page.locator("#rows tr").all():
+        assert lines_of(page, f"#{row.get_attribute('id')}")["lines"] <= 3, row.get_attribute("id")
+    at(page, 1280, 900)
 
 
 def the_evidence_and_the_way_back_on_a_phone(page, preview) -> None:
