@@ -213,6 +213,14 @@ def the_evidence_and_the_way_back_on_a_phone(page, preview) -> None:
     audit(page, "job-long-name")
 
 
+def test_without_script_the_bulk_bar_is_always_there(make_member, login):
+    alice = off_loop(make_member, "acme", ALICE[0], password=ALICE[1])
+    off_loop(reviewed, alice, LONG_NAMES[0], LONG_SUPPLIERS[0], 0)
+    page = login(*ALICE, start="/jobs", java_script_enabled=False)
+    assert page.is_visible("#bulk") and page.is_visible("#bulk-handled")
+    fits(page)
+
+
 def test_the_camera_takes_several_pages_as_one_document(make_member, new_context, tmp_path):
     off_loop(make_member, "acme", ALICE[0], password=ALICE[1])
     # A phone: a touch screen that cannot hover.
