@@ -30,7 +30,10 @@ document.addEventListener("click", async (event) => {
 const ZONE = (() => {
   try { return Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (err) { return ""; }
 })();
-const ABSOLUTE = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+// Day, month in words, year: as the pages write every date ("13 November 2017"), in the reader's zone.
+const ABSOLUTE = new Intl.DateTimeFormat("en-GB", {
+  day: "numeric", month: "long", year: "numeric", hour: "2-digit", minute: "2-digit",
+});
 const RELATIVE = typeof Intl.RelativeTimeFormat === "function"
   ? new Intl.RelativeTimeFormat(undefined, { numeric: "auto", style: "short" }) : null;
 

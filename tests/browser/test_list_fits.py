@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pypdf
@@ -67,6 +68,8 @@ def set_up(make_member):
     carol = make_member("acme", "margaret.hamilton-smith.accounts-payable")
     jobs = [reviewed(alice, name, supplier, n, flagged=("date", "currency", "", "")[n])
             for n, (name, supplier) in enumerate(zip(LONG_NAMES, LONG_SUPPLIERS, strict=True))]
+    # Sent weeks ago: its time reads like the invoice dates ("5 November 2024 at 14:03"), not "Nov 5, 2024".
+    Job.objects.filter(pk=jobs[3].pk).update(created_at=datetime(2024, 11, 5, 14, 3, tzinfo=UTC))
     reviewed(carol, "Lieferschein_und_Rechnung_Wäscherei_Sonnenschein_Mönchengladbach_2024_KW45.pdf",
              "Wäscherei Sonnenschein Mönchengladbach e.K.", 4)
     preview = review_document(alice, TWO_PAGES.read_bytes(),
@@ -139,6 +142,7 @@ def test_the_list_fits_with_real_names_at_both_widths(make_member, login):
     assert page.inner_text(f"{first} td.col-date") == "5 November 2014"
     assert page.inner_text(f"#job-{jobs[1].pk} td.col-total") == "CHF 12,345.67"
     assert page.inner_text(f"#job-{jobs[2].pk} td.col-date") == "14 March 2026"
+    assert re.fullmatch(r"5 November 2024 at \d\d:\d\d", page.inner_text(f"#job-{jobs[3].pk} td.col-submitted"))
 
     the_bulk_bar_and_saved_filters(page, first)
     on_a_phone_cards_of_three_lines(page, jobs, first)
