@@ -317,14 +317,21 @@ def tally(result: dict[str, Any]) -> str:
 
 def list_columns(result: dict[str, Any]) -> dict[str, str]:
     """The list's supplier, invoice number, invoice date ("14 March 2026") and total with its
-    currency ("EUR 1,234.50"), as people read them; "" for a value not found."""
+    currency ("EUR 1,234.50"), as people read them; "" for a value not found. In the list a date
+    reads the same whether or not it is to correct, and a total keeps the currency read beside it
+    even when that currency is flagged (the job's page says what is wrong with either)."""
     found = _fields(result)
     currency = found.get("currency", {})
-    code = currency.get("value") if isinstance(currency, dict) and currency.get("status") == "present" else None
+    code = currency.get("value") if isinstance(currency, dict) else None
+    code = code.strip() if isinstance(code, str) and code.strip() else None
 
     def shown(name: str) -> str:
         field = found.get(name)
-        return shown_value(name, field, code) if isinstance(field, dict) else ""
+        if not isinstance(field, dict):
+            return ""
+        if name in fields.DATE_FIELDS or name in fields.AMOUNT_FIELDS:  # a value that does not parse stays as read
+            field = {**field, "status": "present"}
+        return shown_value(name, field, code)
 
     return {"supplier": shown("supplier_name"), "number": shown("invoice_number"),
             "invoice_date": shown("invoice_date"), "total": shown("total_amount")}

@@ -42,10 +42,58 @@
     return true;
   }
 
+  // The value a "read from page N" was tapped from, to go back to (on a phone the page is far below
+  // the values): the row's id and the box, found again after a status poll replaced the part.
+  let origin = null;
+
+  function originLink() {
+    if (!origin) return null;
+    const row = document.getElementById(origin.row);
+    return row && row.querySelector(`[data-show-box="${origin.box}"]`);
+  }
+
+  function offerBack(link) {
+    const row = link.closest("[id^=field-], [id^=also-]");
+    const bar = document.querySelector("[data-back-bar]");
+    if (!row || !bar) return;
+    origin = { row: row.id, box: link.dataset.showBox };
+    const label = row.querySelector("th, dt");
+    const back = bar.querySelector("[data-back-to-field]");
+    back.textContent = label ? `Back to ${label.textContent.trim()}` : "Back to the value";
+    back.setAttribute("href", `#${row.id}`);
+    bar.hidden = false;
+    history.pushState({ box: origin.box }, "", `#${origin.box}`);
+  }
+
+  function backToValue() {
+    const link = originLink();
+    origin = null;
+    document.querySelectorAll("[data-back-bar]").forEach((bar) => { bar.hidden = true; });
+    if (!link) return;
+    link.scrollIntoView({ block: "center", inline: "nearest" });
+    link.focus({ preventScroll: true });
+  }
+
+  window.addEventListener("popstate", (event) => {
+    // After the browser has restored the scroll of the entry it returns to.
+    if (origin && !(event.state && event.state.box)) requestAnimationFrame(backToValue);
+  });
+
   document.addEventListener("click", (event) => {
-    const link = event.target.closest("[data-show-box]");
-    if (link && showBox(link.dataset.showBox)) {
+    const back = event.target.closest("[data-back-to-field]");
+    if (back) {
       event.preventDefault();
+      if (history.state && history.state.box) history.back();  // the popstate goes back to the value
+      else backToValue();
+      return;
+    }
+    const link = event.target.closest("[data-show-box]");
+    const known = link && document.getElementById(link.dataset.showBox);
+    if (known && known.closest("[data-document]")) {
+      event.preventDefault();
+      // The entry left keeps the scroll at the value: Back (the phone's or ours) returns there.
+      if (!link.closest("[data-document]")) offerBack(link);
+      showBox(link.dataset.showBox);
       return;
     }
     const step = event.target.closest("[data-page-step]");
@@ -63,6 +111,8 @@
     panes.forEach((pane) => {
       if (remembered !== null) showPage(pane, remembered);
       else showPage(pane, Number(pane.dataset.current || 1));
+      const bar = pane.querySelector("[data-back-bar]");
+      if (bar && origin) bar.hidden = false;
     });
     // Arrived by a link to a box (?page=N#box-...): mark it as a click would.
     const hash = window.location.hash.slice(1);

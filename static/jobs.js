@@ -30,7 +30,10 @@ document.addEventListener("click", async (event) => {
 const ZONE = (() => {
   try { return Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (err) { return ""; }
 })();
-const ABSOLUTE = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+// Day, month in words, year: as the pages write every date ("13 November 2017"), in the reader's zone.
+const ABSOLUTE = new Intl.DateTimeFormat("en-GB", {
+  day: "numeric", month: "long", year: "numeric", hour: "2-digit", minute: "2-digit",
+});
 const RELATIVE = typeof Intl.RelativeTimeFormat === "function"
   ? new Intl.RelativeTimeFormat(undefined, { numeric: "auto", style: "short" }) : null;
 
@@ -90,6 +93,7 @@ document.addEventListener("DOMContentLoaded", () => {
   showZone(document);
   rememberAnnouncements(document, false);
   document.querySelectorAll("[data-dropzone]").forEach(setUpDropzone);
+  document.querySelectorAll("[data-photos]").forEach(setUpPhotos);
   setInterval(() => showTimes(document), 30000);
 });
 
@@ -100,6 +104,7 @@ document.addEventListener("htmx:load", (event) => {
   rememberAnnouncements(root, true);
   if (root.matches && root.matches("#submit-form")) restoreForm(root);
   root.querySelectorAll && root.querySelectorAll("[data-dropzone]").forEach(setUpDropzone);
+  root.querySelectorAll && root.querySelectorAll("[data-photos]").forEach(setUpPhotos);
 });
 
 // --- Polls ([data-poll]) re-arm themselves by being swapped in again. A poll that fails (the job
@@ -157,19 +162,22 @@ let sentForm = null;
 document.addEventListener("htmx:beforeRequest", (event) => {
   const form = event.detail.elt;
   if (!form.matches || !form.matches("#submit-form")) return;
-  const input = form.querySelector("input[type=file]");
   sentForm = {
-    files: input ? input.files : null,
+    files: Object.fromEntries([...form.querySelectorAll("input[type=file]")].map((i) => [i.name, i.files])),
     text: Object.fromEntries([...form.querySelectorAll("textarea")].map((t) => [t.name, t.value])),
   };
 });
 
 function restoreForm(form) {
   if (!sentForm) return;
-  const input = form.querySelector("input[type=file]");
-  if (input && sentForm.files && sentForm.files.length && !input.files.length) {
-    try { input.files = sentForm.files; } catch (err) { /* an old browser: the files must be chosen again */ }
-  }
+  form.querySelectorAll("input[type=file]").forEach((input) => {
+    const files = sentForm.files[input.name];
+    if (!files || !files.length || input.files.length) return;
+    try {
+      input.files = files;
+      input.dispatchEvent(new Event("change"));  // its list of what is chosen, again
+    } catch (err) { /* an old browser: the files must be chosen again */ }
+  });
   form.querySelectorAll("textarea").forEach((t) => {
     if (!t.value && sentForm.text[t.name]) t.value = sentForm.text[t.name];
   });
@@ -284,6 +292,78 @@ function setUpDropzone(zone) {
   });
   render();
 }
+
+// --- The camera ([data-photos]): each photo taken is a page of one document. A phone's camera
+// hands over one photo at a time and the input would forget the last: the photos are kept, listed
+// as pages in order, each with a Remove button.
+function setUpPhotos(field) {
+  if (field.dataset.ready) return;
+  field.dataset.ready = "1";
+  const input = field.querySelector("input[type=file]");
+  const list = field.querySelector("[data-photo-list]");
+  const label = field.querySelector("[data-photo-label]");
+  if (!input || !list) return;
+  const most = Number(input.dataset.maxPhotos || 0);
+  let taken = [...input.files];
+
+  function keep(photos) {
+    taken = photos;
+    const transfer = new DataTransfer();
+    taken.forEach((photo) => transfer.items.add(photo));
+    input.files = transfer.files;
+    render();
+  }
+
+  function render() {
+    list.replaceChildren();
+    taken.forEach((photo, index) => {
+      const item = document.createElement("li");
+      const name = document.createElement("span");
+      name.className = "name";
+      name.textContent = `Page ${index + 1}`;
+      const size = document.createElement("span");
+      size.className = "size";
+      size.textContent = `${photo.name}, ${sizeWords(photo.size)}`;
+      const remove = document.createElement("button");
+      remove.type = "button";
+      remove.className = "button-link";
+      remove.textContent = "Remove";
+      remove.setAttribute("aria-label", `Remove page ${index + 1}`);
+      remove.addEventListener("click", () => keep(taken.filter((_, i) => i !== index)));
+      item.append(name, size, remove);
+      list.append(item);
+    });
+    if (most && taken.length > most) {
+      const item = document.createElement("li");
+      item.className = "warn";
+      item.textContent = `You took ${taken.length} photos; at most ${most} pages make one document.`;
+      list.append(item);
+    }
+    if (label) label.textContent = taken.length ? "Take a photo of the next page" : "Take a photo";
+  }
+
+  input.addEventListener("change", () => {
+    const added = [...input.files].filter((photo) => !taken.includes(photo));
+    try { keep([...taken, ...added]); } catch (err) { taken = [...input.files]; render(); }
+  });
+  render();
+}
+
+// --- The list's bulk bar ([data-bulk]): shown while rows are selected, with how many; without
+// script it is always there.
+function showBulk() {
+  document.querySelectorAll("[data-bulk]").forEach((bar) => {
+    const chosen = document.querySelectorAll(`input[form="${bar.id}"]:checked`).length;
+    bar.hidden = chosen === 0;
+    const count = bar.querySelector("[data-bulk-count]");
+    if (count) count.textContent = chosen ? `With the ${chosen} selected:` : "With the selected:";
+  });
+}
+document.addEventListener("change", (event) => {
+  if (event.target.matches && event.target.matches("[data-select-row]")) showBulk();
+});
+document.addEventListener("DOMContentLoaded", showBulk);
+document.addEventListener("htmx:load", showBulk);
 
 // --- Filters: <select data-autosubmit> submits its form on change; a filter form
 // ([data-clean-query]) leaves empty fields out of the address, and the time zone too unless a day is chosen.

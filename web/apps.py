@@ -2,7 +2,8 @@ from django.apps import AppConfig
 
 
 class WebConfig(AppConfig):
-    """The product's web app: the pages and the JSON API over the queue. It has no models."""
+    """The product's web app: the pages and the JSON API over the queue; its one model is a member's
+    saved filters of the list (``web.models.SavedFilter``)."""
 
     name = "web"
     verbose_name = "Web"

@@ -21,7 +21,7 @@ from jobs.document_store import Upload
 from jobs.errors import AcceptanceError
 from jobs.models import Job
 
-from . import schemas, status
+from . import photos, schemas, status
 from .http import (
     MAX_BATCH_FILES,
     Call,
@@ -35,7 +35,7 @@ from .http import (
     too_many_files,
     validated,
 )
-from .refusals import refusal
+from .refusals import refusal, size_words
 
 # Retry-After hints, in seconds.
 RETRY_AFTER_ACCEPTED = 1
@@ -124,27 +124,34 @@ def submit_form(call: Call) -> Sent:
     if call.tenant_id is None:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
     post, files = _form_parts(call.request)
+    taken = call.request.FILES.getlist("photo")  # read already, with the documents
     form, spec = _form_and_kind(post)
     key = (call.request.headers.get("Idempotency-Key") or form.idempotency_key).strip()
     if not key:
         raise FormRefused([refusal(400, "invalid_operation_key", "", "operation_key")])
     options = _form_options(form.payload)
     text = _form_text(form.text, spec)
-    digest = hashlib.sha256(json.dumps(
-        [key, form.kind, options, text, [(f.name, f.size, _sha256(f)) for f in files]]).encode()).hexdigest()
-    several = len(files) + bool(text) > 1
+    carried = [key, form.kind, options, text, [(f.name, f.size, _sha256(f)) for f in files]]
+    if taken:
+        carried.append([(f.name, f.size, _sha256(f)) for f in taken])
+    digest = hashlib.sha256(json.dumps(carried).encode()).hexdigest()
+    several = len(files) + bool(taken) + bool(text) > 1
     batch = _Batch(call, call.tenant_id, spec, digest, Sent(batch=f"b{digest[:23]}" if several else ""))
     # What fits in one batch goes; each file past the limit is named, to be sent in the next one.
-    files, left_out = files[:MAX_BATCH_FILES], files[MAX_BATCH_FILES:]
+    # The photos taken are one document of the batch.
+    fits = MAX_BATCH_FILES - bool(taken)
+    files, left_out = files[:fits], files[fits:]
     with document_store.checks_end_by(time.monotonic() + BATCH_CHECK_SECONDS):
         for index, upload_file in enumerate(files):
             batch.accept_file(options, index, upload_file)
+        if taken:
+            batch.accept_photos(options, taken)
     for upload_file in left_out:
         batch.sent.refused.append(Refusal("document", LEFT_OUT.format(limit=MAX_BATCH_FILES),
                                           os.path.basename(upload_file.name or "document")))
     if text:
         batch.accept({**options, "text": text}, "text", name="Pasted text" if files else "")
-    if not files and not text:
+    if not files and not taken and not text:
         batch.accept(options, "form")
     if not batch.sent.jobs:
         raise FormRefused(batch.sent.refused)
@@ -205,6 +212,29 @@ class _Batch:
         upload = Upload(content=upload_file.read(), name=upload_file.name or "document",
                         content_type=media_type(upload_file.content_type))
         self.accept(options, str(index), upload, name)
+
+    def accept_photos(self, options: dict[str, Any], taken: list[Any]) -> None:
+        """The photos taken with the camera: the pages of one document, a PDF of them (one photo
+        goes as it is); refused whole, by the first photo's name, when one cannot be a page."""
+        first = os.path.basename(taken[0].name or "photo.jpg")
+        limit = self.spec.max_document_bytes
+        size = sum(f.size or 0 for f in taken)
+        if limit and size > limit:  # never read into memory
+            self.sent.refused.append(Refusal("photo", f"These {len(taken)} photos add up to {size_words(size)}; the "
+                                                      f"limit is {size_words(limit)} per document. Take fewer pages, "
+                                                      "or send the rest as another document.", status=413))
+            return
+        if len(taken) == 1:
+            upload = Upload(content=taken[0].read(), name=first, content_type=media_type(taken[0].content_type))
+            self.accept(options, "photos", upload, first)
+            return
+        try:
+            content = photos.photos_pdf([(os.path.basename(f.name or "photo"), f.read()) for f in taken])
+        except photos.PhotoRefused as exc:
+            self.sent.refused.append(Refusal("photo", str(exc), status=400))
+            return
+        name = photos.document_name(first, len(taken))
+        self.accept(options, "photos", Upload(content=content, name=name, content_type="application/pdf"), name)
 
     def accept(self, payload: dict[str, Any], suffix: str, upload: Upload | None = None, name: str = "") -> None:
         try:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from http import HTTPStatus
 from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.http.response import HttpResponseBase
@@ -27,7 +28,7 @@ from jobs import document_store, kinds, queue
 from jobs.clock import queue_clock
 from jobs.models import Job
 
-from . import exports, http, polling, refusals, schemas, status, submissions, wording, zones
+from . import exports, http, photos, polling, refusals, saved_filters, schemas, status, submissions, wording, zones
 from .http import Call, HtmxHttpRequest, HttpError
 from .openapi import openapi
 
@@ -81,7 +82,7 @@ def render_form(request: HtmxHttpRequest, error: HttpError | None = None) -> Htt
     template = "web/job_new.html" + ("#form" if request.htmx else "")
     return render(request, template, {
         "nav": "new", "kinds": offered, "operation_key": values.get("idempotency_key") or uuid.uuid4().hex,
-        "errors": errors, "values": values, "max_files": http.MAX_BATCH_FILES,
+        "errors": errors, "values": values, "max_files": http.MAX_BATCH_FILES, "max_photos": photos.MAX_PHOTOS,
         "max_file_bytes": largest, "max_file_words": refusals.size_words(largest) if largest else "",
     }, status=error.status if error else 200)
 
@@ -175,7 +176,46 @@ def job_list(call: Call) -> HttpResponse:
         # Work states and the bulk form (agent.views.jobs_work): rows are selected into it.
         "works": status.work_of(page.object_list), "selectable": True,
         "members": status.members(f.tenant_id), "list_url": call.request.get_full_path(),
+        # The member's saved filters (web.saved_filters), the one shown now marked; the form saves these.
+        "saved": saved_filters.saved_filters(tenant_id=f.tenant_id, user_id=call.identity.user.pk,
+                                             current=urlencode(params)),
+        "saved_query": urlencode(params),
     }, partial="rows")
+
+
+@http.endpoint("POST")
+def jobs_filters(call: Call) -> HttpResponse:
+    """Save the list's current filters under a name (the same name again replaces them); back to the list."""
+    form = call.request.POST
+    query = form.get("query", "")
+    try:
+        created = saved_filters.save_filter(tenant_id=call.tenant_id, user_id=call.identity.user.pk,
+                                            name=form.get("name", ""), query=query, now=queue_clock.now())
+    except saved_filters.FilterRefused as exc:
+        messages.error(call.request, str(exc))
+        return see_other(reverse("jobs") + _list_tail(query))
+    name = " ".join(form.get("name", "").split())
+    messages.success(call.request, f"Saved as “{name}”." if created else f"“{name}” now keeps these filters.")
+    return see_other(reverse("jobs") + _list_tail(query))
+
+
+@http.endpoint("POST")
+def jobs_filter_delete(call: Call, filter_id: int) -> HttpResponse:
+    """Delete one of the member's saved filters; another's, or an unknown id, is the usual 404."""
+    name = saved_filters.delete_filter(tenant_id=call.tenant_id, user_id=call.identity.user.pk, filter_id=filter_id)
+    if name is None:
+        raise Http404("no such saved filter")
+    messages.success(call.request, f"The saved filters “{name}” are deleted.")
+    return see_other(list_url(call))
+
+
+def _list_tail(query: str) -> str:
+    """``?query`` for the list, when the list reads it; else nothing (the list unfiltered)."""
+    try:
+        kept = saved_filters.list_query(query)
+    except saved_filters.FilterRefused:
+        return ""
+    return f"?{kept}" if kept else ""
 
 
 @http.endpoint("GET", "HEAD")

@@ -48,7 +48,7 @@ def cell(html: str, job, label: str) -> str:
 def test_the_list_shows_supplier_number_date_and_total_with_its_currency(browser_client, alice, reviewed):
     job = reviewed(invoice(supplier="Müller & Söhne", number="R-77", total="98765.4", currency="CHF"))
     html = browser_client(alice).get("/jobs").content.decode()
-    for label in ("Supplier", "Invoice number", "Invoice date", "Total", "Outcome", "Work"):
+    for label in ("Supplier", "Invoice number", "Invoice date", "Total", "Status", "Work"):
         assert '<th scope="col"' in html and f">{label}</th>" in html
     assert cell(html, job, "Supplier") == "Müller &amp; Söhne"  # escaped like any text from a document
     assert cell(html, job, "Invoice number") == "R-77"
@@ -65,6 +65,21 @@ def test_the_list_shows_the_values_as_a_member_corrected_them(browser_client, al
     assert cell(html, job, "Supplier") == "Nordlicht GmbH" and cell(html, job, "Total") == "EUR 110.00"
     row = read_csv(browser_client(alice).get("/jobs/export.csv"))[0]
     assert (row["Supplier name"], row["Total amount"]) == ("Nordlicht GmbH", "110.00")
+
+
+def test_a_flagged_date_reads_like_the_others_and_a_flagged_currency_stays_beside_its_total(
+        browser_client, alice, reviewed):
+    old = invoice(day="2014-11-05")
+    old["fields"]["invoice_date"].update(status="malformed", detail="the invoice date is more than ten years old")
+    unsure = invoice(total="45.9", currency="CHF")
+    unsure["fields"]["currency"].update(status="malformed", detail="not the supplier's usual")
+    unparsable = invoice(day="31.02.2026")
+    unparsable["fields"]["invoice_date"].update(status="malformed", detail="not a date")
+    jobs = [reviewed(result) for result in (old, unsure, unparsable)]
+    html = browser_client(alice).get("/jobs").content.decode()
+    assert cell(html, jobs[0], "Invoice date") == "5 November 2014"  # not 2014-11-05
+    assert cell(html, jobs[1], "Total") == "CHF 45.90"
+    assert cell(html, jobs[2], "Invoice date") == "31.02.2026"  # what does not parse stays as read
 
 
 def test_a_job_still_waiting_shows_no_values(browser_client, alice, accept):

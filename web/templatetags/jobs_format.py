@@ -30,7 +30,7 @@ def when(value: datetime | None) -> str:
         return "—"
     utc = value.astimezone(UTC)
     return format_html('<time datetime="{}" data-when>{}</time>', utc.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                       f"{utc.day} {utc:%b %Y, %H:%M} UTC")
+                       f"{utc.day} {utc:%B %Y, %H:%M} UTC")  # "13 November 2017, 14:05 UTC": dates read alike
 
 
 @register.filter
