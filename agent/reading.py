@@ -21,6 +21,7 @@ from typing import Any
 from jobs.errors import AcceptanceError
 
 from . import appended, documents, einvoice, fields, instructions, layout, lookalikes
+from . import findings as findings_
 
 XML = documents.XML
 NO_TEXT = "no text layer: the document looks scanned; ask for a text PDF or check it by eye"
@@ -127,10 +128,12 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
     also_read = _also_read(text_fields)
     text_fields = {name: text_fields[name] for name in fields.REQUIRED}
     invoice = extracted.get("einvoice")
-    appended_pages = [f"page {o['page']} appears to be another document ({o['why']}); it was left out of the "
-                      "invoice's fields" for o in extracted.get("other_documents") or []]
-    disguised = lookalikes.page_findings(text) if has_text else []  # a Cyrillic E in an IBAN, on any page
-    disguised += [instructions.FINDING] if instructed else []
+    appended_pages = [findings_.make("other_document", f"page {o['page']} appears to be another document "
+                                     f"({o['why']}); it was left out of the invoice's fields")
+                      for o in extracted.get("other_documents") or []]
+    # A Cyrillic E in an IBAN, on any page
+    disguised = [findings_.make("lookalike", w) for w in (lookalikes.page_findings(text) if has_text else [])]
+    disguised += [findings_.make("instructions", instructions.FINDING)] if instructed else []
     if not invoice:
         return {"fields": text_fields, "also_read": also_read, "reading": "scan" if scanned else "text",
                 "findings": appended_pages + disguised, "readable": has_text}
@@ -140,7 +143,7 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
     for name in fields.REQUIRED:
         xml_field = read.fields.get(name) or {"status": "missing", "value": None, "detail": "", "evidence": None}
         found[name] = xml_field if xml_field.get("status") != "missing" or not has_text else text_fields[name]
-    findings = list(read.findings) + appended_pages
+    findings = [findings_.make("einvoice", w) for w in read.findings] + appended_pages
     if has_text:
         findings += einvoices.compare(read.fields, text_fields, text=text) + disguised
     profile = str(read.profile or "").strip()
@@ -155,7 +158,7 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
         "fields": found,
         "also_read": {name: also_read[name] for name in fields.ALSO_READ if name in also_read},
         "reading": source,
-        "findings": list(dict.fromkeys(findings)),  # once each, in order
+        "findings": findings_.of({"findings": findings}),  # once each, in order
         "readable": has_text or from_xml,
     }
 
