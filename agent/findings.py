@@ -132,13 +132,17 @@ def settle(result: Any, accepted: Mapping[str, dict[str, Any]] | None = None) ->
     A result without fields comes back as it is."""
     if not isinstance(result, dict) or not isinstance(result.get("fields"), dict):
         return result
+    stored = of(result)
+    if accepted is None:  # the marks the result carries (a result settled before)
+        accepted = {key(f): f["accepted"] for f in stored if isinstance(f.get("accepted"), dict)}
     fields = {name: _unsettled(field) for name, field in result["fields"].items()}
-    found = [f for f in of(result) if f["code"] not in RULE_CODES or not f["field"]] + rules(fields)
+    found = [f for f in stored if f["code"] not in RULE_CODES or not f["field"]] + rules(fields)
     for finding in found:
-        mark = (accepted or {}).get(key(finding)) if accepted is not None else finding.get("accepted")
+        mark = accepted.get(key(finding))
         finding.pop("accepted", None)
         if isinstance(mark, dict):
             finding["accepted"] = mark
+        finding["key"] = key(finding)  # what a client names it by, to accept it
     for finding in found:
         name = finding["field"]
         field = fields.get(name) if name else None
@@ -187,6 +191,16 @@ def _to_check(field: dict[str, Any], finding: dict[str, Any]) -> dict[str, Any]:
         changes["candidates"] = [{"value": r["value"], "evidence": r.get("evidence")} for r in readings]
         changes["detail"] = DISAGREE
     return _changed(field, **changes)
+
+
+def open_fields(result: Any) -> list[str]:
+    """The required fields that would not pass even with every finding accepted: what Approve
+    cannot confirm (to correct, not found, two readings of the review's own to choose from)."""
+    if not isinstance(result, dict) or not isinstance(result.get("fields"), dict):
+        return []
+    every = {key(f): acceptance(by="", at="", reason="") for f in of(result)}
+    decided = settle(result, every)["fields"]
+    return [name for name in checks.REQUIRED if (decided.get(name) or {}).get("status") != "present"]
 
 
 def acceptance(*, by: str, at: str, reason: str) -> dict[str, Any]:

@@ -119,8 +119,7 @@ def present(result: dict[str, Any]) -> dict[str, Any]:
             "phone_check": PHONE_CHECK if needs_phone_check(findings_.of(result)) else "",
             "to_check": any(row["status"] == "to_check" for row in rows),
             # Approve confirms every field: only when each one passes its check.
-            "open_fields": [row["label"] for row in rows if row["name"] in fields.REQUIRED
-                            and row["status"] != "present"]}
+            "open_fields": [label(name) for name in findings_.open_fields(result)] if found else []}
 
 
 def _finding(finding: dict[str, Any], currency: str | None, sizes: list[tuple[float, float]]) -> dict[str, Any]:

@@ -201,8 +201,7 @@ def approve(*, tenant_id: int | None, job_id: int, by_id: int, now: datetime, re
                 found = shown.get("fields") if isinstance(shown, dict) else None
                 if not isinstance(found, dict):
                     raise WorkRefused("not_reviewed", "this result has no fields to approve")
-                open_ = [fields.LABELS[name] for name in fields.REQUIRED
-                         if (found.get(name) or {}).get("status") != "present"]
+                open_ = [fields.LABELS[name] for name in findings.open_fields(shown)]
                 if open_:
                     raise WorkRefused("fields_open", f"{', '.join(open_)} {'is' if len(open_) == 1 else 'are'} still "
                                       "to check, correct or find: correct or confirm "

@@ -36,7 +36,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from agent import documents, fields, reading
+from agent import documents, fields, findings, reading
 from jobs.errors import AcceptanceError
 
 OUTCOMES = ("right", "wrong", "missed", "extra")
@@ -228,7 +228,7 @@ def _unscored(path: Path, folder: Path, *, ignore_xml: bool, today: date) -> dic
         return {"document": relative, "skipped": True}
     return {"document": relative, "reading": checked["reading"], "readable": checked["readable"],
             "statuses": {name: f.get("status") for name, f in checked["fields"].items()},
-            "findings": checked["findings"]}
+            "findings": findings.words(checked["findings"])}
 
 
 def table(report: dict[str, Any]) -> str:
