@@ -267,3 +267,14 @@ def test_settle_is_idempotent_and_keeps_what_the_review_read():
     assert findings.settle(copy.deepcopy(once)) == once
     assert workflow.summarize(once) == workflow.summarize(result)
     assert findings.settle(once, {})["fields"]["iban"]["value"] == result["fields"]["iban"]["value"]
+
+
+def test_the_status_part_brings_the_work_panel_along_once_the_job_is_done(reviewed, accept, browser_client, alice):
+    browser = browser_client(alice)
+    running = accept("document_review", {"text": "Invoice INV-1"})
+    polled = browser.get(f"/jobs/{running.pk}?poll=1", headers={"HX-Request": "true"}).content.decode()
+    assert 'id="status"' in polled and 'hx-swap-oob' not in polled  # still live: the panel is left alone
+    done = reviewed(review_result())
+    polled = browser.get(f"/jobs/{done.pk}?poll=2", headers={"HX-Request": "true"}).content.decode()
+    assert 'id="work" class="work-panel" aria-labelledby="work-heading" hx-swap-oob="true"' in polled
+    assert 'id="work-approve"' in polled
