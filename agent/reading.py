@@ -72,6 +72,8 @@ def extract(content: bytes | None, media_type: str, inline_text: str | None = No
         if media_type == documents.PDF:
             try:
                 read, scanned = ocr.complete_pdf(content, read, **limit)
+                if not (read_xml and _has_einvoice(content, media_type)):  # the XML gives the fields
+                    read = _printed_elsewhere(content, read, scanned, today=today, **limit)
             except ocr.Unavailable as exc:
                 warnings.append(str(exc))
     read, others = appended.split(read)  # pages of another document: named (validate), kept out of the fields
@@ -88,6 +90,35 @@ def extract(content: bytes | None, media_type: str, inline_text: str | None = No
         warnings = [w for w in warnings if w != NO_TEXT]
     return {"text": text, "layout": layout_json, "einvoice": invoice, "pages": pages, "has_text": has_text,
             "warnings": warnings, "ocr": scanned.to_json(), "other_documents": others}
+
+
+# What a letterhead, a footer or a stamp prints: before the review calls one of them missing on a
+# text PDF, its first and last pages are read whole by OCR (``ocr.read_whole_pages``).
+PRINTED_ELSEWHERE = ("supplier_name", "vat_id", "iban")
+
+
+def _has_einvoice(content: bytes, media_type: str) -> bool:
+    try:
+        return _einvoice().find_xml(content, media_type) is not None
+    except AcceptanceError:
+        return False
+
+
+def _printed_elsewhere(content: bytes, read: layout.Layout, scanned: Any, *, today: date | None,
+                       page_limit: Callable[[int], AbstractContextManager[Any]] | None = None) -> layout.Layout:
+    """The layout, with the first and last pages read whole by OCR when a field of
+    ``PRINTED_ELSEWHERE`` is missing from it; pages already read as scans are not read again."""
+    from . import ocr
+
+    with_text = {line.page for line in read.lines if line.text.strip()} - set(scanned.pages)
+    if not with_text:
+        return read
+    found = fields.read_fields(read, today=today)
+    if all(found[name]["status"] != "missing" for name in PRINTED_ELSEWHERE):
+        return read
+    pages = sorted({p for p in (1, read.pages) if p in with_text})
+    limit = {"page_limit": page_limit} if page_limit is not None else {}
+    return ocr.read_whole_pages(content, read, pages, scanned, **limit)
 
 
 def _read_einvoice(content: bytes | None, media_type: str, *, today: date | None,

@@ -68,6 +68,44 @@ def read_images(content: bytes, read: Layout, tesseract: Callable[[], _Engine], 
     return found
 
 
+def read_pages(content: bytes, read: Layout, numbers: list[int], tesseract: Callable[[], _Engine], *,
+               page_limit: Any) -> dict[int, list[Line]]:
+    """What OCR reads on the whole of pages ``numbers`` of a PDF with a text layer, where neither
+    its text layer nor its images already read hold a word: print drawn as shapes, or in an image
+    ``read_images`` leaves (too small, or on a page after the first). Each page at ``LOGO_DPI``,
+    inside its OCR time section; a page turned, or a scan with its own OCR layer, is left."""
+    import pypdfium2 as pdfium
+
+    found: dict[int, list[Line]] = {}
+    try:
+        document = pdfium.PdfDocument(content)
+    except pdfium.PdfiumError:
+        return found
+    try:
+        for number in numbers:
+            if not 1 <= number <= len(document):
+                continue
+            words = [w for line in read.lines if line.page == number for w in line.words]
+            with page_limit(number):
+                page = document[number - 1]
+                try:
+                    if page.get_rotation() != 0 or _ocr_layer(page):
+                        continue
+                    width, height = page.get_size()
+                    placed = [w for w in _read_box(page, (0.0, 0.0, width, height), width, height,
+                                                   native_dpi=LOGO_DPI, scanned=False, tesseract=tesseract(),
+                                                   languages="eng")
+                              if not any(_overlap(w, t) > OVERLAP for t in words)]
+                finally:
+                    page.close()
+            lines = _lines(number, placed)
+            if lines:
+                found[number] = lines
+    finally:
+        document.close()
+    return found
+
+
 def _page_images(document: Any, number: int, words: list[Word], tesseract: Callable[[], _Engine],
                  languages: str) -> list[Line]:
     page = document[number - 1]
