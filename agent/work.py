@@ -32,6 +32,8 @@ State = DocumentWork.State
 STATES: dict[str, str] = {state.value: str(state.label) for state in State}
 NOTE_MAX = 200
 NOTHING_TO_DO = "No action needed"
+# The findings a refusal names (the page lists them all).
+NAMED = 3
 # Tries of the guarded write when another member changed the same document meanwhile.
 TRIES = 3
 
@@ -54,7 +56,7 @@ class FindingsStand(WorkRefused):
     is asked again, for a reason that accepts them (``reason``)."""
 
     def __init__(self, standing: list[dict[str, Any]], *, verb: str = "marked handled") -> None:
-        named = "; ".join(f["words"] for f in standing[:3]) + ("; …" if len(standing) > 3 else "")
+        named = "; ".join(f["words"] for f in standing[:NAMED]) + ("; …" if len(standing) > NAMED else "")
         super().__init__("finding_stands", f"{len(standing)} finding{'s' if len(standing) != 1 else ''} "
                          f"stand{'s' if len(standing) == 1 else ''} on this document ({named}): it can be {verb} "
                          "only once you accept them, with a reason")

@@ -83,8 +83,8 @@ def _debited(field: dict[str, Any]) -> bool:
 
 def _same(name: str, first: str, second: str) -> bool:
     if name == "supplier_name":
-        a, b = _name(first), _name(second)
-        return bool(a and b) and (a in b or b in a)
+        one, other = _name(first), _name(second)
+        return bool(one and other) and (one in other or other in one)
     if name == "total_amount":
         a, b = _decimal(first.replace(",", "")), _decimal(second.replace(",", ""))
         if a is not None and b is not None:
