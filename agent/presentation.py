@@ -168,9 +168,16 @@ def _row(name: str, field: dict[str, Any], currency: str | None, *, readable: bo
                            for index, c in _candidates(field)],
             # What a correction starts from, and whether the value there is one to confirm as seen.
             "raw": "" if value is None else str(value),
+            # A value the team's own rule flags (an old date) is accepted with a reason, not confirmed.
             "confirmable": status in ("present", "to_check") and value not in (None, "")
-                           and not (correction and correction["confirmed"]),
+                           and not (correction and correction["confirmed"]) and not _ruled(field),
             "correction": correction}
+
+
+def _ruled(field: dict[str, Any]) -> bool:
+    """Whether the field's own check failed on one of the team's rules (``findings.RULES``)."""
+    before = field.get("settled_from")
+    return isinstance(before, dict) and before.get("status") == "malformed"
 
 
 def _correction(name: str, field: dict[str, Any], currency: str | None,

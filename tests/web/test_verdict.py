@@ -126,6 +126,8 @@ def test_an_old_date_is_alices_finding_accepted_and_cleared_also_after_entering_
     job = reviewed(result)
     date_field = shown(job)["fields"]["invoice_date"]
     assert date_field["status"] == "to_check" and job.outcome_text == "1 to check"
+    row = next(r for r in presentation.present(shown(job))["rows"] if r["name"] == "invoice_date")
+    assert row["status_text"] == "To check" and not row["confirmable"]  # accepted with a reason instead
     # The same date typed again: still the rule's finding (to check), never "to correct".
     corrections.correct(job_id=job.pk, tenant_id=alice.tenant_id, user=alice, field="invoice_date",
                         value="03.02.2011", now=clock.now())
