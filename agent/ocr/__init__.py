@@ -197,10 +197,10 @@ def complete_pdf(content: bytes, read: Layout, *, page_limit: PageLimit = _unlim
 def read_whole_pages(content: bytes, read: Layout, numbers: list[int], result: Reading, *,
                      page_limit: PageLimit = _unlimited) -> Layout:
     """The PDF's layout with what OCR reads on the whole of pages ``numbers`` added where the
-    layout has no word (``embedded.read_pages``); the pages read join ``result.images``.
+    layout has no word (``embedded.read_pages``); the pages it added words to join ``result.images``.
     Raises ``Unavailable`` without Tesseract."""
     found = embedded.read_pages(content, read, numbers, engine, page_limit=page_limit)
-    result.images = sorted({*result.images, *numbers})
+    result.images = sorted({*result.images, *found})
     if not found:
         return read
     return Layout(pages=read.pages, lines=_bounded(embedded.merged(read.lines, found)), sizes=read.sizes)
