@@ -78,3 +78,26 @@ def test_a_disagreement_is_to_check_a_finding_is_accepted_and_the_document_appro
     assert "Confirmed by alice" in field_row(page, "Total amount").inner_text()
     assert off_loop(work_state, job.pk) == "handled"
     audit(page, "verdict-approved")
+
+
+def test_alice_unticks_a_request_before_copying_the_message(make_member, login):
+    from tests.browser.test_work import reviewed
+
+    alice = off_loop(make_member, "acme", ALICE[0], password=ALICE[1])
+    job = off_loop(reviewed, alice, "two-asks.txt")
+    message = ["Regarding your invoice: before we can process it, we need your help with the following.",
+               "- Could you confirm the IBAN of the account we should pay into?",
+               "- Could you confirm your VAT id?", "Thank you."]
+
+    def with_two_asks():
+        Job.objects.filter(pk=job.pk).update(result={**Job.objects.get(pk=job.pk).result, "draft": "Review\n\n"
+                                             "To ask the supplier (ready to paste into your email):\n"
+                                             + "\n".join(message)})
+
+    off_loop(with_two_asks)
+    page = login(*ALICE, start=f"/jobs/{job.pk}")
+    boxes = page.locator("[data-message-lines] input[type=checkbox]")
+    assert boxes.count() == 2 and page.is_visible("[data-message-lines]")
+    page.locator("label", has_text="Could you confirm your VAT id?").click()
+    assert page.inner_text("#supplier-message") == "\n".join(message[:2] + message[3:])
+    audit(page, "verdict-message-lines")
