@@ -25,7 +25,7 @@ from typing import Any
 from jobs import kinds, queue
 from jobs.models import Job, User
 
-from . import duplicates, fields
+from . import acceptances, duplicates, fields, findings
 from .models import Checkpoint, FieldCorrection
 from .tools import review_note, tone_of
 
@@ -73,11 +73,11 @@ def correct(*, job_id: int, tenant_id: int | None, user: User, field: str, value
                 job_id=job_id, field=field, previous_value="" if before is None else str(before), value=typed,
                 checked_value=checked.value or "", status=checked.status, detail=checked.detail[:300],
                 confirmed=confirm, by=user, by_name=user.get_username(), at=now)
-            corrected = {**result, "fields": _with_corrections(result, [*records, record])}
-            summary = amendment.restate(corrected)
+            revised = revise({job_id: result})[job_id]
+            summary = amendment.restate(revised)
             # Matched again as corrected: a number or supplier read wrong may hide the same invoice.
             duplicates.record(job_id=job_id, tenant_id=amendment.job.tenant_id, sha256=_sha256(job_id),
-                              fields=corrected["fields"], now=now)
+                              fields=revised["fields"], now=now)
     except queue.NotAmendable as exc:
         if exc.state is None:
             raise kinds.Refused(404, "not_found", "no such job") from None
@@ -153,27 +153,54 @@ def _with_corrections(result: dict[str, Any], records: Iterable[FieldCorrection]
 
 
 def revise(results: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
-    """``results`` (by job id) as their corrections make them; results without one come back as
-    they were. Two queries for a whole page of an export; one more for the notes to write again."""
+    """``results`` (by job id) as their corrections and their findings' acceptances make them,
+    each decided by its findings (``findings.settle``: what stands reads to check, what was
+    accepted says by whom and why). Three queries for a whole page of an export; one more for
+    the notes to write again."""
     ids = [job_id for job_id, result in results.items() if _is_review(result)]
     if not ids:
         return dict(results)
     corrections: dict[int, list[FieldCorrection]] = defaultdict(list)
     for record in FieldCorrection.objects.filter(job_id__in=ids).order_by("id"):
         corrections[record.job_id].append(record)
-    if not corrections:
-        return dict(results)
-    notes = _note_inputs(list(corrections))
+    accepted = acceptances.marks(ids)
+    touched = sorted(set(corrections) | set(accepted))
+    notes = _note_inputs(touched) if touched else {}
     revised = dict(results)
-    for job_id, records in corrections.items():
+    for job_id in ids:
         result = results[job_id]
-        corrected = {**result, "fields": _with_corrections(result, records)}
+        records = corrections.get(job_id)
+        corrected = {**result, "fields": _with_corrections(result, records)} if records else result
+        corrected = findings.settle(corrected, accepted.get(job_id, {}))
         draft = result.get("draft")
-        if isinstance(draft, str):
+        if job_id in notes and isinstance(draft, str):
             corrected["draft"] = _note(corrected, notes.get(job_id, {}), tone=tone_of(draft))
             corrected["review_draft"] = draft
         revised[job_id] = corrected
     return revised
+
+
+def confirm_passing(amendment: Any, *, user: User, now: datetime) -> list[str]:
+    """Inside an amendment the caller holds: confirm, as ``user``, every required field of the job
+    whose value passes its check and that no member corrected or confirmed yet; returns their names."""
+    job = amendment.job
+    result = job.result
+    if not _is_review(result):
+        return []
+    shown = revise({job.pk: result})[job.pk]["fields"]
+    done = []
+    for name in fields.REQUIRED:
+        field = shown.get(name)
+        if (not isinstance(field, dict) or field.get("status") != "present" or field.get("value") in (None, "")
+                or isinstance(field.get("correction"), dict)):
+            continue
+        value = str(field["value"])
+        FieldCorrection.objects.create(job_id=job.pk, field=name, previous_value=value, value=value,
+                                       checked_value=value, status="present",
+                                       detail=str(field.get("detail") or "")[:300], confirmed=True, by=user,
+                                       by_name=user.get_username(), at=now)
+        done.append(name)
+    return done
 
 
 def _note_inputs(job_ids: list[int]) -> dict[int, dict[str, Any]]:
@@ -217,4 +244,4 @@ def history(job_id: int, viewer_id: int | None = None) -> list[kinds.Remark]:
         check = "passes its check" if record.status == "present" else f"still to correct: {record.detail}"
         remarks.append(kinds.Remark(record.at, f"{label} corrected by {who}: {value} ({before}); {check}",
                                     "good" if record.status == "present" else "attention"))
-    return remarks
+    return sorted([*remarks, *acceptances.history(job_id, viewer_id)], key=lambda remark: remark.at)

@@ -91,7 +91,10 @@ def fill(ctx: JobContext, extracted: dict[str, Any], checked: dict[str, Any]) ->
     found, findings = suggest(ctx, extracted.get("text") or "", checked["fields"], extracted.get("layout"))
     if not findings and found is checked["fields"]:
         return checked
-    return {**checked, "fields": found, "findings": list(dict.fromkeys([*checked.get("findings", []), *findings]))}
+    from . import findings as findings_
+
+    made = [findings_.make("model", words) for words in findings]
+    return {**checked, "fields": found, "findings": findings_.of({"findings": [*checked.get("findings", []), *made]})}
 
 
 def suggest(ctx: JobContext, text: str, fields: dict[str, dict], layout_lines: Iterable[Any] | None = None,

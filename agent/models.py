@@ -142,6 +142,29 @@ class FieldCorrection(models.Model):
         return f"{'confirmation' if self.confirmed else 'correction'} of {self.field} on job {self.job_id}"
 
 
+class FindingAcceptance(models.Model):
+    """A member's acceptance of one finding of a finished review, with the reason: written only
+    by ``agent.acceptances.accept``, never changed afterwards. The finding then no longer keeps
+    the document from reading OK, from being marked handled or approved."""
+
+    job = models.ForeignKey("jobs.Job", on_delete=models.CASCADE, related_name="+", db_index=False)
+    key = models.CharField(max_length=120, help_text="The finding's key (agent.findings.key): code, field, words.")
+    code = models.CharField(max_length=40)
+    field = models.CharField(max_length=32, blank=True)
+    words = models.CharField(max_length=400, help_text="The finding as the member read it.")
+    reason = models.CharField(max_length=300, help_text="Why the member accepted it.")
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                           related_name="+")
+    by_name = models.CharField(max_length=150, help_text="The member's username when they accepted it.")
+    at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "key"], name="findingacceptance_once")]
+
+    def __str__(self) -> str:
+        return f"acceptance of {self.code} on job {self.job_id}"
+
+
 class DocumentWork(models.Model):
     """Where the tenant's members are with a reviewed document, apart from the job's state: to do,
     waiting for the supplier, handled or ignored; who it is assigned to; a short note. Without a

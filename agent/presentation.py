@@ -21,9 +21,10 @@ from jobs.kinds import FailureCause, PageBox, Presentation, Words
 from web import wording
 
 from . import corrections, duplicates, fields, reading, work
+from . import findings as findings_
 from .layout import BOX_COORDINATES
 from .models import Checkpoint, FieldCorrection
-from .tools import PHONE_CHECK, SEQUENCE, finding_words, needs_phone_check, scan_words, totals_mismatch
+from .tools import PHONE_CHECK, SEQUENCE, needs_phone_check, scan_words, totals_mismatch
 
 # Summary outcome codes (workflow.summarize) as the list's outcome filter names them.
 OUTCOMES = {"ok": "OK", "to_correct": "To correct", "unreadable": "Unreadable"}
@@ -94,6 +95,7 @@ def supplier_message(draft: str) -> str:
 def present(result: dict[str, Any]) -> dict[str, Any]:
     """The review's rows (label, status in words, formatted value, detail, where it was read and,
     for a value to check, each reading), the source, the findings and the supplier message."""
+    result = findings_.settle(result)  # a result stored before findings decided its fields, too
     found = _fields(result)
     currency = found.get("currency", {})
     code = currency.get("value") if currency.get("status") == "present" else None
@@ -103,8 +105,7 @@ def present(result: dict[str, Any]) -> dict[str, Any]:
             for name, field in found.items() if isinstance(field, dict)]
     draft = result.get("draft") if isinstance(result, dict) else None
     draft = draft if isinstance(draft, str) else ""
-    findings = result.get("findings") if isinstance(result, dict) else None
-    findings = [finding_words(f) for f in findings] if isinstance(findings, list) else []
+    findings = [_finding(f, code, sizes) for f in findings_.of(result)]
     # A document without readable text was read from nothing: no source to name.
     source = reading.source_words(result.get("reading")) if readable and isinstance(result, dict) else ""
     if source and result.get("reading") == "scan":  # which pages, and how sure OCR was of them
@@ -112,10 +113,42 @@ def present(result: dict[str, Any]) -> dict[str, Any]:
     also = also_read(result)
     also_rows = [_row(name, field, code, readable=True, sizes=sizes) for name, field in also.items()]
     return {"rows": rows, "also_rows": also_rows, "totals_mismatch": totals_mismatch(also, found) if also else "",
-            "message": supplier_message(draft), "note": draft, "readable": readable,
+            "message": supplier_message(draft), "message_lines": message_lines(supplier_message(draft)),
+            "note": draft, "readable": readable,
             "source": source, "findings": findings,
-            "phone_check": PHONE_CHECK if needs_phone_check(findings) else "",
-            "to_check": any(row["status"] == "to_check" for row in rows)}
+            "standing": [f for f in findings if f["blocks"] and not f["accepted"]],
+            "phone_check": PHONE_CHECK if needs_phone_check(findings_.of(result)) else "",
+            "to_check": any(row["status"] == "to_check" for row in rows),
+            # Approve confirms every field: only when each one passes its check.
+            "open_fields": [label(name) for name in findings_.open_fields(result)] if found else []}
+
+
+def _finding(finding: dict[str, Any], currency: str | None, sizes: list[tuple[float, float]]) -> dict[str, Any]:
+    """A finding as the page shows it: its words, the field it is about, whether it blocks, who
+    accepted it and why, its key (what the Accept form posts) and each reading with its evidence."""
+    name = finding["field"] or ""
+    accepted = finding.get("accepted")
+    accepted = accepted if isinstance(accepted, dict) else None
+    at = None
+    if accepted:
+        try:
+            at = datetime.fromisoformat(str(accepted.get("at")))
+        except ValueError:
+            at = None
+    return {"key": findings_.key(finding), "code": finding["code"], "field": name,
+            "label": label(name) if name else "", "words": finding["words"], "blocks": finding["blocks"],
+            "accepted": {**accepted, "at": at} if accepted else None,
+            "readings": [{"value": shown_value(name, {"value": r.get("value"), "status": "present"}, currency),
+                          "source": str(r.get("source") or ""),
+                          "evidence": _evidence(r.get("evidence"), _box(name, r.get("evidence"), sizes, index,
+                                                                        tone="to_check"))}
+                         for index, r in enumerate(finding.get("readings") or [], 1)
+                         if isinstance(r, dict) and r.get("value") not in (None, "")]}
+
+
+def message_lines(message: str) -> list[str]:
+    """The message to the supplier, a line each: Alice unticks those she does not want to send."""
+    return [line for line in message.splitlines() if line.strip()]
 
 
 def _row(name: str, field: dict[str, Any], currency: str | None, *, readable: bool,
@@ -136,9 +169,16 @@ def _row(name: str, field: dict[str, Any], currency: str | None, *, readable: bo
                            for index, c in _candidates(field)],
             # What a correction starts from, and whether the value there is one to confirm as seen.
             "raw": "" if value is None else str(value),
+            # A value the team's own rule flags (an old date) is accepted with a reason, not confirmed.
             "confirmable": status in ("present", "to_check") and value not in (None, "")
-                           and not (correction and correction["confirmed"]),
+                           and not (correction and correction["confirmed"]) and not _ruled(field),
             "correction": correction}
+
+
+def _ruled(field: dict[str, Any]) -> bool:
+    """Whether the field's own check failed on one of the team's rules (``findings.RULES``)."""
+    before = field.get("settled_from")
+    return isinstance(before, dict) and before.get("status") == "malformed"
 
 
 def _correction(name: str, field: dict[str, Any], currency: str | None,
@@ -288,8 +328,7 @@ def export_columns(result: dict[str, Any]) -> dict[str, str | Decimal | date]:
         columns["Issues"] = "; ".join(issues) if readable else "no readable text: nothing was read"
     if columns and isinstance(result.get("reading"), str):
         columns["Read from"] = reading.source_words(result["reading"]).removeprefix("Read from ").rstrip(".")
-        findings = result.get("findings")
-        columns["Findings"] = " | ".join(finding_words(f) for f in findings) if isinstance(findings, list) else ""
+        columns["Findings"] = " | ".join(_finding_words(f) for f in findings_.of(result))
     corrected = [_corrected_words(name, field) for name, field in _fields(result).items()
                  if isinstance(field, dict) and isinstance(field.get("correction"), dict)]
     if corrected:  # the values above are the corrected ones; what the review read is kept here
@@ -299,20 +338,26 @@ def export_columns(result: dict[str, Any]) -> dict[str, str | Decimal | date]:
 
 def tally(result: dict[str, Any]) -> str:
     """What a batch counts a review as, one bucket each, the most pressing first: unreadable, to
-    correct (a value that fails its check), to check (readings that disagree, a finding), not found
-    (a value the document does not show, for finance to look up), else OK."""
+    correct (a value that fails its check), to check (readings that disagree, a finding that
+    stands), not found (a value the document does not show, for finance to look up), else OK."""
     if isinstance(result, dict) and not result.get("readable", True):
         return "unreadable"
     found = _fields(result)
     statuses = {str(found[name].get("status")) for name in fields.REQUIRED if isinstance(found.get(name), dict)}
-    findings = result.get("findings") if isinstance(result, dict) else None
     if "malformed" in statuses:
         return "to correct"
-    if "to_check" in statuses or (isinstance(findings, list) and findings):
+    if "to_check" in statuses or findings_.standing(findings_.of(result)):
         return "to check"
     if "missing" in statuses:
         return "not found"
     return "OK"
+
+
+def _finding_words(finding: dict[str, Any]) -> str:
+    accepted = finding.get("accepted")
+    if isinstance(accepted, dict):
+        return f"{finding['words']} (accepted by {accepted.get('by')}: {accepted.get('reason')})"
+    return finding["words"]
 
 
 def list_columns(result: dict[str, Any]) -> dict[str, str]:

@@ -21,6 +21,7 @@ from typing import Any
 from jobs.errors import AcceptanceError
 
 from . import appended, documents, einvoice, fields, instructions, layout, lookalikes
+from . import findings as findings_
 
 XML = documents.XML
 NO_TEXT = "no text layer: the document looks scanned; ask for a text PDF or check it by eye"
@@ -71,6 +72,8 @@ def extract(content: bytes | None, media_type: str, inline_text: str | None = No
         if media_type == documents.PDF:
             try:
                 read, scanned = ocr.complete_pdf(content, read, **limit)
+                if not (read_xml and _has_einvoice(content, media_type)):  # the XML gives the fields
+                    read = _printed_elsewhere(content, read, scanned, today=today, **limit)
             except ocr.Unavailable as exc:
                 warnings.append(str(exc))
     read, others = appended.split(read)  # pages of another document: named (validate), kept out of the fields
@@ -87,6 +90,35 @@ def extract(content: bytes | None, media_type: str, inline_text: str | None = No
         warnings = [w for w in warnings if w != NO_TEXT]
     return {"text": text, "layout": layout_json, "einvoice": invoice, "pages": pages, "has_text": has_text,
             "warnings": warnings, "ocr": scanned.to_json(), "other_documents": others}
+
+
+# What a letterhead, a footer or a stamp prints: before the review calls one of them missing on a
+# text PDF, its first and last pages are read whole by OCR (``ocr.read_whole_pages``).
+PRINTED_ELSEWHERE = ("supplier_name", "vat_id", "iban")
+
+
+def _has_einvoice(content: bytes, media_type: str) -> bool:
+    try:
+        return _einvoice().find_xml(content, media_type) is not None
+    except AcceptanceError:
+        return False
+
+
+def _printed_elsewhere(content: bytes, read: layout.Layout, scanned: Any, *, today: date | None,
+                       page_limit: Callable[[int], AbstractContextManager[Any]] | None = None) -> layout.Layout:
+    """The layout, with the first and last pages read whole by OCR when a field of
+    ``PRINTED_ELSEWHERE`` is missing from it; pages already read as scans are not read again."""
+    from . import ocr
+
+    with_text = {line.page for line in read.lines if line.text.strip()} - set(scanned.pages)
+    if not with_text:
+        return read
+    found = fields.read_fields(read, today=today)
+    if all(found[name]["status"] != "missing" for name in PRINTED_ELSEWHERE):
+        return read
+    pages = sorted({p for p in (1, read.pages) if p in with_text})
+    limit = {"page_limit": page_limit} if page_limit is not None else {}
+    return ocr.read_whole_pages(content, read, pages, scanned, **limit)
 
 
 def _read_einvoice(content: bytes | None, media_type: str, *, today: date | None,
@@ -127,10 +159,12 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
     also_read = _also_read(text_fields)
     text_fields = {name: text_fields[name] for name in fields.REQUIRED}
     invoice = extracted.get("einvoice")
-    appended_pages = [f"page {o['page']} appears to be another document ({o['why']}); it was left out of the "
-                      "invoice's fields" for o in extracted.get("other_documents") or []]
-    disguised = lookalikes.page_findings(text) if has_text else []  # a Cyrillic E in an IBAN, on any page
-    disguised += [instructions.FINDING] if instructed else []
+    appended_pages = [findings_.make("other_document", f"page {o['page']} appears to be another document "
+                                     f"({o['why']}); it was left out of the invoice's fields")
+                      for o in extracted.get("other_documents") or []]
+    # A Cyrillic E in an IBAN, on any page
+    disguised = [findings_.make("lookalike", w) for w in (lookalikes.page_findings(text) if has_text else [])]
+    disguised += [findings_.make("instructions", instructions.FINDING)] if instructed else []
     if not invoice:
         return {"fields": text_fields, "also_read": also_read, "reading": "scan" if scanned else "text",
                 "findings": appended_pages + disguised, "readable": has_text}
@@ -140,7 +174,7 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
     for name in fields.REQUIRED:
         xml_field = read.fields.get(name) or {"status": "missing", "value": None, "detail": "", "evidence": None}
         found[name] = xml_field if xml_field.get("status") != "missing" or not has_text else text_fields[name]
-    findings = list(read.findings) + appended_pages
+    findings = [findings_.make("einvoice", w) for w in read.findings] + appended_pages
     if has_text:
         findings += einvoices.compare(read.fields, text_fields, text=text) + disguised
     profile = str(read.profile or "").strip()
@@ -155,7 +189,7 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
         "fields": found,
         "also_read": {name: also_read[name] for name in fields.ALSO_READ if name in also_read},
         "reading": source,
-        "findings": list(dict.fromkeys(findings)),  # once each, in order
+        "findings": findings_.of({"findings": findings}),  # once each, in order
         "readable": has_text or from_xml,
     }
 

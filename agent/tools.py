@@ -21,11 +21,12 @@ from jobs.errors import AcceptanceError
 from jobs.kinds import JobFailed
 
 from . import documents, fields, reading
+from . import findings as findings_
 from .pages import keep as keep_page_images
 
 MAX_WARNINGS = 10
 MAX_WARNING_CHARS = 200
-MAX_FINDING_CHARS = 400  # a disagreement names both values and what to do about it
+MAX_FINDINGS = 20  # every field the page and the XML disagree on, the e-invoice's defects, the others
 MAX_DRAFT_CHARS = 4_000
 # Wall-clock time for OCR of one page (render, Tesseract): about a second of CPU at 300 dpi, a
 # few for a dense page, on a core other jobs share. Each page has its own section, after the
@@ -106,7 +107,8 @@ def validate(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any
         "fields": checked["fields"],
         "also_read": checked.get("also_read", {}),
         "reading": checked["reading"],
-        "findings": _bounded(checked["findings"], chars=MAX_FINDING_CHARS) + known,
+        # The register's findings after the reading's: a changed bank account is never cut off.
+        "findings": [*findings_.of(checked), *findings_.of({"findings": known})][:MAX_FINDINGS],
         "readable": checked["readable"],
         "pages": previous["pages"],
         # What the evidence boxes are measured against: each page's size, in the boxes' units.
@@ -120,8 +122,10 @@ def validate(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any
 
 
 def draft(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]) -> dict[str, Any]:
-    """A plain-text review note Alice can paste into her own email to the supplier."""
-    return {**previous, "draft": review_note(previous, tone=arguments.get("tone", "neutral"))}
+    """A plain-text review note Alice can paste into her own email to the supplier; the fields as
+    their findings decide them (``findings.settle``: a disagreement makes its field to check)."""
+    settled = findings_.settle(previous)
+    return {**settled, "draft": review_note(settled, tone=arguments.get("tone", "neutral"))}
 
 
 def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
@@ -135,10 +139,12 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
     invoice by what was found of its number and date. A document without readable text (a
     scan) asks only for a readable copy and says nothing about single fields.
     """
+    checked = findings_.settle(checked)
     found_fields = checked["fields"]
     readable = checked.get("readable", checked.get("has_text", True))
     reading_ = checked.get("reading") or "text"
-    findings = [finding_words(f) for f in checked.get("findings") or []]
+    found_findings = findings_.of(checked)
+    findings = [_finding_line(f) for f in found_findings]
     sorted_ = _sorted_fields(found_fields)
     lines = _note_head(checked, sorted_, findings, readable=readable, reading_=reading_)
     if readable:
@@ -146,7 +152,7 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
         lines += also_read_lines(checked.get("also_read") or {}, found_fields)
     if findings:
         lines += ["Findings:", *(f"- {_capital(f)}" for f in findings)]
-        if needs_phone_check(findings):
+        if needs_phone_check(found_findings):
             lines.append(f"- {PHONE_CHECK}")
         lines.append("")
     if checked["warnings"]:
@@ -325,14 +331,18 @@ PHONE_CHECK = ("Before paying, confirm the bank account by phone with the suppli
                "know (not one from this invoice or its email).")
 
 
-def finding_words(finding: Any) -> str:
-    """A finding as Alice reads it: its words (a structured finding) or the text itself."""
-    return str(finding.get("words", "")) if isinstance(finding, dict) else str(finding)
+def needs_phone_check(findings: list[Any]) -> bool:
+    """A standing finding about the bank account that does not already say to phone the supplier."""
+    standing = findings_.standing(findings)
+    return findings_.about_bank(standing) and not any("by phone" in f["words"].lower() for f in standing)
 
 
-def needs_phone_check(findings: list[str]) -> bool:
-    """A finding about the bank account that does not already say to phone the supplier."""
-    return any("iban" in f.lower() for f in findings) and not any("by phone" in f.lower() for f in findings)
+def _finding_line(finding: dict[str, Any]) -> str:
+    """A finding in the note: its words, and who accepted it and why, once accepted."""
+    accepted = finding.get("accepted")
+    if isinstance(accepted, dict):
+        return f"{finding['words']} (accepted by {accepted.get('by') or 'a member'}: {accepted.get('reason') or ''})"
+    return finding["words"]
 
 
 def _failed(field: dict[str, Any]) -> str:

@@ -6,20 +6,21 @@ write goes through ``agent.work.change``. Browsers are sent back with a 303 (POS
 
 from __future__ import annotations
 
-from typing import Any
+from http import HTTPStatus
 
 from django.contrib import messages
 from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
 
+from jobs import kinds
 from jobs.clock import queue_clock
 from jobs.models import Job
-from web import exports, status, zones
+from web import exports, status, wording, zones
 from web.http import Call, HttpError, endpoint
 from web.redirects import back_under
 from web.views import export_response, job_link, see_other
 
-from . import notifications, work
+from . import acceptances, findings, notifications, work
 from .admin import WebhookForm
 from .models import WebhookEndpoint
 from .webhooks import latest_deliveries, new_secret, schedule_catch_up
@@ -28,16 +29,26 @@ from .webhooks import latest_deliveries, new_secret, schedule_catch_up
 MAX_SELECTED = 200
 # The most digits an id can have and still fit a 64-bit key (19 digits may overflow it).
 ID_DIGITS = 18
-BULK_ACTIONS = ("handled", "assign", "export", "export_xlsx")
+BULK_ACTIONS = ("handled", "approve", "assign", "export", "export_xlsx")
+# The refusals that are about the document's state, not the input (409).
+CONFLICTS = frozenset({"busy", "finding_stands", "fields_open", "not_reviewed", "not_completed", "no_such_finding"})
 
 
 # The form field each refusal is about.
-REFUSED_FIELDS = {"bad_state": "state", "not_a_member": "assignee", "note_too_long": "note"}
+REFUSED_FIELDS = {"bad_state": "state", "not_a_member": "assignee", "note_too_long": "note",
+                  "reason_required": "reason", "reason_too_long": "reason", "reason_invalid": "reason"}
 
 
 def refusal(exc: work.WorkRefused) -> HttpError:
-    return HttpError(404 if isinstance(exc, work.NoSuchJob) else 409 if exc.code == "busy" else 400,
+    return HttpError(404 if isinstance(exc, work.NoSuchJob) else 409 if exc.code in CONFLICTS else 400,
                      exc.code, exc.message, field=REFUSED_FIELDS.get(exc.code))
+
+
+def back_to_work(call: Call, job_id: int, exc: work.WorkRefused) -> HttpResponse:
+    """A browser's refused action on a document: back to its work panel, which says why (and, for
+    standing findings, asks again for a reason)."""
+    messages.error(call.request, wording.sentence(exc.message))
+    return see_other(reverse("job_detail", args=[job_id]) + "#work")
 
 
 def assignee_of(value: str | None) -> int | type[work.KEEP] | None:
@@ -59,9 +70,12 @@ def job_work(call: Call, job_id: int) -> HttpResponse:
     try:
         change = work.change(tenant_id=call.tenant_id, job_id=job_id, by_id=call.identity.user.pk,
                              now=queue_clock.now(), state=form.get("state", work.KEEP) or work.KEEP,
-                             assignee_id=assignee_of(form.get("assignee")), note=form.get("note", work.KEEP))
+                             assignee_id=assignee_of(form.get("assignee")), note=form.get("note", work.KEEP),
+                             reason=form.get("reason"))
     except work.WorkRefused as exc:
-        raise refusal(exc) from None
+        if call.wants_json or isinstance(exc, work.NoSuchJob):
+            raise refusal(exc) from None
+        return back_to_work(call, job_id, exc)
     if call.wants_json:
         job = Job.objects.for_tenant(call.tenant_id).only(*status.LIST_FIELDS).get(pk=job_id)
         now = status.work_of([job])[job_id]
@@ -91,21 +105,100 @@ def jobs_work(call: Call) -> HttpResponse:
     if not ids:
         messages.info(call.request, "Select documents first, with the boxes in the list.")
         return see_other(back)
-    changes: dict[str, Any] = {"state": work.State.HANDLED.value} if action == "handled" else {
-        "assignee_id": assignee_of(form.get("assignee", ""))}
+    if action in ("handled", "approve"):
+        return bulk_verdict(call, ids, action=action, back=back)
     changed = 0
     for job_id in ids:
         try:
             if work.change(tenant_id=call.tenant_id, job_id=job_id, by_id=call.identity.user.pk,
-                           now=queue_clock.now(), **changes) is not None:
+                           now=queue_clock.now(), assignee_id=assignee_of(form.get("assignee", ""))) is not None:
                 changed += 1
         except work.NoSuchJob:
             continue  # not the tenant's: nothing to say about it
         except work.WorkRefused as exc:
             raise refusal(exc) from None
-    done = "marked handled" if action == "handled" else "assigned"
-    messages.success(call.request, f"{changed} document{'s' if changed != 1 else ''} {done}.")
+    messages.success(call.request, f"{changed} document{'s' if changed != 1 else ''} assigned.")
     return see_other(back)
+
+
+def bulk_verdict(call: Call, ids: list[int], *, action: str, back: str) -> HttpResponse:
+    """Mark handled or approve each selected document. Those on which blocking findings stand are
+    left as they are and listed on a page that names each finding and asks again, for a reason
+    that accepts them (posted with ``reason``: they are then accepted, by this member, and done).
+    Documents that cannot be approved (a field still open, not reviewed) are counted and left."""
+    form = call.request.POST
+    reason = form.get("reason") or None
+    done, held, left = 0, [], []
+    for job_id in ids:
+        try:
+            if action == "approve":
+                work.approve(tenant_id=call.tenant_id, job_id=job_id, by_id=call.identity.user.pk,
+                             now=queue_clock.now(), reason=reason)
+                done += 1
+            elif work.change(tenant_id=call.tenant_id, job_id=job_id, by_id=call.identity.user.pk,
+                             now=queue_clock.now(), state=work.State.HANDLED.value, reason=reason) is not None:
+                done += 1
+        except work.NoSuchJob:
+            continue  # not the tenant's: nothing to say about it
+        except work.FindingsStand as exc:
+            held.append((job_id, exc.findings))
+        except work.WorkRefused as exc:
+            if exc.code in REFUSED_FIELDS:  # the reason itself: nothing was done, say why
+                raise refusal(exc) from None
+            left.append((job_id, exc.message))
+    verb = "approved" if action == "approve" else "marked handled"
+    said = f"{done} document{'s' if done != 1 else ''} {verb}."
+    if left:
+        said += f" {len(left)} not {verb}: " + "; ".join(f"#{job_id}: {why}" for job_id, why in left[:5]) + "."
+    if not held:
+        (messages.success if not left else messages.warning)(call.request, said)
+        return see_other(back)
+    jobs = {job.pk: job for job in Job.objects.for_tenant(call.tenant_id).filter(pk__in=[j for j, _ in held])
+            .only(*status.LIST_FIELDS)}
+    return call.page("agent/accept_findings.html", {
+        "action": action, "verb": verb, "said": said if done or left else "", "back": back,
+        "held": [{"job": jobs[job_id], "findings": found} for job_id, found in held if job_id in jobs],
+    }, status=409)
+
+
+@endpoint("POST")
+def job_approve(call: Call, job_id: int) -> HttpResponse:
+    """Approve a document: confirm every field whose check passes and mark it handled; ``reason``
+    accepts the blocking findings that stand (refused without one, naming them)."""
+    try:
+        done = work.approve(tenant_id=call.tenant_id, job_id=job_id, by_id=call.identity.user.pk,
+                            now=queue_clock.now(), reason=call.request.POST.get("reason") or None)
+    except work.WorkRefused as exc:
+        if call.wants_json or isinstance(exc, work.NoSuchJob):
+            raise refusal(exc) from None
+        return back_to_work(call, job_id, exc)
+    if call.wants_json:
+        return JsonResponse({"job": job_id, "state": work.State.HANDLED.value, "confirmed": done.confirmed,
+                             "accepted": [f["words"] for f in done.accepted]})
+    messages.success(call.request, "Approved: every field confirmed, and the document marked handled.")
+    return see_other(reverse("job_detail", args=[job_id]) + "#work")
+
+
+@endpoint("POST")
+def job_accept(call: Call, job_id: int) -> HttpResponse:
+    """Accept one finding of a document (``finding``: its key; none: every standing one) with a
+    ``reason``, which clears it: the document's fields and outcome then read without it."""
+    form = call.request.POST
+    keys = [k[:120] for k in form.getlist("finding") if k][:50] or None
+    try:
+        accepted = acceptances.accept(job_id=job_id, tenant_id=call.tenant_id, user=call.identity.user,
+                                      reason=form.get("reason"), keys=keys, now=queue_clock.now())
+    except kinds.Refused as exc:
+        if exc.status == HTTPStatus.NOT_FOUND:
+            raise HttpError(404, "not_found", "no such job") from None
+        if call.wants_json:
+            raise HttpError(exc.status, exc.code, exc.message, field=exc.field, state=exc.state) from None
+        messages.error(call.request, wording.sentence(exc.message))
+        return see_other(reverse("job_detail", args=[job_id]) + "#findings")
+    if call.wants_json:
+        return JsonResponse({"job": job_id, "accepted": [findings.key(f) for f in accepted]})
+    messages.success(call.request, f"Accepted: {len(accepted)} finding{'s' if len(accepted) != 1 else ''}.")
+    return see_other(reverse("job_detail", args=[job_id]) + "#findings")
 
 
 # The digest's window a member may choose, in minutes.

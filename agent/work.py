@@ -20,17 +20,20 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q, QuerySet
 
+from jobs import kinds, queue
 from jobs.kinds import Work
 from jobs.models import Job, User
 from web import status, wording
 
-from . import register
+from . import acceptances, corrections, fields, findings, register
 from .models import DocumentWork, DocumentWorkChange
 
 State = DocumentWork.State
 STATES: dict[str, str] = {state.value: str(state.label) for state in State}
 NOTE_MAX = 200
 NOTHING_TO_DO = "No action needed"
+# The findings a refusal names (the page lists them all).
+NAMED = 3
 # Tries of the guarded write when another member changed the same document meanwhile.
 TRIES = 3
 
@@ -46,6 +49,18 @@ class WorkRefused(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+class FindingsStand(WorkRefused):
+    """Marked handled or approved while blocking findings stand: they are named, and the member
+    is asked again, for a reason that accepts them (``reason``)."""
+
+    def __init__(self, standing: list[dict[str, Any]], *, verb: str = "marked handled") -> None:
+        named = "; ".join(f["words"] for f in standing[:NAMED]) + ("; …" if len(standing) > NAMED else "")
+        super().__init__("finding_stands", f"{len(standing)} finding{'s' if len(standing) != 1 else ''} "
+                         f"stand{'s' if len(standing) == 1 else ''} on this document ({named}): it can be {verb} "
+                         "only once you accept them, with a reason")
+        self.findings = standing
 
 
 class NoSuchJob(WorkRefused):
@@ -71,11 +86,16 @@ def default_state(job: Job) -> str:
 
 
 def change(*, tenant_id: int | None, job_id: int, by_id: int, now: datetime, state: str | type[KEEP] = KEEP,
-           assignee_id: int | type[KEEP] | None = KEEP, note: str | type[KEEP] = KEEP) -> Change | None:
+           assignee_id: int | type[KEEP] | None = KEEP, note: str | type[KEEP] = KEEP,
+           reason: str | None = None) -> Change | None:
     """Set the document's work state, assignee (None: nobody) and note; what is left as ``KEEP``
     stays. Returns the change written, None when nothing changed. Raises ``NoSuchJob`` for
     another tenant's job (the same as for an unknown one), ``WorkRefused`` for a state that is
-    not one, an assignee who is not a member of the job's tenant, or a note too long."""
+    not one, an assignee who is not a member of the job's tenant, or a note too long.
+
+    Marking it handled while blocking findings stand (``agent.findings``: a changed IBAN, a
+    disagreement, a duplicate...) raises ``FindingsStand`` naming them, unless ``reason`` is
+    given: then they are accepted with it, by this member, in the same transaction."""
     if state is not KEEP and state not in STATES:
         raise WorkRefused("bad_state", f"the work state must be one of: {', '.join(STATES)}")
     if isinstance(note, str):
@@ -91,6 +111,8 @@ def change(*, tenant_id: int | None, job_id: int, by_id: int, now: datetime, sta
         if isinstance(assignee_id, int) and not User.objects.filter(
                 pk=assignee_id, tenant_id=tenant_id, is_active=True).exists():
             raise WorkRefused("not_a_member", "a document can only be assigned to a member of your team")
+        if state == State.HANDLED.value and _state_of(job) != State.HANDLED.value:
+            _accept_standing(job, tenant_id=tenant_id, by_id=by_id, reason=reason, now=now)
         for _ in range(TRIES):
             written, done = _write(job, tenant_id=tenant_id, by_id=by_id, now=now, state=state,
                                    assignee_id=assignee_id, note=note)
@@ -128,6 +150,82 @@ def _write(job: Job, *, tenant_id: int, by_id: int, now: datetime, state: Any, a
                                       from_assignee_id=before[1], to_assignee_id=after[1],
                                       note=after[2] if after[2] != before[2] else "")
     return True, Change(job.pk, before[0], after[0], before[1], after[1], after[2])
+
+
+def _state_of(job: Job) -> str:
+    current = _current(job.pk)
+    return current.state if current else default_state(job)
+
+
+def _accept_standing(job: Job, *, tenant_id: int, by_id: int, reason: str | None, now: datetime,
+                     verb: str = "marked handled") -> None:
+    """Nothing when no blocking finding stands on the job; else accept them with ``reason`` (inside
+    the caller's transaction), or raise ``FindingsStand`` without one."""
+    if job.state != Job.State.COMPLETED:
+        return
+    result = Job.objects.filter(pk=job.pk).values_list("result", flat=True).first()
+    standing = acceptances.standing(job.pk, result)
+    if not standing:
+        return
+    if not (reason or "").strip():
+        raise FindingsStand(standing, verb=verb)
+    user = User.objects.get(pk=by_id)
+    try:
+        acceptances.accept(job_id=job.pk, tenant_id=tenant_id, user=user, reason=reason, now=now)
+    except kinds.Refused as exc:
+        raise WorkRefused(exc.code, exc.message) from None
+
+
+@dataclass(frozen=True)
+class Approval:
+    job_id: int
+    confirmed: list[str]  # the fields confirmed by this approval
+    accepted: list[dict[str, Any]]  # the findings accepted by it
+
+
+def approve(*, tenant_id: int | None, job_id: int, by_id: int, now: datetime, reason: str | None = None) -> Approval:
+    """Approve a reviewed document: confirm every required field whose check passes, and mark it
+    handled; the confirmed values are what the result, the note and the export then carry.
+
+    Refused (``WorkRefused``, nothing written) for a job that is not a finished review, or with a
+    field still to check, correct or find (``fields_open``: correct or confirm it first); while
+    blocking findings stand, ``FindingsStand`` names them unless ``reason`` accepts them."""
+    if tenant_id is None:
+        raise NoSuchJob()
+    user = User.objects.filter(pk=by_id).first()
+    if user is None:
+        raise NoSuchJob()
+    with transaction.atomic():
+        job = Job.objects.filter(pk=job_id, tenant_id=tenant_id).only("id", "state", "needs_action").first()
+        if job is None:
+            raise NoSuchJob()
+        if job.state != Job.State.COMPLETED:
+            raise WorkRefused("not_reviewed", "only a finished review can be approved")
+        try:
+            with queue.amending(job_id=job_id, tenant_id=tenant_id, actor=f"user:{by_id}", reason="approved",
+                                now=now) as amendment:
+                shown = acceptances.shown(job_id, amendment.job.result)
+                found = shown.get("fields") if isinstance(shown, dict) else None
+                if not isinstance(found, dict):
+                    raise WorkRefused("not_reviewed", "this result has no fields to approve")
+                open_ = [fields.LABELS[name] for name in findings.open_fields(shown)]
+                if open_:
+                    raise WorkRefused("fields_open", f"{', '.join(open_)} {'is' if len(open_) == 1 else 'are'} still "
+                                      "to check, correct or find: correct or confirm "
+                                      f"{'it' if len(open_) == 1 else 'them'} first")
+                standing = findings.standing(shown.get("findings"))
+                if standing and not (reason or "").strip():
+                    raise FindingsStand(standing, verb="approved")
+                accepted = (acceptances.accept_in(amendment, user=user, now=now,
+                                                  reason=acceptances.checked_reason(reason)) if standing else [])
+                confirmed = corrections.confirm_passing(amendment, user=user, now=now)
+                amendment.restate(acceptances.shown(job_id, amendment.job.result))
+        except queue.NotAmendable:
+            raise NoSuchJob() from None
+        except kinds.Refused as exc:
+            raise WorkRefused(exc.code, exc.message) from None
+        change(tenant_id=tenant_id, job_id=job_id, by_id=by_id, now=now, state=State.HANDLED.value)
+    return Approval(job_id, confirmed, accepted)
 
 
 def _current(job_id: int) -> DocumentWork | None:

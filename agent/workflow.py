@@ -21,6 +21,7 @@ from jobs.context import JobContext
 from jobs.kinds import JobCancelled, JobFailed, Kind, Limits, Summary
 
 from . import documents, duplicates, fields, notifications, provider_calls, webhooks
+from . import findings as findings_
 from . import planner as planners
 from .models import Checkpoint
 from .policy import FINISH, Proposal, Rejection, check, safe_name
@@ -193,8 +194,10 @@ def result(checkpoint: Checkpoint) -> dict[str, Any]:
 def summarize(result: dict[str, Any]) -> Summary:
     """The review's outcome for Alice's list: OK, what to correct, check or look for, or unreadable.
 
-    A value to check (two readings that disagree) and a finding (the page against the
-    e-invoice) both need Alice's eyes: "1 to check" puts the document under her action."""
+    A value to check (two readings that disagree) and a standing blocking finding (the page
+    against the e-invoice, an internal rule) both need Alice's eyes: "1 to check" puts the
+    document under her action. A finding a member accepted, or one that does not block, does not."""
+    result = findings_.settle(result)
     found = result["fields"]
     reference = " · ".join(
         str(found[name]["value"]) for name in ("supplier_name", "invoice_number")
@@ -204,8 +207,10 @@ def summarize(result: dict[str, Any]) -> Summary:
         return Summary("unreadable", "unreadable", True, reference)
     required = [found[name] for name in fields.REQUIRED if name in found]  # what is also read is never asked
     wrong = sum(1 for f in required if f["status"] == "malformed")
-    check = sum(1 for f in required if f["status"] == "to_check") + sum(
-        1 for f in result.get("findings") or [] if not isinstance(f, dict) or f.get("blocks", True))
+    to_check = {name for name in fields.REQUIRED if found.get(name, {}).get("status") == "to_check"}
+    # A standing blocking finding keeps the document from reading OK; one whose field already
+    # reads to check is counted there.
+    check = len(to_check) + sum(1 for f in findings_.standing(result.get("findings")) if f["field"] not in to_check)
     missing = sum(1 for f in required if f["status"] == "missing")
     if not (wrong or check or missing):
         return Summary("ok", "OK", False, reference)

@@ -24,6 +24,28 @@ document.addEventListener("click", async (event) => {
   announce("Copied.");
 });
 
+// --- The message to the supplier: <fieldset data-message-lines="#pre"> holds a box per request;
+// an unticked one leaves its line out of the message the Copy button copies. Shown only with script.
+function messageFrom(fieldset) {
+  const target = document.querySelector(fieldset.dataset.messageLines);
+  if (!target) return;
+  const kept = [];
+  fieldset.querySelectorAll("[data-message-line]").forEach((line) => {
+    const box = line.querySelector("input[type=checkbox]");
+    if (!box || box.checked) kept.push(line.dataset.messageLine);
+  });
+  target.textContent = kept.join("\n");
+}
+function armMessageLines(root) {
+  root.querySelectorAll("[data-message-lines]").forEach((fieldset) => { fieldset.hidden = false; });
+}
+document.addEventListener("change", (event) => {
+  const fieldset = event.target.closest("[data-message-lines]");
+  if (fieldset) messageFrom(fieldset);
+});
+document.addEventListener("DOMContentLoaded", () => armMessageLines(document));
+document.addEventListener("htmx:afterSwap", (event) => armMessageLines(event.target));
+
 // --- Times: <time datetime="…Z" data-when> carries the UTC time as text; show it in the reader's
 // zone, relative while recent ("3 min ago"), with the absolute local time on hover. The footer's
 // [data-zone] says once which zone that is.

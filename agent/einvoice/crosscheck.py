@@ -1,43 +1,67 @@
-"""The visible page against the XML: where they disagree on the total, invoice number or IBAN."""
+"""The visible page against the XML: every field on which they disagree, as a finding with both readings."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from typing import Any
 
+from agent import findings as finding_
 from agent import lookalikes
 
 from .invoice import _decimal, _short
 
+CODE = "page_disagrees"
+# The fields compared, in the order Alice reads them.
+COMPARED = ("supplier_name", "vat_id", "invoice_number", "invoice_date", "currency", "total_amount", "iban")
+# The fields compared only when both sides passed their check (their values are then normal forms).
+CHECKED_FIRST = frozenset({"vat_id", "invoice_date", "currency"})
+WORDS = {
+    "total_amount": "the visible page shows a total of {page} but the e-invoice XML says {xml}: "
+                    "check which one the supplier means before paying",
+    "invoice_number": "the visible page shows invoice number {page} but the e-invoice XML says {xml}",
+    "iban": "the IBAN on the visible page ({page}) differs from the one in the e-invoice XML ({xml}): a changed "
+            "IBAN is a known fraud pattern; check with the supplier by phone, on a number you already know, "
+            "before paying",
+    "supplier_name": "the visible page names the supplier {page} but the e-invoice XML says {xml}",
+    "vat_id": "the visible page shows the VAT id {page} but the e-invoice XML says {xml}",
+    "invoice_date": "the visible page shows the invoice date {page} but the e-invoice XML says {xml}",
+    "currency": "the visible page shows the currency {page} but the e-invoice XML says {xml}",
+}
 
-def compare(xml_fields: dict[str, Any], text_fields: dict[str, Any], *, text: str = "") -> list[str]:
-    """Where the visible page disagrees with the XML on the total, invoice number or IBAN.
+
+def compare(xml_fields: dict[str, Any], text_fields: dict[str, Any], *, text: str = "") -> list[dict[str, Any]]:
+    """Where the visible page disagrees with the XML: one finding per field (``agent.findings``,
+    code ``page_disagrees``), with the XML's reading and the page's, each with its evidence.
 
     Identifiers compare as a bank reads them (``lookalikes.compact``: NFKC, no separators, upper
-    case), amounts as numbers. The page's IBAN is its reading's, and also every IBAN printed in
-    ``text`` however spaced, hyphenated or disguised with lookalike letters: the XML's account
-    must be one of them, and one written with a Cyrillic E (U+0415) is not.
+    case), amounts as numbers, supplier names without case, punctuation or a shortened legal name.
+    The page's IBAN is its reading's, and also every IBAN printed in ``text`` however spaced,
+    hyphenated or disguised with lookalike letters: the XML's account must be one of them, and
+    one written with a Cyrillic E (U+0415) is not.
     """
-    findings: list[str] = []
-    for name in ("total_amount", "invoice_number", "iban"):
-        in_xml = (xml_fields.get(name) or {}).get("value")
-        on_page = (text_fields.get(name) or {}).get("value")
-        if name == "iban" and in_xml and not _debited(xml_fields["iban"]):
-            on_page = _page_iban(str(in_xml), on_page, text)
+    found: list[dict[str, Any]] = []
+    for name in COMPARED:
+        xml_field = xml_fields.get(name) or {}
+        page_field = text_fields.get(name) or {}
+        in_xml, on_page = xml_field.get("value"), page_field.get("value")
+        page_evidence = page_field.get("evidence")
+        if name in CHECKED_FIRST and (xml_field.get("status") != "present" or page_field.get("status") != "present"):
+            continue
+        if name == "iban" and in_xml and not _debited(xml_field):
+            shown = _page_iban(str(in_xml), on_page, text)
+            if shown is not None and shown != on_page:
+                page_evidence = {"source": "text", "text": _short(shown, 50)}
+            on_page = shown
         if not in_xml or not on_page or _same(name, str(in_xml), str(on_page)):
             continue
-        if name == "iban" and _debited(xml_fields["iban"]):
+        if name == "iban" and _debited(xml_field):
             continue  # the buyer's account a direct debit takes from: the page may print the supplier's own
-        shown, read = _short(str(on_page), 50), _short(str(in_xml), 50)
-        if name == "total_amount":
-            findings.append(f"the visible page shows a total of {shown} but the e-invoice XML says {read}: "
-                            "check which one the supplier means before paying")
-        elif name == "invoice_number":
-            findings.append(f"the visible page shows invoice number {shown} but the e-invoice XML says {read}")
-        else:
-            findings.append(f"the IBAN on the visible page ({shown}) differs from the one in the e-invoice XML "
-                            f"({read}): a changed IBAN is a known fraud pattern; check with the supplier by phone, "
-                            "on a number you already know, before paying")
-    return [finding for finding in findings if finding]
+        words = WORDS[name].format(page=_short(str(on_page), 50), xml=_short(str(in_xml), 50))
+        found.append(finding_.make(CODE, words, field=name, readings=[
+            finding_.reading(in_xml, xml_field.get("evidence"), "xml"),
+            finding_.reading(on_page, page_evidence, "page")]))
+    return found
 
 
 def _page_iban(in_xml: str, read: Any, text: str) -> str | None:
@@ -58,6 +82,9 @@ def _debited(field: dict[str, Any]) -> bool:
 
 
 def _same(name: str, first: str, second: str) -> bool:
+    if name == "supplier_name":
+        one, other = _name(first), _name(second)
+        return bool(one and other) and (one in other or other in one)
     if name == "total_amount":
         a, b = _decimal(first.replace(",", "")), _decimal(second.replace(",", ""))
         if a is not None and b is not None:
@@ -67,3 +94,8 @@ def _same(name: str, first: str, second: str) -> bool:
 
 def _identifier(value: str) -> str:
     return lookalikes.compact(value)
+
+
+def _name(value: str) -> str:
+    """A supplier's name as compared: NFKC, without case, spaces or punctuation."""
+    return re.sub(r"[\W_]+", "", unicodedata.normalize("NFKC", value).casefold())

@@ -67,6 +67,11 @@ SHARED_SYMBOLS = {
     "kr": {"SE": "SEK", "NO": "NOK", "DK": "DKK", "IS": "ISK"},
     "¥": {"JP": "JPY", "CN": "CNY"},
 }
+# The details of checks that are the tenant's own rules rather than the supplier's errors
+# (agent.findings.RULES makes them Alice's findings, each one she may accept).
+OLD_DATE = "the invoice date is more than ten years old"
+NOT_PAID_CURRENCY = "not a currency we pay in"
+CREDIT_NOTE = "the total is negative: a credit note, not an invoice?"
 # Currencies read off a page: the ones we pay in and others an invoice may be in (then reported
 # as printed, and not one we pay in, rather than as missing).
 PRINTED_CURRENCIES = CURRENCIES | {"INR", "CNY", "RON", "BGN", "TRY", "BRL", "MXN", "ZAR", "SGD", "HKD", "NZD", "AED",
@@ -166,7 +171,7 @@ def check_invoice_date(value: str | None, *, today: date | None = None) -> Field
     if parsed > today:
         return Field("malformed", parsed.isoformat(), "the invoice date is in the future")
     if parsed.year < today.year - 10:
-        return Field("malformed", parsed.isoformat(), "the invoice date is more than ten years old")
+        return Field("malformed", parsed.isoformat(), OLD_DATE)
     detail = ""
     numbers = re.fullmatch(r"\s*(\d{1,2})[./-](\d{1,2})[./-]\d{2,4}\s*", value)
     if numbers and numbers.group(1) != numbers.group(2) and int(numbers.group(1)) <= 12 and int(numbers.group(2)) <= 12:
@@ -194,7 +199,7 @@ def check_total_amount(value: str | None) -> Field:
     if first_digit and (re.search(r"[-\u2212]", value[: first_digit.start()]) or value.strip().startswith("(")):
         amount = -amount
     if amount < 0:
-        return Field("malformed", str(amount), "the total is negative: a credit note, not an invoice?")
+        return Field("malformed", str(amount), CREDIT_NOTE)
     if amount == 0:
         return Field("malformed", str(amount), "the total is zero")
     if amount.adjusted() >= MAX_TOTAL_DIGITS:  # no invoice's total; quantize would overflow the context
@@ -214,7 +219,7 @@ def check_currency(value: str | None, *, total: str | None = None) -> Field:
                                        "and the supplier's country is not known")
     code = SYMBOLS.get(found.strip(), found.strip().upper())
     if code not in CURRENCIES:
-        return Field("malformed", found[:MAX_VALUE_CHARS], "not a currency we pay in")
+        return Field("malformed", found[:MAX_VALUE_CHARS], NOT_PAID_CURRENCY)
     return Field("present", code, "" if value else "read from the total")
 
 

@@ -194,6 +194,18 @@ def complete_pdf(content: bytes, read: Layout, *, page_limit: PageLimit = _unlim
     return Layout(pages=read.pages, lines=_bounded(lines), sizes=sizes), result
 
 
+def read_whole_pages(content: bytes, read: Layout, numbers: list[int], result: Reading, *,
+                     page_limit: PageLimit = _unlimited) -> Layout:
+    """The PDF's layout with what OCR reads on the whole of pages ``numbers`` added where the
+    layout has no word (``embedded.read_pages``); the pages it added words to join ``result.images``.
+    Raises ``Unavailable`` without Tesseract."""
+    found = embedded.read_pages(content, read, numbers, engine, page_limit=page_limit)
+    result.images = sorted({*result.images, *found})
+    if not found:
+        return read
+    return Layout(pages=read.pages, lines=_bounded(embedded.merged(read.lines, found)), sizes=read.sizes)
+
+
 def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int,
                result: Reading) -> tuple[list[Line], Any, float]:
     """One page's lines, and the page as read with its resolution; the first page with words on

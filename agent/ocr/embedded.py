@@ -68,6 +68,65 @@ def read_images(content: bytes, read: Layout, tesseract: Callable[[], _Engine], 
     return found
 
 
+def read_pages(content: bytes, read: Layout, numbers: list[int], tesseract: Callable[[], _Engine], *,
+               page_limit: Any) -> dict[int, list[Line]]:
+    """What OCR reads on the whole of pages ``numbers`` of a PDF with a text layer, where neither
+    its text layer nor its images already read hold a word: the print of an image ``read_images``
+    leaves (too small, or on a page after the first), and whatever else the page draws there. Only
+    a page holding such an image (``_unread_image``) is read, at ``LOGO_DPI``, inside its OCR time
+    section; a page turned, or a scan with its own OCR layer, is left."""
+    import pypdfium2 as pdfium
+
+    found: dict[int, list[Line]] = {}
+    try:
+        document = pdfium.PdfDocument(content)
+    except pdfium.PdfiumError:
+        return found
+    try:
+        for number in numbers:
+            if not 1 <= number <= len(document):
+                continue
+            words = [w for line in read.lines if line.page == number for w in line.words]
+            with page_limit(number):
+                page = document[number - 1]
+                try:
+                    width, height = page.get_size()
+                    if page.get_rotation() != 0 or _ocr_layer(page) or not _unread_image(page, number, width,
+                                                                                          height):
+                        continue
+                    placed = [w for w in _read_box(page, (0.0, 0.0, width, height), width, height,
+                                                   native_dpi=LOGO_DPI, scanned=False, tesseract=tesseract(),
+                                                   languages="eng")
+                              if not any(_overlap(w, t) > OVERLAP for t in words)]
+                finally:
+                    page.close()
+            lines = _lines(number, placed)
+            if lines:
+                found[number] = lines
+    finally:
+        document.close()
+    return found
+
+
+def _unread_image(page: Any, number: int, width: float, height: float) -> bool:
+    """Whether the page holds an image ``read_images`` left unread that could carry a line of print:
+    on the first page one below its size (a line of small print), on another one smaller than a
+    scanned page."""
+    import pypdfium2 as pdfium
+
+    for index, image in enumerate(page.get_objects(filter=[pdfium.raw.FPDF_PAGEOBJ_IMAGE], max_depth=2)):
+        if index >= MAX_OBJECTS:
+            break
+        left, bottom, right, top = image.get_bounds()
+        if min(image.get_px_size()) < MIN_PIXELS or right - left <= 0 or top - bottom <= 0:
+            continue
+        if number == 1 and (right - left < MIN_WIDTH or top - bottom < MIN_HEIGHT):
+            return True
+        if number > 1 and (right - left) * (top - bottom) < SCANNED_PAGE * width * height:
+            return True
+    return False
+
+
 def _page_images(document: Any, number: int, words: list[Word], tesseract: Callable[[], _Engine],
                  languages: str) -> list[Line]:
     page = document[number - 1]

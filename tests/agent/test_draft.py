@@ -144,7 +144,8 @@ def test_the_note_for_the_supplier_follows_the_tone(tone, opening, closing):
     note = tools.review_note(checked_of(text), tone=tone)
     supplier = parts(note)[1].split("\n")
     assert supplier[0].startswith(opening) and supplier[-1].endswith(closing)
-    assert "- Could you check the total amount due? We read -5.00 (the total is negative" in note
+    # A negative total is the team's own rule (a credit note): Alice's finding, never asked of the supplier.
+    assert "total" not in parts(note)[1] and "- The total is negative: this looks like a credit note" in note
     assert "- Could you confirm the IBAN of the account we should pay into?" in note
 
 
@@ -241,8 +242,8 @@ def test_a_real_factur_x_whose_page_shows_another_iban_tells_alice_and_asks_the_
     checked = checked_of(content=factur_x_with_page(CHANGED_IBAN_PAGE), media_type="application/pdf")
     note = tools.review_note(checked)
     alice, supplier = parts(note)
-    finding = next(line for line in alice.splitlines() if "NL91 ABNA 0417 1643 00" in line)
-    assert finding.startswith("- The IBAN on the visible page") and "by phone" in finding
+    finding = next(line for line in alice.splitlines() if line.startswith("- The IBAN on the visible page"))
+    assert "NL91 ABNA 0417 1643 00" in finding and "by phone" in finding
     assert alice.count("by phone") == 1  # the finding says it; no second reminder
     assert "IBAN" not in supplier and "NL91" not in supplier
 

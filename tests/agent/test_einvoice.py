@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent import documents, einvoice
+from agent.findings import words
 from jobs.errors import DocumentUnpacksTooLarge, UnsupportedDocument
 from tests import hostile
 
@@ -335,15 +336,19 @@ def test_the_same_values_printed_differently_are_no_finding():
 def test_a_different_total_number_or_iban_on_the_page_is_named_and_a_changed_iban_as_fraud():
     xml = fields_of(total_amount="529.87", invoice_number="471102", iban="DE89 3704 0044 0532 0130 00")
     text = fields_of(total_amount="592.87", invoice_number="471103", iban="NL91 ABNA 0417 1643 00")
-    findings = einvoice.compare(xml, text)
-    assert findings == [
-        "the visible page shows a total of 592.87 but the e-invoice XML says 529.87: check which one the supplier "
-        "means before paying",
-        "the visible page shows invoice number 471103 but the e-invoice XML says 471102",
-        "the IBAN on the visible page (NL91 ABNA 0417 1643 00) differs from the one in the e-invoice XML "
-        "(DE89 3704 0044 0532 0130 00): a changed IBAN is a known fraud pattern; check with the supplier by phone, "
-        "on a number you already know, before paying",
-    ]
+    found = einvoice.compare(xml, text)
+    assert {f["field"]: f["words"] for f in found} == {
+        "total_amount": "the visible page shows a total of 592.87 but the e-invoice XML says 529.87: check which one "
+                        "the supplier means before paying",
+        "invoice_number": "the visible page shows invoice number 471103 but the e-invoice XML says 471102",
+        "iban": "the IBAN on the visible page (NL91 ABNA 0417 1643 00) differs from the one in the e-invoice XML "
+                "(DE89 3704 0044 0532 0130 00): a changed IBAN is a known fraud pattern; check with the supplier by "
+                "phone, on a number you already know, before paying",
+    }
+    # Each a blocking finding with both readings: the XML's, then the page's.
+    assert all(f["code"] == "page_disagrees" and f["blocks"] for f in found)
+    assert [(r["source"], r["value"]) for r in found[-1]["readings"]] == [
+        ("xml", "DE89 3704 0044 0532 0130 00"), ("page", "NL91 ABNA 0417 1643 00")]
 
 
 XML_PAYS = fields_of(iban="GB82 WEST 1234 5698 7654 32", invoice_number="RE-4711", vat_id="DE136695976")
@@ -360,7 +365,7 @@ def test_a_disguised_iban_on_the_page_that_is_not_the_xmls_is_named(printed):
     findings = einvoice.compare(XML_PAYS, {"iban": {"status": "missing", "value": None}}, text=text)
     changed = ("differs from the one in the e-invoice XML (GB82 WEST 1234 5698 7654 32): a changed IBAN is a known "
                "fraud pattern")
-    assert any(f.startswith("the IBAN on the visible page (") and changed in f for f in findings), findings
+    assert any(f.startswith("the IBAN on the visible page (") and changed in f for f in words(findings)), findings
 
 
 def test_the_xmls_iban_printed_with_hyphens_or_full_width_is_the_same_account():
@@ -373,7 +378,7 @@ def test_the_xmls_iban_printed_with_hyphens_or_full_width_is_the_same_account():
 def test_the_xmls_iban_printed_with_a_cyrillic_letter_is_not_the_same_account():
     text = "IBAN G\u0412 82 WEST 1234 5698 7654 32\n"  # a Cyrillic B in the country code
     findings = einvoice.compare(XML_PAYS, {}, text=text)
-    assert any("differs from the one in the e-invoice XML" in f for f in findings), findings
+    assert any("differs from the one in the e-invoice XML" in f for f in words(findings)), findings
 
 
 @pytest.mark.parametrize("name, value, what", [

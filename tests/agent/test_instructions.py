@@ -10,6 +10,7 @@ from datetime import date
 import pytest
 
 from agent import instructions, lookalikes, reading
+from agent.findings import words
 
 TODAY = date(2026, 12, 3)
 INVOICE = """Muster Handels GmbH · Musterstraße 1 · 10115 Berlin
@@ -48,7 +49,7 @@ def test_an_injected_sentence_changes_no_field_the_page_reader_reads(injection, 
     assert honest["fields"]["total_amount"]["value"] == "100.00" and honest["findings"] == []
     checked = validate(INVOICE.format(**{"before": "", "after": "", where: injection}))
     assert values(checked) == values(honest)
-    assert checked["findings"] == [instructions.FINDING]
+    assert words(checked["findings"]) == [instructions.FINDING]
 
 
 def test_the_lines_around_an_instruction_are_read_as_they_are():
@@ -78,7 +79,7 @@ def test_an_invoices_own_sentences_are_not_taken_for_instructions(text):
 ])
 def test_a_letter_of_another_script_in_an_identifier_on_a_page_is_a_finding(printed, named):
     checked = validate(f"Muster Handels GmbH\n{printed}\nSumme 100,00 EUR\n")
-    assert any(finding.startswith(named) for finding in checked["findings"]), checked["findings"]
+    assert any(finding.startswith(named) for finding in words(checked["findings"])), checked["findings"]
 
 
 def test_words_of_another_language_are_not_identifiers_in_disguise():

@@ -19,6 +19,7 @@ from django.test import Client
 from agent import model_reader
 from agent.admin import ReviewSettingsAdmin
 from agent.fields import LABELS, REQUIRED
+from agent.findings import words
 from agent.model_reader import NOT_FOUND, UNREADABLE, suggest
 from agent.models import Checkpoint, ModelReading, ProviderCall, ReviewSettings
 from agent.planner import ChatCompletionsPlanner, LocalPlanner
@@ -401,7 +402,7 @@ def test_with_the_opt_in_the_review_asks_the_model_once(configured, unpaid_job, 
     assert len(planned) == 4
     assert CANARY not in json.dumps([r["body"] for r in planned], ensure_ascii=False)  # the planner still sees none
     output = Checkpoint.objects.get(job_id=unpaid_job.pk).latest_output
-    assert NOT_FOUND.format(label=LABELS["iban"]) in output["findings"]
+    assert NOT_FOUND.format(label=LABELS["iban"]) in words(output["findings"])
     assert output["fields"]["iban"]["status"] == "missing"
     assert Job.objects.get(pk=unpaid_job.pk).external_started_at is None
 

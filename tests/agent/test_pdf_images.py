@@ -11,6 +11,7 @@ from fpdf import FPDF
 from PIL import Image, ImageDraw, ImageFont
 
 from agent import documents, reading
+from agent.findings import words
 from agent.layout import Layout
 
 
@@ -143,7 +144,7 @@ def test_a_scanned_work_order_appended_to_the_invoice_is_named_and_its_total_nev
     assert checked["fields"]["total_amount"]["value"] == "1190.00"
     assert checked["fields"]["iban"]["value"].replace(" ", "") == "DE89370400440532013000"
     assert any(f.startswith("page 2 appears to be another document") and "Arbeitsauftrag" in f
-               for f in checked["findings"]), checked["findings"]
+               for f in words(checked["findings"])), checked["findings"]
 
 
 def test_a_second_invoice_appended_is_named_and_a_continued_invoice_is_not():
@@ -153,7 +154,7 @@ def test_a_second_invoice_appended_is_named_and_a_continued_invoice_is_not():
     checked = reading.validate(extracted)
     assert checked["fields"]["total_amount"]["value"] == "1190.00"
     assert checked["fields"]["invoice_number"]["value"] == "RE-8841"
-    assert any("page 2" in f and "RE-9107" in f for f in checked["findings"])
+    assert any("page 2" in f and "RE-9107" in f for f in words(checked["findings"]))
 
     # Its own second page: the title and number again, or no title at all (the terms), stays the invoice's.
     for continued in (["Rechnung Nr. RE-8841", "Seite 2", "Zahlbar ohne Abzug"],
@@ -170,4 +171,39 @@ def test_an_invoice_from_another_supplier_without_a_number_is_told_by_its_tax_id
     other = ["Rechnung", "Elektro Brenner KG", "USt-IdNr. DE129273398", "Gesamtbetrag: 2.000,00 EUR"]
     extracted = reading.extract(two_pages(other), documents.PDF)
     assert [o["page"] for o in extracted["other_documents"]] == [2]
-    assert "DE129273398" in reading.validate(extracted)["findings"][0]
+    assert "DE129273398" in words(reading.validate(extracted)["findings"])[0]
+
+
+def test_a_bank_account_printed_only_in_a_small_image_on_the_last_page_is_read_before_it_is_called_missing(
+        needs_ocr):
+    """The first page's text names the supplier; the IBAN is only in a footer image on page 2, too
+    small for a scanned page: the last page is read whole by OCR before the IBAN is called missing."""
+    footer = letterhead([("IBAN DE89 3704 0044 0532 0130 00", 34)], (900, 70))
+    pdf = FPDF()
+    pdf.add_page()
+    body(pdf, [line for line in INVOICE if not line.startswith("IBAN")], top=20)
+    pdf.add_page()
+    body(pdf, ["Allgemeine Geschaeftsbedingungen", "Zahlbar innerhalb von 14 Tagen."], top=20)
+    pdf.image(io.BytesIO(footer), x=15, y=260, w=90)
+    content = bytes(pdf.output())
+    assert "DE89" not in documents.read_text(content, documents.PDF).text  # only the image prints it
+
+    extracted = reading.extract(content, documents.PDF)
+    checked = reading.validate(extracted)
+    iban = checked["fields"]["iban"]
+    assert iban["status"] == "present" and iban["value"] == "DE89 3704 0044 0532 0130 00", iban
+    assert iban["evidence"]["page"] == 2 and 2 in extracted["ocr"]["images"]
+
+
+def test_a_text_pdf_whose_fields_are_all_in_its_text_is_not_read_again(needs_ocr, monkeypatch):
+    from agent import ocr
+
+    def never(*args, **kwargs):
+        raise AssertionError("read whole although nothing was missing")
+
+    monkeypatch.setattr(ocr, "read_whole_pages", never)
+    pdf = FPDF()
+    pdf.add_page()
+    body(pdf, ["Kestrel Tooling GmbH", *INVOICE], top=20)
+    checked = reading.validate(reading.extract(bytes(pdf.output()), documents.PDF))
+    assert checked["fields"]["iban"]["status"] == "present"

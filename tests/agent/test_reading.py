@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agent import documents, fields, reading, samples, workflow
+from agent import documents, fields, findings, reading, samples, workflow
 from agent.planner import LocalPlanner
 from jobs.models import Job
 from tests.pdfs import CHANGED_IBAN_PAGE, factur_x_with_page
@@ -170,7 +170,7 @@ def test_the_page_disagreeing_with_the_xml_and_the_xmls_own_defects_are_findings
     fake = einvoices(iban="NL91 ABNA 0417 1643 00")
     fake.findings = ["The totals do not add up (EN 16931 BR-CO-15)."]
     checked = reading.validate(reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY), today=TODAY)
-    assert checked["findings"] == [
+    assert findings.words(checked["findings"]) == [
         "The totals do not add up (EN 16931 BR-CO-15).",
         "The visible page shows iban DE89 3704 0044 0532 0130 00, the e-invoice NL91 ABNA 0417 1643 00.",
     ]
@@ -181,7 +181,7 @@ def test_an_e_invoice_nothing_could_be_read_from_leaves_the_page_to_speak(einvoi
     fake = einvoices(**dict.fromkeys(fields.REQUIRED))
     fake.profile, fake.findings = "", ["the e-invoice XML is not well-formed at line 1, column 38"]
     checked = reading.validate(reading.extract(samples.CLEAN_PDF.read_bytes(), PDF, today=TODAY), today=TODAY)
-    assert checked["reading"] == "text" and checked["findings"] == fake.findings
+    assert checked["reading"] == "text" and findings.words(checked["findings"]) == fake.findings
     assert {checked["fields"][name]["evidence"]["source"] for name in fields.REQUIRED} == {"text"}
     standalone = reading.validate(reading.extract(b"<?xml version='1.0'?><x", reading.XML, today=TODAY), today=TODAY)
     assert (standalone["reading"], standalone["readable"]) == ("e-invoice", False)
@@ -194,7 +194,8 @@ def test_the_workflow_keeps_reading_and_findings_and_puts_the_document_under_ali
     drive(claim(), LocalPlanner())
     job = Job.objects.get(pk=job.pk)
     assert job.result["reading"] == "e-invoice: Factur-X EN 16931"
-    assert job.result["findings"] == ["The visible page shows total_amount 1333.87, the e-invoice 1300.00."]
+    assert findings.words(job.result["findings"]) == [
+        "The visible page shows total_amount 1333.87, the e-invoice 1300.00."]
     summary = workflow.summarize(job.result)
     assert (summary.outcome, summary.text, summary.needs_action) == ("to_correct", "1 to check", True)
     assert "Findings:\n- The visible page shows total_amount 1333.87" in job.result["draft"]
@@ -259,7 +260,7 @@ def test_a_page_showing_another_iban_than_the_xml_is_a_finding_and_the_xmls_iban
     drive(claim(), LocalPlanner())
     job = Job.objects.get(pk=job.pk)
     assert job.result["fields"]["iban"]["value"] == "DE88 2008 0000 0970 3757 00"
-    assert [f for f in job.result["findings"] if "NL91 ABNA 0417 1643 00" in f and "fraud" in f]
+    assert [f for f in findings.words(job.result["findings"]) if "NL91 ABNA 0417 1643 00" in f and "fraud" in f]
     summary = workflow.summarize(job.result)
     # The second: this XML writes its BuyerReference in no namespace, an element that is ignored and named.
     assert (summary.outcome, summary.text, summary.needs_action) == ("to_correct", "2 to check", True)

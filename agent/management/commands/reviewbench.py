@@ -44,9 +44,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from agent import documents, duplicates, fields, reading, workflow
+from agent import documents, duplicates, fields, findings, reading, workflow
 from agent.models import DocumentFingerprint
-from agent.tools import finding_words
 from jobs.errors import AcceptanceError
 from suppliers import imports
 from suppliers import review as register_review
@@ -299,7 +298,7 @@ def _unscored(path: Path, folder: Path, *, ignore_xml: bool, today: date) -> dic
         return {"document": relative, "skipped": True}
     return {"document": relative, "reading": checked["reading"], "readable": checked["readable"],
             "statuses": {name: f.get("status") for name, f in checked["fields"].items()},
-            "findings": [finding_words(f) for f in checked["findings"]]}
+            "findings": findings.words(checked["findings"])}
 
 
 def table(report: dict[str, Any]) -> str:
