@@ -63,11 +63,12 @@ def reviewed(clock, alice):
 
 @pytest.fixture
 def handled(clock):
-    """Mark a reviewed job handled, as its tenant's member."""
+    """Mark a reviewed job handled, as its tenant's member (accepting what findings stand with
+    ``reason``: without one, a blocking finding refuses it)."""
 
-    def handled_(job, user):
+    def handled_(job, user, reason=None):
         return work.change(tenant_id=job.tenant_id, job_id=job.pk, by_id=user.pk, now=clock.now(),
-                           state=work.State.HANDLED.value)
+                           state=work.State.HANDLED.value, reason=reason)
 
     return handled_
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError
 from django.urls import reverse
 
-from agent import presentation, workflow
+from agent import presentation, work, workflow
 from jobs.clock import queue_clock
 from suppliers import imports, review, services
 from suppliers.models import RegisterSettings, Supplier, SupplierChange, SupplierIban, SupplierTaxId
@@ -49,8 +49,11 @@ def test_a_suppliers_third_invoice_with_a_new_iban_is_flagged_bank_details_chang
     browser.force_login(alice)
     page = browser.get(reverse("job_detail", args=[third.pk])).content.decode()
     assert "Bank details changed: the IBAN GB82 WEST 1234 5698 7654 32" in page
-    # Marked handled after the phone call, the new account is the supplier's too.
-    handled(third, alice)
+    # Not handled while the finding stands; marked handled after the phone call, accepting it, the
+    # new account is the supplier's too.
+    with pytest.raises(work.FindingsStand):
+        handled(third, alice)
+    handled(third, alice, reason="phoned the supplier on the number we have: new account confirmed")
     supplier = Supplier.objects.get(tenant_id=alice.tenant_id)
     assert supplier.invoices == 3 and set(supplier.ibans.values_list("iban", flat=True)) == {
         "DE89370400440532013000", "GB82WEST12345698765432"}
