@@ -169,8 +169,7 @@ PAYEE = (r"\b(?:account\s+(?:holder|name)|beneficiary|payee|kontoinhaber|kontona
          r"titular(?:\s+de\s+la\s+cuenta)?|beneficiario|intestatario(?:\s+del\s+conto)?|w[łl]a[śs]ciciel\s+rachunku)\b")
 
 # --- currency -------------------------------------------------------------------------------
-# "valuuta": Estonian and Finnish, which have no module of their own.
-CURRENCY = r"\b(?:" + "|".join([*languages.gather("CURRENCY"), "valuuta"]) + r")\b"
+CURRENCY = r"\b(?:" + "|".join(languages.gather("CURRENCY")) + r")\b"
 
 # --- who is who: the blocks of the page ---------------------------------------------------------
 SELLER = (r"\b(?:seller|supplier|vendor|sold\s+by|issued\s+by|bill\s+from|invoice\s+from|from|"

@@ -4,7 +4,7 @@ INVOICE_NUMBER = [r"\bfatura(?:[\s-]*recibo)?\s*(?:n\.?\s?[°º]\.?|n[úu]m(?:er
                   r"\bn[úu]mero\s+d[ao]\s+(?:fatura|documento)\b",
                   r"\bn[úu]mero\s+d[ao]\s+(?:nfs?-?e|nota(?:\s+fiscal)?|recibo)\b"]
 INVOICE_TITLE = [r"fatura(?:[\s-]*recibo)?"]
-INVOICE_DATE = [r"\bdata\s*(?:da\s+)?(?:fatura|emiss[ãa]o)\b"]
+INVOICE_DATE = [r"\bdata\s*(?:d[ae]\s+)?(?:fatura|emiss[ãa]o)\b"]
 DUE_DATE = [r"\bdata\s+(?:de\s+)?vencimento\b", r"\bvencimento\b"]
 OTHER_DATE = ["vencimento"]
 TOTAL_GROSS = [r"\bvalor\s+total\b", r"\btotal\s*(?:com\s+iva|da\s+fatura|do\s+documento)\b"]

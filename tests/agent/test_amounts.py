@@ -228,6 +228,16 @@ def test_a_portuguese_invoice():
         "FT 2026/318", "2026-04-09", "2026-05-09", "307.50", "EUR", "250.00", "57.50"]
 
 
+def test_an_estonian_invoice():
+    text = ("Puidukoda OÜ\nRegistrikood 12345678\nARVE NR 2026-118        Maksetähtaeg: 20.02.2026\n"
+            "Arve kuupäev: 06.02.2026\nSumma käibemaksuta        1 000,00\nKäibemaks 22%        220,00\n"
+            "Tasuda        1 220,00 EUR\n")
+    found = read(text)
+    assert [found[n]["value"] for n in ("invoice_number", "invoice_date", "due_date", "total_amount", "currency",
+                                        "net_amount", "vat_amount")] == [
+        "2026-118", "2026-02-06", "2026-02-20", "1220.00", "EUR", "1000.00", "220.00"]
+
+
 def test_a_czech_invoice():
     text = ("Truhlářství Novák s.r.o.\nFaktura č. 2026-0042\nDatum vystavení: 4. 3. 2026\n"
             "Datum splatnosti: 18. 3. 2026\nCelkem bez DPH        10 000,00 Kč\nDPH 21 %        2 100,00 Kč\n"

@@ -38,6 +38,8 @@ SAMPLES: dict[str, dict[str, str]] = {
            "TOTAL_DUE": "Total a pagar", "NET": "Total sem IVA", "VAT_AMOUNT": "Valor do IVA", "DEPOSIT": "Já pago"},
     "cs": {"INVOICE_DATE": "Datum vystavení", "DUE_DATE": "Datum splatnosti", "TOTAL_GROSS": "Celková částka",
            "TOTAL_DUE": "Celkem k úhradě", "NET": "Celkem bez DPH", "VAT_AMOUNT": "DPH", "DEPOSIT": "Záloha"},
+    "et": {"INVOICE_DATE": "Arve kuupäev:", "DUE_DATE": "Maksetähtaeg", "TOTAL_GROSS": "Summa kokku",
+           "TOTAL_DUE": "Tasuda", "NET": "Summa käibemaksuta", "VAT_AMOUNT": "Käibemaks 22%", "DEPOSIT": "Ettemaks"},
 }
 
 
@@ -82,3 +84,12 @@ def test_a_later_language_never_takes_an_earlier_ones_words():
         for number, names in module.MONTHS.items():
             for name in names.split():
                 assert seen.setdefault(name, number) == number, (_name(module), name)
+
+
+@pytest.mark.parametrize("label", ["Data de emissão:", "Data da emissão", "Data da fatura", "Data de fatura"])
+def test_portuguese_issue_dates_are_the_invoices_date_label(label):
+    """Portugal and Brazil print "Data de emissão" as often as "Data da fatura"."""
+    from agent.languages import pt
+
+    assert _compile(pt.INVOICE_DATE).search(label)
+    assert _compile(labels.INVOICE_DATE).search(label)
