@@ -299,8 +299,11 @@ _HEADER_CELL = 25
 # Columns of the first page looked at: its top, and the last ones (its foot).
 _MAX_COLUMNS = 600
 _FOOT_COLUMNS = 60
-_DOMAIN_WORD = re.compile(r"(?:@|www\.|https?://)(?:[a-z0-9-]+\.)*?([a-z0-9-]{2,})\.[a-z]{2,}(?:\.[a-z]{2})?\b",
-                          re.IGNORECASE)
+_DOMAIN_WORD = re.compile(r"(?:@|www\.|https?://)(?:[a-z0-9-]+\.)*?([a-z0-9-]{2,})\.[a-z]{2,}(?:\.[a-z]{2})?\b|"
+                          # a web address printed without "www." ("my.acme.com", "acme.de/pay"): a common ending
+                          r"(?<![\w@./-])(?:[a-z0-9-]+\.)?([a-z0-9-]*[a-z][a-z0-9-]*)\.(?:com|net|org|biz|info|io|co|"
+                          r"eu|de|at|ch|fr|be|nl|lu|es|pt|it|pl|cz|sk|ee|lv|lt|fi|se|no|dk|uk|ie|us|ca|au|nz|in|br|ar|mx)"
+                          r"(?:\.[a-z]{2})?(?![\w-])", re.IGNORECASE)
 _FREE_MAIL = frozenset({"gmail", "yahoo", "hotmail", "outlook", "gmx", "web", "icloud", "aol", "live", "mail",
                         "orange", "free", "wanadoo", "libero", "wp", "onet", "interia", "seznam", "t-online"})
 _BANK_WORD = re.compile(r"(?<![^\W\d_])(?:bank|banka|banque|banco|banca|pank|sparkasse|volksbank|raiffeisen|"
@@ -502,7 +505,7 @@ class _Context:
         self.page = page
         self.vat = vat
         self.text = page.layout.text[:20000].casefold()
-        self.domains = {m.group(1).casefold() for m in _DOMAIN_WORD.finditer(self.text)} - _FREE_MAIL
+        self.domains = {(m.group(1) or m.group(2)).casefold() for m in _DOMAIN_WORD.finditer(self.text)} - _FREE_MAIL
         self.banks = [c for c in page.columns[:400] if _IBAN_LABEL.search(c.head) or _BANK_WORD.search(c.head)]
         self.sizes = sorted(c.height for c in page.columns[:400] if c.page == 1) or [1.0]
         self.usual = self.sizes[len(self.sizes) // 2]
@@ -594,10 +597,14 @@ def _in_window(page: _Page, column: _Column) -> bool:
 
 
 def _near(column: _Column, anchor: _Column) -> bool:
-    """Whether ``column`` stands on ``anchor``'s line or in the lines above it, in its column band."""
+    """Whether ``column`` stands on ``anchor``'s line or in the lines above it, in its column band: starting
+    where it starts, or centred on the same middle (a receipt's or a letterhead's centred block)."""
     if column.line == anchor.line:
         return True
-    return 0 < anchor.line - column.line <= _NEAR_LINES and abs(column.x0 - anchor.x0) < 3 * anchor.height
+    if not 0 < anchor.line - column.line <= _NEAR_LINES:
+        return False
+    middle = abs((column.x0 + column.x1) - (anchor.x0 + anchor.x1)) / 2
+    return abs(column.x0 - anchor.x0) < 3 * anchor.height or middle < anchor.height
 
 
 def _just_above(page: _Page, column: _Column) -> list[_Column]:

@@ -79,6 +79,41 @@ def test_the_domain_of_the_suppliers_address_tells_its_name_among_two():
     assert read(text)["supplier_name"]["value"] == "Kestrel Analytics"
 
 
+def test_a_web_address_printed_without_www_names_the_supplier_over_the_account_holder_at_the_top():
+    found = pdf_fields([
+        (50, 60, "Monthly bill", 14), (300, 60, "Account no.", 9), (400, 60, "Bill date", 9),
+        (50, 78, "ROSALIND QUAYE", 12), (300, 78, "5512-0093", 10), (400, 78, "Mar 3, 2026", 10),
+        (50, 200, "Broadband 500", 10), (420, 200, "42.00", 10),
+        (50, 230, "Total due", 10), (420, 230, "42.00", 10),
+        (50, 700, "Manage your plan at my.lumenfibre.net or pay at lumenfibre.net/pay", 8),
+        (50, 760, "LUMENFIBRE", 10), (50, 772, "PO Box 4410", 10),
+    ])
+    assert found["supplier_name"]["value"] == "LUMENFIBRE"
+
+
+def test_a_file_name_or_an_amount_is_no_web_address():
+    text = ("Otterburn Joinery\nHollins Lane 3\n\nInvoice 88\nSee attached plan.pdf and quote 12.50\n"
+            "Total due 12.50")
+    assert read(text)["supplier_name"]["value"] == "Otterburn Joinery"
+
+
+def test_a_receipts_centred_header_ties_its_name_to_the_tax_id_centred_under_it():
+    """A till centres its lines: the shop's long name starts far left of the short tax-id line under it."""
+    found = pdf_fields([
+        (160, 40, "DROGUERIA LOS ALAMOS PRINCIPAL", 12), (232, 56, "NIT 900123456-8", 10),
+        (230, 72, "Carrera 7 # 12-40", 10), (250, 88, "Receipt 5531", 10),
+        (150, 120, "JABON AZUL 2", 10), (380, 120, "7,900", 10),
+        (150, 140, "TOTAL", 10), (380, 140, "7,900", 10),
+        (190, 400, "Cajas Rapidas Tecnologia", 9), (210, 412, "www.cajasrapidas.co", 9),
+    ])
+    assert found["supplier_name"]["value"] == "DROGUERIA LOS ALAMOS PRINCIPAL"
+
+
+def test_a_three_letter_legal_form_that_lost_its_last_dot_is_still_one():
+    text = "ALMACENES EL TRIGAL S.A.S,\nCalle 9 # 4-20\nFactura 77\nOrquidea Web Solutions\nTotal 12.000"
+    assert read(text)["supplier_name"]["value"] == "ALMACENES EL TRIGAL S.A.S"
+
+
 def test_a_public_body_counts_like_a_company():
     text = "PARKING NOTICE\nTown of Millbrook\nReceipt 4411\nAmount paid 5.00"
     assert read(text)["supplier_name"]["value"] == "Town of Millbrook"
