@@ -128,3 +128,23 @@ def test_how_a_meal_is_served_is_never_the_restaurants_name(served):
 def test_a_lone_mark_ocr_read_after_the_shops_name_is_no_part_of_it():
     text = "Restaurant Le Grill §\n12 rue du Port\n13002 Marseille\nTotal commande 1,10 EUR\nCARTE BANCAIRE\n"
     assert read(text)["supplier_name"]["value"] == "Restaurant Le Grill"
+
+
+# --- a receipt without a total line -----------------------------------------------------------------
+
+
+def test_an_items_tables_total_column_is_no_total_and_the_amount_paid_is():
+    """A museum's ticket: "Total" heads its items' amounts; what the visitor paid is the receipt's sum."""
+    text = ("Musée de la Batellerie\nReçu        03/04/2026 10h15\n"
+            "Article        Qté        Total\n"
+            "Visite guidée        1        8,00 €\n"
+            "Audioguide        1        4,50 €\n"
+            "Payé        12,50 €\n")
+    total = read(text)["total_amount"]
+    assert total["value"] == "12.50"
+    assert total["detail"] == "no total printed: read as the amount paid"
+
+
+def test_two_different_amounts_paid_without_a_total_give_no_total():
+    text = ("Kiosk am Hafen\nReceipt 88\nItem        Price\nCoffee        2.50\nPaid        2.50\nPaid        5.00\n")
+    assert read(text)["total_amount"]["value"] is None
