@@ -450,7 +450,7 @@ _STRONG_SIGNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bC\.?U\.?I\.?T\b|\bIVA\s+Responsable\s+Inscripto\b|\bAFIP\b", re.IGNORECASE), "AR"),
     (re.compile(r"\bA\.?B\.?N\b\.?:?\s*\d{2}\s?\d{3}\s?\d{3}\s?\d{3}\b"), "AU"),
     (re.compile(r"\bR\.?F\.?C\b\.?:?\s*[A-Z&Ñ]{3,4}\d{6}"), "MX"),
-    (re.compile(r"\b(?:HST|QST|GST/HST|TPS/TVQ|TVQ)\b"), "CA"),
+    (re.compile(r"\b(?:HST|QST|GST/HST|TPS/TVQ|TVQ|TPS|T\.P\.S\.)(?![^\W\d_])"), "CA"),
     (re.compile(r"\bMVA\b|\bForetaksregisteret\b"), "NO"),
     (re.compile(r"\bCVR\b"), "DK"),
     (re.compile(r"\b(?:Momsreg|Bankgiro|Plusgiro|F-skatt)", re.IGNORECASE), "SE"),

@@ -69,6 +69,8 @@ def test_a_total_printed_without_a_label_is_the_one_net_plus_vat_make():
     ("Kestrel Audio Pty Ltd\nABN 51 824 753 556\n12 Wattle St, Fitzroy VIC 3065", "AUD"),
     ("Blue Heron Supply LLC\n400 Canal Street\nPortland, OR 97209", "USD"),
     ("Maple Row Bakery Inc.\n88 King St W\nToronto ON M5H 1J9", "CAD"),
+    # a Quebec receipt names its federal tax TPS, alone, with no postcode OCR kept
+    ("Casse-Croûte Chez Lise\nSous-total        18,00 $\nTPS        0,90 $", "CAD"),
 ])
 def test_a_dollar_sign_alone_takes_the_currency_of_the_sellers_country(seller, code):
     found = read(f"{seller}\nInvoice 12\nTotal        $ 1,200.00\n")["currency"]
