@@ -230,6 +230,17 @@ def test_a_portuguese_invoice():
         "FT 2026/318", "2026-04-09", "2026-05-09", "307.50", "EUR", "250.00", "57.50"]
 
 
+def test_a_brazilian_nota_fiscal_is_numbered_by_the_bare_sign_under_its_title():
+    text = ("Serralheria Boa Vista Ltda        NF-e\n"
+            "Rua das Acácias, 91        Nº 000.004.517\n"
+            "Campinas - SP        SÉRIE 1\n"
+            "DATA DA EMISSÃO        12/02/2026\n"
+            "VALOR TOTAL DA NOTA        2.340,00\n")
+    found = read(text)
+    assert found["invoice_number"]["value"] == "000.004.517"
+    assert found["invoice_date"]["value"] == "2026-02-12"
+
+
 def test_an_estonian_invoice():
     text = ("Puidukoda OÜ\nRegistrikood 12345678\nARVE NR 2026-118        Maksetähtaeg: 20.02.2026\n"
             "Arve kuupäev: 06.02.2026\nSumma käibemaksuta        1 000,00\nKäibemaks 22%        220,00\n"
