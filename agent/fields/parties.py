@@ -110,6 +110,8 @@ def _buyer_beside(page: _Page, column: _Column) -> _Found | None:
     """The name beside a short buyer's label on its line ("Buyer Name   Acme LLC")."""
     if len(column.text.split()) > 3 or not _BUYER_HEADING.match(column.text) or _SELLER_HEADING.match(column.text):
         return None
+    if _SIGNATURE.match(column.text):
+        return None  # "Customer Signature" beside the other party's signature line
     if _NUMBER_WORD.search(column.text):
         return None  # a customer's number, reference or order: not the customer's name
     beside = page.right_of(column)[:1]
@@ -285,6 +287,9 @@ _WINDOW = -3.0  # the recipient's name in the envelope's window
 _PRICE = re.compile(r"\d[.,]\d{2}(?!\d)")
 _UNSURE = -3.0  # OCR read its words with little confidence
 _RECEIPT_HEAD = 3.0  # a receipt's first name over its address block (a tagline above it has none)
+_SIGNED = 3.0  # a company's own signature line ("Acme Signature" beside "Buyer Signature")
+_BUYERS_NAME = -4.0  # the name the page gives the buyer, printed again elsewhere (an address block, a table)
+_MIN_BUYER = 4  # characters: a buyer's name this short matches too much to count against another
 _SURE_OCR = 60  # OCR's confidence (0-100) below which a name's words are a guess
 # A word of a name: three letters in a row, or a CJK character.
 _WORD = re.compile(r"[^\W\d_]{3}|[\u3040-\u30ff\u4e00-\u9fff]")
@@ -450,7 +455,11 @@ def _candidates(page: _Page, by_rules: _Found | None) -> list[_Found]:
 
 
 def _candidate(page: _Page, column: _Column) -> _Found | None:
-    """The name a column offers: a legal-form name cut at its form, else a name-like line in title case."""
+    """The name a column offers: a legal-form name cut at its form, the company named on its signature line
+    ("Acme Signature"), else a name-like line in title case."""
+    signed = _signer(column.text)
+    if signed is not None:
+        return _Found(signed, column, 0, len(signed))
     legal = next(iter(_LEGAL_NAME.finditer(column.head)), None)
     name = _name_before(column.text, legal.end()) if legal is not None else None
     name = _after_sentence(name) if name is not None else None
@@ -464,6 +473,31 @@ def _candidate(page: _Page, column: _Column) -> _Found | None:
         return None
     name = _before_address(parsed[0])
     return _Found(name, column, parsed[1], parsed[1] + len(name))
+
+
+# Fields a form asks for, joined by slashes: "Name/Company", "Firma / Name", "Nom/Date".
+_FORM_WORD = r"(?:name|company|title|date|firma|nom|soci[ée]t[ée]|empresa|nombre|naam|datum|nazwa)"
+_FORM_FIELDS = re.compile(rf"(?<![^\W\d_]){_FORM_WORD}\s*/\s*{_FORM_WORD}(?![^\W\d_])", re.IGNORECASE)
+# A signature line: "<who> Signature", "Signature <who>", "Unterschrift <who>".
+_SIGNATURE = re.compile(r"^\W{0,3}(?P<before>[^\W\d_][^\d:]{0,40}?)\s+(?:signature|unterschrift)\W{0,3}$|"
+                        r"^\W{0,3}(?:signature|unterschrift)\s+(?P<after>[^\W\d_][^\d:]{0,40}?)\W{0,3}$", re.IGNORECASE)
+# Who signs that is no company: a party's role, the person's own ("Buyer Signature", "Authorised Signature").
+_SIGNER_ROLE = re.compile(r"(?<![^\W\d_])(?:buyer|customer|client|seller|vendor|supplier|dealer|driver|cardholder|"
+                          r"card\s+holder|recipient|receiver|authori[sz]ed|your|print|employee|technician|witness|"
+                          r"manager|agent|kunde|k[äa]ufer|verk[äa]ufer|fahrer|empf[äa]nger|client|acheteur|vendeur|"
+                          r"cliente|comprador|vendedor|klant|koper|verkoper|klient|kupuj[ąa]cy|sprzedawca|du|de)(?![^\W\d_])",
+                          re.IGNORECASE)
+
+
+def _signer(text: str) -> str | None:
+    """The company a signature line names ("IAA Signature", "Signature Nordwind Logistics"), not a party's role."""
+    match = _SIGNATURE.match(text)
+    if match is None:
+        return None
+    name = (match.group("before") or match.group("after") or "").strip()
+    if not _WORD.search(name) or _SIGNER_ROLE.search(name) or len(name.split()) > 4:
+        return None
+    return name
 
 
 def _acceptable(page: _Page, column: _Column, name: str) -> bool:
@@ -488,6 +522,10 @@ def _acceptable(page: _Page, column: _Column, name: str) -> bool:
         return False
     if _COUNTRY_NAME.fullmatch(column.text.strip(" ,.")):
         return False  # an address's last line
+    if _FORM_FIELDS.search(column.text):
+        return False  # a form's label for a name ("Print Name/Company/Title"), not a name
+    if _SIGNATURE.match(column.text) and _signer(column.text) is None:
+        return False  # a party's signature line ("Authorised Signature")
     return not _table_header(page, column)
 
 
@@ -511,6 +549,8 @@ class _Context:
         self.usual = self.sizes[len(self.sizes) // 2]
         self.heads: set[int] = set()  # the candidates heading the block above the tax id
         self.receipt_head = _receipt_head(page)
+        buyer = _find_buyer(page)
+        self.buyer = buyer.value if buyer is not None and len(buyer.value) >= _MIN_BUYER else None
 
     def score(self, found: _Found, by_rules: bool) -> float:
         """The evidence for a name: where it stands, then what it says."""
@@ -537,6 +577,8 @@ class _Context:
             points += _SENDER
         if column is self.receipt_head:
             points += _RECEIPT_HEAD
+        if _signer(column.text) is not None:
+            points += _SIGNED
         if _in_window(self.page, column):
             points += _WINDOW
         if any(_NAME_HEADING.match(c.text) for c in _just_above(page, column)):
@@ -561,6 +603,8 @@ class _Context:
             points += _FEW_WORDS
         if self._domain(name):
             points += _DOMAIN
+        if self.buyer is not None and _same_name(name, self.buyer):
+            points += _BUYERS_NAME
         if self.text.count(name.casefold()) > 1 and (len(name.split()) > 1 or _legal(name)):  # not a common word
             points += _REPEATED
         if re.search(r"\d", name) and not _legal(name):

@@ -114,6 +114,35 @@ def test_a_three_letter_legal_form_that_lost_its_last_dot_is_still_one():
     assert read(text)["supplier_name"]["value"] == "ALMACENES EL TRIGAL S.A.S"
 
 
+def test_the_company_on_its_own_signature_line_beside_the_buyers_is_the_supplier():
+    """A receipt printed with no letterhead: who issued it signs it at its foot, beside the customer."""
+    found = pdf_fields([
+        (250, 50, "Collection Receipt", 14), (250, 70, "Receipt #   77120", 10), (250, 84, "Date   03/02/2026", 10),
+        (50, 140, "Towing and storage", 10), (420, 140, "$310.00", 10),
+        (50, 170, "Total", 10), (420, 170, "$310.00", 10),
+        (50, 700, "Customer Signature", 9), (250, 700, "Harlan Depot Signature", 9),
+    ])
+    assert found["supplier_name"]["value"] == "Harlan Depot"
+
+
+@pytest.mark.parametrize("line", ["Customer Signature", "Authorised Signature", "Signature du client"])
+def test_a_partys_role_on_a_signature_line_names_nobody(line):
+    text = f"Invoice 12\nTotal        40.00\n{line}\n"
+    assert read(text)["supplier_name"]["value"] is None
+
+
+def test_the_buyers_name_printed_again_in_a_table_is_not_the_supplier():
+    found = pdf_fields([
+        (250, 50, "Statement", 14), (250, 70, "Buyer Name", 10), (350, 70, "Oakridge Fleet Services LLC", 10),
+        (100, 150, "Ship To:", 10), (260, 150, "Description", 10), (420, 150, "Amount", 10),
+        (50, 170, "Oakridge Fleet Services LLC", 10), (260, 170, "Parts", 10), (420, 170, "$80.00", 10),
+        (50, 200, "Total", 10), (420, 200, "$80.00", 10),
+        (50, 700, "Print Name/Company/Title", 9), (50, 720, "Westmark Auctions Signature", 9),
+    ])
+    assert found["supplier_name"]["value"] == "Westmark Auctions"
+    assert found["buyer_name"]["value"] == "Oakridge Fleet Services LLC"
+
+
 def test_a_public_body_counts_like_a_company():
     text = "PARKING NOTICE\nTown of Millbrook\nReceipt 4411\nAmount paid 5.00"
     assert read(text)["supplier_name"]["value"] == "Town of Millbrook"
