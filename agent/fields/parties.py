@@ -69,6 +69,13 @@ def _by_rules(page: _Page, vat: _Found | None) -> _Found | None:
 
 
 def _find_buyer(page: _Page) -> _Found | None:
+    """The buyer's name (``_read_buyer``), read once per page: the supplier's evidence weighs it too."""
+    if "buyer" not in page.memo:
+        page.memo["buyer"] = _read_buyer(page)
+    return page.memo["buyer"]
+
+
+def _read_buyer(page: _Page) -> _Found | None:
     """The buyer's name: on its heading ("Bill to: X") or beside it, else the first name in its block (a legal
     name first), else the first name under the return address over the envelope window."""
     for heading, role in page.headings:
@@ -110,7 +117,7 @@ def _buyer_beside(page: _Page, column: _Column) -> _Found | None:
     """The name beside a short buyer's label on its line ("Buyer Name   Acme LLC")."""
     if len(column.text.split()) > 3 or not _BUYER_HEADING.match(column.text) or _SELLER_HEADING.match(column.text):
         return None
-    if _SIGNATURE.match(column.text):
+    if _SIGNATURE.match(column.text[:_MAX_NAME]):
         return None  # "Customer Signature" beside the other party's signature line
     if _NUMBER_WORD.search(column.text):
         return None  # a customer's number, reference or order: not the customer's name
@@ -306,7 +313,7 @@ _MAX_COLUMNS = 600
 _FOOT_COLUMNS = 60
 _DOMAIN_WORD = re.compile(r"(?:@|www\.|https?://)(?:[a-z0-9-]+\.)*?([a-z0-9-]{2,})\.[a-z]{2,}(?:\.[a-z]{2})?\b|"
                           # a web address printed without "www." ("my.acme.com", "acme.de/pay"): a common ending
-                          r"(?<![\w@./-])(?:[a-z0-9-]+\.)?([a-z0-9-]*[a-z][a-z0-9-]*)\.(?:com|net|org|biz|info|io|co|"
+                          r"(?<![\w@./-])(?:[a-z0-9-]+\.)?((?=[a-z0-9-]*[a-z])[a-z0-9-]+)\.(?:com|net|org|biz|info|io|co|"
                           r"eu|de|at|ch|fr|be|nl|lu|es|pt|it|pl|cz|sk|ee|lv|lt|fi|se|no|dk|uk|ie|us|ca|au|nz|in|br|ar|mx)"
                           r"(?:\.[a-z]{2})?(?![\w-])", re.IGNORECASE)
 _FREE_MAIL = frozenset({"gmail", "yahoo", "hotmail", "outlook", "gmx", "web", "icloud", "aol", "live", "mail",
@@ -457,7 +464,7 @@ def _candidates(page: _Page, by_rules: _Found | None) -> list[_Found]:
 def _candidate(page: _Page, column: _Column) -> _Found | None:
     """The name a column offers: a legal-form name cut at its form, the company named on its signature line
     ("Acme Signature"), else a name-like line in title case."""
-    signed = _signer(column.text)
+    signed = _signer(column.text) if len(column.text) <= _MAX_NAME else None
     if signed is not None:
         return _Found(signed, column, 0, len(signed))
     legal = next(iter(_LEGAL_NAME.finditer(column.head)), None)
@@ -522,9 +529,9 @@ def _acceptable(page: _Page, column: _Column, name: str) -> bool:
         return False
     if _COUNTRY_NAME.fullmatch(column.text.strip(" ,.")):
         return False  # an address's last line
-    if _FORM_FIELDS.search(column.text):
+    if _FORM_FIELDS.search(column.head):
         return False  # a form's label for a name ("Print Name/Company/Title"), not a name
-    if _SIGNATURE.match(column.text) and _signer(column.text) is None:
+    if len(column.text) <= _MAX_NAME and _SIGNATURE.match(column.text) and _signer(column.text) is None:
         return False  # a party's signature line ("Authorised Signature")
     return not _table_header(page, column)
 
@@ -577,7 +584,7 @@ class _Context:
             points += _SENDER
         if column is self.receipt_head:
             points += _RECEIPT_HEAD
-        if _signer(column.text) is not None:
+        if len(column.text) <= _MAX_NAME and _signer(column.text) is not None:
             points += _SIGNED
         if _in_window(self.page, column):
             points += _WINDOW
