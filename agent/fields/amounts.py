@@ -445,7 +445,7 @@ _CURRENCY_COUNTRY = re.compile(r"(?<![^\W\d_])(canadian|australian|american|u\.s
 
 # Signs of the supplier's country on the page. Strong: the name of a country's tax id or tax. Weak (the first one
 # outside the buyer's block wins): a postcode with its state or province, a country's name, the domain of an
-# e-mail or web address, a telephone's country prefix.
+# e-mail or web address, a telephone's country prefix, a North American telephone number.
 _STRONG_SIGNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bC\.?U\.?I\.?T\b|\bIVA\s+Responsable\s+Inscripto\b|\bAFIP\b", re.IGNORECASE), "AR"),
     (re.compile(r"\bA\.?B\.?N\b\.?:?\s*\d{2}\s?\d{3}\s?\d{3}\s?\d{3}\b"), "AU"),
@@ -467,6 +467,8 @@ _WEAK_SIGNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?:@|www\.|://)[\w.-]*?\.(?:com?\.)?(ar|au|ca|mx|nz|cl|sg|hk|se|no|dk|is|jp|cn)\b(?![.\w])",
                 re.IGNORECASE), ""),
     (re.compile(r"(?<![\w+])\+\s?(54|61|52|64|56|65|852|46|47|45|354|81|86)[\s(-]"), ""),
+    # a North American telephone number ("(317) 861-1102", "317-861-1102") with no sign of Canada before it
+    (re.compile(r"(?<![\d+\-.])(?:\([2-9]\d{2}\)\s?|[2-9]\d{2}[-.])[2-9]\d{2}[-.]\d{4}(?![\d\-.])"), "US"),
 ]
 _NAMED = ("US", "CA", "AU", "AR", "MX", "NZ", "NO", "SE", "DK")
 _PHONE_COUNTRIES = {"54": "AR", "61": "AU", "52": "MX", "64": "NZ", "56": "CL", "65": "SG", "852": "HK", "46": "SE",

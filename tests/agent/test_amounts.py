@@ -71,11 +71,20 @@ def test_a_total_printed_without_a_label_is_the_one_net_plus_vat_make():
     ("Maple Row Bakery Inc.\n88 King St W\nToronto ON M5H 1J9", "CAD"),
     # a Quebec receipt names its federal tax TPS, alone, with no postcode OCR kept
     ("Casse-Croûte Chez Lise\nSous-total        18,00 $\nTPS        0,90 $", "CAD"),
+    # a till slip with only its telephone: a North American number, no Canadian postcode or tax before it
+    ("Corner Hardware #12\n(317) 861-1102", "USD"),
+    ("Corner Hardware #12\n88 King St W\nToronto ON M5H 1J9\n416-555-0182", "CAD"),
 ])
 def test_a_dollar_sign_alone_takes_the_currency_of_the_sellers_country(seller, code):
     found = read(f"{seller}\nInvoice 12\nTotal        $ 1,200.00\n")["currency"]
     assert found["value"] == code  # ARS is read, and then reported as not a currency we pay in
     assert found["status"] == ("present" if code in fields.CURRENCIES else "malformed")
+
+
+@pytest.mark.parametrize("line", ["Ref 2026-861-1102", "Tel +44 020-7946-0958", "Order 123.456.7890.1"])
+def test_numbers_shaped_like_a_telephone_but_not_north_american_give_no_country(line):
+    found = read(f"{line}\nInvoice 12\nTotal        $ 1,200.00\n")["currency"]
+    assert (found["status"], found["value"]) == ("to_check", None)
 
 
 def test_a_dollar_sign_with_no_country_on_the_page_is_to_check():
