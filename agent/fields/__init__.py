@@ -111,10 +111,10 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
             checked, tax = _checked_tax_id(item, country or label_country or _supplier_country(page, found))
         elif name == "invoice_date":
             checked = check_invoice_date(value, today=today)
-            misread = ocr_year(item, checked.value, today=today or date.today()) \
-                if checked.status == "malformed" and checked.value and checked.value[:1].isdigit() else None
+            printed = checked.value or ""
+            misread = ocr_year(item, printed, today=today or date.today()) if checked.status == "malformed" else None
             if misread is not None:
-                checked = Field("to_check", misread, f"the year was read from a scan as {checked.value[:4]}, "
+                checked = Field("to_check", misread, f"the year was read from a scan as {printed[:4]}, "
                                 "an impossible year; read as a 0 misread: check it")
         elif name == "total_amount":
             checked = check_total_amount(value)

@@ -52,8 +52,8 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
         found = _net_vat_total(page)
         if found is not None:
             return found, "no total printed: read as the amount net plus VAT make", []
-        paid = _paid(page)
-        return (paid, "no total printed: read as the amount paid", []) if paid else (None, "", [])
+        received = _paid(page)
+        return (received, "no total printed: read as the amount paid", []) if received else (None, "", [])
     # A balance of zero (a paid invoice) or below is what is left to pay, never the invoice's total.
     pool = [c for c in candidates if _kind(c) != _DUE or Decimal(c.value) > 0] or candidates
     best = min(c.rank for c in pool)

@@ -8,11 +8,13 @@ OTHER_DATE = ["t[äa]htaeg", "periood", "laekumise", "tarne", "tellimuse"]
 TOTAL_GROSS = [r"\bsumma\s+kokku\b", r"\barve\s+summa\b", r"\bkokku\s+(?:koos\s+)?k[äa]ibemaksuga\b"]
 TOTAL_DUE = [r"\btasuda\b", r"\btasumisele\s+kuulub\b", r"\bmaksmisele\s+kuulub\b"]
 TOTAL_PLAIN = [r"\bsumma\b", r"\bkokku\b"]
-NOT_TOTAL = [r"k[äa]ibemaks", r"\bkm\b", r"\bilma\b", r"k[äa]ive\b", r"\bettemaks", r"\btasutud\b",
+NOT_TOTAL = [r"k[äa]ibemaks", r"\bilma\b", r"k[äa]ive\b", r"\bettemaks", r"\btasutud\b",
              r"s[õo]nadega", r"\bvahesumma\b"]
 GROSS_MARK = [r"k[äa]ibemaksuga\b", r"\bkoos\s+km\b"]
-NET = [r"\bsumma\s+(?:ilma\s+)?(?:k[äa]ibemaksuta|km-?ta)\b", r"\bmaksustatav\s+k[äa]ive\b", r"\bvahesumma\b"]
-VAT_AMOUNT = [r"\b(?:k[äa]ibemaks|km)(?:\s+\d{1,2}\s*%)?(?![^\W\d_])(?!\s*(?:kokku|ta\b))"]
+# (never "maksustatav käive" alone: the taxable part, beside the tax-free one, is not the whole net)
+NET = [r"\bsumma\s+(?:ilma\s+)?(?:k[äa]ibemaksuta|km-?ta)\b", r"\bvahesumma\b"]
+# (never "KM" alone: it is as often a distance, "km 34.5")
+VAT_AMOUNT = [r"\bk[äa]ibemaks(?:\s+\d{1,2}\s*%)?(?![^\W\d_])(?!\s*kokku)"]
 DEPOSIT = [r"\b(?:ettemaks|tasutud|makstud)\b"]
 CURRENCY = ["valuuta"]
 

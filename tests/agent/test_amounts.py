@@ -260,6 +260,11 @@ def test_an_estonian_invoice():
         "2026-118", "2026-02-06", "2026-02-20", "1220.00", "EUR", "1000.00", "220.00"]
 
 
+def test_a_distance_in_kilometres_is_no_estonian_vat_amount():
+    text = "Rancho Alto S.A.\nRuta 9 km 34.5, Salta\nFactura 12\nTotal        121,00\n"
+    assert "vat_amount" not in {n for n, f in read(text).items() if f.get("value")}
+
+
 def test_a_czech_invoice():
     text = ("Truhlářství Novák s.r.o.\nFaktura č. 2026-0042\nDatum vystavení: 4. 3. 2026\n"
             "Datum splatnosti: 18. 3. 2026\nCelkem bez DPH        10 000,00 Kč\nDPH 21 %        2 100,00 Kč\n"
