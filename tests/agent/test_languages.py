@@ -93,3 +93,17 @@ def test_portuguese_issue_dates_are_the_invoices_date_label(label):
 
     assert _compile(pt.INVOICE_DATE).search(label)
     assert _compile(labels.INVOICE_DATE).search(label)
+
+
+# A title of each language, followed by its number: "<title> 2041" numbers the invoice.
+TITLES = {"en": "Tax Invoice", "de": "Honorarnote", "fr": "Note d'honoraires", "nl": "Creditnota",
+          "es": "Factura", "it": "Nota di credito", "pl": "Faktura VAT", "no": "Kreditnota", "pt": "Fatura-recibo",
+          "cs": "Daňový doklad", "et": "Kreeditarve"}
+
+
+@pytest.mark.parametrize("code", sorted(TITLES))
+def test_each_languages_invoice_titles_are_its_own_and_assembled(code):
+    module = next(m for m in languages.MODULES if _name(m) == code)
+    title = TITLES[code]
+    assert re.fullmatch("|".join(module.INVOICE_TITLE), title, re.IGNORECASE), title
+    assert re.compile(labels.INVOICE_TITLE, re.IGNORECASE).match(f"{title} 2041").end() == len(title) + 1
