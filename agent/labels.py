@@ -1,6 +1,6 @@
 """The words invoices print for their fields: each language's (``agent.languages``, one module each)
 assembled into one pattern per kind; and the labels English, German, French, Dutch, Spanish, Italian and
-Polish still share here (numbers, titles, parties, VAT ids), with their common abbreviations.
+Polish still share here (numbers, parties, VAT ids), with their common abbreviations.
 
 Each entry is a regular expression source matched case-insensitively with ``re.search``
 inside one column of a line (never across lines). Every pattern is a set of literal
@@ -70,11 +70,7 @@ INVOICE_NUMBER = [
     *languages.gather("INVOICE_NUMBER"),
 ]
 # A document title followed straight by its number ("Facture FA-2017-0010", "Invoice 2041").
-INVOICE_TITLE = (r"\b(?:tax\s+invoice|invoice|credit\s+note|rechnung|gutschrift|rechnungskorrektur|honorarnote|"
-                 r"note\s+d'honoraires|facture|avoir|"
-                 r"factuur|creditnota|factura|fattura|nota\s+di\s+credito|faktura(?:\s+vat)?|faktura\s+korygująca"
-                 + languages.alternatives("INVOICE_TITLE") + ")"
-                 r"\s*[:#]?\s*")
+INVOICE_TITLE = r"\b(?:" + "|".join(languages.gather("INVOICE_TITLE")) + r")\s*[:#]?\s*"
 
 # A receipt's or ticket's number: the invoice number of a receipt, read only when no invoice label is printed
 # (a card slip's "Trans #" beside an invoice's own number is not it).
@@ -169,8 +165,7 @@ PAYEE = (r"\b(?:account\s+(?:holder|name)|beneficiary|payee|kontoinhaber|kontona
          r"titular(?:\s+de\s+la\s+cuenta)?|beneficiario|intestatario(?:\s+del\s+conto)?|w[łl]a[śs]ciciel\s+rachunku)\b")
 
 # --- currency -------------------------------------------------------------------------------
-# "valuuta": Estonian and Finnish, which have no module of their own.
-CURRENCY = r"\b(?:" + "|".join([*languages.gather("CURRENCY"), "valuuta"]) + r")\b"
+CURRENCY = r"\b(?:" + "|".join(languages.gather("CURRENCY")) + r")\b"
 
 # --- who is who: the blocks of the page ---------------------------------------------------------
 SELLER = (r"\b(?:seller|supplier|vendor|sold\s+by|issued\s+by|bill\s+from|invoice\s+from|from|"

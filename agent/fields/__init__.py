@@ -44,7 +44,7 @@ from .checks import (
     check_value,
     check_vat_id,
 )
-from .dates import _find_invoice_date
+from .dates import _find_invoice_date, ocr_year
 from .identifiers import _find_iban, _find_vat_id, _supplier_country, _TaxFound
 from .numbers import _find_invoice_number
 from .page import _find_labelled, _Found, _Page
@@ -111,6 +111,11 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
             checked, tax = _checked_tax_id(item, country or label_country or _supplier_country(page, found))
         elif name == "invoice_date":
             checked = check_invoice_date(value, today=today)
+            printed = checked.value or ""
+            misread = ocr_year(item, printed, today=today or date.today()) if checked.status == "malformed" else None
+            if misread is not None:
+                checked = Field("to_check", misread, f"the year was read from a scan as {printed[:4]}, "
+                                "an impossible year; read as a 0 misread: check it")
         elif name == "total_amount":
             checked = check_total_amount(value)
         elif name == "currency":

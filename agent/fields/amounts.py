@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from .. import labels
 from .checks import SHARED_SYMBOLS, SYMBOLS
+from .numbers import _ITEM_HEADER
 from .page import _Column, _find_labelled, _Found, _Page, _parse_at, _values
 from .patterns import (
     _CURRENCY_CODE,
@@ -49,7 +50,10 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
     candidates = _total_candidates(page)
     if not candidates:
         found = _net_vat_total(page)
-        return (found, "no total printed: read as the amount net plus VAT make", []) if found else (None, "", [])
+        if found is not None:
+            return found, "no total printed: read as the amount net plus VAT make", []
+        received = _paid(page)
+        return (received, "no total printed: read as the amount paid", []) if received else (None, "", [])
     # A balance of zero (a paid invoice) or below is what is left to pay, never the invoice's total.
     pool = [c for c in candidates if _kind(c) != _DUE or Decimal(c.value) > 0] or candidates
     best = min(c.rank for c in pool)
@@ -117,6 +121,8 @@ def _total_candidates(page: _Page) -> list[_Found]:
         # total's line: it ranks below every labelled total.
         sentence = _SENTENCE.search(column.text[:match.start()][-80:]) is not None
         if how == "below":
+            if _items_header(page, column) and _items_under(page, found):
+                continue  # an items table's "Total" column: each item's amount, none of them the invoice's
             found, sure = _column_total(page, found)
             found.rank = _KIND * rank + (1 if sure else 2)
         elif how == "stack":
@@ -214,6 +220,39 @@ def _settle_totals(page: _Page, strongest: list[_Found], values: list[Decimal],
 
 # Three lower-case words in a row before a label: a sentence, not a form's label.
 _SENTENCE = re.compile(r"(?<![^\W\d_])[a-zà-ÿ]++\s[a-zà-ÿ']++\s[a-zà-ÿ']++\s")
+
+
+def _items_header(page: _Page, column: _Column) -> bool:
+    """Whether a total's label heads a column of an items table: its line is labels only, one of them naming
+    what items have ("Description   Total", "Qty  Price  Total")."""
+    line = page.by_line[column.line]
+    return (len(line) >= 2 and not any(re.search(r"\d", c.text) for c in line)
+            and any(_ITEM_HEADER.search(c.text) for c in line if c is not column))
+
+
+def _items_under(page: _Page, first: _Found) -> bool:
+    """Whether the amount under a column's header is the first of several items' rows: each beside its item's
+    words, in the same column (a single row, or a column whose last row sums the others, is a total)."""
+    rows = [first]
+    while len(rows) < _MAX_COLUMN_ROWS:
+        under = [c for c in page.below(rows[-1].column)[:1] if c.x1 > first.column.x0 and c.x0 < first.column.x1]
+        parsed = _parse_at(under[0], 0, _parse_amount) if under else None
+        if parsed is None:
+            break
+        rows.append(parsed)
+    amounts = [Decimal(r.value) for r in rows]
+    return len(rows) > 1 and not any(amounts[i] == sum(amounts[:i]) for i in range(2, len(amounts)))
+
+
+def _paid(page: _Page) -> _Found | None:
+    """The one amount a receipt without a total prints as paid ("Payé 9,50 €", "Amount paid 5.00")."""
+    found: list[_Found] = []
+    for column in page.columns:
+        match = _DEPOSIT.search(column.head)
+        value = _values(page, column, match.end(), _parse_amount, below=False) if match is not None else None
+        if value is not None and Decimal(value[0].value) > 0:
+            found.append(value[0])
+    return found[0] if len({Decimal(f.value) for f in found}) == 1 else None
 
 
 def _deposits(page: _Page) -> set[Decimal]:
@@ -406,12 +445,12 @@ _CURRENCY_COUNTRY = re.compile(r"(?<![^\W\d_])(canadian|australian|american|u\.s
 
 # Signs of the supplier's country on the page. Strong: the name of a country's tax id or tax. Weak (the first one
 # outside the buyer's block wins): a postcode with its state or province, a country's name, the domain of an
-# e-mail or web address, a telephone's country prefix.
+# e-mail or web address, a telephone's country prefix, a North American telephone number.
 _STRONG_SIGNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bC\.?U\.?I\.?T\b|\bIVA\s+Responsable\s+Inscripto\b|\bAFIP\b", re.IGNORECASE), "AR"),
     (re.compile(r"\bA\.?B\.?N\b\.?:?\s*\d{2}\s?\d{3}\s?\d{3}\s?\d{3}\b"), "AU"),
     (re.compile(r"\bR\.?F\.?C\b\.?:?\s*[A-Z&Ñ]{3,4}\d{6}"), "MX"),
-    (re.compile(r"\b(?:HST|QST|GST/HST|TPS/TVQ|TVQ)\b"), "CA"),
+    (re.compile(r"\b(?:HST|QST|GST/HST|TPS/TVQ|TVQ|TPS|T\.P\.S\.)(?![^\W\d_])"), "CA"),
     (re.compile(r"\bMVA\b|\bForetaksregisteret\b"), "NO"),
     (re.compile(r"\bCVR\b"), "DK"),
     (re.compile(r"\b(?:Momsreg|Bankgiro|Plusgiro|F-skatt)", re.IGNORECASE), "SE"),
@@ -428,6 +467,8 @@ _WEAK_SIGNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?:@|www\.|://)[\w.-]*?\.(?:com?\.)?(ar|au|ca|mx|nz|cl|sg|hk|se|no|dk|is|jp|cn)\b(?![.\w])",
                 re.IGNORECASE), ""),
     (re.compile(r"(?<![\w+])\+\s?(54|61|52|64|56|65|852|46|47|45|354|81|86)[\s(-]"), ""),
+    # a North American telephone number ("(317) 861-1102", "317-861-1102") with no sign of Canada before it
+    (re.compile(r"(?<![\d+\-.])(?:\([2-9]\d{2}\)\s?|[2-9]\d{2}[-.])[2-9]\d{2}[-.]\d{4}(?![\d\-.])"), "US"),
 ]
 _NAMED = ("US", "CA", "AU", "AR", "MX", "NZ", "NO", "SE", "DK")
 _PHONE_COUNTRIES = {"54": "AR", "61": "AU", "52": "MX", "64": "NZ", "56": "CL", "65": "SG", "852": "HK", "46": "SE",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import date
 
 from .. import labels
 from .page import _Column, _find_labelled, _Found, _Page, _values
@@ -85,3 +86,24 @@ def _first_date(page: _Page, number: _Found | None = None) -> _Found | None:
         if date_found is not None and not labels.OTHER_DATE.search(page.layout.lines[column.line].text):
             return _Found(date_found[0], column, date_found[1], date_found[2], rank=1)
     return None
+
+
+# Digits OCR reads for a 0 in a printed year: "2822" for 2022, "2016" for 2010 stays a year of its own.
+_ZERO_MISREAD = "869"
+
+
+def ocr_year(found: _Found | None, iso: str, *, today: date) -> str | None:
+    """A date OCR read with an impossible year ("11/12/2822", in the future) that one 0 misread as 8, 6 or 9
+    makes a year of the last ten: that date, as ISO; None when no such single reading exists or the words
+    were not read by OCR (a text layer's year is as printed)."""
+    if found is None or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", iso) or \
+            not any(w.conf is not None for w in found.column.words or []):
+        return None
+    year, rest = iso[:4], iso[4:]
+    readings = set()
+    for at, digit in enumerate(year):
+        if digit in _ZERO_MISREAD:
+            candidate = year[:at] + "0" + year[at + 1:]
+            if today.year - 10 <= int(candidate) and candidate + rest <= today.isoformat():
+                readings.add(candidate + rest)
+    return readings.pop() if len(readings) == 1 else None

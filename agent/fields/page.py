@@ -99,6 +99,7 @@ class _Page:
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
+        self.memo: dict[str, Any] = {}  # what a reader found once and another weighs again (the buyer's name)
         self.columns: list[_Column] = []
         self.by_line: list[list[_Column]] = []
         self.heights: dict[int, float] = {}

@@ -69,6 +69,13 @@ def _by_rules(page: _Page, vat: _Found | None) -> _Found | None:
 
 
 def _find_buyer(page: _Page) -> _Found | None:
+    """The buyer's name (``_read_buyer``), read once per page: the supplier's evidence weighs it too."""
+    if "buyer" not in page.memo:
+        page.memo["buyer"] = _read_buyer(page)
+    return page.memo["buyer"]
+
+
+def _read_buyer(page: _Page) -> _Found | None:
     """The buyer's name: on its heading ("Bill to: X") or beside it, else the first name in its block (a legal
     name first), else the first name under the return address over the envelope window."""
     for heading, role in page.headings:
@@ -110,6 +117,8 @@ def _buyer_beside(page: _Page, column: _Column) -> _Found | None:
     """The name beside a short buyer's label on its line ("Buyer Name   Acme LLC")."""
     if len(column.text.split()) > 3 or not _BUYER_HEADING.match(column.text) or _SELLER_HEADING.match(column.text):
         return None
+    if _SIGNATURE.match(column.text[:_MAX_NAME]):
+        return None  # "Customer Signature" beside the other party's signature line
     if _NUMBER_WORD.search(column.text):
         return None  # a customer's number, reference or order: not the customer's name
     beside = page.right_of(column)[:1]
@@ -285,6 +294,9 @@ _WINDOW = -3.0  # the recipient's name in the envelope's window
 _PRICE = re.compile(r"\d[.,]\d{2}(?!\d)")
 _UNSURE = -3.0  # OCR read its words with little confidence
 _RECEIPT_HEAD = 3.0  # a receipt's first name over its address block (a tagline above it has none)
+_SIGNED = 3.0  # a company's own signature line ("Acme Signature" beside "Buyer Signature")
+_BUYERS_NAME = -4.0  # the name the page gives the buyer, printed again elsewhere (an address block, a table)
+_MIN_BUYER = 4  # characters: a buyer's name this short matches too much to count against another
 _SURE_OCR = 60  # OCR's confidence (0-100) below which a name's words are a guess
 # A word of a name: three letters in a row, or a CJK character.
 _WORD = re.compile(r"[^\W\d_]{3}|[\u3040-\u30ff\u4e00-\u9fff]")
@@ -299,8 +311,11 @@ _HEADER_CELL = 25
 # Columns of the first page looked at: its top, and the last ones (its foot).
 _MAX_COLUMNS = 600
 _FOOT_COLUMNS = 60
-_DOMAIN_WORD = re.compile(r"(?:@|www\.|https?://)(?:[a-z0-9-]+\.)*?([a-z0-9-]{2,})\.[a-z]{2,}(?:\.[a-z]{2})?\b",
-                          re.IGNORECASE)
+_DOMAIN_WORD = re.compile(r"(?:@|www\.|https?://)(?:[a-z0-9-]+\.)*?([a-z0-9-]{2,})\.[a-z]{2,}(?:\.[a-z]{2})?\b|"
+                          # a web address printed without "www." ("my.acme.com", "acme.de/pay"): a common ending
+                          r"(?<![\w@./-])(?:[a-z0-9-]+\.)?((?=[a-z0-9-]*[a-z])[a-z0-9-]+)\.(?:com|net|org|biz|info|io|co|"
+                          r"eu|de|at|ch|fr|be|nl|lu|es|pt|it|pl|cz|sk|ee|lv|lt|fi|se|no|dk|uk|ie|us|ca|au|nz|in|br|ar|mx)"
+                          r"(?:\.[a-z]{2})?(?![\w-])", re.IGNORECASE)
 _FREE_MAIL = frozenset({"gmail", "yahoo", "hotmail", "outlook", "gmx", "web", "icloud", "aol", "live", "mail",
                         "orange", "free", "wanadoo", "libero", "wp", "onet", "interia", "seznam", "t-online"})
 _BANK_WORD = re.compile(r"(?<![^\W\d_])(?:bank|banka|banque|banco|banca|pank|sparkasse|volksbank|raiffeisen|"
@@ -447,7 +462,11 @@ def _candidates(page: _Page, by_rules: _Found | None) -> list[_Found]:
 
 
 def _candidate(page: _Page, column: _Column) -> _Found | None:
-    """The name a column offers: a legal-form name cut at its form, else a name-like line in title case."""
+    """The name a column offers: a legal-form name cut at its form, the company named on its signature line
+    ("Acme Signature"), else a name-like line in title case."""
+    signed = _signer(column.text) if len(column.text) <= _MAX_NAME else None
+    if signed is not None:
+        return _Found(signed, column, 0, len(signed))
     legal = next(iter(_LEGAL_NAME.finditer(column.head)), None)
     name = _name_before(column.text, legal.end()) if legal is not None else None
     name = _after_sentence(name) if name is not None else None
@@ -461,6 +480,31 @@ def _candidate(page: _Page, column: _Column) -> _Found | None:
         return None
     name = _before_address(parsed[0])
     return _Found(name, column, parsed[1], parsed[1] + len(name))
+
+
+# Fields a form asks for, joined by slashes: "Name/Company", "Firma / Name", "Nom/Date".
+_FORM_WORD = r"(?:name|company|title|date|firma|nom|soci[ée]t[ée]|empresa|nombre|naam|datum|nazwa)"
+_FORM_FIELDS = re.compile(rf"(?<![^\W\d_]){_FORM_WORD}\s*/\s*{_FORM_WORD}(?![^\W\d_])", re.IGNORECASE)
+# A signature line: "<who> Signature", "Signature <who>", "Unterschrift <who>".
+_SIGNATURE = re.compile(r"^\W{0,3}(?P<before>[^\W\d_][^\d:]{0,40}?)\s+(?:signature|unterschrift)\W{0,3}$|"
+                        r"^\W{0,3}(?:signature|unterschrift)\s+(?P<after>[^\W\d_][^\d:]{0,40}?)\W{0,3}$", re.IGNORECASE)
+# Who signs that is no company: a party's role, the person's own ("Buyer Signature", "Authorised Signature").
+_SIGNER_ROLE = re.compile(r"(?<![^\W\d_])(?:buyer|customer|client|seller|vendor|supplier|dealer|driver|cardholder|"
+                          r"card\s+holder|recipient|receiver|authori[sz]ed|your|print|employee|technician|witness|"
+                          r"manager|agent|kunde|k[äa]ufer|verk[äa]ufer|fahrer|empf[äa]nger|client|acheteur|vendeur|"
+                          r"cliente|comprador|vendedor|klant|koper|verkoper|klient|kupuj[ąa]cy|sprzedawca|du|de)(?![^\W\d_])",
+                          re.IGNORECASE)
+
+
+def _signer(text: str) -> str | None:
+    """The company a signature line names ("IAA Signature", "Signature Nordwind Logistics"), not a party's role."""
+    match = _SIGNATURE.match(text)
+    if match is None:
+        return None
+    name = (match.group("before") or match.group("after") or "").strip()
+    if not _WORD.search(name) or _SIGNER_ROLE.search(name) or len(name.split()) > 4:
+        return None
+    return name
 
 
 def _acceptable(page: _Page, column: _Column, name: str) -> bool:
@@ -485,6 +529,10 @@ def _acceptable(page: _Page, column: _Column, name: str) -> bool:
         return False
     if _COUNTRY_NAME.fullmatch(column.text.strip(" ,.")):
         return False  # an address's last line
+    if _FORM_FIELDS.search(column.head):
+        return False  # a form's label for a name ("Print Name/Company/Title"), not a name
+    if len(column.text) <= _MAX_NAME and _SIGNATURE.match(column.text) and _signer(column.text) is None:
+        return False  # a party's signature line ("Authorised Signature")
     return not _table_header(page, column)
 
 
@@ -502,12 +550,14 @@ class _Context:
         self.page = page
         self.vat = vat
         self.text = page.layout.text[:20000].casefold()
-        self.domains = {m.group(1).casefold() for m in _DOMAIN_WORD.finditer(self.text)} - _FREE_MAIL
+        self.domains = {(m.group(1) or m.group(2)).casefold() for m in _DOMAIN_WORD.finditer(self.text)} - _FREE_MAIL
         self.banks = [c for c in page.columns[:400] if _IBAN_LABEL.search(c.head) or _BANK_WORD.search(c.head)]
         self.sizes = sorted(c.height for c in page.columns[:400] if c.page == 1) or [1.0]
         self.usual = self.sizes[len(self.sizes) // 2]
         self.heads: set[int] = set()  # the candidates heading the block above the tax id
         self.receipt_head = _receipt_head(page)
+        buyer = _find_buyer(page)
+        self.buyer = buyer.value if buyer is not None and len(buyer.value) >= _MIN_BUYER else None
 
     def score(self, found: _Found, by_rules: bool) -> float:
         """The evidence for a name: where it stands, then what it says."""
@@ -534,6 +584,8 @@ class _Context:
             points += _SENDER
         if column is self.receipt_head:
             points += _RECEIPT_HEAD
+        if len(column.text) <= _MAX_NAME and _signer(column.text) is not None:
+            points += _SIGNED
         if _in_window(self.page, column):
             points += _WINDOW
         if any(_NAME_HEADING.match(c.text) for c in _just_above(page, column)):
@@ -558,6 +610,8 @@ class _Context:
             points += _FEW_WORDS
         if self._domain(name):
             points += _DOMAIN
+        if self.buyer is not None and _same_name(name, self.buyer):
+            points += _BUYERS_NAME
         if self.text.count(name.casefold()) > 1 and (len(name.split()) > 1 or _legal(name)):  # not a common word
             points += _REPEATED
         if re.search(r"\d", name) and not _legal(name):
@@ -594,10 +648,14 @@ def _in_window(page: _Page, column: _Column) -> bool:
 
 
 def _near(column: _Column, anchor: _Column) -> bool:
-    """Whether ``column`` stands on ``anchor``'s line or in the lines above it, in its column band."""
+    """Whether ``column`` stands on ``anchor``'s line or in the lines above it, in its column band: starting
+    where it starts, or centred on the same middle (a receipt's or a letterhead's centred block)."""
     if column.line == anchor.line:
         return True
-    return 0 < anchor.line - column.line <= _NEAR_LINES and abs(column.x0 - anchor.x0) < 3 * anchor.height
+    if not 0 < anchor.line - column.line <= _NEAR_LINES:
+        return False
+    middle = abs((column.x0 + column.x1) - (anchor.x0 + anchor.x1)) / 2
+    return abs(column.x0 - anchor.x0) < 3 * anchor.height or middle < anchor.height
 
 
 def _just_above(page: _Page, column: _Column) -> list[_Column]:

@@ -11,9 +11,10 @@ BUYER = (r"\b(?:odb[ěe]ratel|odberate[lľ]|kupuj[íi]c[íi]|p[řr][íi]jemce|to
          r"destinat[áa]rio|kj[øo]per|k[öo]pare|k[øo]ber|mottaker|mottagare|modtager|fakturaadresse|"
          r"leveringsadresse|maksja|ostja|se[ñn]or(?:es)?|sr(?:es)?\.?\s?\(s\)|sr(?:es)?\.(?=\s*:)|"
          r"messrs\.?|firma(?=\s*$)|herrn)(?![^\W\d_])")
-# Legal forms of other countries that end a company's name (the seven languages' are in ``agent.labels``).
+# Legal forms of other countries that end a company's name (the seven languages' are in ``agent.labels``); a
+# form of three dotted letters may lose its last dot to a comma or to OCR ("S.A.S,").
 LEGAL_FORM = (r"(?:A/S|ApS|ASA|AS|AB|Oyj|Oy|OÜ|O[UÜ]|s\.\s?r\.\s?o\.|S\.\s?R\.\s?O\.|spol\.\s?s\s?r\.\s?o\.|a\.\s?s\.|"
-              r"k\.\s?s\.|d\.\s?o\.\s?o\.|Kft\.?|Zrt\.?|Nyrt\.?|EOOD|OOD|S\.\s?R\.\s?L\.|S\.\s?A\.\s?S\.|"
+              r"k\.\s?s\.|d\.\s?o\.\s?o\.|Kft\.?|Zrt\.?|Nyrt\.?|EOOD|OOD|S\.\s?R\.\s?L\.|S\.\s?A\.\s?S\.?|"
               r"S\.\s?A\.\s?de\s?C\.\s?V\.|Ltda\.?|LTDA\.?|Pty\.?\s?Ltd\.?|PTY\.?\s?LTD\.?|Sdn\.?\s?Bhd\.?|SDN\.?\s?BHD\.?|"
               r"Bhd\.?|BHD\.?|Pvt\.?\s?Ltd\.?|PVT\.?\s?LTD\.?|Private\s+Limited|Pte\.?\s?Ltd\.?|PTE\.?\s?LTD\.?|"
               r"Corporation|CORPORATION|Company|COMPANY|Co\.|CO\.|Incorporated|eG|e\.G\.|SE|S\.E\.|Lda\.?|ehf\.?|hf\.?|"

@@ -6,8 +6,8 @@ spliced into a larger pattern), with the same rules as ``agent.labels``: literal
 nothing that repeats a group over characters another part of it can also take.
 
 English, German, French, Dutch, Spanish, Italian and Polish keep here their dates', totals' and amounts' labels,
-the words that make a date or a total another one, their currency labels and their month names; their number,
-title, party and VAT id labels still share patterns in ``agent.labels``.
+the words that make a date or a total another one, their invoice titles, their currency labels and their month
+names; their number, party and VAT id labels still share patterns in ``agent.labels``.
 The order of ``MODULES`` is the order of the alternatives in each assembled pattern: where two languages' labels
 match at the same place, the earlier language's wins. Adding a language: docs/languages.md.
 """
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import cs, da, de, en, es, fr, it, nl, no, pl, pt, sv
+from . import cs, da, de, en, es, et, fr, it, nl, no, pl, pt, sv
 
-MODULES: tuple[ModuleType, ...] = (en, de, fr, nl, es, it, pl, no, sv, da, pt, cs)
+MODULES: tuple[ModuleType, ...] = (en, de, fr, nl, es, it, pl, no, sv, da, pt, cs, et)
 # What a language module may define: each is assembled by ``agent.labels`` (``MONTHS`` into the month names).
 ENTRIES = ("INVOICE_NUMBER", "RECEIPT_NUMBER", "TRANSACTION_NUMBER", "INVOICE_TITLE",
            "INVOICE_DATE", "DUE_DATE", "OTHER_DATE",

@@ -25,6 +25,8 @@ NET = [r"\bnetto(?:betrag|summe)?\b", r"\bsumme\s*netto\b", r"\bzwischensumme\b"
        r"\bwarenwert\b"]
 VAT_AMOUNT = [r"\b(?:mwst|ust|umsatzsteuer|mehrwertsteuer)(?:[\s.-]*betrag)?\b", r"\bsteuerbetrag\b"]
 DEPOSIT = [r"\b(?:erhaltene\s+)?anzahlung(?:en)?\b", r"\bvorauszahlung\b", r"\bbereits\s+(?:bezahlt|gezahlt)\b"]
+# Its invoice titles ("<title> 2041" numbers the invoice), spliced into one pattern with every language's.
+INVOICE_TITLE = ["rechnung", "gutschrift", "rechnungskorrektur", "honorarnote"]
 CURRENCY = [r"rechnungsw[äa]hrung", r"w[äa]hrung"]
 MONTHS = {1: "januar jän jänner", 2: "februar", 3: "märz maerz mrz", 4: "april", 5: "mai", 6: "juni", 7: "juli",
           8: "august", 9: "september", 10: "oktober okt", 11: "november", 12: "dezember dez"}

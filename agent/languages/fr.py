@@ -15,7 +15,9 @@ NOT_TOTAL = [
 ]
 NET = [r"\b(?:total|montant)\s*\(?\s*h\.?t\b", r"\bsous[\s-]*total\b"]
 VAT_AMOUNT = [r"\b(?:total\s*|montant\s*)?(?:de\s+la\s+)?tva\b", r"\btotal\s*taxes\b"]
-DEPOSIT = [r"\bacompte\b", r"\bd[ée]j[àa]\s+(?:pay[ée]|r[ée]gl[ée])\b"]
+DEPOSIT = [r"\bacompte\b", r"\bd[ée]j[àa]\s+(?:pay[ée]|r[ée]gl[ée])\b", r"^\W{0,3}(?:montant\s+)?pay[ée]\b"]
+# Its invoice titles ("<title> 2041" numbers the invoice), spliced into one pattern with every language's.
+INVOICE_TITLE = [r"note\s+d'honoraires", "facture", "avoir"]
 CURRENCY = ["devise", "monnaie"]
 MONTHS = {1: "janvier janv", 2: "février févr fevrier fevr", 3: "mars", 4: "avril avr", 5: "mai", 6: "juin",
           7: "juillet juil", 8: "août aout", 9: "septembre", 10: "octobre", 11: "novembre", 12: "décembre decembre"}

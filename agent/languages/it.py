@@ -13,6 +13,8 @@ NOT_TOTAL = [r"\bsenza\b", "sconto", r"\bimposta\b", "imponibile", "merce", r"\b
 NET = [r"\bimponibile\b"]
 VAT_AMOUNT = [r"\bimposta\b"]
 DEPOSIT = [r"\bacconto\b"]
+# Its invoice titles ("<title> 2041" numbers the invoice), spliced into one pattern with every language's.
+INVOICE_TITLE = ["fattura", r"nota\s+di\s+credito"]
 CURRENCY = ["valuta", "divisa"]
 MONTHS = {1: "gennaio gen", 2: "febbraio", 3: "marzo", 4: "aprile", 5: "maggio mag", 6: "giugno giu",
           7: "luglio lug", 8: "agosto", 9: "settembre set", 10: "ottobre ott", 11: "novembre", 12: "dicembre"}

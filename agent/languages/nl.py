@@ -14,6 +14,8 @@ NOT_TOTAL = [r"\bzonder\b", "korting", r"\bbtw\b", r"\bvoor\b", "goederen", r"\b
 NET = [r"\bsubtota(?:a|le)l?\b", r"\btotaal\s*excl"]
 VAT_AMOUNT = [r"\b(?:totaal\s*)?btw(?:[\s-]*bedrag)?\b"]
 DEPOSIT = [r"\bvoorschot\b", r"\baanbetaling\b", r"\breeds\s+betaald\b"]
+# Its invoice titles ("<title> 2041" numbers the invoice), spliced into one pattern with every language's.
+INVOICE_TITLE = ["factuur", "creditnota"]
 CURRENCY = ["valuta", "munteenheid"]
 MONTHS = {1: "januari", 2: "februari", 3: "maart", 4: "april", 5: "mei", 6: "juni", 7: "juli", 8: "augustus",
           9: "september", 10: "oktober", 11: "november", 12: "december"}

@@ -10,6 +10,8 @@ NOT_TOTAL = [r"\bbez\b", r"\bpodatek", "towar", r"\bprzed\b", r"\bcena\b"]
 NET = [r"\b(?:razem|warto[śs][ćc]|suma)\s*netto\b"]
 VAT_AMOUNT = [r"\b(?:kwota|podatek|razem)\s*vat\b"]
 DEPOSIT = [r"\bzaliczka\b", r"\bzap[łl]acono\b"]
+# Its invoice titles ("<title> 2041" numbers the invoice), spliced into one pattern with every language's.
+INVOICE_TITLE = [r"faktura(?:\s+vat)?", r"faktura\s+korygująca"]
 CURRENCY = ["waluta", r"kod\s+waluty"]
 MONTHS = {1: "styczeń stycznia sty", 2: "luty lutego lut", 3: "marzec marca", 4: "kwiecień kwietnia kwi",
           5: "maj maja", 6: "czerwiec czerwca cze", 7: "lipiec lipca lip", 8: "sierpień sierpnia sie",

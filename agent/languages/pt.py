@@ -1,10 +1,12 @@
-"""Portuguese: fatura n.º, fatura-recibo, data de emissão, data de vencimento, total sem IVA, IVA, total a pagar."""
+"""Portuguese: fatura n.º, fatura-recibo, nota fiscal (NF-e), data de emissão, data de vencimento, total sem IVA, IVA,
+total a pagar."""
 
 INVOICE_NUMBER = [r"\bfatura(?:[\s-]*recibo)?\s*(?:n\.?\s?[°º]\.?|n[úu]m(?:ero|\.)?|no\b\.?)",
                   r"\bn[úu]mero\s+d[ao]\s+(?:fatura|documento)\b",
                   r"\bn[úu]mero\s+d[ao]\s+(?:nfs?-?e|nota(?:\s+fiscal)?|recibo)\b"]
-INVOICE_TITLE = [r"fatura(?:[\s-]*recibo)?"]
-INVOICE_DATE = [r"\bdata\s*(?:da\s+)?(?:fatura|emiss[ãa]o)\b"]
+INVOICE_TITLE = [r"fatura(?:[\s-]*recibo)?", r"nota\s+fiscal(?:\s+(?:eletr[ôo]nica|de\s+servi[çc]os?))?(?![^\W\d_])",
+                 r"danfse?(?![^\W\d_])", r"nfs?-e(?![^\W\d_])"]
+INVOICE_DATE = [r"\bdata\s*(?:d[ae]\s+)?(?:fatura|emiss[ãa]o)\b"]
 DUE_DATE = [r"\bdata\s+(?:de\s+)?vencimento\b", r"\bvencimento\b"]
 OTHER_DATE = ["vencimento"]
 TOTAL_GROSS = [r"\bvalor\s+total\b", r"\btotal\s*(?:com\s+iva|da\s+fatura|do\s+documento)\b"]

@@ -69,11 +69,22 @@ def test_a_total_printed_without_a_label_is_the_one_net_plus_vat_make():
     ("Kestrel Audio Pty Ltd\nABN 51 824 753 556\n12 Wattle St, Fitzroy VIC 3065", "AUD"),
     ("Blue Heron Supply LLC\n400 Canal Street\nPortland, OR 97209", "USD"),
     ("Maple Row Bakery Inc.\n88 King St W\nToronto ON M5H 1J9", "CAD"),
+    # a Quebec receipt names its federal tax TPS, alone, with no postcode OCR kept
+    ("Casse-Croûte Chez Lise\nSous-total        18,00 $\nTPS        0,90 $", "CAD"),
+    # a till slip with only its telephone: a North American number, no Canadian postcode or tax before it
+    ("Corner Hardware #12\n(317) 861-1102", "USD"),
+    ("Corner Hardware #12\n88 King St W\nToronto ON M5H 1J9\n416-555-0182", "CAD"),
 ])
 def test_a_dollar_sign_alone_takes_the_currency_of_the_sellers_country(seller, code):
     found = read(f"{seller}\nInvoice 12\nTotal        $ 1,200.00\n")["currency"]
     assert found["value"] == code  # ARS is read, and then reported as not a currency we pay in
     assert found["status"] == ("present" if code in fields.CURRENCIES else "malformed")
+
+
+@pytest.mark.parametrize("line", ["Ref 2026-861-1102", "Tel +44 020-7946-0958", "Order 123.456.7890.1"])
+def test_numbers_shaped_like_a_telephone_but_not_north_american_give_no_country(line):
+    found = read(f"{line}\nInvoice 12\nTotal        $ 1,200.00\n")["currency"]
+    assert (found["status"], found["value"]) == ("to_check", None)
 
 
 def test_a_dollar_sign_with_no_country_on_the_page_is_to_check():
@@ -226,6 +237,32 @@ def test_a_portuguese_invoice():
     assert [found[n]["value"] for n in ("invoice_number", "invoice_date", "due_date", "total_amount", "currency",
                                         "net_amount", "vat_amount")] == [
         "FT 2026/318", "2026-04-09", "2026-05-09", "307.50", "EUR", "250.00", "57.50"]
+
+
+def test_a_brazilian_nota_fiscal_is_numbered_by_the_bare_sign_under_its_title():
+    text = ("Serralheria Boa Vista Ltda        NF-e\n"
+            "Rua das Acácias, 91        Nº 000.004.517\n"
+            "Campinas - SP        SÉRIE 1\n"
+            "DATA DA EMISSÃO        12/02/2026\n"
+            "VALOR TOTAL DA NOTA        2.340,00\n")
+    found = read(text)
+    assert found["invoice_number"]["value"] == "000.004.517"
+    assert found["invoice_date"]["value"] == "2026-02-12"
+
+
+def test_an_estonian_invoice():
+    text = ("Puidukoda OÜ\nRegistrikood 12345678\nARVE NR 2026-118        Maksetähtaeg: 20.02.2026\n"
+            "Arve kuupäev: 06.02.2026\nSumma käibemaksuta        1 000,00\nKäibemaks 22%        220,00\n"
+            "Tasuda        1 220,00 EUR\n")
+    found = read(text)
+    assert [found[n]["value"] for n in ("invoice_number", "invoice_date", "due_date", "total_amount", "currency",
+                                        "net_amount", "vat_amount")] == [
+        "2026-118", "2026-02-06", "2026-02-20", "1220.00", "EUR", "1000.00", "220.00"]
+
+
+def test_a_distance_in_kilometres_is_no_estonian_vat_amount():
+    text = "Rancho Alto S.A.\nRuta 9 km 34.5, Salta\nFactura 12\nTotal        121,00\n"
+    assert "vat_amount" not in {n for n, f in read(text).items() if f.get("value")}
 
 
 def test_a_czech_invoice():

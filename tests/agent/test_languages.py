@@ -38,6 +38,8 @@ SAMPLES: dict[str, dict[str, str]] = {
            "TOTAL_DUE": "Total a pagar", "NET": "Total sem IVA", "VAT_AMOUNT": "Valor do IVA", "DEPOSIT": "Já pago"},
     "cs": {"INVOICE_DATE": "Datum vystavení", "DUE_DATE": "Datum splatnosti", "TOTAL_GROSS": "Celková částka",
            "TOTAL_DUE": "Celkem k úhradě", "NET": "Celkem bez DPH", "VAT_AMOUNT": "DPH", "DEPOSIT": "Záloha"},
+    "et": {"INVOICE_DATE": "Arve kuupäev:", "DUE_DATE": "Maksetähtaeg", "TOTAL_GROSS": "Summa kokku",
+           "TOTAL_DUE": "Tasuda", "NET": "Summa käibemaksuta", "VAT_AMOUNT": "Käibemaks 22%", "DEPOSIT": "Ettemaks"},
 }
 
 
@@ -82,3 +84,26 @@ def test_a_later_language_never_takes_an_earlier_ones_words():
         for number, names in module.MONTHS.items():
             for name in names.split():
                 assert seen.setdefault(name, number) == number, (_name(module), name)
+
+
+@pytest.mark.parametrize("label", ["Data de emissão:", "Data da emissão", "Data da fatura", "Data de fatura"])
+def test_portuguese_issue_dates_are_the_invoices_date_label(label):
+    """Portugal and Brazil print "Data de emissão" as often as "Data da fatura"."""
+    from agent.languages import pt
+
+    assert _compile(pt.INVOICE_DATE).search(label)
+    assert _compile(labels.INVOICE_DATE).search(label)
+
+
+# A title of each language, followed by its number: "<title> 2041" numbers the invoice.
+TITLES = {"en": "Tax Invoice", "de": "Honorarnote", "fr": "Note d'honoraires", "nl": "Creditnota",
+          "es": "Factura", "it": "Nota di credito", "pl": "Faktura VAT", "no": "Kreditnota", "pt": "Fatura-recibo",
+          "cs": "Daňový doklad", "et": "Kreeditarve"}
+
+
+@pytest.mark.parametrize("code", sorted(TITLES))
+def test_each_languages_invoice_titles_are_its_own_and_assembled(code):
+    module = next(m for m in languages.MODULES if _name(m) == code)
+    title = TITLES[code]
+    assert re.fullmatch("|".join(module.INVOICE_TITLE), title, re.IGNORECASE), title
+    assert re.compile(labels.INVOICE_TITLE, re.IGNORECASE).match(f"{title} 2041").end() == len(title) + 1

@@ -79,6 +79,70 @@ def test_the_domain_of_the_suppliers_address_tells_its_name_among_two():
     assert read(text)["supplier_name"]["value"] == "Kestrel Analytics"
 
 
+def test_a_web_address_printed_without_www_names_the_supplier_over_the_account_holder_at_the_top():
+    found = pdf_fields([
+        (50, 60, "Monthly bill", 14), (300, 60, "Account no.", 9), (400, 60, "Bill date", 9),
+        (50, 78, "ROSALIND QUAYE", 12), (300, 78, "5512-0093", 10), (400, 78, "Mar 3, 2026", 10),
+        (50, 200, "Broadband 500", 10), (420, 200, "42.00", 10),
+        (50, 230, "Total due", 10), (420, 230, "42.00", 10),
+        (50, 700, "Manage your plan at my.lumenfibre.net or pay at lumenfibre.net/pay", 8),
+        (50, 760, "LUMENFIBRE", 10), (50, 772, "PO Box 4410", 10),
+    ])
+    assert found["supplier_name"]["value"] == "LUMENFIBRE"
+
+
+def test_a_file_name_or_an_amount_is_no_web_address():
+    text = ("Otterburn Joinery\nHollins Lane 3\n\nInvoice 88\nSee attached plan.pdf and quote 12.50\n"
+            "Total due 12.50")
+    assert read(text)["supplier_name"]["value"] == "Otterburn Joinery"
+
+
+def test_a_receipts_centred_header_ties_its_name_to_the_tax_id_centred_under_it():
+    """A till centres its lines: the shop's long name starts far left of the short tax-id line under it."""
+    found = pdf_fields([
+        (160, 40, "DROGUERIA LOS ALAMOS PRINCIPAL", 12), (232, 56, "NIT 900123456-8", 10),
+        (230, 72, "Carrera 7 # 12-40", 10), (250, 88, "Receipt 5531", 10),
+        (150, 120, "JABON AZUL 2", 10), (380, 120, "7,900", 10),
+        (150, 140, "TOTAL", 10), (380, 140, "7,900", 10),
+        (190, 400, "Cajas Rapidas Tecnologia", 9), (210, 412, "www.cajasrapidas.co", 9),
+    ])
+    assert found["supplier_name"]["value"] == "DROGUERIA LOS ALAMOS PRINCIPAL"
+
+
+def test_a_three_letter_legal_form_that_lost_its_last_dot_is_still_one():
+    text = "ALMACENES EL TRIGAL S.A.S,\nCalle 9 # 4-20\nFactura 77\nOrquidea Web Solutions\nTotal 12.000"
+    assert read(text)["supplier_name"]["value"] == "ALMACENES EL TRIGAL S.A.S"
+
+
+def test_the_company_on_its_own_signature_line_beside_the_buyers_is_the_supplier():
+    """A receipt printed with no letterhead: who issued it signs it at its foot, beside the customer."""
+    found = pdf_fields([
+        (250, 50, "Collection Receipt", 14), (250, 70, "Receipt #   77120", 10), (250, 84, "Date   03/02/2026", 10),
+        (50, 140, "Towing and storage", 10), (420, 140, "$310.00", 10),
+        (50, 170, "Total", 10), (420, 170, "$310.00", 10),
+        (50, 700, "Customer Signature", 9), (250, 700, "Harlan Depot Signature", 9),
+    ])
+    assert found["supplier_name"]["value"] == "Harlan Depot"
+
+
+@pytest.mark.parametrize("line", ["Customer Signature", "Authorised Signature", "Signature du client"])
+def test_a_partys_role_on_a_signature_line_names_nobody(line):
+    text = f"Invoice 12\nTotal        40.00\n{line}\n"
+    assert read(text)["supplier_name"]["value"] is None
+
+
+def test_the_buyers_name_printed_again_in_a_table_is_not_the_supplier():
+    found = pdf_fields([
+        (250, 50, "Statement", 14), (250, 70, "Buyer Name", 10), (350, 70, "Oakridge Fleet Services LLC", 10),
+        (100, 150, "Ship To:", 10), (260, 150, "Description", 10), (420, 150, "Amount", 10),
+        (50, 170, "Oakridge Fleet Services LLC", 10), (260, 170, "Parts", 10), (420, 170, "$80.00", 10),
+        (50, 200, "Total", 10), (420, 200, "$80.00", 10),
+        (50, 700, "Print Name/Company/Title", 9), (50, 720, "Westmark Auctions Signature", 9),
+    ])
+    assert found["supplier_name"]["value"] == "Westmark Auctions"
+    assert found["buyer_name"]["value"] == "Oakridge Fleet Services LLC"
+
+
 def test_a_public_body_counts_like_a_company():
     text = "PARKING NOTICE\nTown of Millbrook\nReceipt 4411\nAmount paid 5.00"
     assert read(text)["supplier_name"]["value"] == "Town of Millbrook"

@@ -3,6 +3,7 @@ card lines and tips, in the languages the reader knows. Every receipt here is ma
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 import pytest
@@ -128,3 +129,51 @@ def test_how_a_meal_is_served_is_never_the_restaurants_name(served):
 def test_a_lone_mark_ocr_read_after_the_shops_name_is_no_part_of_it():
     text = "Restaurant Le Grill §\n12 rue du Port\n13002 Marseille\nTotal commande 1,10 EUR\nCARTE BANCAIRE\n"
     assert read(text)["supplier_name"]["value"] == "Restaurant Le Grill"
+
+
+# --- a receipt without a total line -----------------------------------------------------------------
+
+
+def test_an_items_tables_total_column_is_no_total_and_the_amount_paid_is():
+    """A museum's ticket: "Total" heads its items' amounts; what the visitor paid is the receipt's sum."""
+    text = ("Musée de la Batellerie\nReçu        03/04/2026 10h15\n"
+            "Article        Qté        Total\n"
+            "Visite guidée        1        8,00 €\n"
+            "Audioguide        1        4,50 €\n"
+            "Payé        12,50 €\n")
+    total = read(text)["total_amount"]
+    assert total["value"] == "12.50"
+    assert total["detail"] == "no total printed: read as the amount paid"
+
+
+def test_two_different_amounts_paid_without_a_total_give_no_total():
+    text = ("Kiosk am Hafen\nReceipt 88\nItem        Price\nCoffee        2.50\nPaid        2.50\nPaid        5.00\n")
+    assert read(text)["total_amount"]["value"] is None
+
+
+# --- a receipt read by OCR -----------------------------------------------------------------------
+
+
+def scanned(text: str, conf: float = 90.0) -> dict:
+    """The fields of ``text`` laid out as OCR reads a page: each word boxed where it stands, with a confidence."""
+    from agent import layout
+
+    lines = []
+    for number, raw in enumerate(text.splitlines()):
+        words = [layout.Word(m.group(), 6.0 * m.start(), 20.0 + 14 * number, 6.0 * m.end(), 30.0 + 14 * number, conf)
+                 for m in re.finditer(r"\S+", raw)]
+        lines.append(layout.Line(page=1, words=words, text=raw))
+    return fields.read_fields(layout.Layout(pages=1, lines=lines, sizes=[[595.0, 842.0]]), today=TODAY)
+
+
+def test_a_year_ocr_misread_with_an_8_for_a_0_is_read_as_the_year_and_left_to_check():
+    date_ = scanned("Fromagerie Lessard\nReçu        14/03/2826 11h02\nTotal        7,40 €\n")["invoice_date"]
+    assert date_ == date_ | {"status": "to_check", "value": "2026-03-14"}
+    assert "2826" in date_["detail"]
+
+
+def test_a_future_year_in_a_text_layer_or_with_two_readings_stays_malformed():
+    assert read("Fromagerie Lessard\nReçu        14/03/2826\nTotal        7,40 €\n")["invoice_date"]["status"] \
+        == "malformed"  # a text layer prints what it means
+    assert scanned("Fromagerie Lessard\nReçu        14/03/2888\nTotal        7,40 €\n")["invoice_date"]["status"] \
+        == "malformed"  # none of 2088, 2808, 2880 is a year of the last ten
