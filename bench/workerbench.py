@@ -2,14 +2,17 @@
 
 For each store (SQLite; PostgreSQL when reachable) and each process count, one run drains N
 ``diagnostic.noop`` jobs through ``manage.py runworkers --processes P --burst`` (its shipped
-defaults: prefetch and batched completion) and, on a copy of the same data, P bare
-processes run the single claim and completion statements through the driver alone (sqlite3;
-psycopg with ``FOR UPDATE SKIP LOCKED``), and the peer drains N no-op tasks with P processes
-(huey on SQLite, Procrastinate on PostgreSQL; ``bench.peers``). The drains are interleaved
-over ``rounds`` rounds, in rotating order, and the best of each is kept. Rates are taken from
-the first claim to the last completion, so process start-up is not counted on any side: for
-the workers from the event rows they wrote, for the bare loop from the clocks of its
-processes. The targets are printed last, each met or not.
+defaults: prefetch and batched completion) and, on copies of the same data, two bare loops of
+P processes that run the queue's statements through the driver alone (sqlite3; psycopg with
+``FOR UPDATE SKIP LOCKED``): the one-job loop (a single claim and a single completion, each
+its own transaction) and the batched loop (32 fenced claims in one transaction, 32 fenced
+completions in one), the reference for what the queue adds per job to its batched work
+(``bench.drains``). The peer drains N no-op tasks with P processes (huey on SQLite,
+Procrastinate on PostgreSQL; ``bench.peers``). The drains are interleaved over ``rounds``
+rounds, in rotating order, and the best of each is kept. Rates are taken from the first claim
+to the last completion, so process start-up is not counted on any side: for the workers from
+the event rows they wrote, for the bare loops from the clocks of their processes. The targets
+are printed last, each met or not.
 
 With ``--tenants T``, ``--tenant-jobs`` jobs spread over T tenants are drained with tenants taking
 turns (``JOBS_FAIR_CLAIMS=1``, the default) and first come, first served (``=0``), interleaved
@@ -32,7 +35,9 @@ from typing import Any
 from .drains import (
     PostgresScratch,
     bare_postgres,
+    bare_postgres_batched,
     bare_sqlite,
+    bare_sqlite_batched,
     postgres_reachable,
     run_bare,
     run_workers,
@@ -75,6 +80,9 @@ CASES = {
 }
 JUDGED = ("interleaved", "come due")
 FAIR_TARGET = 0.85
+# runworkers against a loop doing only its batched work (``bench.drains.bare_sqlite_batched``,
+# ``bare_postgres_batched``): what the queue adds per job beyond the fenced claim and completion.
+BATCHED_TARGET = 0.40
 
 
 def drain_fairly(fresh: Callable[[str], str], template: str, processes: int, fair: bool) -> dict[str, Any]:
@@ -196,6 +204,7 @@ def _sqlite_drains(plan: _Plan, ws: Workspace, figures: dict[str, Any]) -> None:
             drains: dict[str, Callable[[], dict]] = {
                 "workers": functools.partial(_sqlite_workers, ws, p),
                 "bare": functools.partial(_sqlite_bare, ws, p),
+                "batched": functools.partial(_sqlite_batched, ws, p),
             }
             if plan.use_huey:
                 drains["peer"] = functools.partial(_sqlite_huey, ws, p, plan.jobs)
@@ -206,6 +215,7 @@ def _sqlite_drains(plan: _Plan, ws: Workspace, figures: dict[str, Any]) -> None:
         figures["sqlite"][p] = best[p]
         _line(out, p, best[p], "huey")
     _scaling(out, figures["sqlite"], counts)
+    _batched_targets(out, figures, "SQLite", best)
     if plan.use_huey:
         for p in (1, 2):
             if p in best:
@@ -276,14 +286,19 @@ def _postgres_drains(plan: _Plan, scratch: PostgresScratch, made: Iterator[int],
             drains: dict[str, Callable[[], dict]] = {
                 "workers": functools.partial(_pg_workers, scratch, made, p),
                 "bare": functools.partial(_pg_bare, scratch, made, p),
+                "batched": functools.partial(_pg_batched, scratch, made, p),
             }
             if plan.use_procrastinate:
                 drains["peer"] = functools.partial(_pg_procrastinate, scratch, made, p)
+            if plan.baseline:
+                drains["baseline"] = functools.partial(_pg_workers, scratch, made, p,
+                                                       str(Path(plan.baseline) / "manage.py"))
             _interleave(drains, r, best[p])
     for p in counts:
         figures["postgresql"][p] = best[p]
         _line(out, p, best[p], "Procrastinate")
     _scaling(out, figures["postgresql"], counts)
+    _batched_targets(out, figures, "PostgreSQL", best)
     if plan.use_procrastinate:
         for p in (1, 2):
             if p in best:
@@ -302,16 +317,24 @@ def _sqlite_bare(ws: Workspace, p: int) -> dict:
     return run_bare(bare_sqlite, p, str(ws.copy("template.sqlite3", "b.sqlite3")), "FULL")
 
 
+def _sqlite_batched(ws: Workspace, p: int) -> dict:
+    return run_bare(bare_sqlite_batched, p, str(ws.copy("template.sqlite3", "bb.sqlite3")))
+
+
 def _sqlite_huey(ws: Workspace, p: int, jobs: int) -> dict:
     return drain_huey(ws.copy("huey-template.sqlite3", "h.sqlite3"), p, jobs)
 
 
-def _pg_workers(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict:
-    return run_workers(scratch.create(f"w{next(made)}", "template"), p)
+def _pg_workers(scratch: PostgresScratch, made: Iterator[int], p: int, manage: str = MANAGE) -> dict:
+    return run_workers(scratch.create(f"w{next(made)}", "template"), p, manage=manage)
 
 
 def _pg_bare(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict:
     return run_bare(bare_postgres, p, scratch.create(f"b{next(made)}", "template"))
+
+
+def _pg_batched(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict:
+    return run_bare(bare_postgres_batched, p, scratch.create(f"bb{next(made)}", "template"))
 
 
 def _pg_procrastinate(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict:
@@ -341,16 +364,26 @@ def _checkpoint(path: Path) -> None:
     db.close()
 
 
+def _batched_targets(out: Callable[[str], None], figures: dict, store: str, best: dict[int, dict[str, dict]]) -> None:
+    """The queue's cost per job against the batched work alone: at one and two processes."""
+    for p in (1, 2):
+        if p in best:
+            _target(out, figures, f"{store}, {p} process{'es' if p > 1 else ''}: runworkers >= 40% of the batched "
+                    f"bare loop", best[p]["workers"]["rate"] / best[p]["batched"]["rate"], BATCHED_TARGET)
+
+
 def _line(out: Callable[[str], None], p: int, best: dict, peer: str) -> None:
-    workers, bare = best["workers"], best["bare"]
+    workers, bare, batched = best["workers"], best["bare"], best["batched"]
     line = (f"  {p} process{'es' if p > 1 else '  '}: runworkers {workers['rate']:7.0f} jobs/s   bare loop "
-            f"{bare['rate']:7.0f} jobs/s   ratio {workers['rate'] / bare['rate']:5.0%}")
+            f"{bare['rate']:7.0f} jobs/s   ratio {workers['rate'] / bare['rate']:5.0%}   batched bare loop "
+            f"{batched['rate']:7.0f} jobs/s   ratio {workers['rate'] / batched['rate']:5.0%}")
     if "peer" in best:
         ours = workers["rate"] / best["peer"]["rate"]
         line += f"   {peer} {best['peer']['rate']:7.0f} jobs/s   ours/{peer} {ours:5.2f}x"
     if "baseline" in best:
         line += (f"   baseline {best['baseline']['rate']:7.0f} jobs/s   "
-                 f"ours/baseline {workers['rate'] / best['baseline']['rate']:5.0%}")
+                 f"ours/baseline {workers['rate'] / best['baseline']['rate']:5.0%}   baseline/batched "
+                 f"{best['baseline']['rate'] / batched['rate']:5.0%}")
     out(line + f"   claims per worker {sorted(workers['split'], reverse=True)}")
 
 
