@@ -24,6 +24,7 @@ from __future__ import annotations
 import fcntl
 import functools
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -183,9 +184,11 @@ def raw_write_transaction(*, explicit: bool = True, durable: bool = True) -> Ite
     itself. Inside an existing transaction (tests, a fenced block) it joins it through a
     savepoint instead. Driver errors are raised as Django's database exceptions either way.
     Statements use the driver's placeholders: ``?`` on SQLite, ``%s`` on PostgreSQL.
-    ``explicit=False`` (PostgreSQL, one statement) runs it in autocommit: a transaction of
-    its own, one round trip. ``durable=False`` (SQLite): the commit survives the process, not
-    a power cut (``synchronous=NORMAL`` for this transaction alone: no wait for the disk).
+    ``explicit=False`` (one statement) runs it in autocommit: a transaction of its own, one
+    round trip on PostgreSQL; on SQLite still behind the fair lock, without the BEGIN and
+    COMMIT statements (the caller reads the statement to its end inside the block).
+    ``durable=False`` (SQLite): the commit survives the process, not a power cut
+    (``synchronous=NORMAL`` for this transaction alone: no wait for the disk).
     """
     conn = connections[DEFAULT_DB_ALIAS]
     if conn.in_atomic_block:
@@ -193,11 +196,11 @@ def raw_write_transaction(*, explicit: bool = True, durable: bool = True) -> Ite
             yield _prepared_cursor(conn)
         return
     conn.ensure_connection()
-    if not explicit:
+    path = _lock_path(conn)
+    if not explicit and path is None:
         with conn.wrap_database_errors:
             yield _prepared_cursor(conn)
         return
-    path = _lock_path(conn)
     fd, waited = _acquire(path) if path else (None, 0.0)
     try:
         with conn.wrap_database_errors, _bounded_busy_timeout(conn, waited):
@@ -206,6 +209,9 @@ def raw_write_transaction(*, explicit: bool = True, durable: bool = True) -> Ite
             if relaxed:
                 cursor.execute("PRAGMA synchronous = NORMAL")
             try:
+                if not explicit:  # SQLite, one statement: its own transaction, behind the fair lock
+                    yield cursor
+                    return
                 cursor.execute("BEGIN IMMEDIATE" if conn.vendor == "sqlite" else "BEGIN")
                 try:
                     yield cursor
@@ -225,10 +231,12 @@ def _prepared_cursor(conn: Any) -> Any:
 
     Django's psycopg cursors bind parameters on the client and never prepare, so the server
     would parse and plan the claim afresh every time; the hot path's few statements are
-    better prepared once per connection.
+    better prepared once per connection. On SQLite, the sqlite3 module's own cursor, not
+    the one Django's connection makes, which rewrites every statement's text for Django's
+    ``%s`` placeholders on each call: these statements are written with the driver's.
     """
     if conn.vendor != "postgresql":
-        return conn.connection.cursor()
+        return sqlite3.Cursor(conn.connection)
     return _prepared_cursor_class()(conn.connection)
 
 

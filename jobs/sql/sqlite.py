@@ -210,9 +210,8 @@ class SQLite:
         binding: dict[str, Any] = {"now": time(now)}
         for n, (job_id, epoch) in enumerate(claims):
             binding.update({f"job_id_{n}": job_id, f"epoch_{n}": epoch})
-        with raw_write_transaction(durable=False) as cursor:
-            cursor.execute(start(len(claims)), binding)
-            return {job_id for (job_id,) in cursor.fetchall()}
+        with raw_write_transaction(explicit=False, durable=False) as cursor:  # one statement
+            return {job_id for (job_id,) in cursor.execute(start(len(claims)), binding).fetchall()}
 
     def complete(self, results: Sequence[Result], now: datetime, actor: str) -> set[tuple[int, int]]:
         """One statement for the rows, one for their events, one per limited tenant."""
