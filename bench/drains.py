@@ -53,13 +53,14 @@ def bare_postgres(dsn: str, out: Any) -> None:
     out.put({"jobs": done, "t0": t0, "t1": time.time()})
 
 
-def bare_sqlite_batched(path: str, out: Any) -> None:
+def bare_sqlite_batched(path: str, out: Any, starts: bool = False) -> None:
     """The batched work alone through the sqlite3 module, ``BATCH`` jobs at a time: one
     ``BEGIN IMMEDIATE`` that stamps the jobs come due (if any) and makes ``BATCH`` fenced picks
     and leases with their events, and one that commits their ``BATCH`` fenced completions (one
     statement), releases the running counts and writes the events: the statements
     ``jobs.sql.sqlite`` runs for a claim batch and a completion batch, at ``synchronous=FULL``,
-    with nothing else per job."""
+    with nothing else per job. ``starts``: and each job's fenced start record before it would
+    run, one statement on a second connection at ``synchronous=NORMAL``, as the worker writes it."""
     import sqlite3
 
     from jobs.sql import sqlite
@@ -68,6 +69,9 @@ def bare_sqlite_batched(path: str, out: Any) -> None:
     db = sqlite3.connect(path, isolation_level=None, timeout=30)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
+    relaxed = sqlite3.connect(path, isolation_level=None, timeout=30)
+    relaxed.execute("PRAGMA synchronous=NORMAL")
+    start = sqlite.start(1)
     result = json.dumps({"ok": True})
     done, t0 = 0, time.time()
     while True:
@@ -93,6 +97,10 @@ def bare_sqlite_batched(path: str, out: Any) -> None:
         db.execute("COMMIT")
         if not leased:
             break
+        if starts:
+            for job_id, epoch in leased:
+                relaxed.execute(start, {"now": sqlite.time(datetime.now(UTC)), "job_id_0": job_id,
+                                        "epoch_0": epoch}).fetchall()
         t_now = sqlite.time(datetime.now(UTC))
         binding: dict[str, Any] = {"now": t_now}
         for n, (job_id, epoch) in enumerate(leased):
@@ -109,14 +117,17 @@ def bare_sqlite_batched(path: str, out: Any) -> None:
         db.execute("COMMIT")
         done += len(rows)
     db.close()
+    relaxed.close()
     out.put({"jobs": done, "t0": t0, "t1": time.time()})
 
 
-def bare_postgres_batched(dsn: str, out: Any) -> None:
+def bare_postgres_batched(dsn: str, out: Any, starts: bool = False) -> None:
     """The batched work alone through psycopg, ``BATCH`` jobs at a time: the claim batch as the
     queue sends it (``BATCH`` ``EXECUTE``s of the prepared claim in one message, one implicit
     transaction, dated by the server) and the ``BATCH`` fenced completions with their events in
-    one prepared statement, in autocommit: two round trips a batch, nothing else per job."""
+    one prepared statement, in autocommit: two round trips a batch, nothing else per job.
+    ``starts``: and each job's fenced start record before it would run (``START_ONE``, one round
+    trip, ``synchronous_commit`` off), as the worker writes it."""
     import psycopg
     from psycopg import ClientCursor
     from psycopg.types.json import Jsonb
@@ -142,6 +153,10 @@ def bare_postgres_batched(dsn: str, out: Any) -> None:
                 continue
             break
         batch = answer.leased
+        if starts:
+            for row in batch:
+                db.execute(postgresql.START_ONE, {"now": datetime.now(UTC), "job_id": row.job_id, "epoch": row.epoch},
+                           prepare=True).fetchall()
         completed = db.execute(postgresql.COMPLETE_MANY, {
             "job_ids": [r.job_id for r in batch], "epochs": [r.epoch for r in batch],
             "results": [result] * len(batch), "outcomes": [""] * len(batch), "outcome_texts": [""] * len(batch),
@@ -150,6 +165,14 @@ def bare_postgres_batched(dsn: str, out: Any) -> None:
         done += len(completed)
     db.close()
     out.put({"jobs": done, "t0": t0, "t1": time.time()})
+
+
+def bare_sqlite_started(path: str, out: Any) -> None:
+    bare_sqlite_batched(path, out, starts=True)
+
+
+def bare_postgres_started(dsn: str, out: Any) -> None:
+    bare_postgres_batched(dsn, out, starts=True)
 
 
 def run_bare(target: Callable[..., None], processes: int, *args: Any) -> dict[str, Any]:

@@ -7,7 +7,9 @@ P processes that run the queue's statements through the driver alone (sqlite3; p
 ``FOR UPDATE SKIP LOCKED``): the one-job loop (a single claim and a single completion, each
 its own transaction) and the batched loop (32 fenced claims in one transaction, 32 fenced
 completions in one), the reference for what the queue adds per job to its batched work
-(``bench.drains``). The peer drains N no-op tasks with P processes (huey on SQLite,
+(``bench.drains``), and that batched loop with each job's start record written as the
+worker writes it (one write a job: the floor that spending an attempt only on a started
+handler sets). The peer drains N no-op tasks with P processes (huey on SQLite,
 Procrastinate on PostgreSQL; ``bench.peers``). The drains are interleaved over ``rounds``
 rounds, in rotating order, and the best of each is kept. Rates are taken from the first claim
 to the last completion, so process start-up is not counted on any side: for the workers from
@@ -36,8 +38,10 @@ from .drains import (
     PostgresScratch,
     bare_postgres,
     bare_postgres_batched,
+    bare_postgres_started,
     bare_sqlite,
     bare_sqlite_batched,
+    bare_sqlite_started,
     postgres_reachable,
     run_bare,
     run_workers,
@@ -205,6 +209,7 @@ def _sqlite_drains(plan: _Plan, ws: Workspace, figures: dict[str, Any]) -> None:
                 "workers": functools.partial(_sqlite_workers, ws, p),
                 "bare": functools.partial(_sqlite_bare, ws, p),
                 "batched": functools.partial(_sqlite_batched, ws, p),
+                "started": functools.partial(_sqlite_batched, ws, p, bare_sqlite_started),
             }
             if plan.use_huey:
                 drains["peer"] = functools.partial(_sqlite_huey, ws, p, plan.jobs)
@@ -287,6 +292,7 @@ def _postgres_drains(plan: _Plan, scratch: PostgresScratch, made: Iterator[int],
                 "workers": functools.partial(_pg_workers, scratch, made, p),
                 "bare": functools.partial(_pg_bare, scratch, made, p),
                 "batched": functools.partial(_pg_batched, scratch, made, p),
+                "started": functools.partial(_pg_batched, scratch, made, p, bare_postgres_started),
             }
             if plan.use_procrastinate:
                 drains["peer"] = functools.partial(_pg_procrastinate, scratch, made, p)
@@ -317,8 +323,8 @@ def _sqlite_bare(ws: Workspace, p: int) -> dict:
     return run_bare(bare_sqlite, p, str(ws.copy("template.sqlite3", "b.sqlite3")), "FULL")
 
 
-def _sqlite_batched(ws: Workspace, p: int) -> dict:
-    return run_bare(bare_sqlite_batched, p, str(ws.copy("template.sqlite3", "bb.sqlite3")))
+def _sqlite_batched(ws: Workspace, p: int, loop: Callable[..., None] = bare_sqlite_batched) -> dict:
+    return run_bare(loop, p, str(ws.copy("template.sqlite3", "bb.sqlite3")))
 
 
 def _sqlite_huey(ws: Workspace, p: int, jobs: int) -> dict:
@@ -333,8 +339,9 @@ def _pg_bare(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict:
     return run_bare(bare_postgres, p, scratch.create(f"b{next(made)}", "template"))
 
 
-def _pg_batched(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict:
-    return run_bare(bare_postgres_batched, p, scratch.create(f"bb{next(made)}", "template"))
+def _pg_batched(scratch: PostgresScratch, made: Iterator[int], p: int,
+                loop: Callable[..., None] = bare_postgres_batched) -> dict:
+    return run_bare(loop, p, scratch.create(f"bb{next(made)}", "template"))
 
 
 def _pg_procrastinate(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict:
@@ -377,6 +384,10 @@ def _line(out: Callable[[str], None], p: int, best: dict, peer: str) -> None:
     line = (f"  {p} process{'es' if p > 1 else '  '}: runworkers {workers['rate']:7.0f} jobs/s   bare loop "
             f"{bare['rate']:7.0f} jobs/s   ratio {workers['rate'] / bare['rate']:5.0%}   batched bare loop "
             f"{batched['rate']:7.0f} jobs/s   ratio {workers['rate'] / batched['rate']:5.0%}")
+    if "started" in best:  # the batched loop plus one start record a job: the floor exact accounting sets
+        started = best["started"]
+        line += (f"   batched + starts {started['rate']:7.0f} jobs/s   ratio {workers['rate'] / started['rate']:5.0%}"
+                 f"   starts' price {started['rate'] / batched['rate']:5.0%}")
     if "peer" in best:
         ours = workers["rate"] / best["peer"]["rate"]
         line += f"   {peer} {best['peer']['rate']:7.0f} jobs/s   ours/{peer} {ours:5.2f}x"

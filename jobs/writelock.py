@@ -39,6 +39,13 @@ NEGLIGIBLE_WAIT = 0.01  # seconds of waiting for the flock that leave the busy t
 SPIN_SECONDS = float(os.environ.get("SQLITE_LOCK_SPIN", "0.005"))
 
 
+class _Process:
+    pid = os.getpid()  # this process's, kept current across fork: a system call saved on every write
+
+
+os.register_at_fork(after_in_child=lambda: setattr(_Process, "pid", os.getpid()))
+
+
 def _lock_fd(path: str) -> int:
     # flock belongs to an open file description: a forked child would share its parent's,
     # and two threads sharing one would both "hold" the lock. Open one per process and thread
@@ -46,7 +53,7 @@ def _lock_fd(path: str) -> int:
     files = getattr(_local, "files", None)
     if files is None:
         files = _local.files = {}
-    key = (os.getpid(), path)
+    key = (_Process.pid, path)
     fd = files.get(key)
     if fd is None:
         fd = files[key] = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -115,7 +122,7 @@ def _acquire(path: str) -> tuple[int | None, float]:
             if time.perf_counter() > spin_until:
                 break
             os.sched_yield()  # with more writers than cores, let the holder run
-    key = (os.getpid(), path)
+    key = (_Process.pid, path)
     stuck = _stuck.get(key)
     if stuck is not None and stuck.pending:
         return None, time.perf_counter() - started  # known stuck holder: go straight to SQLite
@@ -224,6 +231,59 @@ def raw_write_transaction(*, explicit: bool = True, durable: bool = True) -> Ite
                     cursor.execute(f"PRAGMA synchronous = {settings.SQLITE_SYNCHRONOUS}")
     finally:
         _release(fd)
+
+
+# Per thread: (process id, database file, connection) of ``relaxed_statement``'s own connection.
+_relaxed = threading.local()
+_inherited: list[sqlite3.Connection] = []  # a parent's, carried across fork: never used or closed here
+
+
+def relaxed_statement(statement: str, binding: dict[str, Any]) -> list[Any]:
+    """One write statement in a transaction of its own that survives the process, not a power
+    cut, and its rows (read to the end): a worker's start record.
+
+    SQLite: on a connection of this thread's own kept at ``synchronous=NORMAL``, behind the
+    fair lock, so the statement is the whole transaction (no BEGIN, COMMIT, or switch of the
+    shared connection's ``synchronous`` and back, which cost more than the write itself).
+    Inside a transaction (tests, a fenced block), on PostgreSQL, or on a database with no file,
+    it runs through ``raw_write_transaction(explicit=False, durable=False)``. The statement
+    uses the driver's placeholders. Driver errors are raised as Django's.
+    """
+    conn = connections[DEFAULT_DB_ALIAS]
+    path = None if conn.in_atomic_block else _lock_path(conn)
+    if path is None:
+        with raw_write_transaction(explicit=False, durable=False) as cursor:
+            cursor.execute(statement, binding)
+            return cursor.fetchall()
+    db = _relaxed_connection(str(conn.settings_dict["NAME"]))
+    fd, waited = _acquire(path)
+    try:
+        with conn.wrap_database_errors:
+            if waited >= NEGLIGIBLE_WAIT:  # give SQLite only what is left of the busy timeout
+                db.execute(f"PRAGMA busy_timeout = {max(int((settings.SQLITE_BUSY_TIMEOUT - waited) * 1000), 1)}")
+            try:
+                return db.execute(statement, binding).fetchall()
+            finally:
+                if waited >= NEGLIGIBLE_WAIT:
+                    db.execute(f"PRAGMA busy_timeout = {int(settings.SQLITE_BUSY_TIMEOUT * 1000)}")
+    except Exception:
+        _relaxed.__dict__.pop("held", None)  # a fresh connection next time
+        db.close()
+        raise
+    finally:
+        _release(fd)
+
+
+def _relaxed_connection(name: str) -> sqlite3.Connection:
+    held = getattr(_relaxed, "held", None)
+    if held is not None and held[:2] == (_Process.pid, name):
+        return held[2]
+    if held is not None and held[0] != _Process.pid:
+        _inherited.append(held[2])  # the parent's: closing it here could disturb its locks
+    db = sqlite3.connect(name, isolation_level=None, timeout=settings.SQLITE_BUSY_TIMEOUT, check_same_thread=True)
+    db.execute("PRAGMA synchronous = NORMAL")
+    _relaxed.held = (_Process.pid, name, db)
+    return db
 
 
 def _prepared_cursor(conn: Any) -> Any:

@@ -237,10 +237,11 @@ class Worker:
             if not claims:
                 self.stats.empty_polls += 1
                 return False
-            for c in claims:
-                self.stats.claimed += 1
-                event(log, INFO, "claimed", job=c.job_id, kind=c.kind, epoch=c.epoch, attempt=c.attempt,
-                      worker=self.name)
+            self.stats.claimed += len(claims)
+            if log.isEnabledFor(INFO):  # once a batch, not a dict of fields a job for a line not written
+                for c in claims:
+                    event(log, INFO, "claimed", job=c.job_id, kind=c.kind, epoch=c.epoch, attempt=c.attempt,
+                          worker=self.name)
             self._heartbeat.hold(claims[1:])
             held = Held(claims[0])
         else:
