@@ -28,6 +28,7 @@ by its own worker (see ``run_tasks``).
 from __future__ import annotations
 
 import functools
+import statistics
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -354,8 +355,11 @@ def _interleave(drains: dict[str, Callable[[], dict]], round_: int, best: dict[s
     shift = round_ % len(names)
     for name in names[shift:] + names[:shift]:
         result = drains[name]()
+        result["rates"] = [*best.get(name, {}).get("rates", []), result["rate"]]  # every round's, for the median
         if name not in best or result["rate"] > best[name]["rate"]:
             best[name] = result
+        else:
+            best[name]["rates"] = result["rates"]
 
 
 def _target(out: Callable[[str], None], figures: dict, name: str, value: float, goal: float) -> None:
@@ -396,6 +400,11 @@ def _line(out: Callable[[str], None], p: int, best: dict, peer: str) -> None:
                  f"ours/baseline {workers['rate'] / best['baseline']['rate']:5.0%}   baseline/batched "
                  f"{best['baseline']['rate'] / batched['rate']:5.0%}")
     out(line + f"   claims per worker {sorted(workers['split'], reverse=True)}")
+    if len(workers["rates"]) > 2:  # the medians of the rounds, and runworkers' ratios of them
+        median = {name: statistics.median(drain["rates"]) for name, drain in best.items()}
+        out(f"      medians of {len(workers['rates'])} rounds: " + "   ".join(
+            f"{name} {rate:7.0f} jobs/s" + (f" ({median['workers'] / rate:4.0%})" if name != "workers" else "")
+            for name, rate in median.items()))
 
 
 def _scaling(out: Callable[[str], None], rows: dict, counts: list[int]) -> None:
