@@ -254,7 +254,8 @@ def relaxed_statement(statement: str, binding: dict[str, Any]) -> list[Any]:
     if path is None:
         with raw_write_transaction(explicit=False, durable=False) as cursor:
             cursor.execute(statement, binding)
-            return cursor.fetchall()
+            rows: list[Any] = cursor.fetchall()
+            return rows
     db = _relaxed_connection(str(conn.settings_dict["NAME"]))
     fd, waited = _acquire(path)
     try:
@@ -262,7 +263,8 @@ def relaxed_statement(statement: str, binding: dict[str, Any]) -> list[Any]:
             if waited >= NEGLIGIBLE_WAIT:  # give SQLite only what is left of the busy timeout
                 db.execute(f"PRAGMA busy_timeout = {max(int((settings.SQLITE_BUSY_TIMEOUT - waited) * 1000), 1)}")
             try:
-                return db.execute(statement, binding).fetchall()
+                rows = db.execute(statement, binding).fetchall()
+                return rows
             finally:
                 if waited >= NEGLIGIBLE_WAIT:
                     db.execute(f"PRAGMA busy_timeout = {int(settings.SQLITE_BUSY_TIMEOUT * 1000)}")
@@ -277,7 +279,8 @@ def relaxed_statement(statement: str, binding: dict[str, Any]) -> list[Any]:
 def _relaxed_connection(name: str) -> sqlite3.Connection:
     held = getattr(_relaxed, "held", None)
     if held is not None and held[:2] == (_Process.pid, name):
-        return held[2]
+        kept: sqlite3.Connection = held[2]
+        return kept
     if held is not None and held[0] != _Process.pid:
         _inherited.append(held[2])  # the parent's: closing it here could disturb its locks
     db = sqlite3.connect(name, isolation_level=None, timeout=settings.SQLITE_BUSY_TIMEOUT, check_same_thread=True)
