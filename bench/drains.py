@@ -4,6 +4,7 @@ databases to run them on. Rates run from the first claim to the last completion.
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import subprocess
@@ -14,9 +15,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from jobs.sql import ClaimParams, postgresql
+from jobs.sql import CANDIDATES, DUE_BATCH, ClaimParams, postgresql
 
 from .queuebench import MANAGE, bare_drain
+
+BATCH = 32  # the worker's prefetch and completion batch as shipped
 
 # --- Bare loops (one per process) ------------------------------------------------------------
 
@@ -48,6 +51,128 @@ def bare_postgres(dsn: str, out: Any) -> None:
         done += 1
     db.close()
     out.put({"jobs": done, "t0": t0, "t1": time.time()})
+
+
+def bare_sqlite_batched(path: str, out: Any, starts: bool = False) -> None:
+    """The batched work alone through the sqlite3 module, ``BATCH`` jobs at a time: one
+    ``BEGIN IMMEDIATE`` that stamps the jobs come due (if any) and makes ``BATCH`` fenced picks
+    and leases with their events, and one that commits their ``BATCH`` fenced completions (one
+    statement), releases the running counts and writes the events: the statements
+    ``jobs.sql.sqlite`` runs for a claim batch and a completion batch, at ``synchronous=FULL``,
+    with nothing else per job. ``starts``: and each job's fenced start record before it would
+    run, one statement on a second connection at ``synchronous=NORMAL``, as the worker writes it."""
+    import sqlite3
+
+    from jobs.sql import sqlite
+
+    stamp = sqlite.stamp_due()
+    db = sqlite3.connect(path, isolation_level=None, timeout=30)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    relaxed = sqlite3.connect(path, isolation_level=None, timeout=30)
+    relaxed.execute("PRAGMA synchronous=NORMAL")
+    start = sqlite.start(1)
+    result = json.dumps({"ok": True})
+    done, t0 = 0, time.time()
+    while True:
+        now = datetime.now(UTC)
+        claim = {"now": sqlite.time(now), "expires": sqlite.time(now + timedelta(seconds=30)), "worker": "bare",
+                 "due_batch": DUE_BATCH, "candidates": CANDIDATES}
+        leased = []
+        db.execute("BEGIN IMMEDIATE")
+        if db.execute(sqlite.ANY_DUE, claim).fetchone():
+            db.execute(stamp, claim)
+        for _pick in range(BATCH):
+            picked = db.execute(sqlite.PICK, claim).fetchone()
+            if picked is None:
+                break
+            if picked[2]:
+                db.execute(sqlite.COUNT_RUNNING, {"tenant_id": picked[1]})
+            row = db.execute(sqlite.LEASE, {**claim, "job_id": picked[0]}).fetchone()
+            if row is not None:
+                leased.append((row[0], row[3]))
+        db.executemany(sqlite.EVENT, [{"job_id": job_id, "from_state": "queued", "to_state": "leased",
+                                       "epoch": epoch, "actor": "worker:bare", "reason": "claimed",
+                                       "at": claim["now"]} for job_id, epoch in leased])
+        db.execute("COMMIT")
+        if not leased:
+            break
+        if starts:
+            for job_id, epoch in leased:
+                relaxed.execute(start, {"now": sqlite.time(datetime.now(UTC)), "job_id_0": job_id,
+                                        "epoch_0": epoch}).fetchall()
+        t_now = sqlite.time(datetime.now(UTC))
+        binding: dict[str, Any] = {"now": t_now}
+        for n, (job_id, epoch) in enumerate(leased):
+            binding.update({f"job_id_{n}": job_id, f"epoch_{n}": epoch, f"result_{n}": result, f"outcome_{n}": "",
+                            f"outcome_text_{n}": "", f"needs_action_{n}": False, f"reference_{n}": ""})
+        db.execute("BEGIN IMMEDIATE")
+        rows = db.execute(sqlite.complete_many(len(leased)), binding).fetchall()
+        for tenant_id in {row[2] for row in rows}:
+            db.execute(sqlite.RELEASE_RUNNING, {"jobs": sum(row[2] == tenant_id for row in rows),
+                                                "tenant_id": tenant_id})
+        db.executemany(sqlite.EVENT, [{"job_id": job_id, "from_state": "leased", "to_state": "completed",
+                                       "epoch": epoch, "actor": "worker", "reason": "completed", "at": t_now}
+                                      for job_id, epoch, _ in rows])
+        db.execute("COMMIT")
+        done += len(rows)
+    db.close()
+    relaxed.close()
+    out.put({"jobs": done, "t0": t0, "t1": time.time()})
+
+
+def bare_postgres_batched(dsn: str, out: Any, starts: bool = False) -> None:
+    """The batched work alone through psycopg, ``BATCH`` jobs at a time: the claim batch as the
+    queue sends it (``BATCH`` ``EXECUTE``s of the prepared claim in one message, one implicit
+    transaction, dated by the server) and the ``BATCH`` fenced completions with their events in
+    one prepared statement, in autocommit: two round trips a batch, nothing else per job.
+    ``starts``: and each job's fenced start record before it would run (``START_ONE``, one round
+    trip, ``synchronous_commit`` off), as the worker writes it."""
+    import psycopg
+    from psycopg import ClientCursor
+    from psycopg.types.json import Jsonb
+
+    _name, prepare, execute = postgresql.prepare_claim(True)
+    db = psycopg.connect(dsn, autocommit=True)
+    db.execute(prepare)
+    result = Jsonb({"ok": True})
+    claim = ClaimParams(now=None, expires=None, worker="bare", actor="worker:bare", lease=timedelta(seconds=30))
+    message = ";\n".join([ClientCursor(db).mogrify(execute, claim.binding(postgresql.PostgreSQL().time))] * BATCH)
+    done, t0 = 0, time.time()
+    while True:
+        cursor = ClientCursor(db)
+        cursor.execute(message)
+        rows = []
+        while True:
+            rows.append(cursor.fetchone())
+            if not cursor.nextset():
+                break
+        answer = postgresql.claimed(rows)
+        if not answer.leased:
+            if answer.retry:
+                continue
+            break
+        batch = answer.leased
+        if starts:
+            for row in batch:
+                db.execute(postgresql.START_ONE, {"now": datetime.now(UTC), "job_id": row.job_id, "epoch": row.epoch},
+                           prepare=True).fetchall()
+        completed = db.execute(postgresql.COMPLETE_MANY, {
+            "job_ids": [r.job_id for r in batch], "epochs": [r.epoch for r in batch],
+            "results": [result] * len(batch), "outcomes": [""] * len(batch), "outcome_texts": [""] * len(batch),
+            "needs_actions": [False] * len(batch), "references": [""] * len(batch), "now": datetime.now(UTC),
+            "actor": "worker"}, prepare=True).fetchall()
+        done += len(completed)
+    db.close()
+    out.put({"jobs": done, "t0": t0, "t1": time.time()})
+
+
+def bare_sqlite_started(path: str, out: Any) -> None:
+    bare_sqlite_batched(path, out, starts=True)
+
+
+def bare_postgres_started(dsn: str, out: Any) -> None:
+    bare_postgres_batched(dsn, out, starts=True)
 
 
 def run_bare(target: Callable[..., None], processes: int, *args: Any) -> dict[str, Any]:

@@ -2,14 +2,19 @@
 
 For each store (SQLite; PostgreSQL when reachable) and each process count, one run drains N
 ``diagnostic.noop`` jobs through ``manage.py runworkers --processes P --burst`` (its shipped
-defaults: prefetch and batched completion) and, on a copy of the same data, P bare
-processes run the single claim and completion statements through the driver alone (sqlite3;
-psycopg with ``FOR UPDATE SKIP LOCKED``), and the peer drains N no-op tasks with P processes
-(huey on SQLite, Procrastinate on PostgreSQL; ``bench.peers``). The drains are interleaved
-over ``rounds`` rounds, in rotating order, and the best of each is kept. Rates are taken from
-the first claim to the last completion, so process start-up is not counted on any side: for
-the workers from the event rows they wrote, for the bare loop from the clocks of its
-processes. The targets are printed last, each met or not.
+defaults: prefetch and batched completion) and, on copies of the same data, two bare loops of
+P processes that run the queue's statements through the driver alone (sqlite3; psycopg with
+``FOR UPDATE SKIP LOCKED``): the one-job loop (a single claim and a single completion, each
+its own transaction) and the batched loop (32 fenced claims in one transaction, 32 fenced
+completions in one), the reference for what the queue adds per job to its batched work
+(``bench.drains``), and that batched loop with each job's start record written as the
+worker writes it (one write a job: the floor that spending an attempt only on a started
+handler sets). The peer drains N no-op tasks with P processes (huey on SQLite,
+Procrastinate on PostgreSQL; ``bench.peers``). The drains are interleaved over ``rounds``
+rounds, in rotating order, and the best of each is kept. Rates are taken from the first claim
+to the last completion, so process start-up is not counted on any side: for the workers from
+the event rows they wrote, for the bare loops from the clocks of their processes. The targets
+are printed last, each met or not.
 
 With ``--tenants T``, ``--tenant-jobs`` jobs spread over T tenants are drained with tenants taking
 turns (``JOBS_FAIR_CLAIMS=1``, the default) and first come, first served (``=0``), interleaved
@@ -23,6 +28,7 @@ by its own worker (see ``run_tasks``).
 from __future__ import annotations
 
 import functools
+import statistics
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -32,7 +38,11 @@ from typing import Any
 from .drains import (
     PostgresScratch,
     bare_postgres,
+    bare_postgres_batched,
+    bare_postgres_started,
     bare_sqlite,
+    bare_sqlite_batched,
+    bare_sqlite_started,
     postgres_reachable,
     run_bare,
     run_workers,
@@ -75,6 +85,9 @@ CASES = {
 }
 JUDGED = ("interleaved", "come due")
 FAIR_TARGET = 0.85
+# runworkers against a loop doing only its batched work (``bench.drains.bare_sqlite_batched``,
+# ``bare_postgres_batched``): what the queue adds per job beyond the fenced claim and completion.
+BATCHED_TARGET = 0.40
 
 
 def drain_fairly(fresh: Callable[[str], str], template: str, processes: int, fair: bool) -> dict[str, Any]:
@@ -196,6 +209,8 @@ def _sqlite_drains(plan: _Plan, ws: Workspace, figures: dict[str, Any]) -> None:
             drains: dict[str, Callable[[], dict]] = {
                 "workers": functools.partial(_sqlite_workers, ws, p),
                 "bare": functools.partial(_sqlite_bare, ws, p),
+                "batched": functools.partial(_sqlite_batched, ws, p),
+                "started": functools.partial(_sqlite_batched, ws, p, bare_sqlite_started),
             }
             if plan.use_huey:
                 drains["peer"] = functools.partial(_sqlite_huey, ws, p, plan.jobs)
@@ -206,6 +221,7 @@ def _sqlite_drains(plan: _Plan, ws: Workspace, figures: dict[str, Any]) -> None:
         figures["sqlite"][p] = best[p]
         _line(out, p, best[p], "huey")
     _scaling(out, figures["sqlite"], counts)
+    _batched_targets(out, figures, "SQLite", best)
     if plan.use_huey:
         for p in (1, 2):
             if p in best:
@@ -276,14 +292,20 @@ def _postgres_drains(plan: _Plan, scratch: PostgresScratch, made: Iterator[int],
             drains: dict[str, Callable[[], dict]] = {
                 "workers": functools.partial(_pg_workers, scratch, made, p),
                 "bare": functools.partial(_pg_bare, scratch, made, p),
+                "batched": functools.partial(_pg_batched, scratch, made, p),
+                "started": functools.partial(_pg_batched, scratch, made, p, bare_postgres_started),
             }
             if plan.use_procrastinate:
                 drains["peer"] = functools.partial(_pg_procrastinate, scratch, made, p)
+            if plan.baseline:
+                drains["baseline"] = functools.partial(_pg_workers, scratch, made, p,
+                                                       str(Path(plan.baseline) / "manage.py"))
             _interleave(drains, r, best[p])
     for p in counts:
         figures["postgresql"][p] = best[p]
         _line(out, p, best[p], "Procrastinate")
     _scaling(out, figures["postgresql"], counts)
+    _batched_targets(out, figures, "PostgreSQL", best)
     if plan.use_procrastinate:
         for p in (1, 2):
             if p in best:
@@ -302,16 +324,25 @@ def _sqlite_bare(ws: Workspace, p: int) -> dict:
     return run_bare(bare_sqlite, p, str(ws.copy("template.sqlite3", "b.sqlite3")), "FULL")
 
 
+def _sqlite_batched(ws: Workspace, p: int, loop: Callable[..., None] = bare_sqlite_batched) -> dict:
+    return run_bare(loop, p, str(ws.copy("template.sqlite3", "bb.sqlite3")))
+
+
 def _sqlite_huey(ws: Workspace, p: int, jobs: int) -> dict:
     return drain_huey(ws.copy("huey-template.sqlite3", "h.sqlite3"), p, jobs)
 
 
-def _pg_workers(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict:
-    return run_workers(scratch.create(f"w{next(made)}", "template"), p)
+def _pg_workers(scratch: PostgresScratch, made: Iterator[int], p: int, manage: str = MANAGE) -> dict:
+    return run_workers(scratch.create(f"w{next(made)}", "template"), p, manage=manage)
 
 
 def _pg_bare(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict:
     return run_bare(bare_postgres, p, scratch.create(f"b{next(made)}", "template"))
+
+
+def _pg_batched(scratch: PostgresScratch, made: Iterator[int], p: int,
+                loop: Callable[..., None] = bare_postgres_batched) -> dict:
+    return run_bare(loop, p, scratch.create(f"bb{next(made)}", "template"))
 
 
 def _pg_procrastinate(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict:
@@ -324,8 +355,11 @@ def _interleave(drains: dict[str, Callable[[], dict]], round_: int, best: dict[s
     shift = round_ % len(names)
     for name in names[shift:] + names[:shift]:
         result = drains[name]()
+        result["rates"] = [*best.get(name, {}).get("rates", []), result["rate"]]  # every round's, for the median
         if name not in best or result["rate"] > best[name]["rate"]:
             best[name] = result
+        else:
+            best[name]["rates"] = result["rates"]
 
 
 def _target(out: Callable[[str], None], figures: dict, name: str, value: float, goal: float) -> None:
@@ -341,17 +375,36 @@ def _checkpoint(path: Path) -> None:
     db.close()
 
 
+def _batched_targets(out: Callable[[str], None], figures: dict, store: str, best: dict[int, dict[str, dict]]) -> None:
+    """The queue's cost per job against the batched work alone: at one and two processes."""
+    for p in (1, 2):
+        if p in best:
+            _target(out, figures, f"{store}, {p} process{'es' if p > 1 else ''}: runworkers >= 40% of the batched "
+                    f"bare loop", best[p]["workers"]["rate"] / best[p]["batched"]["rate"], BATCHED_TARGET)
+
+
 def _line(out: Callable[[str], None], p: int, best: dict, peer: str) -> None:
-    workers, bare = best["workers"], best["bare"]
+    workers, bare, batched = best["workers"], best["bare"], best["batched"]
     line = (f"  {p} process{'es' if p > 1 else '  '}: runworkers {workers['rate']:7.0f} jobs/s   bare loop "
-            f"{bare['rate']:7.0f} jobs/s   ratio {workers['rate'] / bare['rate']:5.0%}")
+            f"{bare['rate']:7.0f} jobs/s   ratio {workers['rate'] / bare['rate']:5.0%}   batched bare loop "
+            f"{batched['rate']:7.0f} jobs/s   ratio {workers['rate'] / batched['rate']:5.0%}")
+    if "started" in best:  # the batched loop plus one start record a job: the floor exact accounting sets
+        started = best["started"]
+        line += (f"   batched + starts {started['rate']:7.0f} jobs/s   ratio {workers['rate'] / started['rate']:5.0%}"
+                 f"   starts' price {started['rate'] / batched['rate']:5.0%}")
     if "peer" in best:
         ours = workers["rate"] / best["peer"]["rate"]
         line += f"   {peer} {best['peer']['rate']:7.0f} jobs/s   ours/{peer} {ours:5.2f}x"
     if "baseline" in best:
         line += (f"   baseline {best['baseline']['rate']:7.0f} jobs/s   "
-                 f"ours/baseline {workers['rate'] / best['baseline']['rate']:5.0%}")
+                 f"ours/baseline {workers['rate'] / best['baseline']['rate']:5.0%}   baseline/batched "
+                 f"{best['baseline']['rate'] / batched['rate']:5.0%}")
     out(line + f"   claims per worker {sorted(workers['split'], reverse=True)}")
+    if len(workers["rates"]) > 2:  # the medians of the rounds, and runworkers' ratios of them
+        median = {name: statistics.median(drain["rates"]) for name, drain in best.items()}
+        out(f"      medians of {len(workers['rates'])} rounds: " + "   ".join(
+            f"{name} {rate:7.0f} jobs/s" + (f" ({median['workers'] / rate:4.0%})" if name != "workers" else "")
+            for name, rate in median.items()))
 
 
 def _scaling(out: Callable[[str], None], rows: dict, counts: list[int]) -> None:

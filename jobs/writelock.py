@@ -24,6 +24,7 @@ from __future__ import annotations
 import fcntl
 import functools
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -38,6 +39,13 @@ NEGLIGIBLE_WAIT = 0.01  # seconds of waiting for the flock that leave the busy t
 SPIN_SECONDS = float(os.environ.get("SQLITE_LOCK_SPIN", "0.005"))
 
 
+class _Process:
+    pid = os.getpid()  # this process's, kept current across fork: a system call saved on every write
+
+
+os.register_at_fork(after_in_child=lambda: setattr(_Process, "pid", os.getpid()))
+
+
 def _lock_fd(path: str) -> int:
     # flock belongs to an open file description: a forked child would share its parent's,
     # and two threads sharing one would both "hold" the lock. Open one per process and thread
@@ -45,7 +53,7 @@ def _lock_fd(path: str) -> int:
     files = getattr(_local, "files", None)
     if files is None:
         files = _local.files = {}
-    key = (os.getpid(), path)
+    key = (_Process.pid, path)
     fd = files.get(key)
     if fd is None:
         fd = files[key] = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -114,7 +122,7 @@ def _acquire(path: str) -> tuple[int | None, float]:
             if time.perf_counter() > spin_until:
                 break
             os.sched_yield()  # with more writers than cores, let the holder run
-    key = (os.getpid(), path)
+    key = (_Process.pid, path)
     stuck = _stuck.get(key)
     if stuck is not None and stuck.pending:
         return None, time.perf_counter() - started  # known stuck holder: go straight to SQLite
@@ -183,9 +191,11 @@ def raw_write_transaction(*, explicit: bool = True, durable: bool = True) -> Ite
     itself. Inside an existing transaction (tests, a fenced block) it joins it through a
     savepoint instead. Driver errors are raised as Django's database exceptions either way.
     Statements use the driver's placeholders: ``?`` on SQLite, ``%s`` on PostgreSQL.
-    ``explicit=False`` (PostgreSQL, one statement) runs it in autocommit: a transaction of
-    its own, one round trip. ``durable=False`` (SQLite): the commit survives the process, not
-    a power cut (``synchronous=NORMAL`` for this transaction alone: no wait for the disk).
+    ``explicit=False`` (one statement) runs it in autocommit: a transaction of its own, one
+    round trip on PostgreSQL; on SQLite still behind the fair lock, without the BEGIN and
+    COMMIT statements (the caller reads the statement to its end inside the block).
+    ``durable=False`` (SQLite): the commit survives the process, not a power cut
+    (``synchronous=NORMAL`` for this transaction alone: no wait for the disk).
     """
     conn = connections[DEFAULT_DB_ALIAS]
     if conn.in_atomic_block:
@@ -193,11 +203,11 @@ def raw_write_transaction(*, explicit: bool = True, durable: bool = True) -> Ite
             yield _prepared_cursor(conn)
         return
     conn.ensure_connection()
-    if not explicit:
+    path = _lock_path(conn)
+    if not explicit and path is None:
         with conn.wrap_database_errors:
             yield _prepared_cursor(conn)
         return
-    path = _lock_path(conn)
     fd, waited = _acquire(path) if path else (None, 0.0)
     try:
         with conn.wrap_database_errors, _bounded_busy_timeout(conn, waited):
@@ -206,6 +216,9 @@ def raw_write_transaction(*, explicit: bool = True, durable: bool = True) -> Ite
             if relaxed:
                 cursor.execute("PRAGMA synchronous = NORMAL")
             try:
+                if not explicit:  # SQLite, one statement: its own transaction, behind the fair lock
+                    yield cursor
+                    return
                 cursor.execute("BEGIN IMMEDIATE" if conn.vendor == "sqlite" else "BEGIN")
                 try:
                     yield cursor
@@ -220,15 +233,73 @@ def raw_write_transaction(*, explicit: bool = True, durable: bool = True) -> Ite
         _release(fd)
 
 
+# Per thread: (process id, database file, connection) of ``relaxed_statement``'s own connection.
+_relaxed = threading.local()
+_inherited: list[sqlite3.Connection] = []  # a parent's, carried across fork: never used or closed here
+
+
+def relaxed_statement(statement: str, binding: dict[str, Any]) -> list[Any]:
+    """One write statement in a transaction of its own that survives the process, not a power
+    cut, and its rows (read to the end): a worker's start record.
+
+    SQLite: on a connection of this thread's own kept at ``synchronous=NORMAL``, behind the
+    fair lock, so the statement is the whole transaction (no BEGIN, COMMIT, or switch of the
+    shared connection's ``synchronous`` and back, which cost more than the write itself).
+    Inside a transaction (tests, a fenced block), on PostgreSQL, or on a database with no file,
+    it runs through ``raw_write_transaction(explicit=False, durable=False)``. The statement
+    uses the driver's placeholders. Driver errors are raised as Django's.
+    """
+    conn = connections[DEFAULT_DB_ALIAS]
+    path = None if conn.in_atomic_block else _lock_path(conn)
+    if path is None:
+        with raw_write_transaction(explicit=False, durable=False) as cursor:
+            cursor.execute(statement, binding)
+            rows: list[Any] = cursor.fetchall()
+            return rows
+    db = _relaxed_connection(str(conn.settings_dict["NAME"]))
+    fd, waited = _acquire(path)
+    try:
+        with conn.wrap_database_errors:
+            if waited >= NEGLIGIBLE_WAIT:  # give SQLite only what is left of the busy timeout
+                db.execute(f"PRAGMA busy_timeout = {max(int((settings.SQLITE_BUSY_TIMEOUT - waited) * 1000), 1)}")
+            try:
+                rows = db.execute(statement, binding).fetchall()
+                return rows
+            finally:
+                if waited >= NEGLIGIBLE_WAIT:
+                    db.execute(f"PRAGMA busy_timeout = {int(settings.SQLITE_BUSY_TIMEOUT * 1000)}")
+    except Exception:
+        _relaxed.__dict__.pop("held", None)  # a fresh connection next time
+        db.close()
+        raise
+    finally:
+        _release(fd)
+
+
+def _relaxed_connection(name: str) -> sqlite3.Connection:
+    held = getattr(_relaxed, "held", None)
+    if held is not None and held[:2] == (_Process.pid, name):
+        kept: sqlite3.Connection = held[2]
+        return kept
+    if held is not None and held[0] != _Process.pid:
+        _inherited.append(held[2])  # the parent's: closing it here could disturb its locks
+    db = sqlite3.connect(name, isolation_level=None, timeout=settings.SQLITE_BUSY_TIMEOUT, check_same_thread=True)
+    db.execute("PRAGMA synchronous = NORMAL")
+    _relaxed.held = (_Process.pid, name, db)
+    return db
+
+
 def _prepared_cursor(conn: Any) -> Any:
     """The driver's cursor; on PostgreSQL one that binds on the server and prepares.
 
     Django's psycopg cursors bind parameters on the client and never prepare, so the server
     would parse and plan the claim afresh every time; the hot path's few statements are
-    better prepared once per connection.
+    better prepared once per connection. On SQLite, the sqlite3 module's own cursor, not
+    the one Django's connection makes, which rewrites every statement's text for Django's
+    ``%s`` placeholders on each call: these statements are written with the driver's.
     """
     if conn.vendor != "postgresql":
-        return conn.connection.cursor()
+        return sqlite3.Cursor(conn.connection)
     return _prepared_cursor_class()(conn.connection)
 
 

@@ -440,11 +440,13 @@ JOBS = {
     # Throughput (docs/workers-and-sharing.md, Prefetch): a worker claims up to PREFETCH jobs in one transaction,
     # as many as its recent jobs suggest it finishes within PREFETCH_WINDOW seconds, and
     # commits up to COMPLETION_BATCH completions in one transaction, none of them held back
-    # longer than COMPLETION_FLUSH_MS. runworkers --prefetch / --completion-batch override.
+    # longer than COMPLETION_FLUSH_MS: the prefetch window by default, so the jobs claimed
+    # together commit together (one flush to disk for the batch, not one per 5 ms of it).
+    # runworkers --prefetch / --completion-batch override.
     "PREFETCH": int(os.environ.get("JOBS_PREFETCH", "32")),
     "PREFETCH_WINDOW_SECONDS": float(os.environ.get("JOBS_PREFETCH_WINDOW", "0.02")),
     "COMPLETION_BATCH": int(os.environ.get("JOBS_COMPLETION_BATCH", "32")),
-    "COMPLETION_FLUSH_MS": float(os.environ.get("JOBS_COMPLETION_FLUSH_MS", "5")),
+    "COMPLETION_FLUSH_MS": float(os.environ.get("JOBS_COMPLETION_FLUSH_MS", "20")),
 }
 # The queue's code reads these through jobs.conf.queue_settings(): typed, and checked at start-up.
 

@@ -191,7 +191,14 @@ def execute_raw(statement: str, binding: dict[str, Any]) -> None:
 
 def current() -> Database:
     """The statements of the default connection's database."""
-    return for_vendor(connections[DEFAULT_DB_ALIAS].vendor)
+    return for_vendor(_default_vendor())
+
+
+@functools.cache
+def _default_vendor() -> str:
+    """The default connection's database, which a process never changes: asked once, not on
+    every claim, start and completion (a look-up of the thread's connection each time)."""
+    return connections[DEFAULT_DB_ALIAS].vendor
 
 
 @functools.cache

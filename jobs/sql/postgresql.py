@@ -156,6 +156,15 @@ START = f"""
       AND (id, epoch) IN (SELECT * FROM unnest(%(job_ids)s::bigint[], %(epochs)s::integer[]))
     RETURNING id"""
 
+# The same for one claim (``job_id``, ``epoch``), as a worker records each start: scalars, which
+# the driver binds without building arrays.
+START_ONE = f"""
+    UPDATE {JOB} SET started_at = %(now)s
+    FROM (SELECT set_config('synchronous_commit', 'off', true)) AS relaxed
+    WHERE id = %(job_id)s AND epoch = %(epoch)s AND state = 'leased' AND lease_expires_at > %(now)s
+      AND deadline > %(now)s
+    RETURNING id"""
+
 # The fenced completion of one job, lowering its tenant's count and writing its event (``actor``).
 COMPLETE = f"""
     WITH completed AS ({f.COMPLETE} RETURNING id, epoch, tenant_id),
@@ -338,9 +347,13 @@ class PostgreSQL:
             return {job_id: asked is not None for job_id, asked in cursor.fetchall()}
 
     def start(self, claims: Sequence[tuple[int, int]], now: datetime) -> set[int]:
-        binding = {"now": now, "job_ids": [c[0] for c in claims], "epochs": [c[1] for c in claims]}
+        if len(claims) == 1:
+            statement, binding = START_ONE, {"now": now, "job_id": claims[0][0], "epoch": claims[0][1]}
+        else:
+            statement, binding = START, {"now": now, "job_ids": [c[0] for c in claims],
+                                         "epochs": [c[1] for c in claims]}
         with raw_write_transaction(explicit=False, durable=False) as cursor:
-            cursor.execute(START, binding)
+            cursor.execute(statement, binding)
             return {job_id for (job_id,) in cursor.fetchall()}
 
     def complete(self, results: Sequence[Result], now: datetime, actor: str) -> set[tuple[int, int]]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 
-from jobs.writelock import raw_write_transaction
+from jobs.writelock import raw_write_transaction, relaxed_statement
 
 from . import Claimed, ClaimParams, Expired, Leased, PastDeadline, Result, execute_raw
 from . import fragments as f
@@ -210,9 +210,7 @@ class SQLite:
         binding: dict[str, Any] = {"now": time(now)}
         for n, (job_id, epoch) in enumerate(claims):
             binding.update({f"job_id_{n}": job_id, f"epoch_{n}": epoch})
-        with raw_write_transaction(durable=False) as cursor:
-            cursor.execute(start(len(claims)), binding)
-            return {job_id for (job_id,) in cursor.fetchall()}
+        return {job_id for (job_id,) in relaxed_statement(start(len(claims)), binding)}
 
     def complete(self, results: Sequence[Result], now: datetime, actor: str) -> set[tuple[int, int]]:
         """One statement for the rows, one for their events, one per limited tenant."""

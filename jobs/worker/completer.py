@@ -46,8 +46,12 @@ class Completer:
     lease runs out, like any job whose worker died before its completion. The worker flushes
     the batch itself when it is full, before it claims again, and between jobs once the
     oldest has waited ``interval`` seconds; a thread flushes a batch that waited that long
-    while the worker is busy in a longer handler. With a batch of one, every completion is
-    committed at once, in the worker's thread.
+    while the worker is busy in a longer handler. While the worker says it is between jobs
+    (``between_jobs``: it will look at the batch again before its next handler runs) the
+    thread leaves a due batch to it, so a drain of short jobs commits from one thread, on
+    one connection, in full batches, instead of racing the worker for the lock with a
+    connection opened for each flush. With a batch of one, every completion is committed at
+    once, in the worker's thread.
     """
 
     # After a failed commit (the database is away) the batch waits before it is tried again:
@@ -67,6 +71,7 @@ class Completer:
         self._wake = threading.Event()
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
+        self.between_jobs = False  # set by the worker: it will flush a due batch itself, soon
 
     @property
     def pending(self) -> int:
@@ -79,10 +84,12 @@ class Completer:
             if len(self._pending) >= self.batch:
                 self._flush()
                 return
+            first = len(self._pending) == 1
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="completer", daemon=True)
             self._thread.start()
-        self._wake.set()
+        if first:  # the thread waits for a batch to begin; once it has, it waits for the batch's time
+            self._wake.set()
 
     def flush(self) -> None:
         with self._lock:
@@ -126,8 +133,8 @@ class Completer:
                 self._wake.wait(1.0)
                 continue
             wait = self._due(oldest[0]) - time.monotonic()
-            if wait > 0:
-                self._closed.wait(wait)
+            if wait > 0 or self.between_jobs:  # not due yet, or the worker flushes it before its next handler
+                self._closed.wait(wait if wait > 0 else self.interval)
                 continue
             try:
                 self.flush_if_due()

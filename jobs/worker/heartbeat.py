@@ -235,6 +235,11 @@ class Heartbeat:
         with self._held_lock:
             return self._held.pop(0) if self._held else None
 
+    @property
+    def holding(self) -> bool:
+        """Whether any prefetched claim is held (a read of the list's length: no lock)."""
+        return bool(self._held)
+
     def held(self) -> list[Held]:
         with self._held_lock:
             return list(self._held)

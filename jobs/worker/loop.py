@@ -158,7 +158,8 @@ class Worker:
               poll_s=self.idle.cap, burst=self.burst, listen=listener is not None, isolate=self.isolate)
         try:
             while not self._stop.is_set():
-                close_old_connections()
+                if not self._heartbeat.holding:  # before a claim; between prefetched jobs it was just used
+                    close_old_connections()
                 try:
                     ran = self._step()
                     self._errors.settle()
@@ -215,6 +216,7 @@ class Worker:
         """Sweep if due, then run the next prefetched job, or claim and run one."""
         if self._stop.is_set():
             return False
+        self.completer.between_jobs = True  # the due batch is this thread's to flush until a handler runs
         if not self._kind_slots_ready:  # the running limits this worker knows, before its first claim
             queue.sync_kind_slots()
             self._kind_slots_ready = True
@@ -235,10 +237,11 @@ class Worker:
             if not claims:
                 self.stats.empty_polls += 1
                 return False
-            for c in claims:
-                self.stats.claimed += 1
-                event(log, INFO, "claimed", job=c.job_id, kind=c.kind, epoch=c.epoch, attempt=c.attempt,
-                      worker=self.name)
+            self.stats.claimed += len(claims)
+            if log.isEnabledFor(INFO):  # once a batch, not a dict of fields a job for a line not written
+                for c in claims:
+                    event(log, INFO, "claimed", job=c.job_id, kind=c.kind, epoch=c.epoch, attempt=c.attempt,
+                          worker=self.name)
             self._heartbeat.hold(claims[1:])
             held = Held(claims[0])
         else:
@@ -354,6 +357,7 @@ class Worker:
             beat.cancel()
         testing.checkpoint("handler", 1 + len(self._heartbeat.held()))
         ran = time.monotonic()
+        self.completer.between_jobs = False  # a handler may run long: the completer's thread flushes meanwhile
         watched = self.watchdog is not None and not (spec.isolated and self.isolate)  # the sandbox ends a child
         if watched:
             self.watchdog.arm((ctx, Run(held.claim, ran)),  # type: ignore[union-attr]

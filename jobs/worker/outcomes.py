@@ -102,7 +102,8 @@ class Outcomes:
             self.rejected(finished.run, "complete", outcome.reason)
             return
         self.stats.completed += 1
-        event(log, INFO, "completed", **finished.run.fields, duration_ms=finished.run.ms(), worker=self.worker)
+        if log.isEnabledFor(INFO):
+            event(log, INFO, "completed", **finished.run.fields, duration_ms=finished.run.ms(), worker=self.worker)
         self._after_completion(finished.claim)
 
     def _after_completion(self, claim: queue.Claim) -> None:
