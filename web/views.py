@@ -17,7 +17,15 @@ from http import HTTPStatus
 from urllib.parse import urlencode
 
 from django.contrib.auth import views as auth_views
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotModified,
+    HttpResponseRedirect,
+    JsonResponse,
+)
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -197,13 +205,27 @@ def export_zone(call: Call) -> str:
 
 @http.endpoint("GET", "HEAD")
 def job_detail(call: Call, job_id: int) -> HttpResponse:
-    found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)
-    job = found.job
     if call.wants_json:
-        live = {} if job.is_terminal else {"Retry-After": str(polling.retry_after(job, queue_clock.now()))}
-        return call.json(schemas.Job.of(job, found.events, found.duplicate, result=status.shown_result(job),
-                                        work=status.work_of([job]).get(job.pk)), headers=live)
-    return job_page(call, found)
+        return job_json(call, job_id)
+    return job_page(call, status.job_status(tenant_id=call.tenant_id, job_id=job_id))
+
+
+def job_json(call: Call, job_id: int) -> HttpResponse:
+    """The job as JSON, with its ETag; a poller whose If-None-Match still holds gets a bodiless
+    304 for the price of the validator's read (``status.job_version``)."""
+    version = status.job_version(tenant_id=call.tenant_id, job_id=job_id)
+    response: HttpResponse
+    if polling.still_current(call.request.headers.get("If-None-Match", ""), version.tag):
+        response = HttpResponseNotModified()
+    else:
+        found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)
+        job = found.job
+        response = call.json(schemas.Job.of(job, found.events, found.duplicate, result=status.shown_result(job),
+                                            work=status.work_of([job]).get(job.pk)))
+    response["ETag"] = version.tag
+    if not version.job.is_terminal:
+        response["Retry-After"] = str(polling.retry_after(version.job, queue_clock.now()))
+    return response
 
 
 def job_page(call: Call, found: status.JobStatus, *, refused: dict[str, str] | None = None,
