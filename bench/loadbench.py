@@ -57,7 +57,7 @@ STARTUP_SECONDS = 60
 WARM_UPS = 4
 DRAIN_SECONDS = 120  # after the uploads stop, the backlog gets this long to finish
 
-# The upload mix: (kind of document, share, files). Shares follow what a small firm's inbox holds.
+# The upload mix: (kind of document, share). Shares follow what a small firm's inbox holds.
 MIX = (
     ("text, 1 page", 0.45),
     ("text, multi-page", 0.15),
@@ -65,6 +65,9 @@ MIX = (
     ("scan", 0.15),
     ("photo", 0.10),
 )
+# ``loadbench --only`` names kinds of document by these.
+SHORT_NAMES = {"text": "text, 1 page", "multipage": "text, multi-page", "einvoice": "e-invoice", "scan": "scan",
+               "photo": "photo"}
 
 
 def corpus_files() -> dict[str, list[Path]]:
@@ -118,9 +121,10 @@ class Stack:
     workers: subprocess.Popen | None = None
     nginx: subprocess.Popen | None = None
     worker_log: Path = field(default_factory=Path)
+    site: Path = ROOT  # the checkout whose manage.py, gunicorn and settings run
 
     def manage(self, *args: str, stdin: str | None = None) -> str:
-        done = subprocess.run([PYTHON, str(ROOT / "manage.py"), *args], env=self.env, cwd=ROOT, check=False,
+        done = subprocess.run([PYTHON, str(self.site / "manage.py"), *args], env=self.env, cwd=self.site, check=False,
                               capture_output=True, text=True, input=stdin, timeout=300)
         if done.returncode:
             raise RuntimeError(f"manage.py {args[0]} failed: {done.stderr[-2000:]}")
@@ -181,23 +185,29 @@ def _stop(proc: subprocess.Popen | None) -> None:
         proc.wait(timeout=10)
 
 
-SESSION_SCRIPT = """
+SETUP_SCRIPT = """
+import secrets
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore
+from django.core.management import call_command
+from jobs import tokens
 from jobs.models import User
+call_command("createmember", "member", tenant="bench", password=secrets.token_urlsafe(16))
 user = User.objects.get(username="member")
 session = SessionStore()
 session[SESSION_KEY] = str(user.pk)
 session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
 session[HASH_SESSION_KEY] = user.get_session_auth_hash()
 session.create()
-print(session.session_key)
+print(tokens.issue(user), session.session_key)
 """
 
 
 @contextmanager
-def stack(database_url: str | None, *, gunicorn_workers: int | None, processes: int) -> Iterator[Stack]:
-    """gunicorn behind nginx and ``runworkers`` on a fresh database, all on loopback."""
+def stack(database_url: str | None, *, gunicorn_workers: int | None, processes: int,
+          site: Path = ROOT) -> Iterator[Stack]:
+    """gunicorn behind nginx and ``runworkers`` on a fresh database, all on loopback, each run
+    from the checkout ``site`` (another one's code, measured with this one's load: ``--site``)."""
     if not os.access(NGINX, os.X_OK):
         raise RuntimeError(f"no nginx at {NGINX} (apt-get install nginx)")
     openssl = shutil.which("openssl")
@@ -208,41 +218,39 @@ def stack(database_url: str | None, *, gunicorn_workers: int | None, processes: 
         url, dropped = _database(database_url, workdir)
         env = dict(os.environ, DEBUG="0", HTTPS="1", SECRET_KEY=secrets.token_urlsafe(50),
                    ALLOWED_HOSTS="127.0.0.1,localhost", DATABASE_URL=url, JOBSITE_VAR_DIR=str(workdir / "var"),
-                   DJANGO_SETTINGS_MODULE="jobsite.settings", PYTHONPATH=str(ROOT), JOBS_LOG_LEVEL="INFO")
+                   DJANGO_SETTINGS_MODULE="jobsite.settings", PYTHONPATH=str(site), JOBS_LOG_LEVEL="INFO")
         for name in ("GUNICORN_CMD_ARGS", "JOBSITE_PROCESS"):
             env.pop(name, None)
-        run = Stack(env=env, workdir=workdir, worker_log=workdir / "workers.log")
+        run = Stack(env=env, workdir=workdir, worker_log=workdir / "workers.log", site=site)
         try:
             run.manage("migrate", "--noinput")
-            run.manage("createmember", "member", "--tenant", "bench", "--password", secrets.token_urlsafe(16))
-            run.token = run.manage("createtoken", "member").splitlines()[-1].strip()
-            run.session = run.manage("shell", stdin=SESSION_SCRIPT).splitlines()[-1].strip()
+            run.token, run.session = run.manage("shell", stdin=SETUP_SCRIPT).splitlines()[-1].split()
             cert, key = workdir / "cert.pem", workdir / "key.pem"
             subprocess.run([openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
                             "-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout", str(key), "-out", str(cert)],
                            check=True, capture_output=True, timeout=30)
             upstream = free_port()
-            args = [PYTHON, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py"),
+            args = [PYTHON, "-m", "gunicorn", "-c", str(site / "deploy" / "gunicorn.conf.py"),
                     "--bind", f"127.0.0.1:{upstream}", "--access-logfile", str(workdir / "access.log")]
             if gunicorn_workers:
                 args += ["--workers", str(gunicorn_workers)]
             with (workdir / "gunicorn.log").open("w") as out:
-                run.web = subprocess.Popen([*args, "jobsite.wsgi:application"], cwd=ROOT, env=env,
+                run.web = subprocess.Popen([*args, "jobsite.wsgi:application"], cwd=site, env=env,
                                            start_new_session=True, stdout=out, stderr=subprocess.STDOUT)
             _wait(lambda: _listening(upstream), STARTUP_SECONDS, "gunicorn listening", run.web)
             nginx_dir = workdir / "nginx"
             nginx_dir.mkdir()
             http_port, run.https = free_port(), free_port()
             conf = nginx_config(nginx_dir, upstream_port=upstream, http_port=http_port, https_port=run.https,
-                                cert=cert, key=key)
+                                cert=cert, key=key, root=site)
             run.nginx = subprocess.Popen([NGINX, "-p", str(nginx_dir), "-c", str(conf), "-e",
                                           str(nginx_dir / "error.log"), "-g", "daemon off;"],
                                          start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             _wait(lambda: _listening(run.https), STARTUP_SECONDS, "nginx listening", run.nginx)
             with run.worker_log.open("w") as out:
                 run.workers = subprocess.Popen(
-                    [PYTHON, str(ROOT / "manage.py"), "runworkers", "--processes", str(processes)],
-                    cwd=ROOT, env=env, start_new_session=True, stdout=out, stderr=subprocess.STDOUT)
+                    [PYTHON, str(site / "manage.py"), "runworkers", "--processes", str(processes)],
+                    cwd=site, env=env, start_new_session=True, stdout=out, stderr=subprocess.STDOUT)
             yield run
         finally:
             for proc in (run.workers, run.nginx, run.web):
@@ -451,12 +459,12 @@ def member(port: int, session: str, load: Load, *, start: float, half: float, un
     client.close()
 
 
-def warm_up(site: Stack, load: Load, files: dict[str, list[Path]], *, out: Any) -> None:
+def warm_up(site: Stack, load: Load, files: dict[str, list[Path]], *, count: int, out: Any) -> None:
     """A few one-page documents reviewed before the clock starts: the workers' children have
     their libraries loaded, and the pollers have jobs to ask about. Not counted."""
     stop = threading.Event()
     warm = Load()
-    uploader(site.https, site.token, warm, per_minute=600, until=time.monotonic() + WARM_UPS * 0.1, stop=stop,
+    uploader(site.https, site.token, warm, per_minute=600, until=time.monotonic() + count * 0.1 - 0.05, stop=stop,
              files={"text, 1 page": files["text, 1 page"]}, seed=0)
     ids = {job_id for job_id, _ in warm.jobs}
     end = time.monotonic() + STARTUP_SECONDS
@@ -551,31 +559,35 @@ def review_figures(jobs: list[dict[str, Any]], kinds: dict[int, str], spans: dic
 
 
 def run(*, database_url: str | None, seconds: float, per_minute: float, pollers: int, processes: int = 2,
-        gunicorn_workers: int | None = None, seed: int = 1, out: Any = None) -> dict[str, Any]:
-    """One run on one store (``database_url`` None: a SQLite file); the figures as a dict."""
+        gunicorn_workers: int | None = None, seed: int = 1, warm_ups: int = WARM_UPS, out: Any = None,
+        only: list[str] | None = None, site: Path = ROOT) -> dict[str, Any]:
+    """One run on one store (``database_url`` None: a SQLite file); the figures as a dict.
+    ``only``: the kinds of document to upload (``SHORT_NAMES``), all by default."""
     files = corpus_files()
+    if only:
+        files = {kind: paths for kind, paths in files.items() if kind in {SHORT_NAMES[name] for name in only}}
     say = (lambda text: print(text, file=out, flush=True)) if out is not None else (lambda text: None)
-    with stack(database_url, gunicorn_workers=gunicorn_workers, processes=processes) as site:
-        say(f"stack up: nginx :{site.https} → gunicorn, runworkers --processes {processes}")
+    with stack(database_url, gunicorn_workers=gunicorn_workers, processes=processes, site=site) as stacked:
+        say(f"stack up: nginx :{stacked.https} → gunicorn, runworkers --processes {processes}")
         stop = threading.Event()
-        memory = Memory({"web": getattr(site.web, "pid", 0), "workers": getattr(site.workers, "pid", 0)}, stop)
+        memory = Memory({"web": getattr(stacked.web, "pid", 0), "workers": getattr(stacked.workers, "pid", 0)}, stop)
         memory.start()
         load = Load()
-        warm_up(site, load, files, out=say)
+        warm_up(stacked, load, files, count=warm_ups, out=say)
         start = time.monotonic() + 1.0
         half, until = start + seconds / 2, start + seconds
-        threads = [threading.Thread(target=uploader, args=(site.https, site.token, load),
+        threads = [threading.Thread(target=uploader, args=(stacked.https, stacked.token, load),
                                     kwargs={"per_minute": per_minute, "until": until, "stop": stop, "files": files,
                                             "seed": seed})]
-        threads += [threading.Thread(target=poller, args=(site.https, site.token, load, i),
+        threads += [threading.Thread(target=poller, args=(stacked.https, stacked.token, load, i),
                                      kwargs={"start": start + i / pollers, "half": half, "until": until,
                                              "stop": stop})
                     for i in range(pollers)]
-        threads += [threading.Thread(target=poller, args=(site.https, site.token, load, pollers + i),
+        threads += [threading.Thread(target=poller, args=(stacked.https, stacked.token, load, pollers + i),
                                      kwargs={"start": half + i / pollers, "half": half, "until": until,
                                              "stop": stop})
                     for i in range(pollers)]
-        threads.append(threading.Thread(target=member, args=(site.https, site.session, load),
+        threads.append(threading.Thread(target=member, args=(stacked.https, stacked.session, load),
                                         kwargs={"start": start + 0.5, "half": half, "until": until, "stop": stop}))
         cpu_before = os.times()
         began = time.monotonic()
@@ -592,7 +604,7 @@ def run(*, database_url: str | None, seconds: float, per_minute: float, pollers:
         drained_by = time.monotonic() + DRAIN_SECONDS
         jobs: list[dict[str, Any]] = []
         while True:
-            jobs = json.loads(site.manage("shell", stdin=JOBS_SCRIPT).splitlines()[-1])
+            jobs = json.loads(stacked.manage("shell", stdin=JOBS_SCRIPT).splitlines()[-1])
             live = [j for j in jobs if j["id"] in kinds and j["state"] in ("queued", "leased")]
             if not live or time.monotonic() > drained_by:
                 break
@@ -600,7 +612,7 @@ def run(*, database_url: str | None, seconds: float, per_minute: float, pollers:
         elapsed = time.monotonic() - began
         cpu_after = os.times()
         memory.join(timeout=2)
-        figures = review_figures(jobs, kinds, read_spans(site.worker_log))
+        figures = review_figures(jobs, kinds, read_spans(stacked.worker_log))
     reviewed = [j for j in jobs if j["id"] in kinds and j["state"] == "completed" and j["finished"]]
     window = (max(j["finished"] for j in reviewed) - min(j["created"] for j in reviewed)) if reviewed else 0.0
     cores = os.cpu_count() or 1
@@ -610,7 +622,8 @@ def run(*, database_url: str | None, seconds: float, per_minute: float, pollers:
                 "p99_ms": _ms(percentile(values, 0.99))}
 
     return {
-        "store": "PostgreSQL" if database_url else "SQLite", "seconds": seconds, "per_minute": per_minute,
+        "store": "PostgreSQL" if database_url else "SQLite", "site": str(site), "seconds": seconds,
+        "per_minute": per_minute,
         "pollers": pollers, "processes": processes, "uploads": uploaded, "refused": load.refused[:5],
         "reviews": figures, "cores": cores,
         "reviewed_per_minute_per_core": round(len(reviewed) / (window / 60) / cores, 1) if window else None,

@@ -24,6 +24,7 @@ their declared size and frame count and never their pixels.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Generator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from jobs.errors import DamagedDocument
 from .. import documents
 from ..layout import Layout, Line, Word, _lines
 from . import embedded, margins
-from .language import DETECT_DPI, DETECT_WORDS, language, told
+from .language import DETECT_BANDS, DETECT_DPI, DETECT_WORDS, language, told
 from .scans import (
     DPI,
     MAX_PAGE_PIXELS,
@@ -204,9 +205,8 @@ def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int,
     if not languages:
         factor = max(1, round(dpi / DETECT_DPI))
         small = image.reduce(factor) if factor > 1 else image
-        middle = small.height // 2
         found: list[_Found] = []
-        for box in ((0, 0, small.width, middle), (0, middle, small.width, small.height)):
+        for box in _bands(small.width, small.height, DETECT_BANDS):
             found += tesseract.read(small.crop(box), dpi / factor, "eng")
             if told(found) is not None:
                 break
@@ -231,6 +231,12 @@ def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int,
     if strips:  # what the line-by-line reading made of the turned print there is noise
         words = [w for w in words if not any(x0 <= w.left + w.width / 2 <= x1 for x0, x1 in strips)]
     return _page_layout(words, number, dpi) + margin_lines, image, dpi
+
+
+def _bands(width: int, height: int, bands: int) -> list[tuple[int, int, int, int]]:
+    """The page cut across into ``bands`` of equal height, top first."""
+    edges = [round(i * height / bands) for i in range(bands + 1)]
+    return [(0, top, width, bottom) for top, bottom in itertools.pairwise(edges) if bottom > top]
 
 
 # Tesseract reads print whose words are about this many pixels tall (10 pt at 300 dpi) as well

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -29,12 +30,23 @@ class Command(BaseCommand):
         parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres",
                             help="a PostgreSQL server to create the run's database on; '' for SQLite only")
         parser.add_argument("--no-sqlite", action="store_true", help="PostgreSQL only")
+        parser.add_argument("--warm-ups", type=int, default=loadbench.WARM_UPS,
+                            help="one-page documents reviewed before the clock starts, not counted")
+        parser.add_argument("--only", nargs="+", choices=sorted(loadbench.SHORT_NAMES), default=None,
+                            help="upload only these kinds of document (default: the whole mix)")
+        parser.add_argument("--site", type=Path, default=loadbench.ROOT,
+                            help="run another checkout's code under the same load (e.g. a worktree of the code before)")
         parser.add_argument("--json", action="store_true", dest="as_json", help="also print the figures as JSON")
 
     def handle(self, *args, minutes: float, per_minute: float, pollers: int, processes: int,
-               gunicorn_workers: int | None, postgres: str, no_sqlite: bool, as_json: bool, **options) -> None:
-        if minutes <= 0 or minutes > 60 or per_minute <= 0 or pollers < 1 or pollers > 500 or processes < 1:
-            raise CommandError("--minutes in (0, 60], --per-minute > 0, --pollers in [1, 500], --processes ≥ 1")
+               gunicorn_workers: int | None, postgres: str, no_sqlite: bool, warm_ups: int, only: list[str] | None,
+               site: Path, as_json: bool, **options) -> None:
+        if (minutes <= 0 or minutes > 60 or per_minute <= 0 or pollers < 1 or pollers > 500 or processes < 1
+                or not 0 <= warm_ups <= 20):
+            raise CommandError("--minutes in (0, 60], --per-minute > 0, --pollers in [1, 500], --processes ≥ 1, "
+                               "--warm-ups in [0, 20]")
+        if not (site / "manage.py").is_file():
+            raise CommandError(f"--site {site} holds no manage.py")
         stores = ([None] if not no_sqlite else []) + ([postgres] if postgres else [])
         if not stores:
             raise CommandError("nothing to measure: --no-sqlite and no --postgres")
@@ -43,7 +55,7 @@ class Command(BaseCommand):
             try:
                 report = loadbench.run(database_url=url, seconds=minutes * 60, per_minute=per_minute,
                                        pollers=pollers, processes=processes, gunicorn_workers=gunicorn_workers,
-                                       out=sys.stderr)
+                                       warm_ups=warm_ups, only=only, site=site.resolve(), out=sys.stderr)
             except RuntimeError as exc:
                 raise CommandError(str(exc)) from None
             reports.append(report)
