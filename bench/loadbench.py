@@ -467,14 +467,26 @@ def warm_up(site: Stack, load: Load, files: dict[str, list[Path]], *, count: int
     uploader(site.https, site.token, warm, per_minute=600, until=time.monotonic() + count * 0.1 - 0.05, stop=stop,
              files={"text, 1 page": files["text, 1 page"]}, seed=0)
     ids = {job_id for job_id, _ in warm.jobs}
-    end = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < end:
-        jobs = json.loads(site.manage("shell", stdin=JOBS_SCRIPT).splitlines()[-1])
-        if all(j["state"] not in ("queued", "leased") for j in jobs if j["id"] in ids):
-            break
-        time.sleep(0.5)
+    wait_for_reviews(site, ids, timeout=STARTUP_SECONDS)
     load.jobs.extend((job_id, "warm-up") for job_id in sorted(ids))
     out(f"warmed up: {len(ids)} documents reviewed")
+
+
+def wait_for_reviews(site: Stack, ids: set[int], *, timeout: float) -> None:
+    """Until none of the jobs ``ids`` is queued or leased (asked through the API), or ``timeout``."""
+    client = Client(site.https, {"Authorization": f"Bearer {site.token}", "Accept": "application/json"})
+    live = set(ids)
+    end = time.monotonic() + timeout
+    try:
+        while live and time.monotonic() < end:
+            for job_id in sorted(live):
+                status, _, body = client.request("GET", f"/jobs/{job_id}")
+                if status == 200 and json.loads(body)["state"] not in ("queued", "leased"):
+                    live.discard(job_id)
+            if live:
+                time.sleep(0.25)
+    finally:
+        client.close()
 
 
 # --- What the jobs say ----------------------------------------------------------------------
@@ -601,14 +613,8 @@ def run(*, database_url: str | None, seconds: float, per_minute: float, pollers:
         uploaded = sum(1 for _, kind in load.jobs if kind != "warm-up")
         say(f"load done: {uploaded} uploads, {len(load.refused)} refused {load.refused[:3]}; waiting for the backlog")
         kinds = {job_id: kind for job_id, kind in load.jobs if kind != "warm-up"}
-        drained_by = time.monotonic() + DRAIN_SECONDS
-        jobs: list[dict[str, Any]] = []
-        while True:
-            jobs = json.loads(stacked.manage("shell", stdin=JOBS_SCRIPT).splitlines()[-1])
-            live = [j for j in jobs if j["id"] in kinds and j["state"] in ("queued", "leased")]
-            if not live or time.monotonic() > drained_by:
-                break
-            time.sleep(1.0)
+        wait_for_reviews(stacked, set(kinds), timeout=DRAIN_SECONDS)
+        jobs = json.loads(stacked.manage("shell", stdin=JOBS_SCRIPT).splitlines()[-1])
         elapsed = time.monotonic() - began
         cpu_after = os.times()
         memory.join(timeout=2)

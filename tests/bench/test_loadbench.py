@@ -23,7 +23,7 @@ def test_a_short_loadbench_on_sqlite_reviews_uploads_behind_nginx_and_reports_ea
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "DOCUMENTS_"))}
     done = subprocess.run(
         [PYTHON, "manage.py", "loadbench", "--minutes", "0.08", "--per-minute", "40", "--pollers", "4",
-         "--warm-ups", "1", "--only", "text", "einvoice", "--postgres", "", "--json"],
+         "--warm-ups", "1", "--only", "text", "einvoice", "--gunicorn-workers", "2", "--postgres", "", "--json"],
         cwd=ROOT, capture_output=True, text=True, timeout=180, env={**env, "DEBUG": "1"},
     )
     assert done.returncode == 0, done.stderr[-3000:]
