@@ -20,8 +20,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-# A handler's child runs at this niceness above its worker: a review's OCR takes the CPU that
-# the web's requests leave, so pollers stay quick on a host that both serve (docs/decisions.md).
+# A handler's child runs at this niceness above its worker: a CPU-bound handler takes the CPU
+# that the web's requests leave, so pollers stay quick on a host that both serve (docs/decisions.md).
 DEFAULT_HANDLER_NICE = 10
 MAX_NICE = 19
 

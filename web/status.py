@@ -81,11 +81,17 @@ def job_version(*, tenant_id: int | None, job_id: int) -> JobVersion:
            .annotate(newest_event=Subquery(newest)).first())
     if job is None:
         raise Http404("no such job")
+    return JobVersion(version_tag(job, job.newest_event, work_of([job]).get(job.pk),
+                                  duplicates_of([job]).get(job.pk)), job)
+
+
+def version_tag(job: Job, newest_event: int | None, work: kinds.Work | None,
+                duplicate: kinds.Duplicate | None) -> str:
+    """``job_version``'s tag, from what a full status read has loaded already."""
     parts = [job.pk, job.state, job.epoch, job.attempts, job.updated_at.isoformat(),
-             job.finished_at.isoformat() if job.finished_at else "", job.newest_event or 0,
-             repr(work_of([job]).get(job.pk)), repr(duplicates_of([job]).get(job.pk))]
+             job.finished_at.isoformat() if job.finished_at else "", newest_event or 0, repr(work), repr(duplicate)]
     digest = hashlib.blake2b("|".join(str(part) for part in parts).encode(), digest_size=12).hexdigest()
-    return JobVersion(f'W/"{digest}"', job)
+    return f'W/"{digest}"'
 
 
 def job_query(*, tenant_id: int | None, job_id: int):

@@ -211,20 +211,28 @@ def job_detail(call: Call, job_id: int) -> HttpResponse:
 
 
 def job_json(call: Call, job_id: int) -> HttpResponse:
-    """The job as JSON, with its ETag; a poller whose If-None-Match still holds gets a bodiless
-    304 for the price of the validator's read (``status.job_version``)."""
-    version = status.job_version(tenant_id=call.tenant_id, job_id=job_id)
+    """The job as JSON, with its ETag. A poller that sends its last one (If-None-Match) pays the
+    validator's read (``status.job_version``), and gets a bodiless 304 while it still holds; a
+    first read is the status read alone, its tag made from what it loaded."""
+    asked = call.request.headers.get("If-None-Match", "")
+    version = status.job_version(tenant_id=call.tenant_id, job_id=job_id) if asked else None
     response: HttpResponse
-    if polling.still_current(call.request.headers.get("If-None-Match", ""), version.tag):
-        response = HttpResponseNotModified()
+    if version is not None and polling.still_current(asked, version.tag):
+        response, job = HttpResponseNotModified(), version.job
     else:
         found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)
         job = found.job
+        work = status.work_of([job]).get(job.pk)
         response = call.json(schemas.Job.of(job, found.events, found.duplicate, result=status.shown_result(job),
-                                            work=status.work_of([job]).get(job.pk)))
+                                            work=work))
+        if version is None:
+            whole = len(found.events) < status.MAX_EVENTS  # else its newest event is not among them
+            version = (status.JobVersion(status.version_tag(job, found.events[-1].pk if found.events else None,
+                                                            work, found.duplicate), job) if whole
+                       else status.job_version(tenant_id=call.tenant_id, job_id=job_id))
     response["ETag"] = version.tag
-    if not version.job.is_terminal:
-        response["Retry-After"] = str(polling.retry_after(version.job, queue_clock.now()))
+    if not job.is_terminal:
+        response["Retry-After"] = str(polling.retry_after(job, queue_clock.now()))
     return response
 
 

@@ -256,8 +256,8 @@ def _child_main(conn: Any, worker_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the supervisor's to interpret
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a SIGXCPU kill writes no core file
-    # Below the worker's (and the web's) CPU priority: a request takes the CPU from a review at
-    # once, and a review has what is left (its CPU-time limit counts CPU, not waiting).
+    # Below the worker's (and the web's) CPU priority: a request takes the CPU from a handler at
+    # once, and the handler has what is left (its CPU-time limit counts CPU, not waiting).
     os.nice(queue_settings().handler_nice)
     _forget_inherited_connections()
     stop = threading.Event()
