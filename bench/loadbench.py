@@ -75,7 +75,8 @@ def corpus_files() -> dict[str, list[Path]]:
     from pypdf import PdfReader
 
     text: list[Path] = sorted((CORPUS / "multilingual").glob("*/*.pdf"))
-    one, many = [], []
+    one: list[Path] = []
+    many: list[Path] = []
     for path in text:
         (one if len(PdfReader(path).pages) == 1 else many).append(path)
     einvoices = [*sorted((CORPUS / "einvoices" / "pdf").glob("*.pdf")),

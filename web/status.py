@@ -81,7 +81,7 @@ def job_version(*, tenant_id: int | None, job_id: int) -> JobVersion:
            .annotate(newest_event=Subquery(newest)).first())
     if job is None:
         raise Http404("no such job")
-    return JobVersion(version_tag(job, job.newest_event, work_of([job]).get(job.pk),
+    return JobVersion(version_tag(job, getattr(job, "newest_event", None), work_of([job]).get(job.pk),
                                   duplicates_of([job]).get(job.pk)), job)
 
 

@@ -66,6 +66,7 @@ def test_a_dense_a4_page_at_300_dpi_is_read_well_within_its_time_limit(needs_ocr
     extracted = reading.extract(page, documents.check_document(content=page, name="scan.png", content_type=""),
                                 today=date(2026, 6, 1), ocr_page_limit=page_limit)
     assert extracted["ocr"]["pages"] == [1] and len(spent) == 2  # the page, then the look for a second frame
+    assert extracted["ocr"]["languages"] == "eng"  # English, and too dense for six more models per word
     print(f"\nthe dense page took {spent[0]:.1f} CPU s of OCR (limit {tools.OCR_PAGE_SECONDS} s wall)")
     assert spent[0] < WITHIN
     assert extracted["text"].count("SKU-") >= 90  # the rows are read, not skipped
