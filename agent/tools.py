@@ -9,8 +9,10 @@ its ``JobContext``: there is no argument that names a file or another job's docu
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
@@ -19,6 +21,7 @@ from typing import Any, NamedTuple
 from jobs.context import JobContext
 from jobs.errors import AcceptanceError
 from jobs.kinds import JobFailed
+from jobs.logs import event
 
 from . import documents, fields, reading
 from . import findings as findings_
@@ -33,6 +36,11 @@ MAX_DRAFT_CHARS = 4_000
 # extract step's budget for reading the text layer.
 OCR_PAGE_SECONDS = 20
 TONES = ("neutral", "friendly", "formal")
+
+# Where a document's reading spends its time (``event=review_read``, INFO): fetching it from the
+# store, reading its text layer, OCR (the pages' sections), keeping its page images. Durations
+# only, never text: ``manage.py loadbench`` sums them per kind of document.
+log = logging.getLogger("agent.tools")
 
 
 @dataclass(frozen=True)
@@ -60,15 +68,29 @@ def extract(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]
     warnings: list[str] = []
     try:
         if job["document"]:
+            started = time.perf_counter()
             content = ctx.document()
             media_type = job["document_type"] or reading.media_type(content)
+            ocr_seconds = [0.0]
 
-            def page_limit(page: int) -> AbstractContextManager[None]:
-                return ctx.time_limit(OCR_PAGE_SECONDS, f"page {page} of the scan could not be read within "
-                                                        f"{OCR_PAGE_SECONDS} s")
+            @contextmanager
+            def page_limit(page: int) -> Iterator[None]:
+                began = time.perf_counter()
+                try:
+                    with ctx.time_limit(OCR_PAGE_SECONDS, f"page {page} of the scan could not be read within "
+                                                          f"{OCR_PAGE_SECONDS} s"):
+                        yield
+                finally:
+                    ocr_seconds[0] += time.perf_counter() - began
 
+            fetched = time.perf_counter()
             read = reading.extract(content, media_type, today=ctx.now().date(), ocr_page_limit=page_limit)
+            extracted = time.perf_counter()
             keep_page_images(ctx, content, media_type)  # the page images Alice reads the review beside
+            event(log, logging.INFO, "review_read", job=ctx.job_id, media_type=media_type, pages=read["pages"],
+                  ocr_pages=len((read.get("ocr") or {}).get("pages") or []),
+                  fetch_ms=_ms(fetched - started), read_ms=_ms(extracted - fetched - ocr_seconds[0]),
+                  ocr_ms=_ms(ocr_seconds[0]), images_ms=_ms(time.perf_counter() - extracted))
             source = "document"
             if ctx.payload.get("text"):
                 warnings.append("inline text ignored: the uploaded document was reviewed")
@@ -88,6 +110,10 @@ def extract(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]
         "document_name": (job["document_name"] or "")[:120],
         "warnings": _bounded(warnings + read["warnings"]),
     }
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
 
 
 def validate(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,11 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+# A handler's child runs at this niceness above its worker: a CPU-bound handler takes the CPU
+# that the web's requests leave, so pollers stay quick on a host that both serve (docs/decisions.md).
+DEFAULT_HANDLER_NICE = 10
+MAX_NICE = 19
+
 
 @dataclass(frozen=True)
 class QueueSettings:
@@ -32,6 +37,7 @@ class QueueSettings:
     retry_max_seconds: float
     diagnostic_kinds: bool  # users are offered the diagnostic kinds
     isolate_handlers: bool  # isolated kinds run in the sandbox (jobs.worker.sandbox)
+    handler_nice: int  # HANDLER_NICE: the sandbox's children run this much below the worker's CPU priority
     fair_claims: bool  # tenants take turns
     tenant_max_waiting: int  # 0: no limit
     tenant_full_retry_after: int  # seconds
@@ -58,6 +64,7 @@ def build(jobs: Mapping[str, Any]) -> QueueSettings:
             retry_max_seconds=float(jobs["RETRY_MAX_SECONDS"]),
             diagnostic_kinds=bool(jobs["DIAGNOSTIC_KINDS"]),
             isolate_handlers=bool(jobs["ISOLATE_HANDLERS"]),
+            handler_nice=int(jobs.get("HANDLER_NICE", DEFAULT_HANDLER_NICE)),
             fair_claims=bool(jobs["FAIR_CLAIMS"]),
             tenant_max_waiting=int(jobs["TENANT_MAX_WAITING"]),
             tenant_full_retry_after=int(jobs["TENANT_FULL_RETRY_AFTER"]),
@@ -102,6 +109,9 @@ def _check(s: QueueSettings) -> None:
     for name, value in not_negative.items():
         if value < 0:
             raise ImproperlyConfigured(f"JOBS {name} must not be negative, not {value:g}")
+    if not 0 <= s.handler_nice <= MAX_NICE:
+        raise ImproperlyConfigured(f"JOBS HANDLER_NICE (JOBS_HANDLER_NICE) must be from 0 to {MAX_NICE}, "
+                                   f"not {s.handler_nice}")
     if s.retry_max_seconds < s.retry_base_seconds:
         raise ImproperlyConfigured("JOBS RETRY_MAX_SECONDS must be at least RETRY_BASE_SECONDS")
     _check_kind_limits(s.kind_limits)

@@ -444,6 +444,9 @@ JOBS = {
     # together commit together (one flush to disk for the batch, not one per 5 ms of it).
     # runworkers --prefetch / --completion-batch override.
     "PREFETCH": int(os.environ.get("JOBS_PREFETCH", "32")),
+    # An isolated handler's child runs this much nicer than its worker (0 to 19): on a host that
+    # also serves the web, CPU-bound reviews yield to requests (docs/decisions.md, "Reviews yield").
+    "HANDLER_NICE": int(os.environ.get("JOBS_HANDLER_NICE", "10")),
     "PREFETCH_WINDOW_SECONDS": float(os.environ.get("JOBS_PREFETCH_WINDOW", "0.02")),
     "COMPLETION_BATCH": int(os.environ.get("JOBS_COMPLETION_BATCH", "32")),
     "COMPLETION_FLUSH_MS": float(os.environ.get("JOBS_COMPLETION_FLUSH_MS", "20")),

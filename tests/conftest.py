@@ -191,7 +191,7 @@ def drive_to(job, state: str, *, now):
 # database at all.
 _ONCE = ("tests/browser/", "tests/deploy/test_nginx.py", "tests/tasks/test_benchmark.py",
          "tests/bench/test_benchmark.py::test_workerbench_drains",
-         "tests/bench/test_benchmark.py::test_queuebench_drains")
+         "tests/bench/test_benchmark.py::test_queuebench_drains", "tests/bench/test_loadbench.py")
 # The lease lab makes its own SQLite file whatever DATABASE_URL says; the layout, the settings'
 # validation and the log format never reach a store.
 _ONCE_WITHOUT_DATABASE = ("tests/agent/", "tests/corpus/", "tests/docs/", "tests/fuzz/test_documents.py",

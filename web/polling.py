@@ -49,3 +49,13 @@ def retry_after(job: Job, now: datetime) -> int:
     """Retry-After for API pollers: ask often for young jobs, every 10 s for old ones."""
     age = (now - job.created_at).total_seconds()
     return min(max(math.ceil(age / 10), 1), API_MAX_RETRY_AFTER)
+
+
+def still_current(if_none_match: str, tag: str) -> bool:
+    """Whether an ``If-None-Match`` header names ``tag`` (weak comparison, RFC 9110 13.1.2)."""
+    if not if_none_match or not tag:
+        return False
+    if if_none_match.strip() == "*":
+        return True
+    wanted = tag.removeprefix("W/")
+    return any(candidate.strip().removeprefix("W/") == wanted for candidate in if_none_match.split(","))

@@ -9,6 +9,7 @@ is ``web.exports``; when to ask again, ``web.polling``.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
@@ -16,7 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Case, Q, QuerySet, When
+from django.db.models import Case, OuterRef, Q, QuerySet, Subquery, When
 from django.http import Http404
 
 from jobs import document_store, kinds, queue
@@ -59,6 +60,39 @@ def job_status(*, tenant_id: int | None, job_id: int) -> JobStatus:
     if job is None:
         raise Http404("no such job")
     return JobStatus(job, list(events_query(job_id=job.pk)), duplicates_of([job]).get(job.pk))
+
+
+VERSION_FIELDS = ("id", "tenant_id", "kind", "state", "epoch", "attempts", "created_at", "updated_at", "finished_at")
+
+
+@dataclass(frozen=True)
+class JobVersion:
+    tag: str  # a weak ETag
+    job: Job  # only VERSION_FIELDS loaded
+
+
+def job_version(*, tenant_id: int | None, job_id: int) -> JobVersion:
+    """A validator (a weak ETag) of what ``GET /jobs/<id>`` answers about the job, read without
+    building the answer: the job's row (every write to it moves ``updated_at``; a member's
+    correction does too, in ``queue.amending``) with its newest event's id in one query, then,
+    as the answer would, the kind's work state and, once completed, the earlier job it may
+    repeat. Unknown and foreign ids raise the same Http404 as ``job_status``."""
+    newest = JobEvent.objects.filter(job_id=OuterRef("pk")).order_by("-id").values("id")[:1]
+    job = (Job.objects.for_tenant(tenant_id).filter(pk=job_id).only(*VERSION_FIELDS)
+           .annotate(newest_event=Subquery(newest)).first())
+    if job is None:
+        raise Http404("no such job")
+    return JobVersion(version_tag(job, getattr(job, "newest_event", None), work_of([job]).get(job.pk),
+                                  duplicates_of([job]).get(job.pk)), job)
+
+
+def version_tag(job: Job, newest_event: int | None, work: kinds.Work | None,
+                duplicate: kinds.Duplicate | None) -> str:
+    """``job_version``'s tag, from what a full status read has loaded already."""
+    parts = [job.pk, job.state, job.epoch, job.attempts, job.updated_at.isoformat(),
+             job.finished_at.isoformat() if job.finished_at else "", newest_event or 0, repr(work), repr(duplicate)]
+    digest = hashlib.blake2b("|".join(str(part) for part in parts).encode(), digest_size=12).hexdigest()
+    return f'W/"{digest}"'
 
 
 def job_query(*, tenant_id: int | None, job_id: int):

@@ -17,7 +17,15 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotModified,
+    HttpResponseRedirect,
+    JsonResponse,
+)
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -240,13 +248,35 @@ def export_zone(call: Call) -> str:
 
 @http.endpoint("GET", "HEAD")
 def job_detail(call: Call, job_id: int) -> HttpResponse:
-    found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)
-    job = found.job
     if call.wants_json:
-        live = {} if job.is_terminal else {"Retry-After": str(polling.retry_after(job, queue_clock.now()))}
-        return call.json(schemas.Job.of(job, found.events, found.duplicate, result=status.shown_result(job),
-                                        work=status.work_of([job]).get(job.pk)), headers=live)
-    return job_page(call, found)
+        return job_json(call, job_id)
+    return job_page(call, status.job_status(tenant_id=call.tenant_id, job_id=job_id))
+
+
+def job_json(call: Call, job_id: int) -> HttpResponse:
+    """The job as JSON, with its ETag. A poller that sends its last one (If-None-Match) pays the
+    validator's read (``status.job_version``), and gets a bodiless 304 while it still holds; a
+    first read is the status read alone, its tag made from what it loaded."""
+    asked = call.request.headers.get("If-None-Match", "")
+    version = status.job_version(tenant_id=call.tenant_id, job_id=job_id) if asked else None
+    response: HttpResponse
+    if version is not None and polling.still_current(asked, version.tag):
+        response, job = HttpResponseNotModified(), version.job
+    else:
+        found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)
+        job = found.job
+        work = status.work_of([job]).get(job.pk)
+        response = call.json(schemas.Job.of(job, found.events, found.duplicate, result=status.shown_result(job),
+                                            work=work))
+        if version is None:
+            whole = len(found.events) < status.MAX_EVENTS  # else its newest event is not among them
+            version = (status.JobVersion(status.version_tag(job, found.events[-1].pk if found.events else None,
+                                                            work, found.duplicate), job) if whole
+                       else status.job_version(tenant_id=call.tenant_id, job_id=job_id))
+    response["ETag"] = version.tag
+    if not job.is_terminal:
+        response["Retry-After"] = str(polling.retry_after(job, queue_clock.now()))
+    return response
 
 
 def job_page(call: Call, found: status.JobStatus, *, refused: dict[str, str] | None = None,

@@ -52,6 +52,7 @@ from django.db import close_old_connections, connections
 
 from .. import bounded, kinds
 from ..clock import Clock, queue_clock
+from ..conf import queue_settings
 from ..context import JobContext
 from ..logs import event
 from ..queue import Claim, FailureCode
@@ -255,6 +256,9 @@ def _child_main(conn: Any, worker_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the supervisor's to interpret
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a SIGXCPU kill writes no core file
+    # Below the worker's (and the web's) CPU priority: a request takes the CPU from a handler at
+    # once, and the handler has what is left (its CPU-time limit counts CPU, not waiting).
+    os.nice(queue_settings().handler_nice)
     _forget_inherited_connections()
     stop = threading.Event()
     signal.signal(signal.SIGUSR1, lambda signum, frame: stop.set())

@@ -10,6 +10,7 @@ enough: OCR costs about a second of CPU per page.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import re
@@ -319,8 +320,10 @@ class Answering:
 @pytest.mark.parametrize(("answers", "detect_reads", "languages"), [
     ((found("Rechnung Nr. 7 vom 01.03.2026 Lieferant Betrag"), found("Menge 2")), 1, "deu+eng"),
     ((found("Acme Ltd 12 High Street London"), found("Invoice total amount due, please pay"), []), 2, ocr.LANGUAGES),
+    ((found("Acme Ltd"), found("12 High Street"), found("London"), found("Rechnung vom Lieferant"), []), 4,
+     "deu+eng"),
 ])
-def test_the_language_pass_reads_the_bottom_half_of_the_page_only_when_its_top_tells_no_language(
+def test_the_language_pass_reads_the_next_quarter_of_the_page_only_while_none_has_told_a_language(
         monkeypatch, answers, detect_reads, languages):
     from PIL import Image
 
@@ -333,8 +336,9 @@ def test_the_language_pass_reads_the_bottom_half_of_the_page_only_when_its_top_t
     monkeypatch.setattr(ocr, "_engine", tesseract)
     _read, reading_ = ocr.read_image(out.getvalue())
     width, height = -(-page.width // 3), -(-page.height // 3)  # the page reduced to 100 dpi
-    halves = [((width, height // 2), "eng"), ((width, height - height // 2), "eng")]
-    assert tesseract.asked == [*halves[:detect_reads], (page.size, languages)]
+    edges = [round(i * height / 4) for i in range(5)]
+    quarters = [((width, bottom - top), "eng") for top, bottom in itertools.pairwise(edges)]
+    assert tesseract.asked == [*quarters[:detect_reads], (page.size, languages)]
     assert reading_.languages == languages
 
 

@@ -1,57 +1,8 @@
-"""A private nginx running the shipped deploy/nginx/jobsite.conf, for the tests that put it in front of the site."""
+"""A private nginx running the shipped deploy/nginx/jobsite.conf, for the tests that put it in front of the site
+(``bench.nginx``, which ``manage.py loadbench`` runs too)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
+from bench.nginx import NGINX, SHIPPED, nginx_config
 
-from tests.conftest import ROOT
-
-NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
-SHIPPED = ROOT / "deploy" / "nginx" / "jobsite.conf"
-
-
-def nginx_config(workdir: Path, *, upstream_port: int, http_port: int, https_port: int, cert: Path, key: Path) -> Path:
-    """The shipped site file with this run's ports, paths and certificate, in a private nginx.conf."""
-    site = SHIPPED.read_text()
-    substitutions = [
-        ("listen 80;", f"listen 127.0.0.1:{http_port};"),
-        ("listen [::]:80;", ""),
-        ("listen 443 ssl http2;", f"listen 127.0.0.1:{https_port} ssl http2;"),
-        ("listen [::]:443 ssl http2;", ""),
-        ("/etc/letsencrypt/live/jobs.example.com/fullchain.pem", str(cert)),
-        ("/etc/letsencrypt/live/jobs.example.com/privkey.pem", str(key)),
-        ("127.0.0.1:8000", f"127.0.0.1:{upstream_port}"),
-        ("/srv/jobsite", str(ROOT)),
-    ]
-    for old, new in substitutions:
-        assert old in site, f"deploy/nginx/jobsite.conf no longer contains {old!r}: update this test"
-        site = site.replace(old, new)
-    (workdir / "jobsite.conf").write_text(site)
-    for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
-        (workdir / name).mkdir(exist_ok=True)
-    # As root, nginx's workers would switch to "nobody", who cannot enter pytest's 0700
-    # temporary folders: keep them as the user running the tests.
-    user = "user root;" if os.geteuid() == 0 else ""
-    main = f"""
-{user}
-worker_processes 1;
-pid {workdir}/nginx.pid;
-error_log {workdir}/error.log warn;
-events {{ worker_connections 256; }}
-http {{
-    include /etc/nginx/mime.types;
-    default_type application/octet-stream;
-    access_log {workdir}/access.log;
-    client_body_temp_path {workdir}/body;
-    proxy_temp_path {workdir}/proxy;
-    fastcgi_temp_path {workdir}/fastcgi;
-    uwsgi_temp_path {workdir}/uwsgi;
-    scgi_temp_path {workdir}/scgi;
-    include {workdir}/jobsite.conf;
-}}
-"""
-    conf = workdir / "nginx.conf"
-    conf.write_text(main)
-    return conf
+__all__ = ["NGINX", "SHIPPED", "nginx_config"]

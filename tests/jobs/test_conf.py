@@ -30,6 +30,8 @@ def test_a_changed_setting_is_seen_by_the_next_worker(settings):
     ("DEFAULT_LEASE_SECONDS", 0, "DEFAULT_LEASE_SECONDS (JOBS_LEASE_SECONDS) must be above 0"),
     ("DEFAULT_DEADLINE_SECONDS", -5, "DEFAULT_DEADLINE_SECONDS (JOBS_DEADLINE_SECONDS) must be above 0"),
     ("PREFETCH", 0, "PREFETCH (JOBS_PREFETCH) must be above 0"),
+    ("HANDLER_NICE", 20, "HANDLER_NICE (JOBS_HANDLER_NICE) must be from 0 to 19, not 20"),
+    ("HANDLER_NICE", -1, "HANDLER_NICE (JOBS_HANDLER_NICE) must be from 0 to 19, not -1"),
     ("COMPLETION_FLUSH_MS", -1, "COMPLETION_FLUSH_MS (JOBS_COMPLETION_FLUSH_MS) must not be negative"),
     ("RETRY_MAX_SECONDS", 1, "RETRY_MAX_SECONDS must be at least RETRY_BASE_SECONDS"),
     ("PROVIDER_SLOTS", "four", "wrong type"),

@@ -128,6 +128,17 @@ def test_a_handler_runs_in_a_child_process_that_serves_many_jobs(isolated, worke
     assert worker.stats.sandboxes == 1
 
 
+def niceness(ctx):
+    return {"nice": os.nice(0)}
+
+
+def test_a_handler_runs_below_its_workers_cpu_priority_by_handler_nice(isolated, worker, settings):
+    settings.JOBS = {**settings.JOBS, "HANDLER_NICE": 7}
+    job = isolated("test.nice", niceness)
+    assert worker.run_one()
+    assert row(job).result["nice"] == min(os.nice(0) + 7, 19) and os.nice(0) < 19  # the worker itself is not
+
+
 def test_memory_past_the_limit_ends_the_job_not_retried_and_the_worker_does_not_grow(isolated, worker, accept):
     job = isolated("test.hog", hog, limits=Limits(memory_mb=64))
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
