@@ -25,7 +25,7 @@ from typing import Any
 from jobs import kinds, queue
 from jobs.models import Job, User
 
-from . import acceptances, duplicates, fields, findings
+from . import acceptances, duplicates, fields, findings, register
 from .models import Checkpoint, FieldCorrection
 from .tools import review_note, tone_of
 
@@ -65,7 +65,8 @@ def correct(*, job_id: int, tenant_id: int | None, user: User, field: str, value
                     raise kinds.Refused(409, "cannot_confirm", "the field has no value to confirm: correct it instead",
                                         state=COMPLETED)
                 typed = str(before)
-            checked = fields.check_value(field, typed, today=now.date())
+            checked = fields.check_value(field, typed, today=now.date(),
+                                         paid=register.currencies(amendment.job.tenant_id))
             if confirm and checked.status != "present":
                 raise kinds.Refused(409, "cannot_confirm", f"the value does not pass its check ({checked.detail}): "
                                     "correct it instead", state=COMPLETED)

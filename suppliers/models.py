@@ -106,12 +106,16 @@ class SupplierChange(models.Model):
 
 
 class RegisterSettings(models.Model):
-    """The tenant's own tax ids: an invoice whose buyer's tax id is none of them is addressed to someone else."""
+    """The tenant's own tax ids (an invoice whose buyer's tax id is none of them is addressed to someone
+    else) and the currencies it pays in (an invoice in another is Alice's finding, never the supplier's)."""
 
     tenant = models.OneToOneField("jobs.Tenant", on_delete=models.CASCADE, primary_key=True,
                                   related_name="register_settings")
     own_tax_ids = models.CharField(max_length=500, blank=True,
                                    help_text="Our own VAT and tax ids, as compared, separated by spaces.")
+    currencies = models.CharField(max_length=200, blank=True,
+                                  help_text="The currencies we pay in, ISO 4217 codes separated by spaces; "
+                                            "empty: the review's default list.")
     updated_at = models.DateTimeField()
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
                                    related_name="+")

@@ -4,7 +4,7 @@
   work state change, inside its transaction).
 - ``import_rows``: the accounting system's suppliers (``imports.parse``), all rows or none.
 - ``edit``: a member's change of one supplier, over the version she read.
-- ``set_own_tax_ids``: the tenant's own tax ids.
+- ``set_own_tax_ids``, ``set_currencies``: the tenant's own tax ids, the currencies it pays in.
 
 A supplier's row changes only by a guarded update over the version read (``Busy`` when another
 write came between); a tax id belongs to one supplier of a tenant (a unique constraint).
@@ -292,6 +292,19 @@ def set_own_tax_ids(*, tenant_id: int, values: list[str], by: By, now: datetime)
         RegisterSettings.objects.update_or_create(
             tenant_id=tenant_id, defaults={"own_tax_ids": " ".join(dict.fromkeys(values))[:500],
                                            "updated_at": now, "updated_by_id": by.user_id})
+
+
+def set_currencies(*, tenant_id: int, values: list[str], by: By, now: datetime) -> None:
+    """The currencies the tenant pays in (ISO codes), replacing those set before; none: the review's default."""
+    with transaction.atomic():
+        RegisterSettings.objects.update_or_create(
+            tenant_id=tenant_id, defaults={"currencies": " ".join(dict.fromkeys(values))[:200],
+                                           "updated_at": now, "updated_by_id": by.user_id})
+
+
+def currencies(tenant_id: int) -> list[str]:
+    found = RegisterSettings.objects.filter(tenant_id=tenant_id).values_list("currencies", flat=True).first()
+    return (found or "").split()
 
 
 def own_tax_ids(tenant_id: int) -> list[str]:
