@@ -27,6 +27,9 @@ XML = documents.XML
 NO_TEXT = "no text layer: the document looks scanned; ask for a text PDF or check it by eye"
 # A field whose evidence OCR read with low confidence: Alice reads it on the page.
 LOW_CONFIDENCE = "read from a scan with low confidence; check it on the document"
+# Identifiers with check digits: one OCR read that fails its check is Alice's to check on the page.
+MISREAD_BY_OCR = ("iban", "vat_id")
+MISREAD = "read from a scan, where a character may have been misread: check it on the document"
 
 
 def _einvoice() -> ModuleType:
@@ -201,15 +204,24 @@ def _also_read(found: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def _check_confidence(found: dict[str, dict[str, Any]], page: layout.Layout) -> None:
-    """A present field whose evidence words OCR read with low confidence becomes "to check"."""
+    """A present field whose evidence words OCR read with low confidence becomes "to check"; so
+    does an IBAN or VAT id OCR read that fails its check (``MISREAD_BY_OCR``): a character
+    misread is likelier than a supplier printing a wrong account, and Alice sees it beside the
+    page, where the supplier would only be asked for what it printed already."""
     from . import ocr
 
-    for field_ in found.values():
+    for name, field_ in found.items():
         evidence = field_.get("evidence")
-        if field_.get("status") != "present" or not isinstance(evidence, dict):
+        if field_.get("status") not in ("present", "malformed") or not isinstance(evidence, dict):
             continue
         box, number = evidence.get("box"), evidence.get("page")
         if not isinstance(box, list) or len(box) != layout.BOX_COORDINATES or not isinstance(number, int):
+            continue
+        if field_["status"] == "malformed":
+            if (name in MISREAD_BY_OCR and str(field_.get("detail") or "").startswith("not a valid ")
+                    and ocr.scanned_words(page, number, box)):
+                field_["status"] = "to_check"
+                field_["detail"] = f"{field_['detail']}; {MISREAD}"
             continue
         doubtful = ocr.low_confidence_words(page, number, box)
         if doubtful:

@@ -239,11 +239,11 @@ def test_a_damaged_image_header_is_refused_as_damaged(content):
 # --- confidence, and no Tesseract ----------------------------------------------------------
 
 
-def scanned_layout(iban_confidence: float) -> dict:
+def scanned_layout(iban_confidence: float, iban: str = "DE89 3704 0044 0532 0130 00") -> dict:
     """An OCR reading of a small invoice whose IBAN was read with ``iban_confidence``."""
     rows = [("Supplier: Nordlicht Bürobedarf GmbH", 95), ("VAT ID: DE136695976", 95),
             ("Invoice no.: INV-2026-0142", 95), ("Invoice date: 14 March 2026", 95), ("Total due: EUR 1,333.87", 95),
-            ("IBAN: DE89 3704 0044 0532 0130 00", iban_confidence)]
+            (f"IBAN: {iban}", iban_confidence)]
     lines = []
     for number, (text, conf) in enumerate(rows):
         top, x, words = 100 + 20 * number, 50.0, []
@@ -351,6 +351,24 @@ def test_a_field_read_with_low_ocr_confidence_is_to_check_not_present():
                               "warnings": [], "has_text": True, "ocr": {"pages": [1], "confidence": 90.0}})
     assert "Read from a scan (page 1, OCR confidence 90 %); please check the values." in note
     assert "read a value from a scan with low confidence" in note and "DE89" in note
+
+
+def test_an_iban_ocr_read_that_fails_its_check_is_alices_to_check_not_asked_of_the_supplier():
+    misread = "DE89 3704 0044 0532 0130 08"  # the last 0 read as an 8: the check digits fail
+    scanned = reading.validate(scanned_layout(88, misread), today=TODAY)
+    iban = scanned["fields"]["iban"]
+    assert (iban["status"], iban["value"]) == ("to_check", misread) and reading.MISREAD in iban["detail"]
+    note = tools.review_note({**scanned, "pages": 1, "source": "document", "document_name": "scan.png",
+                              "warnings": [], "has_text": True, "ocr": {"pages": [1], "confidence": 90.0}})
+    assert "To ask the supplier" not in note and misread in note
+    # The same characters in a text layer are as printed: the supplier is asked to check them.
+    printed = {**scanned_layout(88, misread), "ocr": None}
+    printed["layout"] = Layout.from_text(printed["text"]).to_json()
+    typed = reading.validate(printed, today=TODAY)
+    assert typed["fields"]["iban"]["status"] == "malformed"
+    note = tools.review_note({**typed, "pages": 1, "source": "document", "document_name": "invoice.pdf",
+                              "warnings": [], "has_text": True, "ocr": None})
+    assert "To ask the supplier" in note and "Could you check the IBAN" in note
 
 
 def test_without_tesseract_a_scan_is_unreadable_and_says_ocr_is_not_installed(monkeypatch):
