@@ -126,3 +126,22 @@ class RegisterSettings(models.Model):
 
     def __str__(self) -> str:
         return f"register settings of {self.tenant_id}"
+
+
+class SettingsChange(models.Model):
+    """One change of the tenant's register settings: which setting, from -> to, who."""
+
+    tenant = models.ForeignKey("jobs.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
+    at = models.DateTimeField()
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                           related_name="+")
+    by_name = models.CharField(max_length=150, blank=True)
+    field = models.CharField(max_length=20)
+    before = models.CharField(max_length=500, blank=True)
+    after = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "id"], name="settingschange_tenant_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.field} of tenant {self.tenant_id}"

@@ -144,5 +144,6 @@ def register_settings(call: Call) -> HttpResponse:
     else:
         form = forms.OwnTaxIdsForm(initial={"own_tax_ids": "\n".join(services.own_tax_ids(tenant_id)),
                                             "currencies": " ".join(services.currencies(tenant_id))})
-    return call.page("suppliers/register_settings.html", {"nav": "suppliers", "form": form},
+    return call.page("suppliers/register_settings.html", {"nav": "suppliers", "form": form,
+                                                          "history": services.settings_history(tenant_id)},
                      status=400 if form.is_bound and form.errors else 200)

@@ -1,6 +1,7 @@
-"""The currencies a tenant pays in, set in its register settings: an invoice in another one is
-Alice's finding (to check, accepted with a reason), never a request to the supplier; one on the
-tenant's list passes even where the default list would not; another tenant keeps its own."""
+"""The currencies a tenant pays in, set in its register settings (each change in their history): an
+invoice in another one is Alice's finding (to check, accepted with a reason), never a request to
+the supplier; one on the tenant's list passes even where the default list would not; another
+tenant keeps its own."""
 
 from __future__ import annotations
 
@@ -35,7 +36,14 @@ def test_the_settings_page_keeps_the_currencies_and_refuses_a_bad_code_changing_
         refused.content.decode())
     settings = RegisterSettings.objects.get(tenant_id=alice.tenant_id)
     assert (settings.currencies, settings.own_tax_ids) == ("GBP CHF", "DE811907980")
-    assert "GBP CHF" in browser.get(reverse("register_settings")).content.decode()
+    page = browser.get(reverse("register_settings")).content.decode()
+    assert "GBP CHF" in page
+    # Every change in the settings' history, with who made it; saving the same again writes none.
+    assert [(c.field, c.before, c.after, c.by_name) for c in services.settings_history(alice.tenant_id)] == [
+        ("currencies", "", "GBP CHF", "alice"), ("own tax ids", "", "DE811907980", "alice")]
+    assert "Currencies: none → GBP CHF" in page
+    browser.post(reverse("register_settings"), {"own_tax_ids": "DE811907980", "currencies": "GBP CHF"})
+    assert len(services.settings_history(alice.tenant_id)) == 2
 
 
 def test_an_invoice_in_a_currency_the_tenant_does_not_pay_in_is_alices_finding_and_accepted(reviewed, alice, clock):
