@@ -371,6 +371,41 @@ def test_an_iban_ocr_read_that_fails_its_check_is_alices_to_check_not_asked_of_t
     assert "To ask the supplier" in note and "Could you check the IBAN" in note
 
 
+def text_page_with_an_image(image_line: str) -> dict:
+    """A text PDF's reading (words without confidence) with one line OCR read from an image on it."""
+    rows = [("Supplier: Nordlicht Bürobedarf GmbH", None), ("VAT ID: DE136695976", None),
+            ("Invoice no.: INV-2026-0142", None), ("Invoice date: 14 March 2026", None),
+            ("Total due: EUR 1,333.87", None), ("IBAN: DE89 3704 0044 0532 0130 00", None), (image_line, 91.0)]
+    lines = []
+    for number, (text, conf) in enumerate(rows):
+        top, x, words = 100 + 20 * number, 50.0, []
+        for part in text.split(" "):
+            words.append(Word(part, x, top, x + 6 * len(part), top + 12, conf))
+            x += 6 * len(part) + 4
+        lines.append(Line(page=1, words=words, text=text))
+    read = Layout(pages=1, lines=lines, sizes=[[595.0, 842.0]])
+    return {"text": read.text, "layout": read.to_json(), "einvoice": None, "pages": 1, "has_text": True,
+            "warnings": [], "ocr": {"pages": [], "images": [1], "confidence": 91.0}}
+
+
+def test_an_iban_in_an_image_that_differs_from_the_text_layers_is_to_check_with_both_readings():
+    from agent import findings
+
+    checked = findings.settle(reading.validate(text_page_with_an_image("Bank: GB82 WEST 1234 5698 7654 32"),
+                                               today=TODAY))
+    (found,) = [f for f in checked["findings"] if f["code"] == "text_and_image_disagree"]
+    assert found["blocks"] and found["field"] == "iban"
+    assert [(r["value"], r["source"]) for r in found["readings"]] == [
+        ("DE89 3704 0044 0532 0130 00", "text"), ("GB82 WEST 1234 5698 7654 32", "ocr")]
+    iban = checked["fields"]["iban"]
+    assert iban["status"] == "to_check" and len(iban["candidates"]) == 2
+    assert workflow.summarize({**checked, "draft": ""}).outcome != "ok"
+    # The image printing the same account, or none: nothing to say.
+    for image_line in ("Bank: DE89 3704 0044 0532 0130 00", "Thank you for your order"):
+        agreed = reading.validate(text_page_with_an_image(image_line), today=TODAY)
+        assert not [f for f in agreed["findings"] if f["code"] == "text_and_image_disagree"], image_line
+
+
 def test_without_tesseract_a_scan_is_unreadable_and_says_ocr_is_not_installed(monkeypatch):
     monkeypatch.setattr(ocr, "LIBRARY", "/nonexistent/libtesseract.so.5")
     monkeypatch.setattr(ocr, "_engine", None)
