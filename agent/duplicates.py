@@ -142,12 +142,32 @@ def record(*, job_id: int, tenant_id: int, sha256: str, fields: dict[str, Any], 
                                  register_supplier_id=registered)
     fingerprint.duplicate_of_id, fingerprint.match = _original(fingerprint) or (None, "")
     fingerprint.save(force_insert=previous is None)
+    moved = []
     for later in _later(fingerprint, previous):
         found = _original(later) or (None, "")
         if (later.duplicate_of_id, later.match) != found:
             later.duplicate_of_id, later.match = found
             later.save(update_fields=["duplicate_of", "match"])
+            moved.append(later.job_id)
+    _restate(moved)
     return fingerprint
+
+
+def _restate(job_ids: list[int]) -> None:
+    """The list's summary (outcome, needs action) of completed jobs whose duplicate finding changed
+    with another job's record, as their results now read (in the caller's transaction)."""
+    if not job_ids:
+        return
+    from jobs import queue
+    from jobs.models import Job
+
+    from .corrections import revise  # it reads this module's findings_now
+
+    jobs = list(Job.objects.filter(pk__in=job_ids, state=Job.State.COMPLETED).only("id", "kind", "result"))
+    shown = revise({job.pk: job.result for job in jobs if isinstance(job.result, dict)})
+    for job in jobs:
+        if isinstance(shown.get(job.pk), dict):
+            queue.Amendment(job).restate(shown[job.pk])
 
 
 def finding(fingerprint: DocumentFingerprint) -> dict[str, Any] | None:

@@ -130,6 +130,21 @@ def test_a_confirmation_matches_the_document_again_with_what_the_register_knows_
     assert f"possible duplicate of document #{first.pk}" in str(asked.value)
 
 
+def test_a_correction_of_the_earlier_document_flags_the_later_copy_in_the_list_too(reviewed, alice):
+    misread = reviewed(text_invoice(number="INV-2026-0771"))
+    copy = reviewed(text_invoice(number="INV-2026-0777"), name="copy.txt")
+    assert copy.outcome == "ok" and duplicate_of(copy) is None
+    corrections.correct(job_id=misread.pk, tenant_id=alice.tenant_id, user=alice, field="invoice_number",
+                        value="INV-2026-0777", now=queue_clock.now())
+    copy.refresh_from_db()
+    assert duplicate_of(copy).job_id == misread.pk and shown_codes(copy) == ["duplicate"]
+    assert copy.outcome != "ok" and copy.needs_action  # the list says so, not only the page
+    corrections.correct(job_id=misread.pk, tenant_id=alice.tenant_id, user=alice, field="invoice_number",
+                        value="INV-2026-0771", now=queue_clock.now())
+    copy.refresh_from_db()
+    assert duplicate_of(copy) is None and copy.outcome == "ok"
+
+
 def test_no_key_matches_across_tenants(reviewed, bob):
     reviewed(text_invoice(vat=None))
     theirs = reviewed(text_invoice(vat=None), user=bob)
