@@ -25,7 +25,7 @@ from typing import Any
 from jobs import kinds, queue
 from jobs.models import Job, User
 
-from . import acceptances, duplicates, fields, findings
+from . import acceptances, duplicates, fields, findings, register
 from .models import Checkpoint, FieldCorrection
 from .tools import review_note, tone_of
 
@@ -65,7 +65,8 @@ def correct(*, job_id: int, tenant_id: int | None, user: User, field: str, value
                     raise kinds.Refused(409, "cannot_confirm", "the field has no value to confirm: correct it instead",
                                         state=COMPLETED)
                 typed = str(before)
-            checked = fields.check_value(field, typed, today=now.date())
+            checked = fields.check_value(field, typed, today=now.date(),
+                                         paid=register.currencies(amendment.job.tenant_id))
             if confirm and checked.status != "present":
                 raise kinds.Refused(409, "cannot_confirm", f"the value does not pass its check ({checked.detail}): "
                                     "correct it instead", state=COMPLETED)
@@ -74,10 +75,11 @@ def correct(*, job_id: int, tenant_id: int | None, user: User, field: str, value
                 checked_value=checked.value or "", status=checked.status, detail=checked.detail[:300],
                 confirmed=confirm, by=user, by_name=user.get_username(), at=now)
             revised = revise({job_id: result})[job_id]
-            summary = amendment.restate(revised)
-            # Matched again as corrected: a number or supplier read wrong may hide the same invoice.
+            # Matched again as corrected or confirmed: a number or supplier read wrong may hide the
+            # same invoice, and the register may know more of the supplier than at the review.
             duplicates.record(job_id=job_id, tenant_id=amendment.job.tenant_id, sha256=_sha256(job_id),
                               fields=revised["fields"], now=now)
+            summary = amendment.restate(revise({job_id: result})[job_id])  # with the duplicate finding now
     except queue.NotAmendable as exc:
         if exc.state is None:
             raise kinds.Refused(404, "not_found", "no such job") from None
@@ -155,8 +157,8 @@ def _with_corrections(result: dict[str, Any], records: Iterable[FieldCorrection]
 def revise(results: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
     """``results`` (by job id) as their corrections and their findings' acceptances make them,
     each decided by its findings (``findings.settle``: what stands reads to check, what was
-    accepted says by whom and why). Three queries for a whole page of an export; one more for
-    the notes to write again."""
+    accepted says by whom and why), with the duplicate finding their fingerprints give now. Four
+    queries for a whole page of an export; one more for the notes to write again."""
     ids = [job_id for job_id, result in results.items() if _is_review(result)]
     if not ids:
         return dict(results)
@@ -164,11 +166,14 @@ def revise(results: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
     for record in FieldCorrection.objects.filter(job_id__in=ids).order_by("id"):
         corrections[record.job_id].append(record)
     accepted = acceptances.marks(ids)
+    duplicated = duplicates.findings_now(ids)
     touched = sorted(set(corrections) | set(accepted))
     notes = _note_inputs(touched) if touched else {}
     revised = dict(results)
     for job_id in ids:
         result = results[job_id]
+        if job_id in duplicated:
+            result = duplicates.with_finding_now(result, duplicated[job_id])
         records = corrections.get(job_id)
         corrected = {**result, "fields": _with_corrections(result, records)} if records else result
         corrected = findings.settle(corrected, accepted.get(job_id, {}))

@@ -7,7 +7,8 @@ writes the job's fingerprint with the earliest earlier job of the same tenant it
 the first of its keys (``keys``) that matches: the same bytes; the same supplier (VAT id, else
 name) and invoice number; the same supplier name and number (one copy carries a VAT id, the
 other not); the register's supplier and number; the same number, total and date whatever the
-supplier. A correction or confirmation records the fingerprint again (``agent.corrections``).
+supplier. A correction or confirmation records the fingerprint again (``agent.corrections``),
+and a result is shown with the duplicate finding its fingerprint gives now (``findings_now``).
 Never across tenants: every look-up names the tenant, on an index that starts with it.
 
 Which jobs count as the earlier one: those whose review read their document to the end (they
@@ -37,6 +38,7 @@ from suppliers import review as register
 from .models import DocumentFingerprint
 
 Match = DocumentFingerprint.Match
+CODE = "duplicate"  # the code of the finding (agent.findings) a possible duplicate carries
 # The advisory lock's first key on PostgreSQL (the second is the tenant): "dup" in ASCII.
 LOCK_SPACE = 0x647570
 # At most this many later jobs are settled again by one record (duplicates are few).
@@ -140,21 +142,62 @@ def record(*, job_id: int, tenant_id: int, sha256: str, fields: dict[str, Any], 
                                  register_supplier_id=registered)
     fingerprint.duplicate_of_id, fingerprint.match = _original(fingerprint) or (None, "")
     fingerprint.save(force_insert=previous is None)
+    moved = []
     for later in _later(fingerprint, previous):
         found = _original(later) or (None, "")
         if (later.duplicate_of_id, later.match) != found:
             later.duplicate_of_id, later.match = found
             later.save(update_fields=["duplicate_of", "match"])
+            moved.append(later.job_id)
+    _restate(moved)
     return fingerprint
+
+
+def _restate(job_ids: list[int]) -> None:
+    """The list's summary (outcome, needs action) of completed jobs whose duplicate finding changed
+    with another job's record, as their results now read (in the caller's transaction)."""
+    if not job_ids:
+        return
+    from jobs import queue
+    from jobs.models import Job
+
+    from .corrections import revise  # it reads this module's findings_now
+
+    jobs = list(Job.objects.filter(pk__in=job_ids, state=Job.State.COMPLETED).only("id", "kind", "result"))
+    shown = revise({job.pk: job.result for job in jobs if isinstance(job.result, dict)})
+    for job in jobs:
+        if isinstance(shown.get(job.pk), dict):
+            queue.Amendment(job).restate(shown[job.pk])
 
 
 def finding(fingerprint: DocumentFingerprint) -> dict[str, Any] | None:
     """The duplicate finding of a fingerprint that matches an earlier job (code, field, words, blocks)."""
-    if fingerprint.duplicate_of_id is None:
+    return _finding(fingerprint.duplicate_of_id, fingerprint.match)
+
+
+def _finding(original: int | None, match: str) -> dict[str, Any] | None:
+    if original is None:
         return None
-    return {"code": "duplicate", "field": None, "blocks": True,
-            "words": f"possible duplicate of document #{fingerprint.duplicate_of_id} ({fingerprint.match}): "
-                     "check that it has not been paid already"}
+    return {"code": CODE, "field": None, "blocks": True,
+            "words": f"possible duplicate of document #{original} ({match}): check that it has not been paid already"}
+
+
+def findings_now(job_ids: list[int]) -> dict[int, dict[str, Any] | None]:
+    """Each fingerprinted job's duplicate finding as its fingerprint says now (None: it repeats no
+    earlier job); a job without a fingerprint is left out. One query. What a result stored at its
+    review said may be out of date: a correction or confirmation of it, or of an earlier job,
+    matches it again."""
+    rows = DocumentFingerprint.objects.filter(job_id__in=job_ids).values_list("job_id", "duplicate_of_id", "match")
+    return {job_id: _finding(original, match) for job_id, original, match in rows}
+
+
+def with_finding_now(result: dict[str, Any], found: dict[str, Any] | None) -> dict[str, Any]:
+    """``result`` with its duplicate finding replaced by ``found`` (None: with none)."""
+    stored = result.get("findings")
+    stored = stored if isinstance(stored, list) else []
+    kept = [f for f in stored if not (isinstance(f, dict) and f.get("code") == CODE)]
+    now = [*kept, found] if found else kept
+    return result if now == stored else {**result, "findings": now}
 
 
 def _one_tenant_at_a_time(tenant_id: int) -> None:

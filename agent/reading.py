@@ -27,6 +27,9 @@ XML = documents.XML
 NO_TEXT = "no text layer: the document looks scanned; ask for a text PDF or check it by eye"
 # A field whose evidence OCR read with low confidence: Alice reads it on the page.
 LOW_CONFIDENCE = "read from a scan with low confidence; check it on the document"
+# Identifiers with check digits: one OCR read that fails its check is Alice's to check on the page.
+MISREAD_BY_OCR = ("iban", "vat_id")
+MISREAD = "read from a scan, where a character may have been misread: check it on the document"
 
 
 def _einvoice() -> ModuleType:
@@ -165,6 +168,8 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
     # A Cyrillic E in an IBAN, on any page
     disguised = [findings_.make("lookalike", w) for w in (lookalikes.page_findings(text) if has_text else [])]
     disguised += [findings_.make("instructions", instructions.FINDING)] if instructed else []
+    if ocr_read and not scanned:  # a text page with images OCR read: the two may print other accounts
+        disguised += _text_and_images_disagree(page, text_fields["iban"])
     if not invoice:
         return {"fields": text_fields, "also_read": also_read, "reading": "scan" if scanned else "text",
                 "findings": appended_pages + disguised, "readable": has_text}
@@ -201,21 +206,71 @@ def _also_read(found: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def _check_confidence(found: dict[str, dict[str, Any]], page: layout.Layout) -> None:
-    """A present field whose evidence words OCR read with low confidence becomes "to check"."""
+    """A present field whose evidence words OCR read with low confidence becomes "to check"; so
+    does an IBAN or VAT id OCR read that fails its check (``MISREAD_BY_OCR``): a character
+    misread is likelier than a supplier printing a wrong account, and Alice sees it beside the
+    page, where the supplier would only be asked for what it printed already."""
     from . import ocr
 
-    for field_ in found.values():
+    for name, field_ in found.items():
         evidence = field_.get("evidence")
-        if field_.get("status") != "present" or not isinstance(evidence, dict):
+        if field_.get("status") not in ("present", "malformed") or not isinstance(evidence, dict):
             continue
         box, number = evidence.get("box"), evidence.get("page")
         if not isinstance(box, list) or len(box) != layout.BOX_COORDINATES or not isinstance(number, int):
+            continue
+        if field_["status"] == "malformed":
+            if (name in MISREAD_BY_OCR and str(field_.get("detail") or "").startswith("not a valid ")
+                    and ocr.scanned_words(page, number, box)):
+                field_["status"] = "to_check"
+                field_["detail"] = f"{field_['detail']}; {MISREAD}"
             continue
         doubtful = ocr.low_confidence_words(page, number, box)
         if doubtful:
             field_["status"] = "to_check"
             field_["detail"] = LOW_CONFIDENCE
             field_["confidence"] = round(min(w.conf or 0.0 for w in doubtful))
+
+
+def _text_and_images_disagree(page: layout.Layout, iban: dict[str, Any]) -> list[dict[str, Any]]:
+    """A finding when the page's text layer and its images (read by OCR) both print IBANs and the
+    one the review read is among one's only: the other source's account is the one a forger
+    would have changed, so Alice sees both readings, each where it was read."""
+    value = iban.get("value") if iban.get("status") in ("present", "to_check", "malformed") else None
+    if not isinstance(value, str) or not value:
+        return []
+    read = lookalikes.compact(value)
+    sources: dict[str, dict[str, tuple[str, layout.Line]]] = {"text": {}, "ocr": {}}
+    for line in page.lines:
+        if not line.words:
+            continue
+        confidences = {w.conf is None for w in line.words}
+        if len(confidences) != 1:
+            continue  # a line of both (OCR words put beside printed ones): neither source alone
+        source = sources["text" if confidences == {True} else "ocr"]
+        for printed, bank_reads in lookalikes.iban_shapes(line.text):
+            source.setdefault(bank_reads, (printed, line))
+    text, scanned = sources["text"], sources["ocr"]
+    if not text or not scanned or (read in text) == (read in scanned):
+        return []
+    ours, theirs = (text, scanned) if read in text else (scanned, text)
+    other = next(iter(theirs.values()))
+    in_text, in_image = (ours[read], other) if ours is text else (other, ours[read])
+    words = (f"the IBAN in the page's text ({_grouped(in_text[0])}) differs from the one in its image, read by "
+             f"OCR ({_grouped(in_image[0])}): a changed IBAN is a known fraud pattern; check which is right with "
+             "the supplier, on a number you already know")
+    return [findings_.make("text_and_image_disagree", words, field="iban", readings=[
+        findings_.reading(_grouped(in_text[0]), _line_evidence(in_text[1]), "text"),
+        findings_.reading(_grouped(in_image[0]), _line_evidence(in_image[1]), "ocr")])]
+
+
+def _grouped(printed: str) -> str:
+    compact = lookalikes.compact(printed)
+    return " ".join(compact[i:i + 4] for i in range(0, len(compact), 4))
+
+
+def _line_evidence(line: layout.Line) -> dict[str, Any]:
+    return {"source": "text", "page": line.page, "text": line.text[:200], "box": line.box, "element": None}
 
 
 def where(evidence: Any) -> str:

@@ -2,9 +2,10 @@
 
 At review, ``findings`` adds what the register says of the invoice (a new supplier, a bank
 account it has never been paid on, a tax id of another supplier, an unusual total, an invoice
-addressed to someone else). When a member marks a document handled, ``remember`` records what
-its review read (as corrected) into the register: that is how the register learns the
-accounts a supplier is really paid on.
+addressed to someone else); ``currencies`` is the tenant's own list of those it pays in.
+When a member marks a document handled, ``remember`` records what its review read (as
+corrected) into the register: that is how the register learns the accounts a supplier is
+really paid on.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ RegisterRefused = services.RegisterRefused  # a register write that another one 
 def findings(*, tenant_id: int, fields: dict[str, Any], text: str) -> list[dict[str, Any]]:
     """The register's findings on one of the tenant's invoices (structured: code, field, words, blocks)."""
     return review.review(tenant_id=tenant_id, fields=fields, text=text)
+
+
+def currencies(tenant_id: int) -> frozenset[str] | None:
+    """The currencies the tenant pays in, as set in its register settings; None: the review's default list."""
+    return frozenset(services.currencies(tenant_id)) or None
 
 
 def remember(*, job_id: int, tenant_id: int, by_id: int | None, now: datetime) -> None:

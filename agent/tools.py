@@ -128,7 +128,12 @@ def validate(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any
     checked = model_reader.fill(ctx, previous, checked)
     from . import register  # reads the suppliers app's models
 
-    known = register.findings(tenant_id=ctx.job()["tenant_id"], fields=checked["fields"], text=previous["text"])
+    tenant_id = ctx.job()["tenant_id"]
+    # A currency the tenant does not pay in is its own rule: its list, when it keeps one, decides.
+    if "currency" in checked["fields"]:
+        currency = fields.judge_currency(checked["fields"]["currency"], register.currencies(tenant_id))
+        checked["fields"] = {**checked["fields"], "currency": currency}
+    known = register.findings(tenant_id=tenant_id, fields=checked["fields"], text=previous["text"])
     return {
         "fields": checked["fields"],
         "also_read": checked.get("also_read", {}),

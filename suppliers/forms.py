@@ -73,9 +73,35 @@ class SupplierForm(forms.Form):
         return data
 
 
+MAX_CURRENCIES = 40
+
+
+def currency_of(value: str) -> str:
+    """A currency the tenant pays in, as stored; ValueError in words when it is no ISO code's shape."""
+    code = value.strip().upper()
+    if not imports.CURRENCY.fullmatch(code):
+        raise ValueError(f"{value.strip()!r} is not a three-letter ISO currency code (EUR, GBP...)")
+    return code
+
+
 class OwnTaxIdsForm(forms.Form):
     own_tax_ids = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}),
                                   help_text="Your company's own VAT and tax ids, one per line.")
+    currencies = forms.CharField(required=False, max_length=MAX_CURRENCIES * 4, label="Currencies you pay in",
+                                 widget=forms.TextInput(attrs={"aria-describedby": "currencies-hint",
+                                                               "autocomplete": "off"}),
+                                 help_text="Three-letter codes separated by spaces (EUR GBP). An invoice in another "
+                                           "currency is your finding to accept, never a question to the supplier. "
+                                           "Empty: the review's default list.")
+
+    def clean_currencies(self) -> list[str]:
+        values = [v for v in self.cleaned_data["currencies"].replace(",", " ").split() if v]
+        if len(values) > MAX_CURRENCIES:
+            raise forms.ValidationError(f"at most {MAX_CURRENCIES} currencies")
+        try:
+            return list(dict.fromkeys(currency_of(v) for v in values))
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
 
     def clean_own_tax_ids(self) -> list[str]:
         return _lines(self.cleaned_data["own_tax_ids"], imports.tax_id_of, "tax ids")

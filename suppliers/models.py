@@ -106,12 +106,16 @@ class SupplierChange(models.Model):
 
 
 class RegisterSettings(models.Model):
-    """The tenant's own tax ids: an invoice whose buyer's tax id is none of them is addressed to someone else."""
+    """The tenant's own tax ids (an invoice whose buyer's tax id is none of them is addressed to someone
+    else) and the currencies it pays in (an invoice in another is Alice's finding, never the supplier's)."""
 
     tenant = models.OneToOneField("jobs.Tenant", on_delete=models.CASCADE, primary_key=True,
                                   related_name="register_settings")
     own_tax_ids = models.CharField(max_length=500, blank=True,
                                    help_text="Our own VAT and tax ids, as compared, separated by spaces.")
+    currencies = models.CharField(max_length=200, blank=True,
+                                  help_text="The currencies we pay in, ISO 4217 codes separated by spaces; "
+                                            "empty: the review's default list.")
     updated_at = models.DateTimeField()
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
                                    related_name="+")
@@ -122,3 +126,22 @@ class RegisterSettings(models.Model):
 
     def __str__(self) -> str:
         return f"register settings of {self.tenant_id}"
+
+
+class SettingsChange(models.Model):
+    """One change of the tenant's register settings: which setting, from -> to, who."""
+
+    tenant = models.ForeignKey("jobs.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
+    at = models.DateTimeField()
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                           related_name="+")
+    by_name = models.CharField(max_length=150, blank=True)
+    field = models.CharField(max_length=20)
+    before = models.CharField(max_length=500, blank=True)
+    after = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "id"], name="settingschange_tenant_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.field} of tenant {self.tenant_id}"

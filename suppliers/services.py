@@ -4,7 +4,8 @@
   work state change, inside its transaction).
 - ``import_rows``: the accounting system's suppliers (``imports.parse``), all rows or none.
 - ``edit``: a member's change of one supplier, over the version she read.
-- ``set_own_tax_ids``: the tenant's own tax ids.
+- ``set_own_tax_ids``, ``set_currencies``: the tenant's own tax ids, the currencies it pays in,
+  each change with its line in the settings' history.
 
 A supplier's row changes only by a guarded update over the version read (``Busy`` when another
 write came between); a tax id belongs to one supplier of a tenant (a unique constraint).
@@ -22,10 +23,11 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from . import imports, keys
-from .models import RegisterSettings, Supplier, SupplierChange, SupplierIban, SupplierTaxId
+from .models import RegisterSettings, SettingsChange, Supplier, SupplierChange, SupplierIban, SupplierTaxId
 from .review import read_of
 
 Action = SupplierChange.Action
+SETTING_NAMES = {"own_tax_ids": "own tax ids", "currencies": "currencies"}  # as the history names them
 TRIES = 3
 
 
@@ -288,10 +290,34 @@ def edit(*, tenant_id: int, supplier_id: int, version: int, by: By, now: datetim
 
 def set_own_tax_ids(*, tenant_id: int, values: list[str], by: By, now: datetime) -> None:
     """The tenant's own tax ids (as compared), replacing those set before."""
+    _set(tenant_id, "own_tax_ids", " ".join(dict.fromkeys(values))[:500], by=by, now=now)
+
+
+def set_currencies(*, tenant_id: int, values: list[str], by: By, now: datetime) -> None:
+    """The currencies the tenant pays in (ISO codes), replacing those set before; none: the review's default."""
+    _set(tenant_id, "currencies", " ".join(dict.fromkeys(values))[:200], by=by, now=now)
+
+
+def _set(tenant_id: int, name: str, value: str, *, by: By, now: datetime) -> None:
+    """One setting, with its history line when it changes (in one transaction)."""
     with transaction.atomic():
+        current = RegisterSettings.objects.select_for_update().filter(tenant_id=tenant_id).first()
+        before = getattr(current, name) if current is not None else ""
+        if current is not None and before == value:
+            return
         RegisterSettings.objects.update_or_create(
-            tenant_id=tenant_id, defaults={"own_tax_ids": " ".join(dict.fromkeys(values))[:500],
-                                           "updated_at": now, "updated_by_id": by.user_id})
+            tenant_id=tenant_id, defaults={name: value, "updated_at": now, "updated_by_id": by.user_id})
+        SettingsChange.objects.create(tenant_id=tenant_id, at=now, by_id=by.user_id, by_name=by.name[:150],
+                                      field=SETTING_NAMES[name], before=before, after=value)
+
+
+def settings_history(tenant_id: int, limit: int = 100) -> list[SettingsChange]:
+    return list(SettingsChange.objects.filter(tenant_id=tenant_id).order_by("-id")[:limit])
+
+
+def currencies(tenant_id: int) -> list[str]:
+    found = RegisterSettings.objects.filter(tenant_id=tenant_id).values_list("currencies", flat=True).first()
+    return (found or "").split()
 
 
 def own_tax_ids(tenant_id: int) -> list[str]:

@@ -1,5 +1,5 @@
 """The register's pages: the tenant's suppliers, one supplier with its IBANs and history (and its
-edit), the CSV import and the tenant's own tax ids.
+edit), the CSV import, and the tenant's own tax ids and the currencies it pays in.
 
 Every member of the tenant reads them; only members with ``suppliers.change_supplier`` change
 anything (a superuser grants it to the tenant's administrator). Another tenant's supplier is
@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
+from django.db import transaction
 from django.http import HttpResponse
 from django.urls import reverse
 
@@ -134,11 +135,15 @@ def register_settings(call: Call) -> HttpResponse:
     if call.request.method == "POST":
         form = forms.OwnTaxIdsForm(call.request.POST)
         if form.is_valid():
-            services.set_own_tax_ids(tenant_id=tenant_id, values=form.cleaned_data["own_tax_ids"], by=by,
-                                     now=queue_clock.now())
+            now = queue_clock.now()
+            with transaction.atomic():
+                services.set_own_tax_ids(tenant_id=tenant_id, values=form.cleaned_data["own_tax_ids"], by=by, now=now)
+                services.set_currencies(tenant_id=tenant_id, values=form.cleaned_data["currencies"], by=by, now=now)
             messages.success(call.request, "Saved.")
             return see_other(reverse("register_settings"))
     else:
-        form = forms.OwnTaxIdsForm(initial={"own_tax_ids": "\n".join(services.own_tax_ids(tenant_id))})
-    return call.page("suppliers/register_settings.html", {"nav": "suppliers", "form": form},
+        form = forms.OwnTaxIdsForm(initial={"own_tax_ids": "\n".join(services.own_tax_ids(tenant_id)),
+                                            "currencies": " ".join(services.currencies(tenant_id))})
+    return call.page("suppliers/register_settings.html", {"nav": "suppliers", "form": form,
+                                                          "history": services.settings_history(tenant_id)},
                      status=400 if form.is_bound and form.errors else 200)

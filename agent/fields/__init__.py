@@ -43,6 +43,7 @@ from .checks import (
     check_total_amount,
     check_value,
     check_vat_id,
+    judge_currency,
 )
 from .dates import _find_invoice_date, ocr_year
 from .identifiers import _find_iban, _find_vat_id, _supplier_country, _TaxFound
@@ -58,7 +59,8 @@ __all__ = [
     "ALSO_READ", "AMOUNT_FIELDS", "ASK", "CURRENCIES", "DATE_FIELDS", "LABELS", "MAX_TOTAL_DIGITS",
     "MAX_VALUE_CHARS", "PRINTED_CURRENCIES", "REQUIRED", "ROUNDING", "SHARED_SYMBOLS", "SYMBOLS",
     "Field", "check_all", "check_currency", "check_iban", "check_invoice_date", "check_invoice_number",
-    "check_supplier_name", "check_total_amount", "check_value", "check_vat_id", "find", "read_fields",
+    "check_supplier_name", "check_total_amount", "check_value", "check_vat_id", "find", "judge_currency",
+    "read_fields",
 ]
 
 

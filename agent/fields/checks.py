@@ -207,8 +207,9 @@ def check_total_amount(value: str | None) -> Field:
     return Field("present", str(amount.quantize(Decimal("0.01"))), "")
 
 
-def check_currency(value: str | None, *, total: str | None = None) -> Field:
-    """The currency: a labelled code, else the symbol or code printed with the total."""
+def check_currency(value: str | None, *, total: str | None = None, paid: frozenset[str] | None = None) -> Field:
+    """The currency: a labelled code, else the symbol or code printed with the total; one the
+    tenant does not pay in (``paid``, its own list; None or empty: ``CURRENCIES``) is its rule's."""
     from price_parser import Price
 
     found = value or (Price.fromstring(total).currency if total else None)
@@ -218,9 +219,23 @@ def check_currency(value: str | None, *, total: str | None = None) -> Field:
         return Field("to_check", None, f"only \"{found.strip()}\" is printed, which several countries' currencies use, "
                                        "and the supplier's country is not known")
     code = SYMBOLS.get(found.strip(), found.strip().upper())
-    if code not in CURRENCIES:
+    if code not in (paid or CURRENCIES):
         return Field("malformed", found[:MAX_VALUE_CHARS], NOT_PAID_CURRENCY)
     return Field("present", code, "" if value else "read from the total")
+
+
+def judge_currency(field: Any, paid: frozenset[str] | None) -> Any:
+    """The currency field of a review judged again by the tenant's own list of currencies it pays
+    in (None or empty: ``CURRENCIES`` judged it already): a code it does not pay in becomes its
+    rule's, one it does pays. Any other status (missing, to check, not a currency) is kept."""
+    if not paid or not isinstance(field, dict) or not isinstance(field.get("value"), str):
+        return field
+    if field.get("status") != "present" and field.get("detail") != NOT_PAID_CURRENCY:
+        return field
+    again = check_currency(field["value"], paid=paid)
+    if again.status == field.get("status"):
+        return field
+    return {**field, **again.as_dict()}
 
 
 def check_iban(value: str | None, *, account: str | None = None) -> Field:
@@ -254,9 +269,12 @@ def _stdnum_reason(exc: Exception) -> str:
     return "not valid"
 
 
-def check_value(name: str, value: str | None, *, country: str | None = None, today: date | None = None) -> Field:
+def check_value(name: str, value: str | None, *, country: str | None = None, today: date | None = None,
+                paid: frozenset[str] | None = None) -> Field:
     """The check of one required field's value, given on its own (a value a person typed, or a
     model suggested): the same checks the review runs on what it reads."""
+    if name == "currency":
+        return check_currency(value, paid=paid)
     if name == "vat_id":
         return check_vat_id(value, country=country)
     if name == "invoice_date":
@@ -264,7 +282,6 @@ def check_value(name: str, value: str | None, *, country: str | None = None, tod
     checks: dict[str, Callable[[str | None], Field]] = {
         "supplier_name": check_supplier_name,
         "invoice_number": check_invoice_number,
-        "currency": check_currency,
         "total_amount": check_total_amount,
         "iban": check_iban,
     }

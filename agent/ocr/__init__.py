@@ -378,6 +378,11 @@ def _read_pages(tesseract: _Engine, pages: Generator[tuple[Any, float], None, No
 
 def low_confidence_words(read: Layout, page: int, box: list[float]) -> list[Word]:
     """The OCR words inside an evidence box read with less than LOW_CONFIDENCE."""
+    return [w for w in scanned_words(read, page, box) if (w.conf or 0.0) < LOW_CONFIDENCE]
+
+
+def scanned_words(read: Layout, page: int, box: list[float]) -> list[Word]:
+    """The words inside an evidence box that OCR read (a text layer's words have no confidence)."""
     x0, top, x1, bottom = box
     found = []
     for line in read.lines:
@@ -387,6 +392,6 @@ def low_confidence_words(read: Layout, page: int, box: list[float]) -> list[Word
             if word.conf is None:
                 continue
             middle_x, middle_y = (word.x0 + word.x1) / 2, (word.top + word.bottom) / 2
-            if x0 - 1 <= middle_x <= x1 + 1 and top - 1 <= middle_y <= bottom + 1 and word.conf < LOW_CONFIDENCE:
+            if x0 - 1 <= middle_x <= x1 + 1 and top - 1 <= middle_y <= bottom + 1:
                 found.append(word)
     return found

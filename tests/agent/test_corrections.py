@@ -244,6 +244,7 @@ def test_revising_a_page_of_results_takes_a_fixed_number_of_queries(completed_re
     jobs = [completed_review(review_result(iban_status="malformed")) for _ in range(5)]
     for job in jobs:
         correct(job, alice, "iban", GOOD_IBAN, clock=clock)
-    with django_assert_max_num_queries(4):  # the corrections, the acceptances, the jobs' names, the checkpoints
+    # The corrections, the acceptances, the fingerprints, the jobs' names, the checkpoints.
+    with django_assert_max_num_queries(5):
         revised = corrections.revise({job.pk: job.result for job in jobs})
     assert all(revised[job.pk]["fields"]["iban"]["status"] == "present" for job in jobs)

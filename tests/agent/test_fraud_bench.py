@@ -24,7 +24,7 @@ from agent.management.commands.reviewbench import review, run
 FRAUD = Path(__file__).resolve().parent.parent / "corpus" / "fraud"
 TRUTH = json.loads((FRAUD / "truth.json").read_text(encoding="utf-8"))
 TODAY = date(2026, 12, 3)
-CASES = 18
+CASES = 19
 # Each reads clean alone: only the register (or an earlier document) catches it.
 ONLY_THE_TENANT_CATCHES = ("changed-iban.pdf", "changed-iban.xml", "changed-iban-page-only.pdf",
                            "addressed-elsewhere.pdf", "unusual-total.pdf", "repeat-same-bytes.pdf")

@@ -240,11 +240,11 @@ def test_a_damaged_image_header_is_refused_as_damaged(content):
 # --- confidence, and no Tesseract ----------------------------------------------------------
 
 
-def scanned_layout(iban_confidence: float) -> dict:
+def scanned_layout(iban_confidence: float, iban: str = "DE89 3704 0044 0532 0130 00") -> dict:
     """An OCR reading of a small invoice whose IBAN was read with ``iban_confidence``."""
     rows = [("Supplier: Nordlicht Bürobedarf GmbH", 95), ("VAT ID: DE136695976", 95),
             ("Invoice no.: INV-2026-0142", 95), ("Invoice date: 14 March 2026", 95), ("Total due: EUR 1,333.87", 95),
-            ("IBAN: DE89 3704 0044 0532 0130 00", iban_confidence)]
+            (f"IBAN: {iban}", iban_confidence)]
     lines = []
     for number, (text, conf) in enumerate(rows):
         top, x, words = 100 + 20 * number, 50.0, []
@@ -355,6 +355,59 @@ def test_a_field_read_with_low_ocr_confidence_is_to_check_not_present():
                               "warnings": [], "has_text": True, "ocr": {"pages": [1], "confidence": 90.0}})
     assert "Read from a scan (page 1, OCR confidence 90 %); please check the values." in note
     assert "read a value from a scan with low confidence" in note and "DE89" in note
+
+
+def test_an_iban_ocr_read_that_fails_its_check_is_alices_to_check_not_asked_of_the_supplier():
+    misread = "DE89 3704 0044 0532 0130 08"  # the last 0 read as an 8: the check digits fail
+    scanned = reading.validate(scanned_layout(88, misread), today=TODAY)
+    iban = scanned["fields"]["iban"]
+    assert (iban["status"], iban["value"]) == ("to_check", misread) and reading.MISREAD in iban["detail"]
+    note = tools.review_note({**scanned, "pages": 1, "source": "document", "document_name": "scan.png",
+                              "warnings": [], "has_text": True, "ocr": {"pages": [1], "confidence": 90.0}})
+    assert "To ask the supplier" not in note and misread in note
+    # The same characters in a text layer are as printed: the supplier is asked to check them.
+    printed = {**scanned_layout(88, misread), "ocr": None}
+    printed["layout"] = Layout.from_text(printed["text"]).to_json()
+    typed = reading.validate(printed, today=TODAY)
+    assert typed["fields"]["iban"]["status"] == "malformed"
+    note = tools.review_note({**typed, "pages": 1, "source": "document", "document_name": "invoice.pdf",
+                              "warnings": [], "has_text": True, "ocr": None})
+    assert "To ask the supplier" in note and "Could you check the IBAN" in note
+
+
+def text_page_with_an_image(image_line: str) -> dict:
+    """A text PDF's reading (words without confidence) with one line OCR read from an image on it."""
+    rows = [("Supplier: Nordlicht Bürobedarf GmbH", None), ("VAT ID: DE136695976", None),
+            ("Invoice no.: INV-2026-0142", None), ("Invoice date: 14 March 2026", None),
+            ("Total due: EUR 1,333.87", None), ("IBAN: DE89 3704 0044 0532 0130 00", None), (image_line, 91.0)]
+    lines = []
+    for number, (text, conf) in enumerate(rows):
+        top, x, words = 100 + 20 * number, 50.0, []
+        for part in text.split(" "):
+            words.append(Word(part, x, top, x + 6 * len(part), top + 12, conf))
+            x += 6 * len(part) + 4
+        lines.append(Line(page=1, words=words, text=text))
+    read = Layout(pages=1, lines=lines, sizes=[[595.0, 842.0]])
+    return {"text": read.text, "layout": read.to_json(), "einvoice": None, "pages": 1, "has_text": True,
+            "warnings": [], "ocr": {"pages": [], "images": [1], "confidence": 91.0}}
+
+
+def test_an_iban_in_an_image_that_differs_from_the_text_layers_is_to_check_with_both_readings():
+    from agent import findings
+
+    checked = findings.settle(reading.validate(text_page_with_an_image("Bank: GB82 WEST 1234 5698 7654 32"),
+                                               today=TODAY))
+    (found,) = [f for f in checked["findings"] if f["code"] == "text_and_image_disagree"]
+    assert found["blocks"] and found["field"] == "iban"
+    assert [(r["value"], r["source"]) for r in found["readings"]] == [
+        ("DE89 3704 0044 0532 0130 00", "text"), ("GB82 WEST 1234 5698 7654 32", "ocr")]
+    iban = checked["fields"]["iban"]
+    assert iban["status"] == "to_check" and len(iban["candidates"]) == 2
+    assert workflow.summarize({**checked, "draft": ""}).outcome != "ok"
+    # The image printing the same account, or none: nothing to say.
+    for image_line in ("Bank: DE89 3704 0044 0532 0130 00", "Thank you for your order"):
+        agreed = reading.validate(text_page_with_an_image(image_line), today=TODAY)
+        assert not [f for f in agreed["findings"] if f["code"] == "text_and_image_disagree"], image_line
 
 
 def test_without_tesseract_a_scan_is_unreadable_and_says_ocr_is_not_installed(monkeypatch):

@@ -1,6 +1,6 @@
 """The supplier register in a real browser: the list, a supplier with its IBAN history, an edit that
-writes its history line, the import page; at 1280 px and 390 px with no sideways scrolling and no
-serious or critical axe-core finding (see ``audit``)."""
+writes its history line, the import page, the tenant's tax ids and currencies; at 1280 px and
+390 px with no sideways scrolling and no serious or critical axe-core finding (see ``audit``)."""
 
 from __future__ import annotations
 
@@ -66,3 +66,13 @@ def test_the_register_pages_at_both_widths(make_member, login):
     page.wait_for_selector("#import-errors")
     assert "line 2: the currency 'EURO'" in page.inner_text("#import-errors")
     audit(page, "supplier-import-refused")
+
+    # The tenant's settings: its own tax ids and the currencies it pays in.
+    page.goto("/suppliers/settings")
+    page.fill("#id_own_tax_ids", "DE811907980")
+    page.fill("#id_currencies", "gbp eur")
+    page.click("#register-settings button[type=submit]")
+    page.wait_for_selector("#register-message")
+    assert page.input_value("#id_currencies") == "GBP EUR"
+    assert page.get_attribute("#id_currencies", "aria-describedby") == "currencies-hint"
+    audit(page, "register-settings")

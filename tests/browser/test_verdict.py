@@ -2,7 +2,9 @@
 disagrees with its XML shows each disagreeing field *to check* with both readings and where each
 was read; Alice accepts a finding with a reason and the page says by whom and why; *Approve* asks
 for the reason while a finding stands, then confirms every field and marks the document handled.
-No serious or critical axe-core finding, nothing scrolling sideways (see ``audit``)."""
+Marking handled and *Approve* in bulk over a document with a finding leave it, name the finding
+and ask again; a reason accepts it. No serious or critical axe-core finding, nothing scrolling
+sideways (see ``audit``)."""
 
 from __future__ import annotations
 
@@ -101,3 +103,75 @@ def test_alice_unticks_a_request_before_copying_the_message(make_member, login):
     page.locator("label", has_text="Could you confirm your VAT id?").click()
     assert page.inner_text("#supplier-message") == "\n".join(message[:2] + message[3:])
     audit(page, "verdict-message-lines")
+
+
+def completed(user, name: str, result: dict) -> Job:
+    """A review of ``name`` completed with ``result``, as a worker completes one."""
+    from jobs import kinds, queue
+    from jobs.clock import system_clock
+    from jobs.document_store import Upload
+
+    now = system_clock.now()
+    job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+                       operation_key=f"verdict-{name}", now=now,
+                       document=Upload(f"Invoice {name}".encode(), name, "text/plain")).job
+    claim = queue.claim(now=now, worker="browser-test")
+    assert claim is not None and claim.job_id == job.pk
+    summary = kinds.get("document_review").summarize(result)
+    assert queue.complete(job_id=job.pk, epoch=claim.epoch, result=result, now=system_clock.now(), summary=summary)
+    return job
+
+
+def accepted_reasons(job_id: int) -> list[str]:
+    from agent.models import FindingAcceptance
+
+    return list(FindingAcceptance.objects.filter(job_id=job_id).values_list("reason", flat=True))
+
+
+def test_bulk_handled_and_bulk_approve_ask_again_naming_the_finding(make_member, login):
+    from agent import findings
+    from tests.web.conftest import review_result
+
+    alice = off_loop(make_member, "acme", ALICE[0], password=ALICE[1])
+    changed = findings.make("bank_details_changed", "bank details changed: the IBAN GB82 WEST 1234 5698 7654 32 is "
+                            "one this supplier has never been paid on", field="iban")
+    flagged, clean, to_approve = (
+        off_loop(completed, alice, "flagged.txt", {**review_result(), "findings": [changed]}),
+        off_loop(completed, alice, "clean.txt", review_result()),
+        off_loop(completed, alice, "approve-me.txt", {**review_result(), "findings": [changed]}))
+
+    # Marking two handled: the clean one is, the flagged one is held and its finding named.
+    page = login(*ALICE, start="/jobs")
+    page.click(f"#job-{flagged.pk} .select-row")
+    page.click(f"#job-{clean.pk} .select-row")
+    page.click("#bulk-handled")
+    page.wait_for_selector("#held-findings")
+    assert page.inner_text("#bulk-done") == "1 document marked handled."
+    held = page.inner_text(f"#held-{flagged.pk}")
+    assert "flagged.txt" in held and "Bank details changed: the IBAN GB82 WEST 1234 5698 7654 32" in held
+    assert (off_loop(work_state, flagged.pk), off_loop(work_state, clean.pk)) == ("todo", "handled")
+    audit(page, "bulk-handled-asked")
+    page.locator("#accept-and-go").click()  # the reason is required: the browser asks for it first
+    assert off_loop(work_state, flagged.pk) == "todo"
+    page.fill("#accept-reason", "phoned the supplier on the number we know")
+    page.locator("#accept-and-go").click()
+    page.wait_for_selector("#work-message")
+    assert page.inner_text("#work-message") == "1 document marked handled."
+    assert off_loop(work_state, flagged.pk) == "handled"
+    assert off_loop(accepted_reasons, flagged.pk) == ["phoned the supplier on the number we know"]
+
+    # Approve in bulk: asked again the same way, naming the finding; the reason approves it.
+    page.click(f"#job-{to_approve.pk} .select-row")
+    page.click("#bulk-approve")
+    page.wait_for_selector("#held-findings")
+    assert "not approved" in page.inner_text("#confirm-what")
+    assert "Bank details changed" in page.inner_text(f"#held-{to_approve.pk}")
+    assert page.inner_text("#accept-and-go") == "Accept and approve"
+    assert off_loop(work_state, to_approve.pk) == "todo"
+    audit(page, "bulk-approve-asked")
+    page.fill("#accept-reason", "the new account is on the supplier's letter we hold")
+    page.locator("#accept-and-go").click()
+    page.wait_for_selector("#work-message")
+    assert page.inner_text("#work-message") == "1 document approved."
+    assert off_loop(work_state, to_approve.pk) == "handled"
+    assert off_loop(accepted_reasons, to_approve.pk) == ["the new account is on the supplier's letter we hold"]

@@ -1,12 +1,13 @@
 """Duplicates however they arrive: a PDF and a scan of one invoice, a copy with a VAT id and one without,
-the register's supplier, the same number, total and date; matched again after a correction; the
-page says which key matched; never across tenants."""
+the register's supplier, the same number, total and date; matched again after a correction or a
+confirmation; the page says which key matched; never across tenants."""
 
 from __future__ import annotations
 
+import pytest
 from django.urls import reverse
 
-from agent import corrections, duplicates, samples
+from agent import corrections, duplicates, samples, work
 from agent.samples.make_samples import invoice_lines
 from jobs.clock import queue_clock
 from tests.agent.conftest import require_ocr
@@ -35,6 +36,11 @@ def small_scan(lines: list[str]) -> bytes:
 
 def duplicate_of(job):
     return status.duplicates_of([job]).get(job.pk)
+
+
+def shown_codes(job) -> list[str]:
+    """The codes of the findings the job's page and its gates read (its result as shown now)."""
+    return [f["code"] for f in status.shown_result(type(job).objects.get(pk=job.pk)).get("findings") or []]
 
 
 def duplicate_finding(job):
@@ -92,10 +98,51 @@ def test_a_correction_matches_the_document_again(reviewed, alice):
                         value="INV-2026-0777", now=queue_clock.now())
     found = duplicate_of(misread)
     assert (found.job_id, found.match) == (first.pk, "same supplier name and invoice number")
-    # Corrected back: no longer a duplicate.
+    assert shown_codes(misread) == ["duplicate"]
+    misread.refresh_from_db()
+    assert misread.outcome != "ok"
+    # Corrected back: no longer a duplicate, and the finding is gone with it.
     corrections.correct(job_id=misread.pk, tenant_id=alice.tenant_id, user=alice, field="invoice_number",
                         value="INV-2026-0771", now=queue_clock.now())
-    assert duplicate_of(misread) is None
+    assert duplicate_of(misread) is None and shown_codes(misread) == []
+
+
+def test_a_confirmation_matches_the_document_again_with_what_the_register_knows_now(reviewed, alice, import_csv):
+    def confirm(job, field):
+        corrections.correct(job_id=job.pk, tenant_id=alice.tenant_id, user=alice, field=field, confirm=True,
+                            now=queue_clock.now())
+
+    # Reviewed before the register knew that "NB Office" (its VAT id) and this name are one supplier.
+    first = reviewed(text_invoice().replace(b"Supplier: " + NAME + b" GmbH", b"Supplier: NB Office"))
+    later = reviewed(text_invoice(vat=None, date="15 March 2026"), name="copy.txt")
+    import_csv("name,tax_ids\nNordlicht Bürobedarf GmbH,DE136695976\n")
+    assert duplicate_of(later) is None
+    confirm(later, "supplier_name")  # matched again: the register now knows its name, not yet the first's id
+    assert duplicate_of(later) is None
+    confirm(first, "vat_id")  # matched again: the first is the register's supplier too, and the later one follows
+    found = duplicate_of(later)
+    assert (found.job_id, found.match) == (first.pk, "same registered supplier and invoice number")
+    # The result shows it as a finding that blocks: marking it handled asks again, naming it.
+    assert shown_codes(later) == ["duplicate"]
+    with pytest.raises(work.FindingsStand) as asked:
+        work.change(tenant_id=alice.tenant_id, job_id=later.pk, by_id=alice.pk, now=queue_clock.now(),
+                    state=work.State.HANDLED.value)
+    assert f"possible duplicate of document #{first.pk}" in str(asked.value)
+
+
+def test_a_correction_of_the_earlier_document_flags_the_later_copy_in_the_list_too(reviewed, alice):
+    misread = reviewed(text_invoice(number="INV-2026-0771"))
+    copy = reviewed(text_invoice(number="INV-2026-0777"), name="copy.txt")
+    assert copy.outcome == "ok" and duplicate_of(copy) is None
+    corrections.correct(job_id=misread.pk, tenant_id=alice.tenant_id, user=alice, field="invoice_number",
+                        value="INV-2026-0777", now=queue_clock.now())
+    copy.refresh_from_db()
+    assert duplicate_of(copy).job_id == misread.pk and shown_codes(copy) == ["duplicate"]
+    assert copy.outcome != "ok" and copy.needs_action  # the list says so, not only the page
+    corrections.correct(job_id=misread.pk, tenant_id=alice.tenant_id, user=alice, field="invoice_number",
+                        value="INV-2026-0771", now=queue_clock.now())
+    copy.refresh_from_db()
+    assert duplicate_of(copy) is None and copy.outcome == "ok"
 
 
 def test_no_key_matches_across_tenants(reviewed, bob):
