@@ -155,8 +155,11 @@ def the_bulk_bar_and_saved_filters(page, first: str) -> None:
     assert page.is_hidden("#bulk")
     page.click(f"{first} .select-row")
     assert page.is_visible("#bulk") and page.inner_text("[data-bulk-count]") == "With the 1 selected:"
+    # Said to a screen reader as it appears and goes: a polite live region there from the page's load.
+    said = page.locator("#bulk-said")
+    assert said.get_attribute("role") == "status" and said.text_content().startswith("1 selected. Their actions")
     page.click(f"{first} .select-row")
-    assert page.is_hidden("#bulk")
+    assert page.is_hidden("#bulk") and said.text_content() == "None selected."
 
     # Saved filters: the list's filters kept under a name, picked again from the list.
     page.goto("/jobs?state=completed&sort=-total")
@@ -261,3 +264,22 @@ def test_the_camera_takes_several_pages_as_one_document(make_member, new_context
     # A box to tick is a 44 px target with its words (the notifications setting).
     page.goto("/account/notifications")
     tall_enough(page, ["label:has(input[type=checkbox])"])
+
+
+def test_the_notification_settings_on_a_phone(make_member, login):
+    # No address: the box is off and cannot be ticked, a prompt says why; every control a finger's size.
+    off_loop(make_member, "acme", "nomail", password="nomail-pass-123")
+    page = login("nomail", "nomail-pass-123", start="/account/notifications")
+    at(page, 390)
+    fits(page)
+    assert page.is_visible("#no-email") and page.is_disabled("#email-me") and not page.is_checked("#email-me")
+    tall_enough(page, ["label:has(#email-me)", "#every-minutes", "#notification-settings button"])
+    # The minutes box is drawn like every other field of the site, not the browser's bare one.
+    minutes = page.locator("#every-minutes").evaluate(
+        "el => { const s = getComputedStyle(el); return [s.borderTopWidth, s.borderTopColor, s.width]; }")
+    assert minutes[:2] == ["1px", "rgb(159, 179, 200)"] and float(minutes[2].removesuffix("px")) > 300
+    page.fill("#every-minutes", "0")
+    page.click("#notification-settings button")
+    page.wait_for_selector("#error-every-minutes")
+    assert page.get_attribute("#every-minutes", "aria-invalid") == "true"
+    audit(page, "notification-settings-no-email")
