@@ -31,7 +31,8 @@ def finance_result(*, supplier="Nordlicht\nBürobedarf GmbH") -> dict:
     result = review_result(supplier=supplier)
     result["also_read"] = {"due_date": {"status": "present", "value": "2026-04-13", "detail": ""},
                            "net_amount": {"status": "present", "value": "1037.39", "detail": ""},
-                           "vat_amount": {"status": "present", "value": "197.11", "detail": ""}}
+                           "vat_amount": {"status": "present", "value": "197.11", "detail": ""},
+                           "payment_reference": {"status": "present", "value": "RE 2026-0142", "detail": ""}}
     return result
 
 
@@ -49,6 +50,7 @@ def test_a_german_reader_gets_semicolons_and_decimal_commas_and_one_line_per_val
     assert row["Supplier name"] == "Nordlicht Bürobedarf GmbH"  # the line break flattened
     assert (row["Total amount"], row["Net amount"], row["VAT amount"]) == ("1234,50", "1037,39", "197,11")
     assert (row["Invoice date"], row["Due date"]) == ("2026-03-14", "2026-04-13")
+    assert row["Payment reference"] == "RE 2026-0142"
     assert "Submitted (Europe/Berlin)" in row and "Reviewed at (Europe/Berlin)" in row
     # Chosen over the browser's language: commas and points.
     chosen = browser_client(alice).get("/jobs/export.csv?sep=comma", HTTP_ACCEPT_LANGUAGE="de-DE")
