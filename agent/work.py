@@ -34,6 +34,8 @@ NOTE_MAX = 200
 # The states a document takes once its review has finished: before, nothing is known to act on.
 AFTER_REVIEW = frozenset({State.WAITING.value, State.HANDLED.value})
 NOTHING_TO_DO = "No action needed"
+# A document with no work state whose review has not finished: nothing is known yet, to do or not.
+NOT_REVIEWED = "Not reviewed yet"
 # The findings a refusal names (the page lists them all).
 NAMED = 3
 # Tries of the guarded write when another member changed the same document meanwhile.
@@ -248,7 +250,7 @@ def of_jobs(jobs: list[Any]) -> dict[int, Work]:
     for job in jobs:
         row = rows.get(job.pk)
         code = row.state if row else default_state(job)
-        found[job.pk] = Work(state=code, words=STATES.get(code, NOTHING_TO_DO),
+        found[job.pk] = Work(state=code, words=STATES.get(code) or (NOTHING_TO_DO if job.is_terminal else NOT_REVIEWED),
                              assignee_id=row.assignee_id if row else None,
                              assignee=row.assignee.username if row and row.assignee else "",
                              note=row.note if row else "")

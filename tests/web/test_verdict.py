@@ -254,6 +254,7 @@ def test_the_work_panel_offers_only_what_fits(reviewed, accept, browser_client, 
     waiting = accept("document_review", {"text": "Invoice INV-1"})
     page = browser.get(f"/jobs/{waiting.pk}").content.decode()
     assert 'id="work-wait"' in page and 'id="work-sent"' not in page and 'id="work-approve"' not in page
+    assert '<strong id="work-state-words">Not reviewed yet</strong>' in page and "No action needed" not in page
     # Nor does the State list offer them, and a post of them is refused, the document left as it was.
     assert '<option value="waiting"' not in page and '<option value="handled"' not in page
     assert '<option value="ignored"' in page
