@@ -283,3 +283,21 @@ def test_the_notification_settings_on_a_phone(make_member, login):
     page.wait_for_selector("#error-every-minutes")
     assert page.get_attribute("#every-minutes", "aria-invalid") == "true"
     audit(page, "notification-settings-no-email")
+
+
+def test_the_submit_and_batch_pages_fit_long_names(make_member, login, tmp_path):
+    off_loop(make_member, "acme", ALICE[0], password=ALICE[1])
+    page = login(*ALICE)
+    # Files chosen with long real-world names: listed, each with its Remove button, nothing sideways.
+    chosen = []
+    for n, name in enumerate(LONG_NAMES):
+        path = tmp_path / name.replace(".pdf", ".txt")
+        path.write_text(f"Invoice {n}\nTotal: EUR 1{n}.00", encoding="utf-8")
+        chosen.append(str(path))
+    page.set_input_files("#id_document", chosen)
+    assert page.locator("[data-chosen] li").count() == len(LONG_NAMES)
+    audit(page, "submit-long-names")
+    page.click("#submit-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/batches/[\w-]+$"))
+    assert page.locator("table.jobs tbody tr").count() == len(LONG_NAMES)
+    audit(page, "batch-long-names")
