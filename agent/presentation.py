@@ -65,12 +65,13 @@ def label(name: str) -> str:
 
 
 def shown_value(name: str, field: dict[str, Any], currency: str | None = None) -> str:
-    """A value as people read it: "14 March 2026", "EUR 1,234.50"; others as found."""
+    """A value as people read it: "14 March 2026", "EUR 1,234.50"; others as found. A date or an
+    amount to correct reads like the others when it parses (what is wrong is said beside it)."""
     value = field.get("value")
     if value in (None, ""):
         return ""
     text = str(value)
-    if field.get("status") != "present":
+    if field.get("status") != "present" and name not in fields.DATE_FIELDS and name not in fields.AMOUNT_FIELDS:
         return text
     if name in fields.DATE_FIELDS:
         try:
