@@ -184,6 +184,13 @@ def on_a_phone_cards_of_three_lines(page, jobs, first: str) -> None:
         shape = lines_of(page, f"#job-{job.pk}")
         assert shape["lines"] <= 3 and shape["tallest"] < 60, (job.document_name, shape)
     page.click(f"{first} .select-row")  # the bulk bar's controls are shown while rows are selected
+    # A name cut to one line unfolds whole while it has the keyboard's focus.
+    name = page.locator(f"{first} th.col-document a")
+    one_line = name.bounding_box()["height"]
+    page.keyboard.press("Tab")
+    assert name.evaluate("a => a === document.activeElement && a.matches(':focus-visible')")
+    assert name.bounding_box()["height"] > 1.5 * one_line
+    page.keyboard.press("Shift+Tab")
     tall_enough(page, [".site-nav a", ".account a", ".account button", ".quick-filters a", ".saved-filter a",
                        ".saved-filter button", "#save-filter summary", ".select-row", ".list-meta .button",
                        "#bulk-handled", "#bulk-assignee", "#bulk-export", ".filter-buttons button",
