@@ -100,7 +100,8 @@ def present(result: dict[str, Any]) -> dict[str, Any]:
     result = findings_.settle(result)  # a result stored before findings decided its fields, too
     found = _fields(result)
     currency = found.get("currency", {})
-    code = currency.get("value") if currency.get("status") == "present" else None
+    code = currency.get("value") if isinstance(currency, dict) else None  # flagged too: the row says why
+    code = code.strip() if isinstance(code, str) and code.strip() else None
     readable = result.get("readable", True) if isinstance(result, dict) else True
     sizes = _page_sizes(result)
     rows = [_row(name, field, code, readable=readable, sizes=sizes)

@@ -342,3 +342,7 @@ def test_a_date_and_a_total_to_correct_read_like_the_others(browser_client, alic
     assert field_row(html, "Invoice date").startswith("Invoice date To check 5 November 2014 ")  # old: to check
     assert field_row(html, "Total amount").startswith("Total amount To correct EUR -12,345.67 ")
     assert 'value="2014-11-05"' in html  # the box to correct it holds the value as read
+    # A flagged currency still goes with the total, as in the list; its own row says what is wrong.
+    result["fields"]["currency"] = {"status": "malformed", "value": "CHF", "detail": "not the supplier's usual"}
+    html = page(browser_client(alice), reviewed(result))
+    assert field_row(html, "Total amount").startswith("Total amount To correct CHF -12,345.67 ")
