@@ -59,6 +59,19 @@ def test_a_german_reader_gets_semicolons_and_decimal_commas_and_one_line_per_val
     assert exports.csv_format("", "en-GB,en;q=0.8") == exports.COMMA
 
 
+def test_the_list_and_the_batch_page_offer_the_other_separator_too(browser_client, alice, reviewed):
+    job = reviewed(finance_result(), batch="b-sep")
+    browser = browser_client(alice)
+    listed = browser.get("/jobs", HTTP_ACCEPT_LANGUAGE="de-DE,de;q=0.9").content.decode()
+    assert 'title="Cells separated by semicolons, as your browser\'s language expects" data-tz-link' in listed
+    assert 'href="/jobs/export.csv?sep=comma" download id="export-csv-other">CSV with commas</a>' in listed
+    chosen = browser.get("/jobs/export.csv?sep=comma", HTTP_ACCEPT_LANGUAGE="de-DE,de;q=0.9").content.decode()
+    assert next(csv.DictReader(io.StringIO(chosen[1:])))["Job"] == str(job.pk)
+    batch = browser.get("/batches/b-sep", HTTP_ACCEPT_LANGUAGE="en-GB").content.decode()
+    assert 'href="/batches/b-sep/export.csv?sep=semicolon" download id="export-batch-other">CSV with semicolons</a>' \
+        in batch
+
+
 def test_every_time_of_the_export_is_in_its_one_zone(reviewed, browser_client, alice):
     from jobs.kinds import Duplicate
 
