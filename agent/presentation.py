@@ -51,11 +51,12 @@ def _fields(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def also_read(result: Any) -> dict[str, dict[str, Any]]:
-    """The fields of ``fields.ALSO_READ`` the review read (due date, net, VAT, buyer), in that order."""
+    """The fields of ``fields.ALSO_READ`` the review read (due date, net, VAT, buyer), in that order,
+    then an e-invoice's payment reference (``fields.XML_ALSO_READ``)."""
     found = result.get("also_read") if isinstance(result, dict) else None
     if not isinstance(found, dict):
         return {}
-    return {name: found[name] for name in fields.ALSO_READ
+    return {name: found[name] for name in (*fields.ALSO_READ, *fields.XML_ALSO_READ)
             if isinstance(found.get(name), dict) and found[name].get("value") not in (None, "")}
 
 
@@ -64,12 +65,13 @@ def label(name: str) -> str:
 
 
 def shown_value(name: str, field: dict[str, Any], currency: str | None = None) -> str:
-    """A value as people read it: "14 March 2026", "EUR 1,234.50"; others as found."""
+    """A value as people read it: "14 March 2026", "EUR 1,234.50"; others as found. A date or an
+    amount to correct reads like the others when it parses (what is wrong is said beside it)."""
     value = field.get("value")
     if value in (None, ""):
         return ""
     text = str(value)
-    if field.get("status") != "present":
+    if field.get("status") != "present" and name not in fields.DATE_FIELDS and name not in fields.AMOUNT_FIELDS:
         return text
     if name in fields.DATE_FIELDS:
         try:
@@ -98,7 +100,8 @@ def present(result: dict[str, Any]) -> dict[str, Any]:
     result = findings_.settle(result)  # a result stored before findings decided its fields, too
     found = _fields(result)
     currency = found.get("currency", {})
-    code = currency.get("value") if currency.get("status") == "present" else None
+    code = currency.get("value") if isinstance(currency, dict) else None  # flagged too: the row says why
+    code = code.strip() if isinstance(code, str) and code.strip() else None
     readable = result.get("readable", True) if isinstance(result, dict) else True
     sizes = _page_sizes(result)
     rows = [_row(name, field, code, readable=readable, sizes=sizes)
@@ -305,8 +308,8 @@ def export_value(name: str, field: dict[str, Any]) -> str | Decimal | date:
 def export_columns(result: dict[str, Any]) -> dict[str, str | Decimal | date]:
     """Each field's value (typed where it passed its check: ``export_value``), then the fields
     that are not OK in words (*Issues*); then what the fields were read from and the findings,
-    when the review says, and who corrected what. The fields also read (due date, net, VAT...)
-    have a column each, empty where the invoice does not print them."""
+    when the review says, and who corrected what. The fields also read (due date, net, VAT...,
+    an e-invoice's payment reference) have a column each, empty where the invoice does not give them."""
     columns: dict[str, str | Decimal | date] = {}
     readable = result.get("readable", True) if isinstance(result, dict) else True
     issues: list[str] = []
@@ -321,7 +324,8 @@ def export_columns(result: dict[str, Any]) -> dict[str, str | Decimal | date]:
     if columns:  # the fields also read: a column each, empty where the invoice does not print it
         also = result.get("also_read")
         also = also if isinstance(also, dict) else {}
-        for name in [*fields.ALSO_READ, *sorted(name for name in also if name not in fields.ALSO_READ)]:
+        named = (*fields.ALSO_READ, *fields.XML_ALSO_READ)
+        for name in [*named, *sorted(name for name in also if name not in named)]:
             value = also.get(name)
             columns[label(name)] = export_value(name, value) if isinstance(value, dict) else ""
     if columns:  # what is wrong, in words: "IBAN / bank account: to correct (not a valid IBAN: checksum)"

@@ -192,7 +192,8 @@ def validate(extracted: dict[str, Any], *, today: date | None = None, country: s
         also_read = {**also_read, **read.also_read}
     return {
         "fields": found,
-        "also_read": {name: also_read[name] for name in fields.ALSO_READ if name in also_read},
+        "also_read": {name: also_read[name] for name in (*fields.ALSO_READ, *fields.XML_ALSO_READ)
+                      if name in also_read},
         "reading": source,
         "findings": findings_.of({"findings": findings}),  # once each, in order
         "readable": has_text or from_xml,

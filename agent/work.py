@@ -31,7 +31,11 @@ from .models import DocumentWork, DocumentWorkChange
 State = DocumentWork.State
 STATES: dict[str, str] = {state.value: str(state.label) for state in State}
 NOTE_MAX = 200
+# The states a document takes once its review has finished: before, nothing is known to act on.
+AFTER_REVIEW = frozenset({State.WAITING.value, State.HANDLED.value})
 NOTHING_TO_DO = "No action needed"
+# A document with no work state whose review has not finished: nothing is known yet, to do or not.
+NOT_REVIEWED = "Not reviewed yet"
 # The findings a refusal names (the page lists them all).
 NAMED = 3
 # Tries of the guarded write when another member changed the same document meanwhile.
@@ -111,6 +115,9 @@ def change(*, tenant_id: int | None, job_id: int, by_id: int, now: datetime, sta
         if isinstance(assignee_id, int) and not User.objects.filter(
                 pk=assignee_id, tenant_id=tenant_id, is_active=True).exists():
             raise WorkRefused("not_a_member", "a document can only be assigned to a member of your team")
+        if state in AFTER_REVIEW and not job.is_terminal and _state_of(job) != state:
+            raise WorkRefused("not_reviewed", "a document is sent to the supplier or marked handled once its "
+                                              "review has finished")
         if state == State.HANDLED.value and _state_of(job) != State.HANDLED.value:
             _accept_standing(job, tenant_id=tenant_id, by_id=by_id, reason=reason, now=now)
         for _ in range(TRIES):
@@ -243,7 +250,7 @@ def of_jobs(jobs: list[Any]) -> dict[int, Work]:
     for job in jobs:
         row = rows.get(job.pk)
         code = row.state if row else default_state(job)
-        found[job.pk] = Work(state=code, words=STATES.get(code, NOTHING_TO_DO),
+        found[job.pk] = Work(state=code, words=STATES.get(code) or (NOTHING_TO_DO if job.is_terminal else NOT_REVIEWED),
                              assignee_id=row.assignee_id if row else None,
                              assignee=row.assignee.username if row and row.assignee else "",
                              note=row.note if row else "")

@@ -372,17 +372,24 @@ function setUpPhotos(field) {
 }
 
 // --- The list's bulk bar ([data-bulk]): shown while rows are selected, with how many; without
-// script it is always there.
-function showBulk() {
+// script it is always there. A selection's change is said in its polite live region
+// ([data-bulk-said], there from the page's load, so screen readers hear the bar come and go).
+function showBulk(announce) {
   document.querySelectorAll("[data-bulk]").forEach((bar) => {
     const chosen = document.querySelectorAll(`input[form="${bar.id}"]:checked`).length;
     bar.hidden = chosen === 0;
     const count = bar.querySelector("[data-bulk-count]");
     if (count) count.textContent = chosen ? `With the ${chosen} selected:` : "With the selected:";
+    const said = document.querySelector(`[data-bulk-said="${bar.id}"]`);
+    if (said && announce === true) {
+      said.textContent = chosen
+        ? `${chosen} selected. Their actions are at the foot of the window: ${bar.getAttribute("aria-label")}.`
+        : "None selected.";
+    }
   });
 }
 document.addEventListener("change", (event) => {
-  if (event.target.matches && event.target.matches("[data-select-row]")) showBulk();
+  if (event.target.matches && event.target.matches("[data-select-row]")) showBulk(true);
 });
 document.addEventListener("DOMContentLoaded", showBulk);
 document.addEventListener("htmx:load", showBulk);

@@ -51,6 +51,16 @@ class CsvFormat:
     decimal: str
     name: str
 
+    @property
+    def words(self) -> str:
+        """ "semicolons": what separates the cells, as a link offering the format says it."""
+        return f"{self.name}s"
+
+    @property
+    def other(self) -> CsvFormat:
+        """The format a reader whose spreadsheet expects the other separator chooses instead."""
+        return SEMICOLON if self == COMMA else COMMA
+
 
 COMMA = CsvFormat(",", ".", "comma")
 SEMICOLON = CsvFormat(";", ",", "semicolon")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from jobs.document_store import Upload
 from jobs.errors import AcceptanceError
 from jobs.models import User
 
-from . import schemas, wording
+from . import photos, schemas, wording
 
 # How deep a payload may nest (the queue's bound): deeper JSON is refused as a 400.
 MAX_PAYLOAD_DEPTH = payloads.MAX_DEPTH
@@ -392,16 +393,41 @@ def _parse_form(request: HttpRequest) -> Submission:
             raise HttpError(400, "invalid_payload", "payload must be a JSON object", field="payload")
         payload = {**payload, "text": form.text}
     check_storable(payload)
-    document = None
-    if form.document is not None:
-        document = Upload(content=form.document.read(), name=form.document.name or "document",
-                          content_type=media_type(form.document.content_type))
     return Submission(
         kind=form.kind,
         payload=payload,
         operation_key=request.headers.get("Idempotency-Key") or form.idempotency_key,
-        document=document,
+        document=_form_document(request),
     )
+
+
+def _form_document(request: HttpRequest) -> Upload | None:
+    """The request's one document: its ``document`` file, or its ``photo`` files as the pages of
+    one document (a PDF of them, as the submit form's camera makes; one photo goes as it is).
+    Any other file, a second document, or a document and photos together: a 400 naming the field."""
+    other = sorted(set(request.FILES) - {"document", "photo"})
+    if other:
+        raise HttpError(400, "unknown_file", f"a file goes in document, or photos in photo; not in {other[0][:64]}",
+                        field=other[0][:64])
+    documents, taken = request.FILES.getlist("document"), request.FILES.getlist("photo")
+    if len(documents) > 1:
+        raise HttpError(400, "too_many_files", "one document per request (several photos of one document go in "
+                                               "photo)", field="document")
+    if documents and taken:
+        raise HttpError(400, "invalid", "send a document or the photos of one, not both", field="photo")
+    if documents:
+        return Upload(content=documents[0].read(), name=documents[0].name or "document",
+                      content_type=media_type(documents[0].content_type))
+    if not taken:
+        return None
+    first = os.path.basename(taken[0].name or "photo.jpg")
+    if len(taken) == 1:
+        return Upload(content=taken[0].read(), name=first, content_type=media_type(taken[0].content_type))
+    try:
+        content = photos.photos_pdf([(os.path.basename(f.name or "photo"), f.read()) for f in taken])
+    except photos.PhotoRefused as exc:
+        raise HttpError(400, "invalid_photo", str(exc), field="photo") from None
+    return Upload(content=content, name=photos.document_name(first, len(taken)), content_type="application/pdf")
 
 
 def media_type(claimed: str | None) -> str:

@@ -321,6 +321,10 @@ class JobForm(BaseModel):
                                  description="The operation key, when the Idempotency-Key header is not sent")
     document: Annotated[Any, WithJsonSchema({"type": "string", "contentMediaType": "application/octet-stream"})] = (
         Field(default=None, description="The document (an uploaded file)"))
+    photo: Annotated[Any, WithJsonSchema({"type": "array", "items": {"type": "string",
+                                                                     "contentMediaType": "image/jpeg"}})] = (
+        Field(default=None, description="Instead of a document: photos (JPEG or PNG) of one document's pages, "
+                                        "in order; they become one PDF, a page each"))
 
 
 class CorrectionRequest(BaseModel):

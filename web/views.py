@@ -179,7 +179,7 @@ def job_list(call: Call) -> HttpResponse:
         "action_query": urlencode({k: v for k, v in {**params, "needs_action": "1"}.items()}),
         "duplicates": duplicates, "duplicates_query": urlencode({**params, "duplicates": "1"}),
         "all_query": urlencode({k: v for k, v in params.items() if k == "scope"}),
-        "export_query": urlencode(params),
+        "export_query": urlencode(params), "csv": csv_format(call),
         "show_columns": True, "columns": status.list_columns_of(page.object_list), "sorts": SORT_CHOICES,
         # Work states and the bulk form (agent.views.jobs_work): rows are selected into it.
         "works": status.work_of(page.object_list), "selectable": True,
@@ -493,7 +493,7 @@ def batch_detail(call: Call, batch: str) -> HttpResponse:
     return call.page("web/batch_detail.html", {
         "batch": found, "refused": refused, "delay": delay, "next_poll": polls + 1,
         "delay_notice": queue_delay(waiting.kind) if waiting else "",
-        "duplicates": status.duplicates_of(found.jobs),
+        "duplicates": status.duplicates_of(found.jobs), "csv": csv_format(call),
     }, partial="progress")
 
 

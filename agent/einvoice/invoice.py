@@ -35,7 +35,7 @@ class EInvoice:
     profile: str
     fields: dict[str, dict[str, Any]]
     findings: list[str] = field(default_factory=list)
-    also_read: dict[str, dict[str, Any]] = field(default_factory=dict)  # fields.ALSO_READ the XML gives
+    also_read: dict[str, dict[str, Any]] = field(default_factory=dict)  # fields.(XML_)ALSO_READ the XML gives
 
     @property
     def readable(self) -> bool:

@@ -173,13 +173,15 @@ class _Reader:
         return EInvoice(profile=profile, fields=result, findings=findings, also_read=self.also_read(found))
 
     def also_read(self, found: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        """The fields of ``fields.ALSO_READ`` the XML gives (the amounts in the invoice currency), with evidence."""
+        """The fields of ``fields.ALSO_READ`` and ``fields.XML_ALSO_READ`` the XML gives (the amounts in
+        the invoice currency), with evidence."""
         currency = self.currency(found)
         _, net, vat = self.total_parts()
         elements = {"due_date": self.due_date(), "net_amount": self.amount_in(net, currency, only=True),
-                    "vat_amount": self.amount_in(vat, currency, only=True), "buyer_name": self.buyer_name()}
+                    "vat_amount": self.amount_in(vat, currency, only=True), "buyer_name": self.buyer_name(),
+                    "payment_reference": self.payment_reference()}
         read: dict[str, dict[str, Any]] = {}
-        for name in fields.ALSO_READ:
+        for name in (*fields.ALSO_READ, *fields.XML_ALSO_READ):
             element = elements.get(name)
             raw = self.text(element) if element is not None else ""
             if raw:
@@ -190,6 +192,9 @@ class _Reader:
         raise NotImplementedError
 
     def buyer_name(self):
+        raise NotImplementedError
+
+    def payment_reference(self):
         raise NotImplementedError
 
     def currency(self, found: dict[str, Any]) -> str:
@@ -306,6 +311,9 @@ class _CII(_Reader):
     def buyer_name(self):
         return self.first(self.transaction, self.agreement, "BuyerTradeParty", "Name")
 
+    def payment_reference(self):
+        return self.first("PaymentReference", start=self.settlement_element())
+
     def guideline(self) -> str:
         return self.text(self.first(self.context, "GuidelineSpecifiedDocumentContextParameter", "ID"))
 
@@ -378,6 +386,9 @@ class _UBL(_Reader):
         buyer = self.first("AccountingCustomerParty", "Party")
         return self.first_with_text([("PartyLegalEntity", "RegistrationName"), ("PartyName", "Name")],
                                     [buyer] if buyer is not None else [])
+
+    def payment_reference(self):
+        return self.first_with_text([("PaymentMeans", "PaymentID")], [self.root])
 
     def guideline(self) -> str:
         return self.text(self.first("CustomizationID"))

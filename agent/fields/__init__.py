@@ -34,6 +34,7 @@ from .checks import (
     ROUNDING,
     SHARED_SYMBOLS,
     SYMBOLS,
+    XML_ALSO_READ,
     Field,
     check_currency,
     check_iban,
@@ -58,6 +59,7 @@ from .values import _parse_identifier
 __all__ = [
     "ALSO_READ", "AMOUNT_FIELDS", "ASK", "CURRENCIES", "DATE_FIELDS", "LABELS", "MAX_TOTAL_DIGITS",
     "MAX_VALUE_CHARS", "PRINTED_CURRENCIES", "REQUIRED", "ROUNDING", "SHARED_SYMBOLS", "SYMBOLS",
+    "XML_ALSO_READ",
     "Field", "check_all", "check_currency", "check_iban", "check_invoice_date", "check_invoice_number",
     "check_supplier_name", "check_total_amount", "check_value", "check_vat_id", "find", "judge_currency",
     "read_fields",

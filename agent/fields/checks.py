@@ -21,6 +21,9 @@ REQUIRED = (
 # Read when the invoice prints them, for what accounts payable does next (pay by the due date,
 # book net and VAT apart, see whom it is addressed to); never asked of the supplier.
 ALSO_READ = ("due_date", "net_amount", "vat_amount", "buyer_name")
+# Read from an e-invoice's XML only (no page prints it in one agreed place): the reference the
+# payment must carry (EN 16931 BT-83: CII's PaymentReference, UBL's PaymentID).
+XML_ALSO_READ = ("payment_reference",)
 # The fields whose value is an ISO date, and those that are an amount in the invoice's currency.
 DATE_FIELDS = ("invoice_date", "due_date")
 AMOUNT_FIELDS = ("total_amount", "net_amount", "vat_amount")
@@ -38,6 +41,7 @@ LABELS = {
     "net_amount": "Net amount",
     "vat_amount": "VAT amount",
     "buyer_name": "Buyer name",
+    "payment_reference": "Payment reference",
 }
 # What to ask the supplier for, per field, in Alice's note.
 ASK = {

@@ -536,3 +536,25 @@ def test_the_net_and_vat_of_every_valid_corpus_invoice_add_up_to_its_total_but_t
         read_.also_read["vat_amount"]["value"]) != Decimal(read_.fields["total_amount"]["value"])}
     assert off == {relative for relative, read_ in corpus.items()
                    if read_ and any("BR-CO-15" in finding for finding in read_.findings)}
+
+
+@pytest.mark.parametrize(("xml", "element"), [
+    (ELEKTRON_CII, "ram:ApplicableHeaderTradeSettlement/ram:PaymentReference"),
+    (ELEKTRON_UBL, "cac:PaymentMeans/cbc:PaymentID"),
+])
+def test_the_payment_reference_finance_pays_with_is_read_from_either_syntax(xml, element):
+    reference = einvoice.read_einvoice(xml, today=TODAY).also_read["payment_reference"]
+    assert reference["value"] == "Rechnung 181301674" and reference["status"] == "present"
+    assert reference["evidence"]["element"] == element
+    # None is made up where the XML gives none.
+    stripped = re.sub(rb"<(ram:PaymentReference|cbc:PaymentID)>[^<]*</\1>", b"", xml)
+    assert "payment_reference" not in einvoice.read_einvoice(stripped, today=TODAY).also_read
+
+
+def test_the_review_keeps_the_payment_reference_beside_the_fields_also_read():
+    from agent import reading
+
+    read_ = einvoice.read_einvoice(ELEKTRON_CII, today=TODAY)
+    checked = reading.validate({"text": "", "einvoice": read_.to_json()}, today=TODAY)
+    assert checked["also_read"]["payment_reference"]["value"] == "Rechnung 181301674"
+    assert list(checked["also_read"])[-1] == "payment_reference"  # after the fields every page may print

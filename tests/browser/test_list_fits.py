@@ -155,8 +155,11 @@ def the_bulk_bar_and_saved_filters(page, first: str) -> None:
     assert page.is_hidden("#bulk")
     page.click(f"{first} .select-row")
     assert page.is_visible("#bulk") and page.inner_text("[data-bulk-count]") == "With the 1 selected:"
+    # Said to a screen reader as it appears and goes: a polite live region there from the page's load.
+    said = page.locator("#bulk-said")
+    assert said.get_attribute("role") == "status" and said.text_content().startswith("1 selected. Their actions")
     page.click(f"{first} .select-row")
-    assert page.is_hidden("#bulk")
+    assert page.is_hidden("#bulk") and said.text_content() == "None selected."
 
     # Saved filters: the list's filters kept under a name, picked again from the list.
     page.goto("/jobs?state=completed&sort=-total")
@@ -181,6 +184,13 @@ def on_a_phone_cards_of_three_lines(page, jobs, first: str) -> None:
         shape = lines_of(page, f"#job-{job.pk}")
         assert shape["lines"] <= 3 and shape["tallest"] < 60, (job.document_name, shape)
     page.click(f"{first} .select-row")  # the bulk bar's controls are shown while rows are selected
+    # A name cut to one line unfolds whole while it has the keyboard's focus.
+    name = page.locator(f"{first} th.col-document a")
+    one_line = name.bounding_box()["height"]
+    page.keyboard.press("Tab")
+    assert name.evaluate("a => a === document.activeElement && a.matches(':focus-visible')")
+    assert name.bounding_box()["height"] > 1.5 * one_line
+    page.keyboard.press("Shift+Tab")
     tall_enough(page, [".site-nav a", ".account a", ".account button", ".quick-filters a", ".saved-filter a",
                        ".saved-filter button", "#save-filter summary", ".select-row", ".list-meta .button",
                        "#bulk-handled", "#bulk-assignee", "#bulk-export", ".filter-buttons button",
@@ -261,3 +271,40 @@ def test_the_camera_takes_several_pages_as_one_document(make_member, new_context
     # A box to tick is a 44 px target with its words (the notifications setting).
     page.goto("/account/notifications")
     tall_enough(page, ["label:has(input[type=checkbox])"])
+
+
+def test_the_notification_settings_on_a_phone(make_member, login):
+    # No address: the box is off and cannot be ticked, a prompt says why; every control a finger's size.
+    off_loop(make_member, "acme", "nomail", password="nomail-pass-123")
+    page = login("nomail", "nomail-pass-123", start="/account/notifications")
+    at(page, 390)
+    fits(page)
+    assert page.is_visible("#no-email") and page.is_disabled("#email-me") and not page.is_checked("#email-me")
+    tall_enough(page, ["label:has(#email-me)", "#every-minutes", "#notification-settings button"])
+    # The minutes box is drawn like every other field of the site, not the browser's bare one.
+    minutes = page.locator("#every-minutes").evaluate(
+        "el => { const s = getComputedStyle(el); return [s.borderTopWidth, s.borderTopColor, s.width]; }")
+    assert minutes[:2] == ["1px", "rgb(159, 179, 200)"] and float(minutes[2].removesuffix("px")) > 300
+    page.fill("#every-minutes", "0")
+    page.click("#notification-settings button")
+    page.wait_for_selector("#error-every-minutes")
+    assert page.get_attribute("#every-minutes", "aria-invalid") == "true"
+    audit(page, "notification-settings-no-email")
+
+
+def test_the_submit_and_batch_pages_fit_long_names(make_member, login, tmp_path):
+    off_loop(make_member, "acme", ALICE[0], password=ALICE[1])
+    page = login(*ALICE)
+    # Files chosen with long real-world names: listed, each with its Remove button, nothing sideways.
+    chosen = []
+    for n, name in enumerate(LONG_NAMES):
+        path = tmp_path / name.replace(".pdf", ".txt")
+        path.write_text(f"Invoice {n}\nTotal: EUR 1{n}.00", encoding="utf-8")
+        chosen.append(str(path))
+    page.set_input_files("#id_document", chosen)
+    assert page.locator("[data-chosen] li").count() == len(LONG_NAMES)
+    audit(page, "submit-long-names")
+    page.click("#submit-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/batches/[\w-]+$"))
+    assert page.locator("table.jobs tbody tr").count() == len(LONG_NAMES)
+    audit(page, "batch-long-names")

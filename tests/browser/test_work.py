@@ -100,3 +100,32 @@ def test_marking_handled_and_assigning_take_documents_off_needs_my_action(make_m
 
     page.goto("/jobs")
     assert needing(page) == 0
+
+
+def finish(job: Job) -> None:
+    """A worker's finish of ``job``: a review whose every field passes."""
+    now = system_clock.now()
+    claim = queue.claim(now=now, worker="browser-test")
+    assert claim is not None and claim.job_id == job.pk
+    result = review_result()
+    assert queue.complete(job_id=job.pk, epoch=claim.epoch, result=result, now=system_clock.now(),
+                          summary=kinds.get("document_review").summarize(result))
+
+
+def test_the_work_panel_follows_a_review_that_finishes_while_the_page_is_open(make_member, login):
+    alice = off_loop(make_member, "acme", ALICE[0], password=ALICE[1])
+    job = off_loop(lambda: queue.accept(
+        tenant_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={}, operation_key="live-1",
+        now=system_clock.now(), document=Upload(b"Invoice live", "live.txt", "text/plain")).job)
+    page = login(*ALICE, start=f"/jobs/{job.pk}")
+    # Waiting: nothing to approve, send or mark handled yet, and the panel says so.
+    assert page.inner_text("#work-state-words") == "Not reviewed yet" and page.is_visible("#work-wait")
+    assert page.locator("#work-approve, #work-handled, #work-state option[value=waiting]").count() == 0
+    page.evaluate("window.__sameDocument = true")
+    off_loop(finish, job)
+    page.wait_for_selector("#status[data-state=completed]", timeout=30_000)
+    # The poll that brought the result brought the panel along: its actions now fit the finished review.
+    page.wait_for_selector("#work-approve")
+    assert page.evaluate("window.__sameDocument") is True
+    assert page.is_hidden("#work-wait") and page.inner_text("#work-state-words") == "No action needed"
+    assert page.locator("#work-state option[value=handled]").count() == 1

@@ -31,7 +31,8 @@ def finance_result(*, supplier="Nordlicht\nBürobedarf GmbH") -> dict:
     result = review_result(supplier=supplier)
     result["also_read"] = {"due_date": {"status": "present", "value": "2026-04-13", "detail": ""},
                            "net_amount": {"status": "present", "value": "1037.39", "detail": ""},
-                           "vat_amount": {"status": "present", "value": "197.11", "detail": ""}}
+                           "vat_amount": {"status": "present", "value": "197.11", "detail": ""},
+                           "payment_reference": {"status": "present", "value": "RE 2026-0142", "detail": ""}}
     return result
 
 
@@ -49,12 +50,26 @@ def test_a_german_reader_gets_semicolons_and_decimal_commas_and_one_line_per_val
     assert row["Supplier name"] == "Nordlicht Bürobedarf GmbH"  # the line break flattened
     assert (row["Total amount"], row["Net amount"], row["VAT amount"]) == ("1234,50", "1037,39", "197,11")
     assert (row["Invoice date"], row["Due date"]) == ("2026-03-14", "2026-04-13")
+    assert row["Payment reference"] == "RE 2026-0142"
     assert "Submitted (Europe/Berlin)" in row and "Reviewed at (Europe/Berlin)" in row
     # Chosen over the browser's language: commas and points.
     chosen = browser_client(alice).get("/jobs/export.csv?sep=comma", HTTP_ACCEPT_LANGUAGE="de-DE")
     assert next(csv.DictReader(io.StringIO(chosen.content.decode()[1:])))["Total amount"] == "1234.50"
     assert exports.csv_format("", "fr-CH,fr;q=0.8") == exports.SEMICOLON
     assert exports.csv_format("", "en-GB,en;q=0.8") == exports.COMMA
+
+
+def test_the_list_and_the_batch_page_offer_the_other_separator_too(browser_client, alice, reviewed):
+    job = reviewed(finance_result(), batch="b-sep")
+    browser = browser_client(alice)
+    listed = browser.get("/jobs", HTTP_ACCEPT_LANGUAGE="de-DE,de;q=0.9").content.decode()
+    assert 'title="Cells separated by semicolons, as your browser\'s language expects" data-tz-link' in listed
+    assert 'href="/jobs/export.csv?sep=comma" download id="export-csv-other">CSV with commas</a>' in listed
+    chosen = browser.get("/jobs/export.csv?sep=comma", HTTP_ACCEPT_LANGUAGE="de-DE,de;q=0.9").content.decode()
+    assert next(csv.DictReader(io.StringIO(chosen[1:])))["Job"] == str(job.pk)
+    batch = browser.get("/batches/b-sep", HTTP_ACCEPT_LANGUAGE="en-GB").content.decode()
+    assert 'href="/batches/b-sep/export.csv?sep=semicolon" download id="export-batch-other">CSV with semicolons</a>' \
+        in batch
 
 
 def test_every_time_of_the_export_is_in_its_one_zone(reviewed, browser_client, alice):

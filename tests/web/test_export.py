@@ -20,9 +20,9 @@ def test_one_row_per_document_with_each_fields_value_and_its_issues(browser_clie
     response = browser_client(alice).get("/jobs/export.csv")
     rows = read_csv(response)
     header = list(rows[0])
-    assert header[:14] == ["Document", "Outcome", "Supplier name", "VAT / tax id", "Invoice number", "Invoice date",
+    assert header[:15] == ["Document", "Outcome", "Supplier name", "VAT / tax id", "Invoice number", "Invoice date",
                            "Currency", "Total amount", "IBAN / bank account", "Due date", "Net amount", "VAT amount",
-                           "Buyer name", "Issues"]
+                           "Buyer name", "Payment reference", "Issues"]
     assert not [name for name in header if name.endswith(": status")]  # the issues say it in words
     assert header[-7:] == ["Work state", "Assignee", "Job", "Link", "State", "Submitted (UTC)", "Reviewed at (UTC)"]
     by_job = {row["Job"]: row for row in rows}

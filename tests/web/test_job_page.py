@@ -331,3 +331,18 @@ def test_a_scan_names_no_source_and_says_each_field_was_not_read(browser_client,
     html = page(browser_client(alice), reviewed(review_result(readable=False)))
     assert 'id="reading"' not in html
     assert field_row(html, "IBAN / bank account") == "IBAN / bank account Not read —"
+
+
+def test_a_date_and_a_total_to_correct_read_like_the_others(browser_client, alice, reviewed):
+    result = review_result()
+    result["fields"]["invoice_date"] = {"status": "malformed", "value": "2014-11-05",
+                                        "detail": "the invoice date is more than ten years old"}
+    result["fields"]["total_amount"] = {"status": "malformed", "value": "-12345.67", "detail": "the total is negative"}
+    html = page(browser_client(alice), reviewed(result))
+    assert field_row(html, "Invoice date").startswith("Invoice date To check 5 November 2014 ")  # old: to check
+    assert field_row(html, "Total amount").startswith("Total amount To correct EUR -12,345.67 ")
+    assert 'value="2014-11-05"' in html  # the box to correct it holds the value as read
+    # A flagged currency still goes with the total, as in the list; its own row says what is wrong.
+    result["fields"]["currency"] = {"status": "malformed", "value": "CHF", "detail": "not the supplier's usual"}
+    html = page(browser_client(alice), reviewed(result))
+    assert field_row(html, "Total amount").startswith("Total amount To correct CHF -12,345.67 ")

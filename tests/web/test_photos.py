@@ -160,3 +160,33 @@ def test_photos_over_the_document_limit_are_refused_before_they_are_read(review_
     response = client.post("/jobs", {**fields, "kind": "webtest.echo", "photo": big})
     assert response.status_code == 413 and Job.objects.count() == 0
     assert "These 3 photos add up to 6.1 KB; the limit is 4 KB per document." in response.content.decode()
+
+
+# --- The API: the same photos as the pages of one document --------------------------------------
+
+
+def test_photos_posted_to_the_api_are_one_document_and_a_resend_makes_none(api_client, alice):
+    client = api_client(alice)
+    sent = client.post("/jobs", {"kind": "document_review", "photo": shots(*COLOURS)},
+                       headers={"Idempotency-Key": "phone-app-1"})
+    job = Job.objects.get()
+    assert sent.status_code == 202 and sent.json()["id"] == job.pk
+    assert job.document_name == "IMG_20241105_0 (3 pages).pdf" and len(pages_of(read(job.document))) == 3
+    again = client.post("/jobs", {"kind": "document_review", "photo": shots(*COLOURS)},
+                        headers={"Idempotency-Key": "phone-app-1"})
+    assert again.json()["id"] == job.pk and Job.objects.count() == 1
+
+
+@pytest.mark.parametrize(("files", "error", "field"), [
+    ({"document": [SimpleUploadedFile("a.txt", b"Invoice 1")], "photo": shots(COLOURS[0])}, "invalid", "photo"),
+    ({"document": [SimpleUploadedFile("a.txt", b"Invoice 1"), SimpleUploadedFile("b.txt", b"Invoice 2")]},
+     "too_many_files", "document"),
+    ({"attachment": [SimpleUploadedFile("a.txt", b"Invoice 1")]}, "unknown_file", "attachment"),
+    ({"photo": [*shots(COLOURS[0]), SimpleUploadedFile("IMG_2.HEIC", b"\x00\x00\x00\x18ftypheic" + b"\x00" * 64)]},
+     "invalid_photo", "photo"),
+])
+def test_the_api_refuses_files_it_would_otherwise_leave_unread_by_their_field(api_client, alice, files, error,
+                                                                              field):
+    response = api_client(alice).post("/jobs", {"kind": "document_review", **files})
+    assert response.status_code == 400 and Job.objects.count() == 0
+    assert (response.json()["error"], response.json()["field"]) == (error, field)

@@ -11,7 +11,7 @@ import copy
 import pytest
 
 from agent import corrections, findings, presentation, work, workflow
-from agent.models import DocumentWorkChange, FieldCorrection, FindingAcceptance
+from agent.models import DocumentWork, DocumentWorkChange, FieldCorrection, FindingAcceptance
 from jobs.models import Job
 from web import status
 
@@ -254,6 +254,16 @@ def test_the_work_panel_offers_only_what_fits(reviewed, accept, browser_client, 
     waiting = accept("document_review", {"text": "Invoice INV-1"})
     page = browser.get(f"/jobs/{waiting.pk}").content.decode()
     assert 'id="work-wait"' in page and 'id="work-sent"' not in page and 'id="work-approve"' not in page
+    assert '<strong id="work-state-words">Not reviewed yet</strong>' in page and "No action needed" not in page
+    # Nor does the State list offer them, and a post of them is refused, the document left as it was.
+    assert '<option value="waiting"' not in page and '<option value="handled"' not in page
+    assert '<option value="ignored"' in page
+    for state in ("waiting", "handled"):
+        refused = posted(browser, f"/jobs/{waiting.pk}/work", {"state": state})
+        assert refused.status_code == 303 and refused["Location"] == f"/jobs/{waiting.pk}#work"
+        said = browser.get(f"/jobs/{waiting.pk}").content.decode()
+        assert "marked handled once its review has finished" in said
+    assert not DocumentWork.objects.filter(job_id=waiting.pk).exists()
     ok = reviewed(review_result())
     page = browser.get(f"/jobs/{ok.pk}").content.decode()
     assert 'id="work-approve"' in page and 'id="work-sent"' not in page  # nothing to ask the supplier
