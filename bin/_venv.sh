@@ -30,14 +30,14 @@ fi
 quiet_pip install -q --disable-pip-version-check ".[$1]"
 echo "$WANTED" > "$STAMP"
 
-# OCR for scans and photos: Debian's Tesseract and its seven language packs, installed when
+# OCR for scans and photos: Debian's Tesseract, its seven language packs and Simplified Chinese, installed when
 # missing and this runs as root with apt-get; otherwise one line says what that means.
-OCR_PACKAGES="tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-nld tesseract-ocr-spa tesseract-ocr-ita tesseract-ocr-pol"
+OCR_PACKAGES="tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-nld tesseract-ocr-spa tesseract-ocr-ita tesseract-ocr-pol tesseract-ocr-chi-sim"
 ocr_installed() {
     command -v tesseract >/dev/null || return 1
     local langs
     langs="$(tesseract --list-langs 2>/dev/null)"
-    for lang in eng deu fra nld spa ita pol; do grep -qx "$lang" <<<"$langs" || return 1; done
+    for lang in eng deu fra nld spa ita pol chi_sim; do grep -qx "$lang" <<<"$langs" || return 1; done
 }
 if ! ocr_installed; then
     if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null \

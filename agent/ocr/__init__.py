@@ -33,7 +33,7 @@ from jobs.errors import DamagedDocument
 
 from .. import documents
 from ..layout import Layout, Line, Word, _lines
-from . import embedded, margins
+from . import embedded, margins, script
 from .language import DETECT_DPI, DETECT_WORDS, language, told
 from .scans import (
     DPI,
@@ -228,6 +228,8 @@ def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int,
                 image, found = image.rotate(angle, expand=True, fillcolor=255), turned_found
                 result.turned.append(number)
         languages = language(found)
+        if told(found) is None and script.needs_script(found, legible=_legible(found)):
+            languages = script.languages_for(tesseract, image, dpi) or languages
         if len(found) >= DETECT_WORDS:
             result.languages = languages
             result.scale = _scale_for(found, factor)
@@ -238,6 +240,8 @@ def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int,
                              Image.Resampling.BOX)
         dpi *= result.scale
     words = tesseract.read(image, dpi, languages)
+    if script.reads_cjk(languages):
+        words = script.glued(words)
     margin_lines, strips = margins.read_margins(tesseract, image, dpi, words, languages=languages,
                                                   number=number)
     if strips:  # what the line-by-line reading made of the turned print there is noise
