@@ -33,7 +33,7 @@ from jobs.errors import DamagedDocument
 
 from .. import documents
 from ..layout import Layout, Line, Word, _lines
-from . import embedded, margins, script
+from . import embedded, ink, margins, script
 from .language import DETECT_DPI, DETECT_WORDS, language, told
 from .scans import (
     DPI,
@@ -290,8 +290,8 @@ def _turn(tesseract: _Engine, small: Any, dpi: float, found: list[_Found]) -> tu
 
 
 def _rendered(content: bytes, number: int) -> tuple[Any, float] | None:
-    """The page rendered in 8-bit grey at DPI (less for a huge page), as a PIL image; None for a
-    page with nothing drawn on it."""
+    """The page rendered at DPI (less for a huge page), as an 8-bit grey PIL image whose coloured print
+    reads dark (``ink``); None for a page with nothing drawn on it."""
     import pypdfium2 as pdfium
 
     try:
@@ -305,9 +305,9 @@ def _rendered(content: bytes, number: int) -> tuple[Any, float] | None:
                 return None
             width, height = page.get_size()
             dpi = _dpi_for(width / 72.0, height / 72.0)
-            bitmap = page.render(scale=dpi / 72.0, grayscale=True, may_draw_forms=True)
+            bitmap = page.render(scale=dpi / 72.0, may_draw_forms=True)  # in colour: ``ink``
             try:
-                return bitmap.to_pil().convert("L"), dpi
+                return ink.grey(bitmap.to_pil()), dpi
             finally:
                 bitmap.close()
         finally:
