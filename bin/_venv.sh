@@ -30,21 +30,24 @@ fi
 quiet_pip install -q --disable-pip-version-check ".[$1]"
 echo "$WANTED" > "$STAMP"
 
-# OCR for scans and photos: Debian's Tesseract and its seven language packs, installed when
+# OCR for scans and photos: Debian's Tesseract, its seven language packs and Simplified Chinese, installed when
 # missing and this runs as root with apt-get; otherwise one line says what that means.
-OCR_PACKAGES="tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-nld tesseract-ocr-spa tesseract-ocr-ita tesseract-ocr-pol"
-ocr_installed() {
+OCR_PACKAGES="tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu tesseract-ocr-fra tesseract-ocr-nld tesseract-ocr-spa tesseract-ocr-ita tesseract-ocr-pol tesseract-ocr-chi-sim"
+has_langs() {
     command -v tesseract >/dev/null || return 1
     local langs
     langs="$(tesseract --list-langs 2>/dev/null)"
-    for lang in eng deu fra nld spa ita pol; do grep -qx "$lang" <<<"$langs" || return 1; done
+    for lang in "$@"; do grep -qx "$lang" <<<"$langs" || return 1; done
 }
-if ! ocr_installed; then
+ocr_installed() { has_langs eng deu fra nld spa ita pol; }
+if ! has_langs eng deu fra nld spa ita pol chi_sim; then
     if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null \
         && say "installing Tesseract OCR with apt-get (first run only, about a minute)…" \
         && { apt-get update -qq >/dev/null 2>&1 || true; } \
         && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $OCR_PACKAGES >/dev/null 2>&1 && ocr_installed; then
         :
+    elif ocr_installed; then
+        say "Tesseract has no Simplified Chinese (as root: apt-get install tesseract-ocr-chi-sim); Chinese pages are read as Latin script"
     else
         say "OCR is not installed (as root: apt-get install $OCR_PACKAGES); scans and photos will be reviewed as unreadable"
     fi

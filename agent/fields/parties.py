@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from .. import labels
+from . import partywords
 from .checks import MAX_VALUE_CHARS
 from .identifiers import _COUNTRY_NAME
 from .page import _BLOCK_HEIGHTS, _BLOCK_WIDTH, _Column, _find_labelled, _Found, _Page
@@ -36,7 +37,7 @@ from .patterns import (
     _TOTAL_PLAIN,
     _VAT_LABELS,
 )
-from .values import _heading, _name_like, _parse_name
+from .values import _SIDE_HEADING, _heading, _name_like, _parse_name
 
 # A letterhead's name is short.
 _MAX_NAME = 60
@@ -92,6 +93,9 @@ def _read_buyer(page: _Page) -> _Found | None:
             name = _buyer_name(beside[0].text) if beside and beside[0].x0 - heading.x1 < _BLOCK_WIDTH else None
             if name is not None:
                 return _Found(name, beside[0], 0, len(name))
+            side = _beside_side_heading(page, heading)
+            if side is not None:
+                return side
         names = []
         for column in _block(page, heading)[:4]:
             if _BUYER_HEADING.match(column.text) or _SELLER_HEADING.match(column.text) or _labelled(column.head) \
@@ -166,6 +170,9 @@ def _in_seller_block(page: _Page) -> _Found | None:
         inline = _parse_name(heading.text[match.end():])
         if inline is not None:
             return _Found(inline[0], heading, match.end() + inline[1], match.end() + inline[2])
+        side = _beside_side_heading(page, heading)
+        if side is not None:
+            return side
         names = []
         for column in _block(page, heading):
             name = _parse_name(column.text)
@@ -174,6 +181,18 @@ def _in_seller_block(page: _Page) -> _Found | None:
                 names.append(_Found(name[0].rstrip(",;"), column, 0, len(column.text)))
         if names:  # a name with a legal form is the company; else the block's first name
             return next((n for n in names if _LEGAL_NAME.search(n.value)), names[0])
+    return None
+
+
+def _beside_side_heading(page: _Page, heading: _Column) -> _Found | None:
+    """The company named in the first row of a block whose heading runs down its side ("销 名称: X有限公司")."""
+    if not _SIDE_HEADING.match(heading.text):
+        return None
+    for column in page.right_of(heading):
+        legal = _LEGAL_NAME.search(column.head)
+        name = _name_before(column.text, legal.end()) if legal is not None else None
+        if legal is not None and name is not None:
+            return _Found(name, column, 0, legal.end())
     return None
 
 
@@ -432,8 +451,12 @@ _CONNECTORS = frozenset({"&", "and", "und", "et", "og", "och", "en", "y", "e", "
 
 def _legal(name: str) -> bool:
     """Whether a name ends with a legal form, a word of its own ("Acme GmbH", not "HX7 8AB")."""
-    return any(m.start() > 0 and name[m.start() - 1] in " ,." and not name[m.end():].strip(" .,")
-               for m in _LEGAL_NAME.finditer(name))
+    return any(m.start() > 0 and (name[m.start() - 1] in " ,." or _GLUED_FORM.fullmatch(m.group()) is not None)
+               and not name[m.end():].strip(" .,") for m in _LEGAL_NAME.finditer(name))
+
+
+# Chinese and Japanese forms are written onto the name ("…有限公司"): a word of their own all the same.
+_GLUED_FORM = re.compile(partywords.GLUED_LEGAL_FORM)
 
 
 def _same_name(first: str, second: str) -> bool:
@@ -537,9 +560,10 @@ def _acceptable(page: _Page, column: _Column, name: str) -> bool:
 
 
 def _table_header(page: _Page, column: _Column) -> bool:
-    """Whether a column stands in a table's header: three or more short columns on its line, none with digits."""
+    """Whether a column stands in a table's header: three or more short columns on its line, none with digits
+    or a label's value after its colon."""
     line = page.by_line[column.line]
-    short = [c for c in line if len(c.text) <= _HEADER_CELL and not re.search(r"\d", c.text)]
+    short = [c for c in line if len(c.text) <= _HEADER_CELL and not re.search(r"\d|[:\uff1a]\s*[^\W\d_]", c.text)]
     return len(line) >= _HEADER_CELLS and len(short) == len(line)
 
 

@@ -1,13 +1,15 @@
 """Party headings beyond ``agent.labels``' seven languages: who sells and who buys, as invoices of
-other countries print it (Czech and Slovak, Portuguese, the Nordic languages, Estonian, the
+other countries print it (Chinese 销售方/购买方, printed down the block's side so that one character
+starts each of its lines, Czech and Slovak, Portuguese, the Nordic languages, Estonian, the
 Spanish "Sr.(s):" before a customer's name, the American "Payable to" / "Remit to" naming the seller)."""
 
 from __future__ import annotations
 
 SELLER = (r"\b(?:(?:make\s+(?:checks?|cheques?)\s+)?payable\s+to|remit(?:tance)?\s+to|pay\s+to|"
-          r"dodavatel|dod[áa]vate[lľ]|prod[áa]vaj[íi]c[íi]|prestador(?:\s+de\s+servi[çc]os)?|"
+          r"销\s?售\s?方|销(?!\w)|dodavatel|dod[áa]vate[lľ]|prod[áa]vaj[íi]c[íi]|prestador(?:\s+de\s+servi[çc]os)?|"
           r"selger|s[äa]ljare|s[æa]lger|leverand[øo]r|leverant[öo]r|avs[äa]ndare|myyj[äa])\b")
-BUYER = (r"\b(?:odb[ěe]ratel|odberate[lľ]|kupuj[íi]c[íi]|p[řr][íi]jemce|tomador(?:\s+de\s+servi[çc]os)?|"
+BUYER = (r"\b(?:购\s?买\s?方|购(?!\w)|"
+         r"odb[ěe]ratel|odberate[lľ]|kupuj[íi]c[íi]|p[řr][íi]jemce|tomador(?:\s+de\s+servi[çc]os)?|"
          r"destinat[áa]rio|kj[øo]per|k[öo]pare|k[øo]ber|mottaker|mottagare|modtager|fakturaadresse|"
          r"leveringsadresse|maksja|ostja|se[ñn]or(?:es)?|sr(?:es)?\.?\s?\(s\)|sr(?:es)?\.(?=\s*:)|"
          r"messrs\.?|firma(?=\s*$)|herrn)(?![^\W\d_])")
@@ -19,6 +21,7 @@ LEGAL_FORM = (r"(?:A/S|ApS|ASA|AS|AB|Oyj|Oy|OÜ|O[UÜ]|s\.\s?r\.\s?o\.|S\.\s?R\.
               r"Bhd\.?|BHD\.?|Pvt\.?\s?Ltd\.?|PVT\.?\s?LTD\.?|Private\s+Limited|Pte\.?\s?Ltd\.?|PTE\.?\s?LTD\.?|"
               r"Corporation|CORPORATION|Company|COMPANY|Co\.|CO\.|Incorporated|eG|e\.G\.|SE|S\.E\.|Lda\.?|ehf\.?|hf\.?|"
               r"K\.K\.|b\.\s?v\.|n\.\s?v\.|株式会社|有限公司|公司)")
+GLUED_LEGAL_FORM = r"株式会社|有限公司|公司"
 # Words saying a number on the page is a third party's: the bank, a payment or collection service, an
 # agent acting for the seller, a carrier, an insurer.
 THIRD_PARTY = (r"(?<![^\W\d_])(?:on\s+behalf\s+of|acting\s+for|agent|im\s+auftrag|in\s+vertretung|"

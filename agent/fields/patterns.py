@@ -47,7 +47,7 @@ _PAYEE_LABEL = _compile(labels.PAYEE)
 _CURRENCY_LABEL = _compile(labels.CURRENCY)
 # "Käufer/Leistungsempfänger:", "Bill to address:"
 _HEADING_END = (r"(?:\s*[/&]\s*[^\W\d_]+)?(?:\s+(?:address|adresse|anschrift|adres|direcci[óo]n|indirizzo|adres|"
-                r"details|information|info|data|dane|datos|dati|gegevens|angaben))?\s*(?P<colon>:)?")
+                r"details|information|info|data|dane|datos|dati|gegevens|angaben|名\s*称))?\s*(?P<colon>[:\uff1a])?")
 _SELLER_WORDS = f"{labels.SELLER}|{partywords.SELLER}"
 _BUYER_WORDS = f"{labels.BUYER}|{partywords.BUYER}"
 _SELLER_HEADING = re.compile(rf"^\W{{0,3}}(?:{_SELLER_WORDS}){_HEADING_END}", re.IGNORECASE)
@@ -57,9 +57,12 @@ _POSTCODE = re.compile(r"(?:[A-Z]{1,2}[- ]?)?\d{4,5}(?:[- ]\d{3})? [^\W\d_]")
 _SENDER_SEPARATOR = re.compile(r" [|·•–-] |, ")
 # Columns looked at for a return-address line (it is near the top of the first page).
 _SENDER_SCAN = 80
-_NAME_LABEL = re.compile(r"\s*(?:name|nom|naam|nombre|nome|nazwa|firma|raison\s+sociale)\s*:\s*", re.IGNORECASE)
+_NAME_LABEL = re.compile(r"\s*(?:name|nom|naam|nombre|nome|nazwa|firma|raison\s+sociale|名\s*称)\s*[:\uff1a]\s*",
+                         re.IGNORECASE)
 _PARTY_WORD = re.compile(rf"{_SELLER_WORDS}|{_BUYER_WORDS}|\bname\b", re.IGNORECASE)
-_LEGAL_NAME = re.compile(rf"(?<![^\W\d_])(?:{partywords.LEGAL_FORM}|{labels.LEGAL_FORM})(?![^\W\d_])")
+# A Chinese or Japanese form ends the name it is written onto, with no space ("…有限公司").
+_LEGAL_NAME = re.compile(rf"(?<![^\W\d_])(?:{partywords.LEGAL_FORM}|{labels.LEGAL_FORM})(?![^\W\d_])|"
+                         rf"(?:{partywords.GLUED_LEGAL_FORM})(?![^\W\d_])")
 
 # Amounts: 1.234,56 / 1,234.56 / 1 234,56 / 1'234.56 / 1234.5 / 1234; never a percentage.
 _AMOUNT = re.compile(r"(?<![\d.,])(?P<sign>[-\u2212]\s?)?(?P<int>\d{1,3}(?:[.,'’\u00a0\u202f ]\d{3})++|\d++)"
@@ -82,7 +85,8 @@ _CURRENCY_NAME = re.compile("|".join(sorted((re.escape(n) + "s?" for n in _CURRE
 _CURRENCY_SIGN = re.compile(r"(?<![A-Za-z])(?:US|AU|CA|NZ|HK|MX|[RACS])\$|€|\$|£|¥|₹|zł|元|円|"
                             r"(?<![A-Za-z])(?:Fr\.|CHF|kr|Rs\.?|Kč|Ft|RMB)(?![A-Za-z])")
 # Dates: numeric day-first (or ISO), and with a month name in any of the seven languages.
-_NUMERIC_DATE = re.compile(r"(?<!\d)(?:(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})|"
+# ISO, day-first with one separator, and the Chinese and Japanese "2018年03月23日".
+_NUMERIC_DATE = re.compile(r"(?<!\d)(?:(?P<y>\d{4})(?:-|\s?年\s?)(?P<m>\d{1,2})(?:-|\s?月\s?)(?P<d>\d{1,2})|"
                            r"(?P<d2>\d{1,2})(?P<s>[./-]|\. )(?P<m2>\d{1,2})(?P=s)(?P<y2>\d{4}|\d{2}))(?![\d.,]\d)")
 _DAY_MONTH = re.compile(r"(?<!\d)(?P<d>\d{1,2})(?:\.|er|st|nd|rd|th|º|°)?[ \t\u00a0\-/]{0,3}(?:de |of )?"
                         r"(?P<m>[^\W\d_]{3,12})\.?[ \t\u00a0\-/,]{0,3}(?:de |del )?(?P<y>\d{4})(?!\d)")

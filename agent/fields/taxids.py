@@ -88,6 +88,7 @@ WORLD_LABELS: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
     (re.compile(r"\b(?:NIPC|NIF|contribuinte)\b(?:\s*n\.?[°º])?", re.IGNORECASE), ("PT",)),
     (re.compile(r"\bOIB\b", re.IGNORECASE), ("HR",)),
     (re.compile(r"(?<![^\W\d_])ИНН(?![^\W\d_])"), ("RU",)),
+    (re.compile(r"纳\s?税\s?人\s?识\s?别(?:\s?[^\W\d_])?"), ("CN",)),  # 号, or what OCR made of it
     # A generic label: the number's prefix, or the seller's country, tells its scheme.
     (re.compile(r"\b(?:tax\s*(?:id(?:entification)?|reg(?:istration)?)\b\.?(?:\s*(?:no\b\.?|number|#))?|"
                 r"tax\s*(?:no\b\.?|number)|TIN\b|TRN\b|taxpayer\s+id(?:entification)?(?:\s+number)?|"

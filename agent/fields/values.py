@@ -37,14 +37,18 @@ from .patterns import (
     _VAT_SHAPE,
 )
 
+# A heading printed down its block's side, one character a line (a Chinese invoice's 销售方 and 购买方):
+# its first character starts the block's first row.
+_SIDE_HEADING = re.compile(r"^\W{0,3}[销购](?!\w)")
+
 
 def _heading(text: str) -> bool:
-    """A block heading: the label alone, or followed by a colon ("Bill to:", "Lieferant: X")."""
+    """A block heading: the label alone, followed by a colon ("Bill to:", "Lieferant: X"), or down the block's side."""
     for pattern in (_SELLER_HEADING, _BUYER_HEADING):
         match = pattern.match(text)
         if match is not None:
             rest = text[match.end():].strip()
-            return not rest or match.group("colon") is not None
+            return not rest or match.group("colon") is not None or _SIDE_HEADING.match(text) is not None
     return False
 
 

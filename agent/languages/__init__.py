@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import cs, da, de, en, es, et, fr, it, nl, no, pl, pt, sv
+from . import cs, da, de, en, es, et, fr, it, nl, no, pl, pt, sv, zh
 
-MODULES: tuple[ModuleType, ...] = (en, de, fr, nl, es, it, pl, no, sv, da, pt, cs, et)
+MODULES: tuple[ModuleType, ...] = (en, de, fr, nl, es, it, pl, no, sv, da, pt, cs, et, zh)
 # What a language module may define: each is assembled by ``agent.labels`` (``MONTHS`` into the month names).
 ENTRIES = ("INVOICE_NUMBER", "RECEIPT_NUMBER", "TRANSACTION_NUMBER", "INVOICE_TITLE",
            "INVOICE_DATE", "DUE_DATE", "OTHER_DATE",

@@ -34,7 +34,7 @@ from jobs.errors import DamagedDocument
 
 from .. import documents
 from ..layout import Layout, Line, Word, _lines
-from . import embedded, margins
+from . import embedded, ink, margins, script
 from .language import DETECT_BANDS, DETECT_DPI, DETECT_WORDS, language, told
 from .scans import (
     DPI,
@@ -233,6 +233,8 @@ def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int,
         languages = language(found)
         if languages == LANGUAGES and len(found) * len(bands) / max(read_bands, 1) > DENSE_WORDS:
             languages = "eng"  # a dense page: see DENSE_WORDS
+        if told(found) is None and script.needs_script(found, legible=_legible(found)):
+            languages = script.languages_for(tesseract, image, dpi) or languages
         if len(found) >= DETECT_WORDS:
             result.languages = languages
             result.scale = _scale_for(found, factor)
@@ -243,6 +245,8 @@ def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int,
                              Image.Resampling.BOX)
         dpi *= result.scale
     words = tesseract.read(image, dpi, languages)
+    if script.reads_cjk(languages):
+        words = script.glued(words)
     margin_lines, strips = margins.read_margins(tesseract, image, dpi, words, languages=languages,
                                                   number=number)
     if strips:  # what the line-by-line reading made of the turned print there is noise
@@ -305,8 +309,8 @@ def _turn(tesseract: _Engine, small: Any, dpi: float, found: list[_Found]) -> tu
 
 
 def _rendered(content: bytes, number: int) -> tuple[Any, float] | None:
-    """The page rendered in 8-bit grey at DPI (less for a huge page), as a PIL image; None for a
-    page with nothing drawn on it."""
+    """The page rendered at DPI (less for a huge page), as an 8-bit grey PIL image whose coloured print
+    reads dark (``ink``); None for a page with nothing drawn on it."""
     import pypdfium2 as pdfium
 
     try:
@@ -320,9 +324,9 @@ def _rendered(content: bytes, number: int) -> tuple[Any, float] | None:
                 return None
             width, height = page.get_size()
             dpi = _dpi_for(width / 72.0, height / 72.0)
-            bitmap = page.render(scale=dpi / 72.0, grayscale=True, may_draw_forms=True)
+            bitmap = page.render(scale=dpi / 72.0, may_draw_forms=True)  # in colour: ``ink``
             try:
-                return bitmap.to_pil().convert("L"), dpi
+                return ink.grey(bitmap.to_pil()), dpi
             finally:
                 bitmap.close()
         finally:

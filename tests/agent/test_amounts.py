@@ -350,3 +350,33 @@ def test_a_total_on_an_appended_page_never_replaces_the_invoices_amount_due():
     lines += [Line(page=2, words=[], text=t) for t in ("WORK ORDER 77", "Parts and labour", "Total        980.00")]
     found = fields.read_fields(Layout(pages=2, lines=lines, sizes=[]), today=TODAY)["total_amount"]
     assert found["value"] == "120.00"
+
+
+# A Chinese VAT invoice as OCR reads it: the party blocks labelled down their side (购买方, 销售方), one
+# character a row, the totals row's net and tax, and the total in words and in figures (小写).
+CHINESE_INVOICE = (
+    "上海增值税电子普通发票        发票号码: 00412973\n"
+    "开票日期: 2025年11月07日\n"
+    "购        名    称 : 杭州青禾文具有限公司\n"
+    "买        纳税人识别号: 91330102MA27XY8L16\n"
+    "方        地址、电话: 杭州市西湖区文三路 88 号 0571-5550188\n"
+    "项目名称        数量        金额        税率        税额\n"
+    "*纸制品*复印纸        40        1,800.00        13%        234.00\n"
+    "合        计        ¥1,800.00        ¥234.00\n"
+    "价税合计 (大写)        贰仟零叁拾肆元整        (小写) ¥2,034.00\n"
+    "销        名    称 : 上海蓝湾纸业有限公司\n"
+    "售        纳税人识别号: 91310115MA1H7K3Q5N\n"
+    "方        地址、电话: 上海市浦东新区张江路 12 号 021-5550123\n")
+
+
+def test_a_chinese_vat_invoice_names_the_seller_of_its_side_labelled_block():
+    found = read(CHINESE_INVOICE)
+    assert [found[n]["value"] for n in ("supplier_name", "vat_id", "invoice_number", "invoice_date", "total_amount",
+                                        "currency")] == [
+        "上海蓝湾纸业有限公司", "91310115MA1H7K3Q5N", "00412973", "2025-11-07", "2034.00", "CNY"]
+    assert found["buyer_name"]["value"] == "杭州青禾文具有限公司"
+
+
+def test_a_chinese_taxpayer_id_label_misread_in_its_last_character_still_names_the_id():
+    text = CHINESE_INVOICE.replace("售        纳税人识别号", "售        纳税人识别王")
+    assert read(text)["vat_id"]["value"] == "91310115MA1H7K3Q5N"
