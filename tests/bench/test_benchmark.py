@@ -91,15 +91,20 @@ def test_workerbench_drains_through_real_runworkers_and_a_bare_loop():
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    lines = [line for line in done.stdout.splitlines() if "runworkers" in line and "bare loop" in line]
+    lines = [line for line in done.stdout.splitlines()
+             if "runworkers" in line and "bare loop" in line and "jobs/s" in line]
     assert len(lines) == 2, done.stdout
+    # The batched bare loop is the reference beside the one-job loop, with and without start writes.
+    assert all("batched bare loop" in line and "batched + starts" in line for line in lines), lines
     assert "claims per worker [40]" in lines[0]
     assert "scaling (runworkers)" in done.stdout
     # huey drained the same jobs at the same process counts, and the targets are judged.
     assert all("huey" in line for line in lines), done.stdout
     targets = [t for t in done.stdout.split("Targets:")[1].splitlines() if t.strip()]
     assert [t.split(": ")[0].removeprefix("  MET     ").removeprefix("  NOT MET ") for t in targets] == [
-        "SQLite, 1 process", "SQLite, 2 processes", "SQLite, fairness on"], targets
+        "SQLite, 1 process", "SQLite, 2 processes", "SQLite, 1 process", "SQLite, 2 processes",
+        "SQLite, fairness on"], targets
+    assert sum("of the batched bare loop" in t for t in targets) == 2, targets
     # 40 jobs of 10 tenants (4 each) with tenants taking turns and first come, first served:
     # with each tenant's jobs submitted together, the first ten claims serve every tenant only
     # when tenants take turns, and the first three tenants' backlogs otherwise.
