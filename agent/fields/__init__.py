@@ -101,6 +101,19 @@ def find(text: str, name: str) -> str | None:
     return (item.printed or item.value).strip()[:MAX_VALUE_CHARS] or None
 
 
+# The page prints more than one account of the issuer's to pay into.
+TWO_ACCOUNTS = ("the invoice prints more than one bank account: check which one to pay (a changed account is a "
+                "known fraud pattern: confirm a new one with the supplier, on a number you already know)")
+
+
+def _two_accounts(result: dict[str, Any], item: _Found | None, page: _Page) -> None:
+    """An IBAN read while the page prints another of the issuer's: to check, with each account."""
+    rivals = page.memo.get("iban_rivals")
+    if rivals and item is not None and result.get("status") == "present":
+        result.update(status="to_check", detail=TWO_ACCOUNTS,
+                      candidates=[{"value": c.value, "evidence": c.evidence(page.layout)} for c in (item, *rivals)])
+
+
 def read_fields(layout: Layout, *, country: str | None = None, today: date | None = None) -> dict[str, dict[str, Any]]:
     """Every required checked read off the layout and checked, each with its evidence."""
     page = _Page(layout)
@@ -152,6 +165,7 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
             elif total_note and checked.status == "present":
                 result["detail"] = total_note
         results[name] = result
+    _two_accounts(results["iban"], found["iban"], page)
     results.update(read_terms(page, layout, found))  # the due date, net and VAT amounts (ALSO_READ)
     buyer = _find_buyer(page)
     results["buyer_name"] = {**(Field("present", buyer.value, "read from the buyer's block") if buyer else

@@ -190,7 +190,22 @@ def _find_iban(page: _Page) -> _Found | None:
             if token is not None:
                 found.append(_Found(token, column, shape.start(), shape.start() + len(token), rank=1,
                                     role="buyer" if page.role(column) == "buyer" else ""))
-    return _best_identifier(page, found)
+    best = _best_identifier(page, found)
+    if best is not None and _iban_valid(best.value):
+        page.memo["iban_rivals"] = _other_accounts(best, found)
+    return best
+
+
+def _other_accounts(best: _Found, found: list[_Found]) -> list[_Found]:
+    """The issuer's other valid IBANs on the page, once each: two accounts to pay into are two
+    readings of one field (a "new bank details" line beside the old account is a known fraud)."""
+    own = "".join(best.value.split()).upper()
+    others: dict[str, _Found] = {}
+    for item in found:
+        account = "".join(item.value.split()).upper()
+        if item.role not in ("buyer", "third") and account != own and _iban_valid(item.value):
+            others.setdefault(account, item)
+    return list(others.values())
 
 
 def _iban_continued(page: _Page, item: _Found) -> _Found:
