@@ -190,7 +190,7 @@ def drive_to(job, state: str, *, now):
 # views, and benchmark smoke runs; and, in the readers' folders, every test that asks for no
 # database at all.
 _ONCE = ("tests/browser/", "tests/deploy/test_nginx.py", "tests/tasks/test_benchmark.py",
-         "tests/bench/test_benchmark.py::test_workerbench_drains",
+         "tests/bench/test_workerbench.py",
          "tests/bench/test_benchmark.py::test_queuebench_drains", "tests/bench/test_loadbench.py")
 # The lease lab makes its own SQLite file whatever DATABASE_URL says; the layout, the settings'
 # validation and the log format never reach a store.

@@ -24,6 +24,7 @@ LONGEST_FIRST = (
     "tests/partition/",
     "tests/browser/test_alices_pages.py",
     "tests/bench/test_benchmark.py",
+    "tests/bench/test_workerbench.py",
     "tests/fuzz/",
     "tests/browser/test_watch_a_job.py",
     "tests/agent/test_real_invoices.py",
