@@ -126,3 +126,21 @@ def login(new_context):
         return page
 
     return login_
+
+
+def completed_review(user, name: str, result: dict, *, key: str, text: str = ""):
+    """A review of the document ``name`` completed with ``result`` and the kind's own summary, as a
+    worker completes one (``key``: the submission's operation key; ``text``: the document's)."""
+    from jobs import kinds, queue
+    from jobs.clock import system_clock
+    from jobs.document_store import Upload
+
+    now = system_clock.now()
+    job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+                       operation_key=key, now=now,
+                       document=Upload((text or f"Invoice {name}").encode(), name, "text/plain")).job
+    claim = queue.claim(now=now, worker="browser-test")
+    assert claim is not None and claim.job_id == job.pk
+    summary = kinds.get("document_review").summarize(result)
+    assert queue.complete(job_id=job.pk, epoch=claim.epoch, result=result, now=system_clock.now(), summary=summary)
+    return job

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from jobs import kinds, queue
+from jobs import queue
 from jobs.clock import system_clock
 from jobs.document_store import Upload
 from tests.web.conftest import evidenced_review_result
 
 from .audit import WIDTHS, audit
-from .conftest import off_loop
+from .conftest import completed_review, off_loop
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -21,15 +21,7 @@ ALICE = ("alice", "alice-pass-123")
 
 def reviewed(alice, name: str, result: dict):
     """A review of ``name`` completed with ``result`` and the kind's own summary, as a worker completes one."""
-    now = system_clock.now()
-    job = queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
-                       operation_key=f"evidence-{name}", now=now,
-                       document=Upload(f"Invoice {name}".encode(), name, "text/plain")).job
-    claim = queue.claim(now=now, worker="browser-test")
-    assert claim is not None and claim.job_id == job.pk
-    summary = kinds.get("document_review").summarize(result)
-    assert queue.complete(job_id=job.pk, epoch=claim.epoch, result=result, now=system_clock.now(), summary=summary)
-    return job
+    return completed_review(alice, name, result, key=f"evidence-{name}")
 
 
 def inside(inner: dict, outer: dict) -> bool:

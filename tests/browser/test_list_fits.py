@@ -15,14 +15,12 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from jobs import kinds, queue
-from jobs.clock import system_clock
-from jobs.document_store import Upload, read
+from jobs.document_store import read
 from jobs.models import Job
 from tests.web.conftest import review_document, review_result
 
 from .audit import audit, overflow
-from .conftest import off_loop
+from .conftest import completed_review, off_loop
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -52,15 +50,7 @@ def reviewed(user, name: str, supplier: str, n: int, *, flagged: str = "") -> Jo
                                             "detail": "the invoice date is more than ten years old"}
     if flagged == "currency":  # a flagged currency: the total still shows it
         result["fields"]["currency"] = {"status": "malformed", "value": "CHF", "detail": "not the supplier's usual"}
-    now = system_clock.now()
-    job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                       operation_key=f"fits-{n}", now=now,
-                       document=Upload(f"Invoice {n}".encode(), name, "text/plain")).job
-    claim = queue.claim(now=now, worker="browser-test")
-    assert claim is not None and claim.job_id == job.pk
-    summary = kinds.get("document_review").summarize(result)
-    assert queue.complete(job_id=job.pk, epoch=claim.epoch, result=result, now=system_clock.now(), summary=summary)
-    return job
+    return completed_review(user, name, result, key=f"fits-{n}", text=f"Invoice {n}")
 
 
 def set_up(make_member):

@@ -15,7 +15,7 @@ from tests.pdfs import factur_x_with_page
 from tests.web.conftest import review_document
 
 from .audit import audit
-from .conftest import off_loop
+from .conftest import completed_review, off_loop
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -107,19 +107,7 @@ def test_alice_unticks_a_request_before_copying_the_message(make_member, login):
 
 def completed(user, name: str, result: dict) -> Job:
     """A review of ``name`` completed with ``result``, as a worker completes one."""
-    from jobs import kinds, queue
-    from jobs.clock import system_clock
-    from jobs.document_store import Upload
-
-    now = system_clock.now()
-    job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                       operation_key=f"verdict-{name}", now=now,
-                       document=Upload(f"Invoice {name}".encode(), name, "text/plain")).job
-    claim = queue.claim(now=now, worker="browser-test")
-    assert claim is not None and claim.job_id == job.pk
-    summary = kinds.get("document_review").summarize(result)
-    assert queue.complete(job_id=job.pk, epoch=claim.epoch, result=result, now=system_clock.now(), summary=summary)
-    return job
+    return completed_review(user, name, result, key=f"verdict-{name}")
 
 
 def accepted_reasons(job_id: int) -> list[str]:

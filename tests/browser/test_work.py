@@ -14,7 +14,7 @@ from jobs.models import Job
 from tests.web.conftest import review_result
 
 from .audit import audit
-from .conftest import off_loop
+from .conftest import completed_review, off_loop
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -25,15 +25,7 @@ TAP = 44
 def reviewed(user, name: str) -> Job:
     """A review of ``name`` completed with an IBAN to correct (it needs action), as a worker completes one."""
     result = review_result(iban_status="malformed")
-    now = system_clock.now()
-    job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                       operation_key=f"work-{name}", now=now,
-                       document=Upload(f"Invoice {name}".encode(), name, "text/plain")).job
-    claim = queue.claim(now=now, worker="browser-test")
-    assert claim is not None and claim.job_id == job.pk
-    summary = kinds.get("document_review").summarize(result)
-    assert queue.complete(job_id=job.pk, epoch=claim.epoch, result=result, now=system_clock.now(), summary=summary)
-    return job
+    return completed_review(user, name, result, key=f"work-{name}")
 
 
 def needing(page) -> int:
