@@ -219,11 +219,6 @@ def review(path: Path, *, ignore_xml: bool, today: date, tenant: Tenant | None =
     return {**checked, "cpu": time.process_time() - cpu}
 
 
-def blocking(findings: list[Any]) -> bool:
-    """Whether a finding blocks paying (every finding in words does; a structured one says)."""
-    return any(not isinstance(f, dict) or f.get("blocks", True) for f in findings)
-
-
 def run(folder: Path, *, ignore_xml: bool = False, details: bool = False, everything: bool = False,
         today: date | None = None) -> Bench:
     """Read every document ``folder/truth.json`` names, and count what the review got right
@@ -255,7 +250,7 @@ def run(folder: Path, *, ignore_xml: bool = False, details: bool = False, everyt
             continue
         bench.cpu.append(checked["cpu"])
         bench.read += 1
-        bench.flagged += blocking(checked["findings"])
+        bench.flagged += bool(findings.standing(checked["findings"]))  # a finding that blocks paying
         bench.outcomes[relative] = workflow.summarize(checked).outcome
         bench.ok += bench.outcomes[relative] == "ok"
         bench.findings[relative] = [f if isinstance(f, dict) else {"words": str(f)} for f in checked["findings"]]
