@@ -96,6 +96,14 @@ def key(finding: dict[str, Any]) -> str:
     return f"{finding.get('code', LEGACY)}:{finding.get('field') or ''}:{digest}"
 
 
+def line(finding: dict[str, Any]) -> str:
+    """A finding as one line (the note, the CSV): its words, and who accepted it and why, once accepted."""
+    accepted = finding.get("accepted")
+    if isinstance(accepted, dict):
+        return f"{finding['words']} (accepted by {accepted.get('by') or 'a member'}: {accepted.get('reason') or ''})"
+    return str(finding["words"])
+
+
 def words(items: Any) -> list[str]:
     """Each finding's sentence (strings and dicts alike)."""
     return [f["words"] for f in (read(item) for item in items or []) if f is not None]

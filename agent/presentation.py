@@ -332,7 +332,7 @@ def export_columns(result: dict[str, Any]) -> dict[str, str | Decimal | date]:
         columns["Issues"] = "; ".join(issues) if readable else "no readable text: nothing was read"
     if columns and isinstance(result.get("reading"), str):
         columns["Read from"] = reading.source_words(result["reading"]).removeprefix("Read from ").rstrip(".")
-        columns["Findings"] = " | ".join(_finding_words(f) for f in findings_.of(result))
+        columns["Findings"] = " | ".join(findings_.line(f) for f in findings_.of(result))
     corrected = [_corrected_words(name, field) for name, field in _fields(result).items()
                  if isinstance(field, dict) and isinstance(field.get("correction"), dict)]
     if corrected:  # the values above are the corrected ones; what the review read is kept here
@@ -355,13 +355,6 @@ def tally(result: dict[str, Any]) -> str:
     if "missing" in statuses:
         return "not found"
     return "OK"
-
-
-def _finding_words(finding: dict[str, Any]) -> str:
-    accepted = finding.get("accepted")
-    if isinstance(accepted, dict):
-        return f"{finding['words']} (accepted by {accepted.get('by')}: {accepted.get('reason')})"
-    return finding["words"]
 
 
 def list_columns(result: dict[str, Any]) -> dict[str, str]:

@@ -175,7 +175,7 @@ def review_note(checked: dict[str, Any], *, tone: str = "neutral") -> str:
     readable = checked.get("readable", checked.get("has_text", True))
     reading_ = checked.get("reading") or "text"
     found_findings = findings_.of(checked)
-    findings = [_finding_line(f) for f in found_findings]
+    findings = [findings_.line(f) for f in found_findings]
     sorted_ = _sorted_fields(found_fields)
     lines = _note_head(checked, sorted_, findings, readable=readable, reading_=reading_)
     if readable:
@@ -366,14 +366,6 @@ def needs_phone_check(findings: list[Any]) -> bool:
     """A standing finding about the bank account that does not already say to phone the supplier."""
     standing = findings_.standing(findings)
     return findings_.about_bank(standing) and not any("by phone" in f["words"].lower() for f in standing)
-
-
-def _finding_line(finding: dict[str, Any]) -> str:
-    """A finding in the note: its words, and who accepted it and why, once accepted."""
-    accepted = finding.get("accepted")
-    if isinstance(accepted, dict):
-        return f"{finding['words']} (accepted by {accepted.get('by') or 'a member'}: {accepted.get('reason') or ''})"
-    return finding["words"]
 
 
 def _failed(field: dict[str, Any]) -> str:
