@@ -97,8 +97,8 @@ def fill(ctx: JobContext, extracted: dict[str, Any], checked: dict[str, Any]) ->
     return {**checked, "fields": found, "findings": findings_.of({"findings": [*checked.get("findings", []), *made]})}
 
 
-def suggest(ctx: JobContext, text: str, fields: dict[str, dict], layout_lines: Iterable[Any] | None = None,
-            ) -> tuple[dict[str, dict], list[str]]:
+def suggest(ctx: JobContext, text: str, fields: dict[str, dict[str, Any]], layout_lines: Iterable[Any] | None = None,
+            ) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Our ``fields`` with the model's verified values filled in where ours are missing or to check,
     and the findings for Alice (values not found in the document, an unreadable answer).
 
@@ -243,8 +243,8 @@ def document_lines(text: str, layout_lines: Iterable[Any] | None = None) -> list
     return [replace(line, text=text) for line, text in zip(lines, blanked, strict=True) if text.strip()]
 
 
-def merge(fields: dict[str, dict], answer: dict[str, Any], lines: list[DocLine], wanted: list[str], *,
-          today: date | None = None) -> tuple[dict[str, dict], list[str]]:
+def merge(fields: dict[str, dict[str, Any]], answer: dict[str, Any], lines: list[DocLine], wanted: list[str], *,
+          today: date | None = None) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Our fields with each suggestion found in the document, checked, filled in; and the findings."""
     if answer.get("unreadable"):
         return fields, [UNREADABLE]

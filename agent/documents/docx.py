@@ -101,7 +101,7 @@ def _zip_declared_parts(content: bytes) -> int | None:
     at = content.rfind(_ZIP_END, max(0, len(content) - 22 - 0xFFFF))
     if at < 0 or at + 22 > len(content):
         return None
-    (entries,) = struct.unpack_from("<H", content, at + 10)
+    entries: int = struct.unpack_from("<H", content, at + 10)[0]
     return entries
 
 
@@ -178,7 +178,7 @@ class _DocxText:
         if self.size > MAX_TEXT_CHARS:
             raise _Enough
 
-    def start(self, name: str, attributes: dict) -> None:
+    def start(self, name: str, attributes: dict[str, str]) -> None:
         self.elements += 1
         if self.elements > MAX_DOCX_ELEMENTS:
             raise DocumentTooComplex(f"the DOCX has more than {MAX_DOCX_ELEMENTS:,} XML elements in its text; "

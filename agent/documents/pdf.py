@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+from typing import TYPE_CHECKING
 
 from jobs.errors import AcceptanceError, DamagedDocument, DocumentTooComplex, PayloadTooLarge, UnsupportedDocument
 
@@ -18,10 +19,13 @@ from .rules import (
     _check_pages,
 )
 
+if TYPE_CHECKING:
+    from pypdf import PdfReader
+
 log = logging.getLogger("agent.documents")
 
 
-def _pdf_reader(content: bytes):
+def _pdf_reader(content: bytes) -> tuple[PdfReader, int]:
     """A pypdf reader and the page count, once the PDF's declared structure is within limits.
 
     Reads the cross-reference table(s) and the page tree, never a content stream. pypdf
@@ -63,7 +67,7 @@ NEEDS_PASSWORD = ("the PDF is protected by a password that is needed to open it;
                   "(save or print it as a new PDF)")
 
 
-def _open_without_password(reader) -> None:
+def _open_without_password(reader: PdfReader) -> None:
     """Open a PDF encrypted with an empty user password, refuse one that needs a password to open.
 
     An "owner password" only restricts printing or copying in a viewer: anyone may open the
@@ -118,10 +122,14 @@ def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
     return False
 
 
-def _declared_pages(reader) -> int | None:
+def _declared_pages(reader: PdfReader) -> int | None:
     """The page tree's declared /Count: refuses a long PDF before walking its tree."""
+    from pypdf.generic import DictionaryObject
+
     try:
-        count = reader.trailer["/Root"]["/Pages"]["/Count"]
+        root = reader.trailer["/Root"]
+        tree = root["/Pages"] if isinstance(root, DictionaryObject) else None
+        count = tree["/Count"] if isinstance(tree, DictionaryObject) else None
     except (KeyError, TypeError, AttributeError):
         return None
     return count if isinstance(count, int) else None

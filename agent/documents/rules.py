@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zipfile
+from typing import Any
 
 from jobs.errors import InvalidPayload, PayloadTooLarge, Reason, UnsupportedDocument
 
@@ -71,7 +72,7 @@ DAMAGED_PDF = "the PDF is damaged and cannot be read; submit a new copy"
 DAMAGED_DOCX = "the DOCX is damaged and cannot be read; submit a new copy"
 
 
-def check_input(*, payload: dict, has_document: bool) -> None:
+def check_input(*, payload: dict[str, Any], has_document: bool) -> None:
     """A review needs something to review: an uploaded document or inline ``text``."""
     if not has_document and not payload.get("text"):
         raise InvalidPayload(NO_INPUT, field="payload.text", reason=Reason.NO_INPUT)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agent import documents
 from jobs.errors import DocumentUnpacksTooLarge
 
 from .parsing import MAX_XML_BYTES, _root_kind
+
+if TYPE_CHECKING:
+    from pypdf import PdfReader
+    from pypdf.generic import EmbeddedFile
 
 log = logging.getLogger("agent.einvoice")
 
@@ -51,9 +55,9 @@ def find_xml(content: bytes, media_type: str) -> tuple[str, bytes] | None:
     return None
 
 
-def _xml_attachments(reader) -> list[tuple[str, Any]]:
+def _xml_attachments(reader: PdfReader) -> list[tuple[str, EmbeddedFile]]:
     """The PDF's embedded files named ``*.xml``, at most MAX_ATTACHMENTS looked at."""
-    found: list[tuple[str, Any]] = []
+    found: list[tuple[str, EmbeddedFile]] = []
     try:
         for number, entry in enumerate(reader.attachment_list):
             if number >= MAX_ATTACHMENTS:
@@ -71,7 +75,7 @@ def _attachment_rank(name: str) -> int:
     return INVOICE_ATTACHMENTS.index(lowered) if lowered in INVOICE_ATTACHMENTS else len(INVOICE_ATTACHMENTS)
 
 
-def _attachment_content(name: str, entry) -> bytes | None:
+def _attachment_content(name: str, entry: EmbeddedFile) -> bytes | None:
     """The attachment's bytes, unpacked to at most MAX_XML_BYTES; None if unreadable."""
     from pypdf import apply_configuration
     from pypdf.errors import LimitReachedError

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+from typing import Any, TypeAlias
 
 from agent import documents
 
@@ -15,6 +16,10 @@ CII = "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100"
 ZUGFERD_1 = "urn:ferd:CrossIndustryDocument:invoice:1p0"
 UBL_INVOICE = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"
 UBL_CREDIT_NOTE = "urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2"
+# An lxml element. lxml ships no type information and its stubs are no dependency of ours, so
+# to mypy an element is Any; the alias names what the value is.
+Element: TypeAlias = Any
+
 ROOTS = {
     (CII, "CrossIndustryInvoice"): "cii",
     (ZUGFERD_1, "CrossIndustryDocument"): "zugferd1",
@@ -27,7 +32,7 @@ class _Refused(Exception):
     """The XML is not read; the message says why, in plain words."""
 
 
-def _parse(xml: bytes, *, root_only: bool = False):
+def _parse(xml: bytes, *, root_only: bool = False) -> Element:
     """The XML's root element, parsed without DTD, entities or network, within the limits.
 
     Raises _Refused with a plain-words reason when it is not read. ``root_only`` stops at the
@@ -75,8 +80,8 @@ _TOO_MANY_ELEMENTS = (f"the e-invoice XML has more than {MAX_XML_ELEMENTS:,} ele
 DTD_REFUSED = "the XML declares a DTD (a document type), which e-invoices never do; not read"
 
 
-def _syntax_finding(exc) -> str:
-    message = str(exc.msg if getattr(exc, "msg", None) else exc)
+def _syntax_finding(exc: Exception) -> str:
+    message = str(getattr(exc, "msg", None) or exc)
     if "depth" in message.lower():
         return "the e-invoice XML is nested far deeper than any invoice; not read"
     message = re.sub(r"\s*\(<string>, line \d+\)\s*$", "", message)
@@ -97,7 +102,7 @@ def _root_kind(xml: bytes) -> str | None:
     return ROOTS.get(_qname(root))
 
 
-def _qname(element) -> tuple[str, str]:
+def _qname(element: Element) -> tuple[str, str]:
     from lxml import etree
 
     if not isinstance(element.tag, str):

@@ -73,7 +73,8 @@ def _find_buyer(page: _Page) -> _Found | None:
     """The buyer's name (``_read_buyer``), read once per page: the supplier's evidence weighs it too."""
     if "buyer" not in page.memo:
         page.memo["buyer"] = _read_buyer(page)
-    return page.memo["buyer"]
+    found: _Found | None = page.memo["buyer"]
+    return found
 
 
 def _read_buyer(page: _Page) -> _Found | None:
