@@ -162,14 +162,14 @@ def ask(ctx: JobContext, client: planners.ChatCompletionsPlanner, document: str)
         log.info("job %s: asking the model to read the fields", ctx.job_id)
         request_id = ""
         try:
-            reply = client._post(body, key=key, timeout=timeout)
-        except planners._Busy as busy:
+            reply = client.post(body, key=key, timeout=timeout)
+        except planners.Busy as busy:
             ctx.clear_external_start("model answered 429")
             until = ctx.now() + busy.retry_after
             queue.hold_provider(until=until)  # every worker holds off, not just this one
             raise JobDeferred(until, f"model provider busy (429), retry after "
                                      f"{busy.retry_after.total_seconds():.0f} s") from None
-        except planners._Settled as settled:  # answered with an error or never reached: nothing happened
+        except planners.Settled as settled:  # answered with an error or never reached: nothing happened
             if settled.retryable:
                 ctx.clear_external_start(f"model call failed: {settled.reason}")
                 raise JobFailed(f"model provider call failed: {settled.reason}", code="model_error") from None

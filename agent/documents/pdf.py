@@ -16,7 +16,7 @@ from .rules import (
     MAX_PDF_SECTIONS,
     MAX_TEXT_CHARS,
     PDF_PAGE_TREE_NODES,
-    _check_pages,
+    check_pages,
 )
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("agent.documents")
 
 
-def _pdf_reader(content: bytes) -> tuple[PdfReader, int]:
+def pdf_reader(content: bytes) -> tuple[PdfReader, int]:
     """A pypdf reader and the page count, once the PDF's declared structure is within limits.
 
     Reads the cross-reference table(s) and the page tree, never a content stream. pypdf
@@ -55,7 +55,7 @@ def _pdf_reader(content: bytes) -> tuple[PdfReader, int]:
     except AcceptanceError:
         raise
     except Exception as exc:  # noqa: BLE001  a damaged file raises anything, RecursionError included
-        if _caused_by(exc, LimitReachedError):
+        if caused_by(exc, LimitReachedError):
             raise DocumentTooComplex(f"the PDF is over a structural limit: at most {MAX_PDF_OBJECTS:,} objects "
                                      f"and {MAX_PAGES} pages are accepted", field="document") from None
         log.warning("pdf unreadable: %s", type(exc).__name__)
@@ -110,7 +110,7 @@ _OBJECT_MARKER = b" obj"
 _XREF_ENTRY = re.compile(rb"\d{10}[ ]\d{5}[ ][fn]")
 
 
-def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+def caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
     """Whether ``kind`` is ``exc`` or in its chain (pypdf wraps its limits in read errors)."""
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -139,12 +139,12 @@ def _too_many_objects(count: int) -> str:
     return f"the PDF has {count:,} objects; at most {MAX_PDF_OBJECTS:,} are accepted"
 
 
-def _pdf_text(content: bytes) -> tuple[str, int]:
+def pdf_text(content: bytes) -> tuple[str, int]:
     """The text of each page in turn until MAX_TEXT_CHARS, and the page count."""
     from pypdf.errors import LimitReachedError
 
-    reader, pages = _pdf_reader(content)
-    _check_pages(pages)
+    reader, pages = pdf_reader(content)
+    check_pages(pages)
     parts: list[str] = []
     size = 0
     for number, page in enumerate(reader.pages, 1):
@@ -153,9 +153,9 @@ def _pdf_text(content: bytes) -> tuple[str, int]:
         try:
             part = page.extract_text() or ""
         except Exception as exc:  # noqa: BLE001  a damaged page raises anything, RecursionError included
-            if _caused_by(exc, MemoryError):  # the job's memory limit: the worker says so in words
+            if caused_by(exc, MemoryError):  # the job's memory limit: the worker says so in words
                 raise MemoryError from None
-            if _caused_by(exc, LimitReachedError):
+            if caused_by(exc, LimitReachedError):
                 raise DocumentTooComplex(f"page {number} of the PDF is too complex to read: its content is over "
                                          "the reader's limits", field="document") from None
             log.warning("pdf page %d unreadable: %s", number, type(exc).__name__)

@@ -85,15 +85,15 @@ def unrecognised() -> UnsupportedDocument:
     return UnsupportedDocument(UNRECOGNISED, field="document", reason=Reason.UNRECOGNISED_TYPE)
 
 
-def _part_name(name: str) -> str:
+def part_name(name: str) -> str:
     return name if len(name) <= 80 and name.isprintable() else "a part"
 
 
-def _mb(size: int) -> str:
+def megabytes(size: int) -> str:
     return f"{size / MB:,.1f} MB" if size % MB else f"{size // MB} MB"
 
 
-def _check_pages(pages: int) -> None:
+def check_pages(pages: int) -> None:
     if pages > MAX_PAGES:
         raise PayloadTooLarge(f"the document has {pages} pages; at most {MAX_PAGES} are accepted", field="document")
     if pages == 0:

@@ -15,12 +15,12 @@ from .invoice import (
     NAMES,
     REQUIRED_BY_EN16931,
     EInvoice,
-    _checked,
-    _decimal,
-    _missing,
-    _money,
-    _short,
     also_checked,
+    checked_field,
+    decimal,
+    missing,
+    money,
+    short,
 )
 from .parsing import CII, UBL_CREDIT_NOTE, UBL_INVOICE, ZUGFERD_1, Element
 
@@ -87,8 +87,8 @@ class _Reader:
             if len(foreign) < MAX_FOREIGN_NAMED:
                 parent = element.getparent()
                 where = f"{_prefixed(parent)}/" if parent is not None else ""
-                namespace = _short(_namespace(element) or "no namespace", 50)
-                foreign.append(f"{where}{_short(_local(element), 40)} ({namespace})")
+                namespace = short(_namespace(element) or "no namespace", 50)
+                foreign.append(f"{where}{short(_local(element), 40)} ({namespace})")
         if not count:
             return ""
         more = f" and {count - len(foreign)} more" if count > len(foreign) else ""
@@ -142,7 +142,7 @@ class _Reader:
         for name in fields.REQUIRED:
             element = found.get(name)
             raw = self.text(element) if element is not None else ""
-            result[name] = _checked(name, raw, today=today) if raw else _missing(name)
+            result[name] = checked_field(name, raw, today=today) if raw else missing(name)
             if raw:
                 result[name]["evidence"] = self.evidence(element, raw)
         if found["iban"] is not None and found["iban"] is found.get("debited") and result["iban"]["value"]:
@@ -151,10 +151,10 @@ class _Reader:
                                         "(the buyer's), not one to pay into" + (f"; {reason}" if reason else ""))
         findings = self.findings + [f"the e-invoice XML has no {NAMES[name]}, which EN 16931 requires"
                                     for name in REQUIRED_BY_EN16931 if result[name]["status"] == "missing"]
-        total = _decimal(self.text(found.get("total_amount")))
+        total = decimal(self.text(found.get("total_amount")))
         if self.text(self.type_code()) == "380" and total is not None and total < 0:
             findings.append(f"the document is typed as an invoice (type code 380) but its total is negative "
-                            f"({_money(total)}): a credit note is sent as one (type code 381) with positive amounts")
+                            f"({money(total)}): a credit note is sent as one (type code 381) with positive amounts")
         profile = self.profile()
         if not self.guideline():
             findings.append("the e-invoice XML names no specification (its guideline or customization id), "
@@ -216,15 +216,15 @@ class _Reader:
         currency = self.currency(found)
         groups = self.total_parts()
         parts = [self.amount_in(candidates, currency, only=True) for candidates in groups]
-        inclusive, exclusive, vat = (_decimal(self.text(element)) if element is not None else None
+        inclusive, exclusive, vat = (decimal(self.text(element)) if element is not None else None
                                      for element in parts)
         if inclusive is None or exclusive is None or (groups[2] and vat is None):
             return ""  # a part missing, unreadable or only in another currency: nothing to add up
         vat = vat or Decimal(0)
         if (exclusive + vat).quantize(CENT) == inclusive.quantize(CENT):
             return ""
-        return (f"the totals do not add up: the total with VAT is {_money(inclusive)}, but the total without "
-                f"VAT ({_money(exclusive)}) plus the VAT ({_money(vat)}) is {_money(exclusive + vat)} "
+        return (f"the totals do not add up: the total with VAT is {money(inclusive)}, but the total without "
+                f"VAT ({money(exclusive)}) plus the VAT ({money(vat)}) is {money(exclusive + vat)} "
                 "(EN 16931 rule BR-CO-15)")
 
     def elements(self) -> dict[str, Any]:
@@ -244,7 +244,7 @@ class _Reader:
         raise NotImplementedError
 
 
-class _CII(_Reader):
+class CIIReader(_Reader):
     """UN/CEFACT Cross Industry Invoice (Factur-X, ZUGFeRD 2.x, XRechnung CII) and ZUGFeRD 1.0."""
 
     def __init__(self, root: Element, *, zugferd1: bool) -> None:
@@ -279,7 +279,7 @@ class _CII(_Reader):
             vat = [element for element in registrations if (element.get("schemeID") or "").upper() != "FC"
                    and re.match(r"[A-Za-z]{2}", self.text(element))]
             if vat:
-                scheme = _short(vat[0].get("schemeID") or "", 20)
+                scheme = short(vat[0].get("schemeID") or "", 20)
                 self.findings.append(f"the seller's VAT id is marked with the scheme code \"{scheme}\" instead of "
                                      "\"VA\" (VA is a VAT id, FC a local tax number)" if scheme else
                                      "the seller's VAT id has no scheme code (\"VA\" for a VAT id)")
@@ -341,7 +341,7 @@ class _CII(_Reader):
         return "UN/CEFACT CII invoice"
 
 
-class _UBL(_Reader):
+class UBLReader(_Reader):
     """OASIS UBL 2.1 Invoice and CreditNote (XRechnung UBL, Peppol BIS Billing 3.0)."""
 
     syntax = "ubl"
