@@ -21,7 +21,6 @@ here logs the document's text or the answer.
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import re
@@ -39,6 +38,7 @@ from jobs.kinds import JobDeferred, JobFailed
 from . import fields as checks
 from . import instructions, labels, provider_calls
 from . import planner as planners
+from .layout import Layout
 from .models import ModelReading, ReviewSettings
 from .tools import SEQUENCE
 
@@ -229,7 +229,7 @@ def document_lines(text: str, layout_lines: Iterable[Any] | None = None) -> list
     """The lines to search: the layout's (with page and box) first, then the text's own."""
     lines: list[DocLine] = []
     if isinstance(layout_lines, dict):  # the extract step's Layout.to_json()
-        layout_lines = importlib.import_module("agent.layout").Layout.from_json(layout_lines).lines
+        layout_lines = Layout.from_json(layout_lines).lines
     for line in layout_lines or ():
         if isinstance(line, str):
             lines.append(DocLine(None, line))
