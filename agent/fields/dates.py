@@ -70,8 +70,8 @@ def _in_title(page: Page, number: Found | None = None) -> Found | None:
         rest = _text(column, number)[title.end():title.end() + 120]
         phrase = _DATE_WORD.search(rest)
         date_found = page.parse_date(rest[phrase.end():]) if phrase is not None else None
-        if date_found is not None:
-            at = title.end() + phrase.end()  # type: ignore[union-attr]
+        if date_found is not None and phrase is not None:
+            at = title.end() + phrase.end()
             return Found(date_found[0], column, at + date_found[1], at + date_found[2], rank=1)
         date_found = page.date_in(rest)
         if date_found is not None and not labels.OTHER_DATE.search(rest[:date_found[1]]):

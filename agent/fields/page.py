@@ -257,7 +257,8 @@ def labelled_value(page: Page, column: Column, end: int, parse: Callable[[str], 
 
 def parse_at(column: Column, at: int, parse: Callable[[str], tuple[str, int, int] | None]) -> Found | None:
     """The value at ``at`` in the column, after any separator (": ", "#", "n°"...)."""
-    at = _SEPARATORS.match(column.text, at).end()  # type: ignore[union-attr]
+    separators = _SEPARATORS.match(column.text, at)  # matches, if only the empty string
+    at = separators.end() if separators else at
     parsed = parse(column.text[at:])
     if parsed is None:
         return None
