@@ -14,6 +14,7 @@ and mypy see it: no module reaches for another's ``_private`` names, none import
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -107,6 +108,12 @@ def product_modules() -> list[tuple[str, Path]]:
     return found
 
 
+@functools.cache
+def tree_of(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+@functools.cache
 def is_module(dotted: str) -> bool:
     path = ROOT.joinpath(*dotted.split("."))
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
@@ -125,10 +132,9 @@ def origin(module: str, node: ast.ImportFrom, *, package: bool) -> str:
     return ".".join([*base, *([node.module] if node.module else [])])
 
 
-def private_reaches(module: str, source: str, *, package: bool = False) -> list[str]:
+def private_reaches(module: str, tree: ast.Module, *, package: bool = False) -> list[str]:
     """Another product module's ``_private`` names this one imports (``from .x import _y``) or
     reads through a module it imported (``x._y``)."""
-    tree = ast.parse(source)
     found, modules = [], set()  # names bound to a product module here
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (source_module := origin(module, node, package=package)):
@@ -152,7 +158,7 @@ def test_no_module_reaches_for_another_modules_private_names():
     """A name another module needs is public: renaming a ``_helper`` must not break a stranger."""
     offenders = {}
     for module, path in product_modules():
-        reaches = private_reaches(module, path.read_text(), package=path.name == "__init__.py")
+        reaches = private_reaches(module, tree_of(path), package=path.name == "__init__.py")
         if reaches:
             offenders[str(path.relative_to(ROOT))] = reaches
     assert offenders == {}
@@ -161,9 +167,9 @@ def test_no_module_reaches_for_another_modules_private_names():
 def test_the_private_name_check_would_see_a_reach():
     source = ("from .page import _Found, Page\nfrom .. import documents\nfrom jobs.models import Job\n"
               "documents._pdf_reader(b'')\ndocuments.rules._check_pages(1)\nJob._meta\nPage._column\n")
-    assert private_reaches("agent.fields.amounts", source) == [
+    assert private_reaches("agent.fields.amounts", ast.parse(source)) == [
         "from agent.fields.page import _Found", "documents._pdf_reader", "documents.rules._check_pages"]
-    assert private_reaches("agent.fields", "from .values import _spans\n", package=True) == [
+    assert private_reaches("agent.fields", ast.parse("from .values import _spans\n"), package=True) == [
         "from agent.fields.values import _spans"]
 
 
@@ -172,7 +178,7 @@ def test_no_module_imports_the_product_by_a_string():
     import cycle is broken by moving the shared piece down, not by hiding it."""
     offenders = {}
     for _, path in product_modules():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(tree_of(path)):
             if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
                     and isinstance(node.func, ast.Attribute | ast.Name)
                     and getattr(node.func, "attr", getattr(node.func, "id", "")) in {"import_module", "__import__"}
