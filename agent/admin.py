@@ -10,48 +10,64 @@ Every change is in the admin's log and on the row (who, when).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from django import forms
 from django.contrib import admin, messages
+from django.db.models import ForeignKey, QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from jobs.admin.display import member
 from jobs.models import Job, Tenant
 
 from .models import ReviewSettings, WebhookEndpoint
+
+if TYPE_CHECKING:
+    from django.forms import ModelChoiceField
+
+    SettingsModelAdmin = admin.ModelAdmin[ReviewSettings]
+    EndpointModelAdmin = admin.ModelAdmin[WebhookEndpoint]
+    EndpointModelForm = forms.ModelForm[WebhookEndpoint]
+else:  # the admin's and the forms' classes take no type parameters at run time
+    SettingsModelAdmin = EndpointModelAdmin = admin.ModelAdmin
+    EndpointModelForm = forms.ModelForm
 
 DELIVERIES_SHOWN = 20
 
 
 @admin.register(ReviewSettings)
-class ReviewSettingsAdmin(admin.ModelAdmin):
+class ReviewSettingsAdmin(SettingsModelAdmin):
     list_display = ["tenant", "provider_may_read", "updated_at", "updated_by"]
     list_filter = ["provider_may_read"]
     list_select_related = ["tenant", "updated_by"]
     search_fields = ["tenant__slug", "tenant__name"]
     fields = ["tenant", "provider_may_read", "updated_at", "updated_by"]
 
-    def get_readonly_fields(self, request, obj=None):
+    def get_readonly_fields(self, request: HttpRequest, obj: ReviewSettings | None = None) -> list[str]:
         # A row belongs to its tenant for good: moving it would switch another tenant's setting.
         return ["updated_at", "updated_by"] + (["tenant"] if obj is not None else [])
 
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+    def formfield_for_foreignkey(self, db_field: ForeignKey[Any, Any], request: HttpRequest,
+                                 **kwargs: Any) -> ModelChoiceField[Any] | None:
         if db_field.name == "tenant":  # only tenants still on the defaults
             kwargs["queryset"] = Tenant.objects.filter(review_settings__isnull=True)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return self.has_change_permission(request)
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: ReviewSettings | None = None) -> bool:
         return False
 
-    def save_model(self, request, obj, form, change):
-        obj.updated_by = request.user
+    def save_model(self, request: HttpRequest, obj: ReviewSettings, form: Any, change: bool) -> None:
+        obj.updated_by = member(request)
         super().save_model(request, obj, form, change)
 
 
-class WebhookForm(forms.ModelForm):
+class WebhookForm(EndpointModelForm):
     """An endpoint's URL and events, as its tenant's admin sets them (``/account/webhooks``): the
     URL checked as every delivery checks it, so a refused one is never saved."""
 
@@ -65,7 +81,7 @@ class WebhookForm(forms.ModelForm):
     def clean_url(self) -> str:
         from .webhooks import UnsafeURL, target
 
-        url = self.cleaned_data["url"]
+        url: str = self.cleaned_data["url"]
         try:
             target(url)  # http(s) only, and a public address unless the setting allows others (SSRF)
         except UnsafeURL as exc:
@@ -90,7 +106,7 @@ def secret_prefix(secret: str) -> str:
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(admin.ModelAdmin):
+class WebhookEndpointAdmin(EndpointModelAdmin):
     """A tenant's webhook endpoints, set by staff for it, with the deliveries each one was sent:
     every delivery is a ``webhook.deliver`` job, so its state, attempts and errors are the job's
     (and an ``unknown`` one is triaged like any other)."""
@@ -109,19 +125,21 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         """Its prefix only, whatever the viewer may do: a secret signs events any receiver trusts."""
         return secret_prefix(obj.secret)
 
-    def save_model(self, request, obj, form, change):
+    def save_model(self, request: HttpRequest, obj: WebhookEndpoint, form: Any, change: bool) -> None:
         from .webhooks import new_secret
 
         if not change:
             obj.secret = new_secret()
         super().save_model(request, obj, form, change)
 
-    def response_add(self, request, obj, post_url_continue=None):
+    def response_add(self, request: HttpRequest, obj: WebhookEndpoint,
+                     post_url_continue: str | None = None) -> HttpResponse:
         return self.shown_once(request, [obj], "The new endpoint's signing secret")
 
     @admin.action(description="Make a new signing secret for the selected endpoints (shown once)",
                   permissions=["change"])
-    def rotate_secret(self, request, queryset):
+    def rotate_secret(self, request: HttpRequest,
+                      queryset: QuerySet[WebhookEndpoint]) -> TemplateResponse | None:
         from .webhooks import new_secret
 
         rotated = []
@@ -137,7 +155,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             return None
         return self.shown_once(request, rotated, "New signing secrets")
 
-    def shown_once(self, request, endpoints: list[WebhookEndpoint], title: str) -> TemplateResponse:
+    def shown_once(self, request: HttpRequest, endpoints: list[WebhookEndpoint], title: str) -> TemplateResponse:
         """The secrets, in this answer only (never stored in a message or shown again)."""
         return TemplateResponse(request, "admin/agent/webhookendpoint/secrets_shown_once.html", {
             **self.admin_site.each_context(request), "title": title, "opts": self.model._meta,

@@ -123,8 +123,8 @@ def read_layout(content: bytes, media_type: str) -> Layout:
     """The document's lines, with word boxes for a PDF; raises the ``jobs.errors`` refusals."""
     if media_type != documents.PDF:
         return Layout.from_text(documents.read_text(content, media_type).text)
-    _reader, pages = documents._pdf_reader(content)  # structure limits first, as read_text does
-    documents._check_pages(pages)
+    _reader, pages = documents.pdf_reader(content)  # structure limits first, as read_text does
+    documents.check_pages(pages)
     try:
         read = _pdf_layout(content)
     except MemoryError:
@@ -165,7 +165,7 @@ def _pdf_layout(content: bytes) -> Layout:
             finally:
                 textpage.close()
                 page.close()
-            for line in _lines(number + 1, words):
+            for line in lines_of_words(number + 1, words):
                 budget -= len(line.text) + 1
                 if budget < 0:
                     break
@@ -220,7 +220,7 @@ def _word(chars: list[str], x0: float, top: float, x1: float, bottom: float) -> 
     return Word("".join(chars).translate(_SPELLING), x0, top, x1, bottom)
 
 
-def _lines(page: int, words: list[Word]) -> list[Line]:
+def lines_of_words(page: int, words: list[Word]) -> list[Line]:
     """Words grouped into lines by their vertical band, top to bottom, each left to right."""
     bands: list[tuple[float, float, list[Word]]] = []  # top, bottom, words
     for word in sorted(words, key=lambda w: ((w.top + w.bottom) / 2, w.x0)):

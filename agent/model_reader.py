@@ -21,7 +21,6 @@ here logs the document's text or the answer.
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import re
@@ -39,6 +38,7 @@ from jobs.kinds import JobDeferred, JobFailed
 from . import fields as checks
 from . import instructions, labels, provider_calls
 from . import planner as planners
+from .layout import Layout
 from .models import ModelReading, ReviewSettings
 from .tools import SEQUENCE
 
@@ -97,8 +97,8 @@ def fill(ctx: JobContext, extracted: dict[str, Any], checked: dict[str, Any]) ->
     return {**checked, "fields": found, "findings": findings_.of({"findings": [*checked.get("findings", []), *made]})}
 
 
-def suggest(ctx: JobContext, text: str, fields: dict[str, dict], layout_lines: Iterable[Any] | None = None,
-            ) -> tuple[dict[str, dict], list[str]]:
+def suggest(ctx: JobContext, text: str, fields: dict[str, dict[str, Any]], layout_lines: Iterable[Any] | None = None,
+            ) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Our ``fields`` with the model's verified values filled in where ours are missing or to check,
     and the findings for Alice (values not found in the document, an unreadable answer).
 
@@ -162,14 +162,14 @@ def ask(ctx: JobContext, client: planners.ChatCompletionsPlanner, document: str)
         log.info("job %s: asking the model to read the fields", ctx.job_id)
         request_id = ""
         try:
-            reply = client._post(body, key=key, timeout=timeout)
-        except planners._Busy as busy:
+            reply = client.post(body, key=key, timeout=timeout)
+        except planners.Busy as busy:
             ctx.clear_external_start("model answered 429")
             until = ctx.now() + busy.retry_after
             queue.hold_provider(until=until)  # every worker holds off, not just this one
             raise JobDeferred(until, f"model provider busy (429), retry after "
                                      f"{busy.retry_after.total_seconds():.0f} s") from None
-        except planners._Settled as settled:  # answered with an error or never reached: nothing happened
+        except planners.Settled as settled:  # answered with an error or never reached: nothing happened
             if settled.retryable:
                 ctx.clear_external_start(f"model call failed: {settled.reason}")
                 raise JobFailed(f"model provider call failed: {settled.reason}", code="model_error") from None
@@ -229,7 +229,7 @@ def document_lines(text: str, layout_lines: Iterable[Any] | None = None) -> list
     """The lines to search: the layout's (with page and box) first, then the text's own."""
     lines: list[DocLine] = []
     if isinstance(layout_lines, dict):  # the extract step's Layout.to_json()
-        layout_lines = importlib.import_module("agent.layout").Layout.from_json(layout_lines).lines
+        layout_lines = Layout.from_json(layout_lines).lines
     for line in layout_lines or ():
         if isinstance(line, str):
             lines.append(DocLine(None, line))
@@ -243,8 +243,8 @@ def document_lines(text: str, layout_lines: Iterable[Any] | None = None) -> list
     return [replace(line, text=text) for line, text in zip(lines, blanked, strict=True) if text.strip()]
 
 
-def merge(fields: dict[str, dict], answer: dict[str, Any], lines: list[DocLine], wanted: list[str], *,
-          today: date | None = None) -> tuple[dict[str, dict], list[str]]:
+def merge(fields: dict[str, dict[str, Any]], answer: dict[str, Any], lines: list[DocLine], wanted: list[str], *,
+          today: date | None = None) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Our fields with each suggestion found in the document, checked, filled in; and the findings."""
     if answer.get("unreadable"):
         return fields, [UNREADABLE]

@@ -185,7 +185,8 @@ def batch_ended(jobs: Any) -> datetime | None:
     when one was last touched: a staff decision on an ``unknown`` job moves its ``finished_at``
     but does not finish the batch again (it told as failed already)."""
     left = JobEvent.objects.filter(job__in=jobs, from_state__in=LIVE, to_state__in=queue.FINISHED)
-    return left.aggregate(last=Max("at"))["last"] or jobs.aggregate(last=Max("finished_at"))["last"]
+    last: datetime | None = left.aggregate(last=Max("at"))["last"] or jobs.aggregate(last=Max("finished_at"))["last"]
+    return last
 
 
 def document_name(job: Job) -> str:

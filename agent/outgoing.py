@@ -131,7 +131,8 @@ class _Reader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+    # RawIOBase takes any writable buffer; the buffered reader above it only ever passes a memoryview.
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]  # see above
         return self._sock.recv_into(buffer)
 
     def close(self) -> None:

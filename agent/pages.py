@@ -5,10 +5,9 @@ was read, so it passed every structural check), kept beside the stored document 
 (``jobs.document_store.store_page_images``) and served to the tenant's own members. A PDF's
 pages are drawn by pdfium at a resolution for reading on a screen; a scan or a photo
 (PNG, JPEG, TIFF) is its own page image as OCR read it (``agent.ocr.pages_of``: upright,
-straightened: the evidence boxes were measured on it), or without OCR turned upright by
-its orientation tag; scaled down. Both are bounded: at most ``MAX_PAGES`` pages,
-``MAX_SIDE`` pixels a side and ``MAX_PIXELS`` a page, and ``MAX_SECONDS`` in all (pages past
-it are not drawn). DOCX, plain text and e-invoice XML have no pages to draw.
+straightened: the evidence boxes were measured on it), scaled down. Both are bounded: at
+most ``MAX_PAGES`` pages, ``MAX_SIDE`` pixels a side and ``MAX_PIXELS`` a page, and
+``MAX_SECONDS`` in all (pages past it are not drawn). DOCX, plain text and e-invoice XML have no pages to draw.
 
 PNG with a palette of ``COLORS`` colours: an invoice's page is mostly flat colour and text,
 which such a palette keeps sharp at 30 to 60 KB a page.
@@ -19,7 +18,6 @@ leaves the document without a preview (logged without its content) and the revie
 
 from __future__ import annotations
 
-import importlib
 import io
 import logging
 import math
@@ -29,6 +27,7 @@ from typing import Any
 from jobs.context import JobContext
 
 from . import documents
+from .ocr import pages_of
 
 log = logging.getLogger("agent.pages")
 
@@ -36,7 +35,6 @@ DPI = 120  # a screen's reading size: an A4 page is 993 x 1404 pixels
 MAX_PAGES = documents.MAX_PAGES
 MAX_SIDE = 2_000  # pixels, either side
 MAX_PIXELS = 2_500_000  # a page's pixels (an A4 page at 120 dpi has 1.4 million)
-MAX_SOURCE_PIXELS = 100_000_000  # a scan or photo larger than this is not decoded for a preview
 MAX_SECONDS = 4.0  # all pages, so the extract step stays within its budget
 COLORS = 64
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/tiff")
@@ -96,12 +94,9 @@ def _pdf_pages(content: bytes, started: float) -> list[Drawn]:
 
 
 def _image_pages(content: bytes, started: float) -> list[Drawn]:
-    """A scan or photo's pages: as OCR read them when it can (upright and straightened: the
-    evidence boxes were measured on those), else the image's own frames, upright."""
-    try:
-        frames = importlib.import_module("agent.ocr").pages_of(content)
-    except (ImportError, AttributeError):
-        return _frames(content, started)
+    """A scan or photo's pages as OCR read them (upright and straightened: the evidence boxes
+    were measured on those)."""
+    frames = pages_of(content)
     images: list[Drawn] = []
     try:
         for frame, _dpi in frames:
@@ -120,24 +115,6 @@ def _within_bounds(page: Any) -> Any:
         ratio = math.sqrt(MAX_PIXELS / (w * h))
         page = page.resize((max(1, int(w * ratio)), max(1, int(h * ratio))))
     return page
-
-
-def _frames(content: bytes, started: float) -> list[Drawn]:
-    from PIL import Image, ImageOps, ImageSequence
-
-    images: list[Drawn] = []
-    with Image.open(io.BytesIO(content)) as source:
-        for index, frame in enumerate(ImageSequence.Iterator(source)):
-            if index >= MAX_PAGES or time.monotonic() - started > MAX_SECONDS:
-                break
-            width, height = frame.size
-            if width * height > MAX_SOURCE_PIXELS:
-                raise ValueError("the image is too large to preview")
-            scale = _scale(width, height, 1.0)
-            if frame.format == "JPEG":  # decode at a fraction of the size when that is all we keep
-                frame.draft("RGB", (math.ceil(width * scale), math.ceil(height * scale)))
-            images.append(_png(_within_bounds(ImageOps.exif_transpose(frame).convert("RGB"))))
-    return images
 
 
 def _scale(width: float, height: float, wanted: float) -> float:

@@ -111,14 +111,14 @@ class ChatCompletionsPlanner:
             step=provider_calls.step_words(view.step_index), key=key))
         log.info("job %s: asking the planner for step %d", ctx.job_id, view.step_index + 1)
         try:
-            reply = self._post(body, key=key, timeout=timeout)
-        except _Busy as busy:
+            reply = self.post(body, key=key, timeout=timeout)
+        except Busy as busy:
             ctx.clear_external_start("planner answered 429")
             until = ctx.now() + busy.retry_after
             queue.hold_provider(until=until)  # every worker holds off, not just this one
             raise JobDeferred(until, f"planner busy (429), retry after "
                                      f"{busy.retry_after.total_seconds():.0f} s") from None
-        except _Settled as settled:  # the provider answered or was never reached: safe to retry
+        except Settled as settled:  # the provider answered or was never reached: safe to retry
             ctx.clear_external_start(f"planner call failed: {settled.reason}")
             raise JobFailed(f"planner call failed: {settled.reason}", retryable=settled.retryable,
                             code="planner_error") from None
@@ -150,7 +150,7 @@ class ChatCompletionsPlanner:
             "tool_choice": "required",
         }
 
-    def _post(self, body: bytes, *, key: str, timeout: float) -> Reply:
+    def post(self, body: bytes, *, key: str, timeout: float) -> Reply:
         """POST to the provider within ``timeout`` seconds for the whole request (``agent.outgoing``:
         one wall-clock budget, not a timeout per read)."""
         headers = {"Content-Type": "application/json", "Accept": "application/json", "Idempotency-Key": key}
@@ -163,15 +163,15 @@ class ChatCompletionsPlanner:
         try:
             answer = outgoing.post(to, body, headers, total=timeout, max_body=MAX_RESPONSE_BYTES + 1)
         except outgoing.NotSent as exc:  # nothing of it was written: the provider did nothing
-            raise _Settled(f"the request was not sent ({exc.reason})", retryable=True) from None
+            raise Settled(f"the request was not sent ({exc.reason})", retryable=True) from None
         except outgoing.NoAnswer as exc:  # sent, no complete answer: the marker stays, the outcome is unknown
             if exc.timed_out:
                 raise JobFailed(f"no answer from the planner within {timeout:.0f} s", code="planner_timeout") from None
             raise JobFailed(f"planner connection failed ({exc.reason})", code="planner_error") from None
         if answer.status == HTTPStatus.TOO_MANY_REQUESTS:
-            raise _Busy(retry_after(answer.headers.get("Retry-After")))
+            raise Busy(retry_after(answer.headers.get("Retry-After")))
         if not HTTPStatus.OK <= answer.status < HTTPStatus.MULTIPLE_CHOICES:  # redirects are not followed
-            raise _Settled(f"HTTP {answer.status}", retryable=answer.status >= HTTPStatus.INTERNAL_SERVER_ERROR)
+            raise Settled(f"HTTP {answer.status}", retryable=answer.status >= HTTPStatus.INTERNAL_SERVER_ERROR)
         raw = answer.body
         request_id = answer.headers.get("x-request-id") or answer.headers.get("request-id") or ""
         if len(raw) > MAX_RESPONSE_BYTES:
@@ -190,12 +190,12 @@ class Reply:
     request_id: str = ""
 
 
-class _Busy(Exception):
+class Busy(Exception):
     def __init__(self, retry_after: timedelta) -> None:
         self.retry_after = retry_after
 
 
-class _Settled(Exception):
+class Settled(Exception):
     def __init__(self, reason: str, *, retryable: bool) -> None:
         self.reason = reason
         self.retryable = retryable

@@ -223,7 +223,7 @@ def _rate_from_events(url: str) -> dict[str, Any]:
     return {"jobs": jobs, "rate": jobs / (as_datetime(last) - as_datetime(first)).total_seconds(), "split": split}
 
 
-def select_rows(url: str, sql: str, params: tuple = ()) -> list[Any]:
+def select_rows(url: str, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
     """The rows of one query (``%s`` placeholders) on the database ``url`` names, by the driver."""
     if url.startswith("sqlite"):
         import sqlite3

@@ -8,6 +8,7 @@ this module (``huey_consumer bench.huey_app.huey``); the benchmark fills the fil
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from huey import SqliteHuey
 
@@ -16,7 +17,7 @@ def noop() -> None:
     return None
 
 
-def make(filename: str, *, fsync: bool = True) -> tuple[SqliteHuey, object]:
+def make(filename: str, *, fsync: bool = True) -> tuple[SqliteHuey, Callable[[], object]]:
     """A huey on ``filename`` and its no-op task."""
     h = SqliteHuey("bench", filename=filename, fsync=fsync, journal_mode="wal")
     return h, h.task(name="noop")(noop)

@@ -118,9 +118,9 @@ class Stack:
     https: int = 0
     token: str = ""
     session: str = ""
-    web: subprocess.Popen | None = None
-    workers: subprocess.Popen | None = None
-    nginx: subprocess.Popen | None = None
+    web: subprocess.Popen[bytes] | None = None
+    workers: subprocess.Popen[bytes] | None = None
+    nginx: subprocess.Popen[bytes] | None = None
     worker_log: Path = field(default_factory=Path)
     site: Path = ROOT  # the checkout whose manage.py, gunicorn and settings run
 
@@ -153,7 +153,7 @@ def _drop(url: str, name: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _wait(predicate: Any, timeout: float, what: str, proc: subprocess.Popen | None = None) -> None:
+def _wait(predicate: Any, timeout: float, what: str, proc: subprocess.Popen[bytes] | None = None) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if proc is not None and proc.poll() is not None:
@@ -172,7 +172,7 @@ def _listening(port: int) -> bool:
         return False
 
 
-def _stop(proc: subprocess.Popen | None) -> None:
+def _stop(proc: subprocess.Popen[bytes] | None) -> None:
     if proc is None:
         return
     if proc.poll() is None:
@@ -579,7 +579,10 @@ def run(*, database_url: str | None, seconds: float, per_minute: float, pollers:
     files = corpus_files()
     if only:
         files = {kind: paths for kind, paths in files.items() if kind in {SHORT_NAMES[name] for name in only}}
-    say = (lambda text: print(text, file=out, flush=True)) if out is not None else (lambda text: None)
+    def say(text: str) -> None:
+        if out is not None:
+            print(text, file=out, flush=True)
+
     with stack(database_url, gunicorn_workers=gunicorn_workers, processes=processes, site=site) as stacked:
         say(f"stack up: nginx :{stacked.https} → gunicorn, runworkers --processes {processes}")
         stop = threading.Event()

@@ -48,7 +48,7 @@ def fill_huey(path: Path, count: int) -> None:
 
     _, task = make(str(path), fsync=False)
     for _ in range(count):
-        task()  # type: ignore[operator]
+        task()
     db = sqlite3.connect(path)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
@@ -75,7 +75,8 @@ def drain_huey(path: Path, processes: int, count: int, timeout: float = 600) -> 
                 last = now
                 break
             if consumer.poll() is not None:
-                raise RuntimeError(f"huey's consumer exited: {consumer.stderr.read()[-2000:]}")  # type: ignore[union-attr]
+                said = consumer.stderr.read() if consumer.stderr else ""
+                raise RuntimeError(f"huey's consumer exited: {said[-2000:]}")
             time.sleep(POLL)
         else:
             raise RuntimeError("huey's consumer did not drain its queue in time")

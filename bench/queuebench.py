@@ -246,7 +246,7 @@ class Workspace:
         return target
 
 
-def child(role: str, url: str, synchronous: str = "FULL", **kwargs: object) -> subprocess.Popen:
+def child(role: str, url: str, synchronous: str = "FULL", **kwargs: object) -> subprocess.Popen[str]:
     env = dict(os.environ, DATABASE_URL=url, SQLITE_SYNCHRONOUS=synchronous, JOBS_LOG_LEVEL="WARNING")
     return subprocess.Popen(
         [sys.executable, MANAGE, "queuebench", "--role", role, "--role-args", json.dumps(kwargs)],
@@ -254,7 +254,7 @@ def child(role: str, url: str, synchronous: str = "FULL", **kwargs: object) -> s
     )
 
 
-def finish(proc: subprocess.Popen) -> dict:
+def finish(proc: subprocess.Popen[str]) -> dict[str, Any]:
     out, err = proc.communicate()
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark child failed: {err.strip()[-2000:]}")
@@ -274,8 +274,9 @@ def make_template(ws: Workspace, name: str, jobs: int, *, tenants: int = 1, turn
     db.close()
 
 
-def run(*, jobs: int, depths: tuple[int, int], rounds: int, out: Callable[[str], None], tenants: int = 1000) -> dict:
-    figures: dict = {}
+def run(*, jobs: int, depths: tuple[int, int], rounds: int, out: Callable[[str], None],
+        tenants: int = 1000) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="queuebench-") as tmp:
         ws = Workspace(Path(tmp))
         out(f"Queueing {jobs} jobs (throwaway files in {tmp}) ...")

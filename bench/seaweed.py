@@ -37,7 +37,7 @@ def _free_port(host: str, *avoid: int) -> int:
     for _ in range(200):
         with socket.socket() as s:
             s.bind((host, 0))
-            port = s.getsockname()[1]
+            port: int = s.getsockname()[1]
         if port + 10000 < 65536 and port not in avoid and _bindable(host, port + 10000):
             return port
     raise RuntimeError("no free port pair for weed")
@@ -76,7 +76,7 @@ class SeaweedFS:
         for _ in range(4):
             ports.append(_free_port(host, *ports, *(p + 10000 for p in ports)))
         self.master, self.volume, self.filer, self.s3 = ports
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.start()
         try:
             self._client().create_bucket(Bucket=BUCKET)

@@ -81,7 +81,7 @@ def tasks_available() -> bool:
 
 
 def run_tasks(*, tasks: int, store: str, fresh: Callable[[str], str], out: Callable[[str], None],
-              rounds: int = TASK_ROUNDS) -> dict:
+              rounds: int = TASK_ROUNDS) -> dict[str, Any]:
     """Both backends at both CONN_MAX_AGE values, best of ``rounds``; ``fresh(which)`` gives a
     new database filled like that backend's template. The order alternates between rounds,
     so neither backend always runs first on a machine other work shares."""

@@ -32,6 +32,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv").exists() else sys.executable
@@ -56,7 +57,8 @@ end
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def fresh_database(url: str) -> None:
@@ -89,8 +91,8 @@ def wait_until_up(port: int, timeout: float = 20) -> None:
     raise SystemExit("gunicorn did not start")
 
 
-def request(port: int, method: str, path: str, token: str, *, body: dict | None = None,
-            key: str = "") -> tuple[int, dict]:
+def request(port: int, method: str, path: str, token: str, *, body: dict[str, Any] | None = None,
+            key: str = "") -> tuple[int, dict[str, Any]]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
     if body is not None:
@@ -103,7 +105,7 @@ def request(port: int, method: str, path: str, token: str, *, body: dict | None 
 
 
 def wrk(url: str, *, duration: int, connections: int, threads: int, headers: list[str],
-        script: str | None = None) -> dict:
+        script: str | None = None) -> dict[str, Any]:
     cmd = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--latency"]
     for h in headers:
         cmd += ["-H", h]
@@ -119,7 +121,7 @@ def wrk(url: str, *, duration: int, connections: int, threads: int, headers: lis
     return {"rps": rps, "p50": lat.get("50"), "p99": lat.get("99"), "non2xx": int(errors.group(1)) if errors else 0}
 
 
-def pollers(port: int, path: str, token: str, *, clients: int, duration: float) -> dict:
+def pollers(port: int, path: str, token: str, *, clients: int, duration: float) -> dict[str, Any]:
     """``clients`` threads, each GETting ``path`` once a second (staggered), on keep-alive connections."""
     latencies: list[float] = []
     failures = [0]
@@ -155,7 +157,9 @@ def pollers(port: int, path: str, token: str, *, clients: int, duration: float) 
     for t in threads:
         t.join()
     latencies.sort()
-    pick = lambda q: latencies[min(int(q * len(latencies)), len(latencies) - 1)] * 1000  # noqa: E731
+    def pick(q: float) -> float:
+        return latencies[min(int(q * len(latencies)), len(latencies) - 1)] * 1000
+
     return {"requests": len(latencies), "failures": failures[0], "p50_ms": pick(0.50), "p99_ms": pick(0.99),
             "max_ms": latencies[-1] * 1000, "mean_ms": statistics.mean(latencies) * 1000}
 
@@ -171,7 +175,7 @@ def arguments() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def report(args: argparse.Namespace, *, get: dict, post: dict, polled: dict) -> None:
+def report(args: argparse.Namespace, *, get: dict[str, Any], post: dict[str, Any], polled: dict[str, Any]) -> None:
     """The figures as a Markdown table, with what they were measured on."""
     store = "SQLite" if args.database_url.startswith("sqlite") else "PostgreSQL"
     print(f"\n{store}, gunicorn {args.workers} sync workers, wrk -c{args.connections} -d{args.duration}s, "

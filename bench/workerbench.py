@@ -109,10 +109,10 @@ def _tenants_first_served(url: str) -> tuple[int, int]:
 
 
 def run_fairness(*, counts: list[int], rounds: int, fresh: Callable[[str], str], out: Callable[[str], None],
-                 store: str, tenants: int, jobs: int, figures: dict) -> dict:
+                 store: str, tenants: int, jobs: int, figures: dict[str, Any]) -> dict[str, Any]:
     """Both modes, every case, every process count, ``rounds`` interleaved rounds; best of
     each. The target is judged on the worst ratio of the judged cases."""
-    best: dict[tuple[str, int], dict[str, dict]] = {(case, p): {} for case in CASES for p in counts}
+    best: dict[tuple[str, int], dict[str, dict[str, Any]]] = {(case, p): {} for case in CASES for p in counts}
     for r in range(rounds):
         for p in counts:
             for case, templates in CASES.items():
@@ -158,7 +158,7 @@ class _Plan:
 
 def run(*, jobs: int, counts: list[int], postgres_url: str | None, out: Callable[[str], None],
         tasks: int = 0, task_rounds: int = TASK_ROUNDS, rounds: int = 1, peers: bool = True,
-        tenants: int = 0, tenant_jobs: int = 0, baseline: str | None = None) -> dict:
+        tenants: int = 0, tenant_jobs: int = 0, baseline: str | None = None) -> dict[str, Any]:
     """Every drain at every process count, ``rounds`` times interleaved (best of each), then
     the targets, each said met or not.
 
@@ -203,10 +203,10 @@ def _sqlite_drains(plan: _Plan, ws: Workspace, figures: dict[str, Any]) -> None:
     make_template(ws, "template.sqlite3", plan.jobs, fifo_index=False)
     if plan.use_huey:
         fill_huey(ws.root / "huey-template.sqlite3", plan.jobs)
-    best: dict[int, dict[str, dict]] = {p: {} for p in counts}
+    best: dict[int, dict[str, dict[str, Any]]] = {p: {} for p in counts}
     for r in range(plan.rounds):
         for p in counts:
-            drains: dict[str, Callable[[], dict]] = {
+            drains: dict[str, Callable[[], dict[str, Any]]] = {
                 "workers": functools.partial(_sqlite_workers, ws, p),
                 "bare": functools.partial(_sqlite_bare, ws, p),
                 "batched": functools.partial(_sqlite_batched, ws, p),
@@ -286,10 +286,10 @@ def _postgres_drains(plan: _Plan, scratch: PostgresScratch, made: Iterator[int],
     finish(child("fill", template, jobs=plan.jobs, fifo_index=False))
     if plan.use_procrastinate:
         fill_procrastinate(scratch.create("ptemplate"), plan.jobs)
-    best: dict[int, dict[str, dict]] = {p: {} for p in counts}
+    best: dict[int, dict[str, dict[str, Any]]] = {p: {} for p in counts}
     for r in range(plan.rounds):
         for p in counts:
-            drains: dict[str, Callable[[], dict]] = {
+            drains: dict[str, Callable[[], dict[str, Any]]] = {
                 "workers": functools.partial(_pg_workers, scratch, made, p),
                 "bare": functools.partial(_pg_bare, scratch, made, p),
                 "batched": functools.partial(_pg_batched, scratch, made, p),
@@ -316,40 +316,40 @@ def _postgres_drains(plan: _Plan, scratch: PostgresScratch, made: Iterator[int],
                 best[4]["workers"]["rate"] / best[4]["bare"]["rate"], 0.85)
 
 
-def _sqlite_workers(ws: Workspace, p: int, manage: str = MANAGE) -> dict:
+def _sqlite_workers(ws: Workspace, p: int, manage: str = MANAGE) -> dict[str, Any]:
     return run_workers(ws.url(ws.copy("template.sqlite3", "w.sqlite3").name), p, manage=manage)
 
 
-def _sqlite_bare(ws: Workspace, p: int) -> dict:
+def _sqlite_bare(ws: Workspace, p: int) -> dict[str, Any]:
     return run_bare(bare_sqlite, p, str(ws.copy("template.sqlite3", "b.sqlite3")), "FULL")
 
 
-def _sqlite_batched(ws: Workspace, p: int, loop: Callable[..., None] = bare_sqlite_batched) -> dict:
+def _sqlite_batched(ws: Workspace, p: int, loop: Callable[..., None] = bare_sqlite_batched) -> dict[str, Any]:
     return run_bare(loop, p, str(ws.copy("template.sqlite3", "bb.sqlite3")))
 
 
-def _sqlite_huey(ws: Workspace, p: int, jobs: int) -> dict:
+def _sqlite_huey(ws: Workspace, p: int, jobs: int) -> dict[str, Any]:
     return drain_huey(ws.copy("huey-template.sqlite3", "h.sqlite3"), p, jobs)
 
 
-def _pg_workers(scratch: PostgresScratch, made: Iterator[int], p: int, manage: str = MANAGE) -> dict:
+def _pg_workers(scratch: PostgresScratch, made: Iterator[int], p: int, manage: str = MANAGE) -> dict[str, Any]:
     return run_workers(scratch.create(f"w{next(made)}", "template"), p, manage=manage)
 
 
-def _pg_bare(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict:
+def _pg_bare(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict[str, Any]:
     return run_bare(bare_postgres, p, scratch.create(f"b{next(made)}", "template"))
 
 
 def _pg_batched(scratch: PostgresScratch, made: Iterator[int], p: int,
-                loop: Callable[..., None] = bare_postgres_batched) -> dict:
+                loop: Callable[..., None] = bare_postgres_batched) -> dict[str, Any]:
     return run_bare(loop, p, scratch.create(f"bb{next(made)}", "template"))
 
 
-def _pg_procrastinate(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict:
+def _pg_procrastinate(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict[str, Any]:
     return drain_procrastinate(scratch.create(f"p{next(made)}", "ptemplate"), p)
 
 
-def _interleave(drains: dict[str, Callable[[], dict]], round_: int, best: dict[str, dict]) -> None:
+def _interleave(drains: dict[str, Callable[[], dict[str, Any]]], round_: int, best: dict[str, dict[str, Any]]) -> None:
     """Run each drain once, in an order that rotates with the round; keep each one's best."""
     names = list(drains)
     shift = round_ % len(names)
@@ -362,7 +362,7 @@ def _interleave(drains: dict[str, Callable[[], dict]], round_: int, best: dict[s
             best[name]["rates"] = result["rates"]
 
 
-def _target(out: Callable[[str], None], figures: dict, name: str, value: float, goal: float) -> None:
+def _target(out: Callable[[str], None], figures: dict[str, Any], name: str, value: float, goal: float) -> None:
     figures["targets"].append((name, value, goal, value >= goal))
 
 
@@ -375,7 +375,8 @@ def _checkpoint(path: Path) -> None:
     db.close()
 
 
-def _batched_targets(out: Callable[[str], None], figures: dict, store: str, best: dict[int, dict[str, dict]]) -> None:
+def _batched_targets(out: Callable[[str], None], figures: dict[str, Any], store: str,
+                     best: dict[int, dict[str, dict[str, Any]]]) -> None:
     """The queue's cost per job against the batched work alone: at one and two processes."""
     for p in (1, 2):
         if p in best:
@@ -383,7 +384,7 @@ def _batched_targets(out: Callable[[str], None], figures: dict, store: str, best
                     f"bare loop", best[p]["workers"]["rate"] / best[p]["batched"]["rate"], BATCHED_TARGET)
 
 
-def _line(out: Callable[[str], None], p: int, best: dict, peer: str) -> None:
+def _line(out: Callable[[str], None], p: int, best: dict[str, Any], peer: str) -> None:
     workers, bare, batched = best["workers"], best["bare"], best["batched"]
     line = (f"  {p} process{'es' if p > 1 else '  '}: runworkers {workers['rate']:7.0f} jobs/s   bare loop "
             f"{bare['rate']:7.0f} jobs/s   ratio {workers['rate'] / bare['rate']:5.0%}   batched bare loop "
@@ -407,7 +408,7 @@ def _line(out: Callable[[str], None], p: int, best: dict, peer: str) -> None:
             for name, rate in median.items()))
 
 
-def _scaling(out: Callable[[str], None], rows: dict, counts: list[int]) -> None:
+def _scaling(out: Callable[[str], None], rows: dict[int, Any], counts: list[int]) -> None:
     one = rows[counts[0]]["workers"]["rate"]
     out("  scaling (runworkers): " + ", ".join(
         f"{p}: {rows[p]['workers']['rate'] / one:4.2f}x" for p in counts))

@@ -11,10 +11,14 @@ import os
 import sys
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("JOBSITE_VAR_DIR", BASE_DIR / "var"))
@@ -301,14 +305,16 @@ AXES_LOCKOUT_TEMPLATE = "registration/login.html"
 AXES_HTTP_RESPONSE_CODE = 429
 
 
-def client_ip_address(request) -> str | None:
+def client_ip_address(request: HttpRequest) -> str | None:
     """The client's address: behind the proxy, the X-Real-IP nginx sets (it overwrites any
     the client sent); otherwise the socket's peer. Used by the login throttling."""
     from django.conf import settings
 
     if settings.BEHIND_PROXY and request.META.get("HTTP_X_REAL_IP"):
-        return request.META["HTTP_X_REAL_IP"]
-    return request.META.get("REMOTE_ADDR")
+        real: str = request.META["HTTP_X_REAL_IP"]
+        return real
+    peer: str | None = request.META.get("REMOTE_ADDR")
+    return peer
 
 
 AXES_CLIENT_IP_CALLABLE = client_ip_address
@@ -351,7 +357,7 @@ DOCUMENTS = {
     # How long a job waits when the store cannot be reached (deferred: no attempt spent).
     "RETRY_SECONDS": os.environ.get("DOCUMENTS_RETRY_SECONDS", "10"),
 }
-STORAGES: dict[str, dict] = {
+STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     # No "location": it follows MEDIA_ROOT, as before.

@@ -23,9 +23,9 @@ from django.db.models import Sum
 from django.http import HttpRequest
 
 
-class OfficeFriendlyHandler(AxesDatabaseHandler):
+class OfficeFriendlyHandler(AxesDatabaseHandler):  # type: ignore[misc]  # axes ships no types: its class is Any
     def get_failures(self, request: HttpRequest, credentials: dict[str, Any] | None = None) -> int:
-        per_username = super().get_failures(request, credentials)  # this username from this address
+        per_username: int = super().get_failures(request, credentials)  # this username from this address
         per_address = address_failures(request)
         return max(per_username, per_address * settings.AXES_FAILURE_LIMIT // settings.LOGIN_ADDRESS_FAILURE_LIMIT)
 

@@ -11,17 +11,23 @@ import hmac
 import os
 from collections.abc import Callable
 from functools import wraps
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser
+
+    from jobs.models import User
+
 View = Callable[..., HttpResponse]
 SCRAPE_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="metrics"'}
 
 
-def is_staff(user) -> bool:
+def is_staff(user: User | AnonymousUser) -> bool:
     return bool(user.is_authenticated and user.is_active and user.is_staff)
 
 
@@ -29,7 +35,7 @@ def staff_only(view: View) -> View:
     """Anonymous: to the login page. Signed in but not staff: 403, not a login loop."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         if not is_staff(request.user):
@@ -48,7 +54,7 @@ def staff_or_scrape_token(view: View) -> View:
     """
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         header = request.headers.get("Authorization", "")
         if header:
             if not scrape_token_matches(header):

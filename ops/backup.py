@@ -25,11 +25,15 @@ import subprocess
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
 from jobs.clock import queue_clock
 from jobs.models import Job
+
+if TYPE_CHECKING:
+    from django.db.backends.base.base import BaseDatabaseWrapper
 
 PG_DUMP_TIMEOUT = 3600  # seconds; a dump of the job tables takes far less
 
@@ -71,7 +75,7 @@ def backup(path: str | Path, *, using: str = DEFAULT_DB_ALIAS) -> Backup:
     return Backup(target, connection.vendor, jobs, target.stat().st_size, taken_at)
 
 
-def _sqlite(connection, partial: Path) -> tuple[datetime, int]:
+def _sqlite(connection: BaseDatabaseWrapper, partial: Path) -> tuple[datetime, int]:
     connection.ensure_connection()
     copy = sqlite3.connect(partial)
     try:
@@ -88,7 +92,7 @@ def _sqlite(connection, partial: Path) -> tuple[datetime, int]:
     return taken_at, jobs
 
 
-def _postgresql(connection, partial: Path) -> tuple[datetime, int]:
+def _postgresql(connection: BaseDatabaseWrapper, partial: Path) -> tuple[datetime, int]:
     pg_dump = os.environ.get("PG_DUMP") or shutil.which("pg_dump")
     if not pg_dump:
         raise BackupError("pg_dump is not installed (apt-get install postgresql-client, or set PG_DUMP)")

@@ -101,7 +101,7 @@ class Waves(Sequence[Wave]):
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and len(other) == self.total and list(self) == list(other)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, like the list it equals
 
     def __repr__(self) -> str:
         return f"Waves(burst={self.burst}, workers={self.workers}, service={self.service})"

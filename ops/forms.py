@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+from typing import Any
+
 from django import forms
 
 from . import capacity, lab, units
@@ -53,7 +56,7 @@ class CapacityForm(forms.Form):
         except ValueError as exc:
             raise forms.ValidationError(str(exc)) from None
 
-    def clean_observed(self):
+    def clean_observed(self) -> timedelta | None:
         value = self.cleaned_data["observed"].strip()
         if not value:
             return None
@@ -62,7 +65,7 @@ class CapacityForm(forms.Form):
         except ValueError as exc:
             raise forms.ValidationError(str(exc)) from None
 
-    def clean(self):
+    def clean(self) -> dict[str, Any]:
         super().clean()
         data = self.cleaned_data
         if not data.get("observed") and (data.get("rate") is None or data.get("service") is None) \

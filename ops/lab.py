@@ -26,6 +26,7 @@ from django.conf import settings
 
 if TYPE_CHECKING:
     from jobs.clock import LogicalClock
+    from jobs.queue import Claim
 
 LEASES = range(5, 31)
 DEFAULT_LEASE = 10  # seconds: the lab's baseline, against which a longer or shorter lease is described
@@ -80,7 +81,8 @@ def run(*, lease: int, crash: str, timeout: float = 60) -> dict[str, Any]:
             raise LabError(f"the lab did not finish within {timeout:g} s") from None
     if proc.returncode != 0:
         raise LabError(f"the lab failed: {proc.stderr.strip()[-1000:]}")
-    return json.loads(proc.stdout)
+    figures: dict[str, Any] = json.loads(proc.stdout)
+    return figures
 
 
 # --- In the child: the experiment itself ------------------------------------------------------
@@ -233,7 +235,7 @@ class _Lab:
                  f"job {job.pk} committed as queued (deadline in {self._seconds(job.deadline)} s); 202 with its id",
                  "store unavailable: no 202, nothing accepted; a retry with the same key finds the same job")
 
-    def claim(self, worker: str):
+    def claim(self, worker: str) -> Claim | None:
         from jobs import queue
 
         c = queue.claim(now=self.clock.now(), worker=worker, lease=self.lease)
@@ -244,7 +246,7 @@ class _Lab:
                      f"committed", "a racing worker gets no duplicate claim: the conditional UPDATE matches once")
         return c
 
-    def execute(self, claim, *, crash: bool) -> dict[str, Any] | None:
+    def execute(self, claim: Claim, *, crash: bool) -> dict[str, Any] | None:
         """Run the kind's real handler; the lab's ``LabTime`` makes its work pass logical time."""
         from jobs import kinds
         from jobs.context import JobContext
@@ -273,7 +275,7 @@ class _Lab:
                  "a pause longer than the lease lets another worker take the job", applied=True)
         return result
 
-    def recover_and_probe(self):
+    def recover_and_probe(self) -> Claim | None:
         """Each logical second: the recovery sweep, then a second worker's claim.
 
         The first second at which w2's claim succeeds is the earliest replacement; for the
@@ -310,7 +312,7 @@ class _Lab:
                  "none: the job is terminal for the workers")
         return None
 
-    def complete(self, claim, result: dict[str, Any], *, stale: bool = False) -> None:
+    def complete(self, claim: Claim, result: dict[str, Any], *, stale: bool = False) -> None:
         from jobs import queue
 
         outcome = queue.complete(job_id=claim.job_id, epoch=claim.epoch, result=result, now=self.clock.now())

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
-from django.db.models import Max
+from django.db.models import Max, QuerySet
 
 from jobs.models import Job, JobEvent
+
+if TYPE_CHECKING:
+    from .capacity import Workload
 
 MAX_SAMPLES = 10_000  # the most recent matching events a read returns
 MAX_SCAN = 200_000  # the most recent events a read looks through (JobEvent has no index on ``at``)
 
 
-def recent_events():
+def recent_events() -> QuerySet[JobEvent]:
     """Events among the last ``MAX_SCAN`` by id: a primary-key range, so the cost is bounded.
 
     Events are appended as things happen, so the newest ids are the newest times.
@@ -78,7 +82,8 @@ def observe(*, window: timedelta, now: datetime) -> Observed:
     )
 
 
-def observed_workload(*, window: timedelta, now: datetime, service: float | None = None, **given):
+def observed_workload(*, window: timedelta, now: datetime, service: float | None = None,
+                      **given: Any) -> tuple[Workload, Observed]:
     """A ``capacity.Workload`` whose rate (and service time) the job table supplies.
 
     ``service`` is the fallback when the window holds no completion to measure; the rest of

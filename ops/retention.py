@@ -28,10 +28,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Count, F
+from django.db.models import Count, F, QuerySet
 
 from jobs import document_store, queue
-from jobs.models import Job, JobEvent
+from jobs.models import Job, JobEvent, JobQuerySet
 
 from .models import RetiredCount
 
@@ -48,10 +48,10 @@ class Report:
     documents: int = 0
     strays: int = 0
     batches: int = 0
-    deleted: Counter = field(default_factory=Counter)
+    deleted: Counter[str] = field(default_factory=Counter)
 
 
-def prunable(*, older_than: timedelta, now: datetime):
+def prunable(*, older_than: timedelta, now: datetime) -> JobQuerySet:
     """Finished jobs (completed, dead) whose last change is older than ``older_than``."""
     return Job.objects.finished_before(now - older_than)
 
@@ -84,10 +84,10 @@ def prune(*, older_than: timedelta, now: datetime, batch: int = 500, dry_run: bo
             f"{deleted.get('jobs.JobEvent', 0)} event(s) deleted")
 
 
-def _retire_counts(events) -> None:
+def _retire_counts(events: QuerySet[JobEvent]) -> None:
     """Add the counts of events about to be deleted to what ``/metrics`` reports."""
     rows = events.values("from_state", "to_state", "actor").annotate(n=Count("id"))
-    tally: Counter = Counter()
+    tally: Counter[tuple[str, str, str]] = Counter()
     for row in rows:
         if row["to_state"]:
             tally[(RetiredCount.Metric.TRANSITIONS, row["from_state"], row["to_state"])] += row["n"]

@@ -55,7 +55,7 @@ class SupplierForm(forms.Form):
         return _lines(self.cleaned_data["ibans"], imports.iban_of, "IBANs")
 
     def clean_currency(self) -> str:
-        currency = self.cleaned_data["currency"].strip().upper()
+        currency: str = self.cleaned_data["currency"].strip().upper()
         if currency and not imports.CURRENCY.fullmatch(currency):
             raise forms.ValidationError("a three-letter ISO code (EUR, GBP...)")
         return currency

@@ -6,11 +6,15 @@ product's web app (``web``), nor the document review (``agent``), the supplier r
 (``bench``), and it says nothing of invoices, suppliers or reviews: a kind contributes its own
 words (``kinds.Presentation.words``). ``web`` and ``agent`` may import ``jobs``. The review reads
 the register; the register never imports the review.
+
+What crosses from one module to another has a public name, and is imported where readers, ruff
+and mypy see it: no module reaches for another's ``_private`` names, none imports by a string.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -20,6 +24,7 @@ from tests.conftest import ROOT
 
 QUEUE = ROOT / "jobs"
 OUTSIDE_THE_QUEUE = {"web", "agent", "suppliers", "mailin", "ops", "bench"}
+PRODUCT = {"jobs", "jobsite", *OUTSIDE_THE_QUEUE}
 # The product's words: none of them belongs in the queue's code, comments or templates
 # ("preview" is no review: the match starts at a word).
 PRODUCT_WORDS = re.compile(r"\b(invoice|supplier|review)", re.IGNORECASE)
@@ -91,3 +96,92 @@ def test_the_benchmark_commands_come_from_the_bench_app():
     assert commands["queuebench"] == "bench"
     assert commands["workerbench"] == "bench"
     assert not list(QUEUE.rglob("*bench*.py"))
+
+
+def product_modules() -> list[tuple[str, Path]]:
+    """Each module of the product and its benchmarks, by its dotted name."""
+    found = []
+    for package in sorted(PRODUCT):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            found.append((".".join(parts[:-1] if parts[-1] == "__init__" else parts), path))
+    return found
+
+
+@functools.cache
+def tree_of(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+@functools.cache
+def is_module(dotted: str) -> bool:
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def origin(module: str, node: ast.ImportFrom, *, package: bool) -> str:
+    """The dotted module a ``from ... import`` reads, relative levels resolved."""
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")[: None if package else -1]
+    base = base[: len(base) - node.level + 1]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def private_reaches(module: str, tree: ast.Module, *, package: bool = False) -> list[str]:
+    """Another product module's ``_private`` names this one imports (``from .x import _y``) or
+    reads through a module it imported (``x._y``)."""
+    found, modules = [], set()  # names bound to a product module here
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (source_module := origin(module, node, package=package)):
+            if source_module.split(".")[0] not in PRODUCT:
+                continue
+            found += [f"from {source_module} import {a.name}" for a in node.names if is_private(a.name)]
+            modules |= {a.asname or a.name for a in node.names if is_module(f"{source_module}.{a.name}")}
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname or a.name.split(".")[0] for a in node.names if a.name.split(".")[0] in PRODUCT}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and is_private(node.attr):
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in modules:
+                found.append(f"{ast.unparse(node.value)}.{node.attr}")
+    return found
+
+
+def test_no_module_reaches_for_another_modules_private_names():
+    """A name another module needs is public: renaming a ``_helper`` must not break a stranger."""
+    offenders = {}
+    for module, path in product_modules():
+        reaches = private_reaches(module, tree_of(path), package=path.name == "__init__.py")
+        if reaches:
+            offenders[str(path.relative_to(ROOT))] = reaches
+    assert offenders == {}
+
+
+def test_the_private_name_check_would_see_a_reach():
+    source = ("from .page import _Found, Page\nfrom .. import documents\nfrom jobs.models import Job\n"
+              "documents._pdf_reader(b'')\ndocuments.rules._check_pages(1)\nJob._meta\nPage._column\n")
+    assert private_reaches("agent.fields.amounts", ast.parse(source)) == [
+        "from agent.fields.page import _Found", "documents._pdf_reader", "documents.rules._check_pages"]
+    assert private_reaches("agent.fields", ast.parse("from .values import _spans\n"), package=True) == [
+        "from agent.fields.values import _spans"]
+
+
+def test_no_module_imports_the_product_by_a_string():
+    """``importlib.import_module("agent.x")`` hides an import from readers, ruff and mypy; an
+    import cycle is broken by moving the shared piece down, not by hiding it."""
+    offenders = {}
+    for _, path in product_modules():
+        for node in ast.walk(tree_of(path)):
+            if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                    and isinstance(node.func, ast.Attribute | ast.Name)
+                    and getattr(node.func, "attr", getattr(node.func, "id", "")) in {"import_module", "__import__"}
+                    and str(node.args[0].value).split(".")[0] in PRODUCT):
+                offenders.setdefault(str(path.relative_to(ROOT)), []).append(node.args[0].value)
+    assert offenders == {}

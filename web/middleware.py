@@ -84,7 +84,7 @@ def _is_json(response: HttpResponse) -> bool:
     return response.get("Content-Type", "").startswith("application/json")
 
 
-def _mark_unavailable(sender, request: _Request | None = None, **kwargs) -> None:
+def _mark_unavailable(sender: object, request: _Request | None = None, **kwargs: object) -> None:
     """An exception outside a view (a session save, say): remember if the store was away."""
     exc = sys.exc_info()[1]
     if request is not None and isinstance(exc, UNAVAILABLE):

@@ -156,7 +156,8 @@ def components() -> dict[str, Any]:
     models |= {(answer.model, "serialization") for op in OPERATIONS for answer in op.answers.values()}
     ordered = sorted(models, key=lambda item: (item[0].__name__, item[1]))
     _, defs = models_json_schema(ordered, ref_template=REF, schema_generator=_Generator)
-    return defs["$defs"]
+    found: dict[str, Any] = defs["$defs"]
+    return found
 
 
 def openapi() -> dict[str, Any]:

@@ -95,7 +95,7 @@ def version_tag(job: Job, newest_event: int | None, work: kinds.Work | None,
     return f'W/"{digest}"'
 
 
-def job_query(*, tenant_id: int | None, job_id: int):
+def job_query(*, tenant_id: int | None, job_id: int) -> QuerySet[Job]:
     return Job.objects.for_tenant(tenant_id).filter(pk=job_id).only(*STATUS_FIELDS)
 
 
@@ -200,7 +200,7 @@ def document_pane(job: Job, *, page_url: Callable[[int], str], download_url: str
     return DocumentPane(job.document_name or "document", download_url, pages, current, missing)
 
 
-def events_query(*, job_id: int):
+def events_query(*, job_id: int) -> QuerySet[JobEvent]:
     return (JobEvent.objects.filter(job_id=job_id).order_by("id")
             .only("id", "from_state", "to_state", "epoch", "actor", "reason", "at")[:MAX_EVENTS])
 
@@ -223,7 +223,7 @@ class JobFilter:
     sort: str = ""  # a ``schemas.Sort`` value; "" the newest first
 
 
-def filtered_jobs(f: JobFilter) -> QuerySet:
+def filtered_jobs(f: JobFilter) -> QuerySet[Job]:
     """The jobs ``f`` selects, newest first (on the ``job_tenant_idx`` index)."""
     jobs = Job.objects.for_tenant(f.tenant_id).order_by("-id")
     if f.user_id is not None:
@@ -254,7 +254,7 @@ def filtered_jobs(f: JobFilter) -> QuerySet:
     return sorted_jobs(jobs, f.sort)
 
 
-def sorted_jobs(jobs: QuerySet, sort: str) -> QuerySet:
+def sorted_jobs(jobs: QuerySet[Job], sort: str) -> QuerySet[Job]:
     """``jobs`` in the order ``sort`` names: "submitted" (by id, which follows it), or a key the
     kinds sort by (``SORT_KEYS``: their expressions over their own rows, the members'
     corrections included), a leading "-" for descending; jobs without the value last, then the
@@ -274,7 +274,7 @@ def sorted_jobs(jobs: QuerySet, sort: str) -> QuerySet:
     return jobs.order_by(order, "-id")
 
 
-def job_page(*, tenant_id: int | None, state: str = "", page: Any = 1, **filters: Any) -> Page:
+def job_page(*, tenant_id: int | None, state: str = "", page: Any = 1, **filters: Any) -> Page[Job]:
     """One page of the tenant's jobs, newest first, as ``JobFilter`` selects them."""
     # The result too: the list shows values from it (``list_columns_of``), for a page of 20 at most.
     jobs = filtered_jobs(JobFilter(tenant_id=tenant_id, state=state, **filters)).only(*LIST_FIELDS, "result")

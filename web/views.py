@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http import HTTPStatus
 from urllib.parse import urlencode
 
@@ -236,7 +236,7 @@ def jobs_export(call: Call, extension: str = "csv") -> HttpResponse:
                                                 link=job_link(call)), "documents", extension)
 
 
-def job_link(call: Call):
+def job_link(call: Call) -> Callable[[int], str]:
     """A job's page as an absolute URL, from the request (the CSV's link column)."""
     return lambda job_id: call.request.build_absolute_uri(reverse("job_detail", args=[job_id]))
 

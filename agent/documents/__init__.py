@@ -32,11 +32,9 @@ import pypdf  # noqa: F401  imported once by the web process, not by every check
 
 from jobs.errors import DocumentTooComplex, PayloadTooLarge, UnsupportedDocument
 
-from .docx import _ZIP_MAGIC, _docx_parts, _docx_text, check_docx
-from .docx import _DocxText as _DocxText
-from .images import DAMAGED_IMAGE, TOO_MANY_PIXELS, _image_type, check_image, image_refusal
-from .pdf import _caused_by as _caused_by
-from .pdf import _pdf_reader, _pdf_text, check_pdf_markers
+from .docx import ZIP_MAGIC, DocxText, check_docx, docx_parts, docx_text
+from .images import DAMAGED_IMAGE, TOO_MANY_PIXELS, check_image, image_refusal, image_type
+from .pdf import caused_by, check_pdf_markers, pdf_reader, pdf_text
 from .rules import (
     CHARS_PER_PAGE,
     DAMAGED_DOCX,
@@ -73,12 +71,12 @@ from .rules import (
     TIFF,
     UNRECOGNISED,
     XML,
-    _check_pages,
     check_input,
+    check_pages,
+    megabytes,
+    part_name,
     unrecognised,
 )
-from .rules import _mb as _mb
-from .rules import _part_name as _part_name
 
 __all__ = [
     "CHARS_PER_PAGE", "DAMAGED_DOCX", "DAMAGED_IMAGE", "DAMAGED_PDF", "DOCX", "DOCX_COMPRESSION", "DOCX_MAIN_PART",
@@ -86,9 +84,10 @@ __all__ = [
     "MAX_DOCX_PARTS", "MAX_DOCX_PART_BYTES", "MAX_DOCX_RATIO", "MAX_DOCX_UNPACKED_BYTES", "MAX_EXIF_BYTES",
     "MAX_ICC_BYTES", "MAX_IMAGE_PIXELS", "MAX_IMAGE_SIDE", "MAX_PAGES", "MAX_PDF_OBJECTS", "MAX_PDF_SECTIONS",
     "MAX_TEXT_CHARS", "MAX_TIFF_TAGS", "MB", "NO_INPUT", "PDF", "PDF_PAGE_TREE_NODES", "PNG", "SUPPORTED", "TEXT",
-    "TIFF", "TOO_MANY_PIXELS", "UNRECOGNISED", "XML", "Text",
-    "check_document", "check_docx", "check_image", "check_input", "check_pdf_markers", "check_xml",
-    "declared_encoding", "declares_dtd", "image_refusal", "inline_text", "read_text", "sniff", "unrecognised",
+    "TIFF", "TOO_MANY_PIXELS", "UNRECOGNISED", "XML", "DocxText", "Text",
+    "caused_by", "check_document", "check_docx", "check_image", "check_input", "check_pages", "check_pdf_markers",
+    "check_xml", "declared_encoding", "declares_dtd", "image_refusal", "inline_text", "megabytes", "part_name",
+    "pdf_reader", "read_text", "sniff", "unrecognised",
 ]
 
 # A standalone XML: after an optional UTF-8 byte order mark and blanks, an XML declaration,
@@ -118,7 +117,7 @@ def check_document(*, content: bytes, name: str, content_type: str) -> str:
     Cheap whatever the bytes say: it reads declarations (zip directory, PDF cross-reference
     table and page tree), never the text.
     """
-    if content.startswith(_ZIP_MAGIC):
+    if content.startswith(ZIP_MAGIC):
         check_docx(content)
         return DOCX
     media_type = sniff(content)
@@ -130,8 +129,8 @@ def check_document(*, content: bytes, name: str, content_type: str) -> str:
     if media_type in IMAGES:
         check_image(content)
         return media_type
-    pages = _pdf_reader(content)[1] if media_type == PDF else _text_pages(content.decode("utf-8"))
-    _check_pages(pages)
+    pages = pdf_reader(content)[1] if media_type == PDF else _text_pages(content.decode("utf-8"))
+    check_pages(pages)
     return media_type
 
 
@@ -139,12 +138,12 @@ def sniff(content: bytes) -> str | None:
     """The media type the bytes really are, or None: the client's claim is not evidence."""
     if content.startswith(b"%PDF-"):
         return PDF
-    if content.startswith(_ZIP_MAGIC):
+    if content.startswith(ZIP_MAGIC):
         try:
-            return DOCX if any(info.filename == DOCX_MAIN_PART for info in _docx_parts(content)) else None
+            return DOCX if any(info.filename == DOCX_MAIN_PART for info in docx_parts(content)) else None
         except (UnsupportedDocument, DocumentTooComplex):
             return None
-    image = _image_type(content)
+    image = image_type(content)
     if image is not None:
         return image
     if b"\x00" in content:
@@ -165,9 +164,9 @@ def read_text(content: bytes, media_type: str) -> Text:
     """
     warnings: list[str] = []
     if media_type == PDF:
-        text, pages = _pdf_text(content)
+        text, pages = pdf_text(content)
     elif media_type == DOCX:
-        text = _docx_text(content)
+        text = docx_text(content)
         pages = _text_pages(text)
         if pages > MAX_PAGES:  # checked here: acceptance does not read a DOCX's text
             raise PayloadTooLarge(f"the document has more than {MAX_PAGES * CHARS_PER_PAGE:,} characters, over "

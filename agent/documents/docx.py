@@ -22,14 +22,14 @@ from .rules import (
     MAX_DOCX_RATIO,
     MAX_DOCX_UNPACKED_BYTES,
     MAX_TEXT_CHARS,
-    _mb,
-    _part_name,
+    megabytes,
+    part_name,
     unrecognised,
 )
 
 log = logging.getLogger("agent.documents")
 
-_ZIP_MAGIC = b"PK\x03\x04"
+ZIP_MAGIC = b"PK\x03\x04"
 _ZIP_END = b"PK\x05\x06"
 _ZIP_ENTRY = b"PK\x01\x02"  # a central directory entry's signature
 
@@ -42,7 +42,7 @@ def check_docx(content: bytes) -> dict[str, zipfile.ZipInfo]:
     past its declared size (a part that lies fails its CRC check), so the declared sizes
     bound what extraction can be made to unpack.
     """
-    infos = _docx_parts(content)
+    infos = docx_parts(content)
     parts = {info.filename: info for info in infos}
     if DOCX_MAIN_PART not in parts:
         raise unrecognised()
@@ -51,28 +51,28 @@ def check_docx(content: bytes) -> dict[str, zipfile.ZipInfo]:
                               field="document")
     total = 0
     for info in infos:
-        part = _part_name(info.filename)
+        part = part_name(info.filename)
         if info.compress_type not in DOCX_COMPRESSION:
             raise UnsupportedDocument(f"the DOCX packs {part} with a compression method Word does not use; "
                                       "save it again from your word processor", field="document")
         if info.flag_bits & 0x1:
             raise UnsupportedDocument("the DOCX is encrypted; send it without a password", field="document")
         if info.file_size > MAX_DOCX_PART_BYTES:
-            raise DocumentUnpacksTooLarge(f"{part} unpacks to {_mb(info.file_size)}; at most "
-                                          f"{_mb(MAX_DOCX_PART_BYTES)} per part is accepted", field="document")
+            raise DocumentUnpacksTooLarge(f"{part} unpacks to {megabytes(info.file_size)}; at most "
+                                          f"{megabytes(MAX_DOCX_PART_BYTES)} per part is accepted", field="document")
         ratio = info.file_size / max(info.compress_size, 1)
         if info.file_size > DOCX_RATIO_FROM_BYTES and ratio > MAX_DOCX_RATIO:
             raise DocumentUnpacksTooLarge(f"{part} unpacks to {ratio:,.0f} times its packed size; at most "
                                           f"{MAX_DOCX_RATIO} times is accepted for a part over "
-                                          f"{_mb(DOCX_RATIO_FROM_BYTES)}", field="document")
+                                          f"{megabytes(DOCX_RATIO_FROM_BYTES)}", field="document")
         total += info.file_size
     if total > MAX_DOCX_UNPACKED_BYTES:
-        raise DocumentUnpacksTooLarge(f"the DOCX unpacks to {_mb(total)}; at most {_mb(MAX_DOCX_UNPACKED_BYTES)} "
-                                      "is accepted", field="document")
+        raise DocumentUnpacksTooLarge(f"the DOCX unpacks to {megabytes(total)}; at most "
+                                      f"{megabytes(MAX_DOCX_UNPACKED_BYTES)} is accepted", field="document")
     return parts
 
 
-def _docx_parts(content: bytes) -> list[zipfile.ZipInfo]:
+def docx_parts(content: bytes) -> list[zipfile.ZipInfo]:
     """The zip's directory, read only once its end record declares a bounded part count."""
     declared = _zip_declared_parts(content)
     if declared is not None and declared > MAX_DOCX_PARTS:
@@ -101,7 +101,7 @@ def _zip_declared_parts(content: bytes) -> int | None:
     at = content.rfind(_ZIP_END, max(0, len(content) - 22 - 0xFFFF))
     if at < 0 or at + 22 > len(content):
         return None
-    (entries,) = struct.unpack_from("<H", content, at + 10)
+    entries: int = struct.unpack_from("<H", content, at + 10)[0]
     return entries
 
 
@@ -109,10 +109,10 @@ def _too_many_parts(count: int) -> str:
     return f"the DOCX has {count:,} parts; at most {MAX_DOCX_PARTS:,} are accepted"
 
 
-def _docx_text(content: bytes) -> str:
+def docx_text(content: bytes) -> str:
     """The main part's text, streamed: no tree, at most MAX_TEXT_CHARS and MAX_DOCX_ELEMENTS."""
     parts = check_docx(content)
-    reader = _DocxText()
+    reader = DocxText()
     parser = reader.parser()
     try:
         with zipfile.ZipFile(io.BytesIO(content)) as archive, archive.open(parts[DOCX_MAIN_PART]) as part:
@@ -132,7 +132,7 @@ class _Enough(Exception):
     """The text limit is reached: stop reading, keep what was read."""
 
 
-class _DocxText:
+class DocxText:
     """The text of WordprocessingML, from parser events (python-docx's reading, without a tree).
 
     Paragraphs end with a newline (at most one blank line in a row); a table row is its
@@ -178,7 +178,7 @@ class _DocxText:
         if self.size > MAX_TEXT_CHARS:
             raise _Enough
 
-    def start(self, name: str, attributes: dict) -> None:
+    def start(self, name: str, attributes: dict[str, str]) -> None:
         self.elements += 1
         if self.elements > MAX_DOCX_ELEMENTS:
             raise DocumentTooComplex(f"the DOCX has more than {MAX_DOCX_ELEMENTS:,} XML elements in its text; "

@@ -19,8 +19,8 @@ from .rules import (
     MAX_TIFF_TAGS,
     PNG,
     TIFF,
-    _check_pages,
-    _mb,
+    check_pages,
+    megabytes,
     unrecognised,
 )
 
@@ -44,7 +44,7 @@ TOO_MANY_PIXELS = (f"the image has too many pixels to read; at most {MAX_IMAGE_P
                    f"pixels and {MAX_IMAGE_SIDE:,} on a side are accepted")
 
 
-def _image_type(content: bytes) -> str | None:
+def image_type(content: bytes) -> str | None:
     if content.startswith(_PNG_MAGIC):
         return PNG
     if content.startswith(_JPEG_MAGIC):
@@ -65,7 +65,7 @@ def check_image(content: bytes) -> list[tuple[int, int]]:
     or JPEG is one page (its other frames are checked, not read); a TIFF's pages are its
     directories.
     """
-    media_type = _image_type(content)
+    media_type = image_type(content)
     if media_type == PNG:
         size = _png_size(content)
         sizes, frames = [size], _png_frames(content, size)
@@ -76,7 +76,7 @@ def check_image(content: bytes) -> list[tuple[int, int]]:
         sizes = frames = _tiff_sizes(content)
     else:
         raise unrecognised()
-    _check_pages(len(sizes))
+    check_pages(len(sizes))
     for width, height in [*sizes, *frames]:
         refusal = image_refusal(width, height)
         if refusal is not None:
@@ -182,7 +182,7 @@ def _jpeg_frames(content: bytes) -> tuple[tuple[int, int], list[tuple[int, int]]
 
 def _check_icc(size: int) -> None:
     if size > MAX_ICC_BYTES:
-        raise PayloadTooLarge(f"the image's colour profile (ICC) is over {_mb(MAX_ICC_BYTES)}; a scan's or a "
+        raise PayloadTooLarge(f"the image's colour profile (ICC) is over {megabytes(MAX_ICC_BYTES)}; a scan's or a "
                               f"photo's is a few KB", field="document")
 
 

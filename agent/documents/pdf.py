@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+from typing import TYPE_CHECKING
 
 from jobs.errors import AcceptanceError, DamagedDocument, DocumentTooComplex, PayloadTooLarge, UnsupportedDocument
 
@@ -15,13 +16,16 @@ from .rules import (
     MAX_PDF_SECTIONS,
     MAX_TEXT_CHARS,
     PDF_PAGE_TREE_NODES,
-    _check_pages,
+    check_pages,
 )
+
+if TYPE_CHECKING:
+    from pypdf import PdfReader
 
 log = logging.getLogger("agent.documents")
 
 
-def _pdf_reader(content: bytes):
+def pdf_reader(content: bytes) -> tuple[PdfReader, int]:
     """A pypdf reader and the page count, once the PDF's declared structure is within limits.
 
     Reads the cross-reference table(s) and the page tree, never a content stream. pypdf
@@ -51,7 +55,7 @@ def _pdf_reader(content: bytes):
     except AcceptanceError:
         raise
     except Exception as exc:  # noqa: BLE001  a damaged file raises anything, RecursionError included
-        if _caused_by(exc, LimitReachedError):
+        if caused_by(exc, LimitReachedError):
             raise DocumentTooComplex(f"the PDF is over a structural limit: at most {MAX_PDF_OBJECTS:,} objects "
                                      f"and {MAX_PAGES} pages are accepted", field="document") from None
         log.warning("pdf unreadable: %s", type(exc).__name__)
@@ -63,7 +67,7 @@ NEEDS_PASSWORD = ("the PDF is protected by a password that is needed to open it;
                   "(save or print it as a new PDF)")
 
 
-def _open_without_password(reader) -> None:
+def _open_without_password(reader: PdfReader) -> None:
     """Open a PDF encrypted with an empty user password, refuse one that needs a password to open.
 
     An "owner password" only restricts printing or copying in a viewer: anyone may open the
@@ -106,7 +110,7 @@ _OBJECT_MARKER = b" obj"
 _XREF_ENTRY = re.compile(rb"\d{10}[ ]\d{5}[ ][fn]")
 
 
-def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+def caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
     """Whether ``kind`` is ``exc`` or in its chain (pypdf wraps its limits in read errors)."""
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -118,10 +122,14 @@ def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
     return False
 
 
-def _declared_pages(reader) -> int | None:
+def _declared_pages(reader: PdfReader) -> int | None:
     """The page tree's declared /Count: refuses a long PDF before walking its tree."""
+    from pypdf.generic import DictionaryObject
+
     try:
-        count = reader.trailer["/Root"]["/Pages"]["/Count"]
+        root = reader.trailer["/Root"]
+        tree = root["/Pages"] if isinstance(root, DictionaryObject) else None
+        count = tree["/Count"] if isinstance(tree, DictionaryObject) else None
     except (KeyError, TypeError, AttributeError):
         return None
     return count if isinstance(count, int) else None
@@ -131,12 +139,12 @@ def _too_many_objects(count: int) -> str:
     return f"the PDF has {count:,} objects; at most {MAX_PDF_OBJECTS:,} are accepted"
 
 
-def _pdf_text(content: bytes) -> tuple[str, int]:
+def pdf_text(content: bytes) -> tuple[str, int]:
     """The text of each page in turn until MAX_TEXT_CHARS, and the page count."""
     from pypdf.errors import LimitReachedError
 
-    reader, pages = _pdf_reader(content)
-    _check_pages(pages)
+    reader, pages = pdf_reader(content)
+    check_pages(pages)
     parts: list[str] = []
     size = 0
     for number, page in enumerate(reader.pages, 1):
@@ -145,9 +153,9 @@ def _pdf_text(content: bytes) -> tuple[str, int]:
         try:
             part = page.extract_text() or ""
         except Exception as exc:  # noqa: BLE001  a damaged page raises anything, RecursionError included
-            if _caused_by(exc, MemoryError):  # the job's memory limit: the worker says so in words
+            if caused_by(exc, MemoryError):  # the job's memory limit: the worker says so in words
                 raise MemoryError from None
-            if _caused_by(exc, LimitReachedError):
+            if caused_by(exc, LimitReachedError):
                 raise DocumentTooComplex(f"page {number} of the PDF is too complex to read: its content is over "
                                          "the reader's limits", field="document") from None
             log.warning("pdf page %d unreadable: %s", number, type(exc).__name__)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zipfile
+from typing import Any
 
 from jobs.errors import InvalidPayload, PayloadTooLarge, Reason, UnsupportedDocument
 
@@ -71,7 +72,7 @@ DAMAGED_PDF = "the PDF is damaged and cannot be read; submit a new copy"
 DAMAGED_DOCX = "the DOCX is damaged and cannot be read; submit a new copy"
 
 
-def check_input(*, payload: dict, has_document: bool) -> None:
+def check_input(*, payload: dict[str, Any], has_document: bool) -> None:
     """A review needs something to review: an uploaded document or inline ``text``."""
     if not has_document and not payload.get("text"):
         raise InvalidPayload(NO_INPUT, field="payload.text", reason=Reason.NO_INPUT)
@@ -84,15 +85,15 @@ def unrecognised() -> UnsupportedDocument:
     return UnsupportedDocument(UNRECOGNISED, field="document", reason=Reason.UNRECOGNISED_TYPE)
 
 
-def _part_name(name: str) -> str:
+def part_name(name: str) -> str:
     return name if len(name) <= 80 and name.isprintable() else "a part"
 
 
-def _mb(size: int) -> str:
+def megabytes(size: int) -> str:
     return f"{size / MB:,.1f} MB" if size % MB else f"{size // MB} MB"
 
 
-def _check_pages(pages: int) -> None:
+def check_pages(pages: int) -> None:
     if pages > MAX_PAGES:
         raise PayloadTooLarge(f"the document has {pages} pages; at most {MAX_PAGES} are accepted", field="document")
     if pages == 0:

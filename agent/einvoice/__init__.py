@@ -22,7 +22,7 @@ from agent import fields as fields  # the checks the XML's values pass, as einvo
 
 from .attachments import INVOICE_ATTACHMENTS, MAX_ATTACHMENTS, XML, find_xml
 from .crosscheck import compare
-from .invoice import CENT, EVIDENCE_CHARS, NAMES, REQUIRED_BY_EN16931, EInvoice, _short, _unread
+from .invoice import CENT, EVIDENCE_CHARS, NAMES, REQUIRED_BY_EN16931, EInvoice, short, unread
 from .parsing import (
     CII,
     DTD_REFUSED,
@@ -32,11 +32,11 @@ from .parsing import (
     UBL_CREDIT_NOTE,
     UBL_INVOICE,
     ZUGFERD_1,
-    _parse,
-    _qname,
-    _Refused,
+    Refused,
+    parse,
+    qname,
 )
-from .readers import _CII, _UBL, PREFIXES
+from .readers import PREFIXES, CIIReader, UBLReader
 
 __all__ = [
     "CENT", "CII", "DTD_REFUSED", "EVIDENCE_CHARS", "INVOICE_ATTACHMENTS", "MAX_ATTACHMENTS", "MAX_XML_BYTES",
@@ -54,25 +54,25 @@ def read_einvoice(xml: bytes, *, today: date | None = None) -> EInvoice:
     finding that says why.
     """
     try:
-        root = _parse(xml)
-    except _Refused as refused:
-        return _unread(str(refused))
+        root = parse(xml)
+    except Refused as refused:
+        return unread(str(refused))
     except Exception as exc:
         if isinstance(exc, MemoryError):
             raise
         log.warning("e-invoice unreadable: %s", type(exc).__name__)
-        return _unread("the e-invoice XML could not be read")
-    namespace, name = _qname(root)
+        return unread("the e-invoice XML could not be read")
+    namespace, name = qname(root)
     syntax = ROOTS.get((namespace, name))
     if syntax is None:
-        return _unread(f"the XML is not an invoice: its root element is {_short(name) or 'not an element'}, not a "
+        return unread(f"the XML is not an invoice: its root element is {short(name) or 'not an element'}, not a "
                        "UN/CEFACT CII or UBL 2.1 invoice")
-    reader = _UBL(root) if syntax == "ubl" else _CII(root, zugferd1=syntax == "zugferd1")
+    reader = UBLReader(root) if syntax == "ubl" else CIIReader(root, zugferd1=syntax == "zugferd1")
     try:
         read = reader.read(today=today)
     except Exception as exc:
         if isinstance(exc, MemoryError):
             raise
         log.warning("e-invoice fields unreadable: %s", type(exc).__name__)
-        return _unread("the e-invoice XML could not be read")
+        return unread("the e-invoice XML could not be read")
     return read

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agent import documents
 from jobs.errors import DocumentUnpacksTooLarge
 
-from .parsing import MAX_XML_BYTES, _root_kind
+from .parsing import MAX_XML_BYTES, root_kind
+
+if TYPE_CHECKING:
+    from pypdf import PdfReader
+    from pypdf.generic import EmbeddedFile
 
 log = logging.getLogger("agent.einvoice")
 
@@ -35,7 +39,7 @@ def find_xml(content: bytes, media_type: str) -> tuple[str, bytes] | None:
         return "", content
     if media_type != documents.PDF:
         return None
-    reader, _ = documents._pdf_reader(content)
+    reader, _ = documents.pdf_reader(content)
     candidates = _xml_attachments(reader)
     candidates.sort(key=lambda item: _attachment_rank(item[0]))
     for name, entry in candidates:
@@ -46,14 +50,14 @@ def find_xml(content: bytes, media_type: str) -> tuple[str, bytes] | None:
             if standard:
                 raise
             continue  # not under an invoice's name, and too large to be one: not the invoice
-        if xml is not None and (standard or _root_kind(xml) is not None):
+        if xml is not None and (standard or root_kind(xml) is not None):
             return name, xml
     return None
 
 
-def _xml_attachments(reader) -> list[tuple[str, Any]]:
+def _xml_attachments(reader: PdfReader) -> list[tuple[str, EmbeddedFile]]:
     """The PDF's embedded files named ``*.xml``, at most MAX_ATTACHMENTS looked at."""
-    found: list[tuple[str, Any]] = []
+    found: list[tuple[str, EmbeddedFile]] = []
     try:
         for number, entry in enumerate(reader.attachment_list):
             if number >= MAX_ATTACHMENTS:
@@ -71,16 +75,16 @@ def _attachment_rank(name: str) -> int:
     return INVOICE_ATTACHMENTS.index(lowered) if lowered in INVOICE_ATTACHMENTS else len(INVOICE_ATTACHMENTS)
 
 
-def _attachment_content(name: str, entry) -> bytes | None:
+def _attachment_content(name: str, entry: EmbeddedFile) -> bytes | None:
     """The attachment's bytes, unpacked to at most MAX_XML_BYTES; None if unreadable."""
     from pypdf import apply_configuration
     from pypdf.errors import LimitReachedError
 
     limit = MAX_XML_BYTES + 1
     too_large = DocumentUnpacksTooLarge(
-        f"the PDF's attached file {documents._part_name(name)} unpacks to more than "
-        f"{documents._mb(MAX_XML_BYTES)}; an invoice XML is far smaller, and at most "
-        f"{documents._mb(MAX_XML_BYTES)} is read", field="document")
+        f"the PDF's attached file {documents.part_name(name)} unpacks to more than "
+        f"{documents.megabytes(MAX_XML_BYTES)}; an invoice XML is far smaller, and at most "
+        f"{documents.megabytes(MAX_XML_BYTES)} is read", field="document")
     try:
         declared = entry.size
         if isinstance(declared, int) and declared > MAX_XML_BYTES:
@@ -94,9 +98,9 @@ def _attachment_content(name: str, entry) -> bytes | None:
     except DocumentUnpacksTooLarge:
         raise
     except Exception as exc:  # noqa: BLE001  a damaged stream raises anything
-        if documents._caused_by(exc, LimitReachedError):
+        if documents.caused_by(exc, LimitReachedError):
             raise too_large from None
-        if documents._caused_by(exc, MemoryError):
+        if documents.caused_by(exc, MemoryError):
             raise MemoryError from None
         log.warning("pdf attachment unreadable: %s", type(exc).__name__)
         return None

@@ -9,7 +9,7 @@ from typing import Any
 from agent import findings as finding_
 from agent import lookalikes
 
-from .invoice import _decimal, _short
+from .invoice import decimal, short
 
 CODE = "page_disagrees"
 # The fields compared, in the order Alice reads them.
@@ -51,13 +51,13 @@ def compare(xml_fields: dict[str, Any], text_fields: dict[str, Any], *, text: st
         if name == "iban" and in_xml and not _debited(xml_field):
             shown = _page_iban(str(in_xml), on_page, text)
             if shown is not None and shown != on_page:
-                page_evidence = {"source": "text", "text": _short(shown, 50)}
+                page_evidence = {"source": "text", "text": short(shown, 50)}
             on_page = shown
         if not in_xml or not on_page or _same(name, str(in_xml), str(on_page)):
             continue
         if name == "iban" and _debited(xml_field):
             continue  # the buyer's account a direct debit takes from: the page may print the supplier's own
-        words = WORDS[name].format(page=_short(str(on_page), 50), xml=_short(str(in_xml), 50))
+        words = WORDS[name].format(page=short(str(on_page), 50), xml=short(str(in_xml), 50))
         found.append(finding_.make(CODE, words, field=name, readings=[
             finding_.reading(in_xml, xml_field.get("evidence"), "xml"),
             finding_.reading(on_page, page_evidence, "page")]))
@@ -86,7 +86,7 @@ def _same(name: str, first: str, second: str) -> bool:
         one, other = _name(first), _name(second)
         return bool(one and other) and (one in other or other in one)
     if name == "total_amount":
-        a, b = _decimal(first.replace(",", "")), _decimal(second.replace(",", ""))
+        a, b = decimal(first.replace(",", "")), decimal(second.replace(",", ""))
         if a is not None and b is not None:
             return a == b
     return _identifier(first) == _identifier(second)

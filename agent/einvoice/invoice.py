@@ -51,21 +51,21 @@ class EInvoice:
                    findings=list(data.get("findings") or []), also_read=dict(data.get("also_read") or {}))
 
 
-def _unread(finding: str) -> EInvoice:
-    return EInvoice(profile="", fields={name: _missing(name) for name in fields.REQUIRED}, findings=[finding])
+def unread(finding: str) -> EInvoice:
+    return EInvoice(profile="", fields={name: missing(name) for name in fields.REQUIRED}, findings=[finding])
 
 
-def _missing(name: str) -> dict[str, Any]:
+def missing(name: str) -> dict[str, Any]:
     return {"status": "missing", "value": None, "detail": f"not in the e-invoice XML ({NAMES[name]})",
             "evidence": None}
 
 
-def _short(text: str, limit: int = 60) -> str:
+def short(text: str, limit: int = 60) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _decimal(text: str) -> Decimal | None:
+def decimal(text: str) -> Decimal | None:
     try:
         value = Decimal(text.strip())
     except (InvalidOperation, ValueError):
@@ -73,11 +73,11 @@ def _decimal(text: str) -> Decimal | None:
     return value if value.is_finite() else None
 
 
-def _money(amount: Decimal) -> str:
+def money(amount: Decimal) -> str:
     return str(amount.quantize(CENT))
 
 
-def _checked(name: str, raw: str, *, today: date | None) -> dict[str, Any]:
+def checked_field(name: str, raw: str, *, today: date | None) -> dict[str, Any]:
     """A field read from the XML, its status decided by the same checks as a printed one.
 
     The value stays the XML's own, normalised, even when a check finds it malformed: it is
@@ -104,10 +104,10 @@ def _checked(name: str, raw: str, *, today: date | None) -> dict[str, Any]:
         value = raw.upper()
         checked = fields.check_currency(value)
     elif name == "total_amount":
-        amount = _decimal(raw)
+        amount = decimal(raw)
         if amount is None:
             return _field("malformed", raw[:fields.MAX_VALUE_CHARS], "not an amount")
-        value = _money(amount)
+        value = money(amount)
         checked = fields.check_total_amount(value)
     else:
         checked = fields.check_iban(raw)
@@ -121,8 +121,8 @@ def also_checked(name: str, raw: str) -> dict[str, Any]:
         iso = _iso_date(raw)
         return _field("present", iso, "") if iso else _field("malformed", raw[:fields.MAX_VALUE_CHARS], "not a date")
     if name in ("net_amount", "vat_amount"):
-        amount = _decimal(raw)
-        return (_field("present", _money(amount), "") if amount is not None else
+        amount = decimal(raw)
+        return (_field("present", money(amount), "") if amount is not None else
                 _field("malformed", raw[:fields.MAX_VALUE_CHARS], "not an amount"))
     return _field("present", " ".join(raw.split())[:fields.MAX_VALUE_CHARS], "")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+from typing import Any, TypeAlias
 
 from agent import documents
 
@@ -15,6 +16,10 @@ CII = "urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100"
 ZUGFERD_1 = "urn:ferd:CrossIndustryDocument:invoice:1p0"
 UBL_INVOICE = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"
 UBL_CREDIT_NOTE = "urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2"
+# An lxml element. lxml ships no type information and its stubs are no dependency of ours, so
+# to mypy an element is Any; the alias names what the value is.
+Element: TypeAlias = Any
+
 ROOTS = {
     (CII, "CrossIndustryInvoice"): "cii",
     (ZUGFERD_1, "CrossIndustryDocument"): "zugferd1",
@@ -23,30 +28,30 @@ ROOTS = {
 }
 
 
-class _Refused(Exception):
+class Refused(Exception):
     """The XML is not read; the message says why, in plain words."""
 
 
-def _parse(xml: bytes, *, root_only: bool = False):
+def parse(xml: bytes, *, root_only: bool = False) -> Element:
     """The XML's root element, parsed without DTD, entities or network, within the limits.
 
-    Raises _Refused with a plain-words reason when it is not read. ``root_only`` stops at the
+    Raises Refused with a plain-words reason when it is not read. ``root_only`` stops at the
     root's start tag: enough to tell what the document is.
     """
     from lxml import etree
 
     if len(xml) > MAX_XML_BYTES:
-        raise _Refused(f"the e-invoice XML is {documents._mb(len(xml))}, larger than any invoice; at most "
-                       f"{documents._mb(MAX_XML_BYTES)} is read")
+        raise Refused(f"the e-invoice XML is {documents.megabytes(len(xml))}, larger than any invoice; at most "
+                       f"{documents.megabytes(MAX_XML_BYTES)} is read")
     if not xml.strip():
-        raise _Refused("the e-invoice XML is empty")
+        raise Refused("the e-invoice XML is empty")
     if documents.declares_dtd(xml):
-        raise _Refused(DTD_REFUSED)
+        raise Refused(DTD_REFUSED)
     # Start tags counted on the bytes first (C speed): a flood of elements is refused before
     # the parser hands each one to Python.
     starts = xml.count(b"<") - xml.count(b"</") - xml.count(b"<!") - xml.count(b"<?")
     if starts > MAX_XML_ELEMENTS:
-        raise _Refused(_TOO_MANY_ELEMENTS)
+        raise Refused(_TOO_MANY_ELEMENTS)
     events = etree.iterparse(io.BytesIO(xml), events=("start",), resolve_entities=False, no_network=True,
                              load_dtd=False, huge_tree=False, dtd_validation=False, remove_comments=True,
                              remove_pis=True)
@@ -56,17 +61,17 @@ def _parse(xml: bytes, *, root_only: bool = False):
             if count == 0:
                 info = element.getroottree().docinfo
                 if info.doctype or info.internalDTD is not None:  # declared in a way the scan did not see
-                    raise _Refused(DTD_REFUSED)
+                    raise Refused(DTD_REFUSED)
                 if root_only:
                     return element
             count += 1
             if count > MAX_XML_ELEMENTS:
-                raise _Refused(_TOO_MANY_ELEMENTS)
+                raise Refused(_TOO_MANY_ELEMENTS)
     except etree.XMLSyntaxError as exc:
-        raise _Refused(_syntax_finding(exc)) from None
+        raise Refused(_syntax_finding(exc)) from None
     root = events.root
     if root is None:
-        raise _Refused("the e-invoice XML has no root element")
+        raise Refused("the e-invoice XML has no root element")
     return root
 
 
@@ -75,8 +80,8 @@ _TOO_MANY_ELEMENTS = (f"the e-invoice XML has more than {MAX_XML_ELEMENTS:,} ele
 DTD_REFUSED = "the XML declares a DTD (a document type), which e-invoices never do; not read"
 
 
-def _syntax_finding(exc) -> str:
-    message = str(exc.msg if getattr(exc, "msg", None) else exc)
+def _syntax_finding(exc: Exception) -> str:
+    message = str(getattr(exc, "msg", None) or exc)
     if "depth" in message.lower():
         return "the e-invoice XML is nested far deeper than any invoice; not read"
     message = re.sub(r"\s*\(<string>, line \d+\)\s*$", "", message)
@@ -86,18 +91,18 @@ def _syntax_finding(exc) -> str:
     return f"the e-invoice XML is not well-formed{where} ({message}), so none of its values could be read"
 
 
-def _root_kind(xml: bytes) -> str | None:
+def root_kind(xml: bytes) -> str | None:
     """The invoice syntax of the XML's root element, or None (unreadable or not an invoice)."""
     try:
-        root = _parse(xml, root_only=True)
+        root = parse(xml, root_only=True)
     except MemoryError:
         raise
-    except Exception:  # noqa: BLE001  _Refused, or the parser on hostile bytes: not an invoice
+    except Exception:  # noqa: BLE001  Refused, or the parser on hostile bytes: not an invoice
         return None
-    return ROOTS.get(_qname(root))
+    return ROOTS.get(qname(root))
 
 
-def _qname(element) -> tuple[str, str]:
+def qname(element: Element) -> tuple[str, str]:
     from lxml import etree
 
     if not isinstance(element.tag, str):

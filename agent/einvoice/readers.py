@@ -15,14 +15,14 @@ from .invoice import (
     NAMES,
     REQUIRED_BY_EN16931,
     EInvoice,
-    _checked,
-    _decimal,
-    _missing,
-    _money,
-    _short,
     also_checked,
+    checked_field,
+    decimal,
+    missing,
+    money,
+    short,
 )
-from .parsing import CII, UBL_CREDIT_NOTE, UBL_INVOICE, ZUGFERD_1
+from .parsing import CII, UBL_CREDIT_NOTE, UBL_INVOICE, ZUGFERD_1, Element
 
 RAM = "urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100"
 UDT = "urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100"
@@ -61,14 +61,14 @@ class _Reader:
 
     syntax = ""
 
-    def __init__(self, root) -> None:
+    def __init__(self, root: Element) -> None:
         self.root = root
         self.namespaces = OWN_NAMESPACES[self.syntax]
         self.findings: list[str] = []  # defects noticed while finding the elements
 
     # Elements are found by namespace and local name along the path: any prefix reads alike, an
     # element of a foreign namespace never (see ``foreign_finding``).
-    def children(self, element, name: str) -> list:
+    def children(self, element: Element | None, name: str) -> list[Element]:
         if element is None:
             return []
         return [child for child in element if isinstance(child.tag, str) and _local(child) == name
@@ -87,8 +87,8 @@ class _Reader:
             if len(foreign) < MAX_FOREIGN_NAMED:
                 parent = element.getparent()
                 where = f"{_prefixed(parent)}/" if parent is not None else ""
-                namespace = _short(_namespace(element) or "no namespace", 50)
-                foreign.append(f"{where}{_short(_local(element), 40)} ({namespace})")
+                namespace = short(_namespace(element) or "no namespace", 50)
+                foreign.append(f"{where}{short(_local(element), 40)} ({namespace})")
         if not count:
             return ""
         more = f" and {count - len(foreign)} more" if count > len(foreign) else ""
@@ -96,17 +96,17 @@ class _Reader:
                 f"{'; '.join(foreign)}{more}. A system that reads the standard ignores them too, so a value only "
                 "they carry (an IBAN, a total) is not what will be paid: check the document with the supplier")
 
-    def path(self, *names: str, start=None) -> list:
+    def path(self, *names: str, start: Element | None = None) -> list[Element]:
         current = [self.root if start is None else start]
         for name in names:
             current = [child for element in current for child in self.children(element, name)]
         return current
 
-    def first(self, *names: str, start=None):
+    def first(self, *names: str, start: Element | None = None) -> Element | None:
         found = self.path(*names, start=start)
         return found[0] if found else None
 
-    def first_with_text(self, paths: list[tuple[str, ...]], starts: list):
+    def first_with_text(self, paths: list[tuple[str, ...]], starts: list[Element]) -> Element | None:
         """The first element along any of the paths, from any of the starts, that has text."""
         for start in starts:
             for names in paths:
@@ -115,11 +115,11 @@ class _Reader:
                         return element
         return None
 
-    def text(self, element) -> str:
+    def text(self, element: Element | None) -> str:
         """The element's own text, as sent (a name may run over lines; only its ends are trimmed)."""
         return (element.text or "").strip() if element is not None else ""
 
-    def element_name(self, element, steps: int = 2) -> str:
+    def element_name(self, element: Element, steps: int = 2) -> str:
         parts: list[str] = []
         current = element
         while current is not None and len(parts) < steps and current is not self.root:
@@ -127,7 +127,7 @@ class _Reader:
             current = current.getparent()
         return "/".join(reversed(parts))
 
-    def evidence(self, element, raw: str) -> dict[str, Any]:
+    def evidence(self, element: Element, raw: str) -> dict[str, Any]:
         name = self.element_name(element)
         tag = _prefixed(element)
         return {"source": "xml", "page": None, "text": f"<{tag}> {' '.join(raw.split())}"[:EVIDENCE_CHARS], "box": None,
@@ -142,7 +142,7 @@ class _Reader:
         for name in fields.REQUIRED:
             element = found.get(name)
             raw = self.text(element) if element is not None else ""
-            result[name] = _checked(name, raw, today=today) if raw else _missing(name)
+            result[name] = checked_field(name, raw, today=today) if raw else missing(name)
             if raw:
                 result[name]["evidence"] = self.evidence(element, raw)
         if found["iban"] is not None and found["iban"] is found.get("debited") and result["iban"]["value"]:
@@ -151,10 +151,10 @@ class _Reader:
                                         "(the buyer's), not one to pay into" + (f"; {reason}" if reason else ""))
         findings = self.findings + [f"the e-invoice XML has no {NAMES[name]}, which EN 16931 requires"
                                     for name in REQUIRED_BY_EN16931 if result[name]["status"] == "missing"]
-        total = _decimal(self.text(found.get("total_amount")))
+        total = decimal(self.text(found.get("total_amount")))
         if self.text(self.type_code()) == "380" and total is not None and total < 0:
             findings.append(f"the document is typed as an invoice (type code 380) but its total is negative "
-                            f"({_money(total)}): a credit note is sent as one (type code 381) with positive amounts")
+                            f"({money(total)}): a credit note is sent as one (type code 381) with positive amounts")
         profile = self.profile()
         if not self.guideline():
             findings.append("the e-invoice XML names no specification (its guideline or customization id), "
@@ -188,20 +188,20 @@ class _Reader:
                 read[name] = {**also_checked(name, raw), "evidence": self.evidence(element, raw)}
         return read
 
-    def due_date(self):
+    def due_date(self) -> Element | None:
         raise NotImplementedError
 
-    def buyer_name(self):
+    def buyer_name(self) -> Element | None:
         raise NotImplementedError
 
-    def payment_reference(self):
+    def payment_reference(self) -> Element | None:
         raise NotImplementedError
 
     def currency(self, found: dict[str, Any]) -> str:
         element = found.get("currency")
         return self.text(element).upper() if element is not None else ""
 
-    def amount_in(self, candidates: list, currency: str, *, only: bool = False):
+    def amount_in(self, candidates: list[Element], currency: str, *, only: bool = False) -> Element | None:
         """The amount element in the invoice currency (a total may repeat in the tax currency).
 
         Without one in that currency, the first (``only``: None, for sums that must not mix currencies).
@@ -216,15 +216,15 @@ class _Reader:
         currency = self.currency(found)
         groups = self.total_parts()
         parts = [self.amount_in(candidates, currency, only=True) for candidates in groups]
-        inclusive, exclusive, vat = (_decimal(self.text(element)) if element is not None else None
+        inclusive, exclusive, vat = (decimal(self.text(element)) if element is not None else None
                                      for element in parts)
         if inclusive is None or exclusive is None or (groups[2] and vat is None):
             return ""  # a part missing, unreadable or only in another currency: nothing to add up
         vat = vat or Decimal(0)
         if (exclusive + vat).quantize(CENT) == inclusive.quantize(CENT):
             return ""
-        return (f"the totals do not add up: the total with VAT is {_money(inclusive)}, but the total without "
-                f"VAT ({_money(exclusive)}) plus the VAT ({_money(vat)}) is {_money(exclusive + vat)} "
+        return (f"the totals do not add up: the total with VAT is {money(inclusive)}, but the total without "
+                f"VAT ({money(exclusive)}) plus the VAT ({money(vat)}) is {money(exclusive + vat)} "
                 "(EN 16931 rule BR-CO-15)")
 
     def elements(self) -> dict[str, Any]:
@@ -233,21 +233,21 @@ class _Reader:
     def guideline(self) -> str:
         raise NotImplementedError
 
-    def type_code(self):
+    def type_code(self) -> Element | None:
         raise NotImplementedError
 
     def profile(self) -> str:
         raise NotImplementedError
 
-    def total_parts(self) -> tuple[list, list, list]:
+    def total_parts(self) -> tuple[list[Element], list[Element], list[Element]]:
         """Candidates for the total with VAT, the total without VAT, and the VAT total."""
         raise NotImplementedError
 
 
-class _CII(_Reader):
+class CIIReader(_Reader):
     """UN/CEFACT Cross Industry Invoice (Factur-X, ZUGFeRD 2.x, XRechnung CII) and ZUGFeRD 1.0."""
 
-    def __init__(self, root, *, zugferd1: bool) -> None:
+    def __init__(self, root: Element, *, zugferd1: bool) -> None:
         self.syntax = "zugferd1" if zugferd1 else "cii"
         super().__init__(root)
         self.zugferd1 = zugferd1
@@ -263,10 +263,10 @@ class _CII(_Reader):
             self.agreement, self.settlement = "ApplicableHeaderTradeAgreement", "ApplicableHeaderTradeSettlement"
             self.summation = "SpecifiedTradeSettlementHeaderMonetarySummation"
 
-    def seller(self):
+    def seller(self) -> Element | None:
         return self.first(self.transaction, self.agreement, "SellerTradeParty")
 
-    def settlement_element(self):
+    def settlement_element(self) -> Element | None:
         return self.first(self.transaction, self.settlement)
 
     def elements(self) -> dict[str, Any]:
@@ -279,7 +279,7 @@ class _CII(_Reader):
             vat = [element for element in registrations if (element.get("schemeID") or "").upper() != "FC"
                    and re.match(r"[A-Za-z]{2}", self.text(element))]
             if vat:
-                scheme = _short(vat[0].get("schemeID") or "", 20)
+                scheme = short(vat[0].get("schemeID") or "", 20)
                 self.findings.append(f"the seller's VAT id is marked with the scheme code \"{scheme}\" instead of "
                                      "\"VA\" (VA is a VAT id, FC a local tax number)" if scheme else
                                      "the seller's VAT id has no scheme code (\"VA\" for a VAT id)")
@@ -299,25 +299,25 @@ class _CII(_Reader):
         found["total_amount"] = self.amount_in(self.total_parts()[0], self.currency(found))
         return found
 
-    def total_parts(self) -> tuple[list, list, list]:
+    def total_parts(self) -> tuple[list[Element], list[Element], list[Element]]:
         summation = self.first(self.summation, start=self.settlement_element())
         return (self.children(summation, "GrandTotalAmount"), self.children(summation, "TaxBasisTotalAmount"),
                 self.children(summation, "TaxTotalAmount"))
 
-    def due_date(self):
+    def due_date(self) -> Element | None:
         terms = self.children(self.settlement_element(), "SpecifiedTradePaymentTerms")
         return self.first_with_text([("DueDateDateTime", "DateTimeString")], terms)
 
-    def buyer_name(self):
+    def buyer_name(self) -> Element | None:
         return self.first(self.transaction, self.agreement, "BuyerTradeParty", "Name")
 
-    def payment_reference(self):
+    def payment_reference(self) -> Element | None:
         return self.first("PaymentReference", start=self.settlement_element())
 
     def guideline(self) -> str:
         return self.text(self.first(self.context, "GuidelineSpecifiedDocumentContextParameter", "ID"))
 
-    def type_code(self):
+    def type_code(self) -> Element | None:
         return self.first(self.header, "TypeCode")
 
     def profile(self) -> str:
@@ -341,12 +341,12 @@ class _CII(_Reader):
         return "UN/CEFACT CII invoice"
 
 
-class _UBL(_Reader):
+class UBLReader(_Reader):
     """OASIS UBL 2.1 Invoice and CreditNote (XRechnung UBL, Peppol BIS Billing 3.0)."""
 
     syntax = "ubl"
 
-    def seller(self):
+    def seller(self) -> Element | None:
         return self.first("AccountingSupplierParty", "Party")
 
     def elements(self) -> dict[str, Any]:
@@ -374,26 +374,26 @@ class _UBL(_Reader):
         found["total_amount"] = self.amount_in(self.total_parts()[0], self.currency(found))
         return found
 
-    def total_parts(self) -> tuple[list, list, list]:
+    def total_parts(self) -> tuple[list[Element], list[Element], list[Element]]:
         monetary = self.first("LegalMonetaryTotal")
         return (self.children(monetary, "TaxInclusiveAmount"), self.children(monetary, "TaxExclusiveAmount"),
                 self.path("TaxTotal", "TaxAmount"))
 
-    def due_date(self):
+    def due_date(self) -> Element | None:
         return self.first_with_text([("DueDate",), ("PaymentMeans", "PaymentDueDate")], [self.root])
 
-    def buyer_name(self):
+    def buyer_name(self) -> Element | None:
         buyer = self.first("AccountingCustomerParty", "Party")
         return self.first_with_text([("PartyLegalEntity", "RegistrationName"), ("PartyName", "Name")],
                                     [buyer] if buyer is not None else [])
 
-    def payment_reference(self):
+    def payment_reference(self) -> Element | None:
         return self.first_with_text([("PaymentMeans", "PaymentID")], [self.root])
 
     def guideline(self) -> str:
         return self.text(self.first("CustomizationID"))
 
-    def type_code(self):
+    def type_code(self) -> Element | None:
         return self.first("InvoiceTypeCode")
 
     def profile(self) -> str:
@@ -411,17 +411,17 @@ class _UBL(_Reader):
         return f"{profile} credit note" if credit else profile
 
 
-def _local(element) -> str:
+def _local(element: Element) -> str:
     tag = element.tag
     return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
 
-def _namespace(element) -> str:
+def _namespace(element: Element) -> str:
     tag = element.tag
     return tag[1:].partition("}")[0] if isinstance(tag, str) and tag.startswith("{") else ""
 
 
-def _prefixed(element) -> str:
+def _prefixed(element: Element) -> str:
     namespace, _, local = element.tag.rpartition("}")
     prefix = PREFIXES.get(namespace.lstrip("{"))
     return f"{prefix}:{local}" if prefix else local

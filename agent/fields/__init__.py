@@ -19,7 +19,7 @@ from datetime import date
 from typing import Any
 
 from ..layout import Layout
-from .amounts import _find_currency, _find_total
+from .amounts import find_currency, find_total
 from .checks import (
     ALSO_READ,
     AMOUNT_FIELDS,
@@ -46,15 +46,15 @@ from .checks import (
     check_vat_id,
     judge_currency,
 )
-from .dates import _find_invoice_date, ocr_year
-from .identifiers import _find_iban, _find_vat_id, _supplier_country, _TaxFound
-from .numbers import _find_invoice_number
-from .page import _find_labelled, _Found, _Page
-from .parties import _find_buyer, _find_supplier, _Named
-from .patterns import _ACCOUNT_LABEL
+from .dates import find_invoice_date, ocr_year
+from .identifiers import TaxFound, find_iban, find_vat_id, supplier_country
+from .numbers import find_invoice_number
+from .page import Found, Page, find_labelled
+from .parties import Named, find_buyer, find_supplier
+from .patterns import ACCOUNT_LABEL
 from .taxids import TaxId, identify
 from .terms import read_terms
-from .values import _parse_identifier
+from .values import parse_identifier
 
 __all__ = [
     "ALSO_READ", "AMOUNT_FIELDS", "ASK", "CURRENCIES", "DATE_FIELDS", "LABELS", "MAX_TOTAL_DIGITS",
@@ -74,27 +74,27 @@ def check_all(text: str, *, country: str | None = None, today: date | None = Non
 # --- the fields ---------------------------------------------------------------------------
 
 
-def _read(page: _Page) -> tuple[dict[str, _Found | None], _Found | None, str, list[_Found]]:
+def _read(page: Page) -> tuple[dict[str, Found | None], Found | None, str, list[Found]]:
     """Each field's reading (before its check), a bank account when no IBAN, and the total's note and candidates."""
-    vat = _find_vat_id(page)
-    total, total_note, candidates = _find_total(page)
-    number = _find_invoice_number(page)
-    found: dict[str, _Found | None] = {
-        "supplier_name": _find_supplier(page, vat),
+    vat = find_vat_id(page)
+    total, total_note, candidates = find_total(page)
+    number = find_invoice_number(page)
+    found: dict[str, Found | None] = {
+        "supplier_name": find_supplier(page, vat),
         "vat_id": vat,
         "invoice_number": number,
-        "invoice_date": _find_invoice_date(page, number),
+        "invoice_date": find_invoice_date(page, number),
         "total_amount": total,
-        "iban": _find_iban(page),
+        "iban": find_iban(page),
     }
-    found["currency"] = _find_currency(page, total, lambda: _supplier_country(page, found))
-    account = None if found["iban"] else _find_labelled(page, _ACCOUNT_LABEL, _parse_identifier)
+    found["currency"] = find_currency(page, total, lambda: supplier_country(page, found))
+    account = None if found["iban"] else find_labelled(page, ACCOUNT_LABEL, parse_identifier)
     return found, account, total_note, candidates
 
 
 def find(text: str, name: str) -> str | None:
     """A field's value as printed in plain text ("EUR 12.00"), or None: what the reader found, unchecked."""
-    found, account, _note, _candidates = _read(_Page(Layout.from_text(text)))
+    found, account, _note, _candidates = _read(Page(Layout.from_text(text)))
     item = account if name == "account" else found.get(name)
     if item is None:
         return None
@@ -106,7 +106,7 @@ TWO_ACCOUNTS = ("the invoice prints more than one bank account: check which one 
                 "known fraud pattern: confirm a new one with the supplier, on a number you already know)")
 
 
-def _two_accounts(result: dict[str, Any], item: _Found | None, page: _Page) -> None:
+def _two_accounts(result: dict[str, Any], item: Found | None, page: Page) -> None:
     """An IBAN read while the page prints another of the issuer's: to check, with each account."""
     rivals = page.memo.get("iban_rivals")
     if rivals and item is not None and result.get("status") == "present":
@@ -116,7 +116,7 @@ def _two_accounts(result: dict[str, Any], item: _Found | None, page: _Page) -> N
 
 def read_fields(layout: Layout, *, country: str | None = None, today: date | None = None) -> dict[str, dict[str, Any]]:
     """Every required checked read off the layout and checked, each with its evidence."""
-    page = _Page(layout)
+    page = Page(layout)
     found, account, total_note, candidates = _read(page)
     results: dict[str, dict[str, Any]] = {}
     tax: TaxId | None = None
@@ -125,7 +125,7 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
         value = item.value if item else None
         if name == "vat_id":
             label_country = item.role if item and len(item.role) == 2 else None
-            checked, tax = _checked_tax_id(item, country or label_country or _supplier_country(page, found))
+            checked, tax = _checked_tax_id(item, country or label_country or supplier_country(page, found))
         elif name == "invoice_date":
             checked = check_invoice_date(value, today=today)
             printed = checked.value or ""
@@ -153,7 +153,7 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
         if name == "vat_id" and tax is not None:  # as printed; its country and normal form beside it
             result.update(country=tax.country, normalized=tax.normalized)
         result["evidence"] = item.evidence(layout) if item is not None and result["value"] is not None else None
-        if name == "supplier_name" and isinstance(item, _Named) and item.alternatives and checked.status == "present":
+        if name == "supplier_name" and isinstance(item, Named) and item.alternatives and checked.status == "present":
             result.update(status="to_check", detail="two names on the page could be the supplier's: check which",
                           candidates=[{"value": c.value, "evidence": c.evidence(layout)}
                                       for c in (item, *item.alternatives)])
@@ -167,18 +167,18 @@ def read_fields(layout: Layout, *, country: str | None = None, today: date | Non
         results[name] = result
     _two_accounts(results["iban"], found["iban"], page)
     results.update(read_terms(page, layout, found))  # the due date, net and VAT amounts (ALSO_READ)
-    buyer = _find_buyer(page)
+    buyer = find_buyer(page)
     results["buyer_name"] = {**(Field("present", buyer.value, "read from the buyer's block") if buyer else
                                 Field("missing", None, "no buyer name found")).as_dict(),
                              "evidence": buyer.evidence(layout) if buyer else None}
     return results
 
 
-def _checked_tax_id(item: _Found | None, country: str | None) -> tuple[Field, TaxId | None]:
+def _checked_tax_id(item: Found | None, country: str | None) -> tuple[Field, TaxId | None]:
     """The seller's tax id as printed, checked by its scheme (its label's, its prefix's or ``country``'s)."""
     if item is None:
         return check_vat_id(None), None
-    schemes = item.schemes if isinstance(item, _TaxFound) else ()
+    schemes = item.schemes if isinstance(item, TaxFound) else ()
     tax = identify(item.value, country=country, keys=schemes)
     if tax is None:
         checked = check_vat_id(item.value, country=country)

@@ -8,21 +8,21 @@ from decimal import Decimal
 
 from .. import labels
 from .checks import SHARED_SYMBOLS, SYMBOLS
-from .numbers import _ITEM_HEADER
-from .page import _Column, _find_labelled, _Found, _Page, _parse_at, _values
+from .numbers import ITEM_HEADER
+from .page import Column, Found, Page, find_labelled, labelled_value, parse_at
 from .patterns import (
-    _CURRENCY_CODE,
-    _CURRENCY_LABEL,
-    _CURRENCY_NAME,
-    _CURRENCY_SIGN,
-    _DEPOSIT,
-    _NET,
-    _TOTAL_DUE,
-    _TOTAL_GROSS,
-    _TOTAL_PLAIN,
-    _VAT_AMOUNT,
+    CURRENCY_CODE,
+    CURRENCY_LABEL,
+    CURRENCY_NAME,
+    CURRENCY_SIGN,
+    DEPOSIT,
+    NET,
+    TOTAL_DUE,
+    TOTAL_GROSS,
+    TOTAL_PLAIN,
+    VAT_AMOUNT,
 )
-from .values import _amounts, _currency_name, _currency_near, _parse_amount, _parse_currency
+from .values import amounts_in, currency_name, currency_near, parse_amount, parse_currency
 
 # Total lines weighed (an invoice prints a handful; a page of them is not an invoice's).
 _MAX_TOTALS = 60
@@ -39,11 +39,11 @@ _IN_SENTENCE = 30
 _MAX_TOTAL_LABEL = 50
 
 
-def _kind(found: _Found) -> int:
+def _kind(found: Found) -> int:
     return (found.rank % _IN_SENTENCE) // _KIND
 
 
-def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
+def find_total(page: Page) -> tuple[Found | None, str, list[Found]]:
     """The invoice's gross total: a grand total first, then a bare total or an amount due (the larger, unless
     net plus VAT makes the other); a zero or negative balance never wins over a positive total, and what is
     still to pay, when it differs, is noted beside the total."""
@@ -60,7 +60,7 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
     strongest = [c for c in pool if c.rank == best]
     values = list(dict.fromkeys(Decimal(c.value) for c in strongest))
     if len(values) == 1:
-        found, note, others = strongest[0], "", list[_Found]()
+        found, note, others = strongest[0], "", list[Found]()
     else:
         found, note, others = _settle_totals(page, strongest, values, best)
     if _kind(found) == _DUE and not others:
@@ -77,7 +77,7 @@ def _find_total(page: _Page) -> tuple[_Found | None, str, list[_Found]]:
     return found, note, others
 
 
-def _gross_over_due(page: _Page, due: _Found, pool: list[_Found]) -> _Found:
+def _gross_over_due(page: Page, due: Found, pool: list[Found]) -> Found:
     """Between an amount due and a bare "Total" on its page: the larger (the gross before what was paid), unless
     net plus VAT make the smaller and not the larger (the "Total" was the net). A "Total" on another page (of a
     document appended to the invoice, say) never replaces the amount due."""
@@ -96,24 +96,24 @@ def _gross_over_due(page: _Page, due: _Found, pool: list[_Found]) -> _Found:
     return total if total_value > due_value else due
 
 
-def _total_candidates(page: _Page) -> list[_Found]:
+def _total_candidates(page: Page) -> list[Found]:
     """Every labelled total on the page, ranked: lower is stronger (``_total_rank``, then how it was read)."""
-    candidates: list[_Found] = []
+    candidates: list[Found] = []
     for column in page.columns:
         if len(candidates) >= _MAX_TOTALS:
             break
         rank = _total_rank(column.head)
         if rank is None:
             continue
-        match = (_TOTAL_GROSS.search(column.head) or _TOTAL_DUE.search(column.head)
-                 or _TOTAL_PLAIN.search(column.head))
+        match = (TOTAL_GROSS.search(column.head) or TOTAL_DUE.search(column.head)
+                 or TOTAL_PLAIN.search(column.head))
         assert match is not None  # noqa: S101  _total_rank matched one of them
         end = match.end()
         rest = column.text[end:]
         if len(column.text) <= _MAX_TOTAL_LABEL and not re.search(r"\d", rest):
             end = len(column.text)  # a longer label with its value in the next column
         stacked = _stacked_value(page, column)
-        value = (stacked, "stack") if stacked is not None else _values(page, column, end, _parse_amount)
+        value = (stacked, "stack") if stacked is not None else labelled_value(page, column, end, parse_amount)
         if value is None:
             continue
         found, how = value
@@ -140,7 +140,7 @@ def _total_candidates(page: _Page) -> list[_Found]:
 _LABEL_ONLY = re.compile(r"[^\W\d_][^\d]*(?:\d{1,2}(?:[.,]\d{1,2})?\s?%[^\d]*)?")
 
 
-def _stacked_value(page: _Page, column: _Column) -> _Found | None:
+def _stacked_value(page: Page, column: Column) -> Found | None:
     """A totals block laid out in rows of labels, then the rows of their amounts ("Subtotal / VAT / Total" over
     "100.00 / 20.00 / 120.00"): the amount in the same row of the amounts as the label's in the labels."""
     if column.text[len(column.head):] or not _LABEL_ONLY.fullmatch(column.text) or page.right_of(column):
@@ -149,13 +149,13 @@ def _stacked_value(page: _Page, column: _Column) -> _Found | None:
     if len(stack) < 2 or any(page.right_of(c) for c in stack):
         return None
     position = stack.index(column)
-    amounts: list[_Found] = []
+    amounts: list[Found] = []
     line = stack[-1].line + 1
     while line < len(page.by_line) and len(amounts) <= len(stack):
         row = [c for c in page.by_line[line] if c.page == column.page]
         if len(row) != 1 or row[0].x1 < column.x0 - 4 * column.height:
             break
-        parsed = _parse_at(row[0], 0, _parse_amount)
+        parsed = parse_at(row[0], 0, parse_amount)
         if parsed is None or parsed.end < len(_TRAILING_CODE.sub("", row[0].text)):
             break
         amounts.append(parsed)
@@ -169,9 +169,9 @@ def _stacked_value(page: _Page, column: _Column) -> _Found | None:
 _TRAILING_CODE = re.compile(r"[\s€$£A-Za-z]+$")
 
 
-def _aligned(page: _Page, column: _Column, step: int) -> list[_Column]:
+def _aligned(page: Page, column: Column, step: int) -> list[Column]:
     """The label-only lines right above (step -1) or under (+1) a label, starting at its left edge."""
-    found: list[_Column] = []
+    found: list[Column] = []
     line = column.line + step
     while 0 <= line < len(page.by_line) and len(found) < _MAX_COLUMN_ROWS:
         row = page.by_line[line]
@@ -184,20 +184,20 @@ def _aligned(page: _Page, column: _Column, step: int) -> list[_Column]:
     return found
 
 
-def _net_vat_total(page: _Page) -> _Found | None:
+def _net_vat_total(page: Page) -> Found | None:
     """An amount printed without a label, after a net total and its VAT, that is their sum."""
     sums = _net_plus_vat(page)
     if not sums:
         return None
     for column in page.columns:
-        for match, amount in _amounts(column.text[:200]):
+        for match, amount in amounts_in(column.text[:200]):
             if match.group("dec") and amount in sums:
-                return _Found(str(amount), column, match.start(), match.end(), rank=_KIND * _BARE + 5)
+                return Found(str(amount), column, match.start(), match.end(), rank=_KIND * _BARE + 5)
     return None
 
 
-def _settle_totals(page: _Page, strongest: list[_Found], values: list[Decimal],
-                   best: int) -> tuple[_Found, str, list[_Found]]:
+def _settle_totals(page: Page, strongest: list[Found], values: list[Decimal],
+                   best: int) -> tuple[Found, str, list[Found]]:
     """The total among equally strong ones that disagree: the one net plus VAT makes, the gross before a
     deposit, the largest of bare totals; else the first, with the others to check."""
     sums = _net_plus_vat(page)
@@ -212,7 +212,7 @@ def _settle_totals(page: _Page, strongest: list[_Found], values: list[Decimal],
     if _kind(strongest[0]) == _BARE:  # several bare "Total" lines: the grand total is the largest
         largest = max(strongest, key=lambda c: Decimal(c.value))
         return largest, "the largest of several totals printed", []
-    first: dict[Decimal, _Found] = {}
+    first: dict[Decimal, Found] = {}
     for c in strongest:
         first.setdefault(Decimal(c.value), c)
     return strongest[0], "two totals are printed that disagree: check which one is due", list(first.values())
@@ -222,21 +222,21 @@ def _settle_totals(page: _Page, strongest: list[_Found], values: list[Decimal],
 _SENTENCE = re.compile(r"(?<![^\W\d_])[a-zà-ÿ]++\s[a-zà-ÿ']++\s[a-zà-ÿ']++\s")
 
 
-def _items_header(page: _Page, column: _Column) -> bool:
+def _items_header(page: Page, column: Column) -> bool:
     """Whether a total's label heads a column of an items table: its line is labels only, one of them naming
     what items have ("Description   Total", "Qty  Price  Total")."""
     line = page.by_line[column.line]
     return (len(line) >= 2 and not any(re.search(r"\d", c.text) for c in line)
-            and any(_ITEM_HEADER.search(c.text) for c in line if c is not column))
+            and any(ITEM_HEADER.search(c.text) for c in line if c is not column))
 
 
-def _items_under(page: _Page, first: _Found) -> bool:
+def _items_under(page: Page, first: Found) -> bool:
     """Whether the amount under a column's header is the first of several items' rows: each beside its item's
     words, in the same column (a single row, or a column whose last row sums the others, is a total)."""
     rows = [first]
     while len(rows) < _MAX_COLUMN_ROWS:
         under = [c for c in page.below(rows[-1].column)[:1] if c.x1 > first.column.x0 and c.x0 < first.column.x1]
-        parsed = _parse_at(under[0], 0, _parse_amount) if under else None
+        parsed = parse_at(under[0], 0, parse_amount) if under else None
         if parsed is None:
             break
         rows.append(parsed)
@@ -244,39 +244,39 @@ def _items_under(page: _Page, first: _Found) -> bool:
     return len(rows) > 1 and not any(amounts[i] == sum(amounts[:i]) for i in range(2, len(amounts)))
 
 
-def _paid(page: _Page) -> _Found | None:
+def _paid(page: Page) -> Found | None:
     """The one amount a receipt without a total prints as paid ("Payé 9,50 €", "Amount paid 5.00")."""
-    found: list[_Found] = []
+    found: list[Found] = []
     for column in page.columns:
-        match = _DEPOSIT.search(column.head)
-        value = _values(page, column, match.end(), _parse_amount, below=False) if match is not None else None
+        match = DEPOSIT.search(column.head)
+        value = labelled_value(page, column, match.end(), parse_amount, below=False) if match is not None else None
         if value is not None and Decimal(value[0].value) > 0:
             found.append(value[0])
     return found[0] if len({Decimal(f.value) for f in found}) == 1 else None
 
 
-def _deposits(page: _Page) -> set[Decimal]:
+def _deposits(page: Page) -> set[Decimal]:
     """Amounts printed as already paid (a deposit, a prepayment), as positive amounts."""
     paid: set[Decimal] = set()
     for column in page.columns:
-        match = _DEPOSIT.search(column.head)
+        match = DEPOSIT.search(column.head)
         if match is not None:
-            value = _values(page, column, match.end(), _parse_amount, below=False)
+            value = labelled_value(page, column, match.end(), parse_amount, below=False)
             if value is not None:
                 paid.add(abs(Decimal(value[0].value)))
     return paid
 
 
-def _column_total(page: _Page, first: _Found) -> tuple[_Found, bool]:
+def _column_total(page: Page, first: Found) -> tuple[Found, bool]:
     """Under a total's header: one amount, or a column whose last row sums the rows above it (sure),
     else the first of several amounts (line or per-rate amounts: not sure)."""
     rows = [first]
     while len(rows) < _MAX_COLUMN_ROWS:
         under = [c for c in page.below(rows[-1].column)[:1] if c.x1 > first.column.x0 and c.x0 < first.column.x1]
-        if under and any(re.search(r"[^\W\d_]{3}", c.text) and not _CURRENCY_CODE.fullmatch(c.text)
+        if under and any(re.search(r"[^\W\d_]{3}", c.text) and not CURRENCY_CODE.fullmatch(c.text)
                          for c in page.by_line[under[0].line] if c.x1 <= under[0].x0):
             break  # a labelled line ("Acompte : 10,00"), not the next row of the column
-        parsed = _parse_at(under[0], 0, _parse_amount) if under else None
+        parsed = parse_at(under[0], 0, parse_amount) if under else None
         if parsed is None:
             break
         rows.append(parsed)
@@ -288,22 +288,22 @@ def _column_total(page: _Page, first: _Found) -> tuple[_Found, bool]:
     return first, False
 
 
-def _largest_on_row(page: _Page, found: _Found) -> _Found:
+def _largest_on_row(page: Page, found: Found) -> Found:
     """A total row may print net, VAT and gross side by side ("Total  100,00  19,00  119,00"): the gross."""
     best = found
     for column in [found.column, *page.right_of(found.column)[:4]]:
         start = found.end if column is found.column else 0
-        for match, amount in _amounts(column.text[start:start + 200]):
+        for match, amount in amounts_in(column.text[start:start + 200]):
             if match.group("dec") and amount > Decimal(best.value):
-                best = _Found(str(amount), column, start + match.start(), start + match.end())
+                best = Found(str(amount), column, start + match.start(), start + match.end())
     return best
 
 
 def _total_rank(text: str) -> int | None:
     """0 for a grand total, 1 for an amount due, 2 for a bare total; None for a part of it."""
-    gross = _TOTAL_GROSS.search(text)
-    due = _TOTAL_DUE.search(text)
-    if gross is None and due is None and _TOTAL_PLAIN.search(text) is None:
+    gross = TOTAL_GROSS.search(text)
+    due = TOTAL_DUE.search(text)
+    if gross is None and due is None and TOTAL_PLAIN.search(text) is None:
         return None
     if labels.NOT_TOTAL.search(labels.GROSS_MARK.sub(" ", text)):
         return None
@@ -312,28 +312,28 @@ def _total_rank(text: str) -> int | None:
     return _GROSS if gross is not None else _DUE if due is not None else _BARE
 
 
-def _net_plus_vat(page: _Page) -> set[Decimal]:
+def _net_plus_vat(page: Page) -> set[Decimal]:
     """Every sum of a printed net total and a printed VAT amount."""
-    nets = [Decimal(f.value) for f in _labelled_amounts(page, _NET)]
+    nets = [Decimal(f.value) for f in labelled_amounts(page, NET)]
     return {n + v for n in nets for v in _vat_amounts(page)}
 
 
-def _vat_amounts(page: _Page) -> list[Decimal]:
-    return [Decimal(f.value) for f in _labelled_amounts(page, _VAT_AMOUNT)]
+def _vat_amounts(page: Page) -> list[Decimal]:
+    return [Decimal(f.value) for f in labelled_amounts(page, VAT_AMOUNT)]
 
 
 # A rate after a VAT label ("DPH 21 %", "MVA (25%)").
 _RATE = re.compile(r"\s*\(?\s*\d{1,2}(?:[.,]\d{1,2})?\s?%\s*\)?\s*:?")
 
 
-def _labelled_amounts(page: _Page, pattern: re.Pattern[str], *, near: bool = False) -> list[_Found]:
+def labelled_amounts(page: Page, pattern: re.Pattern[str], *, near: bool = False) -> list[Found]:
     """The amounts printed beside a label (at most 20): a net total's, a VAT amount's (``near``: only an
     amount right after the label, not one further along its line)."""
-    found: list[_Found] = []
+    found: list[Found] = []
     for column in page.columns:
         match = pattern.search(column.head)
         if match is not None and not labels.GROSS_MARK.search(column.head):
-            if pattern is _VAT_AMOUNT and _NET.search(column.head):
+            if pattern is VAT_AMOUNT and NET.search(column.head):
                 continue  # "Celkem bez DPH", "Total excl. VAT": the net, not the VAT
             end = match.end()
             rate = _RATE.match(column.text, end)
@@ -342,7 +342,7 @@ def _labelled_amounts(page: _Page, pattern: re.Pattern[str], *, near: bool = Fal
             elif near and len(column.text) <= _MAX_TOTAL_LABEL and not re.search(r"\d", column.text[end:]):
                 end = len(column.text)  # "Subtotaal gemaakte kosten (excl. btw)" and its amount beside it
             stacked = _stacked_value(page, column) if near else None
-            value = (stacked, "stack") if stacked is not None else _values(page, column, end, _parse_amount,
+            value = (stacked, "stack") if stacked is not None else labelled_value(page, column, end, parse_amount,
                                                                           below=False)
             if value is None:
                 continue
@@ -363,8 +363,8 @@ _NEAR_CHARS = 12
 _NEAR_NEXT_COLUMN = 5
 
 
-def _find_currency(page: _Page, total: _Found | None,
-                   country: Callable[[], str | None] = lambda: None) -> _Found | None:
+def find_currency(page: Page, total: Found | None,
+                   country: Callable[[], str | None] = lambda: None) -> Found | None:
     """A labelled currency, else the total's code or symbol, else the one printed most, else one written out;
     a symbol several countries use ("$", "kr", "¥") is made a code by a code or name printed on the page,
     else by the supplier's country (``country``), else it stays the symbol (to check)."""
@@ -382,50 +382,50 @@ def _find_currency(page: _Page, total: _Found | None,
     return found
 
 
-def _currency_clue(page: _Page, total: _Found | None) -> _Found | None:
-    labelled = _find_labelled(page, _CURRENCY_LABEL, _parse_currency)
+def _currency_clue(page: Page, total: Found | None) -> Found | None:
+    labelled = find_labelled(page, CURRENCY_LABEL, parse_currency)
     if labelled is not None:
         return labelled
     if total is not None:
         text = total.column.text
-        code = _currency_near(text, total.start, total.end)
+        code = currency_near(text, total.start, total.end)
         if code is None:
             line = page.layout.lines[total.column.line].text
-            codes = [m.group() for pattern in (_CURRENCY_CODE, _CURRENCY_SIGN) for m in pattern.finditer(line)]
+            codes = [m.group() for pattern in (CURRENCY_CODE, CURRENCY_SIGN) for m in pattern.finditer(line)]
             code = SYMBOLS.get(codes[0], codes[0]) if codes else None
         if code is not None:
-            return _Found(code, total.column, total.start, total.end, rank=1)
+            return Found(code, total.column, total.start, total.end, rank=1)
     counts: dict[str, int] = {}
-    first: dict[str, _Found] = {}
+    first: dict[str, Found] = {}
     for column in page.columns:
-        for pattern in (_CURRENCY_CODE, _CURRENCY_SIGN):
+        for pattern in (CURRENCY_CODE, CURRENCY_SIGN):
             for match in pattern.finditer(column.text):
                 code = SYMBOLS.get(match.group(), match.group())
                 counts[code] = counts.get(code, 0) + 1
-                first.setdefault(code, _Found(code, column, match.start(), match.end(), rank=2))
+                first.setdefault(code, Found(code, column, match.start(), match.end(), rank=2))
     if counts:
         return first[max(counts, key=lambda c: counts[c])]
     for column in page.columns[:_MAX_WORD_COLUMNS]:  # "... mil pesos", "Beløpet i norske kroner"
         named = _CURRENCY_WORD.search(column.text)
         if named is not None:
-            return _Found(_currency_name(named.group()), column, named.start(), named.end(), rank=3)
+            return Found(currency_name(named.group()), column, named.start(), named.end(), rank=3)
     return None
 
 
 # Columns searched for a currency written out as a word.
 _MAX_WORD_COLUMNS = 400
-_CURRENCY_WORD = re.compile(r"(?<![^\W\d_])(?:" + _CURRENCY_NAME.pattern + ")", re.IGNORECASE)
+_CURRENCY_WORD = re.compile(r"(?<![^\W\d_])(?:" + CURRENCY_NAME.pattern + ")", re.IGNORECASE)
 
 
-def _printed_code(page: _Page, codes: set[str]) -> str | None:
+def _printed_code(page: Page, codes: set[str]) -> str | None:
     """The one code among ``codes`` the page prints ("All amounts in CAD", "Canadian dollars")."""
     seen: set[str] = set()
     for column in page.columns[:_MAX_WORD_COLUMNS]:
-        for match in _CURRENCY_CODE.finditer(column.text):
+        for match in CURRENCY_CODE.finditer(column.text):
             if match.group() in codes:
                 seen.add(match.group())
         for match in _CURRENCY_WORD.finditer(column.text):
-            code = _currency_name(match.group())
+            code = currency_name(match.group())
             if code in codes:
                 seen.add(code)
         for match in _CURRENCY_COUNTRY.finditer(column.text):
@@ -477,7 +477,7 @@ _PHONE_COUNTRIES = {"54": "AR", "61": "AU", "52": "MX", "64": "NZ", "56": "CL", 
 _MAX_SIGN_COLUMNS = 600
 
 
-def _country_hint(page: _Page) -> str | None:
+def _country_hint(page: Page) -> str | None:
     """The supplier's country by a strong sign anywhere, else by the first weak one outside the buyer's block."""
     columns = page.columns[:_MAX_SIGN_COLUMNS]
     for pattern, country in _STRONG_SIGNS:

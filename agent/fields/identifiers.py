@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from .. import labels
 from . import partywords, taxids
-from .page import _Column, _Found, _Page, _values
-from .patterns import _ANY_VAT_LABEL, _IBAN_LABEL, _IBAN_SHAPE, _SWISS_VAT, _VAT_LABELS, _VAT_SHAPE
-from .values import _iban_valid, _inside, _parse_iban, _parse_vat, _spans, _valid_prefix, _vat_valid
+from .page import Column, Found, Page, labelled_value
+from .patterns import ANY_VAT_LABEL, IBAN_LABEL, IBAN_SHAPE, SWISS_VAT, VAT_LABELS, VAT_SHAPE
+from .values import iban_valid, inside, parse_iban, parse_vat, spans_of, valid_prefix, vat_valid
 
 # Identifiers tried against their check digits per document (bounds hostile text).
 _MAX_IDENTIFIERS = 100
@@ -20,57 +20,57 @@ _COUNTRY_NAMES = {"united kingdom": "GB", "great britain": "GB", "england": "GB"
                   "españa": "ES", "espana": "ES", "spain": "ES", "italia": "IT", "italy": "IT", "polska": "PL",
                   "poland": "PL", "nederland": "NL", "netherlands": "NL", "belgique": "BE", "belgië": "BE",
                   "belgium": "BE", "portugal": "PT", "ireland": "IE", "luxembourg": "LU"}
-_COUNTRY_NAME = re.compile(r"(?<![^\W\d_])(?:" + "|".join(_COUNTRY_NAMES) + r")(?![^\W\d_])", re.IGNORECASE)
+COUNTRY_NAME = re.compile(r"(?<![^\W\d_])(?:" + "|".join(_COUNTRY_NAMES) + r")(?![^\W\d_])", re.IGNORECASE)
 
 
 @dataclass
-class _TaxFound(_Found):
+class TaxFound(Found):
     """A tax id read off the page, with the schemes its label names (none: an EU VAT label or a shape)."""
 
     schemes: tuple[str, ...] = ()
 
 
-def _supplier_country(page: _Page, found: dict[str, _Found | None]) -> str | None:
+def supplier_country(page: Page, found: dict[str, Found | None]) -> str | None:
     """The supplier's country: its tax id's (its prefix, shape or label's scheme), else its IBAN's, else
     the country written in its block or letterhead."""
     vat = found.get("vat_id")
     if vat is not None:
-        schemes = vat.schemes if isinstance(vat, _TaxFound) else ()
+        schemes = vat.schemes if isinstance(vat, TaxFound) else ()
         label_country = vat.role if len(vat.role) == 2 else None
         tax = taxids.identify(vat.value, country=label_country, keys=schemes)
         if tax is not None and tax.country != "EU":
             return tax.country
     iban = found.get("iban")
-    if iban is not None and _iban_valid(iban.value):
+    if iban is not None and iban_valid(iban.value):
         return iban.value[:2].upper()
     if vat is None:
         return None
     column = vat.column
     lines = page.layout.lines
     for line in range(max(0, column.line - 8), min(column.line + 3, len(lines))):
-        named = _COUNTRY_NAME.search(lines[line].text[:300])
+        named = COUNTRY_NAME.search(lines[line].text[:300])
         if named is not None:
             return _COUNTRY_NAMES[named.group().lower()]
     return None
 
 
-def _find_vat_id(page: _Page) -> _Found | None:
+def find_vat_id(page: Page) -> Found | None:
     """The supplier's VAT id: labelled or found by its check digits anywhere, never the buyer's."""
-    found: list[_Found] = []
+    found: list[Found] = []
     tried = 0
     for column in page.columns:
         if len(found) > _MAX_IDENTIFIERS:
             break  # a page of VAT lines is no invoice's: the first ones are enough
-        for label, label_country in _VAT_LABELS if _ANY_VAT_LABEL.search(column.head) else ():
+        for label, label_country in VAT_LABELS if ANY_VAT_LABEL.search(column.head) else ():
             match = label.search(column.head)
             if match is None:
                 continue
-            value = _values(page, column, match.end(), _parse_vat)
+            value = labelled_value(page, column, match.end(), parse_vat)
             if value is not None:
                 item = value[0]
                 whose = _whose(page, item, _label_text(column, item))
                 item.role = whose or (label_country or "")
-                valid = _vat_valid(item.value) or taxids.eu_vat(item.value, label_country) is not None
+                valid = vat_valid(item.value) or taxids.eu_vat(item.value, label_country) is not None
                 item.rank = 0 if valid else 2
                 found.append(item)
             break
@@ -79,22 +79,22 @@ def _find_vat_id(page: _Page) -> _Found | None:
         for match, key in taxids.shapes_in(column.text) if _DIGITS.search(column.text) else ():
             tax = taxids.validate(match.group(), key)
             if tax is not None and not any(f.column is column and f.start == match.start() for f in found):
-                item = _TaxFound(match.group(), column, match.start(), match.end(), rank=1, schemes=(key,))
+                item = TaxFound(match.group(), column, match.start(), match.end(), rank=1, schemes=(key,))
                 item.role = _whose(page, item, column.text[max(0, match.start() - 40):match.start()])
                 found.append(item)
         ibans: list[tuple[int, int]] | None = None  # looked for only once a VAT shape turns up
-        for match in _VAT_SHAPE.finditer(column.text):
-            ibans = _spans(column.text, _IBAN_SHAPE) if ibans is None else ibans
-            if _inside(match.start(), ibans):
+        for match in VAT_SHAPE.finditer(column.text):
+            ibans = spans_of(column.text, IBAN_SHAPE) if ibans is None else ibans
+            if inside(match.start(), ibans):
                 continue  # an IBAN's first digits are no VAT id ("PL89 6269 2554 ...")
             tried += 1
             if tried > _MAX_IDENTIFIERS:
                 break
-            swiss = _SWISS_VAT.match(column.text, match.start())
-            token = swiss.group() if swiss and _vat_valid(swiss.group()) else _valid_prefix(match.group(), _vat_valid)
+            swiss = SWISS_VAT.match(column.text, match.start())
+            token = swiss.group() if swiss and vat_valid(swiss.group()) else valid_prefix(match.group(), vat_valid)
             if token is None:
                 continue
-            item = _Found(token, column, match.start(), match.start() + len(token), rank=1)
+            item = Found(token, column, match.start(), match.start() + len(token), rank=1)
             before = column.text[:match.start()]
             line_text = page.layout.lines[column.line].text
             buyer = bool(labels.BUYER_MARK.search(before)) or page.role(column) == "buyer"
@@ -106,7 +106,7 @@ def _find_vat_id(page: _Page) -> _Found | None:
     return _best_identifier(page, found)
 
 
-def _world_labelled(page: _Page, column: _Column, found: list[_Found]) -> None:
+def _world_labelled(page: Page, column: Column, found: list[Found]) -> None:
     """A tax id under a label naming its scheme ("CUIT:", "ABN", "GSTIN", "Org.nr."), the buyer's told apart."""
     for label, keys in taxids.WORLD_LABELS:
         match = label.search(column.head)
@@ -119,15 +119,15 @@ def _world_labelled(page: _Page, column: _Column, found: list[_Found]) -> None:
             parsed = taxids.parse_labelled(text, keys, ocr=ocr)
             return (parsed[0].printed, parsed[1], parsed[2]) if parsed is not None else None
 
-        value = _values(page, column, match.end(), parse)
+        value = labelled_value(page, column, match.end(), parse)
         rank = 0
         if value is None:  # the label's number fails every scheme it names: read as printed, to be reported
-            value, rank = _values(page, column, match.end(), _parse_vat) or \
-                _values(page, column, match.end(), taxids.parse_token), 2
+            value, rank = labelled_value(page, column, match.end(), parse_vat) or \
+                labelled_value(page, column, match.end(), taxids.parse_token), 2
         if value is None or taxids.placeholder(value[0].value):
             continue
         got = value[0]
-        item = _TaxFound(got.value, got.column, got.start, got.end, rank=rank, schemes=keys)
+        item = TaxFound(got.value, got.column, got.start, got.end, rank=rank, schemes=keys)
         item.role = _whose(page, item, _label_text(column, got))
         found.append(item)
         return
@@ -137,7 +137,7 @@ _THIRD_PARTY = re.compile(partywords.THIRD_PARTY, re.IGNORECASE)
 _DIGITS = re.compile(r"\d{3}")  # every tax id's shape has three digits in a row
 
 
-def _whose(page: _Page, item: _Found, label: str) -> str:
+def _whose(page: Page, item: Found, label: str) -> str:
     """buyer, third (an agent's, a payment service's, a carrier's: said before it) or "" (the seller's)."""
     if labels.BUYER_MARK.search(label) or page.role(item.column) == "buyer":
         return "buyer"
@@ -145,75 +145,75 @@ def _whose(page: _Page, item: _Found, label: str) -> str:
     return "third" if _THIRD_PARTY.search(before[-120:]) else ""
 
 
-def _label_text(column: _Column, item: _Found) -> str:
+def _label_text(column: Column, item: Found) -> str:
     """What is printed before a labelled value: its label and the words around it ("N° TVA client")."""
     return column.text[max(0, item.start - 40):item.start] if item.column is column else column.head
 
 
-def _best_identifier(page: _Page, found: list[_Found]) -> _Found | None:
+def _best_identifier(page: Page, found: list[Found]) -> Found | None:
     """The issuer's: in the seller's block, header or footer before the body; never the buyer's."""
     own = [f for f in found if f.role not in ("buyer", "third")]
     if not own:
         return None
 
-    def strength(item: _Found) -> tuple[int, int, int, int]:
+    def strength(item: Found) -> tuple[int, int, int, int]:
         block = page.role(item.column)
         region = page.region(item.column)  # a footer is the issuer's; a header may hold the buyer's window
         place = 0 if block == "seller" else 1 if region == "footer" else 2 if region == "header" else 3
         # A national tax number (a Steuernummer) only when no VAT id is printed.
-        secondary = isinstance(item, _TaxFound) and bool(item.schemes) and set(item.schemes) <= taxids.SECONDARY
+        secondary = isinstance(item, TaxFound) and bool(item.schemes) and set(item.schemes) <= taxids.SECONDARY
         return (int(secondary), place, 0 if item.rank < 2 else 1, item.rank)
 
     return min(own, key=strength)
 
 
-def _find_iban(page: _Page) -> _Found | None:
-    found: list[_Found] = []
+def find_iban(page: Page) -> Found | None:
+    found: list[Found] = []
     tried = 0
     for column in page.columns:
         if len(found) > _MAX_IDENTIFIERS:
             break  # a page of IBAN lines is no invoice's: the first ones are enough
-        match = _IBAN_LABEL.search(column.head)
+        match = IBAN_LABEL.search(column.head)
         if match is not None:
-            value = _values(page, column, match.end(), _parse_iban)
+            value = labelled_value(page, column, match.end(), parse_iban)
             if value is not None:
                 item = _iban_continued(page, value[0])
-                item.rank = 0 if _iban_valid(item.value) else 2
+                item.rank = 0 if iban_valid(item.value) else 2
                 item.role = "buyer" if labels.BUYER_MARK.search(_label_text(column, item)) else ""
                 found.append(item)
                 continue
-        for shape in _IBAN_SHAPE.finditer(column.text):
+        for shape in IBAN_SHAPE.finditer(column.text):
             tried += 1
             if tried > _MAX_IDENTIFIERS:
                 break
-            token = _valid_prefix(shape.group(), _iban_valid)
+            token = valid_prefix(shape.group(), iban_valid)
             if token is not None:
-                found.append(_Found(token, column, shape.start(), shape.start() + len(token), rank=1,
+                found.append(Found(token, column, shape.start(), shape.start() + len(token), rank=1,
                                     role="buyer" if page.role(column) == "buyer" else ""))
     best = _best_identifier(page, found)
-    if best is not None and _iban_valid(best.value):
+    if best is not None and iban_valid(best.value):
         page.memo["iban_rivals"] = _other_accounts(best, found)
     return best
 
 
-def _other_accounts(best: _Found, found: list[_Found]) -> list[_Found]:
+def _other_accounts(best: Found, found: list[Found]) -> list[Found]:
     """The issuer's other valid IBANs on the page, once each: two accounts to pay into are two
     readings of one field (a "new bank details" line beside the old account is a known fraud)."""
     own = "".join(best.value.split()).upper()
-    others: dict[str, _Found] = {}
+    others: dict[str, Found] = {}
     for item in found:
         account = "".join(item.value.split()).upper()
-        if item.role not in ("buyer", "third") and account != own and _iban_valid(item.value):
+        if item.role not in ("buyer", "third") and account != own and iban_valid(item.value):
             others.setdefault(account, item)
     return list(others.values())
 
 
-def _iban_continued(page: _Page, item: _Found) -> _Found:
+def _iban_continued(page: Page, item: Found) -> Found:
     """An IBAN broken over two lines in a narrow column: its rest is right under it."""
-    if _iban_valid(item.value):
+    if iban_valid(item.value):
         return item
     for under in page.below(item.column)[:1]:
         rest = re.match(r"[A-Z0-9]{1,4}(?: [A-Z0-9]{1,4})*", under.text)
-        if rest is not None and _iban_valid(f"{item.value} {rest.group()}"):
-            return _Found(f"{item.value} {rest.group()}", item.column, item.start, item.end)
+        if rest is not None and iban_valid(f"{item.value} {rest.group()}"):
+            return Found(f"{item.value} {rest.group()}", item.column, item.start, item.end)
     return item

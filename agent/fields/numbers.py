@@ -5,37 +5,37 @@ from __future__ import annotations
 import re
 
 from .. import labels
-from .page import _Column, _find_labelled, _Found, _Page, _values
+from .page import Column, Found, Page, find_labelled, labelled_value
 from .patterns import (
-    _BARE_NUMBER,
-    _DOCUMENT_REFERENCE,
-    _INVOICE_NUMBER,
-    _INVOICE_TITLE,
-    _INVOICE_TITLE_NUMBER,
-    _NUMBER_SIGN_FIRST,
-    _RECEIPT_NUMBER,
-    _SPLIT_LABEL,
-    _TITLE_ALONE,
-    _TRANSACTION_NUMBER,
-    _WORD_NR,
+    BARE_NUMBER,
+    DOCUMENT_REFERENCE,
+    INVOICE_NUMBER,
+    INVOICE_TITLE,
+    INVOICE_TITLE_NUMBER,
+    NUMBER_SIGN_FIRST,
+    RECEIPT_NUMBER,
+    SPLIT_LABEL,
+    TITLE_ALONE,
+    TRANSACTION_NUMBER,
+    WORD_NR,
 )
-from .values import _date_in, _parse_identifier
+from .values import date_in_text, parse_identifier
 
 
-def _find_invoice_number(page: _Page) -> _Found | None:
+def find_invoice_number(page: Page) -> Found | None:
     """The invoice number: its label first, then weaker signs, each only when the stronger ones found none."""
-    receipt = _titled_receipt(page) and _find_labelled(page, _RECEIPT_NUMBER, _parse_labelled_number)
-    found = (receipt or _find_labelled(page, _INVOICE_NUMBER, _parse_labelled_number)
-             or _find_labelled(page, _INVOICE_TITLE_NUMBER, _parse_labelled_number, below=False)
-             or _find_labelled(page, _RECEIPT_NUMBER, _parse_labelled_number)
+    receipt = _titled_receipt(page) and find_labelled(page, RECEIPT_NUMBER, _parse_labelled_number)
+    found = (receipt or find_labelled(page, INVOICE_NUMBER, _parse_labelled_number)
+             or find_labelled(page, INVOICE_TITLE_NUMBER, _parse_labelled_number, below=False)
+             or find_labelled(page, RECEIPT_NUMBER, _parse_labelled_number)
              or _beside_bare_sign(page))
     if found is not None:
         return found
-    titles = [c for c in page.columns[:80] if len(c.text) < 30 and _TITLE_ALONE.fullmatch(c.text)]
+    titles = [c for c in page.columns[:80] if len(c.text) < 30 and TITLE_ALONE.fullmatch(c.text)]
     return (_near_bare_sign(page, titles) or _under_word_nr(page, titles) or _under_title(page, titles)
             or _after_title(page) or _document_reference(page)
             # a transaction's, terminal's or card's id: the receipt's number only when nothing else is one
-            or _find_labelled(page, _TRANSACTION_NUMBER, _parse_labelled_number, below=False))
+            or find_labelled(page, TRANSACTION_NUMBER, _parse_labelled_number, below=False))
 
 
 # A receipt's or a refund's title alone on its line ("Receipt", "Refund", "Kassenbon", "Paragon fiskalny").
@@ -46,82 +46,82 @@ _RECEIPT_TITLE = re.compile(r"\W{0,3}(?:(?:refund\s+|payment\s+)?receipt|refund|
 _TITLE_COLUMNS = 12
 
 
-def _titled_receipt(page: _Page) -> bool:
+def _titled_receipt(page: Page) -> bool:
     """Whether the document's title is a receipt's (its receipt number is then its own, before an invoice's it
     refers to), and no invoice's title stands above it."""
     for column in page.columns[:_TITLE_COLUMNS]:
-        if _TITLE_ALONE.fullmatch(column.text) or _INVOICE_TITLE.match(column.text):
+        if TITLE_ALONE.fullmatch(column.text) or INVOICE_TITLE.match(column.text):
             return False
         if _RECEIPT_TITLE.fullmatch(column.text):
             return True
     return False
 
 
-def _document_reference(page: _Page) -> _Found | None:
+def _document_reference(page: Page) -> Found | None:
     """A bare "Reference: 2024-117" beside its value (never a table's "Reference" column), when nothing else
     names the invoice number."""
     for column in page.columns:
-        label = _DOCUMENT_REFERENCE.match(column.head)
+        label = DOCUMENT_REFERENCE.match(column.head)
         if label is not None and not _table_header(page, column.line):
-            value = _values(page, column, label.end(), _parse_labelled_number, below=False)
+            value = labelled_value(page, column, label.end(), _parse_labelled_number, below=False)
             if value is not None:
                 return value[0]
     return None
 
 
-def _beside_bare_sign(page: _Page) -> _Found | None:
+def _beside_bare_sign(page: Page) -> Found | None:
     """A bare "Nº" / "No." next to its number, on a page titled as an invoice."""
     for column in page.columns:
-        if _BARE_NUMBER.fullmatch(column.head) and any(_INVOICE_TITLE.search(c.head) for c in page.columns[:40]):
-            value = _values(page, column, len(column.text), _parse_identifier, below=False)
+        if BARE_NUMBER.fullmatch(column.head) and any(INVOICE_TITLE.search(c.head) for c in page.columns[:40]):
+            value = labelled_value(page, column, len(column.text), parse_identifier, below=False)
             if value is not None:
                 return value[0]
     return None
 
 
-def _near_bare_sign(page: _Page, titles: list[_Column]) -> _Found | None:
+def _near_bare_sign(page: Page, titles: list[Column]) -> Found | None:
     """A bare "Número" / "N° :" in the block under or beside the title word."""
     for column in page.columns:
-        bare = _BARE_NUMBER.match(column.head)
-        if (bare is not None and column.head[:1].isalpha() and not _SPLIT_LABEL.match(column.head)
+        bare = BARE_NUMBER.match(column.head)
+        if (bare is not None and column.head[:1].isalpha() and not SPLIT_LABEL.match(column.head)
                 and any(_near_title(page, t, column) for t in titles)):
-            value = _values(page, column, bare.end(), _parse_identifier)
+            value = labelled_value(page, column, bare.end(), parse_identifier)
             if value is not None:
                 return value[0]
     return None
 
 
-def _under_word_nr(page: _Page, titles: list[_Column]) -> _Found | None:
+def _under_word_nr(page: Page, titles: list[Column]) -> Found | None:
     """"Folio-Nr." over its value, on a page titled as an invoice."""
     for column in page.columns:
-        word = _WORD_NR.fullmatch(column.head)
+        word = WORD_NR.fullmatch(column.head)
         if word is not None and not labels.OTHER_NUMBER.match(word.group("word")) and titles:
-            value = _values(page, column, word.end(), _parse_identifier)
+            value = labelled_value(page, column, word.end(), parse_identifier)
             if value is not None:
                 return value[0]
     return None
 
 
-def _under_title(page: _Page, titles: list[_Column]) -> _Found | None:
+def _under_title(page: Page, titles: list[Column]) -> Found | None:
     """A table header "Factuur" over its number, "FAKTURA" over "nr 2024/0087"."""
     for column in titles:
-        value = _values(page, column, len(column.text), _parse_numbered)
+        value = labelled_value(page, column, len(column.text), _parse_numbered)
         if value is not None and value[1] != "same" and not _table_header(page, value[0].column.line - 1):
             return value[0]
     return None
 
 
-def _after_title(page: _Page) -> _Found | None:
+def _after_title(page: Page) -> Found | None:
     """A title followed straight by a number: "Facture FA-2017-0010"."""
     for column in page.columns:
-        for match in _INVOICE_TITLE.finditer(column.head):
-            parsed = _parse_identifier(column.text[match.end():])
+        for match in INVOICE_TITLE.finditer(column.head):
+            parsed = parse_identifier(column.text[match.end():])
             if parsed is not None:
-                return _Found(parsed[0], column, match.end(), match.end() + parsed[2])
+                return Found(parsed[0], column, match.end(), match.end() + parsed[2])
     return None
 
 
-def _near_title(page: _Page, title: _Column, column: _Column) -> bool:
+def _near_title(page: Page, title: Column, column: Column) -> bool:
     """Whether ``column`` stands in the block under the title word, or beside it on its line."""
     if title.page != column.page or column is title:
         return False
@@ -134,27 +134,27 @@ def _near_title(page: _Page, title: _Column, column: _Column) -> bool:
 
 # Words of a line-items table's header ("No.  Description  Qty  Price"), in the seven languages;
 # a row of labels over their values ("Customer  Order  Invoice date  Invoice") has none.
-_ITEM_HEADER = re.compile(
+ITEM_HEADER = re.compile(
     r"(?<![^\W\d_])(?:description|descr|qty|quantity|unit\s+price|price|menge|beschreibung|bezeichnung|"
     r"einzelpreis|preis|d[ée]signation|quantit[ée]|qt[ée]|prix|omschrijving|aantal|prijs|descripci[óo]n|"
     r"concepto|cantidad|precio|descrizione|quantit[àa]|q\.t[àa]|prezzo|opis|nazwa\s+towaru|ilo[śs][ćc]|cena)"
     r"(?![^\W\d_])", re.IGNORECASE)
 
 
-def _table_header(page: _Page, line: int) -> bool:
+def _table_header(page: Page, line: int) -> bool:
     """Whether a line is a line-items table's header row: three columns or more, none with a
     digit, one of them naming what items have (a description, a quantity, a price)."""
     if not 0 <= line < len(page.by_line):
         return False
     columns = [c for c in page.by_line[line] if not re.search(r"\d", c.text)]
-    return len(columns) > 2 and any(_ITEM_HEADER.search(c.text) for c in columns)
+    return len(columns) > 2 and any(ITEM_HEADER.search(c.text) for c in columns)
 
 
 def _parse_numbered(text: str) -> tuple[str, int, int] | None:
     """An identifier, after a number sign at most ("nr 2024/11/0087")."""
-    sign = None if _SPLIT_LABEL.match(text) else _NUMBER_SIGN_FIRST.match(text)
+    sign = None if SPLIT_LABEL.match(text) else NUMBER_SIGN_FIRST.match(text)
     at = sign.end() if sign is not None else 0
-    parsed = _parse_identifier(text[at:])
+    parsed = parse_identifier(text[at:])
     return None if parsed is None else (parsed[0], at + parsed[1], at + parsed[2])
 
 
@@ -171,7 +171,7 @@ def _parse_labelled_number(text: str) -> tuple[str, int, int] | None:
     """An identifier after an invoice-number label, with the groups printed after it ("Invoice no. 2024 00123"):
     the label says they are one number when nothing but the end of the column, more groups, or the invoice's
     date ("vom 5.3.2024") follows them."""
-    parsed = _parse_identifier(text)
+    parsed = parse_identifier(text)
     if parsed is None:
         return None
     value, start, end = parsed
@@ -179,12 +179,12 @@ def _parse_labelled_number(text: str) -> tuple[str, int, int] | None:
     at = end
     while len(groups) < _MAX_GROUPS - 1:
         group = _NUMBER_GROUP.match(text, at)
-        if group is None or _date_in(group.group(1), whole=True) or re.search(r"\d[.,]\d{2}$", group.group(1)):
+        if group is None or date_in_text(group.group(1), whole=True) or re.search(r"\d[.,]\d{2}$", group.group(1)):
             break
         groups.append(group)
         at = group.end()
     rest = text[at:].strip()
-    dated = _date_in(rest[:40]) if rest else None
+    dated = date_in_text(rest[:40]) if rest else None
     if groups and (not rest or (dated is not None and dated[1] <= _DATE_WORD_CHARS)):
         value, end = " ".join([value, *(g.group(1) for g in groups)]), at
     return value, start, end

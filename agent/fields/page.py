@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..layout import Layout, Line, Word
-from .patterns import _BUYER_HEADING, _NUMERIC_DATE, _POSTCODE, _SELLER_HEADING, _SENDER_SCAN, _SENDER_SEPARATOR
-from .values import _date_in, _heading, _name_like
+from .patterns import BUYER_HEADING, NUMERIC_DATE, POSTCODE, SELLER_HEADING, SENDER_SCAN, SENDER_SEPARATOR
+from .values import date_in_text, is_heading, name_like
 
 # The page is cut into columns: a line's words with no wide gap between them. A label is
 # searched inside one column; its value is the rest of that column, else the next column to
@@ -25,9 +25,9 @@ _LINE_HEIGHT = 12.0
 _BELOW_LINES = 3
 _BELOW_HEIGHTS = 3.2
 # A block (seller, buyer) runs this many line heights under its heading.
-_BLOCK_HEIGHTS = 14
+BLOCK_HEIGHTS = 14
 # A block (an address) is at most this wide, in points, from its heading's left edge.
-_BLOCK_WIDTH = 220
+BLOCK_WIDTH = 220
 # Block headings kept (an invoice has a few: seller, buyer, delivery address).
 _MAX_HEADINGS = 100
 # Labels stand at most this far into a column.
@@ -40,7 +40,7 @@ _SEPARATORS = re.compile(r"(?:[\s:#=.–|]|-(?!\d))*+")
 
 
 @dataclass
-class _Column:
+class Column:
     """Words of one line with no wide gap between them, and where they stand."""
 
     page: int
@@ -74,11 +74,11 @@ class _Column:
 
 
 @dataclass
-class _Found:
+class Found:
     """A value read off the page, with where it was read and how sure the reading is."""
 
     value: str
-    column: _Column
+    column: Column
     start: int
     end: int
     rank: int = 0  # lower is stronger
@@ -94,14 +94,14 @@ def _printed(text: str) -> str:
     return re.sub(r" {3,}", "   ", text.strip())[:200]
 
 
-class _Page:
+class Page:
     """The layout cut into columns, with the blocks (seller, buyer) they stand in."""
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
         self.memo: dict[str, Any] = {}  # what a reader found once and another weighs again (the buyer's name)
-        self.columns: list[_Column] = []
-        self.by_line: list[list[_Column]] = []
+        self.columns: list[Column] = []
+        self.by_line: list[list[Column]] = []
         self.heights: dict[int, float] = {}
         rows: dict[int, int] = {}
         for index, line in enumerate(layout.lines):
@@ -118,71 +118,71 @@ class _Page:
         for number, (_width, height) in enumerate(layout.sizes, 1):
             self.heights[number] = height
         self.month_first = _month_first(self.columns)
-        self.headings = [(c, "seller") for c in self.columns if _SELLER_HEADING.match(c.head) and _heading(c.head)]
-        self.headings += [(c, "buyer") for c in self.columns if _BUYER_HEADING.match(c.head) and _heading(c.head)]
-        self.senders = [c for c in self.columns[:_SENDER_SCAN] if self._sender_line(c)]
+        self.headings = [(c, "seller") for c in self.columns if SELLER_HEADING.match(c.head) and is_heading(c.head)]
+        self.headings += [(c, "buyer") for c in self.columns if BUYER_HEADING.match(c.head) and is_heading(c.head)]
+        self.senders = [c for c in self.columns[:SENDER_SCAN] if self._sender_line(c)]
         self.headings += [(c, "buyer") for c in self.senders]
         self.headings = self.headings[:_MAX_HEADINGS]
 
     @staticmethod
-    def _word_columns(index: int, line: Line) -> list[_Column]:
-        columns: list[_Column] = []
+    def _word_columns(index: int, line: Line) -> list[Column]:
+        columns: list[Column] = []
         group: list[Word] = []
         heights = sorted(w.bottom - w.top for w in line.words)
         size = max(heights[len(heights) // 2], 1.0)
         for word in line.words:
             if group and word.x0 - group[-1].x1 >= 0.8 * size:
-                columns.append(_Page._column(index, line.page, group))
+                columns.append(Page._column(index, line.page, group))
                 group = []
             group.append(word)
         if group:
-            columns.append(_Page._column(index, line.page, group))
+            columns.append(Page._column(index, line.page, group))
         return columns
 
     @staticmethod
-    def _column(index: int, page: int, words: list[Word]) -> _Column:
+    def _column(index: int, page: int, words: list[Word]) -> Column:
         starts, at = [], 0
         for word in words:
             starts.append(at)
             at += len(word.text) + 1
-        return _Column(page=page, line=index, text=" ".join(w.text for w in words), x0=min(w.x0 for w in words),
+        return Column(page=page, line=index, text=" ".join(w.text for w in words), x0=min(w.x0 for w in words),
                        top=min(w.top for w in words), x1=max(w.x1 for w in words),
                        bottom=max(w.bottom for w in words), words=words, starts=starts)
 
     @staticmethod
-    def _text_columns(index: int, line: Line, row: int) -> list[_Column]:
+    def _text_columns(index: int, line: Line, row: int) -> list[Column]:
         text = line.text.expandtabs(8) if "\t" in line.text else line.text
         text = text.translate(_NARROW_SPACES)  # a thousands separator, not a column gap
-        return [_Column(page=line.page, line=index, text=m.group(), x0=m.start() * _CHAR_WIDTH,
+        return [Column(page=line.page, line=index, text=m.group(), x0=m.start() * _CHAR_WIDTH,
                         top=row * _LINE_HEIGHT, x1=m.end() * _CHAR_WIDTH,
                         bottom=row * _LINE_HEIGHT + _LINE_HEIGHT * 0.8,
                         words=None, starts=[]) for m in _SPLIT.finditer(text)]
 
-    def _sender_line(self, column: _Column) -> bool:
+    def _sender_line(self, column: Column) -> bool:
         """A return-address line over an envelope window ("Acme GmbH · Main St 1 · 12345 Town"): the lines
         right under it are the buyer's address (a name, a street, a postcode and town)."""
-        if column.page != 1 or len(column.text) > 120 or not _POSTCODE.search(column.text):
+        if column.page != 1 or len(column.text) > 120 or not POSTCODE.search(column.text):
             return False
-        if len(_SENDER_SEPARATOR.findall(column.text)) < 2:
+        if len(SENDER_SEPARATOR.findall(column.text)) < 2:
             return False
         under = [c for index in range(column.line + 1, min(column.line + 6, len(self.by_line)))
                  for c in self.by_line[index] if abs(c.x0 - column.x0) < 3 * column.height]
-        return bool(under) and _name_like(under[0].text) and any(_POSTCODE.match(c.text) for c in under[1:])
+        return bool(under) and name_like(under[0].text) and any(POSTCODE.match(c.text) for c in under[1:])
 
     def date_in(self, text: str) -> tuple[str, int, int] | None:
-        return _date_in(text[:200], month_first=self.month_first)
+        return date_in_text(text[:200], month_first=self.month_first)
 
     def parse_date(self, text: str) -> tuple[str, int, int] | None:
         """A date at the start of ``text`` (after a word such as "le", "vom" at most)."""
         found = self.date_in(text[:60])
         return found if found is not None and found[1] <= 4 else None
 
-    def right_of(self, column: _Column) -> list[_Column]:
+    def right_of(self, column: Column) -> list[Column]:
         return [c for c in self.by_line[column.line] if c.x0 >= column.x1 - 0.5]
 
-    def below(self, column: _Column) -> list[_Column]:
+    def below(self, column: Column) -> list[Column]:
         """Columns under ``column`` on the next few lines, overlapping it horizontally, nearest first."""
-        found: list[_Column] = []
+        found: list[Column] = []
         limit = column.bottom + _BELOW_HEIGHTS * column.height
         for index in range(column.line + 1, min(column.line + 1 + _BELOW_LINES, len(self.by_line))):
             for other in self.by_line[index]:
@@ -192,23 +192,23 @@ class _Page:
                     found.append(other)
         return found
 
-    def role(self, column: _Column) -> str:
+    def role(self, column: Column) -> str:
         """seller, buyer or "" by the nearest block heading above the column in its column band."""
         best: tuple[float, float, str] | None = None
         for heading, role in self.headings:
             if heading.page != column.page or heading.x0 > column.x0 + 20:
                 continue
-            if column.x0 > max(heading.x1, heading.x0 + _BLOCK_WIDTH):
+            if column.x0 > max(heading.x1, heading.x0 + BLOCK_WIDTH):
                 continue  # a block beside this one (an information block right of the address window)
             rise = column.top - heading.top
-            if rise < -2 or rise > _BLOCK_HEIGHTS * heading.height:
+            if rise < -2 or rise > BLOCK_HEIGHTS * heading.height:
                 continue
             key = (heading.top, heading.x0, role)
             if best is None or key[:2] > best[:2]:
                 best = key
         return best[2] if best else ""
 
-    def region(self, column: _Column) -> str:
+    def region(self, column: Column) -> str:
         """header, footer or body: a letterhead and a footer's legal line are the issuer's."""
         height = self.heights.get(column.page, 1.0)
         if column.top < 0.2 * height:
@@ -218,13 +218,13 @@ class _Page:
         return "body"
 
 
-def _month_first(columns: list[_Column]) -> bool:
+def _month_first(columns: list[Column]) -> bool:
     """Whether the slashed dates of this document put the month first (a 11/17/2017 is printed)."""
     month_first = False
     for column in columns:
         if "/" not in column.text:
             continue
-        for match in _NUMERIC_DATE.finditer(column.text):
+        for match in NUMERIC_DATE.finditer(column.text):
             if match.group("s") != "/":
                 continue
             first, second = int(match.group("d2")), int(match.group("m2"))
@@ -234,42 +234,43 @@ def _month_first(columns: list[_Column]) -> bool:
     return month_first
 
 
-def _values(page: _Page, column: _Column, end: int, parse: Callable[[str], tuple[str, int, int] | None],
-            *, below: bool = True) -> tuple[_Found, str] | None:
+def labelled_value(page: Page, column: Column, end: int, parse: Callable[[str], tuple[str, int, int] | None],
+            *, below: bool = True) -> tuple[Found, str] | None:
     """The value for a label ending at ``end`` in ``column``: same column, right, then below."""
-    found = _parse_at(column, end, parse)
+    found = parse_at(column, end, parse)
     if found is not None:
         return found, "same"
     rest = column.text[end:].strip()
     if re.search(r"\d", rest) or len(rest) > _MAX_QUALIFIER:
         return None  # the label is followed by something else: not its value
     for other in page.right_of(column)[:2]:
-        found = _parse_at(other, 0, parse)
+        found = parse_at(other, 0, parse)
         if found is not None:
             return found, "right"
     if below:
         for other in page.below(column)[:3]:
-            found = _parse_at(other, 0, parse)
+            found = parse_at(other, 0, parse)
             if found is not None:
                 return found, "below"
     return None
 
 
-def _parse_at(column: _Column, at: int, parse: Callable[[str], tuple[str, int, int] | None]) -> _Found | None:
+def parse_at(column: Column, at: int, parse: Callable[[str], tuple[str, int, int] | None]) -> Found | None:
     """The value at ``at`` in the column, after any separator (": ", "#", "n°"...)."""
-    at = _SEPARATORS.match(column.text, at).end()  # type: ignore[union-attr]
+    separators = _SEPARATORS.match(column.text, at)  # matches, if only the empty string
+    at = separators.end() if separators else at
     parsed = parse(column.text[at:])
     if parsed is None:
         return None
-    return _Found(parsed[0], column, at + parsed[1], at + parsed[2], printed=column.text[at:])
+    return Found(parsed[0], column, at + parsed[1], at + parsed[2], printed=column.text[at:])
 
 
-def _find_labelled(page: _Page, label: re.Pattern[str], parse: Callable[[str], tuple[str, int, int] | None],
-                   *, below: bool = True) -> _Found | None:
+def find_labelled(page: Page, label: re.Pattern[str], parse: Callable[[str], tuple[str, int, int] | None],
+                   *, below: bool = True) -> Found | None:
     for column in page.columns:
         match = label.search(column.head)
         if match is not None:
-            found = _values(page, column, match.end(), parse, below=below)
+            found = labelled_value(page, column, match.end(), parse, below=below)
             if found is not None:
                 return found[0]
     return None

@@ -4,7 +4,7 @@ real invoices share: position and size on the first page, a legal form, nearness
 tax id and bank lines, the domain of its e-mail or web address, repetition. A buyer block, a column
 header, a label, an address line or postal indicia never name the supplier; the name in an envelope's
 window, a bank's name or an item's line count against it. Two candidates that stay close make the
-field "to check" with both. The buyer's name is read from its block (``_find_buyer``)."""
+field "to check" with both. The buyer's name is read from its block (``find_buyer``)."""
 
 from __future__ import annotations
 
@@ -15,41 +15,41 @@ from dataclasses import dataclass, field
 from .. import labels
 from . import partywords
 from .checks import MAX_VALUE_CHARS
-from .identifiers import _COUNTRY_NAME
-from .page import _BLOCK_HEIGHTS, _BLOCK_WIDTH, _Column, _find_labelled, _Found, _Page
+from .identifiers import COUNTRY_NAME
+from .page import BLOCK_HEIGHTS, BLOCK_WIDTH, Column, Found, Page, find_labelled
 from .patterns import (
-    _BUYER_HEADING,
-    _CURRENCY_LABEL,
-    _IBAN_LABEL,
-    _INVOICE_DATE,
-    _INVOICE_NUMBER,
-    _INVOICE_TITLE,
-    _LEGAL_NAME,
-    _NAME_LABEL,
-    _PARTY_WORD,
-    _PAYEE_LABEL,
-    _POSTCODE,
-    _RECEIPT_NUMBER,
-    _SELLER_HEADING,
-    _SENDER_SEPARATOR,
-    _STREET,
-    _TITLE_ALONE,
-    _TOTAL_PLAIN,
-    _VAT_LABELS,
+    BUYER_HEADING,
+    CURRENCY_LABEL,
+    IBAN_LABEL,
+    INVOICE_DATE,
+    INVOICE_NUMBER,
+    INVOICE_TITLE,
+    LEGAL_NAME,
+    NAME_LABEL,
+    PARTY_WORD,
+    PAYEE_LABEL,
+    POSTCODE,
+    RECEIPT_NUMBER,
+    SELLER_HEADING,
+    SENDER_SEPARATOR,
+    STREET,
+    TITLE_ALONE,
+    TOTAL_PLAIN,
+    VAT_LABELS,
 )
-from .values import _SIDE_HEADING, _heading, _name_like, _parse_name
+from .values import SIDE_HEADING, is_heading, name_like, parse_name
 
 # A letterhead's name is short.
 _MAX_NAME = 60
 
 
-def _find_supplier(page: _Page, vat: _Found | None) -> _Found | None:
+def find_supplier(page: Page, vat: Found | None) -> Found | None:
     """The issuer's name, ranked by the evidence real invoices share (``rank_names``): the block rules'
     reading is one candidate among the letterhead, legal-form names, the footer's legal line."""
     return rank_names(page, vat, _by_rules(page, vat))
 
 
-def _by_rules(page: _Page, vat: _Found | None) -> _Found | None:
+def _by_rules(page: Page, vat: Found | None) -> Found | None:
     """The issuer's name by the block rules: its block, a legal-form name outside the buyer's, the VAT id's block."""
     found = _in_seller_block(page)
     if found is None and vat is not None:  # the company named on the VAT id's line or in the block it ends
@@ -63,47 +63,48 @@ def _by_rules(page: _Page, vat: _Found | None) -> _Found | None:
               [f for f in legal if page.region(f.column) == "header"])
     if placed:
         return placed[0]
-    found = _from_sender(page) or _find_labelled(page, _PAYEE_LABEL, _parse_name)
+    found = _from_sender(page) or find_labelled(page, PAYEE_LABEL, parse_name)
     if found is not None:
         return found
     return legal[0] if legal else None  # the lines above the VAT id and the letterhead are the evidence's
 
 
-def _find_buyer(page: _Page) -> _Found | None:
+def find_buyer(page: Page) -> Found | None:
     """The buyer's name (``_read_buyer``), read once per page: the supplier's evidence weighs it too."""
     if "buyer" not in page.memo:
         page.memo["buyer"] = _read_buyer(page)
-    return page.memo["buyer"]
+    found: Found | None = page.memo["buyer"]
+    return found
 
 
-def _read_buyer(page: _Page) -> _Found | None:
+def _read_buyer(page: Page) -> Found | None:
     """The buyer's name: on its heading ("Bill to: X") or beside it, else the first name in its block (a legal
     name first), else the first name under the return address over the envelope window."""
     for heading, role in page.headings:
-        if role != "buyer" or heading.page != 1 or _SELLER_HEADING.match(heading.text):  # "Payable to:" is the seller's
+        if role != "buyer" or heading.page != 1 or SELLER_HEADING.match(heading.text):  # "Payable to:" is the seller's
             continue
-        match = None if heading in page.senders else _BUYER_HEADING.match(heading.text)
+        match = None if heading in page.senders else BUYER_HEADING.match(heading.text)
         if match is not None:
             rest = heading.text[match.end():]
             at = match.end() + len(rest) - len(rest.lstrip(" :"))
             inline = _buyer_name(heading.text[at:])
             if inline is not None:
-                return _Found(inline, heading, at, at + len(inline))
+                return Found(inline, heading, at, at + len(inline))
             beside = page.right_of(heading)[:1]
-            name = _buyer_name(beside[0].text) if beside and beside[0].x0 - heading.x1 < _BLOCK_WIDTH else None
+            name = _buyer_name(beside[0].text) if beside and beside[0].x0 - heading.x1 < BLOCK_WIDTH else None
             if name is not None:
-                return _Found(name, beside[0], 0, len(name))
+                return Found(name, beside[0], 0, len(name))
             side = _beside_side_heading(page, heading)
             if side is not None:
                 return side
         names = []
         for column in _block(page, heading)[:4]:
-            if _BUYER_HEADING.match(column.text) or _SELLER_HEADING.match(column.text) or _labelled(column.head) \
+            if BUYER_HEADING.match(column.text) or SELLER_HEADING.match(column.text) or _labelled(column.head) \
                     or _table_header(page, column):
                 continue
             name = _buyer_name(column.text)
             if name is not None:
-                names.append(_Found(name, column, 0, len(name)))
+                names.append(Found(name, column, 0, len(name)))
         if names:
             return next((n for n in names[:2] if _legal(n.value)), names[0])
     for column in itertools.takewhile(lambda c: c.page == 1, page.columns[:_MAX_COLUMNS]):
@@ -113,13 +114,13 @@ def _read_buyer(page: _Page) -> _Found | None:
     for column in itertools.takewhile(lambda c: c.page == 1, page.columns[:_MAX_COLUMNS]):
         name = _buyer_name(column.text) if _in_window(page, column) else None
         if name is not None and (_legal(name) or not re.search(r"\d", name)):  # no heading: the window's name
-            return _Found(name, column, 0, len(name))
+            return Found(name, column, 0, len(name))
     return None
 
 
-def _buyer_beside(page: _Page, column: _Column) -> _Found | None:
+def _buyer_beside(page: Page, column: Column) -> Found | None:
     """The name beside a short buyer's label on its line ("Buyer Name   Acme LLC")."""
-    if len(column.text.split()) > 3 or not _BUYER_HEADING.match(column.text) or _SELLER_HEADING.match(column.text):
+    if len(column.text.split()) > 3 or not BUYER_HEADING.match(column.text) or SELLER_HEADING.match(column.text):
         return None
     if _SIGNATURE.match(column.text[:_MAX_NAME]):
         return None  # "Customer Signature" beside the other party's signature line
@@ -127,13 +128,13 @@ def _buyer_beside(page: _Page, column: _Column) -> _Found | None:
         return None  # a customer's number, reference or order: not the customer's name
     beside = page.right_of(column)[:1]
     name = _buyer_name(beside[0].text) if beside else None
-    return _Found(name, beside[0], 0, len(name)) if beside and name is not None else None
+    return Found(name, beside[0], 0, len(name)) if beside and name is not None else None
 
 
 def _buyer_name(text: str) -> str | None:
     """A recipient's name: a company with its legal form (even "3Qcode Sp. z o.o."), else a name-like line that
     is no salutation, label or address."""
-    named = _NAME_LABEL.match(text)  # "Nazwa: Acme sp. z o.o."
+    named = NAME_LABEL.match(text)  # "Nazwa: Acme sp. z o.o."
     text = text[named.end() if named else 0:].strip().rstrip(",;")
     if _NOT_A_BUYER.match(text) or _NAME_HEADING.match(text) or _NOT_A_PARTY.match(text) or len(text) > _MAX_NAME:
         return None
@@ -141,8 +142,8 @@ def _buyer_name(text: str) -> str | None:
         return None
     if _legal(text) and re.search(r"[^\W\d_]{2}", text) and not re.search(r"@|www\.|https?:", text):
         return text
-    parsed = _parse_name(text)
-    if parsed is None or _POSTCODE.search(parsed[0]) or _ZIP.search(parsed[0]) or _STREET.search(parsed[0]):
+    parsed = parse_name(text)
+    if parsed is None or POSTCODE.search(parsed[0]) or _ZIP.search(parsed[0]) or STREET.search(parsed[0]):
         return None
     return None if _HOUSE_NUMBER.search(parsed[0]) else parsed[0]
 
@@ -160,62 +161,62 @@ _NOT_A_BUYER = re.compile(r"^\W{0,3}(?:firma|herrn?|frau|mr\.?|mrs\.?|ms\.?|m\.|
                           re.IGNORECASE)
 
 
-def _in_seller_block(page: _Page) -> _Found | None:
+def _in_seller_block(page: Page) -> Found | None:
     """The name on the seller's heading ("Lieferant: X"), else the one in its block, a legal name first."""
     for heading, role in page.headings:
         if role != "seller":
             continue
-        match = _SELLER_HEADING.match(heading.text)
+        match = SELLER_HEADING.match(heading.text)
         assert match is not None  # noqa: S101  a heading matched it
-        inline = _parse_name(heading.text[match.end():])
+        inline = parse_name(heading.text[match.end():])
         if inline is not None:
-            return _Found(inline[0], heading, match.end() + inline[1], match.end() + inline[2])
+            return Found(inline[0], heading, match.end() + inline[1], match.end() + inline[2])
         side = _beside_side_heading(page, heading)
         if side is not None:
             return side
         names = []
         for column in _block(page, heading):
-            name = _parse_name(column.text)
+            name = parse_name(column.text)
             after = page.right_of(column)[:1]
             if name is not None and not (after and after[0].text.startswith(":")):
-                names.append(_Found(name[0].rstrip(",;"), column, 0, len(column.text)))
+                names.append(Found(name[0].rstrip(",;"), column, 0, len(column.text)))
         if names:  # a name with a legal form is the company; else the block's first name
-            return next((n for n in names if _LEGAL_NAME.search(n.value)), names[0])
+            return next((n for n in names if LEGAL_NAME.search(n.value)), names[0])
     return None
 
 
-def _beside_side_heading(page: _Page, heading: _Column) -> _Found | None:
+def _beside_side_heading(page: Page, heading: Column) -> Found | None:
     """The company named in the first row of a block whose heading runs down its side ("销 名称: X有限公司")."""
-    if not _SIDE_HEADING.match(heading.text):
+    if not SIDE_HEADING.match(heading.text):
         return None
     for column in page.right_of(heading):
-        legal = _LEGAL_NAME.search(column.head)
+        legal = LEGAL_NAME.search(column.head)
         name = _name_before(column.text, legal.end()) if legal is not None else None
         if legal is not None and name is not None:
-            return _Found(name, column, 0, legal.end())
+            return Found(name, column, 0, legal.end())
     return None
 
 
-def _legal_names(page: _Page) -> list[_Found]:
+def _legal_names(page: Page) -> list[Found]:
     """Names with a legal form outside the buyer's block: on the first page, else in the second's footer."""
-    legal: list[_Found] = []
+    legal: list[Found] = []
     for column in page.columns:
         if column.page > 2 or (column.page == 2 and legal):
             break
-        for match in _LEGAL_NAME.finditer(column.head):
+        for match in LEGAL_NAME.finditer(column.head):
             legal_name = _name_before(column.text, match.end())
-            if legal_name is not None and page.role(column) != "buyer" and not _BUYER_HEADING.match(column.text):
-                legal.append(_Found(legal_name, column, 0, match.end()))
+            if legal_name is not None and page.role(column) != "buyer" and not BUYER_HEADING.match(column.text):
+                legal.append(Found(legal_name, column, 0, match.end()))
                 break
     return legal
 
 
-def _from_sender(page: _Page) -> _Found | None:
+def _from_sender(page: Page) -> Found | None:
     """The return address names the issuer first."""
     for sender in page.senders:
-        first = _SENDER_SEPARATOR.split(sender.text)[0]
-        if _name_like(first):
-            return _Found(first.strip(), sender, 0, len(first))
+        first = SENDER_SEPARATOR.split(sender.text)[0]
+        if name_like(first):
+            return Found(first.strip(), sender, 0, len(first))
     return None
 
 
@@ -228,18 +229,18 @@ def _title_case(text: str) -> bool:
 
 def _labelled(text: str, *, party: bool = True) -> bool:
     """Whether a line is a field's label and value (or, with ``party``, names a party) rather than a name."""
-    patterns = (_INVOICE_NUMBER, _INVOICE_DATE, _IBAN_LABEL, _CURRENCY_LABEL, _TOTAL_PLAIN,
-                *((_PARTY_WORD,) if party else ()), *(label for label, _country in _VAT_LABELS))
+    patterns = (INVOICE_NUMBER, INVOICE_DATE, IBAN_LABEL, CURRENCY_LABEL, TOTAL_PLAIN,
+                *((PARTY_WORD,) if party else ()), *(label for label, _country in VAT_LABELS))
     return len(text) > _MAX_NAME or any(p.search(text) for p in patterns)
 
 
-def _legal_name_near(page: _Page, column: _Column) -> _Found | None:
+def _legal_name_near(page: Page, column: Column) -> Found | None:
     """A name with a legal form on ``column``'s line, else in the lines above it in its column band."""
     for other in [*page.by_line[column.line], *reversed(_block_above(page, column))]:
-        for match in _LEGAL_NAME.finditer(other.head):
+        for match in LEGAL_NAME.finditer(other.head):
             name = _name_before(other.text, match.end())
             if name is not None and page.role(other) != "buyer":
-                return _Found(name, other, 0, match.end())
+                return Found(name, other, 0, match.end())
     return None
 
 
@@ -262,24 +263,24 @@ def _name_before(text: str, end: int) -> str | None:
         start = max([0, *before])
     name = text[start:end].strip(" -|·•,;")
     name = re.sub(r"^(?:[^\W\d_]+\s*:\s*)", "", name)  # "Seller: Acme GmbH"
-    if not _name_like(name) or len(name) > MAX_VALUE_CHARS or _LEGAL_NAME.fullmatch(name):
+    if not name_like(name) or len(name) > MAX_VALUE_CHARS or LEGAL_NAME.fullmatch(name):
         return None  # a legal form alone ("SARL au capital de ...") names nobody
     return name
 
 
-def _block(page: _Page, heading: _Column) -> list[_Column]:
+def _block(page: Page, heading: Column) -> list[Column]:
     """The columns under a block heading, in its column band, until the next heading."""
     columns = []
     for index in range(heading.line + 1, min(heading.line + 8, len(page.by_line))):
         for column in page.by_line[index]:
-            if column.page != heading.page or column.top - heading.bottom > _BLOCK_HEIGHTS * heading.height:
+            if column.page != heading.page or column.top - heading.bottom > BLOCK_HEIGHTS * heading.height:
                 continue
             if abs(column.x0 - heading.x0) < 3 * heading.height:
                 columns.append(column)
     return columns
 
 
-def _block_above(page: _Page, column: _Column) -> list[_Column]:
+def _block_above(page: Page, column: Column) -> list[Column]:
     """The columns above ``column`` in its column band, nearest last (a VAT id ends its block)."""
     above = []
     for index in range(max(0, column.line - 6), column.line):
@@ -361,7 +362,7 @@ _PUBLIC_BODY = re.compile(r"^\W{0,3}(?:city|county|state|town|borough|district|m
                           r"d[ée]partement|r[ée]gion|stadt|gemeinde|landkreis|kreis|comune|provincia|regione|"
                           r"ayuntamiento|municipio|gemeente|provincie|urz[ąa]d|gmina|miasto)\s+(?:of|de|du|des|"
                           r"di|del|van|der)?\b", re.IGNORECASE)
-# Postcodes _POSTCODE leaves out: a British one ("HX7 8AB"), a US state and ZIP ("AZ 12345").
+# Postcodes POSTCODE leaves out: a British one ("HX7 8AB"), a US state and ZIP ("AZ 12345").
 _ZIP = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]? \d[A-Z]{2}\b|\b[A-Z]{2} \d{5}(?:-\d{4})?\b")
 # Postal indicia and envelope marks: never a sender's name.
 _POSTAL = re.compile(r"^\W{0,3}(?:P\.?\s?P\.?|port\s+pay[ée]|entgelt\s+bezahlt|postage\s+paid|"
@@ -369,14 +370,14 @@ _POSTAL = re.compile(r"^\W{0,3}(?:P\.?\s?P\.?|port\s+pay[ée]|entgelt\s+bezahlt|
                      re.IGNORECASE)
 
 
-def rank_names(page: _Page, vat: _Found | None, by_rules: _Found | None) -> _Found | None:
+def rank_names(page: Page, vat: Found | None, by_rules: Found | None) -> Found | None:
     """The best-supported name on the first page, with the runner-up when it stays close."""
     if by_rules is not None:  # its name alone: not the sentence before it, not the address after it
-        legal = _LEGAL_NAME.search(by_rules.value)
+        legal = LEGAL_NAME.search(by_rules.value)
         cut = _before_address(_after_sentence(by_rules.value) if legal else by_rules.value)
         if cut != by_rules.value:
             at = by_rules.column.text.find(cut)
-            by_rules = _Found(cut, by_rules.column, max(at, 0), max(at, 0) + len(cut))
+            by_rules = Found(cut, by_rules.column, max(at, 0), max(at, 0) + len(cut))
     candidates = _candidates(page, by_rules)
     if not candidates:
         return None
@@ -400,7 +401,7 @@ def rank_names(page: _Page, vat: _Found | None, by_rules: _Found | None) -> _Fou
             break
         if _same_name(other.value, best.value):
             continue
-        best = _Named(best.value, best.column, best.start, best.end, best.rank, best.role, best.printed,
+        best = Named(best.value, best.column, best.start, best.end, best.rank, best.role, best.printed,
                       alternatives=[other])
         break
     return best
@@ -411,21 +412,21 @@ _TRAILING_MARK = re.compile(r"\s+[§|¦¤°*~^_=<>]+$")
 
 
 @dataclass
-class _Named(_Found):
+class Named(Found):
     """A supplier's name with the candidates that stay as close to being it."""
 
-    alternatives: list[_Found] = field(default_factory=list)
+    alternatives: list[Found] = field(default_factory=list)
 
 
 def _before_address(name: str) -> str:
     """A name with its address after a comma ("Maison Dupont, Place de la Gare 3"): the name alone."""
     head, _comma, tail = name.partition(", ")
-    if tail and (_STREET.search(tail) or _PLACE_WORD.search(tail) or re.search(r"\d", tail)):
+    if tail and (STREET.search(tail) or _PLACE_WORD.search(tail) or re.search(r"\d", tail)):
         return head
     return name
 
 
-# Words of an address that _STREET leaves out (it wants a house number after some of them).
+# Words of an address that STREET leaves out (it wants a house number after some of them).
 _PLACE_WORD = re.compile(r"(?<![^\W\d_])(?:place|platz|square|sq\.|road|rd\.|street|st\.|avenue|ave\.|lane|"
                          r"plaza|pra[çc]a|largo|strada|gasse|allee|weg|straße|strasse|rue|chemin|quai|kade|plein)"
                          r"(?![^\W\d_])", re.IGNORECASE)
@@ -452,7 +453,7 @@ _CONNECTORS = frozenset({"&", "and", "und", "et", "og", "och", "en", "y", "e", "
 def _legal(name: str) -> bool:
     """Whether a name ends with a legal form, a word of its own ("Acme GmbH", not "HX7 8AB")."""
     return any(m.start() > 0 and (name[m.start() - 1] in " ,." or _GLUED_FORM.fullmatch(m.group()) is not None)
-               and not name[m.end():].strip(" .,") for m in _LEGAL_NAME.finditer(name))
+               and not name[m.end():].strip(" .,") for m in LEGAL_NAME.finditer(name))
 
 
 # Chinese and Japanese forms are written onto the name ("…有限公司"): a word of their own all the same.
@@ -464,9 +465,9 @@ def _same_name(first: str, second: str) -> bool:
     return a in b or b in a
 
 
-def _candidates(page: _Page, by_rules: _Found | None) -> list[_Found]:
+def _candidates(page: Page, by_rules: Found | None) -> list[Found]:
     """Name-like lines of the first page (a legal-form name cut at its form), none a buyer's, a label or a header."""
-    found: list[_Found] = [by_rules] if by_rules is not None and _acceptable(page, by_rules.column, by_rules.value) \
+    found: list[Found] = [by_rules] if by_rules is not None and _acceptable(page, by_rules.column, by_rules.value) \
         else []
     first = list(itertools.takewhile(lambda c: c.page == 1, page.columns))
     # The top of the page and its foot (the legal line), however many item lines stand between them.
@@ -484,25 +485,25 @@ def _candidates(page: _Page, by_rules: _Found | None) -> list[_Found]:
     return found
 
 
-def _candidate(page: _Page, column: _Column) -> _Found | None:
+def _candidate(page: Page, column: Column) -> Found | None:
     """The name a column offers: a legal-form name cut at its form, the company named on its signature line
     ("Acme Signature"), else a name-like line in title case."""
     signed = _signer(column.text) if len(column.text) <= _MAX_NAME else None
     if signed is not None:
-        return _Found(signed, column, 0, len(signed))
-    legal = next(iter(_LEGAL_NAME.finditer(column.head)), None)
+        return Found(signed, column, 0, len(signed))
+    legal = next(iter(LEGAL_NAME.finditer(column.head)), None)
     name = _name_before(column.text, legal.end()) if legal is not None else None
     name = _after_sentence(name) if name is not None else None
     if name is not None and _acceptable(page, column, name):
         at = max(column.text.find(name), 0)
-        return _Found(name, column, at, at + len(name))
+        return Found(name, column, at, at + len(name))
     if not _acceptable(page, column, column.text):
         return None
-    parsed = _parse_name(column.text)
+    parsed = parse_name(column.text)
     if parsed is None or not _title_case(parsed[0]) or len(parsed[0]) > _MAX_NAME:
         return None
     name = _before_address(parsed[0])
-    return _Found(name, column, parsed[1], parsed[1] + len(name))
+    return Found(name, column, parsed[1], parsed[1] + len(name))
 
 
 # Fields a form asks for, joined by slashes: "Name/Company", "Firma / Name", "Nom/Date".
@@ -530,27 +531,27 @@ def _signer(text: str) -> str | None:
     return name
 
 
-def _acceptable(page: _Page, column: _Column, name: str) -> bool:
+def _acceptable(page: Page, column: Column, name: str) -> bool:
     """Whether a name read in a column may be the supplier's: not the buyer's, a heading, a label, a title,
     a table's header or postal indicia, and with a word of its own (not OCR's specks: "Sc B", "Pa")."""
     if not _WORD.search(name):
         return False
     sender = column in page.senders  # the return address over the window: its own heading, the issuer's
-    if (page.role(column) == "buyer" and not sender) or _BUYER_HEADING.match(column.text) or _heading(name):
+    if (page.role(column) == "buyer" and not sender) or BUYER_HEADING.match(column.text) or is_heading(name):
         return False
     left = [c for c in page.by_line[column.line] if c.x1 <= column.x0 + 0.5][-1:]
-    if left and len(left[0].text.split()) <= 3 and _BUYER_HEADING.match(left[0].text):
+    if left and len(left[0].text.split()) <= 3 and BUYER_HEADING.match(left[0].text):
         return False  # the value of a buyer's label beside it ("Buyer Name   Acme LLC")
-    if not _legal(name) and (_SELLER_HEADING.match(name) or _BUYER_HEADING.match(name) or _PAYEE_LABEL.fullmatch(name)):
+    if not _legal(name) and (SELLER_HEADING.match(name) or BUYER_HEADING.match(name) or PAYEE_LABEL.fullmatch(name)):
         return False  # a party's label ("Supplier name", "Beneficiary")
-    if not _legal(name) and (_POSTCODE.search(name) or _ZIP.search(name) or _STREET.search(name)):
+    if not _legal(name) and (POSTCODE.search(name) or _ZIP.search(name) or STREET.search(name)):
         return False  # an address line
-    title = _INVOICE_TITLE.match(name)
-    if (title and (title.end() == len(name) or name[title.end():][:1].isdigit())) or _TITLE_ALONE.fullmatch(name):
+    title = INVOICE_TITLE.match(name)
+    if (title and (title.end() == len(name) or name[title.end():][:1].isdigit())) or TITLE_ALONE.fullmatch(name):
         return False
     if _labelled(name, party=False) or _POSTAL.match(name) or _NAME_HEADING.match(name) or _NOT_A_PARTY.match(name):
         return False
-    if _COUNTRY_NAME.fullmatch(column.text.strip(" ,.")):
+    if COUNTRY_NAME.fullmatch(column.text.strip(" ,.")):
         return False  # an address's last line
     if _FORM_FIELDS.search(column.head):
         return False  # a form's label for a name ("Print Name/Company/Title"), not a name
@@ -559,7 +560,7 @@ def _acceptable(page: _Page, column: _Column, name: str) -> bool:
     return not _table_header(page, column)
 
 
-def _table_header(page: _Page, column: _Column) -> bool:
+def _table_header(page: Page, column: Column) -> bool:
     """Whether a column stands in a table's header: three or more short columns on its line, none with digits
     or a label's value after its colon."""
     line = page.by_line[column.line]
@@ -570,25 +571,25 @@ def _table_header(page: _Page, column: _Column) -> bool:
 class _Context:
     """What the page says about its issuer: its tax id's place, its bank lines, its domains, its text."""
 
-    def __init__(self, page: _Page, vat: _Found | None) -> None:
+    def __init__(self, page: Page, vat: Found | None) -> None:
         self.page = page
         self.vat = vat
         self.text = page.layout.text[:20000].casefold()
         self.domains = {(m.group(1) or m.group(2)).casefold() for m in _DOMAIN_WORD.finditer(self.text)} - _FREE_MAIL
-        self.banks = [c for c in page.columns[:400] if _IBAN_LABEL.search(c.head) or _BANK_WORD.search(c.head)]
+        self.banks = [c for c in page.columns[:400] if IBAN_LABEL.search(c.head) or _BANK_WORD.search(c.head)]
         self.sizes = sorted(c.height for c in page.columns[:400] if c.page == 1) or [1.0]
         self.usual = self.sizes[len(self.sizes) // 2]
         self.heads: set[int] = set()  # the candidates heading the block above the tax id
         self.receipt_head = _receipt_head(page)
-        buyer = _find_buyer(page)
+        buyer = find_buyer(page)
         self.buyer = buyer.value if buyer is not None and len(buyer.value) >= _MIN_BUYER else None
 
-    def score(self, found: _Found, by_rules: bool) -> float:
+    def score(self, found: Found, by_rules: bool) -> float:
         """The evidence for a name: where it stands, then what it says."""
         rules = _BY_RULES if by_rules and not _in_window(self.page, found.column) else 0.0  # a window's is the buyer's
         return rules + self._place(found) + self._words(found)
 
-    def _place(self, found: _Found) -> float:
+    def _place(self, found: Found) -> float:
         """Evidence from the name's place: the seller's block, the letterhead, larger print, the seller's tax id
         and bank lines under it, the footer's legal line, the return address."""
         page, column = self.page, found.column
@@ -625,7 +626,7 @@ class _Context:
             points += _TABLE_ROW  # an item's line, with its price
         return points
 
-    def _words(self, found: _Found) -> float:
+    def _words(self, found: Found) -> float:
         """Evidence from the name's words: a legal form, its domain on the page, repetition; digits and a
         bank's name count against it."""
         name = found.value
@@ -656,7 +657,7 @@ class _Context:
                    for d in (re.sub(r"[^a-z0-9]", "", d) for d in self.domains))
 
 
-def _in_window(page: _Page, column: _Column) -> bool:
+def _in_window(page: Page, column: Column) -> bool:
     """Whether a line heads an address in an envelope's window: on a page with sizes, left of the middle
     and between a seventh and a third of the page down (DIN 5008's window, and most others), with a
     postcode and town in the lines right under it, and no seller's heading above it."""
@@ -668,10 +669,10 @@ def _in_window(page: _Page, column: _Column) -> bool:
         return False
     under = [c for index in range(column.line + 1, min(column.line + 5, len(page.by_line)))
              for c in page.by_line[index] if abs(c.x0 - column.x0) < 2 * column.height]
-    return any(_POSTCODE.search(c.text) or _ZIP.search(c.text) for c in under)
+    return any(POSTCODE.search(c.text) or _ZIP.search(c.text) for c in under)
 
 
-def _near(column: _Column, anchor: _Column) -> bool:
+def _near(column: Column, anchor: Column) -> bool:
     """Whether ``column`` stands on ``anchor``'s line or in the lines above it, in its column band: starting
     where it starts, or centred on the same middle (a receipt's or a letterhead's centred block)."""
     if column.line == anchor.line:
@@ -682,7 +683,7 @@ def _near(column: _Column, anchor: _Column) -> bool:
     return abs(column.x0 - anchor.x0) < 3 * anchor.height or middle < anchor.height
 
 
-def _just_above(page: _Page, column: _Column) -> list[_Column]:
+def _just_above(page: Page, column: Column) -> list[Column]:
     """The columns on the line just above ``column`` that overlap it (a label over its value)."""
     if column.line == 0:
         return []
@@ -702,11 +703,11 @@ _PHONE = re.compile(r"(?<![^\W\d_])(?:tel|t[ée]l|phone|ph|fon|telefon|tlf|tfn|t
 _RECEIPT_TOP_LINES = 8
 
 
-def _receipt_head(page: _Page) -> _Column | None:
+def _receipt_head(page: Page) -> Column | None:
     """On a receipt, the first name-like line at its top with an address, phone or tax-id line just under it:
     the shop's name (a tagline or a greeting above it has no address block under it)."""
     columns = list(itertools.takewhile(lambda c: c.page == 1, page.columns[:_MAX_COLUMNS]))
-    if not any(_RECEIPT_TITLE.search(c.text) or _RECEIPT_NUMBER.search(c.head) or _RECEIPT_PAYMENT.search(c.head)
+    if not any(_RECEIPT_TITLE.search(c.text) or RECEIPT_NUMBER.search(c.head) or _RECEIPT_PAYMENT.search(c.head)
                for c in columns):
         return None
     for column in columns:
@@ -720,15 +721,15 @@ def _receipt_head(page: _Page) -> _Column | None:
     return None
 
 
-# A house number and a street's abbreviated kind ("191 E 3RD AVE", "55 Main St"): _STREET wants more.
+# A house number and a street's abbreviated kind ("191 E 3RD AVE", "55 Main St"): STREET wants more.
 _STREET_ABBREVIATED = re.compile(r"\d+[a-z]?\s+(?:[NSEW]\.?\s+)?(?:[^\W_]+\s+){0,3}?(?:ave|st|rd|blvd|dr|ln|hwy|"
                                  r"pkwy|way|road|street|avenue|drive|lane)\b\.?", re.IGNORECASE)
 
 
 def _address_line(text: str) -> bool:
-    return bool(_STREET.search(text) or _STREET_ABBREVIATED.search(text) or _POSTCODE.search(text)
+    return bool(STREET.search(text) or _STREET_ABBREVIATED.search(text) or POSTCODE.search(text)
                 or _ZIP.search(text) or _PHONE.search(text)
-                or any(label.search(text) for label, _country in _VAT_LABELS))
+                or any(label.search(text) for label, _country in VAT_LABELS))
 
 
 # A word of a receipt's header OCR misread by a letter: the page's spelling, printed there this often at least.

@@ -16,61 +16,61 @@ def _compile(patterns: list[str] | str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{source})" for source in glued), re.IGNORECASE)
 
 
-_INVOICE_NUMBER = _compile(labels.INVOICE_NUMBER)
-_RECEIPT_NUMBER = _compile(labels.RECEIPT_NUMBER)
-_TRANSACTION_NUMBER = _compile(labels.TRANSACTION_NUMBER)
-_DOCUMENT_REFERENCE = re.compile(labels.DOCUMENT_REFERENCE, re.IGNORECASE)
-_INVOICE_TITLE = _compile(labels.INVOICE_TITLE)
-_INVOICE_TITLE_NUMBER = _compile(labels.INVOICE_TITLE_NUMBER)
-_INVOICE_DATE = _compile(labels.INVOICE_DATE)
-_LABELLED_DATE = _compile([source for source in labels.INVOICE_DATE if source != labels.LETTER_DATE])
-_LETTER_DATE = _compile(labels.LETTER_DATE)
-_BARE_NUMBER = _compile(rf"{labels.NUMBER_SIGN}(?:\s?/\s?{labels.NUMBER_SIGN})?\s*:?")  # "NR / NO.:"
+INVOICE_NUMBER = _compile(labels.INVOICE_NUMBER)
+RECEIPT_NUMBER = _compile(labels.RECEIPT_NUMBER)
+TRANSACTION_NUMBER = _compile(labels.TRANSACTION_NUMBER)
+DOCUMENT_REFERENCE = re.compile(labels.DOCUMENT_REFERENCE, re.IGNORECASE)
+INVOICE_TITLE = _compile(labels.INVOICE_TITLE)
+INVOICE_TITLE_NUMBER = _compile(labels.INVOICE_TITLE_NUMBER)
+INVOICE_DATE = _compile(labels.INVOICE_DATE)
+LABELLED_DATE = _compile([source for source in labels.INVOICE_DATE if source != labels.LETTER_DATE])
+LETTER_DATE = _compile(labels.LETTER_DATE)
+BARE_NUMBER = _compile(rf"{labels.NUMBER_SIGN}(?:\s?/\s?{labels.NUMBER_SIGN})?\s*:?")  # "NR / NO.:"
 # "Invoice" over "number: 7": one label split over two lines, not a title over a bare label.
-_SPLIT_LABEL = re.compile(r"\W*number\b", re.IGNORECASE)
-_TITLE_ALONE = re.compile(labels.INVOICE_TITLE_ALONE, re.IGNORECASE)
-_WORD_NR = re.compile(labels.WORD_NR, re.IGNORECASE)
-_NUMBER_SIGN_FIRST = re.compile(rf"\W{{0,2}}{labels.NUMBER_SIGN}\s*:?\s*", re.IGNORECASE)
-_DATE_GENERIC = _compile(labels.DATE_GENERIC)
-_DUE_DATE = _compile(labels.DUE_DATE)
-_TOTAL_GROSS = _compile(labels.TOTAL_GROSS)
-_TOTAL_DUE = _compile(labels.TOTAL_DUE)
-_TOTAL_PLAIN = _compile(labels.TOTAL_PLAIN)
-_NET = _compile(labels.NET)
-_DEPOSIT = _compile(labels.DEPOSIT)
-_VAT_AMOUNT = _compile(labels.VAT_AMOUNT)
-_VAT_LABELS = [(_compile(source), country) for source, country in labels.VAT_ID]
-_ANY_VAT_LABEL = _compile([source for source, _country in labels.VAT_ID])
-_IBAN_LABEL = _compile(labels.IBAN)
-_ACCOUNT_LABEL = _compile(labels.ACCOUNT)
-_PAYEE_LABEL = _compile(labels.PAYEE)
-_CURRENCY_LABEL = _compile(labels.CURRENCY)
+SPLIT_LABEL = re.compile(r"\W*number\b", re.IGNORECASE)
+TITLE_ALONE = re.compile(labels.INVOICE_TITLE_ALONE, re.IGNORECASE)
+WORD_NR = re.compile(labels.WORD_NR, re.IGNORECASE)
+NUMBER_SIGN_FIRST = re.compile(rf"\W{{0,2}}{labels.NUMBER_SIGN}\s*:?\s*", re.IGNORECASE)
+DATE_GENERIC = _compile(labels.DATE_GENERIC)
+DUE_DATE = _compile(labels.DUE_DATE)
+TOTAL_GROSS = _compile(labels.TOTAL_GROSS)
+TOTAL_DUE = _compile(labels.TOTAL_DUE)
+TOTAL_PLAIN = _compile(labels.TOTAL_PLAIN)
+NET = _compile(labels.NET)
+DEPOSIT = _compile(labels.DEPOSIT)
+VAT_AMOUNT = _compile(labels.VAT_AMOUNT)
+VAT_LABELS = [(_compile(source), country) for source, country in labels.VAT_ID]
+ANY_VAT_LABEL = _compile([source for source, _country in labels.VAT_ID])
+IBAN_LABEL = _compile(labels.IBAN)
+ACCOUNT_LABEL = _compile(labels.ACCOUNT)
+PAYEE_LABEL = _compile(labels.PAYEE)
+CURRENCY_LABEL = _compile(labels.CURRENCY)
 # "Käufer/Leistungsempfänger:", "Bill to address:"
 _HEADING_END = (r"(?:\s*[/&]\s*[^\W\d_]+)?(?:\s+(?:address|adresse|anschrift|adres|direcci[óo]n|indirizzo|adres|"
                 r"details|information|info|data|dane|datos|dati|gegevens|angaben|名\s*称))?\s*(?P<colon>[:\uff1a])?")
 _SELLER_WORDS = f"{labels.SELLER}|{partywords.SELLER}"
 _BUYER_WORDS = f"{labels.BUYER}|{partywords.BUYER}"
-_SELLER_HEADING = re.compile(rf"^\W{{0,3}}(?:{_SELLER_WORDS}){_HEADING_END}", re.IGNORECASE)
+SELLER_HEADING = re.compile(rf"^\W{{0,3}}(?:{_SELLER_WORDS}){_HEADING_END}", re.IGNORECASE)
 # A buyer heading may start with a word or two: "Abweichender Warenempfänger:", "Delivery address".
-_BUYER_HEADING = re.compile(rf"^\W{{0,3}}(?:[^\W\d_]+ ){{0,2}}?(?:{_BUYER_WORDS}){_HEADING_END}", re.IGNORECASE)
-_POSTCODE = re.compile(r"(?:[A-Z]{1,2}[- ]?)?\d{4,5}(?:[- ]\d{3})? [^\W\d_]")
-_SENDER_SEPARATOR = re.compile(r" [|·•–-] |, ")
+BUYER_HEADING = re.compile(rf"^\W{{0,3}}(?:[^\W\d_]+ ){{0,2}}?(?:{_BUYER_WORDS}){_HEADING_END}", re.IGNORECASE)
+POSTCODE = re.compile(r"(?:[A-Z]{1,2}[- ]?)?\d{4,5}(?:[- ]\d{3})? [^\W\d_]")
+SENDER_SEPARATOR = re.compile(r" [|·•–-] |, ")
 # Columns looked at for a return-address line (it is near the top of the first page).
-_SENDER_SCAN = 80
-_NAME_LABEL = re.compile(r"\s*(?:name|nom|naam|nombre|nome|nazwa|firma|raison\s+sociale|名\s*称)\s*[:\uff1a]\s*",
+SENDER_SCAN = 80
+NAME_LABEL = re.compile(r"\s*(?:name|nom|naam|nombre|nome|nazwa|firma|raison\s+sociale|名\s*称)\s*[:\uff1a]\s*",
                          re.IGNORECASE)
-_PARTY_WORD = re.compile(rf"{_SELLER_WORDS}|{_BUYER_WORDS}|\bname\b", re.IGNORECASE)
+PARTY_WORD = re.compile(rf"{_SELLER_WORDS}|{_BUYER_WORDS}|\bname\b", re.IGNORECASE)
 # A Chinese or Japanese form ends the name it is written onto, with no space ("…有限公司").
-_LEGAL_NAME = re.compile(rf"(?<![^\W\d_])(?:{partywords.LEGAL_FORM}|{labels.LEGAL_FORM})(?![^\W\d_])|"
+LEGAL_NAME = re.compile(rf"(?<![^\W\d_])(?:{partywords.LEGAL_FORM}|{labels.LEGAL_FORM})(?![^\W\d_])|"
                          rf"(?:{partywords.GLUED_LEGAL_FORM})(?![^\W\d_])")
 
 # Amounts: 1.234,56 / 1,234.56 / 1 234,56 / 1'234.56 / 1234.5 / 1234; never a percentage.
-_AMOUNT = re.compile(r"(?<![\d.,])(?P<sign>[-\u2212]\s?)?(?P<int>\d{1,3}(?:[.,'’\u00a0\u202f ]\d{3})++|\d++)"
+AMOUNT = re.compile(r"(?<![\d.,])(?P<sign>[-\u2212]\s?)?(?P<int>\d{1,3}(?:[.,'’\u00a0\u202f ]\d{3})++|\d++)"
                      r"(?:(?P<sep>[.,])(?P<dec>\d{1,2}))?(?![\d%])(?!\s?%)")
 _CODES = "|".join(sorted(PRINTED_CURRENCIES))
-_CURRENCY_CODE = re.compile(rf"(?<![A-Za-z])(?:{_CODES})(?![A-Za-z])")
+CURRENCY_CODE = re.compile(rf"(?<![A-Za-z])(?:{_CODES})(?![A-Za-z])")
 # A currency written out after its label ("Devise : Euro", "Währung: Schweizer Franken").
-_CURRENCY_NAMES = {"euro": "EUR", "us dollar": "USD", "u.s. dollar": "USD", "dollar": "$", "pound sterling": "GBP",
+CURRENCY_NAMES = {"euro": "EUR", "us dollar": "USD", "u.s. dollar": "USD", "dollar": "$", "pound sterling": "GBP",
                    "pound": "GBP", "sterling": "GBP", "schweizer franken": "CHF", "franken": "CHF",
                    "franc suisse": "CHF", "złoty": "PLN", "zloty": "PLN", "złotych": "PLN", "zlotych": "PLN",
                    "canadian dollar": "CAD", "australian dollar": "AUD", "new zealand dollar": "NZD",
@@ -80,41 +80,41 @@ _CURRENCY_NAMES = {"euro": "EUR", "us dollar": "USD", "u.s. dollar": "USD", "dol
                    "danske kroner": "DKK", "svenska kronor": "SEK", "reais": "BRL", "koruna": "CZK",
                    "korun": "CZK", "korun českých": "CZK", "forint": "HUF", "yuan": "CNY", "renminbi": "CNY",
                    "yen": "JPY", "rupee": "INR", "rupia": "INR"}
-_CURRENCY_NAME = re.compile("|".join(sorted((re.escape(n) + "s?" for n in _CURRENCY_NAMES), key=len, reverse=True))
+CURRENCY_NAME = re.compile("|".join(sorted((re.escape(n) + "s?" for n in CURRENCY_NAMES), key=len, reverse=True))
                             + r"(?![^\W\d_])", re.IGNORECASE)
-_CURRENCY_SIGN = re.compile(r"(?<![A-Za-z])(?:US|AU|CA|NZ|HK|MX|[RACS])\$|€|\$|£|¥|₹|zł|元|円|"
+CURRENCY_SIGN = re.compile(r"(?<![A-Za-z])(?:US|AU|CA|NZ|HK|MX|[RACS])\$|€|\$|£|¥|₹|zł|元|円|"
                             r"(?<![A-Za-z])(?:Fr\.|CHF|kr|Rs\.?|Kč|Ft|RMB)(?![A-Za-z])")
 # Dates: numeric day-first (or ISO), and with a month name in any of the seven languages.
 # ISO, day-first with one separator, and the Chinese and Japanese "2018年03月23日".
-_NUMERIC_DATE = re.compile(r"(?<!\d)(?:(?P<y>\d{4})(?:-|\s?年\s?)(?P<m>\d{1,2})(?:-|\s?月\s?)(?P<d>\d{1,2})|"
+NUMERIC_DATE = re.compile(r"(?<!\d)(?:(?P<y>\d{4})(?:-|\s?年\s?)(?P<m>\d{1,2})(?:-|\s?月\s?)(?P<d>\d{1,2})|"
                            r"(?P<d2>\d{1,2})(?P<s>[./-]|\. )(?P<m2>\d{1,2})(?P=s)(?P<y2>\d{4}|\d{2}))(?![\d.,]\d)")
-_DAY_MONTH = re.compile(r"(?<!\d)(?P<d>\d{1,2})(?:\.|er|st|nd|rd|th|º|°)?[ \t\u00a0\-/]{0,3}(?:de |of )?"
+DAY_MONTH = re.compile(r"(?<!\d)(?P<d>\d{1,2})(?:\.|er|st|nd|rd|th|º|°)?[ \t\u00a0\-/]{0,3}(?:de |of )?"
                         r"(?P<m>[^\W\d_]{3,12})\.?[ \t\u00a0\-/,]{0,3}(?:de |del )?(?P<y>\d{4})(?!\d)")
-_MONTH_DAY = re.compile(r"(?<![^\W\d_])(?P<m>[^\W\d_]{3,12})\.?[ \t\u00a0]{1,3}(?P<d>\d{1,2})(?:st|nd|rd|th)?"
+MONTH_DAY = re.compile(r"(?<![^\W\d_])(?P<m>[^\W\d_]{3,12})\.?[ \t\u00a0]{1,3}(?P<d>\d{1,2})(?:st|nd|rd|th)?"
                         r"[ \t\u00a0]{0,3},?[ \t\u00a0]{0,3}(?P<y>\d{4})(?!\d)")
 # A series in capitals, a space, then the number: "FS 616/2025".
-_SERIES_ID = re.compile(r"[A-Z]{1,5} \d[A-Za-z0-9\-/._]{0,30}")
-_ID_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]{0,39}")
-_VAT_SHAPE = re.compile(r"(?<![A-Za-z0-9])(?P<cc>AT|BE|BG|CY|CZ|DE|DK|EE|EL|ES|FI|FR|GB|HR|HU|IE|IT|LT|LU|LV|MT|NL|PL|"
+SERIES_ID = re.compile(r"[A-Z]{1,5} \d[A-Za-z0-9\-/._]{0,30}")
+ID_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]{0,39}")
+VAT_SHAPE = re.compile(r"(?<![A-Za-z0-9])(?P<cc>AT|BE|BG|CY|CZ|DE|DK|EE|EL|ES|FI|FR|GB|HR|HU|IE|IT|LT|LU|LV|MT|NL|PL|"
                         r"PT|RO|SE|SI|SK|XI|CHE)[ .\-]?(?P<body>[0-9A-Z][0-9A-Z .\-]{5,20})")
 # A Swiss UID printed as a VAT number ends with its tax's name: "CHE-123.456.788 MWST".
-_SWISS_VAT = re.compile(r"CHE[ .\-]?\d{3}[ .]?\d{3}[ .]?\d{3}(?: ?(?:MWST|TVA|IVA|VAT))?")
+SWISS_VAT = re.compile(r"CHE[ .\-]?\d{3}[ .]?\d{3}[ .]?\d{3}(?: ?(?:MWST|TVA|IVA|VAT))?")
 # A count of days, weeks or months ("within 30 days", "zahlbar in 14 Tagen", "à 45 jours") is a
 # term of payment, not an amount.
-_PERIOD = re.compile(r"(?<![\d.,])\d{1,3}[ \t\u00a0]*(?:days?|dagen|d[ií]as|giorni|dni|jours?|tage?n?|weeks?|wochen|"
+PERIOD = re.compile(r"(?<![\d.,])\d{1,3}[ \t\u00a0]*(?:days?|dagen|d[ií]as|giorni|dni|jours?|tage?n?|weeks?|wochen|"
                      r"semaines?|weken|semanas|settimane|tygodni|months?|monate?n?|mois|maanden|meses|mesi|"
                      r"miesi[ęe]c[ya]?)\b", re.IGNORECASE)
-_IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){10,32}")
+IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){10,32}")
 # A VAT id printed without its country: digits, maybe a letter first ("A31491566") or last ("77029976-D").
-_IBAN_HEAD = re.compile(r"[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){4,9}(?![A-Za-z0-9])")
-_NUMBER_SHAPE = re.compile(r"(?:[A-Z](?=\d{7}))?\d[\d .\-/]{6,18}(?:-?[A-Z](?![A-Za-z0-9]))?")
+IBAN_HEAD = re.compile(r"[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){4,9}(?![A-Za-z0-9])")
+NUMBER_SHAPE = re.compile(r"(?:[A-Z](?=\d{7}))?\d[\d .\-/]{6,18}(?:-?[A-Z](?![A-Za-z0-9]))?")
 
 # Lines that are never a name: a register entry, a bank label, a street.
-_NOT_A_NAME = re.compile(
+NOT_A_NAME = re.compile(
     r"^\W{0,3}(?:siret|siren|kvk|rcs|hrb|hra|rea|krs|regon|handelsregister|registergericht|amtsgericht|"
     r"registro\s+mercantil|iban|bic|swift)\b|"
     r"^\W{0,3}(?:c/|(?:calle|avda|avenida|via|viale|piazza|corso|rue|avenue|bd|boulevard|ul|plaza|carrer)\b\.?)\D*+\d|"
     r"(?:straat|weg|straße|strasse|str\.)\s?\d", re.IGNORECASE)
-_STREET = re.compile(r"(?<![^\W\d_])(?:via|viale|piazza|calle|rue|avenue|ul\.)\s|"
+STREET = re.compile(r"(?<![^\W\d_])(?:via|viale|piazza|calle|rue|avenue|ul\.)\s|"
                      r"(?:straat|weg|straße|strasse|str\.)\s?\d", re.IGNORECASE)
-_STRIP_PARTS = re.compile(r" [·|•] ")
+STRIP_PARTS = re.compile(r" [·|•] ")

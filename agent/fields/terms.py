@@ -14,21 +14,21 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..layout import Layout
-from .amounts import _labelled_amounts
+from .amounts import labelled_amounts
 from .checks import ROUNDING, Field
-from .page import _Column, _find_labelled, _Found, _Page
-from .patterns import _DUE_DATE, _NET, _VAT_AMOUNT
-from .values import _amounts
+from .page import Column, Found, Page, find_labelled
+from .patterns import DUE_DATE, NET, VAT_AMOUNT
+from .values import amounts_in
 
 # A VAT label that names the VAT id, not an amount ("VAT Reg No", "MwSt-Nr.", "TVA intracommunautaire").
 _VAT_ID_LABEL = re.compile(r"\b(?:vat|tax|mwst|ust|tva|btw|iva|moms|mva|dph)\W{0,3}(?:id\b|no\b|nr\b|number|reg|"
                            r"registration|identification|code\b|nummer|n[°º]|#|intra)", re.IGNORECASE)
 
 
-def read_terms(page: _Page, layout: Layout, found: dict[str, _Found | None]) -> dict[str, dict[str, Any]]:
+def read_terms(page: Page, layout: Layout, found: dict[str, Found | None]) -> dict[str, dict[str, Any]]:
     """The due date, net amount and VAT amount, each as ``{status, value, detail, evidence}``."""
     results: dict[str, dict[str, Any]] = {}
-    due = _find_labelled(page, _DUE_DATE, page.parse_date)
+    due = find_labelled(page, DUE_DATE, page.parse_date)
     results["due_date"] = _with_evidence(_check_due_date(due, found.get("invoice_date")), due, layout)
     total = found.get("total_amount")
     net, vat, agree, detail = _net_and_vat(page, total)
@@ -40,13 +40,13 @@ def read_terms(page: _Page, layout: Layout, found: dict[str, _Found | None]) -> 
     return results
 
 
-def _with_evidence(checked: Field, item: _Found | None, layout: Layout) -> dict[str, Any]:
+def _with_evidence(checked: Field, item: Found | None, layout: Layout) -> dict[str, Any]:
     result = checked.as_dict()
     result["evidence"] = item.evidence(layout) if item is not None and result["value"] is not None else None
     return result
 
 
-def _check_due_date(item: _Found | None, invoice_date: _Found | None) -> Field:
+def _check_due_date(item: Found | None, invoice_date: Found | None) -> Field:
     """A full date; one before the invoice's own date is to check."""
     if item is None:
         return Field("missing", None, "no due date found")
@@ -74,12 +74,12 @@ def _check_amount(value: str | None, what: str) -> Field:
     return Field("present", str(amount.quantize(Decimal("0.01"))), "")
 
 
-def _net_and_vat(page: _Page, total: _Found | None) -> tuple[_Found | None, _Found | None, bool, str]:
+def _net_and_vat(page: Page, total: Found | None) -> tuple[Found | None, Found | None, bool, str]:
     """The net amount and the VAT amount, chosen so that they make the total; whether they do, and a detail."""
     gross = _decimal(total.value) if total is not None else None
     # Parts of the total are no larger than it and not negative.
-    nets = [n for n in _labelled_amounts(page, _NET, near=True) if _part(n, gross)]
-    vats = [v for v in _labelled_amounts(page, _VAT_AMOUNT, near=True)
+    nets = [n for n in labelled_amounts(page, NET, near=True) if _part(n, gross)]
+    vats = [v for v in labelled_amounts(page, VAT_AMOUNT, near=True)
             if not _VAT_ID_LABEL.search(page.layout.lines[v.column.line].text) and _part(v, gross)]
     if gross is not None and total is not None:
         row = _row_parts(page, total, gross)
@@ -93,7 +93,7 @@ def _net_and_vat(page: _Page, total: _Found | None) -> tuple[_Found | None, _Fou
         added = sum((Decimal(v.value) for v in rates), Decimal(0))
         if nets and len(rates) > 1 and abs(Decimal(nets[0].value) + added - gross) <= ROUNDING:
             first = rates[0]
-            return (nets[0], _Found(str(added), first.column, first.start, first.end), True,
+            return (nets[0], Found(str(added), first.column, first.start, first.end), True,
                     "the VAT amounts of each rate added up; net + VAT = the total")
     first_net = nets[0] if nets else None
     first_vat = vats[0] if vats else None
@@ -104,7 +104,7 @@ def _net_and_vat(page: _Page, total: _Found | None) -> tuple[_Found | None, _Fou
     return first_net, first_vat, True, ""
 
 
-def _row_parts(page: _Page, total: _Found, gross: Decimal) -> tuple[_Found, _Found] | None:
+def _row_parts(page: Page, total: Found, gross: Decimal) -> tuple[Found, Found] | None:
     """A totals row that prints net, VAT and gross side by side ("Sum  35 311,41  8 827,85  44 139,26"): the
     total's own line first, then any line that prints the total (a summary table under its headers)."""
     lines = [total.column.line, *(line for line, columns in enumerate(page.by_line[:_MAX_ROW_LINES])
@@ -123,16 +123,16 @@ _MAX_ROW_LINES = 2000
 _MAX_ROWS = 10
 
 
-def _row_amounts(column: _Column) -> list[_Found]:
-    return [_Found(str(amount), column, match.start(), match.end())
-            for match, amount in _amounts(column.text[:200]) if match.group("dec")]
+def _row_amounts(column: Column) -> list[Found]:
+    return [Found(str(amount), column, match.start(), match.end())
+            for match, amount in amounts_in(column.text[:200]) if match.group("dec")]
 
 
-def _row_values(column: _Column) -> list[str]:
+def _row_values(column: Column) -> list[str]:
     return [found.value for found in _row_amounts(column)] if re.search(r"\d[.,]\d", column.text) else []
 
 
-def _part(item: _Found, gross: Decimal | None) -> bool:
+def _part(item: Found, gross: Decimal | None) -> bool:
     amount = Decimal(item.value)
     return amount >= 0 and (gross is None or amount <= gross)
 

@@ -10,62 +10,62 @@ from decimal import Decimal
 from .. import labels
 from .checks import MAX_VALUE_CHARS, SYMBOLS
 from .patterns import (
-    _AMOUNT,
-    _BUYER_HEADING,
-    _CURRENCY_CODE,
-    _CURRENCY_NAME,
-    _CURRENCY_NAMES,
-    _CURRENCY_SIGN,
-    _DAY_MONTH,
-    _IBAN_HEAD,
-    _IBAN_SHAPE,
-    _ID_TOKEN,
-    _INVOICE_TITLE,
-    _MONTH_DAY,
-    _NAME_LABEL,
-    _NOT_A_NAME,
-    _NUMBER_SHAPE,
-    _NUMERIC_DATE,
-    _PERIOD,
-    _POSTCODE,
-    _SELLER_HEADING,
-    _SERIES_ID,
-    _STREET,
-    _STRIP_PARTS,
-    _SWISS_VAT,
-    _TITLE_ALONE,
-    _VAT_SHAPE,
+    AMOUNT,
+    BUYER_HEADING,
+    CURRENCY_CODE,
+    CURRENCY_NAME,
+    CURRENCY_NAMES,
+    CURRENCY_SIGN,
+    DAY_MONTH,
+    IBAN_HEAD,
+    IBAN_SHAPE,
+    ID_TOKEN,
+    INVOICE_TITLE,
+    MONTH_DAY,
+    NAME_LABEL,
+    NOT_A_NAME,
+    NUMBER_SHAPE,
+    NUMERIC_DATE,
+    PERIOD,
+    POSTCODE,
+    SELLER_HEADING,
+    SERIES_ID,
+    STREET,
+    STRIP_PARTS,
+    SWISS_VAT,
+    TITLE_ALONE,
+    VAT_SHAPE,
 )
 
 # A heading printed down its block's side, one character a line (a Chinese invoice's 销售方 and 购买方):
 # its first character starts the block's first row.
-_SIDE_HEADING = re.compile(r"^\W{0,3}[销购](?!\w)")
+SIDE_HEADING = re.compile(r"^\W{0,3}[销购](?!\w)")
 
 
-def _heading(text: str) -> bool:
+def is_heading(text: str) -> bool:
     """A block heading: the label alone, followed by a colon ("Bill to:", "Lieferant: X"), or down the block's side."""
-    for pattern in (_SELLER_HEADING, _BUYER_HEADING):
+    for pattern in (SELLER_HEADING, BUYER_HEADING):
         match = pattern.match(text)
         if match is not None:
             rest = text[match.end():].strip()
-            return not rest or match.group("colon") is not None or _SIDE_HEADING.match(text) is not None
+            return not rest or match.group("colon") is not None or SIDE_HEADING.match(text) is not None
     return False
 
 
-def _parse_identifier(text: str) -> tuple[str, int, int] | None:
-    match = _SERIES_ID.match(text) or _ID_TOKEN.match(text)
+def parse_identifier(text: str) -> tuple[str, int, int] | None:
+    match = SERIES_ID.match(text) or ID_TOKEN.match(text)
     if match is None:
         return None
     token = match.group().rstrip("._-/")
-    if not re.search(r"\d", token) or _date_in(token, whole=True) or (_AMOUNT.fullmatch(token) and "," in token):
+    if not re.search(r"\d", token) or date_in_text(token, whole=True) or (AMOUNT.fullmatch(token) and "," in token):
         return None
     return token, 0, len(token)
 
 
-def _date_in(text: str, *, whole: bool = False, month_first: bool = False) -> tuple[str, int, int] | None:
+def date_in_text(text: str, *, whole: bool = False, month_first: bool = False) -> tuple[str, int, int] | None:
     """The first date in ``text`` as ISO (or the whole text when ``whole``)."""
     best: tuple[str, int, int] | None = None
-    for pattern in (_NUMERIC_DATE, _DAY_MONTH, _MONTH_DAY):
+    for pattern in (NUMERIC_DATE, DAY_MONTH, MONTH_DAY):
         for match in pattern.finditer(text):
             iso = _iso(match, month_first=month_first)
             if iso is None:
@@ -96,36 +96,36 @@ def _iso(match: re.Match[str], *, month_first: bool = False) -> str | None:
         return None
 
 
-def _parse_amount(text: str) -> tuple[str, int, int] | None:
+def parse_amount(text: str) -> tuple[str, int, int] | None:
     """The first amount with decimals in ``text`` (a count or a year may come before it), else the first."""
     first = None
-    for match, amount in _amounts(text[:200]):
+    for match, amount in amounts_in(text[:200]):
         if match.group("dec"):
             return str(amount), match.start(), match.end()
         first = first or (str(amount), match.start(), match.end())
     return first
 
 
-def _amounts(text: str) -> Iterator[tuple[re.Match[str], Decimal]]:
+def amounts_in(text: str) -> Iterator[tuple[re.Match[str], Decimal]]:
     """The amounts printed in ``text``, dates and percentages left out."""
     # Dates, periods, and the digit groups of an IBAN or VAT id ("NL91 ABNA 0417 1643 00"), are no amounts.
-    taken = _spans(text, _NUMERIC_DATE, _DAY_MONTH, _MONTH_DAY, _IBAN_SHAPE, _PERIOD)
+    taken = spans_of(text, NUMERIC_DATE, DAY_MONTH, MONTH_DAY, IBAN_SHAPE, PERIOD)
     # "DKK 2.000,00", "CZK 1 210,00": a currency code, not a VAT id's country prefix.
-    taken += [(m.start(), m.end()) for m in _VAT_SHAPE.finditer(text) if not _CURRENCY_CODE.match(text, m.start())]
-    for match in _AMOUNT.finditer(text):
-        if _inside(match.start(), taken):
+    taken += [(m.start(), m.end()) for m in VAT_SHAPE.finditer(text) if not CURRENCY_CODE.match(text, m.start())]
+    for match in AMOUNT.finditer(text):
+        if inside(match.start(), taken):
             continue
         amount = _decimal(match)
         if amount is not None:
             yield match, amount
 
 
-def _spans(text: str, *patterns: re.Pattern[str]) -> list[tuple[int, int]]:
+def spans_of(text: str, *patterns: re.Pattern[str]) -> list[tuple[int, int]]:
     """Where the patterns match in ``text``: places another reading must leave alone."""
     return [(m.start(), m.end()) for pattern in patterns for m in pattern.finditer(text)]
 
 
-def _inside(at: int, spans: list[tuple[int, int]]) -> bool:
+def inside(at: int, spans: list[tuple[int, int]]) -> bool:
     return any(start <= at < end for start, end in spans)
 
 
@@ -142,23 +142,23 @@ def _decimal(match: re.Match[str]) -> Decimal | None:
     return -amount if match.group("sign") else amount
 
 
-def _currency_near(text: str, start: int, end: int) -> str | None:
+def currency_near(text: str, start: int, end: int) -> str | None:
     """The currency code or symbol printed right before or after an amount."""
     for window in (text[end:end + 6], text[max(0, start - 6):start]):
-        code = _CURRENCY_CODE.search(window) or _CURRENCY_SIGN.search(window)
+        code = CURRENCY_CODE.search(window) or CURRENCY_SIGN.search(window)
         if code is not None:
             return SYMBOLS.get(code.group(), code.group())
     return None
 
 
-def _parse_vat(text: str) -> tuple[str, int, int] | None:
-    swiss = _SWISS_VAT.match(text)
+def parse_vat(text: str) -> tuple[str, int, int] | None:
+    swiss = SWISS_VAT.match(text)
     if swiss is not None:
         return swiss.group(), 0, swiss.end()
-    match = _VAT_SHAPE.match(text) or _NUMBER_SHAPE.match(text)
+    match = VAT_SHAPE.match(text) or NUMBER_SHAPE.match(text)
     if match is None:
         return None
-    token = _valid_prefix(match.group(), _vat_valid) or _vat_words(match.group())
+    token = valid_prefix(match.group(), vat_valid) or _vat_words(match.group())
     if len(re.sub(r"\W", "", token)) < 8:
         return None
     return token, match.start(), match.start() + len(token)
@@ -174,22 +174,22 @@ def _vat_words(text: str) -> str:
     return " ".join(taken).rstrip(".,;-")
 
 
-def _parse_iban(text: str) -> tuple[str, int, int] | None:
+def parse_iban(text: str) -> tuple[str, int, int] | None:
     # After its label, an IBAN's first part may be short: a narrow column carries the rest on the next line.
-    match = _IBAN_SHAPE.match(text) or _IBAN_HEAD.match(text)
+    match = IBAN_SHAPE.match(text) or IBAN_HEAD.match(text)
     if match is None:
         return None
-    token = _valid_prefix(match.group(), _iban_valid) or match.group()
+    token = valid_prefix(match.group(), iban_valid) or match.group()
     return token, 0, len(token)
 
 
-def _valid_prefix(text: str, valid: Callable[[str], bool]) -> str | None:
+def valid_prefix(text: str, valid: Callable[[str], bool]) -> str | None:
     """The longest run of ``text``'s words (from its first) that passes its check digits.
 
     Only runs of a length an identifier can have are checked (VAT ids 8-16 characters, IBANs 15-34).
     """
     words = text.split()
-    shortest, longest = (15, 34) if valid is _iban_valid else (8, 17)
+    shortest, longest = (15, 34) if valid is iban_valid else (8, 17)
     for count in range(len(words), 0, -1):
         candidate = " ".join(words[:count]).rstrip(".,;-")
         if shortest <= len(re.sub(r"[\s.\-]", "", candidate)) <= longest and valid(candidate):
@@ -197,7 +197,7 @@ def _valid_prefix(text: str, valid: Callable[[str], bool]) -> str | None:
     return None
 
 
-def _vat_valid(value: str) -> bool:
+def vat_valid(value: str) -> bool:
     """Whether the VAT id passes its country's check (EU members, and the UK and Switzerland)."""
     from stdnum.ch import vat as ch_vat
     from stdnum.eu import vat as eu_vat
@@ -213,47 +213,47 @@ def _vat_valid(value: str) -> bool:
     return bool(eu_vat.is_valid(compact))
 
 
-def _iban_valid(value: str) -> bool:
+def iban_valid(value: str) -> bool:
     from stdnum import iban
 
     return bool(iban.is_valid(value))
 
 
-def _parse_currency(text: str) -> tuple[str, int, int] | None:
-    match = _CURRENCY_CODE.match(text) or _CURRENCY_SIGN.match(text)
+def parse_currency(text: str) -> tuple[str, int, int] | None:
+    match = CURRENCY_CODE.match(text) or CURRENCY_SIGN.match(text)
     if match is not None:
         return SYMBOLS.get(match.group(), match.group()), 0, match.end()
-    named = _CURRENCY_NAME.match(text)
+    named = CURRENCY_NAME.match(text)
     if named is None:
         return None
-    return _currency_name(named.group()), 0, named.end()
+    return currency_name(named.group()), 0, named.end()
 
 
-def _currency_name(name: str) -> str:
+def currency_name(name: str) -> str:
     """The code (or shared symbol) of a currency written out: "Euros" -> EUR, "pesos" -> "$"."""
     name = " ".join(name.lower().split())
-    return _CURRENCY_NAMES.get(name) or _CURRENCY_NAMES.get(name[:-1]) or _CURRENCY_NAMES[name.rstrip("s")]
+    return CURRENCY_NAMES.get(name) or CURRENCY_NAMES.get(name[:-1]) or CURRENCY_NAMES[name.rstrip("s")]
 
 
-def _parse_name(text: str) -> tuple[str, int, int] | None:
-    named = _NAME_LABEL.match(text)  # "Name: Acme", "Nom : Le Fournisseur"
+def parse_name(text: str) -> tuple[str, int, int] | None:
+    named = NAME_LABEL.match(text)  # "Name: Acme", "Nom : Le Fournisseur"
     at = named.end() if named else 0
     name = text[at:].strip().rstrip(",;")
-    if not _name_like(name):
+    if not name_like(name):
         return None
     return name[:MAX_VALUE_CHARS], at, at + len(name)
 
 
-def _name_like(text: str) -> bool:
+def name_like(text: str) -> bool:
     """A line that can be a company's name: letters, not an address, a contact or a label."""
     if len(re.findall(r"[^\W\d_]", text)) < 2 or text[:1].isdigit() or text[:1] in "([*†•-":
         return False
     if re.search(r"@|www\.|https?:|\+\d|\btel\b|\bfax\b|\bphone\b|:|\bpage\b|\bseite\b", text, re.IGNORECASE):
         return False
-    if _date_in(text) is not None or _NOT_A_NAME.search(text):
+    if date_in_text(text) is not None or NOT_A_NAME.search(text):
         return False
-    if _TITLE_ALONE.fullmatch(text) or (_INVOICE_TITLE.match(text) and re.search(r"\d", text)):
+    if TITLE_ALONE.fullmatch(text) or (INVOICE_TITLE.match(text) and re.search(r"\d", text)):
         return False  # the document's title ("FACTURE", "INVOICE 2024-17")
-    if len(_STRIP_PARTS.findall(text)) >= 2 and (_POSTCODE.search(text) or _STREET.search(text)):
+    if len(STRIP_PARTS.findall(text)) >= 2 and (POSTCODE.search(text) or STREET.search(text)):
         return False  # an owner-and-address strip ("J. DOE · MAIN ST 15 · 12345 TOWN")
-    return not _heading(text)
+    return not is_heading(text)

@@ -33,7 +33,7 @@ from typing import Any
 from jobs.errors import DamagedDocument
 
 from .. import documents
-from ..layout import Layout, Line, Word, _lines
+from ..layout import Layout, Line, Word, lines_of_words
 from . import embedded, ink, margins, script
 from .language import DETECT_BANDS, DETECT_DPI, DETECT_WORDS, language, told
 from .scans import (
@@ -43,11 +43,11 @@ from .scans import (
     MAX_UPSCALE,
     PHOTO_WIDTH_INCHES,
     SKEW_THUMBNAIL,
-    _dpi_for,
+    dpi_for,
     pages_of,
     skew,
 )
-from .tesseract import LANGUAGES, NOT_INSTALLED, PAGE_SEGMENTATION, Unavailable, _Engine, _Found
+from .tesseract import LANGUAGES, NOT_INSTALLED, PAGE_SEGMENTATION, Engine, Found, Unavailable
 
 __all__ = [
     "DETECT_DPI", "DETECT_WORDS", "DPI", "LANGUAGES", "LEADER", "LIBRARY", "LOW_CONFIDENCE", "MAX_PAGE_PIXELS",
@@ -86,17 +86,17 @@ class Reading:
                 "languages": self.languages, "dpi": DPI}
 
 
-_engine: _Engine | None = None
+_engine: Engine | None = None
 
 
-def engine() -> _Engine:
+def engine() -> Engine:
     """This process's Tesseract, loaded on first use; raises ``Unavailable`` without it."""
     global _engine
     if _engine is None or _engine.library != LIBRARY or _engine.detector is None:
         if _engine is not None:
             _engine.close()
             _engine = None
-        _engine = _Engine(LIBRARY)
+        _engine = Engine(LIBRARY)
     return _engine
 
 
@@ -112,7 +112,7 @@ def available() -> str | None:
 # --- Pages -------------------------------------------------------------------------------
 
 
-def _page_layout(words: list[_Found], page: int, dpi: float) -> list[Line]:
+def _page_layout(words: list[Found], page: int, dpi: float) -> list[Line]:
     """Tesseract's words in points, grouped into lines as a text layer's are.
 
     A word's box is as tall as its line (a text layer's characters are as tall as their font,
@@ -130,7 +130,7 @@ def _page_layout(words: list[_Found], page: int, dpi: float) -> list[Line]:
         top, bottom = band[0] - PAD[0] * (band[1] - band[0]), band[1] + PAD[1] * (band[1] - band[0])
         placed.append(Word(w.text.translate(_SPELLING), w.left * scale, top * scale, (w.left + w.width) * scale,
                            bottom * scale, w.conf))
-    return _lines(page, placed)
+    return lines_of_words(page, placed)
 
 
 LEADER = 0.35
@@ -207,7 +207,7 @@ def read_whole_pages(content: bytes, read: Layout, numbers: list[int], result: R
     return Layout(pages=read.pages, lines=_bounded(embedded.merged(read.lines, found)), sizes=read.sizes)
 
 
-def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int,
+def _read_page(tesseract: Engine, image: Any, dpi: float, number: int,
                result: Reading) -> tuple[list[Line], Any, float]:
     """One page's lines, and the page as read with its resolution; the first page with words on
     it also tells the language (an English pass at DETECT_DPI), which its following pages are
@@ -217,7 +217,7 @@ def _read_page(tesseract: _Engine, image: Any, dpi: float, number: int,
     if not languages:
         factor = max(1, round(dpi / DETECT_DPI))
         small = image.reduce(factor) if factor > 1 else image
-        found: list[_Found] = []
+        found: list[Found] = []
         bands = _bands(small.width, small.height, DETECT_BANDS)
         read_bands = 0
         for box in bands:
@@ -277,7 +277,7 @@ LARGE_PRINT = 1.5
 SMALLEST_SCALE = 0.4
 
 
-def _scale_for(found: list[_Found], factor: int) -> float:
+def _scale_for(found: list[Found], factor: int) -> float:
     heights = sorted(w.height * factor for w in found if w.conf >= LOW_CONFIDENCE and
                      sum(c.isalnum() for c in w.text) >= 3)
     if len(heights) < DETECT_WORDS:
@@ -294,11 +294,11 @@ TURN_WORDS = 10
 TURN_GAIN = 3
 
 
-def _legible(found: list[_Found]) -> int:
+def _legible(found: list[Found]) -> int:
     return sum(1 for w in found if w.conf >= LOW_CONFIDENCE and sum(c.isalnum() for c in w.text) >= 3)
 
 
-def _turn(tesseract: _Engine, small: Any, dpi: float, found: list[_Found]) -> tuple[int, list[_Found]]:
+def _turn(tesseract: Engine, small: Any, dpi: float, found: list[Found]) -> tuple[int, list[Found]]:
     """The quarter turn (counter-clockwise degrees) that makes the page legible, and its words; 0 when none does."""
     best, best_found, upright = 0, found, _legible(found)
     for angle in (90, 270):
@@ -323,7 +323,7 @@ def _rendered(content: bytes, number: int) -> tuple[Any, float] | None:
             if pdfium.raw.FPDFPage_CountObjects(page.raw) == 0:
                 return None
             width, height = page.get_size()
-            dpi = _dpi_for(width / 72.0, height / 72.0)
+            dpi = dpi_for(width / 72.0, height / 72.0)
             bitmap = page.render(scale=dpi / 72.0, may_draw_forms=True)  # in colour: ``ink``
             try:
                 return ink.grey(bitmap.to_pil()), dpi
@@ -362,7 +362,7 @@ def read_image(content: bytes, *, page_limit: PageLimit = _unlimited) -> tuple[L
     return Layout(pages=len(sizes), lines=_bounded(lines), sizes=sizes), result
 
 
-def _read_pages(tesseract: _Engine, pages: Generator[tuple[Any, float], None, None], *, page_limit: PageLimit,
+def _read_pages(tesseract: Engine, pages: Generator[tuple[Any, float], None, None], *, page_limit: PageLimit,
                 lines: list[Line], sizes: list[list[float]], result: Reading) -> None:
     for number in range(1, documents.MAX_PAGES + 1):
         with page_limit(number):

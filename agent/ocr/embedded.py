@@ -22,10 +22,10 @@ from dataclasses import replace
 from typing import Any
 
 from ..documents import MAX_IMAGE_PIXELS
-from ..layout import Layout, Line, Word, _lines
+from ..layout import Layout, Line, Word, lines_of_words
 from .language import told_text
 from .scans import DPI, MAX_PAGE_PIXELS, MAX_UPSCALE
-from .tesseract import _Engine
+from .tesseract import Engine
 
 MIN_HEIGHT = 10.0  # points: a line of 8 pt print
 MIN_WIDTH = 30.0
@@ -40,7 +40,7 @@ OVERLAP = 0.3  # an OCR word this much inside a text-layer word is that word aga
 _LANGUAGE_LINES = 200  # the text layer's first lines tell the language the images are read in
 
 
-def read_images(content: bytes, read: Layout, tesseract: Callable[[], _Engine], *,
+def read_images(content: bytes, read: Layout, tesseract: Callable[[], Engine], *,
                 page_limit: Any) -> dict[int, list[Line]]:
     """The lines OCR reads in the images of the PDF's pages that have a text layer, by page
     (``tesseract()`` is called only when an image is to be read)."""
@@ -68,7 +68,7 @@ def read_images(content: bytes, read: Layout, tesseract: Callable[[], _Engine], 
     return found
 
 
-def read_pages(content: bytes, read: Layout, numbers: list[int], tesseract: Callable[[], _Engine], *,
+def read_pages(content: bytes, read: Layout, numbers: list[int], tesseract: Callable[[], Engine], *,
                page_limit: Any) -> dict[int, list[Line]]:
     """What OCR reads on the whole of pages ``numbers`` of a PDF with a text layer, where neither
     its text layer nor its images already read hold a word: the print of an image ``read_images``
@@ -100,7 +100,7 @@ def read_pages(content: bytes, read: Layout, numbers: list[int], tesseract: Call
                               if not any(_overlap(w, t) > OVERLAP for t in words)]
                 finally:
                     page.close()
-            lines = _lines(number, placed)
+            lines = lines_of_words(number, placed)
             if lines:
                 found[number] = lines
     finally:
@@ -127,7 +127,7 @@ def _unread_image(page: Any, number: int, width: float, height: float) -> bool:
     return False
 
 
-def _page_images(document: Any, number: int, words: list[Word], tesseract: Callable[[], _Engine],
+def _page_images(document: Any, number: int, words: list[Word], tesseract: Callable[[], Engine],
                  languages: str) -> list[Line]:
     page = document[number - 1]
     try:
@@ -151,7 +151,7 @@ def _page_images(document: Any, number: int, words: list[Word], tesseract: Calla
                 if not any(_overlap(word, t) > OVERLAP for t in inside):
                     # A name the logo prints and the text spells out is spelt as the text does ("OpenAl").
                     placed.append(replace(word, text=spelling.get(_confusable(word.text), word.text)))
-        return _lines(number, placed)
+        return lines_of_words(number, placed)
     finally:
         page.close()
 
@@ -194,7 +194,7 @@ def _ocr_layer(page: Any) -> bool:
 
 
 def _read_box(page: Any, box: tuple[float, float, float, float], width: float, height: float, *,
-              native_dpi: float, scanned: bool, tesseract: _Engine, languages: str) -> list[Word]:
+              native_dpi: float, scanned: bool, tesseract: Engine, languages: str) -> list[Word]:
     """The words of the page's rendering inside ``box``, placed on the page in points."""
     x0, top, x1, bottom = box
     wanted = float(DPI if scanned else LOGO_DPI)

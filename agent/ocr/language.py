@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .tesseract import LANGUAGES, _Found
+from .tesseract import LANGUAGES, Found
 
 # Words invoices print, per language (accents left off: the English pass reads none), then a
 # few words of the language's own that none of the other six prints ("und", "het", "oraz"). A
@@ -46,7 +46,7 @@ DETECT_BANDS = 4
 DETECT_WORDS = 5  # fewer words than this tell nothing: the next page is asked again
 
 
-def told(words: list[_Found]) -> str | None:
+def told(words: list[Found]) -> str | None:
     """The language whose invoice words stand out among ``words`` ("deu"), None when none does."""
     return told_text(word.text for word in words)
 
@@ -64,7 +64,7 @@ def told_text(words: Iterable[str]) -> str | None:
     return None if best < 2 or best == second else lang
 
 
-def language(words: list[_Found]) -> str:
+def language(words: list[Found]) -> str:
     """The languages to read a document in: its own first, then English; all seven, English
     first, for an English one and when no language stands out among the words of its first
     page (for an English invoice the others still save a word English reads badly: a VAT id,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..layout import Line, Word
-from .tesseract import _Engine, _Found
+from .tesseract import Engine, Found
 
 STRIP = 0.08  # of the page's width, on each side
 INK = 128  # a pixel darker than this is ink
@@ -27,7 +27,7 @@ UPRIGHT_WORDS = 6  # a strip where the page's own reading finds this many is the
 LEGIBLE_CONFIDENCE = 70
 
 
-def read_margins(tesseract: _Engine, image: Any, dpi: float, words: list[_Found], *, languages: str,
+def read_margins(tesseract: Engine, image: Any, dpi: float, words: list[Found], *, languages: str,
                  number: int) -> tuple[list[Line], list[tuple[int, int]]]:
     """The lines printed up or down the page's side strips, in page points (see module docstring),
     and the strips (left and right edge, in pixels) they were read from."""
@@ -45,7 +45,7 @@ def read_margins(tesseract: _Engine, image: Any, dpi: float, words: list[_Found]
         box = (x0, 0, x1, height)
         if not _printed_along(image.crop(box)):
             continue
-        best: tuple[int, int, list[_Found]] | None = None
+        best: tuple[int, int, list[Found]] | None = None
         for angle in (90, 270):
             turned = image.crop(box).rotate(angle, expand=True, fillcolor=255, resample=Image.Resampling.NEAREST)
             found = tesseract.read(turned, dpi, languages)
@@ -58,7 +58,7 @@ def read_margins(tesseract: _Engine, image: Any, dpi: float, words: list[_Found]
     return lines, read
 
 
-def _legible(word: _Found) -> bool:
+def _legible(word: Found) -> bool:
     return word.conf >= LEGIBLE_CONFIDENCE and sum(c.isalnum() for c in word.text) >= 3
 
 
@@ -70,10 +70,10 @@ def _printed_along(strip: Any) -> bool:
         return False
     profile = ink.reduce((ink.width, 1)) if ink.width > 1 else ink  # each row's share of ink
     inked_rows = sum(1 for v in profile.tobytes() if v > 0)
-    return inked_rows >= MIN_SPREAD * ink.height
+    return bool(inked_rows >= MIN_SPREAD * ink.height)
 
 
-def _placed(found: list[_Found], angle: int, *, x0: int, strip: int, height: int, dpi: float,
+def _placed(found: list[Found], angle: int, *, x0: int, strip: int, height: int, dpi: float,
             number: int) -> list[Line]:
     """The turned strip's words back on the page: each of its lines one Line, its words' boxes
     where they print (tall and narrow), in points."""

@@ -14,7 +14,7 @@ import ctypes
 import os
 from typing import Any
 
-from .tesseract import _Engine, _Found
+from .tesseract import Engine, Found
 
 # Tesseract's script names, as its detection reports them, and the Debian pack that reads each
 # (``tesseract-ocr-chi-sim``). A script whose pack is not installed here is read as before.
@@ -29,12 +29,12 @@ SCRIPT_CONFIDENCE = 0.5  # Tesseract's own confidence in the script it names, be
 _osd: dict[int, Any] = {}  # per engine, the API with the detection model loaded
 
 
-def needs_script(found: list[_Found], *, legible: int) -> bool:
+def needs_script(found: list[Found], *, legible: int) -> bool:
     """Whether the English pass's ``found`` words (``legible`` of them legible) show a page not in Latin script."""
     return len(found) >= MIN_WORDS and legible < LEGIBLE_SHARE * len(found)
 
 
-def languages_for(tesseract: _Engine, image: Any, dpi: float) -> str | None:
+def languages_for(tesseract: Engine, image: Any, dpi: float) -> str | None:
     """The languages to read a page in that is not in Latin script ("chi_sim+eng"), or None when
     its script is Latin, not told, or read by no pack installed here."""
     script = _script(tesseract, image, dpi)
@@ -44,12 +44,12 @@ def languages_for(tesseract: _Engine, image: Any, dpi: float) -> str | None:
     return f"{pack}+eng"
 
 
-def installed(tesseract: _Engine, pack: str) -> bool:
+def installed(tesseract: Engine, pack: str) -> bool:
     datapath = (tesseract.lib.TessBaseAPIGetDatapath(tesseract.detector) or b"").decode(errors="replace")
     return os.path.isfile(os.path.join(datapath, f"{pack}.traineddata"))
 
 
-def _script(tesseract: _Engine, image: Any, dpi: float) -> str | None:
+def _script(tesseract: Engine, image: Any, dpi: float) -> str | None:
     """Tesseract's name for the script of an 8-bit grey PIL image ("Han"), None when it tells none."""
     lib = tesseract.lib
     api = _osd.get(id(tesseract))
@@ -94,16 +94,16 @@ def _cjk(char: str) -> bool:
         "\uff00" <= char <= "\uffef"
 
 
-def glued(words: list[_Found]) -> list[_Found]:
+def glued(words: list[Found]) -> list[Found]:
     """``words`` with each run of adjacent Chinese words of one line made one word (its box the
     run's, its confidence the lowest); words of other scripts as they are."""
-    out: list[_Found] = []
+    out: list[Found] = []
     for word in words:
         last = out[-1] if out else None
         if (last is not None and last.line_top == word.line_top and _cjk(last.text[-1]) and _cjk(word.text[0])
                 and -last.width < word.left - (last.left + last.width) < GLUE_GAP * max(last.height, word.height, 1)):
             top = min(last.top, word.top)
-            out[-1] = _Found(last.text + word.text, last.left, top,
+            out[-1] = Found(last.text + word.text, last.left, top,
                              max(word.left + word.width, last.left + last.width) - last.left,
                              max(last.top + last.height, word.top + word.height) - top, min(last.conf, word.conf),
                              last.line_top, last.line_height)

@@ -31,7 +31,7 @@ class Unavailable(Exception):
 
 
 @dataclass(frozen=True)
-class _Found:
+class Found:
     """A word as Tesseract reports it, in pixels, with its line's band."""
 
     text: str
@@ -44,7 +44,7 @@ class _Found:
     line_height: int
 
 
-class _Engine:
+class Engine:
     """Tesseract in this process: one API that reads pages in English to tell the document's
     language, and up to MAX_READERS that read them in a document's languages (the least
     recently used unloaded first)."""
@@ -103,7 +103,7 @@ class _Engine:
         self.lib.TessBaseAPISetVariable(api, b"debug_file", b"/dev/null")
         return api
 
-    def read(self, image: Any, dpi: float, languages: str) -> list[_Found]:
+    def read(self, image: Any, dpi: float, languages: str) -> list[Found]:
         """The words of an 8-bit grey PIL image read in ``languages`` ("spa+eng")."""
         if languages == "eng":
             return self._words(self.detector, image, dpi)
@@ -115,7 +115,7 @@ class _Engine:
         self.readers[languages] = reader
         return self._words(reader, image, dpi)
 
-    def _words(self, api: Any, image: Any, dpi: float) -> list[_Found]:
+    def _words(self, api: Any, image: Any, dpi: float) -> list[Found]:
         """Text, left, top, width, height (pixels), confidence, and the top and height of its line."""
         lib = self.lib
         pixels = image.tobytes()
@@ -146,5 +146,5 @@ class _Engine:
             if cells[0] == "4":
                 line = (top, h)
             elif cells[11].strip():
-                found.append(_Found(cells[11].strip(), left, top, w, h, max(conf, 0.0), *line))
+                found.append(Found(cells[11].strip(), left, top, w, h, max(conf, 0.0), *line))
         return found

@@ -4,6 +4,8 @@ import re
 from collections import defaultdict
 
 from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 from django.db.models import OuterRef, Subquery
 
 # What last_error said before the code was kept beside it: "code: message" (a handler's
@@ -46,7 +48,7 @@ def code_of(state: str, last_error: str, dead_by: str | None) -> str:
     return ""
 
 
-def fill_failure_codes(apps, schema_editor):
+def fill_failure_codes(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     Job = apps.get_model("jobs", "Job")
     JobEvent = apps.get_model("jobs", "JobEvent")
     dead_by = JobEvent.objects.filter(job_id=OuterRef("pk"), to_state="dead").order_by("-id").values("actor")[:1]

@@ -76,14 +76,14 @@ def review(accept, clock):
 def provider_planner(provider, *, timeout_at: str = "") -> ChatCompletionsPlanner:
     """The provider's planner; the call whose key ends with ``timeout_at`` gets no answer in time."""
     planner = ChatCompletionsPlanner(base_url=provider.url, model="test-model")
-    post = planner._post
+    post = planner.post
 
     def post_or_time_out(body, *, key, timeout):
         if timeout_at and key.endswith(timeout_at):
             raise JobFailed(f"no answer from the planner within {timeout:.0f} s", code="planner_timeout")
         return post(body, key=key, timeout=timeout)
 
-    planner._post = post_or_time_out  # type: ignore[method-assign]
+    planner.post = post_or_time_out  # type: ignore[method-assign]
     return planner
 
 

@@ -94,7 +94,7 @@ def test_the_sample_docx_is_far_inside_every_docx_limit():
     assert sum(i.file_size for i in infos) * 20 < documents.MAX_DOCX_UNPACKED_BYTES
     assert max(i.file_size for i in infos) * 20 < documents.MAX_DOCX_PART_BYTES
     assert max(i.file_size / i.compress_size for i in infos) * 5 < documents.MAX_DOCX_RATIO
-    reader = documents._DocxText()
+    reader = documents.DocxText()
     parser = reader.parser()
     parser.Parse(zipfile.ZipFile(io.BytesIO(content)).read("word/document.xml"), True)
     assert reader.elements * 100 < documents.MAX_DOCX_ELEMENTS

@@ -325,7 +325,7 @@ def test_a_worker_killed_mid_call_leaves_the_job_unknown(configured, job, opted_
     def killed(*args, **kwargs):
         raise SystemExit("killed while waiting for the provider")
 
-    monkeypatch.setattr(ChatCompletionsPlanner, "_post", killed)
+    monkeypatch.setattr(ChatCompletionsPlanner, "post", killed)
     with pytest.raises(SystemExit):
         suggest(claim(lease=timedelta(seconds=10)), TEXT, missing())
     assert Job.objects.get(pk=job.pk).external_started_at is not None  # committed before the call

@@ -288,7 +288,7 @@ def test_a_blank_page_is_read_as_it_is_not_turned():
 
 def found(text: str) -> list:
     """Words as Tesseract's English pass reports them (positions play no part in the language)."""
-    return [ocr._Found(word, 0, 0, 10, 10, 90.0, 0, 10) for word in text.split()]
+    return [ocr.Found(word, 0, 0, 10, 10, 90.0, 0, 10) for word in text.split()]
 
 
 def test_a_first_page_of_parties_and_addresses_is_told_german_by_the_languages_own_words():

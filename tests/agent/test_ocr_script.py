@@ -26,8 +26,8 @@ def scan() -> bytes:
 
 def illegible(words: int, legible: int) -> list:
     """An English pass over a page in another script: its digits read, the rest specks of low confidence."""
-    read = [ocr._Found("0571-5550188", 0, 0, 10, 10, 92.0, 0, 10) for _ in range(legible)]
-    return read + [ocr._Found("Rit", 0, 0, 10, 10, 31.0, 0, 10) for _ in range(words - legible)]
+    read = [ocr.Found("0571-5550188", 0, 0, 10, 10, 92.0, 0, 10) for _ in range(legible)]
+    return read + [ocr.Found("Rit", 0, 0, 10, 10, 31.0, 0, 10) for _ in range(words - legible)]
 
 
 def test_a_page_the_english_pass_cannot_read_is_read_in_the_pack_of_the_script_it_is_printed_in(monkeypatch):
@@ -65,8 +65,8 @@ def test_a_latin_page_never_asks_its_script(monkeypatch):
     assert not script.needs_script(found("Acme Ltd 12 High Street London Thanks Kind regards"), legible=10)
 
 
-def word(text: str, left: int, width: int = 40, top: int = 100) -> ocr._Found:
-    return ocr._Found(text, left, top, width, 40, 90.0, top, 50)
+def word(text: str, left: int, width: int = 40, top: int = 100) -> ocr.Found:
+    return ocr.Found(text, left, top, width, 40, 90.0, top, 50)
 
 
 def test_the_characters_of_a_chinese_name_are_one_word_and_a_spaced_out_label_keeps_its_gap():

@@ -219,11 +219,11 @@ def test_a_shape_only_one_scheme_prints_is_read_anywhere():
 
 
 def test_the_suppliers_country_comes_from_its_tax_id():
-    from agent.fields.identifiers import _find_iban, _find_vat_id, _supplier_country
-    from agent.fields.page import _Page
+    from agent.fields.identifiers import find_iban, find_vat_id, supplier_country
+    from agent.fields.page import Page
 
-    page = _Page(layout.Layout.from_text("Bluegum Joinery Pty Ltd\nABN 96 530 123 456\nTotal $ 110.00"))
-    assert _supplier_country(page, {"vat_id": _find_vat_id(page), "iban": _find_iban(page)}) == "AU"
+    page = Page(layout.Layout.from_text("Bluegum Joinery Pty Ltd\nABN 96 530 123 456\nTotal $ 110.00"))
+    assert supplier_country(page, {"vat_id": find_vat_id(page), "iban": find_iban(page)}) == "AU"
 
 
 # --- the buyer's name -------------------------------------------------------------------------

@@ -80,7 +80,7 @@ def test_the_marker_is_committed_before_the_call(review_job, claim, pdf, provide
         raise JobFailed("stop here", code="test")
 
     planner = adapter(provider)
-    planner._post = spy
+    planner.post = spy
     drive(ctx, planner)
     assert seen and seen[0] is not None
 

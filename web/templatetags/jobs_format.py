@@ -51,8 +51,9 @@ def tone(job: Any) -> str:
 @register.filter
 def document_title(job: Any) -> str:
     """What the job is called on the pages: its document's name, or what it was."""
-    if job.document_name:
-        return job.document_name
+    name: str = job.document_name
+    if name:
+        return name
     spec = kinds.get(job.kind)
     return "Pasted text" if spec is not None and spec.accepts_document else job.kind
 

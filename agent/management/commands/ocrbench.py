@@ -24,7 +24,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from agent import documents, fields, ocr, reading
 from agent.management.commands.reviewbench import outcome
@@ -165,15 +165,15 @@ class Command(BaseCommand):
     help = ("Render the corpora's text PDFs to images with pdftoppm, review them by OCR, and print the fields right "
             "as images against the text layer per language, and OCR pages per second per core.")
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("folders", nargs="*", type=Path)
         parser.add_argument("--dpi", nargs="+", type=int, default=[150, 300])
         parser.add_argument("--limit", type=int, default=None, help="at most N documents per language")
         parser.add_argument("--json", action="store_true", dest="as_json")
         parser.add_argument("--details", action="store_true", help="list each value missed or wrong")
 
-    def handle(self, *args, folders: list[Path], dpi: list[int], limit: int | None, as_json: bool,
-               details: bool, **options):
+    def handle(self, *args: Any, folders: list[Path], dpi: list[int], limit: int | None, as_json: bool,
+               details: bool, **options: Any) -> None:
         folders = folders or [Path(f) for f in DEFAULT_FOLDERS]
         for folder in folders:
             if not (folder / "truth.json").is_file():

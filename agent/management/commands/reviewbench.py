@@ -41,7 +41,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from agent import documents, duplicates, fields, findings, reading, workflow
@@ -344,7 +344,7 @@ class Command(BaseCommand):
     help = ("Read every document FOLDER/truth.json names with the review's reader (in-process) and print, per "
             "field and overall, the values right, wrong and missed, and the documents per second.")
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("folder", type=Path)
         parser.add_argument("--ignore-xml", action="store_true",
                             help="read only the visible text; skip documents without any (standalone XML)")
@@ -353,8 +353,8 @@ class Command(BaseCommand):
         parser.add_argument("--all", action="store_true", dest="everything",
                             help="also review the folder's documents truth.json does not name, unscored")
 
-    def handle(self, *args, folder: Path, ignore_xml: bool, as_json: bool, details: bool, everything: bool,
-               **options):
+    def handle(self, *args: Any, folder: Path, ignore_xml: bool, as_json: bool, details: bool, everything: bool,
+               **options: Any) -> None:
         if not folder.is_dir():
             raise CommandError(f"{folder} is not a folder")
         report = run(folder, ignore_xml=ignore_xml, details=details, everything=everything).report()

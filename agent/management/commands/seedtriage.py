@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
 from agent import provider_calls, samples
@@ -52,10 +53,10 @@ class Command(BaseCommand):
     help = ("For the demo: make one failed and one unknown document_review job of USERNAME's tenant, for staff "
             "to triage; idempotent (fixed operation keys).")
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
 
-    def handle(self, *args, username: str, **options):
+    def handle(self, *args: Any, username: str, **options: Any) -> None:
         user = User.objects.filter(username=username).first()
         if user is None or user.tenant_id is None:
             raise CommandError(f"no member named {username!r}")

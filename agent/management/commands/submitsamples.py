@@ -1,5 +1,7 @@
+from typing import Any
+
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
 from agent import samples
@@ -20,10 +22,10 @@ class Command(BaseCommand):
     help = ("Submit the sample invoices as document_review jobs for USERNAME, as one batch (for the demo); "
             "idempotent: a second run finds the same jobs.")
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
 
-    def handle(self, *args, username: str, **options):
+    def handle(self, *args: Any, username: str, **options: Any) -> None:
         user = User.objects.filter(username=username).first()
         if user is None or user.tenant_id is None:
             raise CommandError(f"no member named {username!r}")

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -38,9 +39,9 @@ class Command(BaseCommand):
                             help="run another checkout's code under the same load (e.g. a worktree of the code before)")
         parser.add_argument("--json", action="store_true", dest="as_json", help="also print the figures as JSON")
 
-    def handle(self, *args, minutes: float, per_minute: float, pollers: int, processes: int,
+    def handle(self, *args: Any, minutes: float, per_minute: float, pollers: int, processes: int,
                gunicorn_workers: int | None, postgres: str, no_sqlite: bool, warm_ups: int, only: list[str] | None,
-               site: Path, as_json: bool, **options) -> None:
+               site: Path, as_json: bool, **options: Any) -> None:
         if (minutes <= 0 or minutes > 60 or per_minute <= 0 or pollers < 1 or pollers > 500 or processes < 1
                 or not 0 <= warm_ups <= 20):
             raise CommandError("--minutes in (0, 60], --per-minute > 0, --pollers in [1, 500], --processes ≥ 1, "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -28,8 +29,8 @@ class Command(BaseCommand):
         parser.add_argument("--role", choices=sorted(queuebench.ROLES), help="(internal) run one child role.")
         parser.add_argument("--role-args", default="{}", help="(internal) the role's arguments as JSON.")
 
-    def handle(self, *args, jobs: int, depths: str, rounds: int, tenants: int, as_json: bool, role: str | None,
-               role_args: str, **options) -> None:
+    def handle(self, *args: Any, jobs: int, depths: str, rounds: int, tenants: int, as_json: bool, role: str | None,
+               role_args: str, **options: Any) -> None:
         if role:
             # A child process of the benchmark: one role on the database its DATABASE_URL names.
             result = queuebench.ROLES[role](**json.loads(role_args))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -24,8 +25,8 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", dest="as_json", help="also print the figures as JSON")
         parser.add_argument("--role-args", help="(internal) accept documents in this process, as JSON")
 
-    def handle(self, *args, documents: int, size: int, processes: int, kind: str, as_json: bool,
-               role_args: str | None, **options) -> None:
+    def handle(self, *args: Any, documents: int, size: int, processes: int, kind: str, as_json: bool,
+               role_args: str | None, **options: Any) -> None:
         if role_args:
             self.stdout.write(json.dumps(storebench.accept(**json.loads(role_args))))
             return

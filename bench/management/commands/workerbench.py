@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -43,9 +44,9 @@ class Command(BaseCommand):
         parser.add_argument("--no-peers", action="store_true",
                             help="Skip huey (SQLite) and Procrastinate (PostgreSQL).")
 
-    def handle(self, *args, jobs: int, processes: str, postgres: str, tasks: int, task_rounds: int, rounds: int,
+    def handle(self, *args: Any, jobs: int, processes: str, postgres: str, tasks: int, task_rounds: int, rounds: int,
                no_peers: bool, tenants: int, tenant_jobs: int, baseline: str,
-               **options) -> None:
+               **options: Any) -> None:
         try:
             counts = [int(p) for p in processes.split(",")]
         except ValueError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -19,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("path", help="the file to write; it must not exist")
         parser.add_argument("--database", default="default", help="the database alias (default: default)")
 
-    def handle(self, *args, path: str, database: str, **options) -> None:
+    def handle(self, *args: Any, path: str, database: str, **options: Any) -> None:
         try:
             made = backup(path, using=database)
         except BackupError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -31,7 +32,7 @@ class Command(BaseCommand):
         parser.add_argument("--writes-per-job", type=float, help="state writes per job")
         parser.add_argument("--json", action="store_true", dest="as_json")
 
-    def handle(self, *args, **o) -> None:
+    def handle(self, *args: Any, **o: Any) -> None:
         given = dict(workers=o["workers"], deadline=o["deadline"] or queue_settings().deadline.total_seconds(),
                      burst=o["burst"], pollers=o["pollers"], poll_interval=o["poll_interval"],
                      writes_per_job=o["writes_per_job"])

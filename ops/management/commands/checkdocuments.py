@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -20,7 +21,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--all", action="store_true", help=f"list every name (default: the first {SHOWN})")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             found = documents.check()
         except document_store.StoreUnavailable as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -21,7 +22,7 @@ class Command(BaseCommand):
         way.add_argument("--in", dest="into", type=Path, metavar="FOLDER",
                          help="copy FOLDER into the store (a restore, or a move from MEDIA_ROOT)")
 
-    def handle(self, *args, out: Path | None, into: Path | None, **options) -> None:
+    def handle(self, *args: Any, out: Path | None, into: Path | None, **options: Any) -> None:
         say = self.stdout.write if options["verbosity"] > 1 else _quiet
         try:
             if out is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -22,7 +23,8 @@ class Command(BaseCommand):
         # The child process the command starts for itself; refused on any database but a new file.
         parser.add_argument("--in-throwaway-database", action="store_true", help=argparse.SUPPRESS)
 
-    def handle(self, *args, lease: int, crash: str, as_json: bool, in_throwaway_database: bool, **options) -> None:
+    def handle(self, *args: Any, lease: int, crash: str, as_json: bool, in_throwaway_database: bool,
+               **options: Any) -> None:
         try:
             if in_throwaway_database:
                 timeline = lab.experiment(lease=lease, crash=crash).as_dict()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from datetime import timedelta
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -22,7 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--batch", type=int, default=500, help="jobs per transaction (default 500)")
         parser.add_argument("--dry-run", action="store_true", help="count what would go; delete nothing")
 
-    def handle(self, *args, older_than: str, batch: int, dry_run: bool, **options) -> None:
+    def handle(self, *args: Any, older_than: str, batch: int, dry_run: bool, **options: Any) -> None:
         try:
             age = units.parse_duration(older_than, default_unit="d")
             report = retention.prune(older_than=age, now=queue_clock.now(), batch=batch, dry_run=dry_run,
@@ -41,6 +43,6 @@ def _quiet(line: str) -> None:
     """Progress lines are only written from verbosity 2."""
 
 
-def _span(age) -> str:
+def _span(age: timedelta) -> str:
     """``30 days``, ``12:00:00``: the age as the operator wrote it, not ``30 days, 0:00:00``."""
     return f"{age.days} day(s)" if age.days and not age.seconds and not age.microseconds else str(age)
