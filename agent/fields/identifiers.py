@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from .. import labels
-from . import partywords, taxids
+from . import taxids
 from .page import _Column, _Found, _Page, _values
 from .patterns import _ANY_VAT_LABEL, _IBAN_LABEL, _IBAN_SHAPE, _SWISS_VAT, _VAT_LABELS, _VAT_SHAPE
 from .values import _iban_valid, _inside, _parse_iban, _parse_vat, _spans, _valid_prefix, _vat_valid
@@ -133,7 +133,7 @@ def _world_labelled(page: _Page, column: _Column, found: list[_Found]) -> None:
         return
 
 
-_THIRD_PARTY = re.compile(partywords.THIRD_PARTY, re.IGNORECASE)
+_THIRD_PARTY = re.compile(labels.THIRD_PARTY, re.IGNORECASE)
 _DIGITS = re.compile(r"\d{3}")  # every tax id's shape has three digits in a row
 
 

@@ -49,7 +49,7 @@ _CURRENCY_LABEL = _compile(labels.CURRENCY)
 _HEADING_END = (r"(?:\s*[/&]\s*[^\W\d_]+)?(?:\s+(?:address|adresse|anschrift|adres|direcci[óo]n|indirizzo|adres|"
                 r"details|information|info|data|dane|datos|dati|gegevens|angaben|名\s*称))?\s*(?P<colon>[:\uff1a])?")
 _SELLER_WORDS = f"{labels.SELLER}|{partywords.SELLER}"
-_BUYER_WORDS = f"{labels.BUYER}|{partywords.BUYER}"
+_BUYER_WORDS = f"{labels.BUYER}|{labels.BUYER_HEADING}"
 _SELLER_HEADING = re.compile(rf"^\W{{0,3}}(?:{_SELLER_WORDS}){_HEADING_END}", re.IGNORECASE)
 # A buyer heading may start with a word or two: "Abweichender Warenempfänger:", "Delivery address".
 _BUYER_HEADING = re.compile(rf"^\W{{0,3}}(?:[^\W\d_]+ ){{0,2}}?(?:{_BUYER_WORDS}){_HEADING_END}", re.IGNORECASE)
