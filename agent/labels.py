@@ -1,6 +1,7 @@
-"""The words invoices print for their fields: each language's (``agent.languages``, one module each)
-assembled into one pattern per kind; and the labels English, German, French, Dutch, Spanish, Italian and
-Polish still share here (numbers, parties, VAT ids), with their common abbreviations.
+"""The patterns the reader finds labels with: every language's words (``agent.languages``, one module each)
+assembled into one pattern per kind. This module holds no language's words, only the structure languages
+share (a title, then a number sign; a total, then a bracketed "incl. VAT") and the signs every language
+prints (currency codes, "IBAN", "#"); a test keeps it so.
 
 Each entry is a regular expression source matched case-insensitively with ``re.search``
 inside one column of a line (never across lines). Every pattern is a set of literal
@@ -126,7 +127,6 @@ IBAN = r"\biban\b"
 ACCOUNT = _any("ACCOUNT")
 # Who the money goes to: the supplier, named by its bank account.
 PAYEE = rf"\b(?:{_any('PAYEE')})\b"
-
 
 # --- currency -------------------------------------------------------------------------------
 CURRENCY = r"\b(?:" + "|".join(languages.gather("CURRENCY")) + r")\b"

@@ -1,7 +1,6 @@
-"""Party headings beyond ``agent.labels``' seven languages: who sells and who buys, as invoices of
-other countries print it (Chinese 销售方/购买方, printed down the block's side so that one character
-starts each of its lines, Czech and Slovak, Portuguese, the Nordic languages, Estonian, the
-Spanish "Sr.(s):" before a customer's name, the American "Payable to" / "Remit to" naming the seller)."""
+"""What ends a company's name: the legal forms of countries beyond ``agent.labels``' (``LEGAL_FORM``), which are a
+country's, written as registered, not a language's words; and the seller's heading of Finnish, which has no module
+in ``agent.languages`` yet. Every other party heading is its language module's (``SELLER``, ``BUYER``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What labels and values look like on a page, in the seven languages (``agent.labels``)."""
+"""What labels and values look like on a page, in every language (``agent.labels``)."""
 
 from __future__ import annotations
 
