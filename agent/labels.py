@@ -148,5 +148,19 @@ LEGAL_FORM = (r"(?:GmbH\s*&\s*Co\.?\s*KG(?:aA)?|GmbH|GMBH|gGmbH|AG|KGaA|KG|OHG|o
               r"S\.a\.s\.|Ltd\.?|LTD\.?|Limited|LIMITED|LLP|PLC|plc|Inc\.?|INC\.?|LLC|L\.L\.C\.|Corp\.?|"
               r"sp\.\s?z\s?o\.\s?o\.|Sp\.\s?z\s?o\.\s?o\.|SP\.\s?Z\s?O\.\s?O\.|sp\.\s?j\.|sp\.\s?k\.|S\.\s?C\.)")
 
+# --- words the field readers look for beside the labels ---------------------------------------
+# A heading's second word: "Billing address", "Käufer/Leistungsempfänger:", "Dane nabywcy".
+HEADING_END = _any("HEADING_END")
+# A name's label: "Name:", "Nazwa:", "Raison sociale :".
+NAME_LABEL = _any("NAME_LABEL")
+# A count of days, weeks or months ("within 30 days", "zahlbar in 14 Tagen", "à 45 jours"): a term of payment.
+PERIOD = _any("PERIOD")
+# A letter's reference to the invoice it sends ("Votre facture", "Ihre Rechnung").
+YOUR_INVOICE = rf"\b(?:{_any('YOUR_INVOICE')})\b"
+# The word before the date of a document: "du", "vom", "del", "of", "dated", "z dnia".
+DATE_BEFORE = rf"(?<![^\W\d_])(?:{_any('DATE_BEFORE')})\s+"
+# The second line of a label split over two ("Invoice" over "number: 7").
+SPLIT_NUMBER = rf"\W*(?:{_any('SPLIT_NUMBER')})\b"
+
 # --- months ----------------------------------------------------------------------------------
 MONTHS = {name: number for number, names in languages.months().items() for name in names.split()}

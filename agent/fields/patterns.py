@@ -27,7 +27,7 @@ _LABELLED_DATE = _compile([source for source in labels.INVOICE_DATE if source !=
 _LETTER_DATE = _compile(labels.LETTER_DATE)
 _BARE_NUMBER = _compile(rf"{labels.NUMBER_SIGN}(?:\s?/\s?{labels.NUMBER_SIGN})?\s*:?")  # "NR / NO.:"
 # "Invoice" over "number: 7": one label split over two lines, not a title over a bare label.
-_SPLIT_LABEL = re.compile(r"\W*number\b", re.IGNORECASE)
+_SPLIT_LABEL = re.compile(labels.SPLIT_NUMBER, re.IGNORECASE)
 _TITLE_ALONE = re.compile(labels.INVOICE_TITLE_ALONE, re.IGNORECASE)
 _WORD_NR = re.compile(labels.WORD_NR, re.IGNORECASE)
 _NUMBER_SIGN_FIRST = re.compile(rf"\W{{0,2}}{labels.NUMBER_SIGN}\s*:?\s*", re.IGNORECASE)
@@ -46,8 +46,7 @@ _ACCOUNT_LABEL = _compile(labels.ACCOUNT)
 _PAYEE_LABEL = _compile(labels.PAYEE)
 _CURRENCY_LABEL = _compile(labels.CURRENCY)
 # "Käufer/Leistungsempfänger:", "Bill to address:"
-_HEADING_END = (r"(?:\s*[/&]\s*[^\W\d_]+)?(?:\s+(?:address|adresse|anschrift|adres|direcci[óo]n|indirizzo|adres|"
-                r"details|information|info|data|dane|datos|dati|gegevens|angaben|名\s*称))?\s*(?P<colon>[:\uff1a])?")
+_HEADING_END = rf"(?:\s*[/&]\s*[^\W\d_]+)?(?:\s+(?:{labels.HEADING_END}))?\s*(?P<colon>[:\uff1a])?"
 _SELLER_WORDS = f"{labels.SELLER}|{partywords.SELLER}"
 _BUYER_WORDS = f"{labels.BUYER}|{labels.BUYER_HEADING}"
 _SELLER_HEADING = re.compile(rf"^\W{{0,3}}(?:{_SELLER_WORDS}){_HEADING_END}", re.IGNORECASE)
@@ -57,8 +56,7 @@ _POSTCODE = re.compile(r"(?:[A-Z]{1,2}[- ]?)?\d{4,5}(?:[- ]\d{3})? [^\W\d_]")
 _SENDER_SEPARATOR = re.compile(r" [|·•–-] |, ")
 # Columns looked at for a return-address line (it is near the top of the first page).
 _SENDER_SCAN = 80
-_NAME_LABEL = re.compile(r"\s*(?:name|nom|naam|nombre|nome|nazwa|firma|raison\s+sociale|名\s*称)\s*[:\uff1a]\s*",
-                         re.IGNORECASE)
+_NAME_LABEL = re.compile(rf"\s*(?:{labels.NAME_LABEL})\s*[:\uff1a]\s*", re.IGNORECASE)
 _PARTY_WORD = re.compile(rf"{_SELLER_WORDS}|{_BUYER_WORDS}|\bname\b", re.IGNORECASE)
 # A Chinese or Japanese form ends the name it is written onto, with no space ("…有限公司").
 _LEGAL_NAME = re.compile(rf"(?<![^\W\d_])(?:{partywords.LEGAL_FORM}|{labels.LEGAL_FORM})(?![^\W\d_])|"
@@ -101,9 +99,7 @@ _VAT_SHAPE = re.compile(r"(?<![A-Za-z0-9])(?P<cc>AT|BE|BG|CY|CZ|DE|DK|EE|EL|ES|F
 _SWISS_VAT = re.compile(r"CHE[ .\-]?\d{3}[ .]?\d{3}[ .]?\d{3}(?: ?(?:MWST|TVA|IVA|VAT))?")
 # A count of days, weeks or months ("within 30 days", "zahlbar in 14 Tagen", "à 45 jours") is a
 # term of payment, not an amount.
-_PERIOD = re.compile(r"(?<![\d.,])\d{1,3}[ \t\u00a0]*(?:days?|dagen|d[ií]as|giorni|dni|jours?|tage?n?|weeks?|wochen|"
-                     r"semaines?|weken|semanas|settimane|tygodni|months?|monate?n?|mois|maanden|meses|mesi|"
-                     r"miesi[ęe]c[ya]?)\b", re.IGNORECASE)
+_PERIOD = re.compile(rf"(?<![\d.,])\d{{1,3}}[ \t\u00a0]*(?:{labels.PERIOD})\b", re.IGNORECASE)
 _IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){10,32}")
 # A VAT id printed without its country: digits, maybe a letter first ("A31491566") or last ("77029976-D").
 _IBAN_HEAD = re.compile(r"[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){4,9}(?![A-Za-z0-9])")

@@ -41,7 +41,9 @@ ENTRIES = ("ORDER", "INVOICE_NUMBER", "RECEIPT_NUMBER", "TRANSACTION_NUMBER", "I
            "VAT_INCLUDED", "GROSS_WORD",
            # ...the account, its holder, the parties' headings, a third party, the VAT id labels (with a country)
            "ACCOUNT", "PAYEE", "SELLER", "BUYER", "BUYER_HEADING", "BUYER_MARK", "BUYER_MARK_INSIDE", "THIRD_PARTY",
-           "VAT_ID")
+           "VAT_ID",
+           # words the field readers look for beside the labels (``agent.fields``)
+           "HEADING_END", "NAME_LABEL", "PERIOD", "YOUR_INVOICE", "DATE_BEFORE", "SPLIT_NUMBER")
 # In a label, where any language's number sign goes ("<number>": "n°", "Nr.", "No.", "#"...).
 NUMBER = "<number>"
 # What every language module defines: its place, the labels of the dates, the totals and the amounts, its months.

@@ -94,3 +94,11 @@ GROSS_MARK = [r"zu\s*zahlen"]
 PAYEE = ["kontoinhaber", "kontoname", r"empf[äa]nger\s+der\s+zahlung"]
 THIRD_PARTY = [r"im\s+auftrag", r"in\s+vertretung", r"zahlungsdienst(?:leister)?", r"inkasso(?:stelle|b[üu]ro)?",
                "treuhand", r"abgewickelt\s+(?:durch|über)", "spediteur", r"frachtf[üu]hrer", "versicherer"]
+
+# Words the field readers look for beside the labels: a heading's second word ("Rechnungsanschrift"), a name's
+# label ("Firma:"), a period of days, a letter's own invoice ("Ihre Rechnung"), the word before a date ("vom").
+HEADING_END = ["adresse", "anschrift", "angaben"]
+NAME_LABEL = ["firma"]
+PERIOD = ["tage?n?", "wochen", "monate?n?"]
+YOUR_INVOICE = [r"ihre\s+rechnung"]
+DATE_BEFORE = ["vom"]

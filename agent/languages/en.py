@@ -88,3 +88,13 @@ ACCOUNT = [r"\bbank\s+account(?:\s*(?:number|no\b\.?|nr\b\.?|#))?"]
 PAYEE = [r"account\s+(?:holder|name)", "beneficiary", "payee"]
 THIRD_PARTY = [r"on\s+behalf\s+of", r"acting\s+for", "agent", r"payment\s+(?:processor|provider|service)",
                r"processed\s+by", r"collected\s+by", r"collection\s+agency", "factoring", "carrier", "insurer"]
+
+# Words the field readers look for beside the labels: a heading's second word ("Billing address"), a name's label,
+# a period of days (a term of payment, not an amount), a letter's own invoice ("Your invoice"), the word before a
+# document's date ("dated"), and the second line of a label split over two ("Invoice" / "number").
+HEADING_END = ["address", "details", "information", "info", "data"]
+NAME_LABEL = ["name"]
+PERIOD = ["days?", "weeks?", "months?"]
+YOUR_INVOICE = [r"your\s+invoice"]
+DATE_BEFORE = ["of", "dated"]
+SPLIT_NUMBER = ["number"]

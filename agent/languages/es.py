@@ -66,3 +66,11 @@ GROSS_MARK = [r"\bcon\s+iva", r"a\s*pagar"]
 # Who the bank account belongs to; words that make a number a third party's.
 PAYEE = [r"titular(?:\s+de\s+la\s+cuenta)?", "beneficiario"]
 THIRD_PARTY = [r"en\s+nombre\s+de", r"por\s+cuenta\s+de"]
+
+# Words the field readers look for beside the labels: a heading's second word ("Dirección de entrega"), a name's
+# label, a period of days, a letter's own invoice ("Su factura"), the word before a date ("del").
+HEADING_END = [r"direcci[óo]n", "datos"]
+NAME_LABEL = ["nombre"]
+PERIOD = [r"d[ií]as", "semanas", "meses"]
+YOUR_INVOICE = [r"su\s+factura"]
+DATE_BEFORE = ["del"]

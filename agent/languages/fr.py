@@ -72,3 +72,11 @@ INCLUDED_TOTAL = [r"ttc\b", r"t\.t\.c"]
 PAYEE = [r"titulaire\s+du\s+compte", r"b[ée]n[ée]ficiaire"]
 THIRD_PARTY = [r"au\s+nom\s+(?:et\s+pour\s+le\s+compte\s+)?de", r"pour\s+le\s+compte\s+de", "encaissement",
                "recouvrement", "transporteur", "assureur"]
+
+# Words the field readers look for beside the labels: a heading's second word, a name's label ("Raison sociale"),
+# a period of days ("à 45 jours"), a letter's own invoice ("Votre facture"), the word before a date ("du").
+HEADING_END = ["adresse"]
+NAME_LABEL = ["nom", r"raison\s+sociale"]
+PERIOD = ["jours?", "semaines?", "mois"]
+YOUR_INVOICE = [r"votre\s+facture"]
+DATE_BEFORE = ["du", "de"]

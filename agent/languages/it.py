@@ -60,3 +60,11 @@ GROSS_MARK = ["ivato", r"\bnetto\s*a\s*pagare", r"a\s*pagare"]
 # Who the bank account belongs to; words that make a number a third party's.
 PAYEE = [r"intestatario(?:\s+del\s+conto)?"]
 THIRD_PARTY = [r"per\s+conto\s+di"]
+
+# Words the field readers look for beside the labels: a heading's second word, a name's label, a period of days,
+# a letter's own invoice ("La vostra fattura"), the word before a date ("dell'").
+HEADING_END = ["indirizzo", "dati"]
+NAME_LABEL = ["nome"]
+PERIOD = ["giorni", "settimane", "mesi"]
+YOUR_INVOICE = [r"la\s+vostra\s+fattura"]
+DATE_BEFORE = ["dell'"]

@@ -52,3 +52,11 @@ GROSS_MARK = [r"te\s*betalen"]
 # Who the bank account belongs to; words that make a number a third party's.
 PAYEE = ["rekeninghouder", r"ten\s+name\s+van", "begunstigde"]
 THIRD_PARTY = ["namens"]
+
+# Words the field readers look for beside the labels: a heading's second word, a name's label, a period of days,
+# a letter's own invoice ("Uw factuur"), the word before a date ("van").
+HEADING_END = ["adres", "gegevens"]
+NAME_LABEL = ["naam"]
+PERIOD = ["dagen", "weken", "maanden"]
+YOUR_INVOICE = [r"uw\s+factuur"]
+DATE_BEFORE = ["van"]

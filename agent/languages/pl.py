@@ -54,3 +54,11 @@ GROSS_MARK = [r"\bz\s+vat", r"zap[łl]aty"]
 # Who the bank account belongs to; words that make a number a third party's.
 PAYEE = [r"w[łl]a[śs]ciciel\s+rachunku"]
 THIRD_PARTY = [r"w\s+imieniu"]
+
+# Words the field readers look for beside the labels: a heading's second word ("Dane nabywcy"), a name's label
+# ("Nazwa:"), a period of days ("14 dni"), a letter's own invoice, the word before a date ("z dnia").
+HEADING_END = ["adres", "dane"]
+NAME_LABEL = ["nazwa"]
+PERIOD = ["dni", "tygodni", r"miesi[ęe]c[ya]?"]
+YOUR_INVOICE = [r"pa[ńn]stwa\s+faktura"]
+DATE_BEFORE = [r"z\s+dnia", "z"]

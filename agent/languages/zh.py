@@ -31,3 +31,7 @@ MONTHS = {1: "一月", 2: "二月", 3: "三月", 4: "四月", 5: "五月", 6: "�
 # character starts each of its lines.
 SELLER = [r"销\s?售\s?方", r"销(?!\w)"]
 BUYER_HEADING = [r"购\s?买\s?方", r"购(?!\w)"]
+
+# A heading's second word, and a name's label: "名称" (name).
+HEADING_END = [r"名\s*称"]
+NAME_LABEL = [r"名\s*称"]
