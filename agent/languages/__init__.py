@@ -41,7 +41,7 @@ ENTRIES = ("ORDER", "INVOICE_NUMBER", "RECEIPT_NUMBER", "TRANSACTION_NUMBER", "I
            "VAT_INCLUDED", "GROSS_WORD",
            # ...the account, its holder, the parties' headings, a third party, the VAT id labels (with a country)
            "ACCOUNT", "PAYEE", "SELLER", "BUYER", "BUYER_HEADING", "BUYER_MARK", "BUYER_MARK_INSIDE", "THIRD_PARTY",
-           "VAT_ID",
+           "VAT_ID", "VAT_ID_ORDER",
            # words the field readers look for beside the labels (``agent.fields``)
            "HEADING_END", "NAME_LABEL", "PERIOD", "YOUR_INVOICE", "DATE_BEFORE", "SPLIT_NUMBER")
 # In a label, where any language's number sign goes ("<number>": "n°", "Nr.", "No.", "#"...).
@@ -57,8 +57,10 @@ def gather(name: str) -> list[str]:
 
 
 def pairs(name: str) -> list[tuple[str, str | None]]:
-    """Every language's labels for ``name`` that each come with a value (a VAT id label with its country)."""
-    return [pair for module in MODULES for pair in getattr(module, name, [])]
+    """Every language's labels for ``name`` that each come with a value (a VAT id label with its country), in the
+    order of ``MODULES`` unless a module puts its own elsewhere (``VAT_ID_ORDER`` instead of ``ORDER``)."""
+    ordered = sorted(MODULES, key=lambda module: int(getattr(module, f"{name}_ORDER", module.ORDER)))
+    return [pair for module in ordered for pair in getattr(module, name, [])]
 
 
 def alternatives(name: str) -> str:

@@ -62,6 +62,9 @@ BUYER = [r"k[äa]ufer", "kunde", r"rechnungsempf[äa]nger", r"leistungsempf[äa]
 BUYER_HEADING = [r"firma(?=\s*$)", "herrn"]
 BUYER_MARK = ["ihre?", "kunden?", r"k[äa]ufer", r"empf[äa]nger"]
 BUYER_MARK_INSIDE = ["kunden"]
+# Its VAT id labels are tried before every other language's: on a head "VAT / USt-IdNr.: 136695976" the number,
+# printed without its prefix, is German's, and the English "VAT" names only the tax.
+VAT_ID_ORDER = 0
 VAT_ID = [
     (r"\bu(?:st|mst)[\s.-]*id(?:ent)?[\s.-]*(?:nr\b\.?|nummer|no\b\.?)?", "DE"),
     (r"\bumsatzsteuer[\s.-]*id(?:entifikations)?[\s.-]*(?:nummer|nr\b\.?)?", "DE"),
