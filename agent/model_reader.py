@@ -461,23 +461,14 @@ def _amount(value: str, lines: list[DocLine]) -> Found | None:
     return None
 
 
-# Month names and their common abbreviations in English, German, French, Dutch, Spanish, Italian
-# and Polish (nominative and genitive), written without accents: printed names are compared so.
-MONTHS = {
-    1: "january januar janner janvier januari enero gennaio styczen stycznia",
-    2: "february februar fevrier februari febrero febbraio luty lutego",
-    3: "march marz maerz mars maart marzo marzec marca",
-    4: "april avril abril aprile kwiecien kwietnia",
-    5: "may mai mei mayo maggio maj maja",
-    6: "june juni juin junio giugno czerwiec czerwca",
-    7: "july juli juillet julio luglio lipiec lipca",
-    8: "august aout augustus agosto sierpien sierpnia",
-    9: "september septembre septiembre setiembre settembre wrzesien wrzesnia",
-    10: "october oktober octobre octubre ottobre pazdziernik pazdziernika",
-    11: "november novembre noviembre listopad listopada",
-    12: "december dezember decembre diciembre dicembre grudzien grudnia",
-}
-_MONTH_NAMES = [(name, month) for month, names in MONTHS.items() for name in names.split()]
+def _plain(word: str) -> str:
+    """A word as month names are compared: casefolded, without accents, the Polish "ł" an "l", no final dot."""
+    plain = "".join(c for c in unicodedata.normalize("NFKD", word.casefold()) if not unicodedata.combining(c))
+    return plain.replace("ł", "l").rstrip(".")
+
+
+# Every language's month names and their abbreviations (``agent.languages``), written without accents.
+_MONTH_NAMES = sorted({(_plain(name), month) for name, month in labels.MONTHS.items()})
 _WORD = r"[^\W\d_]{3,}"
 _DATE_PATTERNS = (
     # 2026-05-07, 2026.05.07
@@ -495,10 +486,10 @@ _DATE_PATTERNS = (
 
 def month_of(word: str) -> int | None:
     """The month a printed name or abbreviation (at least three letters) stands for, or None."""
-    plain = "".join(c for c in unicodedata.normalize("NFKD", word.casefold()) if not unicodedata.combining(c))
-    plain = plain.replace("ł", "l").rstrip(".")
-    months = {month for name, month in _MONTH_NAMES
-              if name == plain or (len(plain) >= _SHORTEST_MONTH and name.startswith(plain))}
+    plain = _plain(word)
+    # A whole name first: Czech "červen" (June) starts "červenec" (July).
+    months = {month for name, month in _MONTH_NAMES if name == plain} or {
+        month for name, month in _MONTH_NAMES if len(plain) >= _SHORTEST_MONTH and name.startswith(plain)}
     return months.pop() if len(months) == 1 else None
 
 

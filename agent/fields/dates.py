@@ -10,10 +10,9 @@ from .page import Column, Found, Page, find_labelled, labelled_value
 from .patterns import DATE_GENERIC, INVOICE_TITLE, LABELLED_DATE, LETTER_DATE
 
 # "Votre facture", "Ihre Rechnung": a letter's reference to the invoice it sends.
-_YOUR_INVOICE = re.compile(r"\b(?:votre\s+facture|ihre\s+rechnung|your\s+invoice|uw\s+factuur|su\s+factura|"
-                           r"la\s+vostra\s+fattura|pa[ńn]stwa\s+faktura)\b", re.IGNORECASE)
+_YOUR_INVOICE = re.compile(labels.YOUR_INVOICE, re.IGNORECASE)
 # The word before the date of a document: "du", "vom", "del", "of", "dated", "z dnia".
-_DATE_WORD = re.compile(r"(?<![^\W\d_])(?:du|vom|del|dell'|of|dated|van|de|z\s+dnia|z)\s+", re.IGNORECASE)
+_DATE_WORD = re.compile(labels.DATE_BEFORE, re.IGNORECASE)
 
 
 def find_invoice_date(page: Page, number: Found | None) -> Found | None:

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from .. import labels
-from . import partywords, taxids
+from . import taxids
 from .page import Column, Found, Page, labelled_value
 from .patterns import ANY_VAT_LABEL, IBAN_LABEL, IBAN_SHAPE, SWISS_VAT, VAT_LABELS, VAT_SHAPE
 from .values import iban_valid, inside, parse_iban, parse_vat, spans_of, valid_prefix, vat_valid
@@ -133,7 +133,7 @@ def _world_labelled(page: Page, column: Column, found: list[Found]) -> None:
         return
 
 
-_THIRD_PARTY = re.compile(partywords.THIRD_PARTY, re.IGNORECASE)
+_THIRD_PARTY = re.compile(labels.THIRD_PARTY, re.IGNORECASE)
 _DIGITS = re.compile(r"\d{3}")  # every tax id's shape has three digits in a row
 
 

@@ -1,4 +1,4 @@
-"""What labels and values look like on a page, in the seven languages (``agent.labels``)."""
+"""What labels and values look like on a page, in every language (``agent.labels``)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ LABELLED_DATE = _compile([source for source in labels.INVOICE_DATE if source != 
 LETTER_DATE = _compile(labels.LETTER_DATE)
 BARE_NUMBER = _compile(rf"{labels.NUMBER_SIGN}(?:\s?/\s?{labels.NUMBER_SIGN})?\s*:?")  # "NR / NO.:"
 # "Invoice" over "number: 7": one label split over two lines, not a title over a bare label.
-SPLIT_LABEL = re.compile(r"\W*number\b", re.IGNORECASE)
+SPLIT_LABEL = re.compile(labels.SPLIT_NUMBER, re.IGNORECASE)
 TITLE_ALONE = re.compile(labels.INVOICE_TITLE_ALONE, re.IGNORECASE)
 WORD_NR = re.compile(labels.WORD_NR, re.IGNORECASE)
 NUMBER_SIGN_FIRST = re.compile(rf"\W{{0,2}}{labels.NUMBER_SIGN}\s*:?\s*", re.IGNORECASE)
@@ -46,10 +46,9 @@ ACCOUNT_LABEL = _compile(labels.ACCOUNT)
 PAYEE_LABEL = _compile(labels.PAYEE)
 CURRENCY_LABEL = _compile(labels.CURRENCY)
 # "Käufer/Leistungsempfänger:", "Bill to address:"
-_HEADING_END = (r"(?:\s*[/&]\s*[^\W\d_]+)?(?:\s+(?:address|adresse|anschrift|adres|direcci[óo]n|indirizzo|adres|"
-                r"details|information|info|data|dane|datos|dati|gegevens|angaben|名\s*称))?\s*(?P<colon>[:\uff1a])?")
+_HEADING_END = rf"(?:\s*[/&]\s*[^\W\d_]+)?(?:\s+(?:{labels.HEADING_END}))?\s*(?P<colon>[:\uff1a])?"
 _SELLER_WORDS = f"{labels.SELLER}|{partywords.SELLER}"
-_BUYER_WORDS = f"{labels.BUYER}|{partywords.BUYER}"
+_BUYER_WORDS = f"{labels.BUYER}|{labels.BUYER_HEADING}"
 SELLER_HEADING = re.compile(rf"^\W{{0,3}}(?:{_SELLER_WORDS}){_HEADING_END}", re.IGNORECASE)
 # A buyer heading may start with a word or two: "Abweichender Warenempfänger:", "Delivery address".
 BUYER_HEADING = re.compile(rf"^\W{{0,3}}(?:[^\W\d_]+ ){{0,2}}?(?:{_BUYER_WORDS}){_HEADING_END}", re.IGNORECASE)
@@ -57,8 +56,7 @@ POSTCODE = re.compile(r"(?:[A-Z]{1,2}[- ]?)?\d{4,5}(?:[- ]\d{3})? [^\W\d_]")
 SENDER_SEPARATOR = re.compile(r" [|·•–-] |, ")
 # Columns looked at for a return-address line (it is near the top of the first page).
 SENDER_SCAN = 80
-NAME_LABEL = re.compile(r"\s*(?:name|nom|naam|nombre|nome|nazwa|firma|raison\s+sociale|名\s*称)\s*[:\uff1a]\s*",
-                         re.IGNORECASE)
+NAME_LABEL = re.compile(rf"\s*(?:{labels.NAME_LABEL})\s*[:\uff1a]\s*", re.IGNORECASE)
 PARTY_WORD = re.compile(rf"{_SELLER_WORDS}|{_BUYER_WORDS}|\bname\b", re.IGNORECASE)
 # A Chinese or Japanese form ends the name it is written onto, with no space ("…有限公司").
 LEGAL_NAME = re.compile(rf"(?<![^\W\d_])(?:{partywords.LEGAL_FORM}|{labels.LEGAL_FORM})(?![^\W\d_])|"
@@ -101,9 +99,7 @@ VAT_SHAPE = re.compile(r"(?<![A-Za-z0-9])(?P<cc>AT|BE|BG|CY|CZ|DE|DK|EE|EL|ES|FI
 SWISS_VAT = re.compile(r"CHE[ .\-]?\d{3}[ .]?\d{3}[ .]?\d{3}(?: ?(?:MWST|TVA|IVA|VAT))?")
 # A count of days, weeks or months ("within 30 days", "zahlbar in 14 Tagen", "à 45 jours") is a
 # term of payment, not an amount.
-PERIOD = re.compile(r"(?<![\d.,])\d{1,3}[ \t\u00a0]*(?:days?|dagen|d[ií]as|giorni|dni|jours?|tage?n?|weeks?|wochen|"
-                     r"semaines?|weken|semanas|settimane|tygodni|months?|monate?n?|mois|maanden|meses|mesi|"
-                     r"miesi[ęe]c[ya]?)\b", re.IGNORECASE)
+PERIOD = re.compile(rf"(?<![\d.,])\d{{1,3}}[ \t\u00a0]*(?:{labels.PERIOD})\b", re.IGNORECASE)
 IBAN_SHAPE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){10,32}")
 # A VAT id printed without its country: digits, maybe a letter first ("A31491566") or last ("77029976-D").
 IBAN_HEAD = re.compile(r"[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){4,9}(?![A-Za-z0-9])")

@@ -1,5 +1,8 @@
 """Czech: faktura č., daňový doklad, datum vystavení, datum splatnosti, celkem bez DPH, DPH, celkem k úhradě."""
 
+# Where its labels stand among every language's (``agent.languages``): an earlier one's wins a tie.
+ORDER = 12
+
 INVOICE_NUMBER = [r"\bfaktur[ay]\s*(?:č\.|číslo\b|cislo\b)", r"(?<!\w)(?:č[íi]slo|č\.)\s*(?:faktury|dokladu)\b"]
 INVOICE_TITLE = [r"daňový\s+doklad"]
 INVOICE_DATE = [r"\bdatum\s*vystaven[íi]\b", r"\bdatum\s*vyhotoven[íi]\b"]
@@ -24,3 +27,7 @@ MONTHS = {1: "leden ledna", 2: "únor února unor unora", 3: "březen března br
           5: "květen května kveten kvetna", 6: "červen června cerven cervna",
           7: "červenec července cervenec cervence", 8: "srpen srpna", 9: "září zari", 10: "říjen října rijen rijna",
           11: "listopad listopadu", 12: "prosinec prosince"}
+
+# Who is who: the seller's and the buyer's block headings (Slovak spellings too).
+SELLER = ["dodavatel", r"dod[áa]vate[lľ]", r"prod[áa]vaj[íi]c[íi]"]
+BUYER_HEADING = [r"odb[ěe]ratel", r"odberate[lľ]", r"kupuj[íi]c[íi]", r"p[řr][íi]jemce"]

@@ -1,5 +1,8 @@
 """Danish: faktura, fakturanr., fakturadato, forfaldsdato, beløb ekskl. moms, moms, at betale, i alt."""
 
+# Where its labels stand among every language's (``agent.languages``): an earlier one's wins a tie.
+ORDER = 10
+
 INVOICE_NUMBER = [r"\bfaktura[\s.-]*(?:nr\b\.?|nummer\b)"]
 RECEIPT_NUMBER = [r"\bbilags?[\s.-]*(?:nr\b\.?|nummer\b)"]
 INVOICE_DATE = [r"\bfaktura[\s-]*dato\b", r"\budstedt\b"]
@@ -21,3 +24,7 @@ NOT_TOTAL += [r"byttepenge", r"\bkontant", r"dankort", r"\bkort\b", r"drikkepeng
 
 MONTHS = {1: "januar", 2: "februar", 3: "marts", 4: "april", 5: "maj", 6: "juni", 7: "juli", 8: "august",
           9: "september", 10: "oktober", 11: "november", 12: "december"}
+
+# Who is who: the seller's and the buyer's block headings.
+SELLER = [r"s[æa]lger"]
+BUYER_HEADING = [r"k[øo]ber", "modtager"]

@@ -1,5 +1,8 @@
 """English: invoice date, due date, grand total, amount due, subtotal, VAT, deposit."""
 
+# Where its labels stand among every language's (``agent.languages``): an earlier one's wins a tie.
+ORDER = 1
+
 INVOICE_DATE = [
     r"\binvoice\s*date\b", r"\bdate\s*of\s*(?:the\s+)?(?:invoice|issue)\b", r"\bissue\s*date\b",
     r"\bdate\s*issued\b", r"\bbilling\s*date\b", r"\binvoiced\s+on\b",
@@ -34,3 +37,64 @@ INVOICE_TITLE = [r"tax\s+invoice", "invoice", r"credit\s+note"]
 CURRENCY = ["currency"]
 MONTHS = {1: "january jan", 2: "february feb", 3: "march mar", 4: "april apr", 5: "may", 6: "june jun", 7: "july jul",
           8: "august aug", 9: "september sep sept", 10: "october oct", 11: "november nov", 12: "december dec"}
+
+# The invoice number: what says "number" after a title, the titles and references that take one, and labels
+# ("<number>" in a label stands for any language's number sign).
+NUMBER_SIGN = [r"\bno\b\.?", r"\bnumber\b"]
+NUMBERED_TITLE = ["invoice", "inv"]
+REFERENCE = ["reference"]
+INVOICE_OF = ["invoice"]
+TITLE_BEFORE_NUMBER = ["invoice"]
+DOCUMENT_REFERENCE = ["reference", r"ref\."]
+INVOICE_NUMBER = [
+    r"\binvoicereferen(?:z|tie|ce)\b",
+    r"\binvoice\s*(?:number|num\.?|no\b\.?|nr\b\.?|n[°º]\.?|#|id\b|ref(?:erence)?\b\.?)",
+    r"\binv\.?\s*(?:no\b\.?|#|nr\b\.?)",
+    r"\b(?:bill|document|doc)\s*(?:number|no\b\.?|nr\b\.?|#)",
+    r"\bdocument\s*<number>",
+]
+DATE_WORD = ["date", "dated"]
+
+# Who is who: the seller's and the buyer's block headings, and what makes a number the buyer's.
+SELLER = ["seller", "supplier", "vendor", r"sold\s+by", r"issued\s+by", r"bill\s+from", r"invoice\s+from", "from",
+          r"service\s+provider", "provider",
+          r"(?:make\s+(?:checks?|cheques?)\s+)?payable\s+to", r"remit(?:tance)?\s+to", r"pay\s+to"]
+BUYER = ["to", r"(?:billing|delivery|shipping|invoice|invoicing|customer)\s+address",
+         r"bill(?:ed)?\s+to", r"invoice(?:d)?\s+to", r"sold\s+to", r"ship(?:ped)?\s+to", r"deliver(?:y|ed)?\s+to",
+         "customer", "client", "buyer", "recipient", "attn", "attention", "c/o"]
+BUYER_HEADING = [r"messrs\.?"]
+BUYER_MARK = ["client", "customer", "buyer", "your", r"bill\s+to"]
+# VAT id labels, each with the country whose number it names when the number has no prefix (None: any).
+VAT_ID = [(r"\bvat\s*(?:id\b|no\b\.?|nr\b\.?|number|reg(?:istration)?\b\.?(?:\s*(?:no\b\.?|number))?|#|code\b)?", None)]
+
+# Receipts (shop tills' slips): the receipt's own number, a payment's ids, a payment's lines (no total).
+RECEIPT = ["receipt", "ticket"]
+RECEIPT_SIGN = ["number", r"no\b\.?", r"num\b\.?"]
+RECEIPT_NUMBER = [r"\b(?:receipt|ticket)(?:nummer|nr\b\.?|no\b\.?)"]
+TRANSACTION = ["transaction", "trans", "txn", "terminal", "term", "till", "register", "pos", "card", "auth"]
+RECEIPT_PAYMENT = [r"\bchange\b", r"\bcash\b", "tendered", r"\bcard\b", r"\bvisa\b", "mastercard", "maestro",
+                   r"\btips?\b", "gratuity"]
+
+# The total: its word before a bracketed "(incl. VAT)", the VAT's name, what says "included", a bare "Gross".
+TOTAL_WORD = ["total"]
+VAT_WORD = ["vat"]
+INCLUDED = ["incl"]
+INCLUDED_ENDING = ["uding", "usive"]
+VAT_INCLUDED = ["included"]
+GROSS_WORD = ["gross"]
+
+# The bank account, and who it belongs to (the payee); words that make a number a third party's.
+ACCOUNT = [r"\bbank\s+account(?:\s*(?:number|no\b\.?|nr\b\.?|#))?"]
+PAYEE = [r"account\s+(?:holder|name)", "beneficiary", "payee"]
+THIRD_PARTY = [r"on\s+behalf\s+of", r"acting\s+for", "agent", r"payment\s+(?:processor|provider|service)",
+               r"processed\s+by", r"collected\s+by", r"collection\s+agency", "factoring", "carrier", "insurer"]
+
+# Words the field readers look for beside the labels: a heading's second word ("Billing address"), a name's label,
+# a period of days (a term of payment, not an amount), a letter's own invoice ("Your invoice"), the word before a
+# document's date ("dated"), and the second line of a label split over two ("Invoice" / "number").
+HEADING_END = ["address", "details", "information", "info", "data"]
+NAME_LABEL = ["name"]
+PERIOD = ["days?", "weeks?", "months?"]
+YOUR_INVOICE = [r"your\s+invoice"]
+DATE_BEFORE = ["of", "dated"]
+SPLIT_NUMBER = ["number"]

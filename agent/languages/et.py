@@ -1,5 +1,8 @@
 """Estonian: arve nr, arve kuupäev, maksetähtaeg, summa käibemaksuta, käibemaks, tasuda, ettemaks."""
 
+# Where its labels stand among every language's (``agent.languages``): an earlier one's wins a tie.
+ORDER = 13
+
 INVOICE_NUMBER = [r"\barve\s*(?:nr\b\.?|number\b|no\b\.?)", r"\bkreeditarve\s*(?:nr\b\.?|number\b)"]
 INVOICE_TITLE = ["kreeditarve"]
 INVOICE_DATE = [r"\barve\s*kuup[äa]ev\b", r"\bv[äa]ljastamise\s+kuup[äa]ev\b", r"^\W{0,3}kuup[äa]ev\b"]
@@ -26,3 +29,6 @@ NOT_TOTAL += [r"\bsularaha\b", r"\bkaart\b", r"\btagastus\b", r"\bjootraha\b"]
 MONTHS = {1: "jaanuar jaanuari", 2: "veebruar veebruari", 3: "märts märtsi marts", 4: "aprill aprilli",
           5: "mai", 6: "juuni", 7: "juuli", 8: "august augusti", 9: "september septembri",
           10: "oktoober oktoobri", 11: "november novembri", 12: "detsember detsembri"}
+
+# Who is who: the buyer's block headings.
+BUYER_HEADING = ["maksja", "ostja"]

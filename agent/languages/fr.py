@@ -1,5 +1,8 @@
 """French: date de facture, échéance, total TTC, net à payer, total HT, TVA, acompte."""
 
+# Where its labels stand among every language's (``agent.languages``): an earlier one's wins a tie.
+ORDER = 3
+
 INVOICE_DATE = [r"\bdate\s*(?:de\s+(?:la\s+)?)?(?:facture|facturation|l'avoir|d'[ée]mission|[ée]mission)\b"]
 DUE_DATE = [r"\b(?:date\s+d'\s?)?[ée]ch[ée]ance\b", r"\b[àa]\s+payer\s+avant\s+le\b"]
 OTHER_DATE = [
@@ -21,3 +24,59 @@ INVOICE_TITLE = [r"note\s+d'honoraires", "facture", "avoir"]
 CURRENCY = ["devise", "monnaie"]
 MONTHS = {1: "janvier janv", 2: "février févr fevrier fevr", 3: "mars", 4: "avril avr", 5: "mai", 6: "juin",
           7: "juillet juil", 8: "août aout", 9: "septembre", 10: "octobre", 11: "novembre", 12: "décembre decembre"}
+
+# The invoice number: what says "number" after a title, the titles and references that take one, and labels
+# ("<number>" in a label stands for any language's number sign).
+NUMBER_SIGN = [r"n\.?\s?[°º]", r"\bn[úu]m[ée]ro\b"]
+NUMBERED_TITLE = ["facture", "fact"]
+REFERENCE = [r"r[ée]f(?:[ée]rence)?\.?"]
+OF = [r"de\s+(?:la\s+)?"]
+INVOICE_OF = ["facture"]
+TITLE_BEFORE_NUMBER = ["facture", "avoir"]
+DOCUMENT_REFERENCE = [r"r[ée]f[ée]rence", r"r[ée]f\."]
+INVOICE_NUMBER = [
+    r"(?:\bnum[ée]ro|\bn[°º]\.?|\bno\b\.?)\s*(?:de\s+)?(?:la\s+)?(?:facture|l'avoir|avoir)\b",
+    r"\b(?:facture|avoir)\s*(?:n[°º]\.?|num[ée]ro|no\b\.?|#)",
+    r"\bpi[èe]ce\s*<number>", r"<number>\s*(?:de\s+(?:la\s+)?)?pi[èe]ce\b",
+]
+DATE_WORD = ["le"]
+LETTER_DATE = ["le"]
+
+# Who is who: the seller's and the buyer's block headings, and what makes a number the buyer's.
+SELLER = ["fournisseur", "vendeur", r"[ée]metteur", "prestataire"]
+BUYER = ["acheteur", "destinataire", r"adresse\s+de\s+(?:livraison|facturation)", r"factur[ée]\s+[àa]",
+         r"livr[ée]\s+[àa]", r"[àa]\s+l'attention\s+de"]
+BUYER_MARK = ["acheteur", "votre"]
+VAT_ID = [
+    (r"\bn[°º]\s*(?:de\s+)?tva(?:\s*intra(?:communautaire)?)?", "FR"),
+    (r"\b(?:identifiant\s*|num[ée]ro\s*(?:de\s+)?)?tva(?:\s*intra(?:communautaire|-?com)?\b\.?)?", "FR"),
+]
+
+# Receipts (shop tills' slips): the receipt's own number, a payment's ids, a payment's lines (no total).
+RECEIPT = [r"re[çc]u"]
+RECEIPT_SIGN = [r"n[°º]\.?"]
+RECEIPT_BEFORE_SIGN = [r"\bn[°º]\.?"]
+RECEIPT_OF = [r"de\s+", r"du\s+"]
+RECEIPT_AFTER_SIGN = ["ticket", r"re[çc]u"]
+TRANSACTION = ["caisse", "carte", "autorisation"]
+TRANSACTION_NUMBER = [r"\bn[°º]\s*(?:de\s+)?(?:transaction|terminal|caisse)\b"]
+RECEIPT_PAYMENT = [r"\brendu", r"esp[èe]ces", r"\bcb\b", r"\bcarte\b", "pourboire"]
+
+# The total: the VAT's name, what says "included"; the words that make a label the gross amount.
+VAT_WORD = ["tva"]
+VAT_INCLUDED = ["incluse", "comprise"]
+GROSS_MARK = [r"t\.?t\.?c\b", r"\bnet\s*[àa]\s*payer", r"[àa]\s*payer"]
+INCLUDED_TOTAL = [r"ttc\b", r"t\.t\.c"]
+
+# Who the bank account belongs to; words that make a number a third party's.
+PAYEE = [r"titulaire\s+du\s+compte", r"b[ée]n[ée]ficiaire"]
+THIRD_PARTY = [r"au\s+nom\s+(?:et\s+pour\s+le\s+compte\s+)?de", r"pour\s+le\s+compte\s+de", "encaissement",
+               "recouvrement", "transporteur", "assureur"]
+
+# Words the field readers look for beside the labels: a heading's second word, a name's label ("Raison sociale"),
+# a period of days ("à 45 jours"), a letter's own invoice ("Votre facture"), the word before a date ("du").
+HEADING_END = ["adresse"]
+NAME_LABEL = ["nom", r"raison\s+sociale"]
+PERIOD = ["jours?", "semaines?", "mois"]
+YOUR_INVOICE = [r"votre\s+facture"]
+DATE_BEFORE = ["du", "de"]

@@ -1,5 +1,8 @@
 """Italian: data fattura, scadenza, totale documento, netto a pagare, imponibile, imposta, acconto."""
 
+# Where its labels stand among every language's (``agent.languages``): an earlier one's wins a tie.
+ORDER = 6
+
 INVOICE_DATE = [r"\bdata\s*(?:della\s+)?(?:fattura|documento|emissione)\b"]
 DUE_DATE = [r"\bdata\s+(?:di\s+)?scadenza\b", r"\bscadenza\b"]
 OTHER_DATE = ["scadenza", "consegna", "ordine", "pagamento", "lettura", "prossim"]
@@ -15,6 +18,53 @@ VAT_AMOUNT = [r"\bimposta\b"]
 DEPOSIT = [r"\bacconto\b"]
 # Its invoice titles ("<title> 2041" numbers the invoice), spliced into one pattern with every language's.
 INVOICE_TITLE = ["fattura", r"nota\s+di\s+credito"]
+# A title only when it stands alone ("NOTA" over its number).
+TITLE_ALONE = ["nota"]
 CURRENCY = ["valuta", "divisa"]
 MONTHS = {1: "gennaio gen", 2: "febbraio", 3: "marzo", 4: "aprile", 5: "maggio mag", 6: "giugno giu",
           7: "luglio lug", 8: "agosto", 9: "settembre set", 10: "ottobre ott", 11: "novembre", 12: "dicembre"}
+
+# The invoice number: the titles and references that take a number sign, and labels.
+NUMBERED_TITLE = ["fattura", "fatt"]
+REFERENCE = ["riferimento", r"rif\."]
+INVOICE_OF = ["fattura"]
+TITLE_BEFORE_NUMBER = ["fattura"]
+DOCUMENT_REFERENCE = ["riferimento"]
+INVOICE_NUMBER = [
+    r"(?:\bnumero|\bnum\.|\bn[°º]?\.|\bnr\.)\s*(?:della\s+)?(?:fattura|documento)\b",
+    r"\bfattura\s*(?:n[°º]?\.?|nr\b\.?|numero|num\.?)",
+]
+DATE_WORD = ["data"]
+LETTER_DATE = ["il"]
+
+# Who is who: the seller's and the buyer's block headings, and what makes a number the buyer's.
+SELLER = ["fornitore", "cedente", "prestatore", "venditore", "emittente"]
+BUYER = ["committente", "cessionario", "intestatario", r"spett(?:\.\s?le|abile|\.)"]
+BUYER_MARK = [r"vostr[ao]"]
+VAT_ID = [(r"\bpartita\s*iva\b|\bpart\.\s*iva\b|\bp\.\s*iva\b|\bp\.?iva\b", "IT")]
+
+# Receipts (shop tills' slips): the receipt's own number, a payment's ids, a payment's lines (no total).
+RECEIPT = ["scontrino"]
+RECEIPT_SIGN = [r"numero\b"]
+RECEIPT_BEFORE_SIGN = [r"\bnumero\b"]
+RECEIPT_AFTER_SIGN = ["scontrino"]
+TRANSACTION = ["cassa", "transazione"]
+RECEIPT_PAYMENT = [r"\bresto\b", r"contant[ei]\b", "elettronico", "mancia"]
+RECEIPT_SUM = ["totale"]
+
+# The total: its word before a bracketed "(IVA incl.)", what says "included"; the words that make a label gross.
+TOTAL_WORD = ["totale"]
+VAT_INCLUDED = ["inclusa"]
+GROSS_MARK = ["ivato", r"\bnetto\s*a\s*pagare", r"a\s*pagare"]
+
+# Who the bank account belongs to; words that make a number a third party's.
+PAYEE = [r"intestatario(?:\s+del\s+conto)?"]
+THIRD_PARTY = [r"per\s+conto\s+di"]
+
+# Words the field readers look for beside the labels: a heading's second word, a name's label, a period of days,
+# a letter's own invoice ("La vostra fattura"), the word before a date ("dell'").
+HEADING_END = ["indirizzo", "dati"]
+NAME_LABEL = ["nome"]
+PERIOD = ["giorni", "settimane", "mesi"]
+YOUR_INVOICE = [r"la\s+vostra\s+fattura"]
+DATE_BEFORE = ["dell'"]

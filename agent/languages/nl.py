@@ -1,5 +1,8 @@
 """Dutch: factuurdatum, vervaldatum, totaalbedrag, te betalen, subtotaal, btw, voorschot."""
 
+# Where its labels stand among every language's (``agent.languages``): an earlier one's wins a tie.
+ORDER = 4
+
 INVOICE_DATE = [r"\bfactuur[\s-]*datum\b", r"\bdatum\s*(?:van\s+(?:de\s+)?)?factuur\b"]
 DUE_DATE = [r"\bverval(?:datum|dag)\b", r"\b(?:uiterste\s+)?betaaldatum\b", r"\bte\s+betalen\s+v[óo]{1,2}r\b"]
 OTHER_DATE = ["verval", "levering", "bestel", "betaling", "volgende"]
@@ -19,3 +22,41 @@ INVOICE_TITLE = ["factuur", "creditnota"]
 CURRENCY = ["valuta", "munteenheid"]
 MONTHS = {1: "januari", 2: "februari", 3: "maart", 4: "april", 5: "mei", 6: "juni", 7: "juli", 8: "augustus",
           9: "september", 10: "oktober", 11: "november", 12: "december"}
+
+# The invoice number: the titles and references that take a number sign, and labels.
+NUMBERED_TITLE = ["factuur", "fact"]
+REFERENCE = ["referentie"]
+INVOICE_OF = ["factuur"]
+TITLE_BEFORE_NUMBER = ["factuur", "creditnota"]
+DOCUMENT_REFERENCE = ["referentie"]
+INVOICE_NUMBER = [r"\bfactuurreferen(?:z|tie|ce)\b", r"fa[ck]tuur[\s.-]*(?:nummer|nr\b\.?|no\b\.?)"]
+
+# Who is who: the seller's and the buyer's block headings, and what makes a number the buyer's.
+SELLER = ["leverancier", "verkoper", "afzender"]
+BUYER = ["klant", "afnemer", "koper", "factuuradres", "afleveradres", r"t\.a\.v\.?"]
+BUYER_MARK = ["klant", "uw"]
+VAT_ID = [(r"\bbtw[\s.-]*(?:nummer|nr\b\.?|id\b|identificatienummer)?", "NL")]
+
+# Receipts (shop tills' slips): the receipt's own number, a payment's ids, a payment's lines (no total).
+RECEIPT = ["kassabon"]
+TRANSACTION = ["kassa", "transactie"]
+RECEIPT_PAYMENT = ["wisselgeld", r"\bcontant\b", r"\bpin\b", "fooi"]
+
+# The total: its word before a bracketed "(incl. btw)", the VAT's name, what says "included".
+TOTAL_WORD = ["totaal"]
+VAT_WORD = ["btw"]
+INCLUDED_ENDING = ["usief"]
+VAT_INCLUDED = ["inclusief"]
+GROSS_MARK = [r"te\s*betalen"]
+
+# Who the bank account belongs to; words that make a number a third party's.
+PAYEE = ["rekeninghouder", r"ten\s+name\s+van", "begunstigde"]
+THIRD_PARTY = ["namens"]
+
+# Words the field readers look for beside the labels: a heading's second word, a name's label, a period of days,
+# a letter's own invoice ("Uw factuur"), the word before a date ("van").
+HEADING_END = ["adres", "gegevens"]
+NAME_LABEL = ["naam"]
+PERIOD = ["dagen", "weken", "maanden"]
+YOUR_INVOICE = [r"uw\s+factuur"]
+DATE_BEFORE = ["van"]

@@ -1,5 +1,8 @@
 """Norwegian (bokmål): faktura, fakturanr., fakturadato, forfallsdato, sum eks. mva, mva, å betale."""
 
+# Where its labels stand among every language's (``agent.languages``): an earlier one's wins a tie.
+ORDER = 8
+
 INVOICE_NUMBER = [r"\bfaktura[\s.-]*(?:nr\b\.?|nummer\b|no\b\.?)"]
 RECEIPT_NUMBER = [r"\bkvittering[\s.-]*(?:nr\b\.?|nummer\b)"]
 INVOICE_DATE = [r"\bfaktura[\s-]*dato\b", r"\butstedt\b"]
@@ -22,3 +25,8 @@ NOT_TOTAL += [r"\bveksel", r"\bkontant", r"bankkort", r"\bkort\b", r"\bdriks\b"]
 
 MONTHS = {1: "januar", 2: "februar", 3: "mars", 4: "april", 5: "mai", 6: "juni", 7: "juli", 8: "august",
           9: "september", 10: "oktober", 11: "november", 12: "desember"}
+
+DOCUMENT_REFERENCE = ["referanse"]
+# Who is who: the seller's and the buyer's block headings.
+SELLER = ["selger", r"leverand[øo]r"]
+BUYER_HEADING = [r"kj[øo]per", "mottaker", "fakturaadresse", "leveringsadresse"]

@@ -1,6 +1,9 @@
 """Portuguese: fatura n.º, fatura-recibo, nota fiscal (NF-e), data de emissão, data de vencimento, total sem IVA, IVA,
 total a pagar."""
 
+# Where its labels stand among every language's (``agent.languages``): an earlier one's wins a tie.
+ORDER = 11
+
 INVOICE_NUMBER = [r"\bfatura(?:[\s-]*recibo)?\s*(?:n\.?\s?[°º]\.?|n[úu]m(?:ero|\.)?|no\b\.?)",
                   r"\bn[úu]mero\s+d[ao]\s+(?:fatura|documento)\b",
                   r"\bn[úu]mero\s+d[ao]\s+(?:nfs?-?e|nota(?:\s+fiscal)?|recibo)\b"]
@@ -27,3 +30,8 @@ NOT_TOTAL += [r"\btroco\b", r"dinheiro", r"cart[ãa]o", r"gorjeta"]
 
 MONTHS = {1: "janeiro", 2: "fevereiro fev", 3: "março marco", 4: "abril", 5: "maio", 6: "junho", 7: "julho",
           8: "agosto", 9: "setembro", 10: "outubro out", 11: "novembro", 12: "dezembro"}
+
+DOCUMENT_REFERENCE = [r"refer[êe]ncia"]
+# Who is who: the seller's and the buyer's block headings.
+SELLER = ["emitente", r"prestador(?:\s+de\s+servi[çc]os)?"]
+BUYER_HEADING = [r"tomador(?:\s+de\s+servi[çc]os)?", r"destinat[áa]rio"]

@@ -1,5 +1,8 @@
 """Swedish: faktura, fakturanummer, fakturadatum, förfallodatum, summa exkl. moms, moms, att betala."""
 
+# Where its labels stand among every language's (``agent.languages``): an earlier one's wins a tie.
+ORDER = 9
+
 INVOICE_NUMBER = [r"\bfaktura[\s.-]*(?:nr\b\.?|nummer\b)"]
 RECEIPT_NUMBER = [r"\bkvitto[\s.-]*(?:nr\b\.?|nummer\b)"]
 INVOICE_DATE = [r"\bfaktura[\s-]*datum\b", r"\butf[äa]rdad\b"]
@@ -21,3 +24,8 @@ NOT_TOTAL += [r"v[äa]xel", r"\bkontant", r"\bkort\b", r"kortbetalning", r"\bdri
 
 MONTHS = {1: "januari", 2: "februari", 3: "mars", 4: "april", 5: "maj", 6: "juni", 7: "juli", 8: "augusti",
           9: "september", 10: "oktober", 11: "november", 12: "december"}
+
+DOCUMENT_REFERENCE = ["referens"]
+# Who is who: the seller's and the buyer's block headings.
+SELLER = [r"s[äa]ljare", r"leverant[öo]r", r"avs[äa]ndare"]
+BUYER_HEADING = [r"k[öo]pare", "mottagare"]

@@ -8,6 +8,9 @@ before tax and the tax; the total with tax is 价税合计, printed in words (�
 (小写) on one line.
 """
 
+# Where its labels stand among every language's (``agent.languages``): an earlier one's wins a tie.
+ORDER = 14
+
 INVOICE_NUMBER = [r"\b发\s?票\s?号\s?码", r"\b票\s?号\s?码"]
 INVOICE_DATE = [r"\b开\s?票\s?日\s?期"]
 DUE_DATE = [r"\b付\s?款\s?期\s?限", r"\b到\s?期\s?日"]
@@ -23,3 +26,12 @@ CURRENCY = ["币种"]
 
 MONTHS = {1: "一月", 2: "二月", 3: "三月", 4: "四月", 5: "五月", 6: "六月", 7: "七月", 8: "八月", 9: "九月",
           10: "十月", 11: "十一月", 12: "十二月"}
+
+# Who is who: the seller's (销售方) and the buyer's (购买方) block headings; printed down the block's side, one
+# character starts each of its lines.
+SELLER = [r"销\s?售\s?方", r"销(?!\w)"]
+BUYER_HEADING = [r"购\s?买\s?方", r"购(?!\w)"]
+
+# A heading's second word, and a name's label: "名称" (name).
+HEADING_END = [r"名\s*称"]
+NAME_LABEL = [r"名\s*称"]

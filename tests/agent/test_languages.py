@@ -3,12 +3,16 @@ labels are read through the patterns ``agent.labels`` assembles, the way the rea
 
 from __future__ import annotations
 
+import ast
 import pkgutil
 import re
+import sys
+from datetime import date
+from pathlib import Path
 
 import pytest
 
-from agent import labels, languages
+from agent import fields, labels, languages, model_reader
 from agent.fields.patterns import _compile
 
 # One printed label of each required kind per language (months: one printed name per month number).
@@ -49,11 +53,29 @@ def _name(module: object) -> str:
     return getattr(module, "__name__", "").rsplit(".", 1)[-1]
 
 
-def test_every_module_in_the_package_is_assembled_and_has_its_samples():
+def test_every_module_in_the_package_is_a_language_in_its_own_place_and_has_its_samples():
     on_disk = {info.name for info in pkgutil.iter_modules(languages.__path__)}
-    assembled = {_name(module) for module in languages.MODULES}
-    assert on_disk == assembled
-    assert set(SAMPLES) == assembled
+    assembled = [_name(module) for module in languages.MODULES]
+    assert set(assembled) == on_disk
+    assert set(SAMPLES) == on_disk
+    orders = [module.ORDER for module in languages.MODULES]
+    assert orders == sorted(set(orders)), "two languages declare the same ORDER"
+
+
+def test_a_new_module_in_the_package_is_a_new_language_with_nothing_else_to_edit(tmp_path, monkeypatch):
+    """Adding a language is adding its module: ``MODULES`` finds it, last when its ORDER is the highest."""
+    (tmp_path / "xx.py").write_text('ORDER = 999\nINVOICE_DATE = [r"\\bxdate\\b"]\n', encoding="utf-8")
+    monkeypatch.setattr(languages, "__path__", [*languages.__path__, str(tmp_path)])
+    found = languages._discovered()
+    assert [_name(module) for module in found][:-1] == [_name(module) for module in languages.MODULES]
+    assert _name(found[-1]) == "xx"
+    monkeypatch.delitem(sys.modules, "agent.languages.xx")
+
+
+def _entries(module: object, name: str) -> list[str]:
+    """A module's entry as regular expression sources (a VAT id label without its country)."""
+    entry = getattr(module, name)
+    return [source for source, _country in entry] if name == "VAT_ID" else entry
 
 
 @pytest.mark.parametrize("module", languages.MODULES, ids=_name)
@@ -61,13 +83,91 @@ def test_each_language_declares_the_same_kinds_of_entries(module):
     defined = {name for name in vars(module) if name.isupper()}
     assert set(languages.REQUIRED) <= defined, sorted(set(languages.REQUIRED) - defined)
     assert defined <= set(languages.ENTRIES), sorted(defined - set(languages.ENTRIES))
-    for name in defined - {"MONTHS"}:
-        entry = getattr(module, name)
+    assert all(isinstance(getattr(module, name), int) for name in defined if name.endswith("ORDER"))
+    for name in {name for name in defined - {"MONTHS"} if not name.endswith("ORDER")}:
+        entry = _entries(module, name)
         assert isinstance(entry, list) and entry and all(isinstance(source, str) for source in entry), name
         for source in entry:
             re.compile(source)
+    if "VAT_ID" in defined:
+        assert all(country is None or re.fullmatch("[A-Z]{2}", country) for _source, country in module.VAT_ID)
     assert sorted(module.MONTHS) == list(range(1, 13))
     assert all(module.MONTHS[number].split() for number in range(1, 13))
+
+
+def _assembled_text() -> str:
+    """Every pattern ``agent.labels`` assembles, as one text."""
+    parts: list[str] = []
+    for name, value in vars(labels).items():
+        if not name.isupper():
+            continue
+        if isinstance(value, re.Pattern):
+            parts.append(value.pattern)
+        elif isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list):
+            parts.extend(item if isinstance(item, str) else item[0] for item in value)
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("module", languages.MODULES, ids=_name)
+def test_every_entry_a_language_defines_is_assembled_into_the_labels(module):
+    assembled = _assembled_text()
+    for name in {name for name in vars(module) if name.isupper() and not name.endswith("ORDER")} - {"MONTHS"}:
+        for source in _entries(module, name):
+            assert source.replace(languages.NUMBER, labels.NUMBER_SIGN) in assembled, (name, source)
+
+
+# What ``agent.labels`` itself may spell, lowercase, in its patterns: no language's words, only the signs every
+# language prints (currency codes, "IBAN", "id", "no.", "nr.").
+SHARED = {"iban", "eur", "pln", "chf", "gbp", "usd", "id", "no", "nr"}
+
+
+# What takes an entry's name: ``_any("SELLER")``, ``languages.gather("NET")``...
+GATHERS = {"_any", "_numbered", "gather", "pairs", "alternatives"}
+
+
+def _pattern_words(path: Path) -> set[str]:
+    """The lowercase words spelt in a module's patterns: its string constants, less docstrings, the names of the
+    entries it gathers (``_any("SELLER")``) and the legal forms (a country's, written as registered)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef)) and ast.get_docstring(node) is not None:
+            skipped.add(id(node.body[0].value))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in GATHERS:
+            skipped.update(id(arg) for arg in node.args)
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "LEGAL_FORM" for t in node.targets):
+            skipped.update(id(child) for child in ast.walk(node.value))
+    words: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skipped:
+            text = re.sub(r"\[[^\]]*\]|\\[A-Za-z]|\(\?P<\w+>", " ", node.value)  # classes, escapes, group names
+            words |= {word for word in re.findall(r"[^\W\d_]{2,}", text) if word.islower()}
+    return words
+
+
+def test_the_labels_spell_no_language_of_their_own():
+    """A language is one place: ``agent.labels`` is the shared structure, every word is a language module's."""
+    assert _pattern_words(Path(labels.__file__)) <= SHARED
+    assert "from .languages" not in Path(labels.__file__).read_text(encoding="utf-8")  # no language by name
+
+
+def test_a_word_put_into_the_labels_would_be_found(tmp_path):
+    scratch = tmp_path / "labels.py"
+    extra = '\nEXTRA = r"\\b(?:rechnung|f[ae]cture)\\b"\nMORE = re.compile(r"\\bvotre\\b" + _any("NET"))\n'
+    scratch.write_text(Path(labels.__file__).read_text(encoding="utf-8") + extra, encoding="utf-8")
+    assert _pattern_words(scratch) - SHARED == {"rechnung", "cture", "votre"}
+
+
+@pytest.mark.parametrize("module", languages.MODULES, ids=_name)
+def test_the_model_reader_reads_every_languages_month_names(module):
+    """The model's dates are checked against the languages' month names, not a table of the reader's own."""
+    assert not hasattr(model_reader, "MONTHS")
+    for number, names in module.MONTHS.items():
+        for name in names.split():
+            assert model_reader.month_of(name) == number, name
+            assert model_reader.month_of(name.upper() + ".") == number, name
 
 
 @pytest.mark.parametrize("module", languages.MODULES, ids=_name)
@@ -109,3 +209,10 @@ def test_each_languages_invoice_titles_are_its_own_and_assembled(code):
     title = TITLES[code]
     assert re.fullmatch("|".join(module.INVOICE_TITLE), title, re.IGNORECASE), title
     assert re.compile(labels.INVOICE_TITLE, re.IGNORECASE).match(f"{title} 2041").end() == len(title) + 1
+
+
+@pytest.mark.parametrize("head", ["VAT / USt-IdNr.:", "VAT USt-IdNr.:", "VAT/Ust-Nr.:"])
+def test_a_german_vat_label_beside_the_english_one_names_the_number(head):
+    """German's VAT id labels are tried before English's "VAT", which on such a head names only the tax."""
+    text = f"Lindenhof GmbH\nInvoice 4\n{head} 136695976\nTotal 12.00 EUR\n"
+    assert fields.check_all(text, today=date(2026, 12, 6))["vat_id"]["value"] == "136695976"
