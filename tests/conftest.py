@@ -190,14 +190,17 @@ def drive_to(job, state: str, *, now):
 # views, and benchmark smoke runs; and, in the readers' folders, every test that asks for no
 # database at all.
 _ONCE = ("tests/browser/", "tests/deploy/test_nginx.py", "tests/tasks/test_benchmark.py",
-         "tests/bench/test_workerbench.py",
-         "tests/bench/test_benchmark.py::test_queuebench_drains", "tests/bench/test_loadbench.py")
+         "tests/bench/test_loadbench.py")
+# Benchmark smoke runs that make their own SQLite files whatever DATABASE_URL says, and keep a core
+# busy for a minute or more: CI runs them once, in the PostgreSQL pass, whose longest unit (the
+# partition tests) mostly waits, rather than in the SQLite pass, which keeps both cores busy.
+_LATE = ("tests/bench/test_workerbench.py", "tests/bench/test_benchmark.py::test_queuebench_drains",
+         "tests/bench/test_storebench.py")
 # The lease lab makes its own SQLite file whatever DATABASE_URL says; the layout, the settings'
 # validation and the log format never reach a store.
 _ONCE_WITHOUT_DATABASE = ("tests/agent/", "tests/corpus/", "tests/docs/", "tests/fuzz/test_documents.py",
                           "tests/ops/test_capacity.py", "tests/bench/test_layout.py", "tests/ops/test_lab.py",
-                          "tests/test_layout.py", "tests/jobs/test_conf.py", "tests/jobs/test_logs.py",
-                          "tests/bench/test_storebench.py")
+                          "tests/test_layout.py", "tests/jobs/test_conf.py", "tests/jobs/test_logs.py")
 _DATABASE_FIXTURES = {"db", "transactional_db", "live_server", "django_db_setup"}
 
 
@@ -205,13 +208,15 @@ def pytest_collection_modifyitems(config, items):
     """Mark ``once`` the checks that are the same on either store.
 
     CI's PostgreSQL pass runs ``-m "not once"``: it repeats what depends on the database and
-    leaves the rest to the SQLite pass. A test uses the database when it (or a fixture it
+    leaves the rest to the SQLite pass, except the ``late`` ones, which the SQLite pass leaves to it. A test uses the database when it (or a fixture it
     uses) asks for one of Django's database fixtures or carries ``django_db``.
     """
     for item in items:
         uses_database = item.get_closest_marker("django_db") is not None or bool(
             _DATABASE_FIXTURES & set(item.fixturenames))
-        if item.nodeid.startswith(_ONCE) or (item.nodeid.startswith(_ONCE_WITHOUT_DATABASE) and not uses_database):
+        if item.nodeid.startswith(_LATE):
+            item.add_marker(pytest.mark.late)
+        elif item.nodeid.startswith(_ONCE) or (item.nodeid.startswith(_ONCE_WITHOUT_DATABASE) and not uses_database):
             item.add_marker(pytest.mark.once)
 
 
