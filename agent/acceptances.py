@@ -16,8 +16,9 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
-from jobs import kinds, queue
+from jobs import queue
 from jobs.models import User
+from web.kind_pages import Refused, Remark
 
 from . import findings
 from .models import FindingAcceptance
@@ -35,16 +36,16 @@ def marks(job_ids: list[int]) -> dict[int, dict[str, dict[str, Any]]]:
 
 
 def checked_reason(reason: str | None) -> str:
-    """The reason as stored (spaces collapsed); ``kinds.Refused`` 400 for none, too long or unprintable."""
+    """The reason as stored (spaces collapsed); ``Refused`` 400 for none, too long or unprintable."""
     text = " ".join((reason or "").split())
     if not text:
-        raise kinds.Refused(400, "reason_required", "say why you accept it: the reason is kept with your name",
-                            field="reason")
+        raise Refused(400, "reason_required", "say why you accept it: the reason is kept with your name",
+                      field="reason")
     if len(text) > findings.MAX_REASON:
-        raise kinds.Refused(400, "reason_too_long", f"the reason must be at most {findings.MAX_REASON} characters",
-                            field="reason")
+        raise Refused(400, "reason_too_long", f"the reason must be at most {findings.MAX_REASON} characters",
+                      field="reason")
     if any(ord(c) < _FIRST_PRINTABLE for c in text):
-        raise kinds.Refused(400, "reason_invalid", "the reason must be plain text on one line", field="reason")
+        raise Refused(400, "reason_invalid", "the reason must be plain text on one line", field="reason")
     return text
 
 
@@ -63,7 +64,7 @@ def standing(job_id: int, result: Any) -> list[dict[str, Any]]:
 def accept(*, job_id: int, tenant_id: int | None, user: User, reason: str | None, now: datetime,
            keys: list[str] | None = None) -> list[dict[str, Any]]:
     """Accept the job's standing blocking findings named by ``keys`` (None: all of them) with
-    ``reason``, as ``user``; returns those accepted. Raises ``kinds.Refused`` and writes nothing:
+    ``reason``, as ``user``; returns those accepted. Raises ``Refused`` and writes nothing:
     400 for a missing or bad reason, 404 for a job that is not the tenant's, 409 for a job not
     completed or a key that names no standing finding."""
     text = checked_reason(reason)
@@ -73,9 +74,9 @@ def accept(*, job_id: int, tenant_id: int | None, user: User, reason: str | None
             return accept_in(amendment, user=user, reason=text, now=now, keys=keys)
     except queue.NotAmendable as exc:
         if exc.state is None:
-            raise kinds.Refused(404, "not_found", "no such job") from None
-        raise kinds.Refused(409, "not_completed", f"only a finished review's findings can be accepted; this job "
-                            f"is {exc.state}", state=exc.state) from None
+            raise Refused(404, "not_found", "no such job") from None
+        raise Refused(409, "not_completed", f"only a finished review's findings can be accepted; this job "
+                      f"is {exc.state}", state=exc.state) from None
 
 
 def accept_in(amendment: Any, *, user: User, reason: str, now: datetime,
@@ -84,8 +85,8 @@ def accept_in(amendment: Any, *, user: User, reason: str, now: datetime,
     job = amendment.job
     chosen = [f for f in standing(job.pk, job.result) if keys is None or findings.key(f) in keys]
     if keys is not None and len(chosen) < len(set(keys)):
-        raise kinds.Refused(409, "no_such_finding", "that finding is no longer open on this document: look again",
-                            state=job.state)
+        raise Refused(409, "no_such_finding", "that finding is no longer open on this document: look again",
+                      state=job.state)
     for finding in chosen:
         try:
             with transaction.atomic():  # accepted meanwhile by another member: theirs stands
@@ -99,11 +100,11 @@ def accept_in(amendment: Any, *, user: User, reason: str, now: datetime,
     return chosen
 
 
-def history(job_id: int, viewer_id: int | None = None) -> list[kinds.Remark]:
+def history(job_id: int, viewer_id: int | None = None) -> list[Remark]:
     """Each acceptance of the job, for its history: "Finding accepted by you: … Reason: …"."""
     remarks = []
     for record in FindingAcceptance.objects.filter(job_id=job_id).order_by("id")[:200]:
         who = "you" if viewer_id is not None and record.by_id == viewer_id else record.by_name
-        remarks.append(kinds.Remark(record.at, f"Finding accepted by {who}: {record.words} Reason: “{record.reason}”",
-                                    "attention"))
+        remarks.append(Remark(record.at, f"Finding accepted by {who}: {record.words} Reason: “{record.reason}”",
+                              "attention"))
     return remarks

@@ -22,8 +22,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from jobs import kinds, queue
+from jobs import queue
 from jobs.models import Job, User
+from web.kind_pages import Correction, Refused, Remark
 
 from . import acceptances, duplicates, fields, findings, register
 from .models import Checkpoint, FieldCorrection
@@ -38,18 +39,18 @@ COMPLETED = Job.State.COMPLETED.value
 
 
 def correct(*, job_id: int, tenant_id: int | None, user: User, field: str, value: str | None = None,
-            confirm: bool = False, now: datetime) -> kinds.Correction:
+            confirm: bool = False, now: datetime) -> Correction:
     """Correct ``field`` of a finished review to ``value``, or confirm the value it has
     (``confirm``), as ``user``; the field's check runs on the value and decides its status.
 
-    Raises ``kinds.Refused`` and writes nothing: 400 for a field that is not one of the review's
+    Raises ``Refused`` and writes nothing: 400 for a field that is not one of the review's
     or a value that is empty or cannot be stored; 404 for a job that is not the tenant's (unknown
     and foreign ids alike); 409 for a job that is not completed, a result without fields, or a
     value to confirm that is missing or fails its check.
     """
     if field not in fields.REQUIRED:
-        raise kinds.Refused(400, "unknown_field", f"there is no field {field!r} to correct; the fields are "
-                            + ", ".join(fields.REQUIRED), field="field")
+        raise Refused(400, "unknown_field", f"there is no field {field!r} to correct; the fields are "
+                      + ", ".join(fields.REQUIRED), field="field")
     typed = "" if confirm else _typed(value)
     verb = "confirmed" if confirm else "corrected"
     try:
@@ -57,19 +58,19 @@ def correct(*, job_id: int, tenant_id: int | None, user: User, field: str, value
                             reason=f"{verb} the field {field}", now=now) as amendment:
             result = amendment.job.result
             if not isinstance(result, dict) or not isinstance(result.get("fields"), dict):
-                raise kinds.Refused(409, "not_correctable", "this result has no fields to correct", state=COMPLETED)
+                raise Refused(409, "not_correctable", "this result has no fields to correct", state=COMPLETED)
             records = list(FieldCorrection.objects.filter(job_id=job_id).order_by("id")[:MAX_CORRECTIONS])
             before = _with_corrections(result, records)[field].get("value")
             if confirm:
                 if before in (None, ""):
-                    raise kinds.Refused(409, "cannot_confirm", "the field has no value to confirm: correct it instead",
-                                        state=COMPLETED)
+                    raise Refused(409, "cannot_confirm", "the field has no value to confirm: correct it instead",
+                                  state=COMPLETED)
                 typed = str(before)
             checked = fields.check_value(field, typed, today=now.date(),
                                          paid=register.currencies(amendment.job.tenant_id))
             if confirm and checked.status != "present":
-                raise kinds.Refused(409, "cannot_confirm", f"the value does not pass its check ({checked.detail}): "
-                                    "correct it instead", state=COMPLETED)
+                raise Refused(409, "cannot_confirm", f"the value does not pass its check ({checked.detail}): "
+                              "correct it instead", state=COMPLETED)
             record = FieldCorrection.objects.create(
                 job_id=job_id, field=field, previous_value="" if before is None else str(before), value=typed,
                 checked_value=checked.value or "", status=checked.status, detail=checked.detail[:300],
@@ -82,11 +83,11 @@ def correct(*, job_id: int, tenant_id: int | None, user: User, field: str, value
             summary = amendment.restate(revise({job_id: result})[job_id])  # with the duplicate finding now
     except queue.NotAmendable as exc:
         if exc.state is None:
-            raise kinds.Refused(404, "not_found", "no such job") from None
-        raise kinds.Refused(409, "not_completed", f"only a finished review can be corrected; this job is {exc.state}",
-                            state=exc.state) from None
+            raise Refused(404, "not_found", "no such job") from None
+        raise Refused(409, "not_completed", f"only a finished review can be corrected; this job is {exc.state}",
+                      state=exc.state) from None
     review = _review_field(result, field)
-    return kinds.Correction(
+    return Correction(
         field=field, label=fields.LABELS[field], value=record.checked_value or None, status=record.status,
         detail=record.detail, confirmed=confirm, previous_value=record.previous_value or None,
         original_value=None if review.get("value") is None else str(review["value"]),
@@ -101,13 +102,13 @@ def _sha256(job_id: int) -> str:
 def _typed(value: str | None) -> str:
     typed = (value or "").strip()
     if not typed:
-        raise kinds.Refused(400, "empty_value", "type the value, or confirm the one the review read", field="value")
+        raise Refused(400, "empty_value", "type the value, or confirm the one the review read", field="value")
     if len(typed) > MAX_VALUE_CHARS:
-        raise kinds.Refused(400, "invalid_value", f"the value is longer than {MAX_VALUE_CHARS} characters",
-                            field="value")
+        raise Refused(400, "invalid_value", f"the value is longer than {MAX_VALUE_CHARS} characters",
+                      field="value")
     if any(ord(c) < _FIRST_PRINTABLE for c in typed) or not _encodable(typed):
-        raise kinds.Refused(400, "invalid_value", "the value contains characters that cannot be stored: type it "
-                            "on one line, as plain text", field="value")
+        raise Refused(400, "invalid_value", "the value contains characters that cannot be stored: type it "
+                      "on one line, as plain text", field="value")
     return typed
 
 
@@ -234,7 +235,7 @@ def _note(result: dict[str, Any], inputs: dict[str, Any], *, tone: str) -> str:
     return review_note(checked, tone=tone)
 
 
-def history(job_id: int, viewer_id: int | None = None) -> list[kinds.Remark]:
+def history(job_id: int, viewer_id: int | None = None) -> list[Remark]:
     """Each correction and confirmation of the job, for its history: who (you, or their name),
     which field, the value before and after, and whether it passes its check now."""
     remarks = []
@@ -243,10 +244,10 @@ def history(job_id: int, viewer_id: int | None = None) -> list[kinds.Remark]:
         label = fields.LABELS.get(record.field, record.field)
         value = record.checked_value or record.value
         if record.confirmed:
-            remarks.append(kinds.Remark(record.at, f"{label} confirmed by {who}: {value}", "good"))
+            remarks.append(Remark(record.at, f"{label} confirmed by {who}: {value}", "good"))
             continue
         before = f"was {record.previous_value}" if record.previous_value else "none was found"
         check = "passes its check" if record.status == "present" else f"still to correct: {record.detail}"
-        remarks.append(kinds.Remark(record.at, f"{label} corrected by {who}: {value} ({before}); {check}",
-                                    "good" if record.status == "present" else "attention"))
+        remarks.append(Remark(record.at, f"{label} corrected by {who}: {value} ({before}); {check}",
+                              "good" if record.status == "present" else "attention"))
     return sorted([*remarks, *acceptances.history(job_id, viewer_id)], key=lambda remark: remark.at)

@@ -31,9 +31,9 @@ from typing import Any
 from django.db import connection
 from django.db.models import F, QuerySet
 
-from jobs.kinds import Duplicate
 from suppliers import keys as supplier_keys
 from suppliers import review as register
+from web.kind_pages import Duplicate
 
 from .models import DocumentFingerprint
 
@@ -233,7 +233,7 @@ def _later(fingerprint: DocumentFingerprint, previous: DocumentFingerprint | Non
     return [found[job_id] for job_id in sorted(found)]
 
 
-# --- Read by the pages (jobs.kinds.Presentation) -------------------------------------------------
+# --- Read by the pages (web.kind_pages.KindPages) -------------------------------------------------
 
 
 def of_jobs(job_ids: list[int]) -> dict[int, Duplicate]:

@@ -1,7 +1,7 @@
 """How a document review reads on Alice's pages: labels, formatted values, the message for
 the supplier, the CSV row, progress in words.
 
-Registered with the jobs app as the kind's ``Presentation`` (``agent.workflow.KIND``), so the
+Registered with the web app as the kind's pages (``agent.review_pages.ReviewPages``), so the
 web's pages show a review without knowing its shape. Every function here takes what the
 kind stored (a result, a job id) and tolerates a result of another shape: staff may complete
 an unknown job with a note of their own.
@@ -17,10 +17,11 @@ from django.db.models import Case, Exists, F, FloatField, OuterRef, Subquery, Te
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Lower
 
-from jobs.kinds import FailureCause, PageBox, Presentation, Words
+from jobs.kinds import FailureCause
 from web import wording
+from web.kind_pages import PageBox, Words
 
-from . import corrections, duplicates, fields, reading, work
+from . import fields, reading
 from . import findings as findings_
 from .layout import BOX_COORDINATES
 from .models import Checkpoint, FieldCorrection
@@ -465,11 +466,3 @@ WORDS = Words(running="Reviewing", run="review", waiting="in line for review", a
 
 # Staff's page of a dead review says what its submitter was told, from the same table of words.
 STAFF_GUIDANCE["dead"] = {**wording.staff_lines(WORDS, FAILURES), **STAFF_GUIDANCE["dead"]}
-
-REVIEW = Presentation(outcomes=OUTCOMES, present=present, export_columns=export_columns, note=note,
-                      progress_text=progress_text, boxes=boxes, failures=FAILURES,
-                      duplicates=duplicates.of_jobs, duplicate_ids=duplicates.flagged,
-                      revise=corrections.revise, correct=corrections.correct, history=corrections.history,
-                      work_states=work.STATES, work=work.of_jobs, work_elsewhere=work.elsewhere,
-                      work_history=work.history, work_assigned=work.assigned,
-                      list_columns=list_columns, sort_key=sort_key, tally=tally, words=WORDS)

@@ -12,11 +12,11 @@ from django.contrib import messages
 from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
 
-from jobs import kinds
 from jobs.clock import queue_clock
 from jobs.models import Job
 from web import exports, status, wording, zones
 from web.http import Call, HttpError, endpoint
+from web.kind_pages import Refused
 from web.redirects import back_under
 from web.views import export_response, job_link, see_other
 
@@ -188,7 +188,7 @@ def job_accept(call: Call, job_id: int) -> HttpResponse:
     try:
         accepted = acceptances.accept(job_id=job_id, tenant_id=call.tenant_id, user=call.identity.user,
                                       reason=form.get("reason"), keys=keys, now=queue_clock.now())
-    except kinds.Refused as exc:
+    except Refused as exc:
         if exc.status == HTTPStatus.NOT_FOUND:
             raise HttpError(404, "not_found", "no such job") from None
         if call.wants_json:

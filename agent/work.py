@@ -20,10 +20,10 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q, QuerySet
 
-from jobs import kinds, queue
-from jobs.kinds import Work
+from jobs import queue
 from jobs.models import Job, User
 from web import status, wording
+from web.kind_pages import Refused, Work
 
 from . import acceptances, corrections, fields, findings, register
 from .models import DocumentWork, DocumentWorkChange
@@ -179,7 +179,7 @@ def _accept_standing(job: Job, *, tenant_id: int, by_id: int, reason: str | None
     user = User.objects.get(pk=by_id)
     try:
         acceptances.accept(job_id=job.pk, tenant_id=tenant_id, user=user, reason=reason, now=now)
-    except kinds.Refused as exc:
+    except Refused as exc:
         raise WorkRefused(exc.code, exc.message) from None
 
 
@@ -229,7 +229,7 @@ def approve(*, tenant_id: int | None, job_id: int, by_id: int, now: datetime, re
                 amendment.restate(acceptances.shown(job_id, amendment.job.result))
         except queue.NotAmendable:
             raise NoSuchJob() from None
-        except kinds.Refused as exc:
+        except Refused as exc:
             raise WorkRefused(exc.code, exc.message) from None
         change(tenant_id=tenant_id, job_id=job_id, by_id=by_id, now=now, state=State.HANDLED.value)
     return Approval(job_id, confirmed, accepted)
@@ -239,7 +239,7 @@ def _current(job_id: int) -> DocumentWork | None:
     return DocumentWork.objects.filter(job_id=job_id).first()
 
 
-# --- Read by the pages (jobs.kinds.Presentation) -------------------------------------------------
+# --- Read by the pages (web.kind_pages.KindPages) -------------------------------------------------
 
 
 def of_jobs(jobs: list[Any]) -> dict[int, Work]:

@@ -20,12 +20,12 @@ from jobs import queue
 from jobs.context import JobContext
 from jobs.kinds import JobCancelled, JobFailed, Kind, Limits, Summary
 
-from . import documents, duplicates, fields, notifications, provider_calls, webhooks
+from . import documents, duplicates, fields, notifications, webhooks
 from . import findings as findings_
 from . import planner as planners
 from .models import Checkpoint
 from .policy import FINISH, Proposal, Rejection, check, safe_name
-from .presentation import REVIEW, STAFF_GUIDANCE
+from .presentation import FAILURES
 from .tools import SEQUENCE, TOOLS
 
 log = logging.getLogger("agent.workflow")
@@ -263,12 +263,8 @@ KIND = Kind(
     isolated=True,
     limits=Limits(memory_mb=768, cpu_seconds=60),
     description="Review a supplier invoice: extract its text, check the required fields, draft a note for Alice.",
-    progress=progress,
-    evidence=provider_calls.evidence,
-    staff_guidance=STAFF_GUIDANCE,
     summarize=summarize,
-    result_template="agent/review_result.html",
-    presentation=REVIEW,
+    failures=FAILURES,  # the provider's and the planner's: our side's doing
     # Once the completion committed: the tenant's webhook deliveries, each a job of its own.
     on_completed=webhooks.on_completed,
 )

@@ -2,11 +2,14 @@
 
 The queue knows no workflow; apps register their kinds from ``AppConfig.ready()``.
 Acceptance refuses any kind that is not registered here (or not offered to users).
+A ``Kind`` holds only what the queue itself reads; how its jobs read on a product's pages is
+the product's (``web.kind_pages``), and what staff are shown of it beyond the queue's rows is
+registered with the admin (``jobs.admin.kind_triage``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -16,10 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .conf import queue_settings
 
 if TYPE_CHECKING:
-    from django.db.models import QuerySet
-
     from .context import JobContext
-    from .models import User
 
 
 class DocumentCheck(Protocol):
@@ -73,187 +73,13 @@ class Summary:
     reference: str = ""  # words to find the job by (a name and a number the kind read from the input)
 
 
-@dataclass(frozen=True, kw_only=True)
-class PageBox:
-    """A place on a document's page that a result points at (where a value was read), in
-    percent of the page's width and height, so it is drawn at any size the page is shown."""
-
-    id: str  # unique on the job's page: what a link to it names ("box-total_amount")
-    page: int  # from 1
-    left: float
-    top: float
-    width: float
-    height: float
-    label: str  # what it shows, in the submitter's words ("Total amount")
-    tone: str = ""  # the kind's status code, for its colour ("present", "to_check")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Duplicate:
-    """An earlier job of the same tenant whose input a job's seems to repeat (the same document sent
-    again), as the kind compares them: what the pages, the export and the API flag."""
-
-    job_id: int
-    sent_at: datetime  # when that job was submitted
-    by: str  # its submitter's username
-    by_id: int | None  # its submitter (the pages say "you" to them)
-    document_name: str  # "" for pasted text
-    match: str  # how they match, in the submitter's words ("same file")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Work:
-    """Where the tenant's members are with a job's document, apart from the job's state: its work
-    state (the kind's code and words: "to do", "handled"...), who it is assigned
-    to, and a short note."""
-
-    state: str  # "" when there is nothing to do and no member said otherwise
-    words: str
-    assignee_id: int | None = None
-    assignee: str = ""  # the assignee's username
-    note: str = ""
-
-
 class FailureCause(StrEnum):
-    """Whose doing a failure was, as the submitter is told it (``web.wording.failure``)."""
+    """Whose doing a failure was (``Kind.failures``), as the submitter is told it (``web.wording.failure``)."""
 
     DOCUMENT = "document"  # the input itself: the same input fails the same way; send another copy
     TIME = "time"  # the handler ran out of time
     SERVICE = "service"  # our side (the provider, a crash): staff run it again, nothing to do
     CHECK = "check"  # the handler stopped at one of its own checks
-
-
-class Refused(Exception):
-    """A kind's hook refusing what a submitter asked of a finished job (a correction): a stable
-    code, the reason in the submitter's words, and the status the web answers with (400: the
-    input; 404: no such job for this tenant; 409: not possible in the job's state), with the
-    input at fault for a 400 and the job's state for a 409."""
-
-    def __init__(self, status: int, code: str, message: str, *, field: str | None = None,
-                 state: str | None = None) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message, self.field, self.state = status, code, message, field, state
-
-
-@dataclass(frozen=True, kw_only=True)
-class Correction:
-    """One field of a completed result corrected (or confirmed as seen) by a member of its tenant,
-    as the kind recorded it: the value it now has and its check, the value before, the
-    handler's own, who and when, and the job's summary as the kind now reads the result."""
-
-    field: str
-    label: str  # the field in the submitter's words ("IBAN / bank account")
-    value: str | None  # as the field's check keeps it (an IBAN grouped in fours, a date in ISO)
-    status: str  # the kind's status code, from the same check the handler ran
-    detail: str
-    confirmed: bool  # the member confirmed the value as it was, rather than typing another
-    previous_value: str | None  # before this correction (the handler's, or an earlier correction's)
-    original_value: str | None  # the handler's own, kept for the audit
-    original_status: str
-    by: str  # the member's username
-    at: datetime
-    summary: Summary | None = None
-
-
-class Corrector(Protocol):
-    def __call__(self, *, job_id: int, tenant_id: int | None, user: User, field: str, value: str | None,
-                 confirm: bool, now: datetime) -> Correction:
-        """Correct ``field`` of the job's result to ``value``, or confirm its value (``confirm``),
-        for ``user`` of the tenant; raise ``Refused`` when it cannot be (nothing is written)."""
-
-
-@dataclass(frozen=True)
-class Remark:
-    """A line a kind adds to the submitter's history of a job (a member corrected a value)."""
-
-    at: datetime
-    words: str
-    tone: str = ""  # good, attention, bad: what the timeline colours it by
-
-
-@dataclass(frozen=True, kw_only=True)
-class Words:
-    """What a kind's submitters call its work, for the sentences the pages say about its jobs
-    ("Running", "the run stops shortly", "our service had a problem"). The defaults are a queue's
-    generic words; a kind says its own (``Presentation.words``).
-    """
-
-    running: str = "Running"  # a running job's state
-    run: str = "run"  # one go at a job, a noun: "Run started", "the run ran out of time"
-    waiting: str = "in line to run"  # a waiting job that has not been tried yet
-    again: str = "to run again"  # "Staff sent it back to run again"
-    service: str = "service"  # what runs the jobs: "our service had a problem"
-    ran: str = "ran"  # a verb in the past: "it ran before page images were kept"
-    unreadable: str = "submit a readable copy of the document"  # advice when its document could not be read
-
-
-@dataclass(frozen=True)
-class Presentation:
-    """How a kind's jobs read on the submitter's pages, so the pages show them without knowing a
-    result's shape. Every hook is optional; a kind without them is shown generically.
-    """
-
-    # Summary outcome codes (Summary.outcome) and their labels, for the list's outcome filter.
-    outcomes: dict[str, str] = field(default_factory=dict)
-    # A completed result -> extra context for ``Kind.result_template`` (given as ``view``):
-    # labelled, formatted values the template shows.
-    present: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    # A completed result -> one export row's columns after "document" and "outcome", in order
-    # (e.g. each field's value and status): text, or a typed date or amount (``date``,
-    # ``Decimal``) that a spreadsheet export keeps typed. The header is the union over its rows.
-    export_columns: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    # A completed result -> the text offered as a .txt download ("" when there is none).
-    note: Callable[[dict[str, Any]], str] | None = None
-    # A running job's id -> where it is, in the submitter's words ("validating, step 2 of 3").
-    progress_text: Callable[[int], str | None] | None = None
-    # A completed result -> the places it points at on the document's pages (``PageBox``),
-    # drawn over the page images beside the result.
-    boxes: Callable[[dict[str, Any]], list[PageBox]] | None = None
-    # Completed jobs' ids -> the earlier job each one possibly repeats (``Duplicate``), for those
-    # that do: one call for a page of jobs. Only ever a job of the same tenant.
-    duplicates: Callable[[list[int]], dict[int, Duplicate]] | None = None
-    # A tenant -> the ids of its jobs flagged as possible duplicates (a subquery of job ids), for
-    # the list's filter.
-    duplicate_ids: Callable[[int | None], QuerySet[Any, Any]] | None = None
-    # The kind's own failure codes (``JobFailed.code``) and whose doing each is, so a failed
-    # job's page says why in the right words. Codes not named here: the queue's own reading
-    # of them (``web.wording.failure``), else ``CHECK``.
-    failures: dict[str, FailureCause] = field(default_factory=dict)
-    # Completed results by job id -> the same results as the submitters' corrections make them
-    # (each corrected field with its new value and check, the handler's own kept beside it); a
-    # job without corrections comes back as it was. The pages, downloads, the API and the CSV
-    # pass a result through it before the hooks above.
-    revise: Callable[[dict[int, dict[str, Any]]], dict[int, dict[str, Any]]] | None = None
-    # Correct one field of a completed result, or confirm it as seen (``Corrector``).
-    correct: Corrector | None = None
-    # A job's id and the viewer's user id -> lines for the submitter's history of the job.
-    history: Callable[[int, int | None], list[Remark]] | None = None
-    # The work states a member may set (code -> words), for the job page's form; none: no work
-    # state is kept for this kind.
-    work_states: dict[str, str] = field(default_factory=dict)
-    # Jobs -> each one's work state (``Work``), its default for those nobody changed: one call
-    # for a page of jobs.
-    work: Callable[[list[Any]], dict[int, Work]] | None = None
-    # (tenant, member) -> the ids of the tenant's jobs off that member's "Needs my action" (not to
-    # do any more, or assigned to another member), as a subquery of job ids.
-    work_elsewhere: Callable[[int | None, int | None], QuerySet[Any, Any]] | None = None
-    # A job's id -> its work history, oldest first, as (when, words) lines for its page's history.
-    work_history: Callable[[int], list[tuple[datetime, str]]] | None = None
-    # (tenant, member) -> the ids of the tenant's jobs assigned to that member (a subquery): on
-    # their "Needs my action" whoever sent them.
-    work_assigned: Callable[[int | None, int], QuerySet[Any, Any]] | None = None
-    # A completed result (as ``revise`` makes it) -> what the list shows of it, by the names of
-    # the columns the pages' list has, in the submitter's words.
-    list_columns: Callable[[dict[str, Any]], dict[str, str]] | None = None
-    # A sort key of the pages' list -> an expression over the kind's Job rows that orders them by
-    # that value as corrected (NULL when unknown), so the database sorts a tenant's list; None:
-    # the kind cannot sort by it.
-    sort_key: Callable[[str], Any] | None = None
-    # A completed result (as ``revise`` makes it) -> the words a batch's summary counts the job
-    # under ("OK", "to correct", "not found"): one bucket a job. None: its outcome's label.
-    tally: Callable[[dict[str, Any]], str] | None = None
-    # What the kind's submitters call its work, in the pages' sentences about its jobs.
-    words: Words = field(default_factory=Words)
 
 
 @dataclass(frozen=True)
@@ -271,6 +97,9 @@ class Limits:
 
 @dataclass(frozen=True)
 class Kind:
+    """What the queue needs of a kind: its handler, the input it accepts, its time and resource
+    limits, its failure codes and whose doing each is, and what follows a completion."""
+
     name: str
     handler: Callable[[JobContext], dict[str, Any]]
     payload_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
@@ -292,23 +121,10 @@ class Kind:
     description: str = ""
     # A completed job's result in a few words (Summary), stored with the completion.
     summarize: Callable[[dict[str, Any]], Summary] | None = None
-    # For staff pages: the kind's own view of a job's progress (the agent's checkpoint),
-    # so the queue app can show it without importing the app that owns it.
-    progress: Callable[[int], dict[str, Any] | None] | None = None
-    # For the job page: the template that shows a completed job's result (given ``result``),
-    # so the queue app shows it without knowing its shape. Empty: the result as JSON.
-    result_template: str = ""
-    # For the submitter's pages: outcome labels, the result's presentation, CSV columns,
-    # the note to download, progress in words.
-    presentation: Presentation = field(default_factory=Presentation)
-    # For staff settling an ``unknown`` job: what the kind recorded of its outside call, as
-    # (label, value) lines in words (the step, the idempotency key, the provider's request id,
-    # the last checkpoint), never the document's text or a prompt.
-    evidence: Callable[[int], list[tuple[str, str]]] | None = None
-    # For staff triaging a job that stopped on one of the kind's own failure codes
-    # (``JobFailed.code``): what to do, by the job's state and then that code, in place of the
-    # queue's line for the state (``jobs.admin.guidance``). The queue's own codes have theirs.
-    staff_guidance: dict[str, dict[str, str]] = field(default_factory=dict)
+    # The kind's own failure codes (``JobFailed.code``) and whose doing each is, so a failed job is
+    # told in the right words. Codes not named here: the queue's own reading of them
+    # (``web.wording.failure``), else ``CHECK``.
+    failures: Mapping[str, FailureCause] = field(default_factory=dict)
     # Called by the worker with a job's id once its completion has committed (never before, never
     # for a rejected one): the kind's follow-up work (the agent's webhooks). It must be idempotent
     # and quick; what it raises is logged and costs the job nothing.

@@ -18,7 +18,7 @@ import email.errors
 import hashlib
 import imaplib
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from email.message import Message
 from typing import Any
@@ -28,6 +28,7 @@ from imap_tools import BaseMailBox, MailBox, MailBoxStartTls, MailBoxUnencrypted
 from imap_tools.errors import ImapToolsError, MailboxFetchError
 
 from jobs import queue
+from jobs.admin.kind_triage import GenericTriage
 from jobs.context import JobContext
 from jobs.kinds import JobFailed, Kind
 from jobs.models import Job
@@ -215,9 +216,14 @@ KIND = Kind(
     deadline=timedelta(minutes=15),
     internal=True,
     max_running=1,  # one reader of the mailbox at a time, whatever the workers and hosts
-    staff_guidance={"dead": {UNREACHABLE: (
-        "The mail server did not serve the inbound mailbox (the last error names the mailbox and why): check "
-        "MAILIN_IMAP_* and the server. No mail was lost: it waits in the mailbox, and the next fetch "
-        "(runmailin queues one each interval) reads it; Retry only to read it sooner.")}},
     description="Read the inbound mailbox: each allowed sender's attachments become documents of their team.",
 )
+
+
+class FetchTriage(GenericTriage):
+    """What staff's page of a fetch says beyond the queue's lines (``jobs.admin.kind_triage``)."""
+
+    guidance: Mapping[str, Mapping[str, str]] = {"dead": {UNREACHABLE: (
+        "The mail server did not serve the inbound mailbox (the last error names the mailbox and why): check "
+        "MAILIN_IMAP_* and the server. No mail was lost: it waits in the mailbox, and the next fetch "
+        "(runmailin queues one each interval) reads it; Retry only to read it sooner.")}}

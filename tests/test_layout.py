@@ -4,7 +4,7 @@
 product's web app (``web``), nor the document review (``agent``), the supplier register
 (``suppliers``), inbound e-mail (``mailin``), the instruments (``ops``) or the benchmarks
 (``bench``), and it says nothing of invoices, suppliers or reviews: a kind contributes its own
-words (``kinds.Presentation.words``). ``web`` and ``agent`` may import ``jobs``. The review reads
+words (``web.kind_pages.KindPages.words``). ``web`` and ``agent`` may import ``jobs``. The review reads
 the register; the register never imports the review.
 
 What crosses from one module to another has a public name, and is imported where readers, ruff
@@ -78,10 +78,10 @@ def test_the_word_check_would_see_a_product_word():
 
 
 def test_a_kind_without_words_is_told_in_generic_ones():
-    from jobs.kinds import Presentation, Words
+    from web import kind_pages
 
-    assert Presentation().words == Words() and Words().running == "Running"
-    assert not [value for value in vars(Words()).values() if PRODUCT_WORDS.search(value)]
+    assert kind_pages.of("no.such.kind").words == kind_pages.Words() and kind_pages.Words().running == "Running"
+    assert not [value for value in vars(kind_pages.Words()).values() if PRODUCT_WORDS.search(value)]
 
 
 def test_the_product_apps_are_apart_from_the_queue():

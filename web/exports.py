@@ -12,10 +12,10 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from jobs import kinds
 from jobs.models import Job
 
-from . import status, wording, zones
+from . import kind_pages, status, wording, zones
+from .kind_pages import Duplicate, Work
 
 # At most this many rows in one export (the newest that match).
 EXPORT_LIMIT = 5000
@@ -95,16 +95,14 @@ def export(jobs: Iterable[Job], *, zone: str = "UTC", link: Callable[[int], str]
     columns: dict[str, None] = {}
     records: list[tuple[Job, dict[str, Any]]] = []
     for job, result in status.with_shown_results(jobs):
-        spec = kinds.get(job.kind)
-        hook = spec.presentation.export_columns if spec else None
-        values = hook(result) if hook and result is not None else {}
+        values = kind_pages.of(job.kind).export_columns(result) if result is not None else {}
         columns.update(dict.fromkeys(values))
         records.append((job, values))
     # A kind that flags duplicates adds their column, just before the job's own.
     duplicates = status.duplicates_of(job for job, _ in records)
-    if any((spec := kinds.get(job.kind)) and spec.presentation.duplicates for job, _ in records):
+    if any(kind_pages.of(job.kind).supports_duplicates for job, _ in records):
         columns[DUPLICATE_COLUMN] = None
-    works: dict[int, kinds.Work] = {}
+    works: dict[int, Work] = {}
     for start in range(0, len(records), 500):
         works.update(status.work_of(job for job, _ in records[start:start + 500]))
 
@@ -134,7 +132,7 @@ def export_filename(zone: str, today: datetime, what: str = "documents", extensi
     return f"docket-{what}-{today.astimezone(zones.zone_of(zone)):%Y-%m-%d}.{extension}"
 
 
-def duplicate_words(duplicate: kinds.Duplicate, zone: str = "UTC") -> str:
+def duplicate_words(duplicate: Duplicate, zone: str = "UTC") -> str:
     """ "#12 (same file; sent 2026-03-11 10:30 Europe/Berlin by bob)": in the zone of the rest of the export."""
     named = zones.zone_name(zone)
     sent = duplicate.sent_at.astimezone(zones.zone_of(named)).strftime("%Y-%m-%d %H:%M")

@@ -28,8 +28,10 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
-from jobs import kinds, models
+from jobs import models
 from jobs.queue import MAX_OPERATION_KEY, resubmission
+
+from .kind_pages import Correction, Duplicate, Work
 
 State = models.Job.State
 
@@ -114,7 +116,7 @@ class DuplicateOf(Body):
     status_url: str
 
     @classmethod
-    def of(cls, duplicate: kinds.Duplicate) -> DuplicateOf:
+    def of(cls, duplicate: Duplicate) -> DuplicateOf:
         return cls(id=duplicate.job_id, sent_at=duplicate.sent_at, by=duplicate.by, match=duplicate.match,
                    status_url=status_url(duplicate.job_id))
 
@@ -129,12 +131,12 @@ class WorkState(Body):
     note: str = Field(description="The members' short note about it; empty if none")
 
     @classmethod
-    def of(cls, work: kinds.Work) -> WorkState:
+    def of(cls, work: Work) -> WorkState:
         return cls(state=work.state or None, state_text=work.words, assignee=work.assignee or None, note=work.note)
 
 
-def _summary(job: models.Job, duplicate: kinds.Duplicate | None = None,
-             work: kinds.Work | None = None) -> dict[str, Any]:
+def _summary(job: models.Job, duplicate: Duplicate | None = None,
+             work: Work | None = None) -> dict[str, Any]:
     """The kind's reading of a completed result, what the job was submitted as, the earlier
     job it possibly repeats, and the members' work state of it."""
     summarized = job.state == State.COMPLETED and bool(job.outcome)
@@ -205,8 +207,8 @@ class Job(Summarized):
                                                                    "that job's id; null otherwise")
 
     @classmethod
-    def of(cls, job: models.Job, events: Iterable[models.JobEvent], duplicate: kinds.Duplicate | None = None,
-           *, result: Any = None, work: kinds.Work | None = None) -> Job:
+    def of(cls, job: models.Job, events: Iterable[models.JobEvent], duplicate: Duplicate | None = None,
+           *, result: Any = None, work: Work | None = None) -> Job:
         """``result``: the result as the submitters see it (``status.shown_result``), else the job's own."""
         shown = job.result if result is None else result
         completed: dict[str, Any] = {"result": shown} if job.state == State.COMPLETED else {}
@@ -232,8 +234,8 @@ class JobSummary(Summarized):
     status_url: str
 
     @classmethod
-    def of(cls, job: models.Job, duplicate: kinds.Duplicate | None = None,
-           work: kinds.Work | None = None) -> JobSummary:
+    def of(cls, job: models.Job, duplicate: Duplicate | None = None,
+           work: Work | None = None) -> JobSummary:
         return cls(id=job.pk, kind=job.kind, state=State(job.state), attempts=job.attempts, created_at=job.created_at,
                    updated_at=job.updated_at, finished_at=job.finished_at, status_url=status_url(job.pk),
                    **_summary(job, duplicate, work))
@@ -248,8 +250,8 @@ class JobList(Body):
 
     @classmethod
     def of(cls, page: Any, params: dict[str, str] | str | None,
-           duplicates: Mapping[int, kinds.Duplicate] | None = None,
-           works: Mapping[int, kinds.Work] | None = None) -> JobList:
+           duplicates: Mapping[int, Duplicate] | None = None,
+           works: Mapping[int, Work] | None = None) -> JobList:
         """One ``django.core.paginator.Page`` of jobs, linking to its neighbours with the same filters
         (``params``: the query's non-empty values but the page; a bare string is a state), with
         the earlier jobs they possibly repeat (``duplicates``, by job id) and their work states
@@ -291,7 +293,7 @@ class FieldCorrection(Body):
     status_url: str
 
     @classmethod
-    def of(cls, job_id: int, correction: kinds.Correction) -> FieldCorrection:
+    def of(cls, job_id: int, correction: Correction) -> FieldCorrection:
         summary = correction.summary
         return cls(job=job_id, field=correction.field, label=correction.label, value=correction.value,
                    status=correction.status, detail=correction.detail, confirmed=correction.confirmed,

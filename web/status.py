@@ -23,7 +23,8 @@ from django.http import Http404
 from jobs import document_store, kinds, queue
 from jobs.models import Job, JobEvent, User
 
-from . import schemas, wording, zones
+from . import kind_pages, schemas, wording, zones
+from .kind_pages import Duplicate, PageBox, Work
 
 STATUS_FIELDS = (
     "id", "tenant_id", "kind", "state", "epoch", "attempts", "max_attempts", "created_at", "updated_at",
@@ -36,8 +37,8 @@ LIST_FIELDS = ("id", "kind", "state", "attempts", "created_at", "updated_at", "f
 MAX_EVENTS = 200
 # The most digits a job number can have and still fit a 64-bit key (19 digits may overflow it).
 ID_DIGITS = 18
-# The list's columns a kind may fill (``Presentation.list_columns``), and the keys it may sort by
-# (``Presentation.sort_key``).
+# The list's columns a kind may fill (``KindPages.list_columns``), and the keys it may sort by
+# (``KindPages.sort_key``).
 LIST_COLUMNS = ("supplier", "number", "invoice_date", "total")
 SORT_KEYS = ("invoice_date", "total", "supplier")
 PAGE_SIZE = 20
@@ -50,7 +51,7 @@ NEEDS_SUBMITTER = Q(state=COMPLETED, needs_action=True) | Q(state=DEAD)
 class JobStatus:
     job: Job
     events: list[JobEvent]
-    duplicate: kinds.Duplicate | None = None  # the earlier job it possibly repeats (once completed)
+    duplicate: Duplicate | None = None  # the earlier job it possibly repeats (once completed)
 
 
 def job_status(*, tenant_id: int | None, job_id: int) -> JobStatus:
@@ -86,8 +87,8 @@ def job_version(*, tenant_id: int | None, job_id: int) -> JobVersion:
                                   duplicates_of([job]).get(job.pk)), job)
 
 
-def version_tag(job: Job, newest_event: int | None, work: kinds.Work | None,
-                duplicate: kinds.Duplicate | None) -> str:
+def version_tag(job: Job, newest_event: int | None, work: Work | None,
+                duplicate: Duplicate | None) -> str:
     """``job_version``'s tag, from what a full status read has loaded already."""
     parts = [job.pk, job.state, job.epoch, job.attempts, job.updated_at.isoformat(),
              job.finished_at.isoformat() if job.finished_at else "", newest_event or 0, repr(work), repr(duplicate)]
@@ -99,20 +100,19 @@ def job_query(*, tenant_id: int | None, job_id: int) -> QuerySet[Job]:
     return Job.objects.for_tenant(tenant_id).filter(pk=job_id).only(*STATUS_FIELDS)
 
 
-def duplicates_of(jobs: Iterable[Job]) -> dict[int, kinds.Duplicate]:
+def duplicates_of(jobs: Iterable[Job]) -> dict[int, Duplicate]:
     """The earlier job each completed job possibly repeats, as its kind says (one query per kind
     and 500 jobs; none for jobs not completed)."""
     by_kind: dict[str, list[int]] = {}
     for job in jobs:
         if job.state == COMPLETED:
             by_kind.setdefault(job.kind, []).append(job.pk)
-    found: dict[int, kinds.Duplicate] = {}
+    found: dict[int, Duplicate] = {}
     for name, ids in by_kind.items():
-        spec = kinds.get(name)
-        hook = spec.presentation.duplicates if spec else None
-        if hook is not None:
+        pages = kind_pages.of(name)
+        if pages.supports_duplicates:
             for start in range(0, len(ids), 500):
-                found.update(hook(ids[start:start + 500]))
+                found.update(pages.duplicates(ids[start:start + 500]))
     return found
 
 
@@ -120,8 +120,8 @@ def possible_duplicates(tenant_id: int | None) -> Q:
     """The tenant's jobs that some kind flags as possible duplicates of earlier ones."""
     match = Q(pk__in=[])
     for kind in kinds.offered_kinds():
-        if kind.presentation.duplicate_ids:
-            match |= Q(pk__in=kind.presentation.duplicate_ids(tenant_id))
+        if (pages := kind_pages.of(kind.name)).supports_duplicates:
+            match |= Q(pk__in=pages.duplicate_ids(tenant_id))
     return match
 
 
@@ -141,7 +141,7 @@ class DocumentPage:
     url: str
     width: int  # pixels of its image
     height: int
-    boxes: list[kinds.PageBox]
+    boxes: list[PageBox]
 
 
 @dataclass(frozen=True)
@@ -168,7 +168,7 @@ class DocumentPane:
         return self.current + 1 if self.current < len(self.pages) else None
 
 
-# Why a document pane has no pages, in the kind's words (``kinds.Words``).
+# Why a document pane has no pages, in the kind's words (``KindPages.words``).
 PAGES_LATER = "The pages show here once the {run} has read the document."
 PAGES_BEFORE = ("There is no preview of this document's pages: it {ran} before previews were kept, or its "
                 "pages could not be drawn. Download the original to see it.")
@@ -183,10 +183,8 @@ def document_pane(job: Job, *, page_url: Callable[[int], str], download_url: str
     if not job.document:
         return None
     images = document_store.page_images(job.document) if job.is_terminal else []
-    spec = kinds.get(job.kind)
-    hook = spec.presentation.boxes if spec else None
     result = result if result is not None else job.result
-    boxes = hook(result) if hook and job.state == COMPLETED and isinstance(result, dict) else []
+    boxes = kind_pages.of(job.kind).boxes(result) if job.state == COMPLETED and isinstance(result, dict) else []
     pages = [DocumentPage(image.number, page_url(image.number), image.width, image.height,
                           [box for box in boxes if box.page == image.number]) for image in images]
     try:
@@ -266,7 +264,7 @@ def sorted_jobs(jobs: QuerySet[Job], sort: str) -> QuerySet[Job]:
     if key not in SORT_KEYS:
         return jobs
     whens = [When(kind=kind.name, then=expression) for kind in kinds.offered_kinds()
-             if kind.presentation.sort_key and (expression := kind.presentation.sort_key(key)) is not None]
+             if (expression := kind_pages.of(kind.name).sort_key(key)) is not None]
     if not whens:
         return jobs
     value = Case(*whens, default=None)
@@ -286,13 +284,11 @@ def job_page(*, tenant_id: int | None, state: str = "", page: Any = 1, **filters
 def list_columns_of(jobs: Iterable[Job]) -> dict[int, dict[str, str]]:
     """What the list shows of each completed job's result (``LIST_COLUMNS``: supplier, invoice
     number and date, total with its currency), as its kind reads it through the members'
-    corrections (``with_shown_results``); jobs without a result or a hook are left out."""
+    corrections (``with_shown_results``); jobs without a result, or whose kind shows none of it, are left out."""
     found: dict[int, dict[str, str]] = {}
     for job, result in with_shown_results(jobs):
-        spec = kinds.get(job.kind)
-        hook = spec.presentation.list_columns if spec else None
-        if hook is not None and isinstance(result, dict):
-            found[job.pk] = hook(result)
+        if isinstance(result, dict) and (columns := kind_pages.of(job.kind).list_columns(result)):
+            found[job.pk] = columns
     return found
 
 
@@ -313,39 +309,44 @@ def work_elsewhere(tenant_id: int | None, viewer_id: int | None) -> Q:
     """The tenant's jobs that some kind's work state takes off the viewer's "Needs my action"
     (handled, ignored, waiting for the supplier, or assigned to another member)."""
     match = Q(pk__in=[])
-    for hook in {kind.presentation.work_elsewhere for kind in kinds.offered_kinds()}:
-        if hook is not None:
-            match |= Q(pk__in=hook(tenant_id, viewer_id))
+    for pages in _keeping_work():
+        match |= Q(pk__in=pages.work_elsewhere(tenant_id, viewer_id))
     return match
 
 
 def work_assigned(tenant_id: int | None, user_id: int) -> Q:
     """The tenant's jobs some kind's work state assigns to the member."""
     match = Q(pk__in=[])
-    for hook in {kind.presentation.work_assigned for kind in kinds.offered_kinds()}:
-        if hook is not None:
-            match |= Q(pk__in=hook(tenant_id, user_id))
+    for pages in _keeping_work():
+        match |= Q(pk__in=pages.work_assigned(tenant_id, user_id))
     return match
 
 
-def work_of(jobs: Iterable[Job]) -> dict[int, kinds.Work]:
+def _keeping_work() -> list[kind_pages.KindPages]:
+    """The pages of the offered kinds that keep work states, each once (kinds may share them)."""
+    found: dict[int, kind_pages.KindPages] = {}
+    for kind in kinds.offered_kinds():
+        if (pages := kind_pages.of(kind.name)).supports_work:
+            found.setdefault(id(pages), pages)
+    return list(found.values())
+
+
+def work_of(jobs: Iterable[Job]) -> dict[int, Work]:
     """Each job's work state, as its kind keeps them (one call per kind; none for kinds without)."""
-    by_hook: dict[Any, list[Job]] = {}
+    by_kind: dict[str, list[Job]] = {}
     for job in jobs:
-        spec = kinds.get(job.kind)
-        if spec and spec.presentation.work:
-            by_hook.setdefault(spec.presentation.work, []).append(job)
-    found: dict[int, kinds.Work] = {}
-    for hook, some in by_hook.items():
-        found.update(hook(some))
+        by_kind.setdefault(job.kind, []).append(job)
+    found: dict[int, Work] = {}
+    for name, some in by_kind.items():
+        if (pages := kind_pages.of(name)).supports_work:
+            found.update(pages.work(some))
     return found
 
 
 def work_moments(job: Job) -> list[wording.Moment]:
     """The job's work changes as lines of its page's history."""
-    spec = kinds.get(job.kind)
-    hook = spec.presentation.work_history if spec else None
-    return [wording.Moment(at, words) for at, words in hook(job.pk)] if hook else []
+    pages = kind_pages.of(job.kind)
+    return [wording.Moment(at, words) for at, words in pages.work_history(job.pk)] if pages.supports_work else []
 
 
 def members(tenant_id: int | None) -> list[tuple[int, str]]:
@@ -360,7 +361,7 @@ def outcome_choices() -> list[tuple[str, str]]:
     """(code, label) of every offered kind's outcomes, for the list's outcome filter."""
     choices: dict[str, str] = {}
     for kind in kinds.offered_kinds():
-        choices.update(kind.presentation.outcomes)
+        choices.update(kind_pages.of(kind.name).outcomes)
     return list(choices.items())
 
 
@@ -397,14 +398,12 @@ class BatchStatus:
 
     @cached_property
     def tallies(self) -> dict[int, str]:
-        """What each completed job is counted as, by its kind (``Presentation.tally``), from its
+        """What each completed job is counted as, by its kind (``KindPages.tally``), from its
         result as the members corrected it: a document with values not found is not one "to correct"."""
         found: dict[int, str] = {}
         for job, result in with_shown_results(job for job in self.jobs if job.state == COMPLETED):
-            spec = kinds.get(job.kind)
-            hook = spec.presentation.tally if spec else None
-            if hook is not None and isinstance(result, dict):
-                found[job.pk] = hook(result)
+            if isinstance(result, dict) and (tally := kind_pages.of(job.kind).tally(result)):
+                found[job.pk] = tally
         return found
 
     @property
@@ -462,9 +461,7 @@ def with_shown_results(jobs: Iterable[Job], *, chunk: int = 500) -> Iterator[tup
                 if isinstance(job.result, dict):
                     by_kind.setdefault(job.kind, {})[job.pk] = job.result
         for name, results in by_kind.items():
-            spec = kinds.get(name)
-            if spec is not None and spec.presentation.revise is not None:
-                shown.update(spec.presentation.revise(results))
+            shown.update(kind_pages.of(name).revise(results))
         return ((job, shown.get(job.pk)) for job in group)
 
     group: list[Job] = []

@@ -36,8 +36,22 @@ from jobs import document_store, kinds, queue
 from jobs.clock import queue_clock
 from jobs.models import Job
 
-from . import exports, http, photos, polling, refusals, saved_filters, schemas, status, submissions, wording, zones
+from . import (
+    exports,
+    http,
+    kind_pages,
+    photos,
+    polling,
+    refusals,
+    saved_filters,
+    schemas,
+    status,
+    submissions,
+    wording,
+    zones,
+)
 from .http import Call, HtmxHttpRequest, HttpError
+from .kind_pages import Refused
 from .openapi import openapi
 
 # The refusals of a batch's files, kept in the session for its page (the jobs are in the table).
@@ -285,30 +299,28 @@ def job_page(call: Call, found: status.JobStatus, *, refused: dict[str, str] | N
     ``field``, the ``message`` and the ``value`` typed), shown again at its form."""
     job = found.job
     polls = polling.poll_count(call.request.GET.get("poll"))
-    kind = kinds.get(job.kind)
-    presentation = kind.presentation if kind else kinds.Presentation()
+    pages = kind_pages.of(job.kind)
     result = status.shown_result(job)  # None until completed; with the members' corrections
     document = status.document_pane(job, page_url=lambda n: reverse("job_page_image", args=[job.pk, n]),
                                     download_url=reverse("job_document", args=[job.pk]),
                                     requested=call.request.GET.get("page"), result=result)
-    timeline = wording.timeline(found.events, viewer_id=call.identity.user.pk, words=presentation.words)
-    if presentation.history is not None:  # what the kind adds: who corrected which value
-        timeline = sorted([*timeline, *(wording.Moment(r.at, r.words, r.tone)
-                                        for r in presentation.history(job.pk, call.identity.user.pk))],
-                          key=lambda moment: moment.at)
+    timeline = wording.timeline(found.events, viewer_id=call.identity.user.pk, words=pages.words)
+    remarks = pages.history(job.pk, call.identity.user.pk)  # what the kind adds: who corrected which value
+    timeline = sorted([*timeline, *(wording.Moment(r.at, r.words, r.tone) for r in remarks)],
+                      key=lambda moment: moment.at)
     delay_notice = queue_delay(job.kind) if job.state == Job.State.QUEUED else ""
     return call.page("web/job_detail.html", {
         "job": job, "timeline": timeline, "delay_notice": delay_notice,
         "headline": wording.headline(job, wording.progress_words(job), delayed=bool(delay_notice)),
-        "result_template": kind.result_template if kind else "", "result": result,
-        "view": presentation.present(result) if result is not None and presentation.present else {},
-        "has_note": bool(result is not None and presentation.note and presentation.note(result)),
-        "correctable": presentation.correct is not None and job.state == Job.State.COMPLETED,
+        "result_template": pages.result_template, "result": result,
+        "view": pages.present(result) if result is not None else {},
+        "has_note": bool(result is not None and pages.note(result)),
+        "correctable": pages.supports_corrections and job.state == Job.State.COMPLETED,
         "refused": refused or {},
         "delay": polling.page_poll_delay(job, polls), "next_poll": polls + 1,
         "again_key": uuid.uuid4().hex, "document": document, "duplicate": found.duplicate,
         "resubmission": queue.resubmission(found.events),
-        **work_context(call, job, presentation),
+        **work_context(call, job, pages),
         "back_url": list_url(call),
     }, partial="status", status=code)
 
@@ -335,16 +347,14 @@ def job_field(call: Call, job_id: int, field: str) -> HttpResponse:
     (POST). Browsers go back to the field on the job's page (303); htmx gets the page's status
     part; a refused value comes back at its form, with the reason."""
     found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)  # foreign ids: the same 404
-    kind = kinds.get(found.job.kind)
-    hook = kind.presentation.correct if kind else None
+    pages = kind_pages.of(found.job.kind)
     value, confirm = submissions.correction(call)
     try:
-        if hook is None:
-            raise kinds.Refused(409, "not_correctable", "this kind of job has no fields to correct",
-                                state=found.job.state)
-        done = hook(job_id=job_id, tenant_id=call.tenant_id, user=call.identity.user, field=field, value=value,
-                    confirm=confirm, now=queue_clock.now())
-    except kinds.Refused as exc:
+        if not pages.supports_corrections:
+            raise Refused(409, "not_correctable", "this kind of job has no fields to correct", state=found.job.state)
+        done = pages.correct(job_id=job_id, tenant_id=call.tenant_id, user=call.identity.user, field=field,
+                             value=value, confirm=confirm, now=queue_clock.now())
+    except Refused as exc:
         if exc.status == HTTPStatus.NOT_FOUND:
             raise Http404("no such job") from None
         if call.wants_json or exc.status != HTTPStatus.BAD_REQUEST:
@@ -358,11 +368,11 @@ def job_field(call: Call, job_id: int, field: str) -> HttpResponse:
     return see_other(f"{schemas.status_url(job_id)}#field-{done.field}")
 
 
-def work_context(call: Call, job: Job, presentation: kinds.Presentation) -> dict[str, object]:
+def work_context(call: Call, job: Job, pages: kind_pages.KindPages) -> dict[str, object]:
     """The job page's work state form (agent.views.job_work) and its history lines, for a kind that keeps them."""
-    if not presentation.work_states:
+    if not pages.supports_work:
         return {}
-    return {"work": status.work_of([job]).get(job.pk), "work_states": presentation.work_states,
+    return {"work": status.work_of([job]).get(job.pk), "work_states": pages.work_states,
             "members": status.members(call.tenant_id), "work_history": status.work_moments(job)}
 
 
@@ -419,10 +429,8 @@ def _store_reachable() -> Iterator[None]:
 def job_note(call: Call, job_id: int) -> HttpResponse:
     """A completed job's note (the kind's text), as a .txt file."""
     job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job
-    kind = kinds.get(job.kind)
-    hook = kind.presentation.note if kind else None
     result = status.shown_result(job)
-    text = hook(result) if hook and result is not None else ""
+    text = kind_pages.of(job.kind).note(result) if result is not None else ""
     if not text:
         raise Http404("no note")
     return attachment(text + "\n", "text/plain; charset=utf-8", f"{download_name(job)}-note.txt")

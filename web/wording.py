@@ -1,6 +1,6 @@
 """Each job's state in the submitter's words.
 
-A job is *Waiting*, running (its kind's word: ``kinds.Words``), *Done*, *Failed* or *Needs
+A job is *Waiting*, running (its kind's word: ``Words``), *Done*, *Failed* or *Needs
 checking*; a finished one has an outcome ("OK", "1 to correct" from its kind's summary;
 "failed — see why" and "needs checking" derived from the state), and a tone the pages colour
 it by. The queue's own terms (leases, epochs, markers) stay on the staff side.
@@ -24,20 +24,22 @@ from jobs.kinds import FailureCause
 from jobs.models import Job, JobEvent, User
 from jobs.queue import FailureCode
 
+from . import kind_pages
+from .kind_pages import Words
+
 QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN, CANCELLED = (s.value for s in Job.State)
 
 
 STATE_WORDS = {QUEUED: "Waiting", COMPLETED: "Done", DEAD: "Failed", UNKNOWN: "Needs checking", CANCELLED: "Cancelled"}
 FAILED_WORDS = "failed — see why"
 CHECKING_WORDS = "needs checking"
-GENERIC = kinds.Words()
+GENERIC = Words()
 
 
-def words_of(kind: str) -> kinds.Words:
-    """The words the kind's submitters call its work by (``Presentation.words``); generic ones
-    for a kind no longer registered."""
-    spec = kinds.get(kind)
-    return spec.presentation.words if spec else GENERIC
+def words_of(kind: str) -> Words:
+    """The words the kind's submitters call its work by (``KindPages.words``); generic ones
+    for a kind that registered no pages."""
+    return kind_pages.of(kind).words
 
 
 def count_words(n: int, word: str) -> str:
@@ -47,7 +49,7 @@ def count_words(n: int, word: str) -> str:
     return f"{n} {word}"
 
 
-def state_words(state: str, words: kinds.Words = GENERIC) -> str:
+def state_words(state: str, words: Words = GENERIC) -> str:
     """A state in the submitter's words; a running job's in its kind's (``words.running``)."""
     if state == LEASED:
         return words.running
@@ -57,7 +59,7 @@ def state_words(state: str, words: kinds.Words = GENERIC) -> str:
 def state_choices() -> list[tuple[str, str]]:
     """(state, words) for the list's state filter. A running job is said in the words of the kinds
     that name their work, when they all say the same; generically otherwise."""
-    named = {kind.presentation.words for kind in kinds.offered_kinds()} - {GENERIC}
+    named = {kind_pages.of(kind.name).words for kind in kinds.offered_kinds()} - {GENERIC}
     words = named.pop() if len(named) == 1 else GENERIC
     return [(state, state_words(state, words)) for state in Job.State.values if state in STATE_WORDS or state == LEASED]
 
@@ -81,12 +83,11 @@ def outcome_words(job: Job) -> str:
 
 def outcome_count_word(job: Job, tally: str = "") -> str:
     """How a batch counts a finished job: "OK", "to correct", "not found", "unreadable", "failed";
-    ``tally``: the kind's word for a completed job's result (``Presentation.tally``)."""
+    ``tally``: the kind's word for a completed job's result (``KindPages.tally``)."""
     if job.state == COMPLETED and tally:
         return tally
     if job.state == COMPLETED:
-        spec = kinds.get(job.kind)
-        label = spec.presentation.outcomes.get(job.outcome) if spec else None
+        label = kind_pages.of(job.kind).outcomes.get(job.outcome)
         if label:
             return label if label.isupper() else label.lower()
         return job.outcome_text or "done"
@@ -119,7 +120,7 @@ class Failure:
 
 
 # The queue's and the worker's failure codes by whose doing they are; a kind says the same of
-# its own codes (``Presentation.failures``). Document failures are the input's (jobs.errors'
+# its own codes (``Kind.failures``). Document failures are the input's (jobs.errors'
 # refusals and the sandbox's limits): the same document would fail the same way.
 UNREADABLE_CODES = frozenset({DamagedDocument.code, UnsupportedDocument.code})
 TOO_BIG_CODES = frozenset({
@@ -141,14 +142,14 @@ SERVICE_CODES = frozenset({
 class FailureWords:
     """One failure's words for everyone who reads of it: the submitter's page and email (``why``,
     ``advice``) and staff's page of the job (``staff``, which repeats what the submitter was
-    told). ``{run}``, ``{service}`` and ``{unreadable}`` are the kind's words (``kinds.Words``)."""
+    told). ``{run}``, ``{service}`` and ``{unreadable}`` are the kind's words (``Words``)."""
 
     why: str
     advice: str
     staff: str
     resubmit: bool = True
 
-    def said(self, words: kinds.Words) -> FailureWords:
+    def said(self, words: Words) -> FailureWords:
         values = {"run": words.run, "service": words.service, "unreadable": words.unreadable}
         return FailureWords(self.why.format(**values), self.advice.format(**values),
                             self.staff.format(**values), self.resubmit)
@@ -194,7 +195,7 @@ CAUSE_WORDS: dict[FailureCause, FailureWords] = {
 def failure_cause(kind: str, code: str) -> FailureCause:
     """Whose doing a failure with ``code`` was: the kind's word on its own codes first."""
     spec = kinds.get(kind)
-    declared = spec.presentation.failures.get(code) if spec else None
+    declared = spec.failures.get(code) if spec else None
     if declared is not None:
         return declared
     if code in DOCUMENT_CODES:
@@ -206,16 +207,16 @@ def failure_cause(kind: str, code: str) -> FailureCause:
     return FailureCause.CHECK
 
 
-def failure_words(kind: str, code: str, words: kinds.Words | None = None) -> FailureWords:
+def failure_words(kind: str, code: str, words: Words | None = None) -> FailureWords:
     """The words of a failure with ``code`` (``FAILURE_WORDS``, else by its cause), in the kind's words."""
     spec = kinds.get(kind)
-    declared = spec.presentation.failures.get(code) if spec else None
+    declared = spec.failures.get(code) if spec else None
     chosen = FAILURE_WORDS.get(code) if declared is None else None
     return (chosen or CAUSE_WORDS[failure_cause(kind, code)]).said(words or words_of(kind))
 
 
-def staff_lines(words: kinds.Words, codes: Iterable[str] = ()) -> dict[str, str]:
-    """What staff's page of a dead job says by its code (``Kind.staff_guidance["dead"]``): the
+def staff_lines(words: Words, codes: Iterable[str] = ()) -> dict[str, str]:
+    """What staff's page of a dead job says by its code (``KindTriage.guidance["dead"]``): the
     table's lines for the document codes and ``codes`` (a kind's own), in the kind's words."""
     lines = {code: FAILURE_WORDS[code].said(words).staff for code in DOCUMENT_CODES}
     lines.update({code: CAUSE_WORDS[FailureCause.SERVICE].said(words).staff for code in codes})
@@ -253,7 +254,7 @@ class Headline:
     failure: Failure | None = None
 
 
-def delay_words(wait: queue.Wait, now: datetime, words: kinds.Words = GENERIC) -> str:
+def delay_words(wait: queue.Wait, now: datetime, words: Words = GENERIC) -> str:
     """The queue is late, as the submitter is told it: for how long nothing was taken up, that staff
     know, and that her documents are kept ("" when it is on time)."""
     if not wait.delayed:
@@ -288,9 +289,7 @@ def progress_words(job: Job) -> str | None:
     """Where a running job is, as its kind says it (from its checkpoint); None for other states."""
     if job.state != LEASED:
         return None
-    spec = kinds.get(job.kind)
-    hook = spec.presentation.progress_text if spec else None
-    return hook(job.pk) if hook else None
+    return kind_pages.of(job.kind).progress_text(job.pk)
 
 
 @dataclass(frozen=True)
@@ -312,7 +311,7 @@ DEFERRED = "deferred: "
 PROVIDER_WORDS = ("provider", "planner", "(429)")
 
 
-def timeline(events: Iterable[JobEvent], viewer_id: int | None = None, words: kinds.Words = GENERIC) -> list[Moment]:
+def timeline(events: Iterable[JobEvent], viewer_id: int | None = None, words: Words = GENERIC) -> list[Moment]:
     """The events in the submitter's words (the kind's: ``words``). Rejected writes and notes
     (to_state empty), epochs and markers are staff matters and are left out, and so is a claim
     that was never started (the job only waited in a worker's hand): it was no try, and nothing
@@ -341,7 +340,7 @@ def unstarted_epochs(events: list[JobEvent]) -> set[int]:
 class _Timeline:
     """The timeline as it is told, one event at a time."""
 
-    words: kinds.Words
+    words: Words
     who: dict[str, str]  # the members said by name, by actor
     unstarted: set[int]
     moments: list[Moment] = field(default_factory=list)
@@ -433,7 +432,7 @@ class _Timeline:
         return self.moments
 
 
-def wait_words(reason: str, words: kinds.Words = GENERIC) -> str:
+def wait_words(reason: str, words: Words = GENERIC) -> str:
     """A deferral in the submitter's words: who asked to wait; no try was spent."""
     if any(word in reason for word in PROVIDER_WORDS):
         return f"Waiting for the model provider, which asked us to slow down: the {words.run} goes on shortly"

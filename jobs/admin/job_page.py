@@ -14,10 +14,10 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
-from .. import kinds
 from ..clock import Clock
 from ..models import Job
 from ..tasks_backend import kind as task_kind
+from . import kind_triage
 from .display import (
     CANCELLED,
     COMPLETED,
@@ -139,12 +139,12 @@ class JobPageFields(JobColumns):
     def evidence(self, obj: Job) -> str:
         """The outside call's marker (this app's) and what the kind recorded of the call (its hook)."""
         lines = marker_lines(obj)
-        spec = kinds.get(obj.kind)
-        if spec is None or spec.evidence is None:
+        triage = kind_triage.of(obj.kind)
+        if not triage.supports_evidence:
             lines.append(("Recorded by the kind", "nothing more: this kind keeps no record of its outside calls"))
         else:
             try:
-                lines += spec.evidence(obj.pk)
+                lines += triage.evidence(obj.pk)
             except Exception as exc:  # noqa: BLE001  a broken hook must not hide the rest of the page from staff
                 lines.append(("Recorded by the kind", f"unavailable: {type(exc).__name__}: {exc}"))
         return format_html('<table class="job-evidence"><tbody>{}</tbody></table>', format_html_join(
@@ -201,11 +201,11 @@ class JobPageFields(JobColumns):
     @admin.display(description="checkpoint")
     def kind_progress(self, obj: Job) -> str:
         """The kind's own progress view (the agent's checkpoint), without importing its app."""
-        spec = kinds.get(obj.kind)
-        if spec is None or spec.progress is None:
+        triage = kind_triage.of(obj.kind)
+        if not triage.supports_checkpoint:
             return "— (this kind keeps no checkpoint)"
         try:
-            progress = spec.progress(obj.pk)
+            progress = triage.checkpoint(obj.pk)
         except Exception as exc:  # noqa: BLE001  a broken hook must not hide the rest of the page from staff
             return format_html("unavailable: {}", f"{type(exc).__name__}: {exc}")
         return pretty_json(progress) if progress else "— (none yet)"
@@ -253,8 +253,7 @@ def guidance(job: Job, now: datetime) -> str:
         ends = utc(job.lease_expires_at) if job.lease_expires_at else "its deadline"
         return (f"Running: wait. Its lease ends at {ends}; if its worker is gone by then, the job goes back to the "
                 "queue (or to unknown, had it started a provider call).")
-    spec = kinds.get(job.kind)
-    own = spec.staff_guidance.get(job.state, {}).get(job.failure_code or "") if spec is not None else None
+    own = kind_triage.of(job.kind).guidance.get(job.state, {}).get(job.failure_code or "")
     if own:
         return own
     for codes, words in GUIDANCE_BY_FAILURE.get(job.state, ()):
@@ -274,7 +273,7 @@ GUIDANCE = {
     CANCELLED: "Cancelled: nothing to do, and nothing runs it again.",
 }
 # What a dead or unknown job's failure code (jobs.queue.FailureCode, or an acceptance refusal's,
-# jobs.errors) changes in that line; a kind's own codes have the kind's lines (Kind.staff_guidance),
+# jobs.errors) changes in that line; a kind's own codes have the kind's lines (KindTriage.guidance),
 # and codes named nowhere get the state's line.
 GUIDANCE_BY_FAILURE: dict[str, tuple[tuple[frozenset[str], str], ...]] = {
     UNKNOWN: (

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from datetime import timedelta
 from html import unescape
 
@@ -11,7 +14,7 @@ import pytest
 from django.contrib.auth.models import Permission
 
 from jobs import kinds
-from jobs.admin import JobAdmin
+from jobs.admin import JobAdmin, kind_triage
 from jobs.models import Job
 from tests.conftest import drive_to
 
@@ -69,14 +72,47 @@ def in_state(clock, accept):
     return make
 
 
+@dataclass
+class Triage:
+    """A kind's triage for one test (``jobs.admin.kind_triage.KindTriage``), its hooks given as functions."""
+
+    checkpoint_of: Callable[[int], dict | None] | None = None
+    evidence_of: Callable[[int], list[tuple[str, str]]] | None = None
+    guidance: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def supports_checkpoint(self) -> bool:
+        return self.checkpoint_of is not None
+
+    @property
+    def supports_evidence(self) -> bool:
+        return self.evidence_of is not None
+
+    def checkpoint(self, job_id: int) -> dict | None:
+        assert self.checkpoint_of is not None
+        return self.checkpoint_of(job_id)
+
+    def evidence(self, job_id: int) -> list[tuple[str, str]]:
+        assert self.evidence_of is not None
+        return self.evidence_of(job_id)
+
+
 @pytest.fixture
-def progress_kind(register_kind):
+def register_triage():
+    """Register a kind's triage for one test; removed again when the test ends."""
+    with ExitStack() as stack:
+        yield lambda name, triage: stack.enter_context(kind_triage.registered(name, triage))
+
+
+@pytest.fixture
+def progress_kind(register_kind, register_triage):
     """A kind that takes documents and reports a checkpoint, as the agent's kind does."""
     checkpoints: dict[int, dict] = {}
     register_kind(kinds.Kind(
         name="test.review", handler=lambda ctx: {}, accepts_document=True, max_document_bytes=10_000,
-        payload_schema={"type": "object"}, progress=checkpoints.get,
+        payload_schema={"type": "object"},
     ))
+    register_triage("test.review", Triage(checkpoint_of=checkpoints.get))
     return checkpoints
 
 

@@ -11,7 +11,7 @@ from django.contrib.admin.models import LogEntry
 from jobs import document_store, tokens
 from jobs.models import ApiToken, Job, Tenant, User
 
-from .conftest import CHANGELIST, STATES, confirm, start_action
+from .conftest import CHANGELIST, STATES, Triage, confirm, start_action
 
 TRIAGE_ACTIONS = {"retry_dead": "dead", "reconcile_done": "unknown", "reconcile_not_done": "unknown",
                   "discard_unknown": "unknown"}
@@ -227,15 +227,14 @@ def test_the_job_page_says_when_a_kind_keeps_no_checkpoint(client, triager, in_s
     assert b"this kind keeps no checkpoint" in client.get(f"{CHANGELIST}{job.pk}/change/").content
 
 
-def test_a_broken_checkpoint_hook_does_not_hide_the_job_page(client, triager, in_state, progress_kind, register_kind):
-    from jobs import kinds
-
+def test_a_broken_checkpoint_hook_does_not_hide_the_job_page(client, triager, in_state, progress_kind,
+                                                              register_triage):
     job = in_state("dead", kind="test.review", payload={})
 
     def broken(job_id):
         raise RuntimeError("agent table missing")
 
-    register_kind(kinds.Kind(name="test.review", handler=lambda c: {}, progress=broken))
+    register_triage("test.review", Triage(checkpoint_of=broken))
     client.force_login(triager)
     response = client.get(f"{CHANGELIST}{job.pk}/change/")
     assert response.status_code == 200 and b"unavailable: RuntimeError: agent table missing" in response.content

@@ -25,7 +25,7 @@ from tests.agent.conftest import drive
 from tests.agent.fake_provider import FakeProvider
 from tests.conftest import claim_first
 
-from .conftest import CHANGELIST, confirm, start_action
+from .conftest import CHANGELIST, Triage, confirm, start_action
 
 CANARY = "Zebracorn Canary 4471"
 TEXT = f"""Muster Handels GmbH · Musterstraße 1 · 10115 Berlin
@@ -179,11 +179,12 @@ def test_a_kind_without_the_hook_shows_the_marker_and_says_so(client, triager, i
     }
 
 
-def test_a_broken_evidence_hook_does_not_hide_the_page(client, triager, in_state, register_kind):
+def test_a_broken_evidence_hook_does_not_hide_the_page(client, triager, in_state, register_kind, register_triage):
     def broken(job_id):
         raise RuntimeError("agent table missing")
 
-    register_kind(kinds.Kind(name="test.broken", handler=lambda c: {}, evidence=broken))
+    register_kind(kinds.Kind(name="test.broken", handler=lambda c: {}))
+    register_triage("test.broken", Triage(evidence_of=broken))
     job = in_state("unknown", kind="test.broken", payload={})
     client.force_login(triager)
     assert evidence(page_of(client, job))["Recorded by the kind"] == "unavailable: RuntimeError: agent table missing"
@@ -245,15 +246,29 @@ def test_a_dead_or_unknown_jobs_line_follows_why_it_stopped(client, triager, ali
     assert guidance_of(page_of(client, late)).startswith("It ran out of time before its deadline: Retry")
 
 
-def test_a_kinds_own_failure_code_reads_in_the_kinds_line_on_its_jobs_only(client, triager, in_state, register_kind):
-    register_kind(kinds.Kind(name="test.own_words", handler=lambda ctx: {},
-                             staff_guidance={"dead": {"boom": "Its own line: the boom is the kind's to explain."}}))
+def test_a_kinds_own_failure_code_reads_in_the_kinds_line_on_its_jobs_only(client, triager, in_state, register_kind,
+                                                                           register_triage):
+    register_kind(kinds.Kind(name="test.own_words", handler=lambda ctx: {}))
+    register_triage("test.own_words",
+                    Triage(guidance={"dead": {"boom": "Its own line: the boom is the kind's to explain."}}))
     client.force_login(triager)
     own = in_state("dead", kind="test.own_words", payload={})
     other = in_state("dead")  # another kind's job, stopped on the same code
     assert own.failure_code == other.failure_code == "boom"
     assert guidance_of(page_of(client, own)) == "Its own line: the boom is the kind's to explain."
     assert guidance_of(page_of(client, other)).startswith("Failed, and nothing will run it again")
+
+
+def test_the_apps_register_what_staff_are_shown_of_their_kinds():
+    """The review keeps a checkpoint and its provider calls; the mailbox fetch only words its own code."""
+    from jobs.admin import kind_triage
+    from mailin import fetch
+
+    review, mailbox = kind_triage.of("document_review"), kind_triage.of(fetch.FETCH)
+    assert review.supports_checkpoint and review.supports_evidence and "unknown" in review.guidance
+    assert not (mailbox.supports_checkpoint or mailbox.supports_evidence)
+    assert mailbox.guidance["dead"][fetch.UNREACHABLE].startswith("The mail server did not serve the inbound mailbox")
+    assert kind_triage.of("no.such.kind") is kind_triage.GENERIC
 
 
 def test_a_running_job_says_when_its_lease_ends_and_a_retried_one_when_it_runs(client, triager, accept, clock):

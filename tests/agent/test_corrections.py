@@ -17,6 +17,7 @@ from jobs.models import Job, JobEvent
 from tests.conftest import claim_first
 from tests.web.conftest import evidenced_review_result, review_result
 from web import exports, status
+from web.kind_pages import Refused
 
 pytestmark = pytest.mark.django_db
 _keys = itertools.count(1)
@@ -120,7 +121,7 @@ def test_confirming_keeps_the_value_and_a_value_to_check_becomes_ok(completed_re
 ])
 def test_a_refused_input_is_a_400_and_writes_nothing(completed_review, alice, clock, field, value, confirm, code):
     job = completed_review(review_result(iban_status="malformed"))
-    with pytest.raises(kinds.Refused) as refused:
+    with pytest.raises(Refused) as refused:
         correct(job, alice, field, value, confirm=confirm, clock=clock)
     assert (refused.value.status, refused.value.code) == (400, code)
     assert not FieldCorrection.objects.exists() and not JobEvent.objects.filter(job=job, to_state="").exists()
@@ -128,11 +129,11 @@ def test_a_refused_input_is_a_400_and_writes_nothing(completed_review, alice, cl
 
 def test_a_value_that_is_missing_or_fails_its_check_cannot_be_confirmed(completed_review, alice, clock):
     job = completed_review(review_result(iban_status="malformed"))
-    with pytest.raises(kinds.Refused) as refused:  # DE00 1234 fails its check
+    with pytest.raises(Refused) as refused:  # DE00 1234 fails its check
         correct(job, alice, "iban", confirm=True, clock=clock)
     assert (refused.value.status, refused.value.code) == (409, "cannot_confirm")
     unread = completed_review(review_result(readable=False))
-    with pytest.raises(kinds.Refused) as refused:
+    with pytest.raises(Refused) as refused:
         correct(unread, alice, "iban", confirm=True, clock=clock)
     assert (refused.value.status, refused.value.code) == (409, "cannot_confirm")
     updated = Job.objects.get(pk=job.pk).updated_at
@@ -143,12 +144,12 @@ def test_a_value_that_is_missing_or_fails_its_check_cannot_be_confirmed(complete
 def test_only_a_completed_job_of_the_members_tenant(completed_review, accept, alice, bob, make_member, clock):
     job = completed_review(review_result(iban_status="malformed"))
     for user, job_id in ((bob, job.pk), (alice, 999_999)):  # another tenant's job answers as no job at all
-        with pytest.raises(kinds.Refused) as refused:
+        with pytest.raises(Refused) as refused:
             corrections.correct(job_id=job_id, tenant_id=user.tenant_id, user=user, field="iban", value=GOOD_IBAN,
                                 now=clock.now())
         assert (refused.value.status, refused.value.code, refused.value.message) == (404, "not_found", "no such job")
     waiting = accept("document_review", {"text": "Invoice"})
-    with pytest.raises(kinds.Refused) as refused:
+    with pytest.raises(Refused) as refused:
         correct(waiting, alice, "iban", GOOD_IBAN, clock=clock)
     assert (refused.value.status, refused.value.code, refused.value.state) == (409, "not_completed", "queued")
     assert not FieldCorrection.objects.exists()

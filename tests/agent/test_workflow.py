@@ -25,10 +25,14 @@ def statuses(job: Job) -> dict[str, str]:
             if name not in ALSO_READ}
 
 
-def test_the_kind_is_registered_from_the_agent_app_with_its_limits():
+def test_the_kind_is_registered_from_the_agent_app_with_its_limits_pages_and_triage():
+    from agent import review_pages
+    from jobs.admin import kind_triage
+    from web import kind_pages
+
     kind = kinds.offered("document_review")
-    assert kind is not None and kind.accepts_document and kind.progress is workflow.progress
-    assert kind.max_document_bytes == 5 * 1024 * 1024
+    assert kind is not None and kind.accepts_document and kind.max_document_bytes == 5 * 1024 * 1024
+    assert kind_pages.of(kind.name) is review_pages.PAGES and kind_triage.of(kind.name) is review_pages.TRIAGE
 
 
 def test_the_invoice_date_is_checked_against_the_jobs_clock_not_the_machines(review_job, claim, clock, pdf):

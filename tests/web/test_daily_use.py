@@ -73,7 +73,7 @@ def test_the_list_and_the_batch_page_offer_the_other_separator_too(browser_clien
 
 
 def test_every_time_of_the_export_is_in_its_one_zone(reviewed, browser_client, alice):
-    from jobs.kinds import Duplicate
+    from web.kind_pages import Duplicate
 
     job = reviewed(review_result())
     text = browser_client(alice).get("/jobs/export.csv?tz=Asia/Tokyo").content.decode()[1:]

@@ -243,6 +243,26 @@ def test_the_kind_presents_its_result_so_another_kinds_review_shaped_result_is_j
     assert 'id="fields"' not in html and 'id="draft"' not in html
 
 
+def test_a_kind_is_shown_by_the_pages_its_app_registered_and_by_no_other_kinds(browser_client, api_client, alice,
+                                                                               completed_job):
+    """The pages ask what the kind's app registered (web.kind_pages); a kind that registered nothing
+    offers no note and no corrections, whatever shape its result has."""
+    from web import kind_pages
+
+    class EchoPages(kind_pages.GenericPages):
+        def note(self, result: dict) -> str:
+            return f"echoed {len(result)} keys"
+
+    job = completed_job(REVIEW, kind="webtest.echo")
+    client = browser_client(alice)
+    assert client.get(f"/jobs/{job.pk}/note.txt").status_code == 404
+    refused = api_client(alice).patch(f"/jobs/{job.pk}/fields/iban", data='{"value": "x"}',
+                                      content_type="application/json")
+    assert refused.status_code == 409 and refused.json()["error"] == "not_correctable"
+    with kind_pages.registered("webtest.echo", EchoPages()):
+        assert client.get(f"/jobs/{job.pk}/note.txt").content == f"echoed {len(REVIEW)} keys\n".encode()
+
+
 def test_a_review_reconciled_by_staff_with_a_note_is_shown_as_json(browser_client, alice, completed_job):
     job = review_job(completed_job, {"note": "paid by phone"})
     html = browser_client(alice).get(f"/jobs/{job.pk}?poll=2", headers=HTMX).content.decode()

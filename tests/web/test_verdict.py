@@ -149,14 +149,14 @@ def test_an_old_date_is_alices_finding_accepted_and_cleared_also_after_entering_
 
 def test_an_acceptance_needs_a_reason_and_a_finding_that_stands(reviewed, alice, clock):
     from agent import acceptances
-    from jobs import kinds
+    from web.kind_pages import Refused
 
     job = reviewed(with_findings(IBAN_FINDING))
     for reason, code in (("", "reason_required"), ("x" * 301, "reason_too_long"), ("nul\x00byte", "reason_invalid")):
-        with pytest.raises(kinds.Refused) as refused:
+        with pytest.raises(Refused) as refused:
             acceptances.accept(job_id=job.pk, tenant_id=alice.tenant_id, user=alice, reason=reason, now=clock.now())
         assert refused.value.code == code
-    with pytest.raises(kinds.Refused) as refused:
+    with pytest.raises(Refused) as refused:
         acceptances.accept(job_id=job.pk, tenant_id=alice.tenant_id, user=alice, reason="ok", keys=["nope"],
                            now=clock.now())
     assert refused.value.code == "no_such_finding" and not FindingAcceptance.objects.exists()
@@ -164,10 +164,10 @@ def test_an_acceptance_needs_a_reason_and_a_finding_that_stands(reviewed, alice,
 
 def test_another_tenants_member_cannot_accept_or_approve(reviewed, bob, clock):
     from agent import acceptances
-    from jobs import kinds
+    from web.kind_pages import Refused
 
     job = reviewed(with_findings(IBAN_FINDING))
-    with pytest.raises(kinds.Refused) as refused:
+    with pytest.raises(Refused) as refused:
         acceptances.accept(job_id=job.pk, tenant_id=bob.tenant_id, user=bob, reason="mine", now=clock.now())
     assert refused.value.status == 404
     with pytest.raises(work.NoSuchJob):
