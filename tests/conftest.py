@@ -205,11 +205,12 @@ _DATABASE_FIXTURES = {"db", "transactional_db", "live_server", "django_db_setup"
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark ``once`` the checks that are the same on either store.
+    """Mark ``once`` the checks that are the same on either store, and ``late`` the long ones of them.
 
     CI's PostgreSQL pass runs ``-m "not once"``: it repeats what depends on the database and
-    leaves the rest to the SQLite pass, except the ``late`` ones, which the SQLite pass leaves to it. A test uses the database when it (or a fixture it
-    uses) asks for one of Django's database fixtures or carries ``django_db``.
+    leaves the rest to the SQLite pass, which in turn leaves the ``late`` ones to it. A test uses
+    the database when it (or a fixture it uses) asks for one of Django's database fixtures or
+    carries ``django_db``.
     """
     for item in items:
         uses_database = item.get_closest_marker("django_db") is not None or bool(
