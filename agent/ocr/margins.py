@@ -70,7 +70,7 @@ def _printed_along(strip: Any) -> bool:
         return False
     profile = ink.reduce((ink.width, 1)) if ink.width > 1 else ink  # each row's share of ink
     inked_rows = sum(1 for v in profile.tobytes() if v > 0)
-    return inked_rows >= MIN_SPREAD * ink.height
+    return bool(inked_rows >= MIN_SPREAD * ink.height)
 
 
 def _placed(found: list[_Found], angle: int, *, x0: int, strip: int, height: int, dpi: float,

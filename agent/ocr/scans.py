@@ -42,7 +42,7 @@ PAPER_GRAIN = 12
 def _dpi_for(width_in: float, height_in: float) -> float:
     """DPI, or less for a page that would be more than MAX_PAGE_PIXELS at DPI."""
     area = max(width_in * height_in, 1e-6)
-    return min(float(DPI), (MAX_PAGE_PIXELS / area) ** 0.5)
+    return min(float(DPI), float((MAX_PAGE_PIXELS / area) ** 0.5))
 
 
 def pages_of(content: bytes) -> Generator[tuple[Any, float], None, None]:
