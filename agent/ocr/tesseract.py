@@ -6,6 +6,7 @@ import atexit
 import ctypes
 import ctypes.util
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +84,7 @@ class Engine:
             raise Unavailable(f"OCR is installed without its language packs ({', '.join(missing)}), so a scan "
                               "cannot be read")
         self.readers: dict[str, Any] = {}  # by languages, the most recently used last
+        self.loading_seconds = 0.0  # CPU spent loading language sets on a change of language (ocrbench)
         atexit.register(self.close)  # freed before the library's own teardown, which warns of leaks
 
     def close(self) -> None:
@@ -111,7 +113,9 @@ class Engine:
         if reader is None:
             while len(self.readers) >= MAX_READERS:  # the least recently used goes
                 self.lib.TessBaseAPIDelete(self.readers.pop(next(iter(self.readers))))
+            began = time.process_time()
             reader = self._api(languages)
+            self.loading_seconds += time.process_time() - began
         self.readers[languages] = reader
         return self._words(reader, image, dpi)
 

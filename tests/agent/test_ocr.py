@@ -470,4 +470,19 @@ def test_ocrbench_smoke(needs_ocr, tmp_path):
     italian = report["groups"]["it"]
     assert italian["documents"] == 1 and italian["text"] >= 6 and italian["ratio_150"] >= 0.85
     assert report["speed"]["150"]["pages"] == 1 and report["speed"]["150"]["pages_per_second_per_core"] > 0
+    assert 0 <= report["speed"]["150"]["loading_seconds"] < report["speed"]["150"]["cpu_seconds"]
+
+
+def test_the_engine_counts_the_cpu_of_loading_a_language_set_once_per_load(needs_ocr):
+    from PIL import Image
+
+    tesseract, blank = ocr.engine(), Image.new("L", (200, 60), 255)
+    kept = tesseract.readers.pop("ita+eng", None)  # unloaded, as after a change of language
+    if kept is not None:
+        tesseract.lib.TessBaseAPIDelete(kept)
+    before = tesseract.loading_seconds
+    tesseract.read(blank, 300, "ita+eng")
+    loaded = tesseract.loading_seconds
+    tesseract.read(blank, 300, "ita+eng")
+    assert loaded > before and tesseract.loading_seconds == loaded  # kept loaded: counted once
 
