@@ -1,9 +1,9 @@
 """The queue's statements on PostgreSQL.
 
-The claim is one statement that stamps, picks, counts, leases and writes the event, run in
-autocommit (one round trip); its subquery takes the row ``FOR UPDATE SKIP LOCKED``, so
-concurrent claimers pass over each other's rows instead of queueing behind them. A batch of
-claims is one message of ``EXECUTE`` calls of that statement, prepared once per connection.
+The claim is one statement that stamps, picks, counts, leases and writes the event; its
+subquery takes the row ``FOR UPDATE SKIP LOCKED``, so concurrent claimers pass over each
+other's rows instead of queueing behind them. Claims, one or a batch, are one message of
+``EXECUTE`` calls of that statement, prepared and planned once per connection.
 The completion writes the row, lowers the tenant's running count and writes the event in one
 statement too. The hot path's statements go to psycopg's cursor that binds on the server and
 prepares (``jobs.writelock``); the colder ones through Django's. Both take ``%(name)s``.
@@ -238,6 +238,21 @@ def claimed(rows: Sequence[tuple[Any, ...] | None]) -> Claimed:
                    retry=any(row[2] != "leased" for row in answer))
 
 
+# Before a batch's picks, for its transaction: the prepared claim runs on its one generic plan.
+# Left to choose, PostgreSQL plans a custom plan for each of the first five runs, then keeps
+# to custom plans for good if the generic one's estimate is much the higher, as it is once
+# any kind has a running-limit slot (``KindSlot``, e.g. ``webhook.deliver``'s): then every
+# pick planned the whole statement again, ~5 ms, five times the pick itself. A custom plan
+# knows nothing more: the claim is dated by the server (``now`` NULL), its limits constant.
+GENERIC_PLAN = "SET LOCAL plan_cache_mode = force_generic_plan"
+
+
+def batch_message(cursor: Any, execute: str, binding: dict[str, Any], picks: int) -> str:
+    """The batch's message (``claim_batch``): the generic plan for its transaction, then
+    ``picks`` ``EXECUTE``s of the prepared claim, bound on the client by ``cursor``."""
+    return ";\n".join([GENERIC_PLAN, *[cursor.mogrify(execute, binding)] * picks])
+
+
 # Per connection (psycopg's), the claim statements it has prepared (``claim_batch``).
 _prepared_claims: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
@@ -253,8 +268,9 @@ def claim_batch(binding: dict[str, Any], picks: int, *, fair: bool = True) -> li
     server waiting for the rest (``active``, ``ClientRead``), beyond the reach of both
     ``statement_timeout`` and ``idle_in_transaction_session_timeout``, its rows locked and
     skipped by every sweep. The parameters are bound on the client (the same for every pick);
-    the statement is prepared in the same message the first time on each connection. Returns
-    one row (or None) per pick, like that many single claims.
+    the statement is prepared in the same message the first time on each connection, and
+    runs on its generic plan (``GENERIC_PLAN``; inside a caller's transaction, to its end).
+    Returns one row (or None) per pick, like that many single claims.
     """
     conn = connections[DEFAULT_DB_ALIAS]
     name, prepare, execute = prepare_claim(fair)
@@ -277,12 +293,12 @@ def _send_claims(raw: Any, binding: dict[str, Any], *, picks: int, name: str, pr
     with raw_write_transaction(explicit=False):  # Django's errors; a savepoint inside a transaction
         cursor = ClientCursor(raw)
         try:
-            message = ";\n".join([cursor.mogrify(execute, binding)] * picks)
+            message = batch_message(cursor, execute, binding, picks)
             cursor.execute(message if name in known else f"{prepare};\n{message}")
             known.add(name)
             rows: list[Any] = []
             while True:
-                if cursor.description is not None:  # a pick's row (the PREPARE returns none)
+                if cursor.description is not None:  # a pick's row (the PREPARE and the SET return none)
                     rows.append(cursor.fetchone())
                 if not cursor.nextset():
                     return rows
@@ -325,12 +341,8 @@ class PostgreSQL:
                            {"channel": CANCEL_CHANNEL, "message": f"{job_id}:{epoch}"})
 
     def claim(self, params: ClaimParams, *, fair: bool, picks: int) -> Claimed:
-        binding = params.binding(self.time)
-        if picks > 1:
-            return claimed(claim_batch(binding, picks, fair=fair))
-        with raw_write_transaction(explicit=False) as cursor:
-            cursor.execute(claim(fair), binding)
-            return claimed([cursor.fetchone()])
+        """One pick too is a batch: the statement prepared once, on its generic plan."""
+        return claimed(claim_batch(params.binding(self.time), picks, fair=fair))
 
     def now(self) -> datetime:
         with connection.cursor() as cursor:
