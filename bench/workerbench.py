@@ -334,7 +334,7 @@ UNRELATED_SLOT = "INSERT INTO jobs_kindslot (kind, number, epoch) VALUES ('webho
 
 
 def _sqlite_batched(ws: Workspace, p: int, loop: Callable[..., None] = bare_sqlite_batched,
-                    slotted: bool = False) -> dict:
+                    slotted: bool = False) -> dict[str, Any]:
     path = ws.copy("template.sqlite3", "bb.sqlite3")
     if slotted:
         import sqlite3
@@ -357,7 +357,7 @@ def _pg_bare(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict:
 
 
 def _pg_batched(scratch: PostgresScratch, made: Iterator[int], p: int,
-                loop: Callable[..., None] = bare_postgres_batched, slotted: bool = False) -> dict:
+                loop: Callable[..., None] = bare_postgres_batched, slotted: bool = False) -> dict[str, Any]:
     url = scratch.create(f"bb{next(made)}", "template")
     if slotted:
         import psycopg
