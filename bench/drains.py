@@ -137,14 +137,15 @@ def bare_postgres_batched(dsn: str, out: Any, starts: bool = False) -> None:
     db.execute(prepare)
     result = Jsonb({"ok": True})
     claim = ClaimParams(now=None, expires=None, worker="bare", actor="worker:bare", lease=timedelta(seconds=30))
-    message = ";\n".join([ClientCursor(db).mogrify(execute, claim.binding(postgresql.PostgreSQL().time))] * BATCH)
+    message = postgresql.batch_message(ClientCursor(db), execute, claim.binding(postgresql.PostgreSQL().time), BATCH)
     done, t0 = 0, time.time()
     while True:
         cursor = ClientCursor(db)
         cursor.execute(message)
         rows = []
         while True:
-            rows.append(cursor.fetchone())
+            if cursor.description is not None:  # a pick's row (the SET before them returns none)
+                rows.append(cursor.fetchone())
             if not cursor.nextset():
                 break
         answer = postgresql.claimed(rows)

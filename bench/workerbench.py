@@ -9,7 +9,9 @@ its own transaction) and the batched loop (32 fenced claims in one transaction, 
 completions in one), the reference for what the queue adds per job to its batched work
 (``bench.drains``), and that batched loop with each job's start record written as the
 worker writes it (one write a job: the floor that spending an attempt only on a started
-handler sets). The peer drains N no-op tasks with P processes (huey on SQLite,
+handler sets), and that batched loop again with one slot row of a limited kind none of its jobs
+is (``KindSlot``, which every worker syncs for ``webhook.deliver``): what a limit elsewhere costs
+the claim, nothing when all is well. The peer drains N no-op tasks with P processes (huey on SQLite,
 Procrastinate on PostgreSQL; ``bench.peers``). The drains are interleaved over ``rounds``
 rounds, in rotating order, and the best of each is kept. Rates are taken from the first claim
 to the last completion, so process start-up is not counted on any side: for the workers from
@@ -27,6 +29,7 @@ by its own worker (see ``run_tasks``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import statistics
 import tempfile
@@ -211,6 +214,7 @@ def _sqlite_drains(plan: _Plan, ws: Workspace, figures: dict[str, Any]) -> None:
                 "bare": functools.partial(_sqlite_bare, ws, p),
                 "batched": functools.partial(_sqlite_batched, ws, p),
                 "started": functools.partial(_sqlite_batched, ws, p, bare_sqlite_started),
+                "slotted": functools.partial(_sqlite_batched, ws, p, slotted=True),
             }
             if plan.use_huey:
                 drains["peer"] = functools.partial(_sqlite_huey, ws, p, plan.jobs)
@@ -294,6 +298,7 @@ def _postgres_drains(plan: _Plan, scratch: PostgresScratch, made: Iterator[int],
                 "bare": functools.partial(_pg_bare, scratch, made, p),
                 "batched": functools.partial(_pg_batched, scratch, made, p),
                 "started": functools.partial(_pg_batched, scratch, made, p, bare_postgres_started),
+                "slotted": functools.partial(_pg_batched, scratch, made, p, slotted=True),
             }
             if plan.use_procrastinate:
                 drains["peer"] = functools.partial(_pg_procrastinate, scratch, made, p)
@@ -324,8 +329,19 @@ def _sqlite_bare(ws: Workspace, p: int) -> dict[str, Any]:
     return run_bare(bare_sqlite, p, str(ws.copy("template.sqlite3", "b.sqlite3")), "FULL")
 
 
-def _sqlite_batched(ws: Workspace, p: int, loop: Callable[..., None] = bare_sqlite_batched) -> dict[str, Any]:
-    return run_bare(loop, p, str(ws.copy("template.sqlite3", "bb.sqlite3")))
+# A limited kind's slot that no job of the drains is (``slotted``): the rows a worker syncs.
+UNRELATED_SLOT = "INSERT INTO jobs_kindslot (kind, number, epoch) VALUES ('webhook.deliver', 0, 0)"
+
+
+def _sqlite_batched(ws: Workspace, p: int, loop: Callable[..., None] = bare_sqlite_batched,
+                    slotted: bool = False) -> dict[str, Any]:
+    path = ws.copy("template.sqlite3", "bb.sqlite3")
+    if slotted:
+        import sqlite3
+
+        with contextlib.closing(sqlite3.connect(path)) as db, db:
+            db.execute(UNRELATED_SLOT)
+    return run_bare(loop, p, str(path))
 
 
 def _sqlite_huey(ws: Workspace, p: int, jobs: int) -> dict[str, Any]:
@@ -341,8 +357,14 @@ def _pg_bare(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict[str,
 
 
 def _pg_batched(scratch: PostgresScratch, made: Iterator[int], p: int,
-                loop: Callable[..., None] = bare_postgres_batched) -> dict[str, Any]:
-    return run_bare(loop, p, scratch.create(f"bb{next(made)}", "template"))
+                loop: Callable[..., None] = bare_postgres_batched, slotted: bool = False) -> dict[str, Any]:
+    url = scratch.create(f"bb{next(made)}", "template")
+    if slotted:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute(UNRELATED_SLOT)
+    return run_bare(loop, p, url)
 
 
 def _pg_procrastinate(scratch: PostgresScratch, made: Iterator[int], p: int) -> dict[str, Any]:
@@ -393,6 +415,9 @@ def _line(out: Callable[[str], None], p: int, best: dict[str, Any], peer: str) -
         started = best["started"]
         line += (f"   batched + starts {started['rate']:7.0f} jobs/s   ratio {workers['rate'] / started['rate']:5.0%}"
                  f"   starts' price {started['rate'] / batched['rate']:5.0%}")
+    if "slotted" in best:  # the batched loop with another kind's slot row: what a limit elsewhere costs
+        line += (f"   batched, another kind limited {best['slotted']['rate']:7.0f} jobs/s   "
+                 f"slot's price {best['slotted']['rate'] / batched['rate']:5.0%}")
     if "peer" in best:
         ours = workers["rate"] / best["peer"]["rate"]
         line += f"   {peer} {best['peer']['rate']:7.0f} jobs/s   ours/{peer} {ours:5.2f}x"

@@ -28,7 +28,7 @@ from .accept import accept, waiting, waiting_limit
 from .amend import Amendment, NotAmendable, amending
 from .budget import Slot, hold_provider, release_provider_slot, take_provider_slot
 from .cancel import CANCEL_CHANNEL, acknowledge_cancel, cancel, cancel_requested, cancels_requested
-from .claim import claim, claim_many
+from .claim import claim, claim_many, complete_and_claim
 from .events import FINISHED, LIVE, batch_finished, needs_human_changed
 from .finish import Completion, backoff, complete, complete_many, defer, fail, give_back_unstarted
 from .kind_slots import sync_kind_slots
@@ -114,6 +114,7 @@ __all__ = [
     "claim_many",
     "clear_external_start",
     "complete",
+    "complete_and_claim",
     "complete_many",
     "defer",
     "delete_finished",

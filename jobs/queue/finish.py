@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -50,6 +50,13 @@ def complete_many(*, completions: Sequence[Completion], now: datetime, actor: st
         return []
     applied = sql.current().complete([sql.result(c.job_id, c.epoch, c.result, c.summary) for c in completions],
                                      now, actor)
+    return completion_outcomes(completions, applied, now, actor)
+
+
+def completion_outcomes(completions: Sequence[Completion], applied: Collection[tuple[int, int]], now: datetime,
+                        actor: str) -> list[Outcome]:
+    """Each completion's outcome, once its batch committed (``applied``: the (id, epoch) that
+    did); the refused ones' rejections recorded, each for its job alone."""
     refused = [(c.job_id, c.epoch) for c in completions if (c.job_id, c.epoch) not in applied]
     reasons: dict[tuple[int, int], str] = {}
     if refused:

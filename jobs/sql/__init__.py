@@ -82,10 +82,12 @@ class Leased:
 @dataclass(frozen=True, slots=True)
 class Claimed:
     """What one claim's transaction leased; ``retry``: a pick found nothing only because of a
-    race or of jobs it had just stamped (PostgreSQL), so asking again may find one."""
+    race or of jobs it had just stamped (PostgreSQL), so asking again may find one;
+    ``completed``: the (id, epoch) of the completions it committed first (``Completing``)."""
 
     leased: list[Leased]
     retry: bool = False
+    completed: frozenset[tuple[int, int]] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +101,16 @@ class Result:
     outcome_text: str = ""
     needs_action: bool = False
     reference: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Completing:
+    """Fenced completions a claim commits in its own transaction before its picks: one commit
+    and (PostgreSQL) one round trip for a worker's finished batch and its next claim."""
+
+    results: Sequence[Result]
+    now: datetime
+    actor: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +167,9 @@ class Database(Protocol):
     def notify_cancel(self, job_id: int, epoch: int) -> None:
         """Tell a running job's worker at once (at commit) that someone asked to cancel it."""
 
-    def claim(self, params: ClaimParams, *, fair: bool, picks: int) -> Claimed:
-        """Up to ``picks`` jobs in their turns, leased with their events: one transaction."""
+    def claim(self, params: ClaimParams, *, fair: bool, picks: int, completing: Completing | None = None) -> Claimed:
+        """Up to ``picks`` jobs in their turns, leased with their events: one transaction,
+        which first commits ``completing`` (as ``complete`` would), so the picks see them."""
 
     def now(self) -> datetime:
         """The database's time, in the caller's transaction (for a write it then dates)."""

@@ -1,9 +1,9 @@
 """The queue's statements on PostgreSQL.
 
-The claim is one statement that stamps, picks, counts, leases and writes the event, run in
-autocommit (one round trip); its subquery takes the row ``FOR UPDATE SKIP LOCKED``, so
-concurrent claimers pass over each other's rows instead of queueing behind them. A batch of
-claims is one message of ``EXECUTE`` calls of that statement, prepared once per connection.
+The claim is one statement that stamps, picks, counts, leases and writes the event; its
+subquery takes the row ``FOR UPDATE SKIP LOCKED``, so concurrent claimers pass over each
+other's rows instead of queueing behind them. Claims, one or a batch, are one message of
+``EXECUTE`` calls of that statement, prepared and planned once per connection.
 The completion writes the row, lowers the tenant's running count and writes the event in one
 statement too. The hot path's statements go to psycopg's cursor that binds on the server and
 prepares (``jobs.writelock``); the colder ones through Django's. Both take ``%(name)s``.
@@ -22,7 +22,7 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 
 from jobs.writelock import raw_write_transaction
 
-from . import CANCEL_CHANNEL, Claimed, ClaimParams, Expired, Leased, PastDeadline, Result, execute_raw
+from . import CANCEL_CHANNEL, Claimed, ClaimParams, Completing, Expired, Leased, PastDeadline, Result, execute_raw
 from . import fragments as f
 from .fragments import EVENT, JOB, TENANT
 
@@ -238,6 +238,22 @@ def claimed(rows: Sequence[tuple[Any, ...] | None]) -> Claimed:
                    retry=any(row[2] != "leased" for row in answer))
 
 
+# Before a batch's picks, for its transaction: the prepared claim runs on its one generic plan.
+# Left to choose, PostgreSQL plans a custom plan for each of the first five runs, then keeps
+# to custom plans for good if the generic one's estimate is much the higher, as it is once
+# any kind has a running-limit slot (``KindSlot``, e.g. ``webhook.deliver``'s): then every
+# pick planned the whole statement again, ~5 ms, five times the pick itself. A custom plan
+# knows nothing more: the claim is dated by the server (``now`` NULL), its limits constant.
+GENERIC_PLAN = "SET LOCAL plan_cache_mode = force_generic_plan"
+
+
+def batch_message(cursor: Any, execute: str, binding: dict[str, Any], picks: int, before: str = "") -> str:
+    """The batch's message (``claim_batch``): the generic plan for its transaction, ``before``
+    (a statement already bound), then ``picks`` ``EXECUTE``s of the prepared claim, bound on
+    the client by ``cursor``."""
+    return ";\n".join([GENERIC_PLAN, *([before] if before else []), *[cursor.mogrify(execute, binding)] * picks])
+
+
 # Per connection (psycopg's), the claim statements it has prepared (``claim_batch``).
 _prepared_claims: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
@@ -253,9 +269,17 @@ def claim_batch(binding: dict[str, Any], picks: int, *, fair: bool = True) -> li
     server waiting for the rest (``active``, ``ClientRead``), beyond the reach of both
     ``statement_timeout`` and ``idle_in_transaction_session_timeout``, its rows locked and
     skipped by every sweep. The parameters are bound on the client (the same for every pick);
-    the statement is prepared in the same message the first time on each connection. Returns
-    one row (or None) per pick, like that many single claims.
+    the statement is prepared in the same message the first time on each connection, and
+    runs on its generic plan (``GENERIC_PLAN``; inside a caller's transaction, to its end).
+    Returns one row (or None) per pick, like that many single claims.
     """
+    return send_batch(binding, picks, fair=fair)[1]
+
+
+def send_batch(binding: dict[str, Any], picks: int, *, fair: bool = True,
+               completing: Completing | None = None) -> tuple[list[Any], list[Any]]:
+    """``claim_batch``, its message first committing ``completing`` (``COMPLETE_MANY``, bound
+    on the client) in the same transaction: (the completions' (id, epoch) rows, the picks')."""
     conn = connections[DEFAULT_DB_ALIAS]
     name, prepare, execute = prepare_claim(fair)
     for attempt in range(2):
@@ -263,7 +287,7 @@ def claim_batch(binding: dict[str, Any], picks: int, *, fair: bool = True) -> li
         known = _prepared_claims.setdefault(conn.connection, set())
         try:
             return _send_claims(conn.connection, binding, picks=picks, name=name, prepare=prepare, execute=execute,
-                                known=known)
+                                known=known, completing=completing)
         except DatabaseError as exc:
             if attempt or not _retry_prepared(exc, name, known):
                 raise
@@ -271,23 +295,38 @@ def claim_batch(binding: dict[str, Any], picks: int, *, fair: bool = True) -> li
 
 
 def _send_claims(raw: Any, binding: dict[str, Any], *, picks: int, name: str, prepare: str, execute: str,
-                 known: set[str]) -> list[Any]:
+                 known: set[str], completing: Completing | None) -> tuple[list[Any], list[Any]]:
     from psycopg import ClientCursor
 
     with raw_write_transaction(explicit=False):  # Django's errors; a savepoint inside a transaction
         cursor = ClientCursor(raw)
         try:
-            message = ";\n".join([cursor.mogrify(execute, binding)] * picks)
+            before = "" if completing is None else cursor.mogrify(COMPLETE_MANY, complete_binding(completing))
+            message = batch_message(cursor, execute, binding, picks, before)
             cursor.execute(message if name in known else f"{prepare};\n{message}")
             known.add(name)
+            completed: list[Any] | None = None if before else []  # their rows come first
             rows: list[Any] = []
             while True:
-                if cursor.description is not None:  # a pick's row (the PREPARE returns none)
-                    rows.append(cursor.fetchone())
+                if cursor.description is not None:  # the PREPARE and the SET return none
+                    if completed is None:
+                        completed = cursor.fetchall()
+                    else:
+                        rows.append(cursor.fetchone())
                 if not cursor.nextset():
-                    return rows
+                    return completed or [], rows
         finally:
             cursor.close()
+
+
+def complete_binding(completing: Completing) -> dict[str, Any]:
+    """``COMPLETE_MANY``'s parameters: one array a column, one element per job."""
+    adapt = connections[DEFAULT_DB_ALIAS].ops.adapt_json_value
+    results = completing.results
+    return {"job_ids": [r.job_id for r in results], "epochs": [r.epoch for r in results],
+            "results": [adapt(r.result, None) for r in results], "outcomes": [r.outcome for r in results],
+            "outcome_texts": [r.outcome_text for r in results], "needs_actions": [r.needs_action for r in results],
+            "references": [r.reference for r in results], "now": completing.now, "actor": completing.actor}
 
 
 def _retry_prepared(exc: DatabaseError, name: str, known: set[str]) -> bool:
@@ -324,13 +363,11 @@ class PostgreSQL:
             cursor.execute("SELECT pg_notify(%(channel)s, %(message)s)",
                            {"channel": CANCEL_CHANNEL, "message": f"{job_id}:{epoch}"})
 
-    def claim(self, params: ClaimParams, *, fair: bool, picks: int) -> Claimed:
-        binding = params.binding(self.time)
-        if picks > 1:
-            return claimed(claim_batch(binding, picks, fair=fair))
-        with raw_write_transaction(explicit=False) as cursor:
-            cursor.execute(claim(fair), binding)
-            return claimed([cursor.fetchone()])
+    def claim(self, params: ClaimParams, *, fair: bool, picks: int, completing: Completing | None = None) -> Claimed:
+        """One pick too is a batch: the statement prepared once, on its generic plan."""
+        completed, rows = send_batch(params.binding(self.time), picks, fair=fair, completing=completing)
+        answer = claimed(rows)
+        return Claimed(answer.leased, answer.retry, frozenset((job_id, epoch) for job_id, epoch in completed))
 
     def now(self) -> datetime:
         with connection.cursor() as cursor:
@@ -366,13 +403,8 @@ class PostgreSQL:
                                           "needs_action": r.needs_action, "reference": r.reference, "now": now,
                                           "actor": actor})
                 return {(r.job_id, r.epoch)} if cursor.rowcount == 1 else set()
-        binding = {"job_ids": [r.job_id for r in results], "epochs": [r.epoch for r in results],
-                   "results": [adapt(r.result, None) for r in results], "outcomes": [r.outcome for r in results],
-                   "outcome_texts": [r.outcome_text for r in results],
-                   "needs_actions": [r.needs_action for r in results],
-                   "references": [r.reference for r in results], "now": now, "actor": actor}
         with raw_write_transaction(explicit=False) as cursor:
-            cursor.execute(COMPLETE_MANY, binding)
+            cursor.execute(COMPLETE_MANY, complete_binding(Completing(results, now, actor)))
             return {(job_id, epoch) for job_id, epoch in cursor.fetchall()}
 
     def recover_expired(self, now: datetime, limit: int) -> list[Expired]:

@@ -21,7 +21,7 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 
 from jobs.writelock import raw_write_transaction, relaxed_statement
 
-from . import Claimed, ClaimParams, Expired, Leased, PastDeadline, Result, execute_raw
+from . import Claimed, ClaimParams, Completing, Expired, Leased, PastDeadline, Result, execute_raw
 from . import fragments as f
 from .fragments import JOB, TENANT, sqlite_driver
 
@@ -132,6 +132,26 @@ def renew(rows: int) -> str:
     return f.renew("MIN", rows)
 
 
+def complete_in(cursor: Any, results: Sequence[Result], now: datetime, actor: str) -> frozenset[tuple[int, int]]:
+    """The fenced completions in the cursor's transaction: one statement for the rows, one for
+    their events, one per limited tenant; the (id, epoch) that applied."""
+    t_now = time(now)
+    binding: dict[str, Any] = {"now": t_now}
+    adapt = connections[DEFAULT_DB_ALIAS].ops.adapt_json_value
+    for n, r in enumerate(results):
+        binding.update({f"job_id_{n}": r.job_id, f"epoch_{n}": r.epoch, f"result_{n}": adapt(r.result, None),
+                        f"outcome_{n}": r.outcome, f"outcome_text_{n}": r.outcome_text,
+                        f"needs_action_{n}": r.needs_action, f"reference_{n}": r.reference})
+    done = cursor.execute(complete_many(len(results)), binding).fetchall()
+    left: Counter[int] = Counter(tenant_id for _, _, tenant_id in done)
+    for tenant_id, jobs in left.items():
+        cursor.execute(RELEASE_RUNNING, {"jobs": jobs, "tenant_id": tenant_id})
+    cursor.executemany(EVENT, [{"job_id": job_id, "from_state": "leased", "to_state": "completed",
+                                "epoch": epoch, "actor": actor, "reason": "completed", "at": t_now}
+                               for job_id, epoch, _ in done])
+    return frozenset((job_id, epoch) for job_id, epoch, _ in done)
+
+
 def time(value: datetime) -> str:
     """A timestamp as Django stores it on SQLite: naive UTC text."""
     return str(value.astimezone(UTC).replace(tzinfo=None))
@@ -167,10 +187,12 @@ class SQLite:
     def notify_cancel(self, job_id: int, epoch: int) -> None:
         """SQLite's workers look for requests of the jobs they hold twice a second (``jobs.worker``)."""
 
-    def claim(self, params: ClaimParams, *, fair: bool, picks: int) -> Claimed:
+    def claim(self, params: ClaimParams, *, fair: bool, picks: int, completing: Completing | None = None) -> Claimed:
         binding = params.binding(time)
         rows: list[Leased] = []
         with raw_write_transaction() as cursor:
+            completed = frozenset() if completing is None else complete_in(
+                cursor, completing.results, completing.now, completing.actor)
             if params.now is None:  # dated once the write lock is held: this host's clock is the database's
                 at = datetime.now(UTC)
                 binding.update(now=time(at), expires=time(at + params.lease))
@@ -192,7 +214,7 @@ class SQLite:
             cursor.executemany(EVENT, [{"job_id": row.job_id, "from_state": "queued", "to_state": "leased",
                                         "epoch": row.epoch, "actor": params.actor, "reason": "claimed",
                                         "at": binding["now"]} for row in rows])
-        return Claimed(rows)
+        return Claimed(rows, completed=completed)
 
     def now(self) -> datetime:
         """One host: the database's clock is this host's."""
@@ -213,23 +235,8 @@ class SQLite:
         return {job_id for (job_id,) in relaxed_statement(start(len(claims)), binding)}
 
     def complete(self, results: Sequence[Result], now: datetime, actor: str) -> set[tuple[int, int]]:
-        """One statement for the rows, one for their events, one per limited tenant."""
-        t_now = time(now)
-        binding: dict[str, Any] = {"now": t_now}
-        adapt = connections[DEFAULT_DB_ALIAS].ops.adapt_json_value
-        for n, r in enumerate(results):
-            binding.update({f"job_id_{n}": r.job_id, f"epoch_{n}": r.epoch, f"result_{n}": adapt(r.result, None),
-                            f"outcome_{n}": r.outcome, f"outcome_text_{n}": r.outcome_text,
-                            f"needs_action_{n}": r.needs_action, f"reference_{n}": r.reference})
         with raw_write_transaction() as cursor:
-            done = cursor.execute(complete_many(len(results)), binding).fetchall()
-            left: Counter[int] = Counter(tenant_id for _, _, tenant_id in done)
-            for tenant_id, jobs in left.items():
-                cursor.execute(RELEASE_RUNNING, {"jobs": jobs, "tenant_id": tenant_id})
-            cursor.executemany(EVENT, [{"job_id": job_id, "from_state": "leased", "to_state": "completed",
-                                        "epoch": epoch, "actor": actor, "reason": "completed", "at": t_now}
-                                       for job_id, epoch, _ in done])
-        return {(job_id, epoch) for job_id, epoch, _ in done}
+            return set(complete_in(cursor, results, now, actor))
 
     def recover_expired(self, now: datetime, limit: int) -> list[Expired]:
         with connection.cursor() as cursor:

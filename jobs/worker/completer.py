@@ -7,7 +7,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, TypeVar
 
 from django.db import DatabaseError, connection
 
@@ -19,6 +20,7 @@ from .backoff import IdleBackoff
 from .run import Run
 
 log = logging.getLogger("jobs.worker")
+T = TypeVar("T")
 _errors = Repeats(log)  # an outage: one line per interval with the count, not one per try
 INFO, WARNING = logging.INFO, logging.WARNING
 
@@ -44,9 +46,10 @@ class Completer:
     is reported (``done``: the worker's counts and its log line) before the batch holding it
     commits, and a job whose batch never commits (the worker died) is redelivered when its
     lease runs out, like any job whose worker died before its completion. The worker flushes
-    the batch itself when it is full, before it claims again, and between jobs once the
-    oldest has waited ``interval`` seconds; a thread flushes a batch that waited that long
-    while the worker is busy in a longer handler. While the worker says it is between jobs
+    the batch itself when it is full (in the transaction of its claim, when a claim comes
+    next: ``flush_with``), and between jobs once the oldest has waited ``interval`` seconds;
+    a thread flushes a batch that waited that long while the worker is busy in a longer
+    handler. While the worker says it is between jobs
     (``between_jobs``: it will look at the batch again before its next handler runs) the
     thread leaves a due batch to it, so a drain of short jobs commits from one thread, on
     one connection, in full batches, instead of racing the worker for the lock with a
@@ -72,16 +75,18 @@ class Completer:
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
         self.between_jobs = False  # set by the worker: it will flush a due batch itself, soon
+        # Set by the worker: its next write is a claim, which commits a full batch with it (``flush_with``).
+        self.claim_next = False
 
     @property
     def pending(self) -> int:
         return len(self._pending)
 
     def submit(self, finished: Finished) -> None:
-        """Add a finished job; commit the batch if it is full."""
+        """Add a finished job; commit the batch if it is full (unless the claim that comes next will)."""
         with self._lock:
             self._pending.append(finished)
-            if len(self._pending) >= self.batch:
+            if len(self._pending) >= self.batch and not self.claim_next:
                 self._flush()
                 return
             first = len(self._pending) == 1
@@ -105,16 +110,24 @@ class Completer:
         interval, or later while a failed commit backs off."""
         return max(oldest.handed_in + self.interval, self._retry_at)
 
+    def flush_with(self, then: Callable[[list[queue.Completion], datetime], tuple[list[queue.Outcome], T]]) -> T:
+        """Commit what is pending in the transaction of ``then`` (the worker's next claim,
+        ``queue.complete_and_claim``), which returns each completion's outcome and its own
+        answer; that answer. As ``flush``: on a database error the batch stays pending."""
+        with self._lock:
+            return self._commit(then)
+
     def _flush(self) -> None:
         """Commit what is pending (the lock is held); on a database error it stays pending."""
-        if not self._pending:
-            return
+        if self._pending:
+            self._commit(lambda completions, now: (queue.complete_many(completions=completions, now=now), None))
+
+    def _commit(self, write: Callable[[list[queue.Completion], datetime], tuple[list[queue.Outcome], T]]) -> T:
         batch = list(self._pending)
         testing.before_commit([(f.claim.job_id, f.claim.epoch) for f in batch])
         try:
-            outcomes = queue.complete_many(
-                completions=[queue.Completion(f.claim.job_id, f.claim.epoch, f.result, f.summary) for f in batch],
-                now=self.clock.now())
+            outcomes, answer = write(
+                [queue.Completion(f.claim.job_id, f.claim.epoch, f.result, f.summary) for f in batch], self.clock.now())
         except DatabaseError:
             self._retry_at = time.monotonic() + self.retry.next_delay()
             raise
@@ -123,6 +136,7 @@ class Completer:
         del self._pending[:len(batch)]
         for finished, outcome in zip(batch, outcomes, strict=True):
             self._done(finished, outcome)
+        return answer
 
     def _run(self) -> None:
         """Flush a batch whose oldest job waited ``interval`` while the worker was busy."""

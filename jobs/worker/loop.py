@@ -17,6 +17,7 @@ How each run ends is written by ``jobs.worker.outcomes``.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import socket
@@ -225,14 +226,14 @@ class Worker:
             self.sweep(now)
         held = self._heartbeat.take()
         if held is None:
-            if self.completer.pending:  # committed before claiming, so the claim sees them finished
-                self.completer.flush()
-                now = self.clock.now()
             wanted = self._prefetch_size()
-            testing.checkpoint("claim", wanted)
-            # Dated by the database as it runs: a pause since ``now`` was read cannot date it earlier.
-            claims = queue.claim_many(now=statement_time(self.clock, now), worker=self.name, lease=self.lease,
-                                      limit=wanted)
+            if self.completer.pending:  # committed first in the claim's own transaction: it sees them finished
+                claims = self.completer.flush_with(functools.partial(self._claim_completing, wanted))
+            else:
+                testing.checkpoint("claim", wanted)
+                # Dated by the database as it runs: a pause since ``now`` was read cannot date it earlier.
+                claims = queue.claim_many(now=statement_time(self.clock, now), worker=self.name, lease=self.lease,
+                                          limit=wanted)
             testing.checkpoint("claimed", len(claims))
             if not claims:
                 self.stats.empty_polls += 1
@@ -248,6 +249,14 @@ class Worker:
             self.completer.flush_if_due()
         self._execute(held)
         return True
+
+    def _claim_completing(self, wanted: int, completions: list[queue.Completion],
+                          completed_at: datetime) -> tuple[list[queue.Outcome], list[queue.Claim]]:
+        """The pending completions and the next claim, one transaction (``Completer.flush_with``)."""
+        testing.checkpoint("claim", wanted)
+        return queue.complete_and_claim(completions=completions, completed_at=completed_at,
+                                        now=statement_time(self.clock, self.clock.now()), worker=self.name,
+                                        lease=self.lease, limit=wanted)
 
     def _prefetch_size(self) -> int:
         """As many claims as recent jobs say this worker finishes within the window (one at
@@ -375,6 +384,7 @@ class Worker:
 
     def _settle(self, run: Run, verdict: Verdict, beat: Beat) -> None:
         """Write the run's end: its verdict, unless its lease, a cancel or the shutdown decides."""
+        self.completer.claim_next = not self._heartbeat.holding  # then a full batch commits with that claim
         if beat.fenced:  # how much of its lease the handler left unused: below zero, work past it
             event(log, WARNING, "fenced_handler_ended", job=run.claim.job_id, epoch=run.claim.epoch,
                   lease_left_ms=round((beat.expires - self.clock.now()).total_seconds() * 1000))

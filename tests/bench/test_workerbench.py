@@ -21,8 +21,10 @@ def test_workerbench_drains_through_real_runworkers_and_a_bare_loop():
     lines = [line for line in done.stdout.splitlines()
              if "runworkers" in line and "bare loop" in line and "jobs/s" in line]
     assert len(lines) == 2, done.stdout
-    # The batched bare loop is the reference beside the one-job loop, with and without start writes.
-    assert all("batched bare loop" in line and "batched + starts" in line for line in lines), lines
+    # The batched bare loop is the reference beside the one-job loop, with and without start writes,
+    # and with a slot row of a kind none of its jobs is (what a limit elsewhere costs the claim).
+    assert all("batched bare loop" in line and "batched + starts" in line and "slot's price" in line
+               for line in lines), lines
     assert "claims per worker [40]" in lines[0]
     assert "scaling (runworkers)" in done.stdout
     # huey drained the same jobs at the same process counts, and the targets are judged.

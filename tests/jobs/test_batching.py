@@ -79,6 +79,44 @@ def test_a_stale_row_in_a_completion_batch_is_rejected_alone(clock, accept, memb
     assert Tenant.objects.get(pk=limited.tenant_id).running == 1  # the two completed ones left
 
 
+def test_a_finished_batch_commits_in_the_next_claims_transaction_each_row_fenced(clock, accept, member):
+    """One commit for a worker's finished batch and its next claim: the claim sees them done
+    (their tenant's places free again), a stale row is refused alone, every event written."""
+    limited = member("limited", max_running=2)
+    jobs = noops(accept, limited, 4)
+    c1, c2 = queue.claim_many(now=clock.now(), worker="w", lease=LEASE, limit=4)  # the tenant's two places
+    Job.objects.filter(pk=c2.job_id).update(epoch=c2.epoch + 1)  # another worker owns it now
+
+    outcomes, claims = queue.complete_and_claim(
+        completions=[queue.Completion(c.job_id, c.epoch, {"n": c.job_id}) for c in (c1, c2)],
+        completed_at=clock.now(), now=clock.now(), worker="w", lease=LEASE, limit=4)
+
+    assert [bool(o) for o in outcomes] == [True, False]
+    assert outcomes[1].reason == f"epoch {c2.epoch} superseded by {c2.epoch + 1}"
+    assert [c.job_id for c in claims] == [jobs[2].pk]  # c1's place, freed in the same transaction
+    assert Job.objects.get(pk=c1.job_id).result == {"n": c1.job_id}
+    assert JobEvent.objects.filter(job_id=c1.job_id, to_state="completed").count() == 1
+    assert JobEvent.objects.filter(job_id=jobs[2].pk, to_state="leased").count() == 1
+    assert JobEvent.objects.get(job_id=c2.job_id, to_state="").reason.startswith("stale completion rejected")
+    assert Tenant.objects.get(pk=limited.tenant_id).running == 2  # c2 (still leased) and the new claim
+
+
+def test_a_draining_worker_commits_its_completions_with_its_claims(clock, accept, monkeypatch):
+    """A drain's full batches wait for the claim that comes next rather than committing alone."""
+    alone: list[int] = []
+    complete_many = queue.complete_many
+    monkeypatch.setattr(queue, "complete_many",
+                        lambda **kw: alone.append(len(kw["completions"])) or complete_many(**kw))
+    jobs = noops(accept, None, 9)
+    w = batching_worker(clock)
+    while w._step():  # as ``run`` drains (its loop closes the connection between claims)
+        pass
+    assert Job.objects.filter(pk__in=[j.pk for j in jobs], state="completed").count() == 9
+    assert JobEvent.objects.filter(to_state="completed").count() == 9 and w.stats.completed == 9
+    assert alone == []  # 1, then 4 and 4, each committed with the next claim (the last with the empty one)
+    w.close()
+
+
 def test_a_completion_batch_past_a_lease_changes_nothing(clock, accept):
     noops(accept, None, 2)
     claims = queue.claim_many(now=clock.now(), worker="w", lease=LEASE, limit=2)

@@ -162,7 +162,50 @@ def test_the_claim_stays_an_index_seek_past_a_kind_at_its_limit_on_postgresql(cl
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "Index Scan using job_claim_idx on jobs_job" in plan, plan
     assert "Seq Scan on jobs_job" not in plan, plan
+    generic = generic_plan(params)  # the plan the prepared claim runs on (``postgresql.GENERIC_PLAN``)
+    assert "Index Scan using job_claim_idx on jobs_job" in generic, generic
+    assert "Seq Scan on jobs_job" not in generic, generic
     assert queue.claim(now=clock.now(), worker="w").kind == "diagnostic.noop"
+
+
+def generic_plan(params: object) -> str:
+    """PostgreSQL's generic plan of the prepared claim (prepared by a claim on this connection)."""
+    from django.conf import settings
+    from psycopg import ClientCursor
+
+    from jobs.sql import postgresql
+
+    _name, _prepare, execute = postgresql.prepare_claim(settings.JOBS["FAIR_CLAIMS"])
+    explain = "EXPLAIN " + ClientCursor(connection.connection).mogrify(execute, params.binding(lambda v: v))
+    with connection.cursor() as cursor:
+        cursor.execute(postgresql.GENERIC_PLAN)  # to the end of the test's transaction
+        cursor.execute(explain)
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+def test_a_claim_is_planned_once_per_connection_whatever_kinds_have_slots_on_postgresql(clock, accept, limited):
+    """A slot row (any limited kind's, ``webhook.deliver``'s by default) tipped PostgreSQL into
+    planning the whole claim afresh for every pick, a custom plan each time: ~5 ms, five times
+    the pick's own work, so a claim batch of unlimited jobs ran 5x slower. Each pick now runs
+    the one generic plan of the connection's prepared claim, and the limit holds as before."""
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's prepared claim")
+    from django.conf import settings
+
+    from jobs.sql import postgresql
+
+    def plans() -> tuple[int, int]:  # the connection's so far, generic and custom (it may outlive a test)
+        name, _, _ = postgresql.prepare_claim(settings.JOBS["FAIR_CLAIMS"])
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = %s", [name])
+            return cursor.fetchone() or (0, 0)
+
+    for kind in ["test.limited"] * 3 + ["test.free"] * 7:
+        accept(kind)
+    generic, custom = plans()
+    assert kinds_claimed(clock, 3) == ["test.limited", "test.limited", "test.free"]
+    assert [kinds_claimed(clock, 3) for _ in range(3)] == [["test.free"] * 3, ["test.free"] * 3, []]
+    assert plans() == (generic + 12, custom)  # every pick of the four batches, none planned on its own
 
 
 @pytest.mark.slow
