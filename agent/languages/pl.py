@@ -62,3 +62,23 @@ NAME_LABEL = ["nazwa"]
 PERIOD = ["dni", "tygodni", r"miesi[ęe]c[ya]?"]
 YOUR_INVOICE = [r"pa[ńn]stwa\s+faktura"]
 DATE_BEFORE = [r"z\s+dnia", "z"]
+
+# Words the field readers match on their own, beside the labels (``agent.fields``): see ``agent.languages.ENTRIES``.
+REGISTER = ["krs", "regon"]
+STREET_TYPE = ["ul"]
+STREET_BEFORE_NAME = [r"ul\."]
+CURRENCY_NAME = {"złoty": "PLN", "zloty": "PLN", "złotych": "PLN", "zlotych": "PLN"}
+COUNTRY_NAME = {"polska": "PL"}
+RECEIPT_TITLE = [r"paragon(?:\s+fiskalny)?"]
+RECEIPT_WORD = [r"paragon\s+fiskalny"]
+APPENDED_INVOICE = [r"faktura(?:\s+vat)?", r"faktura\s+korygująca"]
+APPENDED_OTHER = ["oferta", "protok[óo][łl]"]
+NAMES_A_NUMBER = ["numer"]
+NOT_A_BUYER = ["pan", "pani"]
+NAME_HEADING = ["nazwa"]
+NOT_A_PARTY = [r"na\s+miejscu", r"na\s+wynos", "opis", "p[łl]atno[śs][ćc]"]
+PUBLIC_BODY = ["urz[ąa]d", "gmina", "miasto"]
+CONNECTOR = ["i"]
+FORM_WORD = ["nazwa"]
+SIGNER_ROLE = ["klient", "kupuj[ąa]cy", "sprzedawca"]
+ITEM_HEADER = ["opis", r"nazwa\s+towaru", "ilo[śs][ćc]", "cena"]

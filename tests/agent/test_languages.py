@@ -4,6 +4,8 @@ labels are read through the patterns ``agent.labels`` assembles, the way the rea
 from __future__ import annotations
 
 import ast
+import functools
+import importlib
 import pkgutil
 import re
 import sys
@@ -75,6 +77,8 @@ def test_a_new_module_in_the_package_is_a_new_language_with_nothing_else_to_edit
 def _entries(module: object, name: str) -> list[str]:
     """A module's entry as regular expression sources (a VAT id label without its country)."""
     entry = getattr(module, name)
+    if name in languages.NAMED:
+        return list(entry)
     return [source for source, _country in entry] if name == "VAT_ID" else entry
 
 
@@ -85,6 +89,12 @@ def test_each_language_declares_the_same_kinds_of_entries(module):
     assert defined <= set(languages.ENTRIES), sorted(defined - set(languages.ENTRIES))
     assert all(isinstance(getattr(module, name), int) for name in defined if name.endswith("ORDER"))
     for name in {name for name in defined - {"MONTHS"} if not name.endswith("ORDER")}:
+        if name in languages.NAMED:  # words with what each names: a currency's or a country's code
+            named = getattr(module, name)
+            assert isinstance(named, dict) and named, name
+            assert all(isinstance(word, str) and word == word.lower() and isinstance(code, str)
+                       for word, code in named.items()), name
+            continue
         entry = _entries(module, name)
         assert isinstance(entry, list) and entry and all(isinstance(source, str) for source in entry), name
         for source in entry:
@@ -107,6 +117,8 @@ def _assembled_text() -> str:
             parts.append(value)
         elif isinstance(value, list):
             parts.extend(item if isinstance(item, str) else item[0] for item in value)
+        elif isinstance(value, (dict, frozenset)):  # words with their codes, the small words of a name
+            parts.extend(value)
     return "\n".join(parts)
 
 
@@ -119,8 +131,8 @@ def test_every_entry_a_language_defines_is_assembled_into_the_labels(module):
 
 
 # What ``agent.labels`` itself may spell, lowercase, in its patterns: no language's words, only the signs every
-# language prints (currency codes, "IBAN", "id", "no.", "nr.").
-SHARED = {"iban", "eur", "pln", "chf", "gbp", "usd", "id", "no", "nr"}
+# language prints (currency codes, "IBAN", "BIC", "SWIFT", "id", "no.", "nr.").
+SHARED = {"iban", "bic", "swift", "eur", "pln", "chf", "gbp", "usd", "id", "no", "nr"}
 
 
 # What takes an entry's name: ``_any("SELLER")``, ``languages.gather("NET")``...
@@ -216,3 +228,77 @@ def test_a_german_vat_label_beside_the_english_one_names_the_number(head):
     """German's VAT id labels are tried before English's "VAT", which on such a head names only the tax."""
     text = f"Lindenhof GmbH\nInvoice 4\n{head} 136695976\nTotal 12.00 EUR\n"
     assert fields.check_all(text, today=date(2026, 12, 6))["vat_id"]["value"] == "136695976"
+
+
+@pytest.mark.parametrize("name", languages.NAMED)
+def test_no_two_languages_name_one_word_differently(name):
+    """The languages' named words are merged into one table: a word two languages spell names one thing."""
+    seen: dict[str, str] = {}
+    for module in languages.MODULES:
+        for word, code in getattr(module, name, {}).items():
+            assert seen.setdefault(word, code) == code, (_name(module), word)
+
+
+# --- the field readers (``agent.fields``) and the appended documents' titles spell no language either ---------
+# Words the readers' patterns may spell themselves: signs every language prints (currency codes and symbols,
+# "IBAN", "BIC", "id", "no", "nr"), web addresses' and countries' codes, and what is a country's, not a language's:
+# the legal forms ("plc", "sp. z o.o.", "spol. s r.o.", "ehf", waiting with Finnish's seller heading and Romanian's
+# receipt in ``agent.fields.partywords``), the supplier's country's signs in ``amounts`` ("F-skatt", "México").
+SIGNS = SHARED | {"kr", "zł", "www", "https", "com", "net", "org", "biz", "io", "co", "uk", "eu", "is",
+                  "ar", "at", "au", "be", "br", "ca", "ch", "cl", "cn", "cz", "de", "dk", "ee", "es", "fi", "fr", "hk",
+                  "ie", "in", "it", "jp", "lt", "lu", "lv", "mx", "nl", "nz", "pl", "pt", "se", "sg", "sk"}
+COUNTRYS = {"plc", "sp", "spol", "ehf", "hf", "myyj", "bon", "fiscal", "skatt", "xico"}
+READERS = ["agent.fields.patterns", "agent.fields.parties", "agent.fields.numbers", "agent.fields.terms",
+           "agent.fields.identifiers", "agent.fields.amounts", "agent.fields.dates", "agent.fields.values",
+           "agent.fields.page", "agent.appended"]
+
+
+@functools.cache
+def _language_sources() -> re.Pattern[str]:
+    """Every language's entries as they stand in an assembled pattern: one alternative of a group."""
+    sources: set[str] = set()
+    for module in languages.MODULES:
+        for name in set(languages.ENTRIES) - {"ORDER", "MONTHS", "VAT_ID_ORDER"}:
+            for source in _entries(module, name) if hasattr(module, name) else []:
+                escaped = re.escape(source) if name in languages.NAMED else source
+                for variant in (source, escaped, escaped + "s?", source.replace(languages.NUMBER, labels.NUMBER_SIGN)):
+                    sources.add(variant)
+                    if variant.endswith(r"\b"):  # as ``_compile`` glues a label to its value
+                        sources.add(variant[:-2] + r"(?![^\W\d_])")
+    alternatives = "|".join(re.escape(source) for source in sorted(sources, key=len, reverse=True))
+    return re.compile(rf"(?:(?<=[(|:>])|^)(?:{alternatives})(?=[|)(]|$)")
+
+
+def _spelt_by_readers(patterns: list[str]) -> set[str]:
+    """The lowercase words of compiled patterns once every language's entries are taken out of them."""
+    words: set[str] = set()
+    for pattern in patterns:
+        text = re.sub(r"\[[^\]]*\]|\\[A-Za-z]|\(\?P<\w+>", " ", _language_sources().sub(" ", pattern))
+        words |= {word for word in re.findall(r"[^\W\d_]{2,}", text) if word.islower()}
+    return words
+
+
+def _compiled(module: object) -> list[str]:
+    found: list[str] = []
+    for value in vars(module).values():
+        items = value if isinstance(value, (list, tuple)) else [value]
+        for item in items:
+            pattern = item[0] if isinstance(item, tuple) and item else item
+            if isinstance(pattern, re.Pattern):
+                found.append(pattern.pattern)
+    return found
+
+
+@pytest.mark.parametrize("name", READERS)
+def test_the_field_readers_spell_no_language_of_their_own(name):
+    """A language is one place: the readers' patterns are the languages' words in a shared structure."""
+    module = importlib.import_module(name)
+    assert _spelt_by_readers(_compiled(module)) <= SIGNS | COUNTRYS
+
+
+def test_a_word_put_into_a_readers_pattern_would_be_found():
+    from agent.fields import parties
+
+    assert _spelt_by_readers([parties._BANK_WORD.pattern]) <= SIGNS
+    extra = parties._BANK_WORD.pattern.replace("(?:bank|", "(?:bank|geldinstitut|")
+    assert _spelt_by_readers([extra]) - SIGNS == {"geldinstitut"}
