@@ -1,4 +1,4 @@
-"""The fields accounts payable needs next (``checks.ALSO_READ``): the due date, the net amount and the VAT amount.
+"""The fields accounts payable needs next (``fields.ALSO_READ``): the due date, the net amount and the VAT amount.
 
 Read like the required fields (a label in any language, its value beside or under it) and never asked of the
 supplier. Net plus VAT must make the total within rounding: the pair that does is chosen among the printed
