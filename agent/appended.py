@@ -23,7 +23,7 @@ from .layout import Layout, Line
 # ZUGFeRD sample does).
 _INVOICE_TITLES = labels.APPENDED_INVOICE
 _OTHER_TITLES = labels.APPENDED_OTHER
-_NUMBER_SIGN = r"(?:n[°º]\.?|no\b\.?|nr\b\.?|number|nummer|num[ée]ro|n[úu]mero|numer|#)"
+_NUMBER_SIGN = labels.APPENDED_NUMBER_SIGN
 _TITLE = re.compile(
     rf"^\W{{0,3}}(?:(?P<invoice>{_INVOICE_TITLES})|(?P<other>{_OTHER_TITLES}))\b"
     rf"(?:\s*{_NUMBER_SIGN})?\s*[:#]?\s*(?P<number>[A-Z0-9][\w/.-]*\d[\w/.-]*)?\s*$", re.IGNORECASE)

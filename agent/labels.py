@@ -196,6 +196,10 @@ RECEIPT_WORD = languages.gather("RECEIPT_WORD")
 # The titles that start another document appended to an invoice: another invoice's, or another kind's.
 APPENDED_INVOICE = _any("APPENDED_INVOICE")
 APPENDED_OTHER = _any("APPENDED_OTHER")
+# A number sign after such a title: "n°", "no.", "nr.", "#" or the word ("Nummer").
+APPENDED_NUMBER_SIGN = rf"(?:n[°º]\.?|no\b\.?|nr\b\.?|{_any('NUMBER_NAME')}|#)"
+# A contact's or a page's line ("Tel.", "Fax", "Seite 2"), never a name.
+CONTACT = rf"@|www\.|https?:|\+\d|\b(?:{_any('CONTACT')})\b|:"
 # Words of a line-items table's header ("No.  Description  Qty  Price").
 ITEM_HEADER = rf"(?<![^\W\d_])(?:{_any('ITEM_HEADER')})(?![^\W\d_])"
 

@@ -47,6 +47,7 @@ from .registry import (
     DATE,
     FIELDS,
     FROM_XML,
+    NAME,
     READ_ALSO,
     Declared,
     check_value,
@@ -58,8 +59,8 @@ from .registry import (
 
 __all__ = [
     "ALSO_READ", "AMOUNT_FIELDS", "ASK", "BY_NAME", "CURRENCIES", "DATE_FIELDS", "DESCRIPTIONS", "FIELDS", "LABELS",
-    "MAX_TOTAL_DIGITS", "MAX_VALUE_CHARS", "PRINTED_CURRENCIES", "REQUIRED", "ROUNDING", "SHARED_SYMBOLS", "SYMBOLS",
-    "XML_ALSO_READ",
+    "MAX_TOTAL_DIGITS", "MAX_VALUE_CHARS", "NAME_FIELDS", "PRINTED_CURRENCIES", "REQUIRED", "ROUNDING",
+    "SHARED_SYMBOLS", "SYMBOLS", "XML_ALSO_READ",
     "Declared", "Field", "check_all", "check_currency", "check_iban", "check_invoice_date", "check_invoice_number",
     "check_supplier_name", "check_total_amount", "check_value", "check_vat_id", "find", "judge_currency",
     "read_fields",
@@ -71,6 +72,7 @@ ALSO_READ = named(READ_ALSO)
 XML_ALSO_READ = named(FROM_XML)
 DATE_FIELDS = valued(DATE)
 AMOUNT_FIELDS = valued(AMOUNT)
+NAME_FIELDS = valued(NAME)
 LABELS = {declared.name: declared.label for declared in FIELDS}
 ASK = {declared.name: declared.ask for declared in FIELDS if declared.ask}
 DESCRIPTIONS = {declared.name: declared.describe for declared in FIELDS if declared.describe}

@@ -97,4 +97,6 @@ NUMBER_SHAPE = re.compile(r"(?:[A-Z](?=\d{7}))?\d[\d .\-/]{6,18}(?:-?[A-Z](?![A-
 # Lines that are never a name: a register entry, a bank label, a street.
 NOT_A_NAME = re.compile(labels.NOT_A_NAME, re.IGNORECASE)
 STREET = re.compile(labels.STREET, re.IGNORECASE)
+# A contact's or a page's line ("Tel.", "www.", "Seite 2"): never a name.
+CONTACT = re.compile(labels.CONTACT, re.IGNORECASE)
 STRIP_PARTS = re.compile(r" [·|•] ")

@@ -38,8 +38,9 @@ from .values import parse_identifier
 # see whom it is addressed to), never asked; those read from an e-invoice's XML only (no page prints them in one
 # agreed place).
 ASKED, READ_ALSO, FROM_XML = "required", "also read", "xml only"
-# What a value is: compared, shown and exported as such (an ISO date, an amount in the invoice's currency).
-TEXT, DATE, AMOUNT = "text", "date", "amount"
+# What a value is: compared, shown and exported as such (an ISO date, an amount in the invoice's currency, a
+# party's name: the same name when one holds the other).
+TEXT, DATE, AMOUNT, NAME = "text", "date", "amount", "name"
 
 
 @dataclass
@@ -234,7 +235,7 @@ class Declared:
     name: str
     label: str  # on the page, in the note, the export's column
     kind: str  # ASKED, READ_ALSO or FROM_XML
-    value: str = TEXT  # TEXT, DATE or AMOUNT
+    value: str = TEXT  # TEXT, DATE, AMOUNT or NAME
     read: Callable[[Reading], dict[str, Any]] | None = None  # a page's reading, checked; None: from XML only
     check: Callable[..., Field] | None = None  # a value given on its own: (value, country=, today=, paid=)
     ask: str = ""  # what the note asks the supplier for, when a required field is missing
@@ -242,7 +243,7 @@ class Declared:
 
 
 FIELDS: tuple[Declared, ...] = (
-    Declared("supplier_name", "Supplier name", ASKED, read=_supplier_name, check=_plain(check_supplier_name),
+    Declared("supplier_name", "Supplier name", ASKED, NAME, read=_supplier_name, check=_plain(check_supplier_name),
              ask="your company's legal name", describe="The supplier's (issuer's) legal name, as printed."),
     Declared("vat_id", "VAT / tax id", ASKED, read=_vat_id, check=_checked_vat_id,
              ask="your VAT id, with its country prefix",
@@ -263,7 +264,7 @@ FIELDS: tuple[Declared, ...] = (
     Declared("due_date", "Due date", READ_ALSO, DATE, read=_term("due_date")),
     Declared("net_amount", "Net amount", READ_ALSO, AMOUNT, read=_term("net_amount")),
     Declared("vat_amount", "VAT amount", READ_ALSO, AMOUNT, read=_term("vat_amount")),
-    Declared("buyer_name", "Buyer name", READ_ALSO, read=_buyer_name),
+    Declared("buyer_name", "Buyer name", READ_ALSO, NAME, read=_buyer_name),
     # EN 16931 BT-83 (CII's PaymentReference, UBL's PaymentID): the reference the payment must carry.
     Declared("payment_reference", "Payment reference", FROM_XML),
 )
@@ -276,7 +277,7 @@ def named(kind: str) -> tuple[str, ...]:
 
 
 def valued(value: str) -> tuple[str, ...]:
-    """The names of the fields whose value is a date (``DATE``) or an amount (``AMOUNT``)."""
+    """The names of the fields whose value is a date (``DATE``), an amount (``AMOUNT``) or a name (``NAME``)."""
     return tuple(declared.name for declared in FIELDS if declared.value == value)
 
 

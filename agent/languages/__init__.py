@@ -47,11 +47,12 @@ ENTRIES = ("ORDER", "INVOICE_NUMBER", "RECEIPT_NUMBER", "TRANSACTION_NUMBER", "I
            # ...a written date's ordinals and small words ("1er mars", "5 de mayo de 2020", "March 3rd"), a company
            # register's name, a street's ("Rue", "Via", "-straße"), a written currency ("Schweizer Franken") and
            # country ("Deutschland"), each with its code (``named``), the words of a VAT id's label, a receipt's
-           # title, and the titles that start another document appended to an invoice (``agent.appended``)
+           # title, the titles that start another document appended to an invoice and the word "number" after them
+           # (``agent.appended``), a line-items table's header, a contact's or a page's word ("Tel", "Seite")
            "DAY_ORDINAL", "MONTH_DAY_ORDINAL", "DAY_OF", "YEAR_OF", "REGISTER", "STREET_MARK", "STREET_TYPE",
            "STREET_BEFORE_NAME", "STREET_ENDING", "CURRENCY_NAME", "CURRENCY_COUNTRY", "CURRENCY_NOUN",
            "COUNTRY_NAME", "VAT_ID_TAX", "VAT_ID_WORD", "RECEIPT_TITLE", "RECEIPT_WORD", "APPENDED_INVOICE",
-           "APPENDED_OTHER", "ITEM_HEADER",
+           "APPENDED_OTHER", "NUMBER_NAME", "ITEM_HEADER", "CONTACT",
            # ...and the parties' (``agent.fields.parties``): a label naming a number, a salutation, a bank, a name's
            # heading, a document's own words, a public body ("City of"), a postal mark, a place, the small words
            # inside a company's name, a form's fields, a signature and a signer's role, a phone, a street's kind

@@ -143,3 +143,5 @@ SIGNER_ROLE = ["buyer", "customer", "client", "seller", "vendor", "supplier", "d
 PHONE = ["tel", "phone", "ph"]
 STREET_KIND = ["ave", "st", "rd", "blvd", "dr", "ln", "hwy", "pkwy", "way", "road", "street", "avenue", "drive", "lane"]
 ITEM_HEADER = ["description", "descr", "qty", "quantity", r"unit\s+price", "price"]
+CONTACT = ["tel", "fax", "phone", "page"]
+NUMBER_NAME = ["number"]

@@ -30,7 +30,7 @@ def test_each_field_is_declared_once_with_all_its_kind_needs():
     assert len(set(names)) == len(names)
     assert len({declared.label for declared in registry.FIELDS}) == len(names)  # one export column each
     for declared in registry.FIELDS:
-        assert declared.value in (registry.TEXT, registry.DATE, registry.AMOUNT)
+        assert declared.value in (registry.TEXT, registry.DATE, registry.AMOUNT, registry.NAME)
         if declared.kind == registry.ASKED:
             assert declared.read and declared.check and declared.ask and declared.describe, declared.name
         elif declared.kind == registry.READ_ALSO:
@@ -46,6 +46,7 @@ def test_what_the_review_asks_of_the_fields_is_their_declarations():
     assert tuple(d.name for d in registry.FIELDS if d.kind == registry.FROM_XML) == fields.XML_ALSO_READ
     assert set(fields.DATE_FIELDS) == {d.name for d in registry.FIELDS if d.value == registry.DATE}
     assert set(fields.AMOUNT_FIELDS) == {d.name for d in registry.FIELDS if d.value == registry.AMOUNT}
+    assert set(fields.NAME_FIELDS) == {d.name for d in registry.FIELDS if d.value == registry.NAME}
     assert {d.name: d.label for d in registry.FIELDS} == fields.LABELS
     assert {d.name: d.ask for d in asked} == fields.ASK
     # the model is asked for the required fields, each as its declaration describes it
