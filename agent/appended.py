@@ -15,20 +15,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from . import labels
 from .layout import Layout, Line
 
-_INVOICE_TITLES = (r"tax\s+invoice|invoice|credit\s+note|rechnung|gutschrift|rechnungskorrektur|facture|avoir|factuur|"
-                   r"creditnota|factura|fattura|nota\s+di\s+credito|faktura(?:\s+vat)?|faktura\s+korygująca")
-# Documents of another kind. Not the buyer's order ("Bestellung", "purchase order", "zamówienie"):
-# an invoice for several orders heads each with its number (a ZUGFeRD sample does).
-_OTHER_TITLES = (r"work\s+order|job\s+sheet|service\s+report|delivery\s+note|packing\s+(?:slip|list)|"
-                 r"order\s+confirmation|quotation|quote|estimate|"
-                 r"lieferschein|auftragsbest[äa]tigung|arbeitsauftrag|arbeitsschein|arbeitsbericht|regiebericht|"
-                 r"angebot|kostenvoranschlag|bon\s+de\s+livraison|"
-                 r"bon\s+d'intervention|ordre\s+de\s+travail|devis|pakbon|werkbon|offerte|orderbevestiging|"
-                 r"albar[áa]n|orden\s+de\s+trabajo|parte\s+de\s+trabajo|presupuesto|bolla|documento\s+di\s+trasporto|"
-                 r"preventivo|rapporto\s+di\s+intervento|oferta|protok[óo][łl]")
-_NUMBER_SIGN = r"(?:n[°º]\.?|no\b\.?|nr\b\.?|number|nummer|num[ée]ro|n[úu]mero|numer|#)"
+# The titles that start another invoice, or a document of another kind (each language's). Not the buyer's order
+# ("Bestellung", "purchase order", "zamówienie"): an invoice for several orders heads each with its number (a
+# ZUGFeRD sample does).
+_INVOICE_TITLES = labels.APPENDED_INVOICE
+_OTHER_TITLES = labels.APPENDED_OTHER
+_NUMBER_SIGN = labels.APPENDED_NUMBER_SIGN
 _TITLE = re.compile(
     rf"^\W{{0,3}}(?:(?P<invoice>{_INVOICE_TITLES})|(?P<other>{_OTHER_TITLES}))\b"
     rf"(?:\s*{_NUMBER_SIGN})?\s*[:#]?\s*(?P<number>[A-Z0-9][\w/.-]*\d[\w/.-]*)?\s*$", re.IGNORECASE)

@@ -21,7 +21,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from .fields import checks
+from .fields import REQUIRED, checks
 
 LEGACY = "finding"  # the code of a finding stored as a plain string
 MAX_WORDS = 400  # a disagreement names both values and what to do about it
@@ -208,7 +208,7 @@ def open_fields(result: Any) -> list[str]:
         return []
     every = {key(f): acceptance(by="", at="", reason="") for f in of(result)}
     decided = settle(result, every)["fields"]
-    return [name for name in checks.REQUIRED if (decided.get(name) or {}).get("status") != "present"]
+    return [name for name in REQUIRED if (decided.get(name) or {}).get("status") != "present"]
 
 
 def acceptance(*, by: str, at: str, reason: str) -> dict[str, Any]:

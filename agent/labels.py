@@ -151,6 +151,8 @@ LEGAL_FORM = (r"(?:GmbH\s*&\s*Co\.?\s*KG(?:aA)?|GmbH|GMBH|gGmbH|AG|KGaA|KG|OHG|o
 # --- words the field readers look for beside the labels ---------------------------------------
 # A heading's second word: "Billing address", "Käufer/Leistungsempfänger:", "Dane nabywcy".
 HEADING_END = _any("HEADING_END")
+# A name's label: "Name:", "Nazwa:", "Raison sociale :"; a word that makes a line a party's label ("Name").
+PARTY_NAME = rf"\b(?:{_any('PARTY_NAME')})\b"
 # A name's label: "Name:", "Nazwa:", "Raison sociale :".
 NAME_LABEL = _any("NAME_LABEL")
 # A count of days, weeks or months ("within 30 days", "zahlbar in 14 Tagen", "à 45 jours"): a term of payment.
@@ -164,3 +166,73 @@ SPLIT_NUMBER = rf"\W*(?:{_any('SPLIT_NUMBER')})\b"
 
 # --- months ----------------------------------------------------------------------------------
 MONTHS = {name: number for number, names in languages.months().items() for name in names.split()}
+
+# --- words the field readers match beside the labels, in a value or a line of their own ---------------------
+# A written date's day ("5.", "1er", "3rd", "5 de mayo de 2020"), and a month written before its day ("March 3rd").
+DAY_MONTH = (rf"(?<!\d)(?P<d>\d{{1,2}})(?:\.|{_any('DAY_ORDINAL')}|º|°)?[ \t\u00a0\-/]{{0,3}}"
+             rf"(?:(?:{_any('DAY_OF')}) )?"
+             rf"(?P<m>[^\W\d_]{{3,12}})\.?[ \t\u00a0\-/,]{{0,3}}(?:(?:{_any('YEAR_OF')}) )?(?P<y>\d{{4}})(?!\d)")
+MONTH_DAY = (rf"(?<![^\W\d_])(?P<m>[^\W\d_]{{3,12}})\.?[ \t\u00a0]{{1,3}}(?P<d>\d{{1,2}})"
+             rf"(?:{_any('MONTH_DAY_ORDINAL')})?[ \t\u00a0]{{0,3}},?[ \t\u00a0]{{0,3}}(?P<y>\d{{4}})(?!\d)")
+# Lines that are never a name: a register entry, a bank's label, a street with its house number.
+_STREET_ENDING = rf"(?:{_any('STREET_ENDING')})\s?\d"
+NOT_A_NAME = (rf"^\W{{0,3}}(?:{_any('REGISTER')}|iban|bic|swift)\b|"
+              rf"^\W{{0,3}}(?:{_any('STREET_MARK')}|(?:{_any('STREET_TYPE')})\b\.?)\D*+\d|{_STREET_ENDING}")
+# A street: its kind before its name ("Via Roma"), or glued to its end before the house number ("Hauptstraße 5").
+STREET = rf"(?<![^\W\d_])(?:{_any('STREET_BEFORE_NAME')})\s|{_STREET_ENDING}"
+# Currencies and countries written out, each with its code ("Schweizer Franken": CHF, "Deutschland": DE), and a
+# currency said by its country's adjective ("Canadian dollars").
+CURRENCY_NAMES = languages.named("CURRENCY_NAME")
+COUNTRY_NAMES = languages.named("COUNTRY_NAME")
+CURRENCY_COUNTRY_WORDS = languages.named("CURRENCY_COUNTRY")
+CURRENCY_COUNTRY = (r"(?<![^\W\d_])(" + "|".join(re.escape(word) for word in CURRENCY_COUNTRY_WORDS) + r")\s+"
+                    rf"(?:{_any('CURRENCY_NOUN')})(?![^\W\d_])")
+# A VAT label that names the VAT id, not an amount ("VAT Reg No", "MwSt-Nr.", "TVA intracommunautaire").
+VAT_ID_LABEL = rf"\b(?:{_any('VAT_ID_TAX')})\W{{0,3}}(?:id\b|no\b|nr\b|{_any('VAT_ID_WORD')}|n[°º]|#)"
+# A receipt's or a refund's title alone on its line ("Receipt", "Kassenbon", "Paragon fiskalny"); and the words only
+# a receipt prints, anywhere on it.
+RECEIPT_TITLE = rf"\W{{0,3}}(?:{_any('RECEIPT_TITLE')})\W{{0,3}}"
+RECEIPT_WORD = languages.gather("RECEIPT_WORD")
+# The titles that start another document appended to an invoice: another invoice's, or another kind's.
+APPENDED_INVOICE = _any("APPENDED_INVOICE")
+APPENDED_OTHER = _any("APPENDED_OTHER")
+# A number sign after such a title: "n°", "no.", "nr.", "#" or the word ("Nummer").
+APPENDED_NUMBER_SIGN = rf"(?:n[°º]\.?|no\b\.?|nr\b\.?|{_any('NUMBER_NAME')}|#)"
+# A contact's or a page's line ("Tel.", "Fax", "Seite 2"), never a name.
+CONTACT = rf"@|www\.|https?:|\+\d|\b(?:{_any('CONTACT')})\b|:"
+# Words of a line-items table's header ("No.  Description  Qty  Price").
+ITEM_HEADER = rf"(?<![^\W\d_])(?:{_any('ITEM_HEADER')})(?![^\W\d_])"
+
+# --- the parties' words (``agent.fields.parties``) ----------------------------------------------------------
+# A label naming a number rather than a name ("Order", "Ref", "Nummer").
+NAMES_A_NUMBER = rf"(?<![^\W\d_])(?:{_any('NAMES_A_NUMBER')}|no|nr|n[°º]|id)(?![^\W\d_])|#"
+# Words before a recipient's name that are no name: a salutation, a department.
+NOT_A_BUYER = rf"^\W{{0,3}}(?:{_any('NOT_A_BUYER')})\W*$"
+# A bank, or a bank's label.
+BANK_WORD = rf"(?<![^\W\d_])(?:{_any('BANK_WORD')})(?![^\W\d_])"
+# A label over a company's name ("Nome / Nome Empresarial", "Company name", "Raison sociale").
+_NAME_WORDS = f"(?:{_any('NAME_HEADING')})"
+NAME_HEADING = rf"^\W{{0,3}}{_NAME_WORDS}(?:\s*/\s*{_NAME_WORDS})*\s*:?\s*$"
+# A document's own words, copy marks and greetings, how a meal is served, a receipt's lines: never a name.
+NOT_A_PARTY = rf"^\W{{0,3}}(?:{_any('NOT_A_PARTY')})\b"
+# A public body's name: as good as a legal form ("City of Palo Alto", "Stadt Linz", "Comune di Roma").
+PUBLIC_BODY = rf"^\W{{0,3}}(?:{_any('PUBLIC_BODY')})\s+(?:{_any('PUBLIC_BODY_OF')})?\b"
+# Postal indicia and envelope marks ("P.P.", "Port payé", "Entgelt bezahlt"): never a sender's name.
+POSTAL = rf"^\W{{0,3}}(?:P\.?\s?P\.?|{_any('POSTAL')})\b"
+# Words of an address that STREET leaves out (it wants a house number after some of them).
+PLACE_WORD = rf"(?<![^\W\d_])(?:{_any('PLACE_WORD')})(?![^\W\d_])"
+# Small words inside company names ("Rør og Rygg", "Marlow & Finch", "Banco de Chile").
+CONNECTORS = frozenset({"&", *languages.gather("CONNECTOR")})
+# Fields a form asks for, joined by slashes: "Name/Company", "Firma / Name", "Nom/Date".
+_FORM_WORD = f"(?:{_any('FORM_WORD')})"
+FORM_FIELDS = rf"(?<![^\W\d_]){_FORM_WORD}\s*/\s*{_FORM_WORD}(?![^\W\d_])"
+# A signature line: "<who> Signature", "Signature <who>", "Unterschrift <who>".
+SIGNATURE = (rf"^\W{{0,3}}(?P<before>[^\W\d_][^\d:]{{0,40}}?)\s+(?:{_any('SIGNATURE')})\W{{0,3}}$|"
+             rf"^\W{{0,3}}(?:{_any('SIGNATURE')})\s+(?P<after>[^\W\d_][^\d:]{{0,40}}?)\W{{0,3}}$")
+# Who signs that is no company: a party's role, the person's own ("Buyer Signature", "Authorised Signature").
+SIGNER_ROLE = rf"(?<![^\W\d_])(?:{_any('SIGNER_ROLE')})(?![^\W\d_])"
+# A phone's label, or a phone number's shape.
+PHONE = (rf"(?<![^\W\d_])(?:{_any('PHONE')})\b\.?|"
+         r"\+\s?\d{2}|\(\d{3}\)\s?\d{3}-\d{4}|\b\d{3}[-.\s]\d{3}[-.\s]\d{4}\b")
+# A house number and a street's abbreviated kind ("191 E 3RD AVE", "55 Main St"): STREET wants more.
+STREET_ABBREVIATED = rf"\d+[a-z]?\s+(?:[NSEW]\.?\s+)?(?:[^\W_]+\s+){{0,3}}?(?:{_any('STREET_KIND')})\b\.?"

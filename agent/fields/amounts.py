@@ -435,13 +435,9 @@ def _printed_code(page: Page, codes: set[str]) -> str | None:
     return seen.pop() if len(seen) == 1 else None
 
 
-# "Canadian currency", "in Australian dollars", "pesos argentinos" are said outright.
-_COUNTRY_CURRENCY_WORDS = {"canadian": "CAD", "australian": "AUD", "american": "USD", "u.s.": "USD", "us": "USD",
-                           "argentine": "ARS", "mexican": "MXN", "new zealand": "NZD", "singapore": "SGD",
-                           "norwegian": "NOK", "swedish": "SEK", "danish": "DKK", "chinese": "CNY", "japanese": "JPY"}
-_CURRENCY_COUNTRY = re.compile(r"(?<![^\W\d_])(canadian|australian|american|u\.s\.|us|argentine|mexican|new zealand|"
-                               r"singapore|norwegian|swedish|danish|chinese|japanese)\s+(?:currency|dollars?|pesos?|"
-                               r"kron(?:er|or|a|e)|yuan|yen)(?![^\W\d_])", re.IGNORECASE)
+# "Canadian currency", "in Australian dollars" are said outright (each language's words).
+_COUNTRY_CURRENCY_WORDS = labels.CURRENCY_COUNTRY_WORDS
+_CURRENCY_COUNTRY = re.compile(labels.CURRENCY_COUNTRY, re.IGNORECASE)
 
 # Signs of the supplier's country on the page. Strong: the name of a country's tax id or tax. Weak (the first one
 # outside the buyer's block wins): a postcode with its state or province, a country's name, the domain of an

@@ -1,58 +1,16 @@
-"""The required fields' checks: each value read (or typed) checked by a library, with a detail for Alice."""
+"""The required fields' checks: each value read (or typed) checked by a library, with a detail for Alice.
+Which field is checked how is its declaration's (``agent.fields.registry``)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-REQUIRED = (
-    "supplier_name",
-    "vat_id",
-    "invoice_number",
-    "invoice_date",
-    "currency",
-    "total_amount",
-    "iban",
-)
-# Read when the invoice prints them, for what accounts payable does next (pay by the due date,
-# book net and VAT apart, see whom it is addressed to); never asked of the supplier.
-ALSO_READ = ("due_date", "net_amount", "vat_amount", "buyer_name")
-# Read from an e-invoice's XML only (no page prints it in one agreed place): the reference the
-# payment must carry (EN 16931 BT-83: CII's PaymentReference, UBL's PaymentID).
-XML_ALSO_READ = ("payment_reference",)
-# The fields whose value is an ISO date, and those that are an amount in the invoice's currency.
-DATE_FIELDS = ("invoice_date", "due_date")
-AMOUNT_FIELDS = ("total_amount", "net_amount", "vat_amount")
 # How far net plus VAT may be from the total: a cent per rate line rounded (a few lines at most).
 ROUNDING = Decimal("0.02")
-LABELS = {
-    "supplier_name": "Supplier name",
-    "vat_id": "VAT / tax id",
-    "invoice_number": "Invoice number",
-    "invoice_date": "Invoice date",
-    "currency": "Currency",
-    "total_amount": "Total amount",
-    "iban": "IBAN / bank account",
-    "due_date": "Due date",
-    "net_amount": "Net amount",
-    "vat_amount": "VAT amount",
-    "buyer_name": "Buyer name",
-    "payment_reference": "Payment reference",
-}
-# What to ask the supplier for, per field, in Alice's note.
-ASK = {
-    "supplier_name": "your company's legal name",
-    "vat_id": "your VAT id, with its country prefix",
-    "invoice_number": "the invoice number",
-    "invoice_date": "the invoice date",
-    "currency": "the currency of the invoice",
-    "total_amount": "the total amount due",
-    "iban": "the IBAN of the account we should pay into",
-}
 MAX_VALUE_CHARS = 120
 # Digits before the decimal point a total may have (a trillion and more is no invoice).
 MAX_TOTAL_DIGITS = 13
@@ -271,22 +229,3 @@ def _stdnum_reason(exc: Exception) -> str:
     if isinstance(exc, InvalidFormat):
         return "wrong format"
     return "not valid"
-
-
-def check_value(name: str, value: str | None, *, country: str | None = None, today: date | None = None,
-                paid: frozenset[str] | None = None) -> Field:
-    """The check of one required field's value, given on its own (a value a person typed, or a
-    model suggested): the same checks the review runs on what it reads."""
-    if name == "currency":
-        return check_currency(value, paid=paid)
-    if name == "vat_id":
-        return check_vat_id(value, country=country)
-    if name == "invoice_date":
-        return check_invoice_date(value, today=today)
-    checks: dict[str, Callable[[str | None], Field]] = {
-        "supplier_name": check_supplier_name,
-        "invoice_number": check_invoice_number,
-        "total_amount": check_total_amount,
-        "iban": check_iban,
-    }
-    return checks[name](value)

@@ -14,12 +14,8 @@ from .values import iban_valid, inside, parse_iban, parse_vat, spans_of, valid_p
 # Identifiers tried against their check digits per document (bounds hostile text).
 _MAX_IDENTIFIERS = 100
 
-# Countries written out in an address, by their VAT prefix.
-_COUNTRY_NAMES = {"united kingdom": "GB", "great britain": "GB", "england": "GB", "scotland": "GB", "wales": "GB",
-                  "deutschland": "DE", "germany": "DE", "österreich": "AT", "austria": "AT", "france": "FR",
-                  "españa": "ES", "espana": "ES", "spain": "ES", "italia": "IT", "italy": "IT", "polska": "PL",
-                  "poland": "PL", "nederland": "NL", "netherlands": "NL", "belgique": "BE", "belgië": "BE",
-                  "belgium": "BE", "portugal": "PT", "ireland": "IE", "luxembourg": "LU"}
+# Countries written out in an address (each language's names), by their VAT prefix.
+_COUNTRY_NAMES = labels.COUNTRY_NAMES
 COUNTRY_NAME = re.compile(r"(?<![^\W\d_])(?:" + "|".join(_COUNTRY_NAMES) + r")(?![^\W\d_])", re.IGNORECASE)
 
 

@@ -39,9 +39,7 @@ def find_invoice_number(page: Page) -> Found | None:
 
 
 # A receipt's or a refund's title alone on its line ("Receipt", "Refund", "Kassenbon", "Paragon fiskalny").
-_RECEIPT_TITLE = re.compile(r"\W{0,3}(?:(?:refund\s+|payment\s+)?receipt|refund|kassenbon|quittung|ticket|re[çc]u|"
-                            r"recibo|scontrino|paragon(?:\s+fiskalny)?|kvittering|kvitto|cupom\s+fiscal|[úu][čc]tenka|"
-                            r"kassabon)\W{0,3}", re.IGNORECASE)
+_RECEIPT_TITLE = re.compile(labels.RECEIPT_TITLE, re.IGNORECASE)
 # Columns at the top of a page its title stands in.
 _TITLE_COLUMNS = 12
 
@@ -132,13 +130,9 @@ def _near_title(page: Page, title: Column, column: Column) -> bool:
     return 0 < column.top - title.bottom < 6 * title.height and column.x0 > title.x0 - 12 * column.height
 
 
-# Words of a line-items table's header ("No.  Description  Qty  Price"), in the seven languages;
+# Words of a line-items table's header ("No.  Description  Qty  Price"), in every language;
 # a row of labels over their values ("Customer  Order  Invoice date  Invoice") has none.
-ITEM_HEADER = re.compile(
-    r"(?<![^\W\d_])(?:description|descr|qty|quantity|unit\s+price|price|menge|beschreibung|bezeichnung|"
-    r"einzelpreis|preis|d[ée]signation|quantit[ée]|qt[ée]|prix|omschrijving|aantal|prijs|descripci[óo]n|"
-    r"concepto|cantidad|precio|descrizione|quantit[àa]|q\.t[àa]|prezzo|opis|nazwa\s+towaru|ilo[śs][ćc]|cena)"
-    r"(?![^\W\d_])", re.IGNORECASE)
+ITEM_HEADER = re.compile(labels.ITEM_HEADER, re.IGNORECASE)
 
 
 def _table_header(page: Page, line: int) -> bool:

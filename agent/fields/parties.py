@@ -151,14 +151,11 @@ def _buyer_name(text: str) -> str | None:
 # A street and its house number ("Czyżewska 10", "Main St 4b", "Kungsgatan 12/3").
 _HOUSE_NUMBER = re.compile(r"[^\W\d_]{2,}\.? \d{1,5}[a-zA-Z]?(?:[/-]\d{1,4})?$")
 # A label naming a number rather than a name.
-_NUMBER_WORD = re.compile(r"(?<![^\W\d_])(?:number|no|nr|n[°º]|num|nummer|num[ée]ro|n[úu]mero|numer|ref|id|code|"
-                          r"p/o|po|order|account|acct)(?![^\W\d_])|#", re.IGNORECASE)
+_NUMBER_WORD = re.compile(labels.NAMES_A_NUMBER, re.IGNORECASE)
 
 
 # Words before a recipient's name that are no name: a salutation, a department.
-_NOT_A_BUYER = re.compile(r"^\W{0,3}(?:firma|herrn?|frau|mr\.?|mrs\.?|ms\.?|m\.|mme|madame|monsieur|sr\.?|"
-                          r"sra\.?|pan|pani|dhr\.?|mevr\.?|[àa]\s+conserver|keep\s+this|original|copy|copie)\W*$",
-                          re.IGNORECASE)
+_NOT_A_BUYER = re.compile(labels.NOT_A_BUYER, re.IGNORECASE)
 
 
 def _in_seller_block(page: Page) -> Found | None:
@@ -338,36 +335,17 @@ _DOMAIN_WORD = re.compile(r"(?:@|www\.|https?://)(?:[a-z0-9-]+\.)*?([a-z0-9-]{2,
                           r"(?:\.[a-z]{2})?(?![\w-])", re.IGNORECASE)
 _FREE_MAIL = frozenset({"gmail", "yahoo", "hotmail", "outlook", "gmx", "web", "icloud", "aol", "live", "mail",
                         "orange", "free", "wanadoo", "libero", "wp", "onet", "interia", "seznam", "t-online"})
-_BANK_WORD = re.compile(r"(?<![^\W\d_])(?:bank|banka|banque|banco|banca|pank|sparkasse|volksbank|raiffeisen|"
-                        r"kreditinstitut|bankverbindung|bank\s+name|name\s+der\s+bank|n[áa]zev\s+banky)(?![^\W\d_])",
-                        re.IGNORECASE)
+_BANK_WORD = re.compile(labels.BANK_WORD, re.IGNORECASE)
 # A label over a company's name ("Nome / Nome Empresarial", "Company name", "Raison sociale").
-_NAME_WORDS = (r"(?:nome(?:\s+empresarial)?|raz[ãa]o\s+social|raison\s+sociale|company(?:\s+name)?|business\s+name|"
-               r"name|nom|naam|nombre|nazwa|firma|denominaci[óo]n(?:\s+social)?|ragione\s+sociale)")
-_NAME_HEADING = re.compile(rf"^\W{{0,3}}{_NAME_WORDS}(?:\s*/\s*{_NAME_WORDS})*\s*:?\s*$", re.IGNORECASE)
+_NAME_HEADING = re.compile(labels.NAME_HEADING, re.IGNORECASE)
 # A document's own words, copy marks and greetings: never a name.
-_NOT_A_PARTY = re.compile(r"^\W{0,3}(?:original|copy|copie|kopie|duplicate|duplicado|triplicado|duplicata|copia|"
-                          r"(?:monthly\s+|account\s+)?statement|receipt|re[çc]u|recu|ticket|quittung|kassenbon|"
-                          r"bon|bill|note|thank\s+you|thanks|vielen\s+dank|merci|gracias|grazie|dank\s+u|"
-                          # how a meal is served, printed on a restaurant's receipt
-                          r"sur\s+place|[àa]\s+emporter|take\s*away|eat\s+in|dine\s+in|to\s+go|zum\s+mitnehmen|"
-                          r"para\s+llevar|da\s+asporto|na\s+miejscu|na\s+wynos|hier\s+opeten|afhalen|"
-                          r"welcome|bienvenue|willkommen|summary|zusammenfassung|r[ée]capitulatif|"
-                          r"place|display|keep|retain|detach|return|please|bitte|veuillez|description|beschreibung|bezeichnung|"
-                          r"d[ée]signation|descripci[óo]n|descrizione|opis|omschrijving|payment|zahlung|paiement|pago|pagamento|"
-                          r"betaling|p[łl]atno[śs][ćc]|card|karte|carte|tarjeta|cash|bar|esp[èe]ces|change|tip)\b",
-                          re.IGNORECASE)
+_NOT_A_PARTY = re.compile(labels.NOT_A_PARTY, re.IGNORECASE)
 # A public body's name: as good as a legal form ("City of Palo Alto", "Stadt Linz", "Comune di Roma").
-_PUBLIC_BODY = re.compile(r"^\W{0,3}(?:city|county|state|town|borough|district|municipality|council|ville|commune|"
-                          r"d[ée]partement|r[ée]gion|stadt|gemeinde|landkreis|kreis|comune|provincia|regione|"
-                          r"ayuntamiento|municipio|gemeente|provincie|urz[ąa]d|gmina|miasto)\s+(?:of|de|du|des|"
-                          r"di|del|van|der)?\b", re.IGNORECASE)
+_PUBLIC_BODY = re.compile(labels.PUBLIC_BODY, re.IGNORECASE)
 # Postcodes POSTCODE leaves out: a British one ("HX7 8AB"), a US state and ZIP ("AZ 12345").
 _ZIP = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]? \d[A-Z]{2}\b|\b[A-Z]{2} \d{5}(?:-\d{4})?\b")
 # Postal indicia and envelope marks: never a sender's name.
-_POSTAL = re.compile(r"^\W{0,3}(?:P\.?\s?P\.?|port\s+pay[ée]|entgelt\s+bezahlt|postage\s+paid|"
-                     r"deutsche\s+post|premiumadress|priority|prioritaire|a-post|b-post|dialogpost|infopost)\b",
-                     re.IGNORECASE)
+_POSTAL = re.compile(labels.POSTAL, re.IGNORECASE)
 
 
 def rank_names(page: Page, vat: Found | None, by_rules: Found | None) -> Found | None:
@@ -427,9 +405,7 @@ def _before_address(name: str) -> str:
 
 
 # Words of an address that STREET leaves out (it wants a house number after some of them).
-_PLACE_WORD = re.compile(r"(?<![^\W\d_])(?:place|platz|square|sq\.|road|rd\.|street|st\.|avenue|ave\.|lane|"
-                         r"plaza|pra[çc]a|largo|strada|gasse|allee|weg|straße|strasse|rue|chemin|quai|kade|plein)"
-                         r"(?![^\W\d_])", re.IGNORECASE)
+_PLACE_WORD = re.compile(labels.PLACE_WORD, re.IGNORECASE)
 
 
 def _after_sentence(name: str) -> str:
@@ -446,8 +422,7 @@ def _after_sentence(name: str) -> str:
 
 
 # Small words inside company names ("Rør og Rygg", "Marlow & Finch", "Banco de Chile").
-_CONNECTORS = frozenset({"&", "and", "und", "et", "og", "och", "en", "y", "e", "i", "de", "du", "des", "la", "le",
-                         "van", "der", "den", "von", "of", "di", "del", "da", "do", "dos", "das", "the", "für", "pour"})
+_CONNECTORS = labels.CONNECTORS
 
 
 def _legal(name: str) -> bool:
@@ -507,17 +482,11 @@ def _candidate(page: Page, column: Column) -> Found | None:
 
 
 # Fields a form asks for, joined by slashes: "Name/Company", "Firma / Name", "Nom/Date".
-_FORM_WORD = r"(?:name|company|title|date|firma|nom|soci[ée]t[ée]|empresa|nombre|naam|datum|nazwa)"
-_FORM_FIELDS = re.compile(rf"(?<![^\W\d_]){_FORM_WORD}\s*/\s*{_FORM_WORD}(?![^\W\d_])", re.IGNORECASE)
+_FORM_FIELDS = re.compile(labels.FORM_FIELDS, re.IGNORECASE)
 # A signature line: "<who> Signature", "Signature <who>", "Unterschrift <who>".
-_SIGNATURE = re.compile(r"^\W{0,3}(?P<before>[^\W\d_][^\d:]{0,40}?)\s+(?:signature|unterschrift)\W{0,3}$|"
-                        r"^\W{0,3}(?:signature|unterschrift)\s+(?P<after>[^\W\d_][^\d:]{0,40}?)\W{0,3}$", re.IGNORECASE)
+_SIGNATURE = re.compile(labels.SIGNATURE, re.IGNORECASE)
 # Who signs that is no company: a party's role, the person's own ("Buyer Signature", "Authorised Signature").
-_SIGNER_ROLE = re.compile(r"(?<![^\W\d_])(?:buyer|customer|client|seller|vendor|supplier|dealer|driver|cardholder|"
-                          r"card\s+holder|recipient|receiver|authori[sz]ed|your|print|employee|technician|witness|"
-                          r"manager|agent|kunde|k[äa]ufer|verk[äa]ufer|fahrer|empf[äa]nger|client|acheteur|vendeur|"
-                          r"cliente|comprador|vendedor|klant|koper|verkoper|klient|kupuj[ąa]cy|sprzedawca|du|de)(?![^\W\d_])",
-                          re.IGNORECASE)
+_SIGNER_ROLE = re.compile(labels.SIGNER_ROLE, re.IGNORECASE)
 
 
 def _signer(text: str) -> str | None:
@@ -692,13 +661,11 @@ def _just_above(page: Page, column: Column) -> list[Column]:
 
 
 # What only a shop's receipt prints: its own number's label, a receipt's title, the change, cash or a card's line.
-_RECEIPT_TITLE = re.compile(r"(?<![^\W\d_])(?:receipt|kassenbon|kassabon|quittung|ticket|re[çc]u|recibo|scontrino|"
-                            r"documento\s+commerciale|paragon\s+fiskalny|kvittering|kvitto|cupom\s+fiscal|"
-                            r"[úu][čc]tenka|bon\s+fiscal)(?![^\W\d_])", re.IGNORECASE)
+_RECEIPT_TITLE = re.compile(r"(?<![^\W\d_])(?:" + "|".join([*labels.RECEIPT_WORD, partywords.RECEIPT_WORD])
+                            + r")(?![^\W\d_])", re.IGNORECASE)
 _RECEIPT_PAYMENT = re.compile(labels.RECEIPT_NOT_TOTAL.lstrip("|"), re.IGNORECASE)
 # A line of a shop's address block: its street or postcode, its phone, its tax id.
-_PHONE = re.compile(r"(?<![^\W\d_])(?:tel|t[ée]l|phone|ph|fon|telefon|tlf|tfn|telefone|telefono|tel[ée]fono)\b\.?|"
-                    r"\+\s?\d{2}|\(\d{3}\)\s?\d{3}-\d{4}|\b\d{3}[-.\s]\d{3}[-.\s]\d{4}\b", re.IGNORECASE)
+_PHONE = re.compile(labels.PHONE, re.IGNORECASE)
 # Lines at the top of a receipt its shop's name may stand in.
 _RECEIPT_TOP_LINES = 8
 
@@ -722,8 +689,7 @@ def _receipt_head(page: Page) -> Column | None:
 
 
 # A house number and a street's abbreviated kind ("191 E 3RD AVE", "55 Main St"): STREET wants more.
-_STREET_ABBREVIATED = re.compile(r"\d+[a-z]?\s+(?:[NSEW]\.?\s+)?(?:[^\W_]+\s+){0,3}?(?:ave|st|rd|blvd|dr|ln|hwy|"
-                                 r"pkwy|way|road|street|avenue|drive|lane)\b\.?", re.IGNORECASE)
+_STREET_ABBREVIATED = re.compile(labels.STREET_ABBREVIATED, re.IGNORECASE)
 
 
 def _address_line(text: str) -> bool:

@@ -57,7 +57,7 @@ SENDER_SEPARATOR = re.compile(r" [|·•–-] |, ")
 # Columns looked at for a return-address line (it is near the top of the first page).
 SENDER_SCAN = 80
 NAME_LABEL = re.compile(rf"\s*(?:{labels.NAME_LABEL})\s*[:\uff1a]\s*", re.IGNORECASE)
-PARTY_WORD = re.compile(rf"{_SELLER_WORDS}|{_BUYER_WORDS}|\bname\b", re.IGNORECASE)
+PARTY_WORD = re.compile(rf"{_SELLER_WORDS}|{_BUYER_WORDS}|{labels.PARTY_NAME}", re.IGNORECASE)
 # A Chinese or Japanese form ends the name it is written onto, with no space ("…有限公司").
 LEGAL_NAME = re.compile(rf"(?<![^\W\d_])(?:{partywords.LEGAL_FORM}|{labels.LEGAL_FORM})(?![^\W\d_])|"
                          rf"(?:{partywords.GLUED_LEGAL_FORM})(?![^\W\d_])")
@@ -67,17 +67,8 @@ AMOUNT = re.compile(r"(?<![\d.,])(?P<sign>[-\u2212]\s?)?(?P<int>\d{1,3}(?:[.,'�
                      r"(?:(?P<sep>[.,])(?P<dec>\d{1,2}))?(?![\d%])(?!\s?%)")
 _CODES = "|".join(sorted(PRINTED_CURRENCIES))
 CURRENCY_CODE = re.compile(rf"(?<![A-Za-z])(?:{_CODES})(?![A-Za-z])")
-# A currency written out after its label ("Devise : Euro", "Währung: Schweizer Franken").
-CURRENCY_NAMES = {"euro": "EUR", "us dollar": "USD", "u.s. dollar": "USD", "dollar": "$", "pound sterling": "GBP",
-                   "pound": "GBP", "sterling": "GBP", "schweizer franken": "CHF", "franken": "CHF",
-                   "franc suisse": "CHF", "złoty": "PLN", "zloty": "PLN", "złotych": "PLN", "zlotych": "PLN",
-                   "canadian dollar": "CAD", "australian dollar": "AUD", "new zealand dollar": "NZD",
-                   "singapore dollar": "SGD", "hong kong dollar": "HKD", "pesos": "$", "pesos argentinos": "ARS",
-                   "peso argentino": "ARS", "peso mexicano": "MXN", "pesos mexicanos": "MXN", "peso chileno": "CLP",
-                   "pesos chilenos": "CLP", "kroner": "kr", "kronor": "kr", "norske kroner": "NOK",
-                   "danske kroner": "DKK", "svenska kronor": "SEK", "reais": "BRL", "koruna": "CZK",
-                   "korun": "CZK", "korun českých": "CZK", "forint": "HUF", "yuan": "CNY", "renminbi": "CNY",
-                   "yen": "JPY", "rupee": "INR", "rupia": "INR"}
+# A currency written out after its label ("Devise : Euro", "Währung: Schweizer Franken"), each language's.
+CURRENCY_NAMES = labels.CURRENCY_NAMES
 CURRENCY_NAME = re.compile("|".join(sorted((re.escape(n) + "s?" for n in CURRENCY_NAMES), key=len, reverse=True))
                             + r"(?![^\W\d_])", re.IGNORECASE)
 CURRENCY_SIGN = re.compile(r"(?<![A-Za-z])(?:US|AU|CA|NZ|HK|MX|[RACS])\$|€|\$|£|¥|₹|zł|元|円|"
@@ -86,10 +77,8 @@ CURRENCY_SIGN = re.compile(r"(?<![A-Za-z])(?:US|AU|CA|NZ|HK|MX|[RACS])\$|€|\$|
 # ISO, day-first with one separator, and the Chinese and Japanese "2018年03月23日".
 NUMERIC_DATE = re.compile(r"(?<!\d)(?:(?P<y>\d{4})(?:-|\s?年\s?)(?P<m>\d{1,2})(?:-|\s?月\s?)(?P<d>\d{1,2})|"
                            r"(?P<d2>\d{1,2})(?P<s>[./-]|\. )(?P<m2>\d{1,2})(?P=s)(?P<y2>\d{4}|\d{2}))(?![\d.,]\d)")
-DAY_MONTH = re.compile(r"(?<!\d)(?P<d>\d{1,2})(?:\.|er|st|nd|rd|th|º|°)?[ \t\u00a0\-/]{0,3}(?:de |of )?"
-                        r"(?P<m>[^\W\d_]{3,12})\.?[ \t\u00a0\-/,]{0,3}(?:de |del )?(?P<y>\d{4})(?!\d)")
-MONTH_DAY = re.compile(r"(?<![^\W\d_])(?P<m>[^\W\d_]{3,12})\.?[ \t\u00a0]{1,3}(?P<d>\d{1,2})(?:st|nd|rd|th)?"
-                        r"[ \t\u00a0]{0,3},?[ \t\u00a0]{0,3}(?P<y>\d{4})(?!\d)")
+DAY_MONTH = re.compile(labels.DAY_MONTH)
+MONTH_DAY = re.compile(labels.MONTH_DAY)
 # A series in capitals, a space, then the number: "FS 616/2025".
 SERIES_ID = re.compile(r"[A-Z]{1,5} \d[A-Za-z0-9\-/._]{0,30}")
 ID_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-/._]{0,39}")
@@ -106,11 +95,8 @@ IBAN_HEAD = re.compile(r"[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){4,9}(?![A-Za-z0-9])
 NUMBER_SHAPE = re.compile(r"(?:[A-Z](?=\d{7}))?\d[\d .\-/]{6,18}(?:-?[A-Z](?![A-Za-z0-9]))?")
 
 # Lines that are never a name: a register entry, a bank label, a street.
-NOT_A_NAME = re.compile(
-    r"^\W{0,3}(?:siret|siren|kvk|rcs|hrb|hra|rea|krs|regon|handelsregister|registergericht|amtsgericht|"
-    r"registro\s+mercantil|iban|bic|swift)\b|"
-    r"^\W{0,3}(?:c/|(?:calle|avda|avenida|via|viale|piazza|corso|rue|avenue|bd|boulevard|ul|plaza|carrer)\b\.?)\D*+\d|"
-    r"(?:straat|weg|straße|strasse|str\.)\s?\d", re.IGNORECASE)
-STREET = re.compile(r"(?<![^\W\d_])(?:via|viale|piazza|calle|rue|avenue|ul\.)\s|"
-                     r"(?:straat|weg|straße|strasse|str\.)\s?\d", re.IGNORECASE)
+NOT_A_NAME = re.compile(labels.NOT_A_NAME, re.IGNORECASE)
+STREET = re.compile(labels.STREET, re.IGNORECASE)
+# A contact's or a page's line ("Tel.", "www.", "Seite 2"): never a name.
+CONTACT = re.compile(labels.CONTACT, re.IGNORECASE)
 STRIP_PARTS = re.compile(r" [·|•] ")

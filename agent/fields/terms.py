@@ -1,4 +1,4 @@
-"""The fields accounts payable needs next (``checks.ALSO_READ``): the due date, the net amount and the VAT amount.
+"""The fields accounts payable needs next (``fields.ALSO_READ``): the due date, the net amount and the VAT amount.
 
 Read like the required fields (a label in any language, its value beside or under it) and never asked of the
 supplier. Net plus VAT must make the total within rounding: the pair that does is chosen among the printed
@@ -13,6 +13,7 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from .. import labels
 from ..layout import Layout
 from .amounts import labelled_amounts
 from .checks import ROUNDING, Field
@@ -21,8 +22,7 @@ from .patterns import DUE_DATE, NET, VAT_AMOUNT
 from .values import amounts_in
 
 # A VAT label that names the VAT id, not an amount ("VAT Reg No", "MwSt-Nr.", "TVA intracommunautaire").
-_VAT_ID_LABEL = re.compile(r"\b(?:vat|tax|mwst|ust|tva|btw|iva|moms|mva|dph)\W{0,3}(?:id\b|no\b|nr\b|number|reg|"
-                           r"registration|identification|code\b|nummer|n[°º]|#|intra)", re.IGNORECASE)
+_VAT_ID_LABEL = re.compile(labels.VAT_ID_LABEL, re.IGNORECASE)
 
 
 def read_terms(page: Page, layout: Layout, found: dict[str, Found | None]) -> dict[str, dict[str, Any]]:

@@ -12,6 +12,7 @@ from .checks import MAX_VALUE_CHARS, SYMBOLS
 from .patterns import (
     AMOUNT,
     BUYER_HEADING,
+    CONTACT,
     CURRENCY_CODE,
     CURRENCY_NAME,
     CURRENCY_NAMES,
@@ -248,7 +249,7 @@ def name_like(text: str) -> bool:
     """A line that can be a company's name: letters, not an address, a contact or a label."""
     if len(re.findall(r"[^\W\d_]", text)) < 2 or text[:1].isdigit() or text[:1] in "([*†•-":
         return False
-    if re.search(r"@|www\.|https?:|\+\d|\btel\b|\bfax\b|\bphone\b|:|\bpage\b|\bseite\b", text, re.IGNORECASE):
+    if CONTACT.search(text):
         return False
     if date_in_text(text) is not None or NOT_A_NAME.search(text):
         return False

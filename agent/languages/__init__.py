@@ -43,7 +43,24 @@ ENTRIES = ("ORDER", "INVOICE_NUMBER", "RECEIPT_NUMBER", "TRANSACTION_NUMBER", "I
            "ACCOUNT", "PAYEE", "SELLER", "BUYER", "BUYER_HEADING", "BUYER_MARK", "BUYER_MARK_INSIDE", "THIRD_PARTY",
            "VAT_ID", "VAT_ID_ORDER",
            # words the field readers look for beside the labels (``agent.fields``)
-           "HEADING_END", "NAME_LABEL", "PERIOD", "YOUR_INVOICE", "DATE_BEFORE", "SPLIT_NUMBER")
+           "HEADING_END", "NAME_LABEL", "PARTY_NAME", "PERIOD", "YOUR_INVOICE", "DATE_BEFORE", "SPLIT_NUMBER",
+           # ...a written date's ordinals and small words ("1er mars", "5 de mayo de 2020", "March 3rd"), a company
+           # register's name, a street's ("Rue", "Via", "-straße"), a written currency ("Schweizer Franken") and
+           # country ("Deutschland"), each with its code (``named``), the words of a VAT id's label, a receipt's
+           # title, the titles that start another document appended to an invoice and the word "number" after them
+           # (``agent.appended``), a line-items table's header, a contact's or a page's word ("Tel", "Seite")
+           "DAY_ORDINAL", "MONTH_DAY_ORDINAL", "DAY_OF", "YEAR_OF", "REGISTER", "STREET_MARK", "STREET_TYPE",
+           "STREET_BEFORE_NAME", "STREET_ENDING", "CURRENCY_NAME", "CURRENCY_COUNTRY", "CURRENCY_NOUN",
+           "COUNTRY_NAME", "VAT_ID_TAX", "VAT_ID_WORD", "RECEIPT_TITLE", "RECEIPT_WORD", "APPENDED_INVOICE",
+           "APPENDED_OTHER", "NUMBER_NAME", "ITEM_HEADER", "CONTACT",
+           # ...and the parties' (``agent.fields.parties``): a label naming a number, a salutation, a bank, a name's
+           # heading, a document's own words, a public body ("City of"), a postal mark, a place, the small words
+           # inside a company's name, a form's fields, a signature and a signer's role, a phone, a street's kind
+           "NAMES_A_NUMBER", "NOT_A_BUYER", "BANK_WORD", "NAME_HEADING", "NOT_A_PARTY", "PUBLIC_BODY",
+           "PUBLIC_BODY_OF", "POSTAL", "PLACE_WORD", "CONNECTOR", "FORM_WORD", "SIGNATURE", "SIGNER_ROLE", "PHONE",
+           "STREET_KIND")
+# The entries that name something: each a dict of the words to what they name (a currency's or a country's code).
+NAMED = ("CURRENCY_NAME", "CURRENCY_COUNTRY", "COUNTRY_NAME")
 # In a label, where any language's number sign goes ("<number>": "n°", "Nr.", "No.", "#"...).
 NUMBER = "<number>"
 # What every language module defines: its place, the labels of the dates, the totals and the amounts, its months.
@@ -67,6 +84,14 @@ def alternatives(name: str) -> str:
     """Every language's words for ``name`` as one alternation to append to a pattern ("" when none has any)."""
     words = gather(name)
     return "|" + "|".join(words) if words else ""
+
+
+def named(name: str) -> dict[str, str]:
+    """Every language's words for ``name`` with what each names (``NAMED``), in the order of ``MODULES``."""
+    words: dict[str, str] = {}
+    for module in MODULES:
+        words.update(getattr(module, name, {}))
+    return words
 
 
 def months() -> dict[int, str]:

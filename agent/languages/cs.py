@@ -31,3 +31,10 @@ MONTHS = {1: "leden ledna", 2: "únor února unor unora", 3: "březen března br
 # Who is who: the seller's and the buyer's block headings (Slovak spellings too).
 SELLER = ["dodavatel", r"dod[áa]vate[lľ]", r"prod[áa]vaj[íi]c[íi]"]
 BUYER_HEADING = [r"odb[ěe]ratel", r"odberate[lľ]", r"kupuj[íi]c[íi]", r"p[řr][íi]jemce"]
+
+# Words the field readers match on their own, beside the labels (``agent.fields``): see ``agent.languages.ENTRIES``.
+CURRENCY_NAME = {"koruna": "CZK", "korun": "CZK", "korun českých": "CZK"}
+VAT_ID_TAX = ["dph"]
+RECEIPT_TITLE = ["[úu][čc]tenka"]
+RECEIPT_WORD = ["[úu][čc]tenka"]
+BANK_WORD = ["banka", r"n[áa]zev\s+banky"]

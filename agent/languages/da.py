@@ -28,3 +28,8 @@ MONTHS = {1: "januar", 2: "februar", 3: "marts", 4: "april", 5: "maj", 6: "juni"
 # Who is who: the seller's and the buyer's block headings.
 SELLER = [r"s[æa]lger"]
 BUYER_HEADING = [r"k[øo]ber", "modtager"]
+
+# Words the field readers match on their own, beside the labels (``agent.fields``): see ``agent.languages.ENTRIES``.
+CURRENCY_NAME = {"danske kroner": "DKK"}
+VAT_ID_TAX = ["moms"]
+PHONE = ["tlf"]

@@ -105,3 +105,33 @@ NAME_LABEL = ["firma"]
 PERIOD = ["tage?n?", "wochen", "monate?n?"]
 YOUR_INVOICE = [r"ihre\s+rechnung"]
 DATE_BEFORE = ["vom"]
+
+# Words the field readers match on their own, beside the labels (``agent.fields``): see ``agent.languages.ENTRIES``.
+REGISTER = ["hrb", "hra", "handelsregister", "registergericht", "amtsgericht"]
+STREET_ENDING = ["straße", "strasse", r"str\."]
+CURRENCY_NAME = {"schweizer franken": "CHF", "franken": "CHF"}
+COUNTRY_NAME = {"deutschland": "DE", "österreich": "AT"}
+VAT_ID_TAX = ["mwst", "ust"]
+VAT_ID_WORD = ["nummer"]
+RECEIPT_TITLE = ["kassenbon", "quittung"]
+RECEIPT_WORD = ["kassenbon", "quittung"]
+APPENDED_INVOICE = ["rechnung", "gutschrift", "rechnungskorrektur"]
+APPENDED_OTHER = ["lieferschein", "auftragsbest[äa]tigung", "arbeitsauftrag", "arbeitsschein", "arbeitsbericht",
+                  "regiebericht", "angebot", "kostenvoranschlag"]
+NAMES_A_NUMBER = ["nummer"]
+NOT_A_BUYER = ["firma", "herrn?", "frau"]
+BANK_WORD = ["sparkasse", "volksbank", "raiffeisen", "kreditinstitut", "bankverbindung", r"name\s+der\s+bank"]
+NAME_HEADING = ["firma"]
+NOT_A_PARTY = ["kopie", "quittung", "kassenbon", "bon", r"vielen\s+dank", r"zum\s+mitnehmen", "willkommen",
+               "zusammenfassung", "bitte", "beschreibung", "bezeichnung", "zahlung", "karte", "bar"]
+PUBLIC_BODY = ["stadt", "gemeinde", "landkreis", "kreis"]
+POSTAL = [r"entgelt\s+bezahlt", r"deutsche\s+post", "premiumadress", "a-post", "b-post", "dialogpost", "infopost"]
+PLACE_WORD = ["platz", "gasse", "allee", "weg", "straße", "strasse"]
+CONNECTOR = ["und", "der", "den", "von", "für"]
+FORM_WORD = ["firma", "datum"]
+SIGNATURE = ["unterschrift"]
+SIGNER_ROLE = ["kunde", "k[äa]ufer", "verk[äa]ufer", "fahrer", "empf[äa]nger"]
+PHONE = ["fon", "telefon"]
+ITEM_HEADER = ["menge", "beschreibung", "bezeichnung", "einzelpreis", "preis"]
+CONTACT = ["seite"]
+NUMBER_NAME = ["nummer"]

@@ -94,7 +94,54 @@ THIRD_PARTY = [r"on\s+behalf\s+of", r"acting\s+for", "agent", r"payment\s+(?:pro
 # document's date ("dated"), and the second line of a label split over two ("Invoice" / "number").
 HEADING_END = ["address", "details", "information", "info", "data"]
 NAME_LABEL = ["name"]
+PARTY_NAME = ["name"]
 PERIOD = ["days?", "weeks?", "months?"]
 YOUR_INVOICE = [r"your\s+invoice"]
 DATE_BEFORE = ["of", "dated"]
 SPLIT_NUMBER = ["number"]
+
+# Words the field readers match on their own, beside the labels (``agent.fields``): see ``agent.languages.ENTRIES``.
+DAY_ORDINAL = ["st", "nd", "rd", "th"]
+MONTH_DAY_ORDINAL = ["st", "nd", "rd", "th"]
+DAY_OF = ["of"]
+CURRENCY_NAME = {"euro": "EUR", "us dollar": "USD", "u.s. dollar": "USD", "dollar": "$", "pound sterling": "GBP",
+                 "pound": "GBP", "sterling": "GBP", "canadian dollar": "CAD", "australian dollar": "AUD",
+                 "new zealand dollar": "NZD", "singapore dollar": "SGD", "hong kong dollar": "HKD", "forint": "HUF",
+                 "yuan": "CNY", "renminbi": "CNY", "yen": "JPY", "rupee": "INR"}
+CURRENCY_COUNTRY = {"canadian": "CAD", "australian": "AUD", "american": "USD", "u.s.": "USD", "us": "USD",
+                    "argentine": "ARS", "mexican": "MXN", "new zealand": "NZD", "singapore": "SGD", "norwegian": "NOK",
+                    "swedish": "SEK", "danish": "DKK", "chinese": "CNY", "japanese": "JPY"}
+CURRENCY_NOUN = ["currency", "dollars?", "pesos?", "kron(?:er|or|a|e)", "yuan", "yen"]
+COUNTRY_NAME = {"united kingdom": "GB", "great britain": "GB", "england": "GB", "scotland": "GB", "wales": "GB",
+                "germany": "DE", "austria": "AT", "spain": "ES", "italy": "IT", "poland": "PL", "netherlands": "NL",
+                "belgium": "BE", "ireland": "IE"}
+VAT_ID_TAX = ["vat", "tax"]
+VAT_ID_WORD = ["number", "reg", "registration", "identification", r"code\b"]
+RECEIPT_TITLE = [r"(?:refund\s+|payment\s+)?receipt", "refund", "ticket"]
+RECEIPT_WORD = ["receipt", "ticket"]
+APPENDED_INVOICE = [r"tax\s+invoice", "invoice", r"credit\s+note"]
+APPENDED_OTHER = [r"work\s+order", r"job\s+sheet", r"service\s+report", r"delivery\s+note", r"packing\s+(?:slip|list)",
+                  r"order\s+confirmation", "quotation", "quote", "estimate"]
+NAMES_A_NUMBER = ["number", "num", "ref", "code", "p/o", "po", "order", "account", "acct"]
+NOT_A_BUYER = [r"mr\.?", r"mrs\.?", r"ms\.?", r"keep\s+this", "original", "copy"]
+BANK_WORD = ["bank", r"bank\s+name"]
+NAME_HEADING = [r"company(?:\s+name)?", r"business\s+name", "name"]
+NOT_A_PARTY = ["original", "copy", "duplicate", r"(?:monthly\s+|account\s+)?statement", "receipt", "ticket", "bill",
+               "note", r"thank\s+you", "thanks", r"take\s*away", r"eat\s+in", r"dine\s+in", r"to\s+go", "welcome",
+               "summary", "place", "display", "keep", "retain", "detach", "return", "please", "description", "payment",
+               "card", "cash", "change", "tip"]
+PUBLIC_BODY = ["city", "county", "state", "town", "borough", "district", "municipality", "council"]
+PUBLIC_BODY_OF = ["of"]
+POSTAL = [r"postage\s+paid", "priority"]
+PLACE_WORD = ["place", "square", r"sq\.", "road", r"rd\.", "street", r"st\.", "avenue", r"ave\.", "lane"]
+CONNECTOR = ["and", "of", "the"]
+FORM_WORD = ["name", "company", "title", "date"]
+SIGNATURE = ["signature"]
+SIGNER_ROLE = ["buyer", "customer", "client", "seller", "vendor", "supplier", "dealer", "driver", "cardholder",
+               r"card\s+holder", "recipient", "receiver", "authori[sz]ed", "your", "print", "employee", "technician",
+               "witness", "manager", "agent"]
+PHONE = ["tel", "phone", "ph"]
+STREET_KIND = ["ave", "st", "rd", "blvd", "dr", "ln", "hwy", "pkwy", "way", "road", "street", "avenue", "drive", "lane"]
+ITEM_HEADER = ["description", "descr", "qty", "quantity", r"unit\s+price", "price"]
+CONTACT = ["tel", "fax", "phone", "page"]
+NUMBER_NAME = ["number"]

@@ -32,3 +32,6 @@ MONTHS = {1: "jaanuar jaanuari", 2: "veebruar veebruari", 3: "märts märtsi mar
 
 # Who is who: the buyer's block headings.
 BUYER_HEADING = ["maksja", "ostja"]
+
+# Words the field readers match on their own, beside the labels (``agent.fields``): see ``agent.languages.ENTRIES``.
+BANK_WORD = ["pank"]

@@ -30,3 +30,11 @@ DOCUMENT_REFERENCE = ["referanse"]
 # Who is who: the seller's and the buyer's block headings.
 SELLER = ["selger", r"leverand[øo]r"]
 BUYER_HEADING = [r"kj[øo]per", "mottaker", "fakturaadresse", "leveringsadresse"]
+
+# Words the field readers match on their own, beside the labels (``agent.fields``): see ``agent.languages.ENTRIES``.
+CURRENCY_NAME = {"kroner": "kr", "norske kroner": "NOK"}
+VAT_ID_TAX = ["mva"]
+RECEIPT_TITLE = ["kvittering"]
+RECEIPT_WORD = ["kvittering"]
+CONNECTOR = ["og"]
+PHONE = ["tlf"]

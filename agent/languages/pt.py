@@ -35,3 +35,18 @@ DOCUMENT_REFERENCE = [r"refer[êe]ncia"]
 # Who is who: the seller's and the buyer's block headings.
 SELLER = ["emitente", r"prestador(?:\s+de\s+servi[çc]os)?"]
 BUYER_HEADING = [r"tomador(?:\s+de\s+servi[çc]os)?", r"destinat[áa]rio"]
+
+# Words the field readers match on their own, beside the labels (``agent.fields``): see ``agent.languages.ENTRIES``.
+DAY_OF = ["de"]
+YEAR_OF = ["de"]
+CURRENCY_NAME = {"reais": "BRL"}
+COUNTRY_NAME = {"portugal": "PT"}
+VAT_ID_TAX = ["iva"]
+RECEIPT_TITLE = [r"cupom\s+fiscal"]
+RECEIPT_WORD = [r"cupom\s+fiscal"]
+NAME_HEADING = [r"nome(?:\s+empresarial)?", r"raz[ãa]o\s+social"]
+BANK_WORD = ["banco"]
+NOT_A_PARTY = ["duplicata", "pagamento"]
+PLACE_WORD = ["pra[çc]a", "largo"]
+CONNECTOR = ["e", "da", "do", "dos", "das"]
+PHONE = ["telefone"]

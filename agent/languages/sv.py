@@ -29,3 +29,11 @@ DOCUMENT_REFERENCE = ["referens"]
 # Who is who: the seller's and the buyer's block headings.
 SELLER = [r"s[äa]ljare", r"leverant[öo]r", r"avs[äa]ndare"]
 BUYER_HEADING = [r"k[öo]pare", "mottagare"]
+
+# Words the field readers match on their own, beside the labels (``agent.fields``): see ``agent.languages.ENTRIES``.
+CURRENCY_NAME = {"kronor": "kr", "svenska kronor": "SEK"}
+VAT_ID_TAX = ["moms"]
+RECEIPT_TITLE = ["kvitto"]
+RECEIPT_WORD = ["kvitto"]
+CONNECTOR = ["och"]
+PHONE = ["tfn"]

@@ -75,6 +75,8 @@ def test_a_new_module_in_the_package_is_a_new_language_with_nothing_else_to_edit
 def _entries(module: object, name: str) -> list[str]:
     """A module's entry as regular expression sources (a VAT id label without its country)."""
     entry = getattr(module, name)
+    if name in languages.NAMED:
+        return list(entry)
     return [source for source, _country in entry] if name == "VAT_ID" else entry
 
 
@@ -85,6 +87,12 @@ def test_each_language_declares_the_same_kinds_of_entries(module):
     assert defined <= set(languages.ENTRIES), sorted(defined - set(languages.ENTRIES))
     assert all(isinstance(getattr(module, name), int) for name in defined if name.endswith("ORDER"))
     for name in {name for name in defined - {"MONTHS"} if not name.endswith("ORDER")}:
+        if name in languages.NAMED:  # words with what each names: a currency's or a country's code
+            named = getattr(module, name)
+            assert isinstance(named, dict) and named, name
+            assert all(isinstance(word, str) and word == word.lower() and isinstance(code, str)
+                       for word, code in named.items()), name
+            continue
         entry = _entries(module, name)
         assert isinstance(entry, list) and entry and all(isinstance(source, str) for source in entry), name
         for source in entry:
@@ -107,6 +115,8 @@ def _assembled_text() -> str:
             parts.append(value)
         elif isinstance(value, list):
             parts.extend(item if isinstance(item, str) else item[0] for item in value)
+        elif isinstance(value, (dict, frozenset)):  # words with their codes, the small words of a name
+            parts.extend(value)
     return "\n".join(parts)
 
 
@@ -119,8 +129,8 @@ def test_every_entry_a_language_defines_is_assembled_into_the_labels(module):
 
 
 # What ``agent.labels`` itself may spell, lowercase, in its patterns: no language's words, only the signs every
-# language prints (currency codes, "IBAN", "id", "no.", "nr.").
-SHARED = {"iban", "eur", "pln", "chf", "gbp", "usd", "id", "no", "nr"}
+# language prints (currency codes, "IBAN", "BIC", "SWIFT", "id", "no.", "nr.", a web address's "www", "https").
+SHARED = {"iban", "bic", "swift", "eur", "pln", "chf", "gbp", "usd", "id", "no", "nr", "www", "https"}
 
 
 # What takes an entry's name: ``_any("SELLER")``, ``languages.gather("NET")``...
@@ -216,3 +226,68 @@ def test_a_german_vat_label_beside_the_english_one_names_the_number(head):
     """German's VAT id labels are tried before English's "VAT", which on such a head names only the tax."""
     text = f"Lindenhof GmbH\nInvoice 4\n{head} 136695976\nTotal 12.00 EUR\n"
     assert fields.check_all(text, today=date(2026, 12, 6))["vat_id"]["value"] == "136695976"
+
+
+@pytest.mark.parametrize("name", languages.NAMED)
+def test_no_two_languages_name_one_word_differently(name):
+    """The languages' named words are merged into one table: a word two languages spell names one thing."""
+    seen: dict[str, str] = {}
+    for module in languages.MODULES:
+        for word, code in getattr(module, name, {}).items():
+            assert seen.setdefault(word, code) == code, (_name(module), word)
+
+
+# --- the field readers (``agent.fields``) and the appended documents' titles spell no language either ---------
+# Words the readers' patterns may spell themselves: signs every language prints (currency codes and symbols,
+# "IBAN", "BIC", "id", "no", "nr"), web addresses' and countries' codes, and what is a country's, not a language's:
+# a legal form printed after a comma ("Acme, plc"), the supplier's country's signs in ``amounts`` ("F-skatt",
+# "México"). The other legal forms, Finnish's seller heading and Romanian's receipt wait in
+# ``agent.fields.partywords`` (docs/languages.md).
+SIGNS = SHARED | {"kr", "zł", "com", "net", "org", "biz", "info", "io", "co", "uk", "us", "eu", "is",
+                  "ar", "at", "au", "be", "br", "ca", "ch", "cl", "cn", "cz", "de", "dk", "ee", "es", "fi", "fr", "hk",
+                  "ie", "in", "it", "jp", "lt", "lu", "lv", "mx", "nl", "nz", "pl", "pt", "se", "sg", "sk"}
+COUNTRYS = {"plc", "skatt", "xico"}
+READERS = ["fields/patterns.py", "fields/parties.py", "fields/numbers.py", "fields/terms.py", "fields/identifiers.py",
+           "fields/amounts.py", "fields/dates.py", "fields/values.py", "fields/page.py", "appended.py"]
+# The calls a pattern is spelt in: ``re.compile(...)``, ``re.search(...)``...
+PATTERN_CALLS = {"compile", "search", "match", "fullmatch", "finditer", "findall", "sub", "split"}
+
+
+def _regex_words(path: Path) -> set[str]:
+    """The lowercase words a module spells in its patterns: the string constants of each ``re.compile``'s (or
+    ``re.search``'s...) pattern, and of the module's names it is built of (``_NAME_WORDS``), followed through."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assigned = {target.id: node.value for node in tree.body if isinstance(node, ast.Assign)
+                for target in node.targets if isinstance(target, ast.Name)}
+    words: set[str] = set()
+    followed: set[str] = set()
+
+    def walk(node: ast.AST) -> None:
+        for child in ast.walk(node):
+            if isinstance(child, ast.Constant) and isinstance(child.value, str):
+                text = re.sub(r"\[[^\]]*\]|\\[A-Za-z]|\(\?P<\w+>", " ", child.value)  # classes, escapes, groups
+                words.update(word for word in re.findall(r"[^\W\d_]{2,}", text) if word.islower())
+            elif isinstance(child, ast.Name) and child.id in assigned and child.id not in followed:
+                followed.add(child.id)
+                walk(assigned[child.id])
+
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in PATTERN_CALLS
+                and getattr(node.func.value, "id", "") == "re" and node.args):
+            walk(node.args[0])
+    return words
+
+
+@pytest.mark.parametrize("path", READERS)
+def test_the_field_readers_spell_no_language_of_their_own(path):
+    """A language is one place: the readers' patterns are the languages' words (``agent.labels``) in their own
+    structure, with the signs every language prints and a country's own words."""
+    assert _regex_words(Path(labels.__file__).parent / path) <= SIGNS | COUNTRYS
+
+
+def test_a_word_put_into_a_readers_pattern_would_be_found(tmp_path):
+    scratch = tmp_path / "parties.py"
+    extra = '\n_MORE = r"(?:geldinstitut|iban)"\nBANK = re.compile(rf"\\b{_MORE}\\b|{labels.BANK_WORD}", re.I)\n'
+    source = (Path(labels.__file__).parent / "fields/parties.py").read_text(encoding="utf-8")
+    scratch.write_text(source + extra, encoding="utf-8")
+    assert _regex_words(scratch) - SIGNS - COUNTRYS == {"geldinstitut"}

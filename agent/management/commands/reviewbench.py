@@ -66,7 +66,7 @@ def same(name: str, expected: str, got: str) -> bool:
             return date.fromisoformat(str(expected)[:10]) == date.fromisoformat(str(got)[:10])
         except ValueError:
             return False
-    if name in ("supplier_name", "buyer_name"):
+    if name in fields.NAME_FIELDS:
         a, b = (" ".join(str(v).split()).casefold() for v in (expected, got))
         return bool(a and b) and (a in b or b in a)
     return _identifier(expected) == _identifier(got)
