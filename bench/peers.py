@@ -46,9 +46,12 @@ def fill_huey(path: Path, count: int) -> None:
     """Enqueue ``count`` no-op tasks (without fsync: filling is not measured)."""
     from .huey_app import make
 
-    _, task = make(str(path), fsync=False)
+    h, task = make(str(path), fsync=False)
     for _ in range(count):
         task()
+    # Closed here, not whenever the collector frees the huey: the file is copied next, and its
+    # -wal and -shm go only when its last connection closes.
+    h.storage.close()
     db = sqlite3.connect(path)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
