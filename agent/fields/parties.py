@@ -346,7 +346,8 @@ _NAME_WORDS = (r"(?:nome(?:\s+empresarial)?|raz[ãa]o\s+social|raison\s+sociale|
                r"name|nom|naam|nombre|nazwa|firma|denominaci[óo]n(?:\s+social)?|ragione\s+sociale)")
 _NAME_HEADING = re.compile(rf"^\W{{0,3}}{_NAME_WORDS}(?:\s*/\s*{_NAME_WORDS})*\s*:?\s*$", re.IGNORECASE)
 # A document's own words, copy marks and greetings: never a name.
-_NOT_A_PARTY = re.compile(r"^\W{0,3}(?:original|copy|copie|kopie|duplicate|duplicado|triplicado|duplicata|copia|"
+_NOT_A_PARTY = re.compile(rf"^\W{{0,3}}(?:{labels.RECEIPT_TITLE}|{labels.GREETING}|"
+                          r"original|copy|copie|kopie|duplicate|duplicado|triplicado|duplicata|copia|"
                           r"(?:monthly\s+|account\s+)?statement|receipt|re[çc]u|recu|ticket|quittung|kassenbon|"
                           r"bon|bill|note|thank\s+you|thanks|vielen\s+dank|merci|gracias|grazie|dank\s+u|"
                           # how a meal is served, printed on a restaurant's receipt
@@ -355,7 +356,9 @@ _NOT_A_PARTY = re.compile(r"^\W{0,3}(?:original|copy|copie|kopie|duplicate|dupli
                           r"welcome|bienvenue|willkommen|summary|zusammenfassung|r[ée]capitulatif|"
                           r"place|display|keep|retain|detach|return|please|bitte|veuillez|description|beschreibung|bezeichnung|"
                           r"d[ée]signation|descripci[óo]n|descrizione|opis|omschrijving|payment|zahlung|paiement|pago|pagamento|"
-                          r"betaling|p[łl]atno[śs][ćc]|card|karte|carte|tarjeta|cash|bar|esp[èe]ces|change|tip)\b",
+                          # (a cash line's "BAR 20,00", never a café's "Bar Centrale")
+                          r"betaling|p[łl]atno[śs][ćc]|card|karte|carte|tarjeta|cash|bar(?=\s*(?:$|[\d:€]))|esp[èe]ces|"
+                          r"change|tip)\b",
                           re.IGNORECASE)
 # A public body's name: as good as a legal form ("City of Palo Alto", "Stadt Linz", "Comune di Roma").
 _PUBLIC_BODY = re.compile(r"^\W{0,3}(?:city|county|state|town|borough|district|municipality|council|ville|commune|"
@@ -694,7 +697,7 @@ def _just_above(page: Page, column: Column) -> list[Column]:
 # What only a shop's receipt prints: its own number's label, a receipt's title, the change, cash or a card's line.
 _RECEIPT_TITLE = re.compile(r"(?<![^\W\d_])(?:receipt|kassenbon|kassabon|quittung|ticket|re[çc]u|recibo|scontrino|"
                             r"documento\s+commerciale|paragon\s+fiskalny|kvittering|kvitto|cupom\s+fiscal|"
-                            r"[úu][čc]tenka|bon\s+fiscal)(?![^\W\d_])", re.IGNORECASE)
+                            r"[úu][čc]tenka|bon\s+fiscal|" + labels.RECEIPT_TITLE + r")(?![^\W\d_])", re.IGNORECASE)
 _RECEIPT_PAYMENT = re.compile(labels.RECEIPT_NOT_TOTAL.lstrip("|"), re.IGNORECASE)
 # A line of a shop's address block: its street or postcode, its phone, its tax id.
 _PHONE = re.compile(r"(?<![^\W\d_])(?:tel|t[ée]l|phone|ph|fon|telefon|tlf|tfn|telefone|telefono|tel[ée]fono)\b\.?|"

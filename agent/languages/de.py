@@ -76,7 +76,11 @@ VAT_ID = [
 RECEIPT = ["bon", "kassenbon", "quittung"]
 RECEIPT_SIGN = [r"nummer\b", r"nr\b\.?"]
 RECEIPT_BEFORE_SIGN = [r"\bnr\b\.?"]
-RECEIPT_NUMBER = [r"\bbon(?:nummer|nr\b\.?|no\b\.?)"]
+# "Bon: 4711", "Beleg: 4711": the word and a colon before the number.
+RECEIPT_NUMBER = [r"\bbon(?:nummer|nr\b\.?|no\b\.?)", r"\b(?:bon|beleg)\s*:(?=\s*\d)"]
+# A receipt's title and its greeting over the shop's name: never the shop's name.
+RECEIPT_TITLE = ["kassenbon", "kassenbeleg", "quittung"]
+GREETING = [r"(?:herzlich\s+)?willkommen"]
 TRANSACTION = ["kasse", "karte", "transaktion"]
 RECEIPT_PAYMENT = [r"r[üu]ckgeld", "wechselgeld", "gegeben", r"\bgeg\b", r"\bbar\b", "ec-?karte", "karten",
                    r"\bkarte\b", "trinkgeld"]

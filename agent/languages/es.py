@@ -57,6 +57,11 @@ RECEIPT_AFTER_SIGN = ["recibo"]
 TRANSACTION = ["caja", "tarjeta", r"transacci[óo]n", r"autorizaci[óo]n"]
 TRANSACTION_NUMBER = [r"\bn[°º]\s*(?:de\s+)?(?:transacci[óo]n|terminal|caja)\b"]
 RECEIPT_PAYMENT = [r"\bcambio\b", "efectivo", "entregado", "tarjeta", "propina"]
+# A shop's simplified invoice, its number on the same line ("Factura simplificada: T-0042", "Fra. simplificada
+# 0042"); its title and a greeting: never the shop's name.
+RECEIPT_NUMBER = [r"\b(?:factura|fra\.?)\s+simplificada\b\s*(?:n[°º]\.?|n[úu]m\b\.?|#)?(?=\s*:?\s*[A-Z]{0,4}\s?[\d-])"]
+RECEIPT_TITLE = [r"factura\s+simplificada", "tique"]
+GREETING = [r"bienvenid[oa]s?"]
 
 # The total: the VAT's name, what says "included"; the words that make a label the gross amount.
 VAT_WORD = ["iva"]

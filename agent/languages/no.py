@@ -4,7 +4,7 @@
 ORDER = 8
 
 INVOICE_NUMBER = [r"\bfaktura[\s.-]*(?:nr\b\.?|nummer\b|no\b\.?)"]
-RECEIPT_NUMBER = [r"\bkvittering[\s.-]*(?:nr\b\.?|nummer\b)"]
+RECEIPT_NUMBER = [r"\bkvitterings?[\s.-]*(?:nr\b\.?|nummer\b)"]
 INVOICE_DATE = [r"\bfaktura[\s-]*dato\b", r"\butstedt\b"]
 DUE_DATE = [r"\bforfalls?dato\b", r"\bbetalingsfrist\b"]
 OTHER_DATE = ["forfall", "ordre", "levert", "leveranse", "uttak", "neste"]
@@ -30,3 +30,6 @@ DOCUMENT_REFERENCE = ["referanse"]
 # Who is who: the seller's and the buyer's block headings.
 SELLER = ["selger", r"leverand[øo]r"]
 BUYER_HEADING = [r"kj[øo]per", "mottaker", "fakturaadresse", "leveringsadresse"]
+# A receipt's title and its greeting over the shop's name (Danish prints them alike): never the shop's name.
+RECEIPT_TITLE = ["kvittering", "salgskvittering"]
+GREETING = ["velkommen"]

@@ -18,7 +18,7 @@ VAT_AMOUNT = [r"\b(?:total\s*)?moms(?:[\s-]*belopp)?\b"]
 DEPOSIT = [r"\b(?:betalt|f[öo]rskott)\b"]
 
 # A receipt's own number, a payment's ids, and its lines that are no total (the change, cash, card, tip).
-RECEIPT_NUMBER += [r"\bkvittonr\b\.?"]
+RECEIPT_NUMBER += [r"\bkvittonr\b\.?", r"\bkvitto\s*:(?=\s*\d)"]
 TRANSACTION_NUMBER = [r"\b(?:transaktion|terminal|kassa)[\s.-]*(?:id\b|nr\b\.?|nummer\b)"]
 NOT_TOTAL += [r"v[äa]xel", r"\bkontant", r"\bkort\b", r"kortbetalning", r"\bdricks\b"]
 
@@ -29,3 +29,6 @@ DOCUMENT_REFERENCE = ["referens"]
 # Who is who: the seller's and the buyer's block headings.
 SELLER = [r"s[äa]ljare", r"leverant[öo]r", r"avs[äa]ndare"]
 BUYER_HEADING = [r"k[öo]pare", "mottagare"]
+# A receipt's title and its greeting over the shop's name: never the shop's name.
+RECEIPT_TITLE = ["kvitto", "kassakvitto"]
+GREETING = [r"v[äa]lkommen"]
