@@ -360,6 +360,9 @@ _NOT_A_PARTY = re.compile(rf"^\W{{0,3}}(?:{labels.RECEIPT_TITLE}|{labels.GREETIN
                           r"betaling|p[łl]atno[śs][ćc]|card|karte|carte|tarjeta|cash|bar(?=\s*(?:$|[\d:€]))|esp[èe]ces|"
                           r"change|tip)\b",
                           re.IGNORECASE)
+# A greeting and the shop it names on one line ("Welcome to Sunrise Mart", "Willkommen bei Bäckerei Krume"): a
+# short word between them at most ("to", "bei", "w", "da", "til").
+_GREETED = re.compile(rf"^\W{{0,3}}(?:{labels.GREETING})\s+(?:[^\W\d_]{{1,3}}\s+)?(?=[^\W\d_])", re.IGNORECASE)
 # A public body's name: as good as a legal form ("City of Palo Alto", "Stadt Linz", "Comune di Roma").
 _PUBLIC_BODY = re.compile(r"^\W{0,3}(?:city|county|state|town|borough|district|municipality|council|ville|commune|"
                           r"d[ée]partement|r[ée]gion|stadt|gemeinde|landkreis|kreis|comune|provincia|regione|"
@@ -494,6 +497,9 @@ def _candidate(page: Page, column: Column) -> Found | None:
     signed = _signer(column.text) if len(column.text) <= _MAX_NAME else None
     if signed is not None:
         return Found(signed, column, 0, len(signed))
+    greeted = _GREETED.match(column.text)
+    if greeted is not None:
+        return _greeted(page, column, greeted.end())
     legal = next(iter(LEGAL_NAME.finditer(column.head)), None)
     name = _name_before(column.text, legal.end()) if legal is not None else None
     name = _after_sentence(name) if name is not None else None
@@ -507,6 +513,15 @@ def _candidate(page: Page, column: Column) -> Found | None:
         return None
     name = _before_address(parsed[0])
     return Found(name, column, parsed[1], parsed[1] + len(name))
+
+
+def _greeted(page: Page, column: Column, at: int) -> Found | None:
+    """The shop a greeting names on its line ("Welcome to Sunrise Mart"): the name after it, as a line's."""
+    parsed = parse_name(column.text[at:])
+    if parsed is None or not _title_case(parsed[0]) or not _acceptable(page, column, parsed[0]):
+        return None
+    name = _before_address(parsed[0])
+    return Found(name, column, at + parsed[1], at + parsed[1] + len(name))
 
 
 # Fields a form asks for, joined by slashes: "Name/Company", "Firma / Name", "Nom/Date".

@@ -159,3 +159,19 @@ def test_a_slips_title_above_the_shop_is_never_its_name(text, shop):
 def test_a_cafe_called_bar_is_a_name_and_a_cash_line_is_not():
     text = "Bar Centrale di Verdi Luca\nPiazza Duomo 2\n37121 Verona\nSCONTRINO N. 145\nTOTALE 1,20\nBAR 2,00\n"
     assert read(text)["supplier_name"]["value"] == "Bar Centrale di Verdi Luca"
+
+
+@pytest.mark.parametrize("text, shop", [
+    ("WELCOME TO SUNRISE MART\n12 Main Street\nSpringfield IL 62701\nTOTAL 4.00\nCASH 5.00\nCHANGE 1.00\n",
+     "SUNRISE MART"),
+    ("Willkommen bei Bäckerei Krume\nLindenweg 2\n10115 Berlin\nBon-Nr. 4711\nSUMME EUR 3,20\n", "Bäckerei Krume"),
+    ("Benvenuti da Pasticceria Dolcezza\nVia Po 3\n10123 Torino\nSCONTRINO N. 18\nTOTALE 4,60\n",
+     "Pasticceria Dolcezza"),
+])
+def test_a_greeting_naming_the_shop_on_its_line_gives_the_shops_name(text, shop):
+    assert read(text)["supplier_name"]["value"] == shop
+
+
+def test_a_greeting_naming_nobody_leaves_the_shops_name_under_it():
+    text = "Welcome back!\nCorner Shop\n5 Mill Lane\nReceipt No: 18\nTOTAL 2.00\nCash 2.00\n"
+    assert read(text)["supplier_name"]["value"] == "Corner Shop"
