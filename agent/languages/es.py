@@ -49,7 +49,7 @@ VAT_ID = [
 ]
 
 # Receipts (shop tills' slips): the receipt's own number, a payment's ids, a payment's lines (no total).
-RECEIPT = ["recibo"]
+RECEIPT = ["recibo", "tique"]
 RECEIPT_SIGN = [r"n[úu]m(?:ero)?\b\.?"]
 RECEIPT_BEFORE_SIGN = [r"\bn[úu]m(?:ero)?\b\.?"]
 RECEIPT_OF = [r"del\s+"]
@@ -57,9 +57,10 @@ RECEIPT_AFTER_SIGN = ["recibo"]
 TRANSACTION = ["caja", "tarjeta", r"transacci[óo]n", r"autorizaci[óo]n"]
 TRANSACTION_NUMBER = [r"\bn[°º]\s*(?:de\s+)?(?:transacci[óo]n|terminal|caja)\b"]
 RECEIPT_PAYMENT = [r"\bcambio\b", "efectivo", "entregado", "tarjeta", "propina"]
-# A shop's simplified invoice, its number on the same line ("Factura simplificada: T-0042", "Fra. simplificada
-# 0042"); its title and a greeting: never the shop's name.
-RECEIPT_NUMBER = [r"\b(?:factura|fra\.?)\s+simplificada\b\s*(?:n[°º]\.?|n[úu]m\b\.?|#)?(?=\s*:?\s*[A-Z]{0,4}\s?[\d-])"]
+# A slip's word and a colon before its number ("Tique: 0042"), a shop's simplified invoice, its number on the same
+# line ("Factura simplificada: T-0042", "Fra. simplificada 0042"); its title and a greeting: never the shop's name.
+RECEIPT_NUMBER = [r"\b(?:tique|recibo)\s*:(?=\s*#?\d)",
+                  r"\b(?:factura|fra\.?)\s+simplificada\b\s*(?:n[°º]\.?|n[úu]m\b\.?|#)?(?=\s*:?\s*[A-Z]{0,4}\s?[\d-])"]
 RECEIPT_TITLE = [r"factura\s+simplificada", "tique"]
 GREETING = [r"bienvenid[oa]s?"]
 

@@ -52,7 +52,7 @@ TRANSACTION = ["cassa", "transazione"]
 RECEIPT_PAYMENT = [r"\bresto\b", r"contant[ei]\b", "elettronico", "mancia"]
 RECEIPT_SUM = ["totale"]
 # "N. DOC. 0042", "Doc. n. 0042"; a receipt's title and greeting: never the shop's name.
-RECEIPT_NUMBER = [r"\bn\.\s*doc\b\.?", r"\bdoc\.\s*n\."]
+RECEIPT_NUMBER = [r"\bn\.\s*doc\b\.?", r"\bdoc\.\s*n\.", r"\bscontrino\s*:(?=\s*\d)"]
 RECEIPT_TITLE = [r"scontrino(?:\s+fiscale)?", r"documento\s+commerciale", r"ricevuta(?:\s+fiscale)?"]
 GREETING = [r"benvenut[io]"]
 

@@ -38,8 +38,19 @@ def test_a_norwegian_slips_number_under_its_compound_label(text, expected):
     ("Metzgerei Obermaier\nKasse 2\nBon: 48213\nSUMME EUR 7,80\n", "48213"),
     ("Blumen am Markt\nBeleg: 2207\nGesamt 12,50\nBar 20,00\n", "2207"),
     ("Lakeside Tea Rooms\nTill 3\nReceipt: #55120\nTOTAL 6.40\nCash 10.00\n", "55120"),
+    ("Bodega Los Arcos\nTique: 004518\nTOTAL 7,30\nEfectivo 10,00\nCambio 2,70\n", "004518"),
+    ("Trattoria Nonna Pina\nCassa 2\nScontrino: 3307\nTOTALE 26,00\n", "3307"),
 ])
 def test_a_slips_word_and_a_colon_before_its_number_label_it(text, expected):
+    assert number(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("QUICK STOP #0412\nRCPT# 20931\nTOTAL 5.10\nCASH 10.00\nCHANGE 4.90\n", "20931"),
+    ("Corner Deli\nReg 2  Rcpt No 8812\nTOTAL 9.99\n", "8812"),
+    ("Cafetería Nube\nTIQUE Nº 000781\nTOTAL 3,10\n", "000781"),
+])
+def test_a_slips_abbreviated_or_spanish_word_with_a_number_sign(text, expected):
     assert number(text) == expected
 
 
