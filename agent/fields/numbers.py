@@ -155,7 +155,13 @@ def _parse_numbered(text: str) -> tuple[str, int, int] | None:
     sign = None if SPLIT_LABEL.match(text) else NUMBER_SIGN_FIRST.match(text)
     at = sign.end() if sign is not None else 0
     parsed = parse_identifier(text[at:])
-    return None if parsed is None else (parsed[0], at + parsed[1], at + parsed[2])
+    if parsed is None or _AMOUNT_CUT.match(text, at + parsed[2]):
+        return None  # "TOTAL 3,40" under a title: an amount's line, no number
+    return parsed[0], at + parsed[1], at + parsed[2]
+
+
+# An amount's decimals right after what was read as a number: the number was an amount's first digits.
+_AMOUNT_CUT = re.compile(r"[.,]\d")
 
 
 # A further group of an invoice number printed with spaces inside ("2024 00123", "C11 206136"), or after a spaced

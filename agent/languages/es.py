@@ -14,7 +14,8 @@ NET = [r"\bbase\s*imponible\b"]
 VAT_AMOUNT = [r"\b(?:total\s*|importe\s*|cuota\s*)?iva\b"]
 DEPOSIT = [r"\banticipo\b"]
 # Its invoice titles ("<title> 2041" numbers the invoice), spliced into one pattern with every language's.
-INVOICE_TITLE = ["factura"]
+# (a shop's simplified invoice, "Factura simplificada", over its number)
+INVOICE_TITLE = [r"factura\s+simplificada", "factura"]
 CURRENCY = ["moneda", "divisa"]
 MONTHS = {1: "enero ene", 2: "febrero", 3: "marzo", 4: "abril", 5: "mayo", 6: "junio", 7: "julio", 8: "agosto ago",
           9: "septiembre setiembre", 10: "octubre", 11: "noviembre", 12: "diciembre dic"}

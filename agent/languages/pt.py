@@ -7,7 +7,8 @@ ORDER = 11
 INVOICE_NUMBER = [r"\bfatura(?:[\s-]*recibo)?\s*(?:n\.?\s?[°º]\.?|n[úu]m(?:ero|\.)?|no\b\.?)",
                   r"\bn[úu]mero\s+d[ao]\s+(?:fatura|documento)\b",
                   r"\bn[úu]mero\s+d[ao]\s+(?:nfs?-?e|nota(?:\s+fiscal)?|recibo)\b"]
-INVOICE_TITLE = [r"fatura(?:[\s-]*recibo)?", r"nota\s+fiscal(?:\s+(?:eletr[ôo]nica|de\s+servi[çc]os?))?(?![^\W\d_])",
+INVOICE_TITLE = [r"fatura\s+simplificada", r"fatura(?:[\s-]*recibo)?",
+                 r"nota\s+fiscal(?:\s+(?:eletr[ôo]nica|de\s+servi[çc]os?))?(?![^\W\d_])",
                  r"danfse?(?![^\W\d_])", r"nfs?-e(?![^\W\d_])"]
 INVOICE_DATE = [r"\bdata\s*(?:d[ae]\s+)?(?:fatura|emiss[ãa]o)\b"]
 DUE_DATE = [r"\bdata\s+(?:de\s+)?vencimento\b", r"\bvencimento\b"]

@@ -89,6 +89,21 @@ def test_an_iberian_simplified_invoice_or_slip_is_numbered_on_its_line(text, exp
     assert number(text) == expected
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("Pastelaria Doce Lar\nRua Nova 3\nFatura Simplificada\nFS 001/12345\nData: 14-03-2026\nTOTAL 3,40\n",
+     "FS 001/12345"),
+    ("Bar Pepe\nC/ Sol 2\nFACTURA SIMPLIFICADA\nT001-012345\nFecha: 14/03/2026\nTOTAL 3,40\n", "T001-012345"),
+    ("Librería Alba\nFACTURA SIMPLIFICADA\nNº: A-2026-0042\nTOTAL 12,00\n", "A-2026-0042"),
+])
+def test_a_simplified_invoices_title_alone_is_numbered_under_it(text, expected):
+    assert number(text) == expected
+
+
+@pytest.mark.parametrize("title", ["FACTURA SIMPLIFICADA", "FACTURA", "Fatura Simplificada"])
+def test_a_title_over_a_total_line_takes_no_amount_for_its_number(title):
+    assert number(f"Bar Pepe\nC/ Sol 2\n{title}\nFecha: 14/03/2026\nTOTAL 3,40\n") is None
+
+
 def test_a_simplified_invoices_title_alone_never_takes_the_date_under_it():
     text = "Churrería San Ginés\nFactura simplificada\nFecha: 14/03/2026\nTOTAL 6,80\n"
     assert number(text) != "14/03/2026"
