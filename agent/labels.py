@@ -39,6 +39,10 @@ TRANSACTION_NUMBER_WORDS = [rf"\b(?:{_any('TRANSACTION')})[\s.-]*(?:id\b|{_any('
 # VAT table's rows ("Rückgeld", "Geg. Bar", "Importe tarjeta", "Suma PTU").
 RECEIPT_NOT_TOTAL = languages.alternatives("RECEIPT_PAYMENT")
 # A receipt's total: "SUMME EUR", "SUMA PLN", "TOTAL EUR" (the sum followed by its currency).
+# A receipt's title ("PARAGON FISKALNY", "Scontrino fiscale") and a greeting over the shop's name ("Welcome"):
+# neither is ever the shop's name.
+SLIP_TITLE = _any("SLIP_TITLE")
+GREETING = _any("GREETING")
 RECEIPT_TOTAL = [rf"\b(?:{_any('RECEIPT_SUM')})\s*(?:eur|pln|z[łl]|chf|gbp|usd|€)(?![^\W\d_])"]
 
 # --- invoice number ----------------------------------------------------------------------

@@ -149,12 +149,21 @@ def _parse_numbered(text: str) -> tuple[str, int, int] | None:
     sign = None if SPLIT_LABEL.match(text) else NUMBER_SIGN_FIRST.match(text)
     at = sign.end() if sign is not None else 0
     parsed = parse_identifier(text[at:])
-    return None if parsed is None else (parsed[0], at + parsed[1], at + parsed[2])
+    if parsed is None or _AMOUNT_CUT.match(text, at + parsed[2]):
+        return None  # "TOTAL 3,40" under a title: an amount's line, no number
+    return parsed[0], at + parsed[1], at + parsed[2]
 
 
-# A further group of an invoice number printed with spaces inside ("2024 00123", "C11 206136"): digits (a few
-# capitals at most), three characters or more.
-_NUMBER_GROUP = re.compile(r" ([A-Z]{0,3}\d[0-9A-Z/-]{2,15})(?![^\s])")
+# An amount's decimals right after what was read as a number: the number was an amount's first digits.
+_AMOUNT_CUT = re.compile(r"[.,]\d")
+
+
+# A further group of an invoice number printed with spaces inside ("2024 00123", "C11 206136"), or after a spaced
+# hyphen ("0012 - 0034", a till's day and its document's number as OCR reads them): digits (a few capitals at
+# most), three characters or more.
+_NUMBER_GROUP = re.compile(r"(?P<sep> ?- ?| )([A-Z]{0,3}\d[0-9A-Z/-]{2,15})(?![^\s])")
+# A time of day after the number ("Beleg-Nr. 2026 0042 15:32"): the end of the number, like the column's.
+_TIME = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?(?!\d)")
 # Groups an invoice number is printed in, at most.
 _MAX_GROUPS = 4
 # A word before the invoice's date after its number ("vom ", "dated ", "z dnia ").
@@ -173,12 +182,12 @@ def _parse_labelled_number(text: str) -> tuple[str, int, int] | None:
     at = end
     while len(groups) < _MAX_GROUPS - 1:
         group = _NUMBER_GROUP.match(text, at)
-        if group is None or date_in_text(group.group(1), whole=True) or re.search(r"\d[.,]\d{2}$", group.group(1)):
+        if group is None or date_in_text(group.group(2), whole=True) or re.search(r"\d[.,]\d{2}$", group.group(2)):
             break
         groups.append(group)
         at = group.end()
     rest = text[at:].strip()
     dated = date_in_text(rest[:40]) if rest else None
-    if groups and (not rest or (dated is not None and dated[1] <= _DATE_WORD_CHARS)):
-        value, end = " ".join([value, *(g.group(1) for g in groups)]), at
+    if groups and (not rest or _TIME.match(rest) or (dated is not None and dated[1] <= _DATE_WORD_CHARS)):
+        value, end = value + "".join(("-" if "-" in g.group("sep") else " ") + g.group(2) for g in groups), at
     return value, start, end

@@ -339,7 +339,10 @@ _BANK_WORD = re.compile(labels.BANK_WORD, re.IGNORECASE)
 # A label over a company's name ("Nome / Nome Empresarial", "Company name", "Raison sociale").
 _NAME_HEADING = re.compile(labels.NAME_HEADING, re.IGNORECASE)
 # A document's own words, copy marks and greetings: never a name.
-_NOT_A_PARTY = re.compile(labels.NOT_A_PARTY, re.IGNORECASE)
+_NOT_A_PARTY = re.compile(rf"^\W{{0,3}}(?:{labels.SLIP_TITLE}|{labels.GREETING})\b|{labels.NOT_A_PARTY}", re.IGNORECASE)
+# A greeting and the shop it names on one line ("Welcome to Sunrise Mart", "Willkommen bei Bäckerei Krume"): a
+# short word between them at most ("to", "bei", "w", "da", "til").
+_GREETED = re.compile(rf"^\W{{0,3}}(?:{labels.GREETING})\s+(?:[^\W\d_]{{1,3}}\s+)?(?=[^\W\d_])", re.IGNORECASE)
 # A public body's name: as good as a legal form ("City of Palo Alto", "Stadt Linz", "Comune di Roma").
 _PUBLIC_BODY = re.compile(labels.PUBLIC_BODY, re.IGNORECASE)
 # Postcodes POSTCODE leaves out: a British one ("HX7 8AB"), a US state and ZIP ("AZ 12345").
@@ -466,6 +469,9 @@ def _candidate(page: Page, column: Column) -> Found | None:
     signed = _signer(column.text) if len(column.text) <= _MAX_NAME else None
     if signed is not None:
         return Found(signed, column, 0, len(signed))
+    greeted = _GREETED.match(column.text)
+    if greeted is not None:
+        return _greeted(page, column, greeted.end())
     legal = next(iter(LEGAL_NAME.finditer(column.head)), None)
     name = _name_before(column.text, legal.end()) if legal is not None else None
     name = _after_sentence(name) if name is not None else None
@@ -479,6 +485,15 @@ def _candidate(page: Page, column: Column) -> Found | None:
         return None
     name = _before_address(parsed[0])
     return Found(name, column, parsed[1], parsed[1] + len(name))
+
+
+def _greeted(page: Page, column: Column, at: int) -> Found | None:
+    """The shop a greeting names on its line ("Welcome to Sunrise Mart"): the name after it, as a line's."""
+    parsed = parse_name(column.text[at:])
+    if parsed is None or not _title_case(parsed[0]) or not _acceptable(page, column, parsed[0]):
+        return None
+    name = _before_address(parsed[0])
+    return Found(name, column, at + parsed[1], at + parsed[1] + len(name))
 
 
 # Fields a form asks for, joined by slashes: "Name/Company", "Firma / Name", "Nom/Date".
@@ -661,7 +676,8 @@ def _just_above(page: Page, column: Column) -> list[Column]:
 
 
 # What only a shop's receipt prints: its own number's label, a receipt's title, the change, cash or a card's line.
-_RECEIPT_TITLE = re.compile(r"(?<![^\W\d_])(?:" + "|".join([*labels.RECEIPT_WORD, partywords.RECEIPT_WORD])
+_RECEIPT_TITLE = re.compile(r"(?<![^\W\d_])(?:"
+                            + "|".join([*labels.RECEIPT_WORD, partywords.RECEIPT_WORD, labels.SLIP_TITLE])
                             + r")(?![^\W\d_])", re.IGNORECASE)
 _RECEIPT_PAYMENT = re.compile(labels.RECEIPT_NOT_TOTAL.lstrip("|"), re.IGNORECASE)
 # A line of a shop's address block: its street or postcode, its phone, its tax id.

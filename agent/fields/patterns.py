@@ -51,7 +51,9 @@ _SELLER_WORDS = f"{labels.SELLER}|{partywords.SELLER}"
 _BUYER_WORDS = f"{labels.BUYER}|{labels.BUYER_HEADING}"
 SELLER_HEADING = re.compile(rf"^\W{{0,3}}(?:{_SELLER_WORDS}){_HEADING_END}", re.IGNORECASE)
 # A buyer heading may start with a word or two: "Abweichender Warenempfänger:", "Delivery address".
-BUYER_HEADING = re.compile(rf"^\W{{0,3}}(?:[^\W\d_]+ ){{0,2}}?(?:{_BUYER_WORDS}){_HEADING_END}", re.IGNORECASE)
+# (never a greeting: "Welcome to" over a shop's name)
+BUYER_HEADING = re.compile(rf"^(?!\W{{0,3}}(?:{labels.GREETING}))\W{{0,3}}(?:[^\W\d_]+ ){{0,2}}?(?:{_BUYER_WORDS})"
+                           rf"{_HEADING_END}", re.IGNORECASE)
 POSTCODE = re.compile(r"(?:[A-Z]{1,2}[- ]?)?\d{4,5}(?:[- ]\d{3})? [^\W\d_]")
 SENDER_SEPARATOR = re.compile(r" [|·•–-] |, ")
 # Columns looked at for a return-address line (it is near the top of the first page).

@@ -35,7 +35,7 @@ ENTRIES = ("ORDER", "INVOICE_NUMBER", "RECEIPT_NUMBER", "TRANSACTION_NUMBER", "I
            "DOCUMENT_REFERENCE", "OTHER_NUMBER", "TITLE_ALONE",
            # ...a receipt's number and its payment's, its lines that are no total, its total...
            "RECEIPT", "RECEIPT_SIGN", "RECEIPT_BEFORE_SIGN", "RECEIPT_OF", "RECEIPT_AFTER_SIGN", "TRANSACTION",
-           "RECEIPT_PAYMENT", "RECEIPT_SUM",
+           "RECEIPT_PAYMENT", "RECEIPT_SUM", "SLIP_TITLE", "GREETING",
            # ...a bare date, a letter's date ("München, den"), a total "(incl. VAT)", a gross amount...
            "DATE_WORD", "LETTER_DATE", "TOTAL_WORD", "VAT_WORD", "INCLUDED", "INCLUDED_ENDING", "INCLUDED_TOTAL",
            "VAT_INCLUDED", "GROSS_WORD",

@@ -21,6 +21,10 @@ CURRENCY = [r"m[ěe]na"]
 # A receipt's own number, a payment's ids, and its lines that are no total (the change, cash, card, tip).
 RECEIPT_NUMBER = [r"\bú[čc]tenk[ay]\s*(?:č\.|č[íi]slo\b)", r"(?<!\w)(?:č[íi]slo|č\.)\s*ú[čc]tenky\b"]
 TRANSACTION_NUMBER = [r"\b(?:transakce|termin[áa]l|pokladna)\s*(?:č\.|č[íi]slo\b|id\b)"]
+# "Doklad č. 42", "Pokladní doklad č. 42"; a receipt's title and greeting: never the shop's name.
+RECEIPT_NUMBER += [r"\b(?:pokladn[íi]\s+)?doklad\s*(?:č\.|č[íi]slo\b)"]
+SLIP_TITLE = [r"[úu][čc]tenka", r"pokladn[íi]\s+doklad"]
+GREETING = [r"v[íi]tejte"]
 NOT_TOTAL += [r"vr[áa]ceno", r"hotov", r"\bkarta\b", r"\bkartou\b", r"spropitn"]
 
 MONTHS = {1: "leden ledna", 2: "únor února unor unora", 3: "březen března brezen brezna", 4: "duben dubna",

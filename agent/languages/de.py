@@ -76,7 +76,11 @@ VAT_ID = [
 RECEIPT = ["bon", "kassenbon", "quittung"]
 RECEIPT_SIGN = [r"nummer\b", r"nr\b\.?"]
 RECEIPT_BEFORE_SIGN = [r"\bnr\b\.?"]
-RECEIPT_NUMBER = [r"\bbon(?:nummer|nr\b\.?|no\b\.?)"]
+# "Bon: 4711", "Beleg: 4711": the word and a colon before the number.
+RECEIPT_NUMBER = [r"\bbon(?:nummer|nr\b\.?|no\b\.?)", r"\b(?:bon|beleg)\s*:(?=\s*\d)"]
+# A till slip's title and its greeting over the shop's name: never the shop's name.
+SLIP_TITLE = ["kassenbon", "kassenbeleg", "quittung"]
+GREETING = [r"(?:herzlich\s+)?willkommen"]
 TRANSACTION = ["kasse", "karte", "transaktion"]
 RECEIPT_PAYMENT = [r"r[üu]ckgeld", "wechselgeld", "gegeben", r"\bgeg\b", r"\bbar\b", "ec-?karte", "karten",
                    r"\bkarte\b", "trinkgeld"]
@@ -123,7 +127,8 @@ NOT_A_BUYER = ["firma", "herrn?", "frau"]
 BANK_WORD = ["sparkasse", "volksbank", "raiffeisen", "kreditinstitut", "bankverbindung", r"name\s+der\s+bank"]
 NAME_HEADING = ["firma"]
 NOT_A_PARTY = ["kopie", "quittung", "kassenbon", "bon", r"vielen\s+dank", r"zum\s+mitnehmen", "willkommen",
-               "zusammenfassung", "bitte", "beschreibung", "bezeichnung", "zahlung", "karte", "bar"]
+               "zusammenfassung", "bitte", "beschreibung", "bezeichnung", "zahlung", "karte",
+               r"bar(?=\s*(?:$|[\d:€]))"]  # a cash line's "BAR 20,00", never a café's "Bar Centrale"
 PUBLIC_BODY = ["stadt", "gemeinde", "landkreis", "kreis"]
 POSTAL = [r"entgelt\s+bezahlt", r"deutsche\s+post", "premiumadress", "a-post", "b-post", "dialogpost", "infopost"]
 PLACE_WORD = ["platz", "gasse", "allee", "weg", "straße", "strasse"]

@@ -68,9 +68,13 @@ BUYER_MARK = ["client", "customer", "buyer", "your", r"bill\s+to"]
 VAT_ID = [(r"\bvat\s*(?:id\b|no\b\.?|nr\b\.?|number|reg(?:istration)?\b\.?(?:\s*(?:no\b\.?|number))?|#|code\b)?", None)]
 
 # Receipts (shop tills' slips): the receipt's own number, a payment's ids, a payment's lines (no total).
-RECEIPT = ["receipt", "ticket"]
+RECEIPT = ["receipt", "ticket", "rcpt", r"cash\s+memo"]
 RECEIPT_SIGN = ["number", r"no\b\.?", r"num\b\.?"]
-RECEIPT_NUMBER = [r"\b(?:receipt|ticket)(?:nummer|nr\b\.?|no\b\.?)"]
+# "Receipt: 4471", "Ticket: 4471": the word and a colon before the number.
+RECEIPT_NUMBER = [r"\b(?:receipt|ticket)(?:nummer|nr\b\.?|no\b\.?)", r"\b(?:receipt|ticket)\s*:(?=\s*#?\d)"]
+# A till slip's title and its greeting over the shop's name: never the shop's name.
+SLIP_TITLE = [r"cash\s+(?:memo|bill)", r"sales\s+receipt"]
+GREETING = ["welcome"]
 TRANSACTION = ["transaction", "trans", "txn", "terminal", "term", "till", "register", "pos", "card", "auth"]
 RECEIPT_PAYMENT = [r"\bchange\b", r"\bcash\b", "tendered", r"\bcard\b", r"\bvisa\b", "mastercard", "maestro",
                    r"\btips?\b", "gratuity"]

@@ -14,7 +14,8 @@ NET = [r"\bbase\s*imponible\b"]
 VAT_AMOUNT = [r"\b(?:total\s*|importe\s*|cuota\s*)?iva\b"]
 DEPOSIT = [r"\banticipo\b"]
 # Its invoice titles ("<title> 2041" numbers the invoice), spliced into one pattern with every language's.
-INVOICE_TITLE = ["factura"]
+# (a shop's simplified invoice, "Factura simplificada", over its number)
+INVOICE_TITLE = [r"factura\s+simplificada", "factura"]
 CURRENCY = ["moneda", "divisa"]
 MONTHS = {1: "enero ene", 2: "febrero", 3: "marzo", 4: "abril", 5: "mayo", 6: "junio", 7: "julio", 8: "agosto ago",
           9: "septiembre setiembre", 10: "octubre", 11: "noviembre", 12: "diciembre dic"}
@@ -49,7 +50,7 @@ VAT_ID = [
 ]
 
 # Receipts (shop tills' slips): the receipt's own number, a payment's ids, a payment's lines (no total).
-RECEIPT = ["recibo"]
+RECEIPT = ["recibo", "tique"]
 RECEIPT_SIGN = [r"n[úu]m(?:ero)?\b\.?"]
 RECEIPT_BEFORE_SIGN = [r"\bn[úu]m(?:ero)?\b\.?"]
 RECEIPT_OF = [r"del\s+"]
@@ -57,6 +58,12 @@ RECEIPT_AFTER_SIGN = ["recibo"]
 TRANSACTION = ["caja", "tarjeta", r"transacci[óo]n", r"autorizaci[óo]n"]
 TRANSACTION_NUMBER = [r"\bn[°º]\s*(?:de\s+)?(?:transacci[óo]n|terminal|caja)\b"]
 RECEIPT_PAYMENT = [r"\bcambio\b", "efectivo", "entregado", "tarjeta", "propina"]
+# A slip's word and a colon before its number ("Tique: 0042"), a shop's simplified invoice, its number on the same
+# line ("Factura simplificada: T-0042", "Fra. simplificada 0042"); its title and a greeting: never the shop's name.
+RECEIPT_NUMBER = [r"\b(?:tique|recibo)\s*:(?=\s*#?\d)",
+                  r"\b(?:factura|fra\.?)\s+simplificada\b\s*(?:n[°º]\.?|n[úu]m\b\.?|#)?(?=\s*:?\s*[A-Z]{0,4}\s?[\d-])"]
+SLIP_TITLE = [r"factura\s+simplificada", "tique"]
+GREETING = [r"bienvenid[oa]s?"]
 
 # The total: the VAT's name, what says "included"; the words that make a label the gross amount.
 VAT_WORD = ["iva"]

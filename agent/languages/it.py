@@ -44,13 +44,17 @@ BUYER_MARK = [r"vostr[ao]"]
 VAT_ID = [(r"\bpartita\s*iva\b|\bpart\.\s*iva\b|\bp\.\s*iva\b|\bp\.?iva\b", "IT")]
 
 # Receipts (shop tills' slips): the receipt's own number, a payment's ids, a payment's lines (no total).
-RECEIPT = ["scontrino"]
+RECEIPT = [r"scontrino(?:\s+fiscale)?", r"documento\s+commerciale"]
 RECEIPT_SIGN = [r"numero\b"]
 RECEIPT_BEFORE_SIGN = [r"\bnumero\b"]
 RECEIPT_AFTER_SIGN = ["scontrino"]
 TRANSACTION = ["cassa", "transazione"]
 RECEIPT_PAYMENT = [r"\bresto\b", r"contant[ei]\b", "elettronico", "mancia"]
 RECEIPT_SUM = ["totale"]
+# "N. DOC. 0042", "Doc. n. 0042"; a receipt's title and greeting: never the shop's name.
+RECEIPT_NUMBER = [r"\bn\.\s*doc\b\.?", r"\bdoc\.\s*n\.", r"\bscontrino\s*:(?=\s*\d)"]
+SLIP_TITLE = [r"scontrino(?:\s+fiscale)?", r"documento\s+commerciale", r"ricevuta(?:\s+fiscale)?"]
+GREETING = [r"benvenut[io]"]
 
 # The total: its word before a bracketed "(IVA incl.)", what says "included"; the words that make a label gross.
 TOTAL_WORD = ["totale"]

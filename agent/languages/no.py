@@ -4,7 +4,7 @@
 ORDER = 8
 
 INVOICE_NUMBER = [r"\bfaktura[\s.-]*(?:nr\b\.?|nummer\b|no\b\.?)"]
-RECEIPT_NUMBER = [r"\bkvittering[\s.-]*(?:nr\b\.?|nummer\b)"]
+RECEIPT_NUMBER = [r"\bkvitterings?[\s.-]*(?:nr\b\.?|nummer\b)"]
 INVOICE_DATE = [r"\bfaktura[\s-]*dato\b", r"\butstedt\b"]
 DUE_DATE = [r"\bforfalls?dato\b", r"\bbetalingsfrist\b"]
 OTHER_DATE = ["forfall", "ordre", "levert", "leveranse", "uttak", "neste"]
@@ -38,3 +38,6 @@ RECEIPT_TITLE = ["kvittering"]
 RECEIPT_WORD = ["kvittering"]
 CONNECTOR = ["og"]
 PHONE = ["tlf"]
+# A till slip's title and its greeting over the shop's name (Danish prints them alike): never the shop's name.
+SLIP_TITLE = ["kvittering", "salgskvittering"]
+GREETING = ["velkommen"]

@@ -47,6 +47,10 @@ RECEIPT_AFTER_SIGN = ["paragonu"]
 TRANSACTION = ["kasa", "transakcji"]
 RECEIPT_PAYMENT = ["reszta", r"got[óo]wk", r"\bkarta\b", "napiwek", r"\bptu\b", "opodatkowan"]
 RECEIPT_SUM = ["suma", "razem"]
+# "Nr par. 0815"; a receipt's title ("PARAGON FISKALNY", "NIEFISKALNY") and greeting: never the shop's name.
+RECEIPT_NUMBER = [r"\bnr\b\.?\s*par\.(?=\s*:?\s*\d)"]
+SLIP_TITLE = [r"paragon\s+fiskalny", r"paragon(?=\s*$)", "niefiskalny"]
+GREETING = ["witamy", "zapraszamy"]
 
 # The words that make a label the gross amount.
 GROSS_MARK = [r"\bz\s+vat", r"zap[łl]aty"]

@@ -7,7 +7,8 @@ ORDER = 11
 INVOICE_NUMBER = [r"\bfatura(?:[\s-]*recibo)?\s*(?:n\.?\s?[°º]\.?|n[úu]m(?:ero|\.)?|no\b\.?)",
                   r"\bn[úu]mero\s+d[ao]\s+(?:fatura|documento)\b",
                   r"\bn[úu]mero\s+d[ao]\s+(?:nfs?-?e|nota(?:\s+fiscal)?|recibo)\b"]
-INVOICE_TITLE = [r"fatura(?:[\s-]*recibo)?", r"nota\s+fiscal(?:\s+(?:eletr[ôo]nica|de\s+servi[çc]os?))?(?![^\W\d_])",
+INVOICE_TITLE = [r"fatura\s+simplificada", r"fatura(?:[\s-]*recibo)?",
+                 r"nota\s+fiscal(?:\s+(?:eletr[ôo]nica|de\s+servi[çc]os?))?(?![^\W\d_])",
                  r"danfse?(?![^\W\d_])", r"nfs?-e(?![^\W\d_])"]
 INVOICE_DATE = [r"\bdata\s*(?:d[ae]\s+)?(?:fatura|emiss[ãa]o)\b"]
 DUE_DATE = [r"\bdata\s+(?:de\s+)?vencimento\b", r"\bvencimento\b"]
@@ -24,7 +25,14 @@ CURRENCY = [r"moeda"]
 # A receipt's own number, a payment's ids, and its lines that are no total (the change, cash, card, tip).
 RECEIPT_NUMBER = [r"\b(?:cupom(?:\s+fiscal)?|tal[ãa]o|tal[ãa]o\s+de\s+venda)\s*"
                   r"(?:n\.?\s?[°º]\.?|n[úu]m(?:ero|\.)?|no\b\.?|nr\b\.?)",
-                  r"\bn[úu]mero\s+do\s+(?:cupom|tal[ãa]o)\b"]
+                  r"\bn[úu]mero\s+do\s+(?:cupom|tal[ãa]o)\b",
+                  # a simplified invoice with its number on the same line ("Fatura simplificada FS 1/42")
+                  r"\bfatura\s+simplificada\b\s*(?:n\.?\s?[°º]\.?|n[úu]m\b\.?)?(?=\s*:?\s*[A-Z]{0,4}\s?[\d-])",
+                  # "Doc. nº 42", a consumer's electronic invoice ("NFC-e nº 42"), a SAT slip ("Extrato Nº 42")
+                  r"\bdoc\.\s*n\.?\s?[°º]", r"\b(?:nfc-?e|extrato)\s*(?:n\.?\s?[°º]\.?|n[úu]m(?:ero|\.)?|no\b\.?)"]
+# A till slip's title and its greeting over the shop's name: never the shop's name.
+SLIP_TITLE = [r"fatura\s+simplificada", r"cupom\s+fiscal", r"tal[ãa]o\s+de\s+venda"]
+GREETING = [r"bem[\s-]vind[oa]s?"]
 TRANSACTION_NUMBER = [r"\b(?:transa[çc][ãa]o|terminal|caixa)\s*(?:n\.?\s?[°º]\.?|n[úu]m(?:ero|\.)?|id\b)"]
 NOT_TOTAL += [r"\btroco\b", r"dinheiro", r"cart[ãa]o", r"gorjeta"]
 

@@ -18,7 +18,7 @@ VAT_AMOUNT = [r"\b(?:total\s*)?moms(?:[\s-]*belopp)?\b"]
 DEPOSIT = [r"\b(?:betalt|f[öo]rskott)\b"]
 
 # A receipt's own number, a payment's ids, and its lines that are no total (the change, cash, card, tip).
-RECEIPT_NUMBER += [r"\bkvittonr\b\.?"]
+RECEIPT_NUMBER += [r"\bkvittonr\b\.?", r"\bkvitto\s*:(?=\s*\d)"]
 TRANSACTION_NUMBER = [r"\b(?:transaktion|terminal|kassa)[\s.-]*(?:id\b|nr\b\.?|nummer\b)"]
 NOT_TOTAL += [r"v[äa]xel", r"\bkontant", r"\bkort\b", r"kortbetalning", r"\bdricks\b"]
 
@@ -37,3 +37,6 @@ RECEIPT_TITLE = ["kvitto"]
 RECEIPT_WORD = ["kvitto"]
 CONNECTOR = ["och"]
 PHONE = ["tfn"]
+# A till slip's title and its greeting over the shop's name: never the shop's name.
+SLIP_TITLE = ["kvitto", "kassakvitto"]
+GREETING = [r"v[äa]lkommen"]

@@ -44,6 +44,8 @@ SAMPLES: dict[str, dict[str, str]] = {
            "TOTAL_DUE": "Celkem k úhradě", "NET": "Celkem bez DPH", "VAT_AMOUNT": "DPH", "DEPOSIT": "Záloha"},
     "et": {"INVOICE_DATE": "Arve kuupäev:", "DUE_DATE": "Maksetähtaeg", "TOTAL_GROSS": "Summa kokku",
            "TOTAL_DUE": "Tasuda", "NET": "Summa käibemaksuta", "VAT_AMOUNT": "Käibemaks 22%", "DEPOSIT": "Ettemaks"},
+    "ro": {"INVOICE_DATE": "Data emiterii:", "DUE_DATE": "Data scadenței", "TOTAL_GROSS": "Total general",
+           "TOTAL_DUE": "Total de plată", "NET": "Total fără TVA", "VAT_AMOUNT": "Valoare TVA", "DEPOSIT": "Avans"},
     "zh": {"INVOICE_DATE": "开票日期:", "DUE_DATE": "付款期限", "TOTAL_GROSS": "价税合计", "TOTAL_DUE": "应付金额",
            "NET": "不含税金额", "VAT_AMOUNT": "税额", "DEPOSIT": "已付款"},
 }
