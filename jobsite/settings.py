@@ -110,6 +110,9 @@ SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
 INSTALLED_APPS = [
+    # The queue first: its templates (jobs/templates/admin/) override the admin's own, the
+    # index's staff landing among them.
+    "jobs",  # the queue: jobs, their states, the workers, staff triage
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -120,7 +123,6 @@ INSTALLED_APPS = [
     "axes",
     "django_htmx",
     "template_partials",
-    "jobs",  # the queue: jobs, their states, the workers
     "web",  # the product's pages and JSON API over the queue
     "agent",
     "suppliers",  # the tenant's supplier register: read at review, learnt from handled documents

@@ -10,8 +10,8 @@ class WebConfig(AppConfig):
 
     def ready(self) -> None:
         # The queue's staff job page shows the document beside the result as its tenant sees it.
-        from jobs.admin import JobAdmin
+        from jobs.admin import kind_triage
 
-        from .status import document_pane
+        from .admin_document import AdminDocumentPane
 
-        JobAdmin.document_pane_of = staticmethod(document_pane)
+        kind_triage.register_document_pane(AdminDocumentPane())
