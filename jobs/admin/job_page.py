@@ -10,7 +10,7 @@ from django.contrib import admin
 from django.db.models import Q
 from django.template.defaultfilters import pluralize
 from django.template.loader import render_to_string
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
@@ -107,8 +107,12 @@ class JobPageFields(JobColumns):
     @admin.display(description="submitter's page")
     def submitters_page(self, obj: Job) -> str:
         """The tenant's page of this job. Only the tenant's members open it (the same 404 as an unknown id for
-        anyone else, staff included), so staff of another tenant get its address, not a dead link."""
-        url = reverse("job_detail", args=[obj.pk])
+        anyone else, staff included), so staff of another tenant get its address, not a dead link. A
+        site without such pages (the queue installed alone) names none."""
+        try:
+            url = reverse("job_detail", args=[obj.pk])  # the product's page, by its URL name
+        except NoReverseMatch:
+            return "— (this site has no submitters' pages)"
         user = viewer.get()
         if user is not None and user.tenant_id == obj.tenant_id:
             return format_html('<a href="{}" id="submitters-page">{}</a>: what {} and the other members of {} see',
