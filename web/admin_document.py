@@ -1,6 +1,7 @@
-"""The document pane on staff's job page in the admin: the submitter's own pane
-(``web/job_detail.html#document``, ``web.status.document_pane``) with the admin's URLs, which
-the web app registers with the queue's admin when it loads (``jobs.admin.kind_triage``)."""
+"""What staff's job page in the admin shows of the product, registered with the queue's admin
+when the web app loads (``jobs.admin.kind_triage``): the submitter's own document pane
+(``web/job_detail.html#document``, ``web.status.document_pane``) with the admin's URLs, and the
+address of the submitters' page of the job."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Callable
 
 from django import forms
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.safestring import SafeString
 
 from jobs.models import Job
@@ -28,3 +30,7 @@ class AdminDocumentPane:
         if pane is None:
             return SafeString("")
         return render_to_string("web/job_detail.html#document", {"document": pane})
+
+
+def submitter_page(job_id: int) -> str:
+    return reverse("job_detail", args=[job_id])

@@ -10,7 +10,7 @@ from django.contrib import admin
 from django.db.models import Q
 from django.template.defaultfilters import pluralize
 from django.template.loader import render_to_string
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.text import Truncator
 
@@ -109,9 +109,8 @@ class JobPageFields(JobColumns):
         """The tenant's page of this job. Only the tenant's members open it (the same 404 as an unknown id for
         anyone else, staff included), so staff of another tenant get its address, not a dead link. A
         site without such pages (the queue installed alone) names none."""
-        try:
-            url = reverse("job_detail", args=[obj.pk])  # the product's page, by its URL name
-        except NoReverseMatch:
+        url = kind_triage.submitter_page(obj.pk)  # the product's page, registered when it loads
+        if url is None:
             return "— (this site has no submitters' pages)"
         user = viewer.get()
         if user is not None and user.tenant_id == obj.tenant_id:

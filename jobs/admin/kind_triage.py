@@ -8,10 +8,11 @@ kind from ``AppConfig.ready()``; a kind that registers none gets the queue's lin
 (``GenericTriage``). What a kind keeps it says with a capability flag, as Django's task
 backends say ``supports_defer``, so the page branches on the flag, never on a missing hook.
 
-One thing the page asks of the product, not of a kind: how a job's stored document is shown
-beside its result (its pages, what the result points at on them). The product registers one
-``DocumentPane`` for the site from ``AppConfig.ready()``; without one the page offers the
-download alone (``NO_DOCUMENT_PANE``), and the queue's templates include none of the product's.
+Two things the page asks of the product, not of a kind: how a job's stored document is shown
+beside its result (its pages, what the result points at on them), and where its submitters see
+the job. The product registers one ``DocumentPane`` and one submitter page for the site from
+``AppConfig.ready()``; without them the page offers the download alone (``NO_DOCUMENT_PANE``)
+and names no submitter's page, and the queue's templates and URLs name none of the product's.
 """
 
 from __future__ import annotations
@@ -139,3 +140,18 @@ def document_pane_registered(pane: DocumentPane) -> Iterator[DocumentPane]:
 def document_pane() -> DocumentPane:
     """The registered document pane; ``NO_DOCUMENT_PANE`` when the product registered none."""
     return _document_pane[0] if _document_pane else NO_DOCUMENT_PANE
+
+
+_submitter_page: list[Callable[[int], str]] = []  # the product's job id -> its submitters' page
+
+
+def register_submitter_page(url_of: Callable[[int], str]) -> None:
+    """Staff's job page names ``url_of(job_id)`` as the page its submitters see; once a site."""
+    if _submitter_page and _submitter_page[0] is not url_of:
+        raise ValueError("a submitter page is already registered")
+    _submitter_page[:] = [url_of]
+
+
+def submitter_page(job_id: int) -> str | None:
+    """The address of the job's page for its submitters; None on a site without such pages."""
+    return _submitter_page[0](job_id) if _submitter_page else None

@@ -39,4 +39,5 @@ def test_the_queue_runs_a_task_in_a_project_that_installs_it_alone(tmp_path):
     assert after["fenced_job"] and after["requeued"] and after["epochs"] == [1, 2]
     assert after["stale_applied"] is False and after["current_applied"] is True
     assert after["defaults"] and after["document_pane"]  # no JOBS: the defaults; no product: no pane
-    assert after["admin"] == {"statuses": 3, "landing": True, "counts": True, "timeline": True}
+    assert after["admin"] == {"statuses": 3, "landing": True, "counts": True, "timeline": True,
+                              "no_submitters_page": True}

@@ -67,7 +67,8 @@ def admin_pages(job_id: int) -> dict[str, int | bool]:
     page = client.get(f"/admin/jobs/job/{job_id}/change/")
     return {"statuses": sum(r.status_code == 200 for r in (index, listing, page)),
             "landing": b'id="staff-landing"' in index.content, "counts": b'class="triage-counts"' in listing.content,
-            "timeline": b'class="job-timeline"' in page.content}
+            "timeline": b'class="job-timeline"' in page.content,
+            "no_submitters_page": b"this site has no submitters&#x27; pages" in page.content}
 
 
 def main() -> None:
