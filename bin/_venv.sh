@@ -27,7 +27,29 @@ WANTED="$(cksum < pyproject.toml)"
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANTED" ]; then
     say "installing Python packages (about a minute the first time)…"
 fi
-quiet_pip install -q --disable-pip-version-check ".[$1]"
+# The dependencies of the project and of the extra "$1" (an extra naming another, as test names
+# bench, brings its own), never the project itself: the apps are imported from this work tree, not
+# from a copy in .venv that an edit would not reach (tests/standalone runs `jobs` on a path
+# without the other apps, which an installed copy would put back).
+.venv/bin/python - "$1" > .venv/requirements-"$1".txt <<'PY'
+import sys
+import tomllib
+
+with open("pyproject.toml", "rb") as file:
+    project = tomllib.load(file)["project"]
+
+
+def needs(extra):
+    for requirement in project["optional-dependencies"][extra]:
+        if requirement.startswith(project["name"] + "["):
+            yield from needs(requirement.split("[", 1)[1].rstrip("]"))
+        else:
+            yield requirement
+
+
+print("\n".join([*project["dependencies"], *needs(sys.argv[1])]))
+PY
+quiet_pip install -q --disable-pip-version-check -r .venv/requirements-"$1".txt
 echo "$WANTED" > "$STAMP"
 
 # OCR for scans and photos: Debian's Tesseract, its seven language packs and Simplified Chinese, installed when

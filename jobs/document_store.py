@@ -179,7 +179,10 @@ class StoreUnavailable(Exception):
 
 
 def object_storage() -> DocumentStorage | None:
-    """The object store documents are kept in, or None: they are files under MEDIA_ROOT."""
+    """The object store documents are kept in, or None: they are files under MEDIA_ROOT (also when
+    the project names no "documents" storage)."""
+    if "documents" not in storages.backends:
+        return None
     storage = storages["documents"]
     if isinstance(storage, FileSystemStorage):
         return None

@@ -31,8 +31,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
+
+from .conf import sqlite_busy_timeout, sqlite_lock_wait, sqlite_synchronous
 
 _local = threading.local()
 NEGLIGIBLE_WAIT = 0.01  # seconds of waiting for the flock that leave the busy timeout as it is
@@ -127,7 +128,7 @@ def _acquire(path: str) -> tuple[int | None, float]:
     if stuck is not None and stuck.pending:
         return None, time.perf_counter() - started  # known stuck holder: go straight to SQLite
     waiter = _Waiter(path)
-    if waiter.wait(settings.SQLITE_LOCK_WAIT):
+    if waiter.wait(sqlite_lock_wait()):
         _stuck.pop(key, None)
         return waiter.fd, time.perf_counter() - started
     _stuck[key] = waiter
@@ -145,7 +146,7 @@ def _release(fd: int | None) -> None:
 @contextmanager
 def _bounded_busy_timeout(conn: Any, waited: float) -> Iterator[None]:
     """After a wait for the flock, give SQLite only what is left of the busy timeout."""
-    full = settings.SQLITE_BUSY_TIMEOUT
+    full = sqlite_busy_timeout()
     if waited < NEGLIGIBLE_WAIT:
         yield
         return
@@ -228,7 +229,7 @@ def raw_write_transaction(*, explicit: bool = True, durable: bool = True) -> Ite
                 cursor.execute("COMMIT")
             finally:
                 if relaxed:
-                    cursor.execute(f"PRAGMA synchronous = {settings.SQLITE_SYNCHRONOUS}")
+                    cursor.execute(f"PRAGMA synchronous = {sqlite_synchronous()}")
     finally:
         _release(fd)
 
@@ -261,13 +262,13 @@ def relaxed_statement(statement: str, binding: dict[str, Any]) -> list[Any]:
     try:
         with conn.wrap_database_errors:
             if waited >= NEGLIGIBLE_WAIT:  # give SQLite only what is left of the busy timeout
-                db.execute(f"PRAGMA busy_timeout = {max(int((settings.SQLITE_BUSY_TIMEOUT - waited) * 1000), 1)}")
+                db.execute(f"PRAGMA busy_timeout = {max(int((sqlite_busy_timeout() - waited) * 1000), 1)}")
             try:
                 rows = db.execute(statement, binding).fetchall()
                 return rows
             finally:
                 if waited >= NEGLIGIBLE_WAIT:
-                    db.execute(f"PRAGMA busy_timeout = {int(settings.SQLITE_BUSY_TIMEOUT * 1000)}")
+                    db.execute(f"PRAGMA busy_timeout = {int(sqlite_busy_timeout() * 1000)}")
     except Exception:
         _relaxed.__dict__.pop("held", None)  # a fresh connection next time
         db.close()
@@ -283,7 +284,7 @@ def _relaxed_connection(name: str) -> sqlite3.Connection:
         return kept
     if held is not None and held[0] != _Process.pid:
         _inherited.append(held[2])  # the parent's: closing it here could disturb its locks
-    db = sqlite3.connect(name, isolation_level=None, timeout=settings.SQLITE_BUSY_TIMEOUT, check_same_thread=True)
+    db = sqlite3.connect(name, isolation_level=None, timeout=sqlite_busy_timeout(), check_same_thread=True)
     db.execute("PRAGMA synchronous = NORMAL")
     _relaxed.held = (_Process.pid, name, db)
     return db

@@ -18,6 +18,8 @@ from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from django.http import HttpRequest
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -25,11 +27,13 @@ VAR_DIR = Path(os.environ.get("JOBSITE_VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 
+def is_on(value: str) -> bool:
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
 def env_bool(name: str, default: bool = False) -> bool:
     value = os.environ.get(name)
-    if value is None:
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    return default if value is None else is_on(value)
 
 
 def env_list(name: str, default: str = "") -> list[str]:
@@ -106,6 +110,9 @@ SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
 INSTALLED_APPS = [
+    # The queue first: its templates (jobs/templates/admin/) override the admin's own, the
+    # index's staff landing among them.
+    "jobs",  # the queue: jobs, their states, the workers, staff triage
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -116,7 +123,6 @@ INSTALLED_APPS = [
     "axes",
     "django_htmx",
     "template_partials",
-    "jobs",  # the queue: jobs, their states, the workers
     "web",  # the product's pages and JSON API over the queue
     "agent",
     "suppliers",  # the tenant's supplier register: read at review, learnt from handled documents
@@ -411,53 +417,32 @@ MAILIN = {
 }
 
 # --- The queue ---------------------------------------------------------------------
-JOBS = {
-    "MAX_ATTEMPTS": 3,
-    "DEFAULT_LEASE_SECONDS": float(os.environ.get("JOBS_LEASE_SECONDS", "30")),
-    "DEFAULT_DEADLINE_SECONDS": float(os.environ.get("JOBS_DEADLINE_SECONDS", "300")),
-    # A job that could run and has waited longer than this: the workers are stopped or too few.
-    # The submitters' pages then say their documents are delayed, and staff are alerted.
-    "EXPECTED_WAIT_SECONDS": float(os.environ.get("JOBS_EXPECTED_WAIT_SECONDS", "120")),
-    "RETRY_BASE_SECONDS": float(os.environ.get("JOBS_RETRY_BASE_SECONDS", "2")),
-    "RETRY_MAX_SECONDS": float(os.environ.get("JOBS_RETRY_MAX_SECONDS", "60")),
-    # The diagnostic kind (sleeps, can mark an external start) is for tests and the
-    # benchmarks; users are offered it only when this is on.
-    "DIAGNOSTIC_KINDS": env_bool("JOBS_DIAGNOSTIC_KINDS", False),
-    # Kinds that read user documents run their handler in a child process under hard
-    # memory, CPU and time limits (jobs.worker.sandbox). Off only for tests that drive a worker
-    # in-process on a logical clock.
-    "ISOLATE_HANDLERS": env_bool("JOBS_ISOLATE_HANDLERS", True),
-    # Per-kind overrides of an isolated kind's limits, e.g.
-    # JOBS_KIND_LIMITS='{"document_review": {"memory_mb": 1024, "cpu_seconds": 120}}'.
-    "KIND_LIMITS": json.loads(os.environ.get("JOBS_KIND_LIMITS") or "{}"),
-    # Per-kind overrides of how many of a kind's jobs may run at once across all workers and
-    # hosts (a kind declares its own: webhook.deliver 1), e.g.
-    # JOBS_KIND_MAX_RUNNING='{"webhook.deliver": 2, "document_review": null}' (null: no limit).
-    "KIND_MAX_RUNNING": json.loads(os.environ.get("JOBS_KIND_MAX_RUNNING") or "{}"),
-    # Tenants take turns (jobs.sql); JOBS_FAIR_CLAIMS=0 serves jobs first come, first
-    # served instead (one tenant, or to measure what fairness costs).
-    "FAIR_CLAIMS": env_bool("JOBS_FAIR_CLAIMS", True),
-    # The default of what staff can set per tenant in the admin: jobs waiting at most (past
-    # it a submission gets 429; 0: no limit), and the seconds a refused client is told to wait.
-    "TENANT_MAX_WAITING": int(os.environ.get("JOBS_TENANT_MAX_WAITING", "5000")),
-    "TENANT_FULL_RETRY_AFTER": 30,
-    # Calls to the model provider in flight at once, across all workers and hosts.
-    "PROVIDER_SLOTS": int(os.environ.get("JOBS_PROVIDER_SLOTS", "4")),
-    # Throughput (docs/workers-and-sharing.md, Prefetch): a worker claims up to PREFETCH jobs in one transaction,
-    # as many as its recent jobs suggest it finishes within PREFETCH_WINDOW seconds, and
-    # commits up to COMPLETION_BATCH completions in one transaction, none of them held back
-    # longer than COMPLETION_FLUSH_MS: the prefetch window by default, so the jobs claimed
-    # together commit together (one flush to disk for the batch, not one per 5 ms of it).
-    # runworkers --prefetch / --completion-batch override.
-    "PREFETCH": int(os.environ.get("JOBS_PREFETCH", "32")),
-    # An isolated handler's child runs this much nicer than its worker (0 to 19): on a host that
-    # also serves the web, CPU-bound reviews yield to requests (docs/decisions.md, "Reviews yield").
-    "HANDLER_NICE": int(os.environ.get("JOBS_HANDLER_NICE", "10")),
-    "PREFETCH_WINDOW_SECONDS": float(os.environ.get("JOBS_PREFETCH_WINDOW", "0.02")),
-    "COMPLETION_BATCH": int(os.environ.get("JOBS_COMPLETION_BATCH", "32")),
-    "COMPLETION_FLUSH_MS": float(os.environ.get("JOBS_COMPLETION_FLUSH_MS", "20")),
+# jobs.conf.DEFAULTS holds every key of JOBS, its default and what it means; this site sets only
+# what its environment changes, each key from the variable named beside it. The queue's code
+# reads them through jobs.conf.queue_settings(): typed, and checked at start-up.
+_JOBS_FROM_ENVIRONMENT: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "JOBS_LEASE_SECONDS": ("DEFAULT_LEASE_SECONDS", float),
+    "JOBS_DEADLINE_SECONDS": ("DEFAULT_DEADLINE_SECONDS", float),
+    "JOBS_EXPECTED_WAIT_SECONDS": ("EXPECTED_WAIT_SECONDS", float),
+    "JOBS_RETRY_BASE_SECONDS": ("RETRY_BASE_SECONDS", float),
+    "JOBS_RETRY_MAX_SECONDS": ("RETRY_MAX_SECONDS", float),
+    "JOBS_DIAGNOSTIC_KINDS": ("DIAGNOSTIC_KINDS", is_on),
+    "JOBS_ISOLATE_HANDLERS": ("ISOLATE_HANDLERS", is_on),
+    # JOBS_KIND_LIMITS='{"document_review": {"memory_mb": 1024, "cpu_seconds": 120}}'
+    "JOBS_KIND_LIMITS": ("KIND_LIMITS", lambda value: json.loads(value or "{}")),
+    # JOBS_KIND_MAX_RUNNING='{"webhook.deliver": 2, "document_review": null}' (null: no limit)
+    "JOBS_KIND_MAX_RUNNING": ("KIND_MAX_RUNNING", lambda value: json.loads(value or "{}")),
+    "JOBS_FAIR_CLAIMS": ("FAIR_CLAIMS", is_on),  # 0: first come, first served (to measure what fairness costs)
+    "JOBS_TENANT_MAX_WAITING": ("TENANT_MAX_WAITING", int),
+    "JOBS_PROVIDER_SLOTS": ("PROVIDER_SLOTS", int),  # calls to the model provider in flight at once
+    "JOBS_PREFETCH": ("PREFETCH", int),
+    # Reviews yield the CPU to requests on a host that serves both (docs/decisions.md, "Reviews yield").
+    "JOBS_HANDLER_NICE": ("HANDLER_NICE", int),
+    "JOBS_PREFETCH_WINDOW": ("PREFETCH_WINDOW_SECONDS", float),
+    "JOBS_COMPLETION_BATCH": ("COMPLETION_BATCH", int),
+    "JOBS_COMPLETION_FLUSH_MS": ("COMPLETION_FLUSH_MS", float),
 }
-# The queue's code reads these through jobs.conf.queue_settings(): typed, and checked at start-up.
+JOBS = {key: read(os.environ[name]) for name, (key, read) in _JOBS_FROM_ENVIRONMENT.items() if name in os.environ}
 
 # --- Django's Tasks framework --------------------------------------------------------
 # A module-level @task function's .enqueue() commits a job of kind "task" that runworkers runs

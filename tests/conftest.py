@@ -196,11 +196,13 @@ _ONCE = ("tests/browser/", "tests/deploy/test_nginx.py", "tests/tasks/test_bench
 # partition tests) mostly waits, rather than in the SQLite pass, which keeps both cores busy.
 _LATE = ("tests/bench/test_workerbench.py", "tests/bench/test_benchmark.py::test_queuebench_drains",
          "tests/bench/test_storebench.py")
-# The lease lab makes its own SQLite file whatever DATABASE_URL says; the layout, the settings'
-# validation and the log format never reach a store.
+# The lease lab and the queue installed alone (tests/standalone) make their own SQLite files
+# whatever DATABASE_URL says; the layout, the settings' validation and the log format never reach
+# a store.
 _ONCE_WITHOUT_DATABASE = ("tests/agent/", "tests/corpus/", "tests/docs/", "tests/fuzz/test_documents.py",
                           "tests/ops/test_capacity.py", "tests/bench/test_layout.py", "tests/ops/test_lab.py",
-                          "tests/test_layout.py", "tests/jobs/test_conf.py", "tests/jobs/test_logs.py")
+                          "tests/test_layout.py", "tests/jobs/test_conf.py", "tests/jobs/test_logs.py",
+                          "tests/standalone/")
 _DATABASE_FIXTURES = {"db", "transactional_db", "live_server", "django_db_setup"}
 
 

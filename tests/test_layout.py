@@ -72,6 +72,18 @@ def test_the_queue_says_no_product_word():
     assert found == {}
 
 
+def test_the_queue_templates_include_none_of_the_product():
+    """The product shows what it owns on the queue's pages through a registered hook
+    (``jobs.admin.kind_triage.DocumentPane``), never by the queue naming its templates."""
+    found = {}
+    for path in queue_files("*.html"):
+        named = re.findall(r"{%\s*(?:include|extends)\s+[\"']([^\"'/]+)/", path.read_text())
+        if set(named) & OUTSIDE_THE_QUEUE:
+            found[str(path.relative_to(ROOT))] = sorted(set(named) & OUTSIDE_THE_QUEUE)
+    assert found == {}
+    assert (QUEUE / "templates" / "admin" / "jobs" / "job" / "change_form.html").is_file()
+
+
 def test_the_word_check_would_see_a_product_word():
     assert PRODUCT_WORDS.search("the Invoice number") and PRODUCT_WORDS.search("# reviewed twice")
     assert not PRODUCT_WORDS.search("page previews")

@@ -9,9 +9,11 @@ class WebConfig(AppConfig):
     verbose_name = "Web"
 
     def ready(self) -> None:
-        # The queue's staff job page shows the document beside the result as its tenant sees it.
-        from jobs.admin import JobAdmin
+        # The queue's staff job page shows the document beside the result as its tenant sees it,
+        # and links the job's page for its submitters.
+        from jobs.admin import kind_triage
 
-        from .status import document_pane
+        from .admin_document import AdminDocumentPane, submitter_page
 
-        JobAdmin.document_pane_of = staticmethod(document_pane)
+        kind_triage.register_document_pane(AdminDocumentPane())
+        kind_triage.register_submitter_page(submitter_page)

@@ -4,9 +4,9 @@ those allowed to see it (each one logged), and the triage actions (``triage``)."
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib import admin
 from django.contrib.admin.utils import flatten_fieldsets
@@ -19,6 +19,7 @@ from django.urls import URLPattern, path, reverse
 from .. import document_store
 from ..clock import Clock, queue_clock
 from ..models import Job, JobQuerySet
+from . import kind_triage
 from .display import COMPLETED, DEAD, LEASED, QUEUED, UNKNOWN, WIDE, member, viewer
 from .job_page import JobPageFields, guidance
 from .triage import CANCEL, DISCARD, RECONCILE_DONE, RECONCILE_NOT_DONE, RETRY, TRIAGES, TriageActions
@@ -26,6 +27,7 @@ from .triage import CANCEL, DISCARD, RECONCILE_DONE, RECONCILE_NOT_DONE, RETRY, 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldsetSpec
     from django.utils.datastructures import _ListOrTuple
+    from django.utils.safestring import SafeString
 
 # The largest id the search takes as one (a bigint has at most 19 digits).
 ID_DIGITS = 19
@@ -81,9 +83,6 @@ class JobAdmin(JobPageFields, TriageActions):
     """Dead and unknown jobs first; read-only pages; the triage actions go through the queue."""
 
     clock: Clock = queue_clock  # tests swap in a logical clock
-    # The document pane beside the result (its pages, the evidence boxes on them) is the
-    # product's: its web app plugs its own in when it loads (web.apps). Without one, none shows.
-    document_pane_of: ClassVar[Callable[..., object] | None] = None
 
     # The columns staff triage by, narrow enough for 1280 px beside the filters (jobs-admin.css):
     # the kind under the document's name; the epoch, the lease and the keys on the job's page.
@@ -197,10 +196,11 @@ class JobAdmin(JobPageFields, TriageActions):
         if job is not None and self.has_triage_permission(request):
             buttons = [t for t in TRIAGES.values() if job.state in t.from_states]
         shown: dict[str, Any] = {}
-        if job is not None and job.document and self.may_see_input(request):
+        pane = kind_triage.document_pane()  # the product's, registered when it loads (NO_DOCUMENT_PANE)
+        if job is not None and job.document and pane.shows_documents and self.may_see_input(request):
             shown = {"show_document_url": "?document=1#document"}
             if request.method == "GET" and ("document" in request.GET or "page" in request.GET):
-                shown["document"] = self.document_pane(request, job)
+                shown |= {"document": self.document_pane(request, job, pane), "document_media": pane.media}
         words = guidance(job, self.clock.now()) if job is not None else ""
         # The page's read-only fields are rendered with the response: rendered here, while they
         # can tell who is looking (``submitters_page``).
@@ -215,15 +215,13 @@ class JobAdmin(JobPageFields, TriageActions):
         finally:
             viewer.reset(viewing)
 
-    def document_pane(self, request: HttpRequest, job: Job) -> object | None:
-        """The document beside the result, as its tenant sees it (with the admin's own URLs).
+    def document_pane(self, request: HttpRequest, job: Job, pane: kind_triage.DocumentPane) -> SafeString:
+        """The document beside the result, as the product shows it (with the admin's own URLs).
         Opened on request, never by merely opening the job, and each opening is logged."""
         self.log_change(request, job, f"Viewed the document's pages ({job.document_name or 'unnamed'}).")
-        if self.document_pane_of is None:
-            return None
-        return self.document_pane_of(job, page_url=lambda n: reverse("admin:jobs_job_page", args=[job.pk, n]),
-                                    download_url=reverse("admin:jobs_job_document", args=[job.pk]),
-                                    requested=request.GET.get("page"))
+        return pane.render(job, page_url=lambda n: reverse("admin:jobs_job_page", args=[job.pk, n]),
+                           download_url=reverse("admin:jobs_job_document", args=[job.pk]),
+                           requested=request.GET.get("page"))
 
     def get_urls(self) -> list[URLPattern]:
         view = self.admin_site.admin_view

@@ -107,8 +107,11 @@ class JobPageFields(JobColumns):
     @admin.display(description="submitter's page")
     def submitters_page(self, obj: Job) -> str:
         """The tenant's page of this job. Only the tenant's members open it (the same 404 as an unknown id for
-        anyone else, staff included), so staff of another tenant get its address, not a dead link."""
-        url = reverse("job_detail", args=[obj.pk])
+        anyone else, staff included), so staff of another tenant get its address, not a dead link. A
+        site without such pages (the queue installed alone) names none."""
+        url = kind_triage.submitter_page(obj.pk)  # the product's page, registered when it loads
+        if url is None:
+            return "— (this site has no submitters' pages)"
         user = viewer.get()
         if user is not None and user.tenant_id == obj.tenant_id:
             return format_html('<a href="{}" id="submitters-page">{}</a>: what {} and the other members of {} see',

@@ -7,13 +7,26 @@ job), and what staff do about its own failure codes. An app registers a ``KindTr
 kind from ``AppConfig.ready()``; a kind that registers none gets the queue's lines alone
 (``GenericTriage``). What a kind keeps it says with a capability flag, as Django's task
 backends say ``supports_defer``, so the page branches on the flag, never on a missing hook.
+
+Two things the page asks of the product, not of a kind: how a job's stored document is shown
+beside its result (its pages, what the result points at on them), and where its submitters see
+the job. The product registers one ``DocumentPane`` and one submitter page for the site from
+``AppConfig.ready()``; without them the page offers the download alone (``NO_DOCUMENT_PANE``)
+and names no submitter's page, and the queue's templates and URLs name none of the product's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+from django import forms
+
+if TYPE_CHECKING:
+    from django.utils.safestring import SafeString
+
+    from ..models import Job
 
 
 class KindTriage(Protocol):
@@ -77,3 +90,68 @@ def registered(kind: str, triage: KindTriage) -> Iterator[KindTriage]:
 def of(kind: str) -> KindTriage:
     """The triage registered for ``kind``; the generic one for a kind that registered none."""
     return _registry.get(kind, GENERIC)
+
+
+class DocumentPane(Protocol):
+    shows_documents: bool  # the product shows a stored document on the job page (``render``)
+    media: forms.Media  # its scripts and styles, added to the job page that shows it
+
+    def render(self, job: Job, *, page_url: Callable[[int], str], download_url: str,
+               requested: str | None) -> SafeString:
+        """The pane of ``job`` as HTML, with the admin's own URLs for a page's image and the
+        download; ``requested`` is the page asked for (``?page=``)."""
+        ...
+
+
+class NoDocumentPane:
+    """No product registered a pane: staff granted ``view_document`` download the document."""
+
+    shows_documents = False
+    media = forms.Media()
+
+    def render(self, job: Job, *, page_url: Callable[[int], str], download_url: str,
+               requested: str | None) -> SafeString:
+        raise NotImplementedError("no document pane is registered (shows_documents)")
+
+
+NO_DOCUMENT_PANE: DocumentPane = NoDocumentPane()
+_document_pane: list[DocumentPane] = []  # the one the product registered, if any
+
+
+def register_document_pane(pane: DocumentPane) -> DocumentPane:
+    """Show stored documents on staff's job page with ``pane``; from ``AppConfig.ready()``, once a site."""
+    if _document_pane and _document_pane[0] is not pane:
+        raise ValueError("a document pane is already registered")
+    _document_pane[:] = [pane]
+    return pane
+
+
+@contextmanager
+def document_pane_registered(pane: DocumentPane) -> Iterator[DocumentPane]:
+    """``pane`` for the duration of the block (tests), then what was registered before."""
+    previous = list(_document_pane)
+    _document_pane[:] = [pane]
+    try:
+        yield pane
+    finally:
+        _document_pane[:] = previous
+
+
+def document_pane() -> DocumentPane:
+    """The registered document pane; ``NO_DOCUMENT_PANE`` when the product registered none."""
+    return _document_pane[0] if _document_pane else NO_DOCUMENT_PANE
+
+
+_submitter_page: list[Callable[[int], str]] = []  # the product's job id -> its submitters' page
+
+
+def register_submitter_page(url_of: Callable[[int], str]) -> None:
+    """Staff's job page names ``url_of(job_id)`` as the page its submitters see; once a site."""
+    if _submitter_page and _submitter_page[0] is not url_of:
+        raise ValueError("a submitter page is already registered")
+    _submitter_page[:] = [url_of]
+
+
+def submitter_page(job_id: int) -> str | None:
+    """The address of the job's page for its submitters; None on a site without such pages."""
+    return _submitter_page[0](job_id) if _submitter_page else None

@@ -287,13 +287,12 @@ def test_a_completer_whose_commit_fails_backs_off_instead_of_retrying_every_few_
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's prepared batch claim")
 def test_a_batch_claim_prepares_its_statement_again_when_the_connection_is_not_as_it_thought(clock, accept):
-    from django.conf import settings
-
+    from jobs.conf import queue_settings
     from jobs.sql import postgresql
 
     for _ in range(6):
         accept("diagnostic.noop")
-    name, _, _ = postgresql.prepare_claim(settings.JOBS["FAIR_CLAIMS"])
+    name, _, _ = postgresql.prepare_claim(queue_settings().fair_claims)
     assert len(queue.claim_many(now=clock.now(), worker="w", lease=LEASE, limit=2)) == 2  # prepared in passing
     with connection.cursor() as cursor:
         cursor.execute(f"DEALLOCATE {name}")  # gone, though it was prepared

@@ -170,12 +170,12 @@ def test_the_claim_stays_an_index_seek_past_a_kind_at_its_limit_on_postgresql(cl
 
 def generic_plan(params: object) -> str:
     """PostgreSQL's generic plan of the prepared claim (prepared by a claim on this connection)."""
-    from django.conf import settings
     from psycopg import ClientCursor
 
+    from jobs.conf import queue_settings
     from jobs.sql import postgresql
 
-    _name, _prepare, execute = postgresql.prepare_claim(settings.JOBS["FAIR_CLAIMS"])
+    _name, _prepare, execute = postgresql.prepare_claim(queue_settings().fair_claims)
     explain = "EXPLAIN " + ClientCursor(connection.connection).mogrify(execute, params.binding(lambda v: v))
     with connection.cursor() as cursor:
         cursor.execute(postgresql.GENERIC_PLAN)  # to the end of the test's transaction
@@ -190,12 +190,11 @@ def test_a_claim_is_planned_once_per_connection_whatever_kinds_have_slots_on_pos
     the one generic plan of the connection's prepared claim, and the limit holds as before."""
     if connection.vendor != "postgresql":
         pytest.skip("PostgreSQL's prepared claim")
-    from django.conf import settings
-
+    from jobs.conf import queue_settings
     from jobs.sql import postgresql
 
     def plans() -> tuple[int, int]:  # the connection's so far, generic and custom (it may outlive a test)
-        name, _, _ = postgresql.prepare_claim(settings.JOBS["FAIR_CLAIMS"])
+        name, _, _ = postgresql.prepare_claim(queue_settings().fair_claims)
         with connection.cursor() as cursor:
             cursor.execute("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = %s", [name])
             return cursor.fetchone() or (0, 0)

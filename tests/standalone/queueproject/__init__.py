@@ -1,0 +1,1 @@
+"""A project that installs the queue alone (``jobs``): no product app, no JOBS setting, one task."""
