@@ -677,7 +677,7 @@ def _just_above(page: Page, column: Column) -> list[Column]:
 
 # What only a shop's receipt prints: its own number's label, a receipt's title, the change, cash or a card's line.
 _RECEIPT_TITLE = re.compile(r"(?<![^\W\d_])(?:"
-                            + "|".join([*labels.RECEIPT_WORD, partywords.RECEIPT_WORD, labels.SLIP_TITLE])
+                            + "|".join([*labels.RECEIPT_WORD, labels.SLIP_TITLE])
                             + r")(?![^\W\d_])", re.IGNORECASE)
 _RECEIPT_PAYMENT = re.compile(labels.RECEIPT_NOT_TOTAL.lstrip("|"), re.IGNORECASE)
 # A line of a shop's address block: its street or postcode, its phone, its tax id.

@@ -15,5 +15,3 @@ LEGAL_FORM = (r"(?:A/S|ApS|ASA|AS|AB|Oyj|Oy|OÜ|O[UÜ]|s\.\s?r\.\s?o\.|S\.\s?R\.
               r"Corporation|CORPORATION|Company|COMPANY|Co\.|CO\.|Incorporated|eG|e\.G\.|SE|S\.E\.|Lda\.?|ehf\.?|hf\.?|"
               r"K\.K\.|b\.\s?v\.|n\.\s?v\.|株式会社|有限公司|公司)")
 GLUED_LEGAL_FORM = r"株式会社|有限公司|公司"
-# Romanian's receipt ("bon fiscal"), waiting for a Romanian module.
-RECEIPT_WORD = r"bon\s+fiscal"
