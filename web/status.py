@@ -103,10 +103,9 @@ def version_row(*, tenant_id: int | None, job_id: int) -> Job | None:
 @cache
 def _version_sql() -> str:
     q = connection.ops.quote_name
-    columns = ", ".join(f"j.{q(Job._meta.get_field(name).column)}" for name in VERSION_FIELDS)
-    event_job = q(JobEvent._meta.get_field("job").column)
+    columns = ", ".join(f"j.{q(name)}" for name in VERSION_FIELDS)  # each field's column is its name
     return (f"SELECT {columns}, (SELECT e.{q('id')} FROM {q(JobEvent._meta.db_table)} e "  # noqa: S608  names, quoted
-            f"WHERE e.{event_job} = j.{q('id')} ORDER BY e.{q('id')} DESC LIMIT 1) AS newest_event "
+            f"WHERE e.{q('job_id')} = j.{q('id')} ORDER BY e.{q('id')} DESC LIMIT 1) AS newest_event "
             f"FROM {q(Job._meta.db_table)} j WHERE j.{q('id')} = %s AND j.{q('tenant_id')} = %s")
 
 
