@@ -294,6 +294,19 @@ def tree_rss_mb(root: int, tree: dict[int, list[int]]) -> tuple[float, float]:
     return total, largest
 
 
+def tree_cpu_seconds(root: int) -> float:
+    """CPU seconds a process tree has used: its live processes' own and their reaped children's
+    (a gunicorn worker recycled mid-run is counted in its master's)."""
+    tree, ticks, todo = _children(), 0, [root]
+    while todo:
+        pid = todo.pop()
+        with suppress(OSError, ValueError, IndexError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += sum(int(value) for value in fields[11:15])  # utime, stime, cutime, cstime
+        todo += tree.get(pid, [])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 class Memory(threading.Thread):
     """Samples the web's and the workers' process trees twice a second; keeps each one's peaks."""
 
@@ -606,6 +619,8 @@ def run(*, database_url: str | None, seconds: float, per_minute: float, pollers:
         threads.append(threading.Thread(target=member, args=(stacked.https, stacked.session, load),
                                         kwargs={"start": start + 0.5, "half": half, "until": until, "stop": stop}))
         cpu_before = os.times()
+        fronts = {"web": getattr(stacked.web, "pid", 0), "nginx": getattr(stacked.nginx, "pid", 0)}
+        front_before = {name: tree_cpu_seconds(pid) for name, pid in fronts.items()}
         began = time.monotonic()
         try:
             for thread in threads:
@@ -614,6 +629,7 @@ def run(*, database_url: str | None, seconds: float, per_minute: float, pollers:
                 thread.join(timeout=max(until - time.monotonic(), 0) + 60)
         finally:
             stop.set()
+        front_cpu = {name: tree_cpu_seconds(pid) - front_before[name] for name, pid in fronts.items()}
         uploaded = sum(1 for _, kind in load.jobs if kind != "warm-up")
         say(f"load done: {uploaded} uploads, {len(load.refused)} refused {load.refused[:3]}; waiting for the backlog")
         kinds = {job_id: kind for job_id, kind in load.jobs if kind != "warm-up"}
@@ -626,6 +642,7 @@ def run(*, database_url: str | None, seconds: float, per_minute: float, pollers:
     reviewed = [j for j in jobs if j["id"] in kinds and j["state"] == "completed" and j["finished"]]
     window = (max(j["finished"] for j in reviewed) - min(j["created"] for j in reviewed)) if reviewed else 0.0
     cores = os.cpu_count() or 1
+    requests = sum(map(len, load.polls.values())) + sum(map(len, load.pages.values())) + uploaded
 
     def latencies(values: list[float]) -> dict[str, Any]:
         return {"requests": len(values), "p50_ms": _ms(percentile(values, 0.5)),
@@ -645,6 +662,9 @@ def run(*, database_url: str | None, seconds: float, per_minute: float, pollers:
         "memory": {name: {k: round(v) for k, v in peak.items()} for name, peak in memory.peaks.items()},
         "load_average": os.getloadavg(), "elapsed": round(elapsed, 1),
         "bench_cpu_seconds": round(sum(cpu_after[:2]) - sum(cpu_before[:2]), 1),
+        # What a request cost the web's and nginx's processes, all requests of the load together.
+        "cpu_ms_per_request": {name: round(seconds * 1000 / requests, 2) if requests else None
+                               for name, seconds in front_cpu.items()},
     }
 
 
@@ -679,7 +699,8 @@ def table(report: dict[str, Any]) -> str:
               f"(largest process {report['memory']['web']['process_mb']} MB), workers "
               f"{report['memory']['workers']['total_mb']} MB (largest {report['memory']['workers']['process_mb']} MB); "
               f"load average {', '.join(f'{v:.2f}' for v in report['load_average'])}; the load's own client took "
-              f"{report['bench_cpu_seconds']} CPU s", "",
+              f"{report['bench_cpu_seconds']} CPU s; CPU a request: gunicorn "
+              f"{report['cpu_ms_per_request']['web']} ms, nginx {report['cpu_ms_per_request']['nginx']} ms", "",
               "Where a review's time goes (mean seconds):", ""]
     spent = report["reviews"]["spent"]
     names = ["queue wait", "fetch", "reading", "OCR", "page images", "extract, other", "fields", "note and writes"]

@@ -37,6 +37,7 @@ def test_a_short_loadbench_on_sqlite_reviews_uploads_behind_nginx_and_reports_ea
     assert report["polls"]["first"]["requests"] > 0 and report["polls"]["second"]["requests"] > 0
     assert report["poll_failures"] == 0 and report["page_failures"] == 0
     assert report["memory"]["web"]["total_mb"] > 0 and report["memory"]["workers"]["total_mb"] > 0
+    assert report["cpu_ms_per_request"]["web"] > 0 and report["cpu_ms_per_request"]["nginx"] is not None
     spent = next(iter(report["reviews"]["spent"].values()))
     assert set(spent) >= {"queue wait", "reading", "OCR", "fields", "note and writes"}
 

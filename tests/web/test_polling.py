@@ -52,6 +52,19 @@ def test_a_poll_with_the_last_etag_is_a_304_of_one_query_until_the_job_moves(api
     assert poll(client, job.pk, done["ETag"]).status_code == 304
 
 
+def test_a_poll_of_a_reviewed_document_reads_its_row_once(api_client, alice, reviewed):
+    """A completed review's 304: the token, the job's version, the kind's work state and its
+    possible duplicate; the work state's default (from ``needs_action``) costs no read of its own."""
+    client = api_client(alice)
+    job = reviewed(review_result(iban_status="malformed"))
+    tag = poll(client, job.pk)["ETag"]
+    with CaptureQueriesContext(connection) as queries:
+        assert poll(client, job.pk, tag).status_code == 304
+    sql = [q["sql"] for q in queries.captured_queries]
+    assert len(sql) == 4, sql
+    assert len([q for q in sql if q.lstrip().startswith('SELECT') and 'FROM "jobs_job"' in q]) == 1, sql
+
+
 def test_a_members_work_change_is_a_new_answer(api_client, alice, reviewed, clock):
     client = api_client(alice)
     job = reviewed(review_result(iban_status="malformed"))
