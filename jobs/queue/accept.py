@@ -26,7 +26,7 @@ from jobs.writelock import write_transaction
 
 from ..conf import queue_settings
 from .events import record
-from .outcomes import MAX_OPERATION_KEY, QUEUED, Acceptance
+from .terms import MAX_OPERATION_KEY, QUEUED, Acceptance
 
 
 def accept(

@@ -14,7 +14,7 @@ from jobs.models import Job
 from jobs.writelock import write_transaction
 
 from .events import record
-from .outcomes import COMPLETED
+from .terms import COMPLETED
 
 
 class NotAmendable(Exception):

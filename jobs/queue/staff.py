@@ -12,7 +12,7 @@ from jobs.writelock import write_transaction
 from ..conf import queue_settings
 from .accept import notify_accepted
 from .events import record
-from .outcomes import COMPLETED, DEAD, QUEUED, UNKNOWN, FailureCode, Outcome
+from .terms import COMPLETED, DEAD, QUEUED, UNKNOWN, FailureCode, Outcome
 
 
 def requeue(*, job_id: int, expected_state: str, expected_epoch: int, actor: str, reason: str, now: datetime,

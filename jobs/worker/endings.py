@@ -41,7 +41,7 @@ class WorkerStats:
     sandboxes: int = 0  # handler child processes started (each limit that ended a job starts one more)
 
 
-class Outcomes:
+class Endings:
     """Writes each run's end for the worker ``worker``; completions go through ``completer``."""
 
     def __init__(self, *, worker: str, clock: Clock, stats: WorkerStats, batch: int, flush_seconds: float) -> None:
