@@ -1,6 +1,6 @@
 """The team's inbound address: shown to every member, its allowed senders set by the team's admin.
 
-Thin, like the other pages (``web.http.endpoint``); every write goes through ``mailin.inboxes``.
+Thin, like the other pages (``web.edge.endpoint``); every write goes through ``mailin.inboxes``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from jobs import kinds
 from jobs.clock import queue_clock
-from web.http import Call, HttpError, endpoint
+from web.edge import EdgeRequest, HttpError, endpoint
 from web.refusals import in_words, size_words
 from web.views import see_other
 
@@ -36,7 +36,7 @@ OUTCOME_WORDS: dict[str, str] = {
 
 
 @endpoint("GET", "POST")
-def inbound_settings(call: Call) -> HttpResponse:
+def inbound_settings(call: EdgeRequest) -> HttpResponse:
     """The address and the allowed senders; a POST (the team's admin only) saves the senders or
     makes a new address."""
     if call.tenant_id is None:

@@ -13,7 +13,7 @@ from jobs import kinds
 from jobs.errors import Reason
 
 from . import wording
-from .http import MB, FormRefused, HttpError, Refusal, max_request_bytes
+from .edge import MB, FormRefused, HttpError, Refusal, max_request_bytes
 
 
 def form_field(field_name: str | None) -> str:

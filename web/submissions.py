@@ -1,6 +1,6 @@
 """What a request asks of the queue: submit a job, a form of several documents as a batch, a
 failed job again, a cancel, a correction. Each parses what the request sent through the edge
-(``web.http``), calls ``jobs.queue`` and answers an ``HttpError`` when it cannot be done."""
+(``web.edge``), calls ``jobs.queue`` and answers an ``HttpError`` when it cannot be done."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from jobs.errors import AcceptanceError
 from jobs.models import Job
 
 from . import photos, schemas, status
-from .http import (
+from .edge import (
     MAX_BATCH_FILES,
-    Call,
+    EdgeRequest,
     FormRefused,
     HttpError,
     Refusal,
@@ -41,7 +41,7 @@ from .refusals import refusal, size_words
 RETRY_AFTER_ACCEPTED = 1
 
 
-def cancel(call: Call, job_id: int) -> queue.Outcome:
+def cancel(call: EdgeRequest, job_id: int) -> queue.Outcome:
     """Cancel one of the caller's tenant's jobs; an HttpError when it is not cancellable.
 
     Other tenants' jobs raise the same 404 as unknown ids (the read scopes the job first).
@@ -53,7 +53,7 @@ def cancel(call: Call, job_id: int) -> queue.Outcome:
     return outcome
 
 
-def correction(call: Call) -> tuple[str | None, bool]:
+def correction(call: EdgeRequest) -> tuple[str | None, bool]:
     """The value, or the confirmation, a correction of a field sends: a JSON body
     (``schemas.CorrectionRequest``) or the job page's form (``value``, or ``confirm``)."""
     request = call.request
@@ -77,7 +77,7 @@ def correction(call: Call) -> tuple[str | None, bool]:
     return value, confirm
 
 
-def submit(call: Call) -> queue.Acceptance:
+def submit(call: EdgeRequest) -> queue.Acceptance:
     """Parse the request and accept it as the caller: one transaction, or an HttpError."""
     if call.tenant_id is None:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
@@ -112,7 +112,7 @@ class Sent:
     refused: list[Refusal] = field(default_factory=list)
 
 
-def submit_form(call: Call) -> Sent:
+def submit_form(call: EdgeRequest) -> Sent:
     """Accept each file of the browser's form (and the pasted text) as a job of its own.
 
     Operation keys derive from the form's key and what it carries (kind, options, text, each
@@ -197,7 +197,7 @@ def _form_text(text: str, spec: kinds.Kind) -> str:
 class _Batch:
     """One submission of the form as it is accepted: a job per document, or its refusal by name."""
 
-    call: Call
+    call: EdgeRequest
     tenant_id: int
     spec: kinds.Kind
     digest: str  # of the form's key and all it carries: the jobs' operation keys derive from it
@@ -278,7 +278,7 @@ def _form_options(text: str) -> dict[str, Any]:
     return options
 
 
-def submit_again(call: Call, job_id: int) -> queue.Acceptance:
+def submit_again(call: EdgeRequest, job_id: int) -> queue.Acceptance:
     """A failed job's input (its document or text) as a new job, under a new key (the form's)."""
     if call.tenant_id is None:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
