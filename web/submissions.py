@@ -125,18 +125,18 @@ def submit_form(call: EdgeRequest) -> Sent:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
     post, files = _form_parts(call.request)
     taken = call.request.FILES.getlist("photo")  # read already, with the documents
-    form, spec = _form_and_kind(post)
+    form, kind = _form_and_kind(post)
     key = (call.request.headers.get("Idempotency-Key") or form.idempotency_key).strip()
     if not key:
         raise FormRefused([refusal(400, "invalid_operation_key", "", "operation_key")])
     options = _form_options(form.payload)
-    text = _form_text(form.text, spec)
+    text = _form_text(form.text, kind)
     carried = [key, form.kind, options, text, [(f.name, f.size, _sha256(f)) for f in files]]
     if taken:
         carried.append([(f.name, f.size, _sha256(f)) for f in taken])
     digest = hashlib.sha256(json.dumps(carried).encode()).hexdigest()
     several = len(files) + bool(taken) + bool(text) > 1
-    batch = _Batch(call, call.tenant_id, spec, digest, Sent(batch=f"b{digest[:23]}" if several else ""))
+    batch = _Batch(call, call.tenant_id, kind, digest, Sent(batch=f"b{digest[:23]}" if several else ""))
     # What fits in one batch goes; each file past the limit is named, to be sent in the next one.
     # The photos taken are one document of the batch.
     fits = MAX_BATCH_FILES - bool(taken)
@@ -176,20 +176,20 @@ def _form_and_kind(post: Any) -> tuple[schemas.JobForm, kinds.Kind]:
         form = validated(schemas.JobForm, {name: post[name] for name in schemas.JobForm.model_fields if name in post})
     except HttpError as exc:
         raise FormRefused([refusal(exc.status, exc.code, exc.detail, exc.field, reason=exc.reason)]) from None
-    spec = kinds.offered(form.kind)
-    if spec is None:
+    kind = kinds.offered(form.kind)
+    if kind is None:
         raise FormRefused([refusal(400, "unknown_kind", "", "kind")])
-    return form, spec
+    return form, kind
 
 
-def _form_text(text: str, spec: kinds.Kind) -> str:
+def _form_text(text: str, kind: kinds.Kind) -> str:
     """The pasted text, if any was typed, as it can be stored."""
     text = text if text.strip() else ""
     try:
         check_storable(text, "payload.text")
     except HttpError as exc:
         raise FormRefused([refusal(exc.status, exc.code, exc.detail, exc.field, reason=exc.reason,
-                                   spec=spec)]) from None
+                                   kind=kind)]) from None
     return text
 
 
@@ -199,15 +199,15 @@ class _Batch:
 
     call: EdgeRequest
     tenant_id: int
-    spec: kinds.Kind
+    kind: kinds.Kind
     digest: str  # of the form's key and all it carries: the jobs' operation keys derive from it
     sent: Sent
 
     def accept_file(self, options: dict[str, Any], index: int, upload_file: Any) -> None:
         name = os.path.basename(upload_file.name or "document")
         size = upload_file.size or 0  # Django's parser sets it on every file it hands over
-        if self.spec.max_document_bytes and size > self.spec.max_document_bytes:  # never read into memory
-            self.sent.refused.append(refusal(413, "too_large", "", "document", name=name, spec=self.spec, size=size))
+        if self.kind.max_document_bytes and size > self.kind.max_document_bytes:  # never read into memory
+            self.sent.refused.append(refusal(413, "too_large", "", "document", name=name, kind=self.kind, size=size))
             return
         upload = Upload(content=upload_file.read(), name=upload_file.name or "document",
                         content_type=media_type(upload_file.content_type))
@@ -217,7 +217,7 @@ class _Batch:
         """The photos taken with the camera: the pages of one document, a PDF of them (one photo
         goes as it is); refused whole, by the first photo's name, when one cannot be a page."""
         first = os.path.basename(taken[0].name or "photo.jpg")
-        limit = self.spec.max_document_bytes
+        limit = self.kind.max_document_bytes
         size = sum(f.size or 0 for f in taken)
         if limit and size > limit:  # never read into memory
             self.sent.refused.append(Refusal("photo", f"These {len(taken)} photos add up to {size_words(size)}; the "
@@ -239,14 +239,14 @@ class _Batch:
     def accept(self, payload: dict[str, Any], suffix: str, upload: Upload | None = None, name: str = "") -> None:
         try:
             accepted = queue.accept(
-                tenant_id=self.tenant_id, user_id=self.call.identity.user.pk, kind=self.spec.name, payload=payload,
+                tenant_id=self.tenant_id, user_id=self.call.identity.user.pk, kind=self.kind.name, payload=payload,
                 operation_key=f"form-{self.digest}-{suffix}", document=upload, batch=self.sent.batch,
                 now=queue_clock.now(),
             )
         except AcceptanceError as exc:
             size = len(upload.content) if upload else None
             self.sent.refused.append(refusal(exc.status, exc.code, exc.message, exc.field, reason=exc.reason,
-                                             name=name, spec=self.spec, size=size))
+                                             name=name, kind=self.kind, size=size))
             return
         self.sent.jobs.append(accepted.job)
 

@@ -313,21 +313,21 @@ class Worker:
         self._starting = held  # between the prefetch and the heartbeat: where a cancel finds it
         try:
             run = Run(held.claim)
-            spec = kinds.get(held.claim.kind)
-            now = self._ready(held, run, spec)
-            if spec is not None and now is not None:
-                verdict, beat = self._run_handler(held, spec, now)
+            kind = kinds.get(held.claim.kind)
+            now = self._ready(held, run, kind)
+            if kind is not None and now is not None:
+                verdict, beat = self._run_handler(held, kind, now)
                 self._settle(run, verdict, beat)
         finally:
             self._starting = None
 
-    def _ready(self, held: Held, run: Run, spec: kinds.Kind | None) -> datetime | None:
+    def _ready(self, held: Held, run: Run, kind: kinds.Kind | None) -> datetime | None:
         """Whether the held claim may start: the time it was found ready, or None when it
         must not start (what to write about it then is written here)."""
         if held.lost:  # a prefetched claim whose renewal was rejected: a newer epoch owns it
             self.endings.rejected(run, "renew", held.lost)
             return None
-        if spec is None:  # a worker from an older deploy: hand it back for one that knows it
+        if kind is None:  # a worker from an older deploy: hand it back for one that knows it
             until = self.clock.now() + timedelta(seconds=30)
             self.endings.finish(run, Deferred(until, "no handler for this kind in this worker"))
             return None
@@ -352,10 +352,10 @@ class Worker:
                 return None
         return now
 
-    def _run_handler(self, held: Held, spec: kinds.Kind, now: datetime) -> tuple[Verdict, Beat]:
+    def _run_handler(self, held: Held, kind: kinds.Kind, now: datetime) -> tuple[Verdict, Beat]:
         """Run the started claim's handler under its heartbeat; its verdict, and how its lease ended."""
         ctx = JobContext(held.claim, clock=self.clock, stop=threading.Event())
-        beat = Beat(held.claim, ctx, lease=spec.lease or self.lease, first_interval=self.lease / 3,
+        beat = Beat(held.claim, ctx, lease=kind.lease or self.lease, first_interval=self.lease / 3,
                     claimed_at=now, expires=held.expires)
         self._current = ctx
         if self._giving_back:  # the grace period ended as it started: stop at the first check
@@ -367,12 +367,12 @@ class Worker:
         testing.checkpoint("handler", 1 + len(self._heartbeat.held()))
         ran = time.monotonic()
         self.completer.between_jobs = False  # a handler may run long: the completer's thread flushes meanwhile
-        watched = self.watchdog is not None and not (spec.isolated and self.isolate)  # the sandbox ends a child
+        watched = self.watchdog is not None and not (kind.isolated and self.isolate)  # the sandbox ends a child
         if watched:
             self.watchdog.arm((ctx, Run(held.claim, ran)),  # type: ignore[union-attr]
                               (held.claim.deadline - self.clock.now()).total_seconds() - DEADLINE_MARGIN)
         try:
-            verdict = self._handle(spec, ctx)
+            verdict = self._handle(kind, ctx)
         finally:
             if watched:
                 self.watchdog.disarm()  # type: ignore[union-attr]
@@ -399,11 +399,11 @@ class Worker:
         else:
             self.endings.finish(run, verdict)
 
-    def _handle(self, spec: kinds.Kind, ctx: JobContext) -> Verdict:
+    def _handle(self, kind: kinds.Kind, ctx: JobContext) -> Verdict:
         """Run the handler: in the sandbox for isolated kinds, else right here."""
-        if spec.isolated and self.isolate:
-            return self.sandbox.run(ctx.claim, spec, stop=ctx.stop, clock=self.clock, lease=self._heartbeat.current)
-        return judge(spec.handler, ctx)
+        if kind.isolated and self.isolate:
+            return self.sandbox.run(ctx.claim, kind, stop=ctx.stop, clock=self.clock, lease=self._heartbeat.current)
+        return judge(kind.handler, ctx)
 
     def _overran(self, token: tuple[JobContext, Run]) -> None:
         """The watchdog's thread: the in-process handler is still running at its job's deadline.
