@@ -1,6 +1,6 @@
 """The members' work on documents: a job's work state from its page, and bulk actions on the list.
 
-Thin, like the queue app's views (``web.http.endpoint``: the caller, CSRF, JSON or a page); every
+Thin, like the queue app's views (``web.edge.endpoint``: the caller, CSRF, JSON or a page); every
 write goes through ``agent.work.change``. Browsers are sent back with a 303 (POST-redirect-GET).
 """
 
@@ -15,7 +15,7 @@ from django.urls import reverse
 from jobs.clock import queue_clock
 from jobs.models import Job
 from web import exports, status, wording, zones
-from web.http import Call, HttpError, endpoint
+from web.edge import EdgeRequest, HttpError, endpoint
 from web.kind_pages import Refused
 from web.redirects import back_under
 from web.views import export_response, job_link, see_other
@@ -44,7 +44,7 @@ def refusal(exc: work.WorkRefused) -> HttpError:
                      exc.code, exc.message, field=REFUSED_FIELDS.get(exc.code))
 
 
-def back_to_work(call: Call, job_id: int, exc: work.WorkRefused) -> HttpResponse:
+def back_to_work(call: EdgeRequest, job_id: int, exc: work.WorkRefused) -> HttpResponse:
     """A browser's refused action on a document: back to its work panel, which says why (and, for
     standing findings, asks again for a reason)."""
     messages.error(call.request, wording.sentence(exc.message))
@@ -64,7 +64,7 @@ def assignee_of(value: str | None) -> int | type[work.KEEP] | None:
 
 
 @endpoint("POST")
-def job_work(call: Call, job_id: int) -> HttpResponse:
+def job_work(call: EdgeRequest, job_id: int) -> HttpResponse:
     """Set a job's work state, assignee and note (each left as it is when absent)."""
     form = call.request.POST
     try:
@@ -87,7 +87,7 @@ def job_work(call: Call, job_id: int) -> HttpResponse:
 
 
 @endpoint("POST")
-def jobs_work(call: Call) -> HttpResponse:
+def jobs_work(call: EdgeRequest) -> HttpResponse:
     """The list's bulk actions on the selected documents: mark handled, assign to a member, export
     as CSV or .xlsx. An id that is not one of the tenant's jobs is skipped like an unknown one."""
     form = call.request.POST
@@ -121,7 +121,7 @@ def jobs_work(call: Call) -> HttpResponse:
     return see_other(back)
 
 
-def bulk_verdict(call: Call, ids: list[int], *, action: str, back: str) -> HttpResponse:
+def bulk_verdict(call: EdgeRequest, ids: list[int], *, action: str, back: str) -> HttpResponse:
     """Mark handled or approve each selected document. Those on which blocking findings stand are
     left as they are and listed on a page that names each finding and asks again, for a reason
     that accepts them (posted with ``reason``: they are then accepted, by this member, and done).
@@ -162,7 +162,7 @@ def bulk_verdict(call: Call, ids: list[int], *, action: str, back: str) -> HttpR
 
 
 @endpoint("POST")
-def job_approve(call: Call, job_id: int) -> HttpResponse:
+def job_approve(call: EdgeRequest, job_id: int) -> HttpResponse:
     """Approve a document: confirm every field whose check passes and mark it handled; ``reason``
     accepts the blocking findings that stand (refused without one, naming them)."""
     try:
@@ -180,7 +180,7 @@ def job_approve(call: Call, job_id: int) -> HttpResponse:
 
 
 @endpoint("POST")
-def job_accept(call: Call, job_id: int) -> HttpResponse:
+def job_accept(call: EdgeRequest, job_id: int) -> HttpResponse:
     """Accept one finding of a document (``finding``: its key; none: every standing one) with a
     ``reason``, which clears it: the document's fields and outcome then read without it."""
     form = call.request.POST
@@ -206,7 +206,7 @@ MIN_EVERY, MAX_EVERY = 1, 24 * 60
 
 
 @endpoint("GET", "POST")
-def notification_settings(call: Call) -> HttpResponse:
+def notification_settings(call: EdgeRequest) -> HttpResponse:
     """Her email digest: on or off, and at most one email per how many minutes. Only her own: the
     page reads and writes the signed-in member's preference, whoever else is named anywhere. While
     her account has no email address the digest is shown off, and her choice of it is kept as it
@@ -239,7 +239,7 @@ WEBHOOK_PERMISSION = "agent.change_webhookendpoint"
 ONCE_KEY = "webhook_secret_once"  # the session's key for a new secret, shown on the next page only
 
 
-def webhook_admin(call: Call) -> int:
+def webhook_admin(call: EdgeRequest) -> int:
     """The tenant of a member allowed to set its webhooks (the permission, granted by a superuser)."""
     user = call.identity.user
     if call.tenant_id is None or not user.has_perm(WEBHOOK_PERMISSION):
@@ -256,13 +256,13 @@ def tenants_endpoint(tenant_id: int, endpoint_id: int) -> WebhookEndpoint:
     return found
 
 
-def show_secret_once(call: Call, endpoint: WebhookEndpoint) -> None:
+def show_secret_once(call: EdgeRequest, endpoint: WebhookEndpoint) -> None:
     # Kept server-side in the session (never in the messages' cookie) and removed when shown.
     call.request.session[ONCE_KEY] = {"endpoint": endpoint.pk, "secret": endpoint.secret}
 
 
 @endpoint("GET", "POST")
-def webhook_settings(call: Call) -> HttpResponse:
+def webhook_settings(call: EdgeRequest) -> HttpResponse:
     """The tenant's endpoints, and a new one: its URL checked as the admin's form checks it (http(s),
     public addresses only), its secret made here and shown once."""
     tenant_id = webhook_admin(call)
@@ -284,7 +284,8 @@ def webhook_settings(call: Call) -> HttpResponse:
     return webhook_page(call, tenant_id)
 
 
-def webhook_page(call: Call, tenant_id: int, *, form: WebhookForm | None = None, status: int = 200) -> HttpResponse:
+def webhook_page(call: EdgeRequest, tenant_id: int, *, form: WebhookForm | None = None,
+                 status: int = 200) -> HttpResponse:
     """The tenant's endpoints and the form to add one; a refused form comes back with what was
     typed and each error by its field."""
     shown = call.request.session.pop(ONCE_KEY, None) if form is None else None
@@ -298,7 +299,7 @@ def webhook_page(call: Call, tenant_id: int, *, form: WebhookForm | None = None,
 
 
 @endpoint("POST")
-def webhook_change(call: Call, endpoint_id: int) -> HttpResponse:
+def webhook_change(call: EdgeRequest, endpoint_id: int) -> HttpResponse:
     """Rotate one endpoint's secret (the new one shown once), switch it on or off, or delete it."""
     found = tenants_endpoint(webhook_admin(call), endpoint_id)
     action = call.request.POST.get("action", "")

@@ -86,15 +86,15 @@ class Stored:
     sha256: str
 
 
-def check_and_store(upload: Upload, spec: Kind, *, tenant_id: int) -> Stored:
-    limit = spec.max_document_bytes
+def check_and_store(upload: Upload, kind: Kind, *, tenant_id: int) -> Stored:
+    limit = kind.max_document_bytes
     if limit and len(upload.content) > limit:
         raise PayloadTooLarge(f"the document is larger than {limit} bytes", field="document")
     if not upload.content:
         raise UnsupportedDocument("the document is empty", field="document")
     content_type = upload.content_type
-    if spec.check_document is not None:
-        content_type = bounded_check(upload, spec)
+    if kind.check_document is not None:
+        content_type = bounded_check(upload, kind)
     digest = hashlib.sha256(upload.content).hexdigest()
     name = f"{tenant_id}/{digest[:2]}/{digest}"
     objects = object_storage()
@@ -122,14 +122,14 @@ def checks_end_by(deadline: float) -> Iterator[None]:
         _checks_end.reset(token)
 
 
-def bounded_check(upload: Upload, spec: Kind) -> str:
-    """``spec.check_document`` in a bounded child process; its media type, or a refusal.
+def bounded_check(upload: Upload, kind: Kind) -> str:
+    """``kind.check_document`` in a bounded child process; its media type, or a refusal.
 
     A check past its CPU, memory or wall-clock bound refuses the document as too complex
     (``too_complex``); one stopped only because its batch's time ran out refuses it as
     ``not_checked_in_time``, to be sent again on its own.
     """
-    check_document = spec.check_document
+    check_document = kind.check_document
     if check_document is None:
         raise TypeError("bounded_check is for a kind that checks its documents")
     wall, by_batch = CHECK_WALL_SECONDS, False

@@ -146,8 +146,8 @@ def accept(found: Route, parts: list[Part], *, conf: MailinSettings, now: dateti
     inbox = found.inbox
     if inbox is None:
         raise ValueError("only a routed message's parts are accepted")
-    spec = kinds.get(conf.kind)
-    if spec is None:
+    kind = kinds.get(conf.kind)
+    if kind is None:
         raise LookupError(f"MAILIN_KIND names no registered kind: {conf.kind!r}")
     batch = f"m{found.key[:23]}" if len(parts) > 1 else ""
     submitter = submitter_id(inbox, found.sender)
@@ -156,7 +156,7 @@ def accept(found: Route, parts: list[Part], *, conf: MailinSettings, now: dateti
         if _is_archive(part):
             taken.append(Taken(part, None, ARCHIVE))
             continue
-        if spec.max_document_bytes and len(part.content) > spec.max_document_bytes:
+        if kind.max_document_bytes and len(part.content) > kind.max_document_bytes:
             taken.append(Taken(part, None, "too_large"))  # the queue's own code for it, not read further
             continue
         key = f"mail:{found.key[:64]}:{part.sha256}"
@@ -170,7 +170,7 @@ def accept(found: Route, parts: list[Part], *, conf: MailinSettings, now: dateti
         upload = document_store.Upload(content=part.content, name=part.name, content_type=part.content_type)
         try:
             accepted = queue.accept(
-                tenant_id=inbox.tenant_id, user_id=submitter, kind=spec.name, payload={}, operation_key=key,
+                tenant_id=inbox.tenant_id, user_id=submitter, kind=kind.name, payload={}, operation_key=key,
                 document=upload, batch=batch, now=now,
             )
         except LATER as exc:

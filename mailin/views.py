@@ -1,6 +1,6 @@
 """The team's inbound address: shown to every member, its allowed senders set by the team's admin.
 
-Thin, like the other pages (``web.http.endpoint``); every write goes through ``mailin.inboxes``.
+Thin, like the other pages (``web.edge.endpoint``); every write goes through ``mailin.inboxes``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from jobs import kinds
 from jobs.clock import queue_clock
-from web.http import Call, HttpError, endpoint
+from web.edge import EdgeRequest, HttpError, endpoint
 from web.refusals import in_words, size_words
 from web.views import see_other
 
@@ -36,7 +36,7 @@ OUTCOME_WORDS: dict[str, str] = {
 
 
 @endpoint("GET", "POST")
-def inbound_settings(call: Call) -> HttpResponse:
+def inbound_settings(call: EdgeRequest) -> HttpResponse:
     """The address and the allowed senders; a POST (the team's admin only) saves the senders or
     makes a new address."""
     if call.tenant_id is None:
@@ -79,19 +79,19 @@ def inbound_settings(call: Call) -> HttpResponse:
 
 def recent(tenant_id: int) -> list[dict[str, Any]]:
     """The team's last messages from allowed senders, each attachment with its job or why not."""
-    spec = kinds.get(mailin_settings().kind)
+    kind = kinds.get(mailin_settings().kind)
     rows = (InboundMessage.objects.filter(tenant_id=tenant_id).exclude(outcome=InboundMessage.Outcome.UNKNOWN_SENDER)
             .prefetch_related("attachments").order_by("-received_at")[:10])
     return [{
         "at": message.received_at, "sender": message.sender, "words": OUTCOME_WORDS.get(message.outcome, ""),
-        "attachments": [{"name": a.name, "job_id": a.job_id, "refused": refusal_words(a.refused, a.size, spec)}
+        "attachments": [{"name": a.name, "job_id": a.job_id, "refused": refusal_words(a.refused, a.size, kind)}
                         for a in message.attachments.all()],
     } for message in rows]
 
 
-def refusal_words(code: str, size: int, spec: kinds.Kind | None) -> str:
+def refusal_words(code: str, size: int, kind: kinds.Kind | None) -> str:
     if not code:
         return ""
     if code == ARCHIVE:
         return "Archives are not unpacked: send the documents themselves, attached one by one."
-    return in_words(code, "", "document", spec=spec, size=size)
+    return in_words(code, "", "document", kind=kind, size=size)

@@ -7,7 +7,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from jobs.clock import queue_clock
-from web.http import HtmxHttpRequest
+from web.edge import HtmxHttpRequest
 
 from . import capacity, lab, measures, metrics
 from .access import staff_only, staff_or_scrape_token

@@ -16,7 +16,7 @@ from django.http import HttpResponse
 from django.urls import reverse
 
 from jobs.clock import queue_clock
-from web.http import Call, HttpError, endpoint
+from web.edge import EdgeRequest, HttpError, endpoint
 from web.views import see_other
 
 from . import forms, imports, keys, services
@@ -27,13 +27,13 @@ MAX_LISTED = 500
 MAX_HISTORY = 200
 
 
-def _tenant(call: Call) -> int:
+def _tenant(call: EdgeRequest) -> int:
     if call.tenant_id is None:
         raise HttpError(404, "not_found", "no supplier register: your account belongs to no team")
     return call.tenant_id
 
 
-def _editor(call: Call) -> services.By:
+def _editor(call: EdgeRequest) -> services.By:
     """The member changing the register, if she may (``PERMISSION``)."""
     _tenant(call)
     user = call.identity.user
@@ -44,7 +44,7 @@ def _editor(call: Call) -> services.By:
 
 
 @endpoint("GET")
-def supplier_list(call: Call) -> HttpResponse:
+def supplier_list(call: EdgeRequest) -> HttpResponse:
     tenant_id = _tenant(call)
     suppliers = (Supplier.objects.filter(tenant_id=tenant_id).order_by("name", "id")
                  .prefetch_related("tax_ids", "ibans")[:MAX_LISTED])
@@ -61,7 +61,7 @@ def _row(supplier: Supplier) -> dict[str, Any]:
 
 
 @endpoint("GET", "POST")
-def supplier_detail(call: Call, supplier_id: int) -> HttpResponse:
+def supplier_detail(call: EdgeRequest, supplier_id: int) -> HttpResponse:
     tenant_id = _tenant(call)
     supplier = Supplier.objects.filter(pk=supplier_id, tenant_id=tenant_id).first()
     if supplier is None:
@@ -85,7 +85,7 @@ def supplier_detail(call: Call, supplier_id: int) -> HttpResponse:
     return _detail(call, supplier, form)
 
 
-def _detail(call: Call, supplier: Supplier, form: forms.SupplierForm | None) -> HttpResponse:
+def _detail(call: EdgeRequest, supplier: Supplier, form: forms.SupplierForm | None) -> HttpResponse:
     ibans = list(supplier.ibans.order_by("-last_seen", "iban"))
     tax_ids = [t.value for t in supplier.tax_ids.order_by("value")]
     may_change = call.identity.user.has_perm(PERMISSION)
@@ -104,7 +104,7 @@ def _detail(call: Call, supplier: Supplier, form: forms.SupplierForm | None) -> 
 
 
 @endpoint("GET", "POST")
-def supplier_import(call: Call) -> HttpResponse:
+def supplier_import(call: EdgeRequest) -> HttpResponse:
     by = _editor(call)
     errors: list[str] = []
     if call.request.method == "POST":
@@ -129,7 +129,7 @@ def supplier_import(call: Call) -> HttpResponse:
 
 
 @endpoint("GET", "POST")
-def register_settings(call: Call) -> HttpResponse:
+def register_settings(call: EdgeRequest) -> HttpResponse:
     by = _editor(call)
     tenant_id = _tenant(call)
     if call.request.method == "POST":

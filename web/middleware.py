@@ -1,6 +1,6 @@
 """Errors as API clients and browsers each expect them, and 503 when the store is away.
 
-API clients (see ``http.wants_json``) never get an HTML error page or a stack trace: any
+API clients (see ``edge.wants_json``) never get an HTML error page or a stack trace: any
 error response for them is rewritten to ``{"error": code, "detail": text}``, keeping its
 status and headers (``Allow`` on a 405, say). A database that is unreachable or locked past
 its busy timeout is a ``503`` with ``Retry-After`` rather than a 500: the client did
@@ -21,7 +21,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.utils.cache import patch_vary_headers
 
-from . import http
+from . import edge
 
 log = logging.getLogger("jobs.web")
 
@@ -29,7 +29,7 @@ UNAVAILABLE = (OperationalError, InterfaceError)
 _KEPT_HEADERS = ("Allow", "Retry-After", "WWW-Authenticate", "Vary")
 
 
-class _Request(http.HtmxHttpRequest):
+class _Request(edge.HtmxHttpRequest):
     # Set by ``_mark_unavailable`` when an exception outside a view found the store away.
     _jobs_store_unavailable: bool
 
@@ -56,8 +56,8 @@ class ApiErrorsMiddleware:
         failed = response.status_code == HTTPStatus.INTERNAL_SERVER_ERROR
         if failed and getattr(request, "_jobs_store_unavailable", False):
             response = unavailable(request)  # raised in a middleware, not a view
-        if response.status_code >= HTTPStatus.BAD_REQUEST and http.wants_json(request) and not _is_json(response):
-            rewritten = http.json_error(response.status_code)
+        if response.status_code >= HTTPStatus.BAD_REQUEST and edge.wants_json(request) and not _is_json(response):
+            rewritten = edge.json_error(response.status_code)
             for name in _KEPT_HEADERS:
                 if name in response:
                     rewritten[name] = response[name]
@@ -65,18 +65,18 @@ class ApiErrorsMiddleware:
         patch_vary_headers(response, ("Accept", "Authorization"))  # one URL, two representations
         return response
 
-    def process_exception(self, request: http.HtmxHttpRequest, exc: Exception) -> HttpResponse | None:
+    def process_exception(self, request: edge.HtmxHttpRequest, exc: Exception) -> HttpResponse | None:
         if isinstance(exc, UNAVAILABLE):
             log.warning("job store unavailable: %s %s: %s", request.method, request.path, exc)
             return unavailable(request)
         return None
 
 
-def unavailable(request: http.HtmxHttpRequest) -> HttpResponse:
+def unavailable(request: edge.HtmxHttpRequest) -> HttpResponse:
     """503 without touching the database again (no session, no user in the template)."""
-    headers = {"Retry-After": str(http.RETRY_AFTER_UNAVAILABLE)}
-    if http.wants_json(request):
-        return http.json_error(503, headers=headers)
+    headers = {"Retry-After": str(edge.RETRY_AFTER_UNAVAILABLE)}
+    if edge.wants_json(request):
+        return edge.json_error(503, headers=headers)
     return HttpResponse(render_to_string("503.html"), status=503, headers=headers)
 
 

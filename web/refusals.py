@@ -13,7 +13,7 @@ from jobs import kinds
 from jobs.errors import Reason
 
 from . import wording
-from .http import MB, FormRefused, HttpError, Refusal, max_request_bytes
+from .edge import MB, FormRefused, HttpError, Refusal, max_request_bytes
 
 
 def form_field(field_name: str | None) -> str:
@@ -29,10 +29,10 @@ def form_field(field_name: str | None) -> str:
 
 
 def refusal(status: int, code: str, message: str, field_name: str | None, *, reason: str = "", name: str = "",
-            spec: kinds.Kind | None = None, size: int | None = None) -> Refusal:
+            kind: kinds.Kind | None = None, size: int | None = None) -> Refusal:
     """An API refusal (its code, reason, message and field) as the submit form says it."""
     where = form_field(field_name)
-    return Refusal(where, in_words(code, message, field_name or "", reason=reason, spec=spec, size=size), name,
+    return Refusal(where, in_words(code, message, field_name or "", reason=reason, kind=kind, size=size), name,
                    status)
 
 
@@ -66,39 +66,39 @@ UNRECOGNISED = ("This file is not a PDF, a Word document (.docx), a text file or
                 "photo (PNG, JPEG, TIFF).")
 
 
-def in_words(code: str, message: str, field_name: str, *, reason: str = "", spec: kinds.Kind | None = None,
+def in_words(code: str, message: str, field_name: str, *, reason: str = "", kind: kinds.Kind | None = None,
              size: int | None = None) -> str:
     """The API's refusal (stable code, finer reason, technical message) as a sentence for the
     person at the form. Chosen by code, reason and field; the message is never matched: it is
     shown, as a sentence, only where no words of our own fit."""
     said = None
     if code == "too_large":
-        said = _too_large(field_name, spec, size)
+        said = _too_large(field_name, kind, size)
     elif code == "unsupported_media_type" and reason == Reason.UNRECOGNISED_TYPE:
         said = UNRECOGNISED
     if said is None and (field_name.startswith("payload.text") or field_name == "text"):
-        said = _text_refused(reason, spec)
+        said = _text_refused(reason, kind)
     if said is None and code == "invalid_payload" and field_name.startswith("payload"):
         said = f"The advanced options are not valid: {message}."
     return said or CODE_WORDS.get(code) or wording.sentence(message) or "This could not be accepted."
 
 
-def _too_large(field_name: str, spec: kinds.Kind | None, size: int | None) -> str | None:
-    limit = spec.max_document_bytes if spec else 0
+def _too_large(field_name: str, kind: kinds.Kind | None, size: int | None) -> str | None:
+    limit = kind.max_document_bytes if kind else 0
     if field_name == "document" and size and limit and size > limit:
         return f"This file is {size_words(size)}; the limit is {size_words(limit)} per file."
     if field_name.startswith("payload"):
         return "The pasted text is too long" + (
-            f": at most {size_words(spec.max_payload_bytes)} can be reviewed at once." if spec else ".")
+            f": at most {size_words(kind.max_payload_bytes)} can be reviewed at once." if kind else ".")
     if not field_name:
         return "The pasted text is too long to send. Choose it as a file instead."
     return None
 
 
-def _text_refused(reason: str, spec: kinds.Kind | None) -> str | None:
+def _text_refused(reason: str, kind: kinds.Kind | None) -> str | None:
     """The pasted text's refusals, by their finer reason."""
     if reason == Reason.TOO_LONG:
-        longest = _schema_limit(spec, "maxLength")
+        longest = _schema_limit(kind, "maxLength")
         return "The pasted text is too long" + (f": at most {longest:,} characters." if longest else ".")
     said: dict[str, str] = {
         Reason.NOT_STORABLE: "The pasted text contains characters that cannot be stored. Paste it again as plain text.",
@@ -108,10 +108,10 @@ def _text_refused(reason: str, spec: kinds.Kind | None) -> str | None:
     return said.get(reason)  # a StrEnum member is its string
 
 
-def _schema_limit(spec: kinds.Kind | None, keyword: str) -> int | None:
-    if spec is None:
+def _schema_limit(kind: kinds.Kind | None, keyword: str) -> int | None:
+    if kind is None:
         return None
-    text = spec.payload_schema.get("properties", {}).get("text", {})
+    text = kind.payload_schema.get("properties", {}).get("text", {})
     value = text.get(keyword) if isinstance(text, dict) else None
     return value if isinstance(value, int) else None
 

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from django.http import QueryDict
 
 from . import schemas
-from .http import HttpError, validated
+from .edge import HttpError, validated
 from .models import MAX_NAME, MAX_QUERY, MAX_SAVED, SavedFilter
 
 

@@ -1,6 +1,6 @@
 """What a request asks of the queue: submit a job, a form of several documents as a batch, a
 failed job again, a cancel, a correction. Each parses what the request sent through the edge
-(``web.http``), calls ``jobs.queue`` and answers an ``HttpError`` when it cannot be done."""
+(``web.edge``), calls ``jobs.queue`` and answers an ``HttpError`` when it cannot be done."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from jobs.errors import AcceptanceError
 from jobs.models import Job
 
 from . import photos, schemas, status
-from .http import (
+from .edge import (
     MAX_BATCH_FILES,
-    Call,
+    EdgeRequest,
     FormRefused,
     HttpError,
     Refusal,
@@ -41,7 +41,7 @@ from .refusals import refusal, size_words
 RETRY_AFTER_ACCEPTED = 1
 
 
-def cancel(call: Call, job_id: int) -> queue.Outcome:
+def cancel(call: EdgeRequest, job_id: int) -> queue.Outcome:
     """Cancel one of the caller's tenant's jobs; an HttpError when it is not cancellable.
 
     Other tenants' jobs raise the same 404 as unknown ids (the read scopes the job first).
@@ -53,7 +53,7 @@ def cancel(call: Call, job_id: int) -> queue.Outcome:
     return outcome
 
 
-def correction(call: Call) -> tuple[str | None, bool]:
+def correction(call: EdgeRequest) -> tuple[str | None, bool]:
     """The value, or the confirmation, a correction of a field sends: a JSON body
     (``schemas.CorrectionRequest``) or the job page's form (``value``, or ``confirm``)."""
     request = call.request
@@ -77,7 +77,7 @@ def correction(call: Call) -> tuple[str | None, bool]:
     return value, confirm
 
 
-def submit(call: Call) -> queue.Acceptance:
+def submit(call: EdgeRequest) -> queue.Acceptance:
     """Parse the request and accept it as the caller: one transaction, or an HttpError."""
     if call.tenant_id is None:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
@@ -112,7 +112,7 @@ class Sent:
     refused: list[Refusal] = field(default_factory=list)
 
 
-def submit_form(call: Call) -> Sent:
+def submit_form(call: EdgeRequest) -> Sent:
     """Accept each file of the browser's form (and the pasted text) as a job of its own.
 
     Operation keys derive from the form's key and what it carries (kind, options, text, each
@@ -125,18 +125,18 @@ def submit_form(call: Call) -> Sent:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
     post, files = _form_parts(call.request)
     taken = call.request.FILES.getlist("photo")  # read already, with the documents
-    form, spec = _form_and_kind(post)
+    form, kind = _form_and_kind(post)
     key = (call.request.headers.get("Idempotency-Key") or form.idempotency_key).strip()
     if not key:
         raise FormRefused([refusal(400, "invalid_operation_key", "", "operation_key")])
     options = _form_options(form.payload)
-    text = _form_text(form.text, spec)
+    text = _form_text(form.text, kind)
     carried = [key, form.kind, options, text, [(f.name, f.size, _sha256(f)) for f in files]]
     if taken:
         carried.append([(f.name, f.size, _sha256(f)) for f in taken])
     digest = hashlib.sha256(json.dumps(carried).encode()).hexdigest()
     several = len(files) + bool(taken) + bool(text) > 1
-    batch = _Batch(call, call.tenant_id, spec, digest, Sent(batch=f"b{digest[:23]}" if several else ""))
+    batch = _Batch(call, call.tenant_id, kind, digest, Sent(batch=f"b{digest[:23]}" if several else ""))
     # What fits in one batch goes; each file past the limit is named, to be sent in the next one.
     # The photos taken are one document of the batch.
     fits = MAX_BATCH_FILES - bool(taken)
@@ -176,20 +176,20 @@ def _form_and_kind(post: Any) -> tuple[schemas.JobForm, kinds.Kind]:
         form = validated(schemas.JobForm, {name: post[name] for name in schemas.JobForm.model_fields if name in post})
     except HttpError as exc:
         raise FormRefused([refusal(exc.status, exc.code, exc.detail, exc.field, reason=exc.reason)]) from None
-    spec = kinds.offered(form.kind)
-    if spec is None:
+    kind = kinds.offered(form.kind)
+    if kind is None:
         raise FormRefused([refusal(400, "unknown_kind", "", "kind")])
-    return form, spec
+    return form, kind
 
 
-def _form_text(text: str, spec: kinds.Kind) -> str:
+def _form_text(text: str, kind: kinds.Kind) -> str:
     """The pasted text, if any was typed, as it can be stored."""
     text = text if text.strip() else ""
     try:
         check_storable(text, "payload.text")
     except HttpError as exc:
         raise FormRefused([refusal(exc.status, exc.code, exc.detail, exc.field, reason=exc.reason,
-                                   spec=spec)]) from None
+                                   kind=kind)]) from None
     return text
 
 
@@ -197,17 +197,17 @@ def _form_text(text: str, spec: kinds.Kind) -> str:
 class _Batch:
     """One submission of the form as it is accepted: a job per document, or its refusal by name."""
 
-    call: Call
+    call: EdgeRequest
     tenant_id: int
-    spec: kinds.Kind
+    kind: kinds.Kind
     digest: str  # of the form's key and all it carries: the jobs' operation keys derive from it
     sent: Sent
 
     def accept_file(self, options: dict[str, Any], index: int, upload_file: Any) -> None:
         name = os.path.basename(upload_file.name or "document")
         size = upload_file.size or 0  # Django's parser sets it on every file it hands over
-        if self.spec.max_document_bytes and size > self.spec.max_document_bytes:  # never read into memory
-            self.sent.refused.append(refusal(413, "too_large", "", "document", name=name, spec=self.spec, size=size))
+        if self.kind.max_document_bytes and size > self.kind.max_document_bytes:  # never read into memory
+            self.sent.refused.append(refusal(413, "too_large", "", "document", name=name, kind=self.kind, size=size))
             return
         upload = Upload(content=upload_file.read(), name=upload_file.name or "document",
                         content_type=media_type(upload_file.content_type))
@@ -217,7 +217,7 @@ class _Batch:
         """The photos taken with the camera: the pages of one document, a PDF of them (one photo
         goes as it is); refused whole, by the first photo's name, when one cannot be a page."""
         first = os.path.basename(taken[0].name or "photo.jpg")
-        limit = self.spec.max_document_bytes
+        limit = self.kind.max_document_bytes
         size = sum(f.size or 0 for f in taken)
         if limit and size > limit:  # never read into memory
             self.sent.refused.append(Refusal("photo", f"These {len(taken)} photos add up to {size_words(size)}; the "
@@ -239,14 +239,14 @@ class _Batch:
     def accept(self, payload: dict[str, Any], suffix: str, upload: Upload | None = None, name: str = "") -> None:
         try:
             accepted = queue.accept(
-                tenant_id=self.tenant_id, user_id=self.call.identity.user.pk, kind=self.spec.name, payload=payload,
+                tenant_id=self.tenant_id, user_id=self.call.identity.user.pk, kind=self.kind.name, payload=payload,
                 operation_key=f"form-{self.digest}-{suffix}", document=upload, batch=self.sent.batch,
                 now=queue_clock.now(),
             )
         except AcceptanceError as exc:
             size = len(upload.content) if upload else None
             self.sent.refused.append(refusal(exc.status, exc.code, exc.message, exc.field, reason=exc.reason,
-                                             name=name, spec=self.spec, size=size))
+                                             name=name, kind=self.kind, size=size))
             return
         self.sent.jobs.append(accepted.job)
 
@@ -278,7 +278,7 @@ def _form_options(text: str) -> dict[str, Any]:
     return options
 
 
-def submit_again(call: Call, job_id: int) -> queue.Acceptance:
+def submit_again(call: EdgeRequest, job_id: int) -> queue.Acceptance:
     """A failed job's input (its document or text) as a new job, under a new key (the form's)."""
     if call.tenant_id is None:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")

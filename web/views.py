@@ -1,8 +1,8 @@
 """Thin views: one URL scheme for browsers (HTML, htmx partials) and API clients (JSON).
 
-``http.endpoint`` resolves the caller, the CSRF check and the negotiation once and hands the
-view a ``Call``; reads come from ``web.status``, every write goes through ``jobs.queue``
-(by way of ``web.http``), and JSON answers are ``web.schemas`` models (the ones
+``edge.endpoint`` resolves the caller, the CSRF check and the negotiation once and hands the
+view an ``EdgeRequest``; reads come from ``web.status``, every write goes through ``jobs.queue``
+(by way of ``web.submissions``), and JSON answers are ``web.schemas`` models (the ones
 ``/openapi.json`` describes).
 """
 
@@ -37,8 +37,8 @@ from jobs.clock import queue_clock
 from jobs.models import Job
 
 from . import (
+    edge,
     exports,
-    http,
     kind_pages,
     photos,
     polling,
@@ -50,7 +50,7 @@ from . import (
     wording,
     zones,
 )
-from .http import Call, HtmxHttpRequest, HttpError
+from .edge import EdgeRequest, HtmxHttpRequest, HttpError
 from .kind_pages import Refused
 from .openapi import openapi
 
@@ -94,9 +94,9 @@ def render_form(request: HtmxHttpRequest, error: HttpError | None = None) -> Htt
     has nothing to give back, and static/jobs.js puts the chosen files and text back in place.
     """
     too_large = error is not None and error.status == HTTPStatus.REQUEST_ENTITY_TOO_LARGE
-    read = error is not None and not (too_large and not isinstance(error, http.FormRefused))
+    read = error is not None and not (too_large and not isinstance(error, edge.FormRefused))
     values = request.POST if read else {}
-    errors: dict[str, list[http.Refusal]] = {}
+    errors: dict[str, list[edge.Refusal]] = {}
     for refusal in refusals.refusals(request, error) if error else []:
         errors.setdefault(refusal.field or "form", []).append(refusal)
     offered = kinds.offered_kinds()
@@ -104,17 +104,17 @@ def render_form(request: HtmxHttpRequest, error: HttpError | None = None) -> Htt
     template = "web/job_new.html" + ("#form" if request.htmx else "")
     return render(request, template, {
         "nav": "new", "kinds": offered, "operation_key": values.get("idempotency_key") or uuid.uuid4().hex,
-        "errors": errors, "values": values, "max_files": http.MAX_BATCH_FILES, "max_photos": photos.MAX_PHOTOS,
+        "errors": errors, "values": values, "max_files": edge.MAX_BATCH_FILES, "max_photos": photos.MAX_PHOTOS,
         "max_file_bytes": largest, "max_file_words": refusals.size_words(largest) if largest else "",
     }, status=error.status if error else 200)
 
 
-@http.endpoint("GET", "HEAD", "POST", refused=render_form)
-def jobs(call: Call) -> HttpResponse:
+@edge.endpoint("GET", "HEAD", "POST", refused=render_form)
+def jobs(call: EdgeRequest) -> HttpResponse:
     return submit(call) if call.request.method == "POST" else job_list(call)
 
 
-def submit(call: Call) -> HttpResponse:
+def submit(call: EdgeRequest) -> HttpResponse:
     if call.wants_json:
         acceptance = submissions.submit(call)
         url = schemas.status_url(acceptance.job.pk)
@@ -130,15 +130,15 @@ def submit(call: Call) -> HttpResponse:
     return HttpResponseClientRedirect(url) if call.htmx else see_other(url)
 
 
-def list_query(call: Call) -> tuple[schemas.JobListQuery, str]:
+def list_query(call: EdgeRequest) -> tuple[schemas.JobListQuery, str]:
     """The list's query; for a browser, a filter it cannot read is dropped and said so (the API's is a 400)."""
     data = call.request.GET.dict()
     if call.wants_json:
-        return http.validated(schemas.JobListQuery, data), ""
+        return edge.validated(schemas.JobListQuery, data), ""
     dropped: list[str] = []
     while True:
         try:
-            query = http.validated(schemas.JobListQuery, data)
+            query = edge.validated(schemas.JobListQuery, data)
         except HttpError as exc:
             if not exc.field or exc.field not in data:
                 return schemas.JobListQuery(), "The filters were not understood, so none is applied."
@@ -150,7 +150,7 @@ def list_query(call: Call) -> tuple[schemas.JobListQuery, str]:
                        "not understood, so not applied." if dropped else "")
 
 
-def job_filter(call: Call, query: schemas.JobListQuery) -> status.JobFilter:
+def job_filter(call: EdgeRequest, query: schemas.JobListQuery) -> status.JobFilter:
     scope = query.scope or (schemas.Scope.TEAM if call.wants_json else schemas.Scope.MINE)
     return status.JobFilter(
         tenant_id=call.tenant_id, user_id=call.identity.user.pk if scope == schemas.Scope.MINE else None,
@@ -160,7 +160,7 @@ def job_filter(call: Call, query: schemas.JobListQuery) -> status.JobFilter:
     )
 
 
-def job_list(call: Call) -> HttpResponse:
+def job_list(call: EdgeRequest) -> HttpResponse:
     query, notice = list_query(call)
     f = job_filter(call, query)
     filters = {name: getattr(f, name) for name in ("user_id", "q", "outcome", "needs_action", "since", "until", "zone",
@@ -205,8 +205,8 @@ def job_list(call: Call) -> HttpResponse:
     }, partial="rows")
 
 
-@http.endpoint("POST")
-def jobs_filters(call: Call) -> HttpResponse:
+@edge.endpoint("POST")
+def jobs_filters(call: EdgeRequest) -> HttpResponse:
     """Save the list's current filters under a name (the same name again replaces them); back to the list."""
     form = call.request.POST
     query = form.get("query", "")
@@ -221,8 +221,8 @@ def jobs_filters(call: Call) -> HttpResponse:
     return see_other(reverse("jobs") + _list_tail(query))
 
 
-@http.endpoint("POST")
-def jobs_filter_delete(call: Call, filter_id: int) -> HttpResponse:
+@edge.endpoint("POST")
+def jobs_filter_delete(call: EdgeRequest, filter_id: int) -> HttpResponse:
     """Delete one of the member's saved filters; another's, or an unknown id, is the usual 404."""
     name = saved_filters.delete_filter(tenant_id=call.tenant_id, user_id=call.identity.user.pk, filter_id=filter_id)
     if name is None:
@@ -240,8 +240,8 @@ def _list_tail(query: str) -> str:
     return f"?{kept}" if kept else ""
 
 
-@http.endpoint("GET", "HEAD")
-def jobs_export(call: Call, extension: str = "csv") -> HttpResponse:
+@edge.endpoint("GET", "HEAD")
+def jobs_export(call: EdgeRequest, extension: str = "csv") -> HttpResponse:
     """The list's jobs (every page, as filtered), one row per document: CSV in the reader's
     locale, or an .xlsx workbook (``extension``)."""
     query, _ = list_query(call)
@@ -250,24 +250,24 @@ def jobs_export(call: Call, extension: str = "csv") -> HttpResponse:
                                                 link=job_link(call)), "documents", extension)
 
 
-def job_link(call: Call) -> Callable[[int], str]:
+def job_link(call: EdgeRequest) -> Callable[[int], str]:
     """A job's page as an absolute URL, from the request (the CSV's link column)."""
     return lambda job_id: call.request.build_absolute_uri(reverse("job_detail", args=[job_id]))
 
 
-def export_zone(call: Call) -> str:
+def export_zone(call: EdgeRequest) -> str:
     """The reader's zone for a CSV, from ``tz`` (static/jobs.js adds it to the export's link): UTC if unknown."""
     return zones.zone_name(call.request.GET.get("tz", "")[:64])
 
 
-@http.endpoint("GET", "HEAD")
-def job_detail(call: Call, job_id: int) -> HttpResponse:
+@edge.endpoint("GET", "HEAD")
+def job_detail(call: EdgeRequest, job_id: int) -> HttpResponse:
     if call.wants_json:
         return job_json(call, job_id)
     return job_page(call, status.job_status(tenant_id=call.tenant_id, job_id=job_id))
 
 
-def job_json(call: Call, job_id: int) -> HttpResponse:
+def job_json(call: EdgeRequest, job_id: int) -> HttpResponse:
     """The job as JSON, with its ETag. A poller that sends its last one (If-None-Match) pays the
     validator's read (``status.job_version``), and gets a bodiless 304 while it still holds; a
     first read is the status read alone, its tag made from what it loaded."""
@@ -293,7 +293,7 @@ def job_json(call: Call, job_id: int) -> HttpResponse:
     return response
 
 
-def job_page(call: Call, found: status.JobStatus, *, refused: dict[str, str] | None = None,
+def job_page(call: EdgeRequest, found: status.JobStatus, *, refused: dict[str, str] | None = None,
              code: int = 200) -> HttpResponse:
     """The job's page (its status partial for htmx); ``refused``: a refused correction (its
     ``field``, the ``message`` and the ``value`` typed), shown again at its form."""
@@ -332,7 +332,7 @@ def queue_delay(kind: str) -> str:
     return wording.delay_words(queue.notice_lateness(now=now), now, wording.words_of(kind))
 
 
-def list_url(call: Call) -> str:
+def list_url(call: EdgeRequest) -> str:
     """Back to the list as the member last filtered it (kept in the session by ``job_list``); only
     ever the list's own path."""
     kept = call.request.session.get(LIST_SESSION_KEY, "") if call.identity.via == "session" else ""
@@ -340,8 +340,8 @@ def list_url(call: Call) -> str:
     return kept if isinstance(kept, str) and (kept == jobs or kept.startswith(jobs + "?")) else jobs
 
 
-@http.endpoint("PATCH", "POST")
-def job_field(call: Call, job_id: int, field: str) -> HttpResponse:
+@edge.endpoint("PATCH", "POST")
+def job_field(call: EdgeRequest, job_id: int, field: str) -> HttpResponse:
     """Correct one field of a completed job's result, or confirm its value as seen: JSON
     ``{"value": ...}`` or ``{"confirm": true}`` (PATCH, for API clients), or the job page's forms
     (POST). Browsers go back to the field on the job's page (303); htmx gets the page's status
@@ -368,7 +368,7 @@ def job_field(call: Call, job_id: int, field: str) -> HttpResponse:
     return see_other(f"{schemas.status_url(job_id)}#field-{done.field}")
 
 
-def work_context(call: Call, job: Job, pages: kind_pages.KindPages) -> dict[str, object]:
+def work_context(call: EdgeRequest, job: Job, pages: kind_pages.KindPages) -> dict[str, object]:
     """The job page's work state form (agent.views.job_work) and its history lines, for a kind that keeps them."""
     if not pages.supports_work:
         return {}
@@ -376,8 +376,8 @@ def work_context(call: Call, job: Job, pages: kind_pages.KindPages) -> dict[str,
             "members": status.members(call.tenant_id), "work_history": status.work_moments(job)}
 
 
-@http.endpoint("GET", "HEAD")
-def job_result(call: Call, job_id: int) -> HttpResponse:
+@edge.endpoint("GET", "HEAD")
+def job_result(call: EdgeRequest, job_id: int) -> HttpResponse:
     """A completed job's result, as a JSON file to keep: with the members' corrections, each
     beside the value the review read."""
     job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job
@@ -388,8 +388,8 @@ def job_result(call: Call, job_id: int) -> HttpResponse:
     return attachment(body, "application/json", f"{download_name(job)}-result.json")
 
 
-@http.endpoint("GET", "HEAD")
-def job_page_image(call: Call, job_id: int, number: int) -> HttpResponseBase:
+@edge.endpoint("GET", "HEAD")
+def job_page_image(call: EdgeRequest, job_id: int, number: int) -> HttpResponseBase:
     """One page of a job's document as an image, kept beside the document when it was reviewed."""
     job = status.job_document(tenant_id=call.tenant_id, job_id=job_id)
     with _store_reachable():
@@ -399,8 +399,8 @@ def job_page_image(call: Call, job_id: int, number: int) -> HttpResponseBase:
     return FileResponse(image, content_type=document_store.PAGE_MEDIA_TYPE)
 
 
-@http.endpoint("GET", "HEAD")
-def job_document(call: Call, job_id: int) -> HttpResponseBase:
+@edge.endpoint("GET", "HEAD")
+def job_document(call: EdgeRequest, job_id: int) -> HttpResponseBase:
     """The document as it was sent: always saved as a file, never shown in the site's pages."""
     job = status.job_document(tenant_id=call.tenant_id, job_id=job_id)
     with _store_reachable():
@@ -421,12 +421,12 @@ def _store_reachable() -> Iterator[None]:
     try:
         yield
     except document_store.StoreUnavailable:
-        raise http.HttpError(503, "store_unavailable", "the document store is unavailable; retry later",
+        raise edge.HttpError(503, "store_unavailable", "the document store is unavailable; retry later",
                              headers={"Retry-After": str(document_store.STORE_RETRY_SECONDS)}) from None
 
 
-@http.endpoint("GET", "HEAD")
-def job_note(call: Call, job_id: int) -> HttpResponse:
+@edge.endpoint("GET", "HEAD")
+def job_note(call: EdgeRequest, job_id: int) -> HttpResponse:
     """A completed job's note (the kind's text), as a .txt file."""
     job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job
     result = status.shown_result(job)
@@ -436,8 +436,8 @@ def job_note(call: Call, job_id: int) -> HttpResponse:
     return attachment(text + "\n", "text/plain; charset=utf-8", f"{download_name(job)}-note.txt")
 
 
-@http.endpoint("GET", "HEAD", "POST")
-def job_cancel(call: Call, job_id: int) -> HttpResponse:
+@edge.endpoint("GET", "HEAD", "POST")
+def job_cancel(call: EdgeRequest, job_id: int) -> HttpResponse:
     """Cancel a job: at once while it waits (200), by a request its worker answers while it
     runs (202). Browsers go back to the job's page. A GET is the browser's confirmation step:
     a page that asks first, and posts here (it works without script)."""
@@ -454,8 +454,8 @@ def job_cancel(call: Call, job_id: int) -> HttpResponse:
                      status=202 if outcome.state == Job.State.LEASED else 200)
 
 
-@http.endpoint("GET", "HEAD", "POST")
-def batch_cancel(call: Call, batch: str) -> HttpResponse:
+@edge.endpoint("GET", "HEAD", "POST")
+def batch_cancel(call: EdgeRequest, batch: str) -> HttpResponse:
     """Cancel every document of a batch that has not finished; back to the batch's page. A GET
     asks first (the confirmation page)."""
     found = status.batch_status(tenant_id=call.tenant_id, batch=batch)
@@ -465,32 +465,32 @@ def batch_cancel(call: Call, batch: str) -> HttpResponse:
                                      "back": reverse("batch_detail", args=[batch])})
     for job in found.jobs:
         if not job.is_terminal:
-            with contextlib.suppress(http.HttpError):  # it finished meanwhile: nothing to cancel
+            with contextlib.suppress(edge.HttpError):  # it finished meanwhile: nothing to cancel
                 submissions.cancel(call, job.pk)
     return see_other(reverse("batch_detail", args=[batch]))
 
 
-def confirm_cancel(call: Call, context: dict[str, object]) -> HttpResponse:
+def confirm_cancel(call: EdgeRequest, context: dict[str, object]) -> HttpResponse:
     """The page that asks before a cancel; API clients POST at once, so they get 405 here."""
     if call.wants_json:
         raise HttpError(405, "method_not_allowed", "POST to cancel")
     return call.page("web/cancel_confirm.html", context)
 
 
-@http.endpoint("POST")
-def job_again(call: Call, job_id: int) -> HttpResponse:
+@edge.endpoint("POST")
+def job_again(call: EdgeRequest, job_id: int) -> HttpResponse:
     """Submit a failed job's document again, as a new job."""
     acceptance = submissions.submit_again(call, job_id)
     return see_other(schemas.status_url(acceptance.job.pk))
 
 
-@http.endpoint("GET", "HEAD")
-def job_new(call: Call) -> HttpResponse:
+@edge.endpoint("GET", "HEAD")
+def job_new(call: EdgeRequest) -> HttpResponse:
     return render_form(call.request)
 
 
-@http.endpoint("GET", "HEAD")
-def batch_detail(call: Call, batch: str) -> HttpResponse:
+@edge.endpoint("GET", "HEAD")
+def batch_detail(call: EdgeRequest, batch: str) -> HttpResponse:
     found = status.batch_status(tenant_id=call.tenant_id, batch=batch)
     polls = polling.poll_count(call.request.GET.get("poll"))
     delay = polling.batch_poll_delay(polls) if found.live else (
@@ -505,8 +505,8 @@ def batch_detail(call: Call, batch: str) -> HttpResponse:
     }, partial="progress")
 
 
-@http.endpoint("GET", "HEAD")
-def batch_export(call: Call, batch: str, extension: str = "csv") -> HttpResponse:
+@edge.endpoint("GET", "HEAD")
+def batch_export(call: EdgeRequest, batch: str, extension: str = "csv") -> HttpResponse:
     found = status.batch_status(tenant_id=call.tenant_id, batch=batch)
     jobs = (Job.objects.filter(pk__in=[job.pk for job in found.jobs]).only(*status.LIST_FIELDS, "result")
             .order_by("id"))
@@ -514,7 +514,7 @@ def batch_export(call: Call, batch: str, extension: str = "csv") -> HttpResponse
                            f"batch-{batch}", extension)
 
 
-def export_response(call: Call, export: exports.Export, what: str, extension: str) -> HttpResponse:
+def export_response(call: EdgeRequest, export: exports.Export, what: str, extension: str) -> HttpResponse:
     """An export as a download: an .xlsx workbook, or CSV in the format the reader chose
     (``sep``) or her browser's language implies (``exports.csv_format``)."""
     filename = exports.export_filename(export.zone, queue_clock.now(), what, extension)
@@ -525,7 +525,7 @@ def export_response(call: Call, export: exports.Export, what: str, extension: st
     return csv_response(export, filename, csv_format(call))
 
 
-def csv_format(call: Call) -> exports.CsvFormat:
+def csv_format(call: EdgeRequest) -> exports.CsvFormat:
     return exports.csv_format(call.request.GET.get("sep", "") or call.request.POST.get("sep", ""),
                               call.request.headers.get("Accept-Language", ""))
 
@@ -554,7 +554,7 @@ def download_name(job: Job) -> str:
 
 def csrf_failure(request: HtmxHttpRequest, reason: str = "") -> HttpResponse:
     """``CSRF_FAILURE_VIEW``: a failed check answered like any other error (JSON or the error page)."""
-    return http.error_response(request, HttpError(403, "csrf_failed", f"CSRF check failed: {reason}"))
+    return edge.error_response(request, HttpError(403, "csrf_failed", f"CSRF check failed: {reason}"))
 
 
 def see_other(url: str) -> HttpResponse:

@@ -194,8 +194,8 @@ CAUSE_WORDS: dict[FailureCause, FailureWords] = {
 
 def failure_cause(kind: str, code: str) -> FailureCause:
     """Whose doing a failure with ``code`` was: the kind's word on its own codes first."""
-    spec = kinds.get(kind)
-    declared = spec.failures.get(code) if spec else None
+    kind_spec = kinds.get(kind)
+    declared = kind_spec.failures.get(code) if kind_spec else None
     if declared is not None:
         return declared
     if code in DOCUMENT_CODES:
@@ -209,8 +209,8 @@ def failure_cause(kind: str, code: str) -> FailureCause:
 
 def failure_words(kind: str, code: str, words: Words | None = None) -> FailureWords:
     """The words of a failure with ``code`` (``FAILURE_WORDS``, else by its cause), in the kind's words."""
-    spec = kinds.get(kind)
-    declared = spec.failures.get(code) if spec else None
+    kind_spec = kinds.get(kind)
+    declared = kind_spec.failures.get(code) if kind_spec else None
     chosen = FAILURE_WORDS.get(code) if declared is None else None
     return (chosen or CAUSE_WORDS[failure_cause(kind, code)]).said(words or words_of(kind))
 

@@ -7,7 +7,7 @@ completion, say, is reported as rejected with the reason, and recorded as such.
 
 One module per part of a job's life: ``accept``, ``claim``, ``lease`` (while the job runs),
 ``finish``, ``recover``, ``staff``, ``cancel``, ``budget`` (the provider's), ``amend`` and
-``retention``; what they return is in ``outcomes``, a running job's fence in ``fence``, its
+``retention``; what they return is in ``terms``, a running job's fence in ``fence``, its
 timeline in ``events``, a tenant's running count in ``running``. Callers use this package's
 names (``queue.claim``, ``queue.Claim``), never the modules'.
 
@@ -50,7 +50,11 @@ from .lease import (
     start,
     start_many,
 )
-from .outcomes import (
+from .recover import Recovery, recover
+from .retention import delete_finished
+from .running import recount as recount_running
+from .staff import requeue, resolve
+from .terms import (
     CANCEL_REQUESTED,
     CANCELLED,
     COMPLETED,
@@ -68,10 +72,6 @@ from .outcomes import (
     Outcome,
     StaleEpoch,
 )
-from .recover import Recovery, recover
-from .retention import delete_finished
-from .running import recount as recount_running
-from .staff import requeue, resolve
 
 __all__ = [
     "CANCELLED",

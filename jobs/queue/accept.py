@@ -26,7 +26,7 @@ from jobs.writelock import write_transaction
 
 from ..conf import queue_settings
 from .events import record
-from .outcomes import MAX_OPERATION_KEY, QUEUED, Acceptance
+from .terms import MAX_OPERATION_KEY, QUEUED, Acceptance
 
 
 def accept(
@@ -53,10 +53,10 @@ def accept(
     ``deadline`` override the defaults for this job; ``batch`` groups jobs submitted
     together; ``priority`` orders claims within the fairness rule.
     """
-    spec, key, payload, encoded = _checked(kind, payload, operation_key, document, offered_only=offered_only)
+    kind_spec, key, payload, encoded = _checked(kind, payload, operation_key, document, offered_only=offered_only)
     _check_waiting(tenant_id, user_id, key)
     # Stored (named by its digest, written once) before the row that names it commits.
-    stored = document_store.check_and_store(document, spec, tenant_id=tenant_id) if document is not None else None
+    stored = document_store.check_and_store(document, kind_spec, tenant_id=tenant_id) if document is not None else None
 
     start = max(available_at or now, now)
     fingerprint = _fingerprint(kind, encoded, stored.sha256 if stored else "", [
@@ -64,8 +64,9 @@ def accept(
         deadline.total_seconds() if deadline else 0])
     row = Job(tenant_id=tenant_id, submitted_by_id=user_id, kind=kind, payload=payload, **_document(stored),
               operation_key=key, request_fingerprint=fingerprint, state=QUEUED, available_at=start,
-              max_attempts=max_attempts or queue_settings().max_attempts, deadline=start + (deadline or spec.deadline),
-              batch=batch[:64], priority=priority, created_at=now, updated_at=now)
+              max_attempts=max_attempts or queue_settings().max_attempts,
+              deadline=start + (deadline or kind_spec.deadline), batch=batch[:64], priority=priority,
+              created_at=now, updated_at=now)
     try:
         _commit(row, now)
     except IntegrityError:
@@ -100,24 +101,24 @@ def _fingerprint(kind: str, encoded: str, document_sha256: str, options: list[An
 def _checked(kind: str, payload: Any, operation_key: str, document: document_store.Upload | None, *,
              offered_only: bool) -> tuple[kinds.Kind, str, dict[str, Any], str]:
     """The kind, operation key, payload and its canonical JSON, once every check passed."""
-    spec = kinds.offered(kind) if offered_only else kinds.get(kind)
-    if spec is None:
+    kind_spec = kinds.offered(kind) if offered_only else kinds.get(kind)
+    if kind_spec is None:
         raise UnknownKind(f"unknown job kind {kind!r}", field="kind")
     key = _check_operation_key(operation_key)
     payload = {} if payload is None else payload
     if not isinstance(payload, dict):
         raise InvalidPayload("payload must be a JSON object", field="payload")
     encoded = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    if len(encoded.encode()) > spec.max_payload_bytes:
+    if len(encoded.encode()) > kind_spec.max_payload_bytes:
         raise PayloadTooLarge(
-            f"payload is larger than {spec.max_payload_bytes} bytes for kind {kind!r}", field="payload"
+            f"payload is larger than {kind_spec.max_payload_bytes} bytes for kind {kind!r}", field="payload"
         )
-    _check_schema(spec, payload)
-    if document is not None and not spec.accepts_document:
+    _check_schema(kind_spec, payload)
+    if document is not None and not kind_spec.accepts_document:
         raise UnsupportedDocument(f"kind {kind!r} takes no document", field="document")
-    if spec.check_input is not None:
-        spec.check_input(payload=payload, has_document=document is not None)
-    return spec, key, payload, encoded
+    if kind_spec.check_input is not None:
+        kind_spec.check_input(payload=payload, has_document=document is not None)
+    return kind_spec, key, payload, encoded
 
 
 def _commit(job: Job, now: datetime) -> None:
@@ -171,9 +172,9 @@ def _check_operation_key(key: str | None) -> str:
     return key
 
 
-def _check_schema(spec: kinds.Kind, payload: dict[str, Any]) -> None:
+def _check_schema(kind: kinds.Kind, payload: dict[str, Any]) -> None:
     try:
-        jsonschema.validate(payload, spec.payload_schema)
+        jsonschema.validate(payload, kind.payload_schema)
     except jsonschema.ValidationError as exc:
         where = "payload" + "".join(f".{p}" for p in exc.absolute_path)
         reason = Reason.TOO_LONG if exc.validator == "maxLength" else ""

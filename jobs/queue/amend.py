@@ -14,7 +14,7 @@ from jobs.models import Job
 from jobs.writelock import write_transaction
 
 from .events import record
-from .outcomes import COMPLETED
+from .terms import COMPLETED
 
 
 class NotAmendable(Exception):
@@ -35,10 +35,10 @@ class Amendment:
     def restate(self, result: dict[str, Any]) -> kinds.Summary | None:
         """Store the kind's summary of ``result`` (the list's outcome, needs-action, reference) and
         return it; the stored result stays the one the job completed with."""
-        spec = kinds.get(self.job.kind)
-        if spec is None or spec.summarize is None:
+        kind = kinds.get(self.job.kind)
+        if kind is None or kind.summarize is None:
             return None
-        summary = spec.summarize(result)
+        summary = kind.summarize(result)
         outcome, text, needs_action, reference = sql.summary_values(summary)
         Job.objects.filter(pk=self.job.pk, state=COMPLETED).update(
             outcome=outcome, outcome_text=text, needs_action=needs_action, reference=reference)

@@ -14,7 +14,7 @@ from jobs.models import Job, ProviderHold, ProviderSlot
 from jobs.writelock import write_transaction
 
 from ..conf import queue_settings
-from .outcomes import LEASED
+from .terms import LEASED
 
 
 @dataclass(frozen=True)

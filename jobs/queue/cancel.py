@@ -12,7 +12,7 @@ from jobs.writelock import write_transaction
 from . import running
 from .events import record
 from .fence import held, rejected
-from .outcomes import CANCEL_REQUESTED, CANCELLED, LEASED, QUEUED, UNKNOWN, FailureCode, Outcome
+from .terms import CANCEL_REQUESTED, CANCELLED, LEASED, QUEUED, UNKNOWN, FailureCode, Outcome
 
 # PostgreSQL: a cancel request of a running job is announced on this channel ("job:epoch").
 CANCEL_CHANNEL = sql.CANCEL_CHANNEL

@@ -9,7 +9,7 @@ from jobs import sql
 
 from ..conf import queue_settings
 from .finish import Completion, completion_outcomes
-from .outcomes import Claim, Outcome
+from .terms import Claim, Outcome
 
 
 def claim(*, now: datetime | None, worker: str, lease: timedelta | None = None) -> Claim | None:

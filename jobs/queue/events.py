@@ -14,7 +14,7 @@ from django.dispatch import Signal
 from jobs.models import Job
 from jobs.sql.fragments import EVENT_SQL
 
-from .outcomes import CANCELLED, COMPLETED, DEAD, LEASED, NEEDS_HUMAN, QUEUED, UNKNOWN
+from .terms import CANCELLED, COMPLETED, DEAD, LEASED, NEEDS_HUMAN, QUEUED, UNKNOWN
 
 log = logging.getLogger("jobs.queue")
 

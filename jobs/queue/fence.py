@@ -14,7 +14,7 @@ from jobs.models import Job
 from jobs.writelock import write_transaction
 
 from .events import record
-from .outcomes import LEASED, Outcome, StaleEpoch
+from .terms import LEASED, Outcome, StaleEpoch
 
 
 def owned(job_id: int, epoch: int, now: datetime, lease_left: timedelta = timedelta(0)) -> QuerySet[Job]:

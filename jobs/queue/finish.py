@@ -18,7 +18,7 @@ from ..conf import queue_settings
 from . import running
 from .events import record
 from .fence import held, rejected, rejections
-from .outcomes import COMPLETED, DEAD, LEASED, MAX_FAILURE_CODE, QUEUED, UNKNOWN, Claim, FailureCode, Outcome
+from .terms import COMPLETED, DEAD, LEASED, MAX_FAILURE_CODE, QUEUED, UNKNOWN, Claim, FailureCode, Outcome
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from jobs.writelock import write_transaction
 
 from .events import record
 from .fence import owned_write, rejections, while_owned
-from .outcomes import CANCEL_REQUESTED, DEAD, LEASED, QUEUED, Outcome
+from .terms import CANCEL_REQUESTED, DEAD, LEASED, QUEUED, Outcome
 
 
 def renew(*, job_id: int, epoch: int, now: datetime, lease: timedelta) -> Outcome:

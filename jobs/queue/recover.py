@@ -12,7 +12,7 @@ from jobs.writelock import write_transaction
 
 from . import running
 from .events import FINISHED, left_live, moves_needs_human, needs_human_now
-from .outcomes import CANCELLED, DEAD, LEASED, QUEUED, RETURNED_UNSTARTED, UNKNOWN
+from .terms import CANCELLED, DEAD, LEASED, QUEUED, RETURNED_UNSTARTED, UNKNOWN
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from jobs.models import Job, JobEvent
 from jobs.writelock import write_transaction
 
 from .events import needs_human_now
-from .outcomes import DEAD
+from .terms import DEAD
 
 
 def delete_finished(*, ids: list[int], cutoff: datetime,

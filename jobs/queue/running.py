@@ -19,7 +19,7 @@ from jobs.models import Job, Tenant
 from jobs.writelock import write_transaction
 
 from .events import record
-from .outcomes import LEASED
+from .terms import LEASED
 
 
 def stop(job: Job, epoch: int, *, to: str, actor: str, why: str, now: datetime,

@@ -12,7 +12,7 @@ from jobs.writelock import write_transaction
 from ..conf import queue_settings
 from .accept import notify_accepted
 from .events import record
-from .outcomes import COMPLETED, DEAD, QUEUED, UNKNOWN, FailureCode, Outcome
+from .terms import COMPLETED, DEAD, QUEUED, UNKNOWN, FailureCode, Outcome
 
 
 def requeue(*, job_id: int, expected_state: str, expected_epoch: int, actor: str, reason: str, now: datetime,
@@ -29,8 +29,8 @@ def requeue(*, job_id: int, expected_state: str, expected_epoch: int, actor: str
         kind = Job.objects.filter(pk=job_id).values_list("kind", flat=True).first()
         if kind is None:
             return Outcome(False, None, "no such job")
-        spec = kinds.get(kind)
-        budget = deadline or (spec.deadline if spec else queue_settings().deadline)
+        kind_spec = kinds.get(kind)
+        budget = deadline or (kind_spec.deadline if kind_spec else queue_settings().deadline)
         moved = Job.objects.filter(pk=job_id, state=expected_state, epoch=expected_epoch).update(
             state=QUEUED, attempts=0, available_at=now, deadline=now + budget, lease_expires_at=None,
             external_started_at=None, cancel_requested_at=None, finished_at=None, updated_at=now, turn=None,

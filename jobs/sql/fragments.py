@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from jobs.models import Job, JobEvent, KindSlot, Tenant
-from jobs.queue.outcomes import FailureCode
+from jobs.queue.terms import FailureCode
 
 from . import STRIDE
 

@@ -4,7 +4,7 @@
 - ``run``: ``Run``, the claim being run and since when.
 - ``heartbeat``: lease renewal and self-fencing (``Beat``, ``Held``, ``Heartbeat``).
 - ``completer``: completions committed in batches (``Completer``).
-- ``outcomes``: the fenced write for each way a run ends, counted and logged.
+- ``endings``: the fenced write for each way a run ends, counted and logged.
 - ``listener``: wake-ups and cancel requests (``Listener`` on PostgreSQL, ``CancelWatch``).
 - ``sandbox``: isolated handlers in a child process under hard limits.
 - ``supervisor``: N worker processes, replaced when they die, and the shutdown signals.

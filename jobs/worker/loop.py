@@ -12,7 +12,7 @@ sweep runs at a bounded rate, and the heartbeat (``jobs.worker.heartbeat``) is a
 long-lived threads that write only for jobs that outlive a third of their lease (renewing the
 prefetched claims with them). Kinds that read what users send run their handler in a child
 process under hard limits (``jobs.worker.sandbox``); cheap kinds run in the worker itself.
-How each run ends is written by ``jobs.worker.outcomes``.
+How each run ends is written by ``jobs.worker.endings``.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from ..logs import Repeats, event
 from ..verdicts import Completed, Deferred, Failed, Lost, Verdict, judge
 from . import testing
 from .backoff import IdleBackoff
+from .endings import Endings, WorkerStats
 from .heartbeat import Beat, Heartbeat, Held, renew_together
 from .listener import CancelWatch, Listener
-from .outcomes import Outcomes, WorkerStats
 from .run import Run
 from .sandbox import DEADLINE_MARGIN, Sandbox, deadline_failure
 from .watchdog import OVERRAN_EXIT, Watchdog
@@ -105,9 +105,9 @@ class Worker:
         self.prefetch = max(1, prefetch)
         self.prefetch_window = conf.prefetch_window_seconds
         self._job_seconds: float | None = None
-        self.outcomes = Outcomes(worker=self.name, clock=clock, stats=self.stats, batch=completion_batch,
+        self.endings = Endings(worker=self.name, clock=clock, stats=self.stats, batch=completion_batch,
                                  flush_seconds=conf.completion_flush_seconds)
-        self.completer = self.outcomes.completer
+        self.completer = self.endings.completer
         # Only a supervised worker process may end itself (``jobs.worker.watchdog``).
         self.watchdog = Watchdog(self._overran, busy_until) if watchdog else None
 
@@ -313,49 +313,49 @@ class Worker:
         self._starting = held  # between the prefetch and the heartbeat: where a cancel finds it
         try:
             run = Run(held.claim)
-            spec = kinds.get(held.claim.kind)
-            now = self._ready(held, run, spec)
-            if spec is not None and now is not None:
-                verdict, beat = self._run_handler(held, spec, now)
+            kind = kinds.get(held.claim.kind)
+            now = self._ready(held, run, kind)
+            if kind is not None and now is not None:
+                verdict, beat = self._run_handler(held, kind, now)
                 self._settle(run, verdict, beat)
         finally:
             self._starting = None
 
-    def _ready(self, held: Held, run: Run, spec: kinds.Kind | None) -> datetime | None:
+    def _ready(self, held: Held, run: Run, kind: kinds.Kind | None) -> datetime | None:
         """Whether the held claim may start: the time it was found ready, or None when it
         must not start (what to write about it then is written here)."""
         if held.lost:  # a prefetched claim whose renewal was rejected: a newer epoch owns it
-            self.outcomes.rejected(run, "renew", held.lost)
+            self.endings.rejected(run, "renew", held.lost)
             return None
-        if spec is None:  # a worker from an older deploy: hand it back for one that knows it
+        if kind is None:  # a worker from an older deploy: hand it back for one that knows it
             until = self.clock.now() + timedelta(seconds=30)
-            self.outcomes.finish(run, Deferred(until, "no handler for this kind in this worker"))
+            self.endings.finish(run, Deferred(until, "no handler for this kind in this worker"))
             return None
         if self._giving_back:  # the grace period ended between the claim and here: do not start it
-            self.outcomes.give_back(run)
+            self.endings.give_back(run)
             return None
         if held.cancel_requested:  # asked while it waited in the prefetch: never started
-            self.outcomes.acknowledge_cancel(run)
+            self.endings.acknowledge_cancel(run)
             return None
         now = self.clock.now()
         if held.needs_renewal(now):
             self._renew_held(held, now)
             if held.lost:
-                self.outcomes.rejected(run, "renew", held.lost)
+                self.endings.rejected(run, "renew", held.lost)
                 return None
         # From here the attempt is spent: a claim only held costs nothing when its worker dies.
         testing.starting(held.claim.job_id, held.claim.epoch)
         if not held.started:
             self._record_start(held)
             if held.lost:  # recovered or superseded while it was held: never started
-                self.outcomes.rejected(run, "start", held.lost)
+                self.endings.rejected(run, "start", held.lost)
                 return None
         return now
 
-    def _run_handler(self, held: Held, spec: kinds.Kind, now: datetime) -> tuple[Verdict, Beat]:
+    def _run_handler(self, held: Held, kind: kinds.Kind, now: datetime) -> tuple[Verdict, Beat]:
         """Run the started claim's handler under its heartbeat; its verdict, and how its lease ended."""
         ctx = JobContext(held.claim, clock=self.clock, stop=threading.Event())
-        beat = Beat(held.claim, ctx, lease=spec.lease or self.lease, first_interval=self.lease / 3,
+        beat = Beat(held.claim, ctx, lease=kind.lease or self.lease, first_interval=self.lease / 3,
                     claimed_at=now, expires=held.expires)
         self._current = ctx
         if self._giving_back:  # the grace period ended as it started: stop at the first check
@@ -367,12 +367,12 @@ class Worker:
         testing.checkpoint("handler", 1 + len(self._heartbeat.held()))
         ran = time.monotonic()
         self.completer.between_jobs = False  # a handler may run long: the completer's thread flushes meanwhile
-        watched = self.watchdog is not None and not (spec.isolated and self.isolate)  # the sandbox ends a child
+        watched = self.watchdog is not None and not (kind.isolated and self.isolate)  # the sandbox ends a child
         if watched:
             self.watchdog.arm((ctx, Run(held.claim, ran)),  # type: ignore[union-attr]
                               (held.claim.deadline - self.clock.now()).total_seconds() - DEADLINE_MARGIN)
         try:
-            verdict = self._handle(spec, ctx)
+            verdict = self._handle(kind, ctx)
         finally:
             if watched:
                 self.watchdog.disarm()  # type: ignore[union-attr]
@@ -389,21 +389,21 @@ class Worker:
             event(log, WARNING, "fenced_handler_ended", job=run.claim.job_id, epoch=run.claim.epoch,
                   lease_left_ms=round((beat.expires - self.clock.now()).total_seconds() * 1000))
             for other in self._heartbeat.drop_held():  # renewed with it, so just as unrenewed
-                self.outcomes.rejected(Run(other.claim, run.started), "renew", "self-fenced with the running claim")
+                self.endings.rejected(Run(other.claim, run.started), "renew", "self-fenced with the running claim")
         if beat.lost:
-            self.outcomes.rejected(run, "renew", beat.lost)
+            self.endings.rejected(run, "renew", beat.lost)
         elif beat.cancel_requested and not isinstance(verdict, (Completed, Lost)):
-            self.outcomes.acknowledge_cancel(run)
+            self.endings.acknowledge_cancel(run)
         elif self._giving_back and isinstance(verdict, Failed):
-            self.outcomes.give_back(run)
+            self.endings.give_back(run)
         else:
-            self.outcomes.finish(run, verdict)
+            self.endings.finish(run, verdict)
 
-    def _handle(self, spec: kinds.Kind, ctx: JobContext) -> Verdict:
+    def _handle(self, kind: kinds.Kind, ctx: JobContext) -> Verdict:
         """Run the handler: in the sandbox for isolated kinds, else right here."""
-        if spec.isolated and self.isolate:
-            return self.sandbox.run(ctx.claim, spec, stop=ctx.stop, clock=self.clock, lease=self._heartbeat.current)
-        return judge(spec.handler, ctx)
+        if kind.isolated and self.isolate:
+            return self.sandbox.run(ctx.claim, kind, stop=ctx.stop, clock=self.clock, lease=self._heartbeat.current)
+        return judge(kind.handler, ctx)
 
     def _overran(self, token: tuple[JobContext, Run]) -> None:
         """The watchdog's thread: the in-process handler is still running at its job's deadline.
@@ -418,7 +418,7 @@ class Worker:
               by="watchdog", action="end worker process")
         try:
             self.completer.flush()
-            self.outcomes.finish(run, verdict)
+            self.endings.finish(run, verdict)
             self._give_back_held(own_connection=True)
         except DatabaseError as exc:  # the lease (never past the deadline) brings the job to recovery
             event(log, WARNING, "database_error", worker=self.name, error=type(exc).__name__, detail=str(exc)[:200])
@@ -466,4 +466,4 @@ class Worker:
             if own_connection:
                 connection.close()
         for h, outcome in zip(dropped, outcomes, strict=True):
-            self.outcomes.given_back(Run(h.claim, started), outcome)
+            self.endings.given_back(Run(h.claim, started), outcome)

@@ -98,7 +98,7 @@ class Sandbox:
         self._conn: Any = None
         self._served = 0
 
-    def run(self, claim: Claim, spec: kinds.Kind, *, stop: threading.Event, clock: Clock = queue_clock,
+    def run(self, claim: Claim, kind: kinds.Kind, *, stop: threading.Event, clock: Clock = queue_clock,
             lease: Lease | None = None) -> Verdict:
         """Run one job's handler in the child and return its verdict, or why it was killed.
 
@@ -107,8 +107,8 @@ class Sandbox:
         ends is killed, so no work outlives the lease by more than a poll.
         """
         self._ensure_child()
-        limits = kinds.limits_for(spec)
-        self._conn.send(Task(claim, spec.name, limits))
+        limits = kinds.limits_for(kind)
+        self._conn.send(Task(claim, kind.name, limits))
         to_deadline = (claim.deadline - clock.now()).total_seconds() - DEADLINE_MARGIN
         deadline_at = time.monotonic() + to_deadline
         section: tuple[float, str] | None = None  # (kill at, reason) of a time_limit section
@@ -132,7 +132,7 @@ class Sandbox:
             try:
                 message = self._conn.recv()
             except (EOFError, OSError):
-                return self._died(claim, spec)
+                return self._died(claim, kind)
             if message[0] == "limit":
                 _, seconds, reason = message
                 section = (time.monotonic() + seconds, reason)
@@ -192,7 +192,7 @@ class Sandbox:
             self._process.kill()
         self.close()
 
-    def _died(self, claim: Claim, spec: kinds.Kind) -> Verdict:
+    def _died(self, claim: Claim, kind: kinds.Kind) -> Verdict:
         """The child ended mid-job: say why in words."""
         process = self._process
         if process is not None:
@@ -204,7 +204,7 @@ class Sandbox:
             return failed(FailureCode.MEMORY_LIMIT, "the job needed more memory than it is allowed (its process was "
                                                     "killed by the system)", retryable=False)
         if code == -signal.SIGXCPU:
-            seconds = kinds.limits_for(spec).cpu_seconds
+            seconds = kinds.limits_for(kind).cpu_seconds
             return failed(FailureCode.CPU_LIMIT, f"the job needed more than {seconds:g} s of processor time",
                           retryable=False)
         if code is not None and code < 0:
@@ -279,13 +279,13 @@ def _child_main(conn: Any, worker_pid: int) -> None:
 
 
 def _run(task: Task, conn: Any, stop: threading.Event) -> tuple[Verdict, bool]:
-    spec = kinds.get(task.kind)
-    if spec is None:
+    kind = kinds.get(task.kind)
+    if kind is None:
         return failed(FailureCode.UNKNOWN_KIND, f"no handler for kind {task.kind!r}", retryable=True), False
     ctx = JobContext(task.claim, clock=queue_clock, stop=stop, limits=_Reporter(conn))
     limited = _limited(task.limits)
     with limited:
-        verdict = judge(limited.guard(spec.handler), ctx)
+        verdict = judge(limited.guard(kind.handler), ctx)
     # After a memory failure the heap may be fragmented and large: start afresh.
     retire = isinstance(verdict, Failed) and verdict.code == FailureCode.MEMORY_LIMIT
     return verdict, retire

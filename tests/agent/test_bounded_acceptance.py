@@ -97,9 +97,9 @@ def test_a_check_past_its_bound_is_killed_and_the_document_refused_as_too_comple
 
 
 def test_a_check_that_runs_out_of_its_batchs_time_is_refused_to_be_sent_again_alone(quick_bound):
-    upload, spec = Upload(b"x", "x.pdf", "application/pdf"), SimpleNamespace(check_document=stall)
+    upload, kind = Upload(b"x", "x.pdf", "application/pdf"), SimpleNamespace(check_document=stall)
     with document_store.checks_end_by(time.monotonic() + 0.5), pytest.raises(DocumentNotChecked) as refused:
-        document_store.bounded_check(upload, spec)
+        document_store.bounded_check(upload, kind)
     assert (refused.value.code, refused.value.message) == ("not_checked_in_time",
                                                            "not checked in time: send it again on its own")
     with document_store.checks_end_by(time.monotonic() + 0.1), pytest.raises(DocumentNotChecked):

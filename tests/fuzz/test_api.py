@@ -35,7 +35,7 @@ from jobs import errors, tokens
 from tests.fuzz import inputs
 from tests.fuzz.conftest import FIGURES_SEEN, examples, measured
 from tests.web.conftest import ECHO
-from web import http
+from web import edge
 from web.openapi import OPERATIONS
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.django_db]
@@ -51,8 +51,8 @@ def _acceptance_codes() -> set[str]:
 
 
 # Every error code the API documents (docs/api.md: Errors; jobs.errors;
-# the generic codes of web.http.STATUS_CODES except internal_error, which is a 500).
-DOCUMENTED_CODES = (_acceptance_codes() | {code for code, _ in http.STATUS_CODES.values()}
+# the generic codes of web.edge.STATUS_CODES except internal_error, which is a 500).
+DOCUMENTED_CODES = (_acceptance_codes() | {code for code, _ in edge.STATUS_CODES.values()}
                     | {"malformed_json", "malformed_body", "invalid_token", "unauthenticated", "csrf_failed",
                        "no_tenant", "not_cancellable", "not_failed", "document_gone"}) - {"internal_error"}
 # Documented statuses per (method, URL name), from the OpenAPI table; the CSV export and the

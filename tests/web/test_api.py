@@ -11,7 +11,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from jobs.models import Job, JobEvent
-from web import http, status
+from web import edge, status
 
 from .conftest import key
 
@@ -188,7 +188,7 @@ def test_a_document_over_the_kinds_limit_is_413(api_client, alice):
 
 def test_a_body_over_the_request_limit_is_413_before_it_is_read(api_client, alice, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
-    limit = http.max_request_bytes()
+    limit = edge.max_request_bytes()
     body = {"kind": "webtest.echo", "payload": {"text": "x" * (limit + 1)}}
     assert_error(post_json(api_client(alice), body, idempotency_key=key()), 413, "too_large")
     assert not Job.objects.exists()
@@ -268,7 +268,7 @@ def test_the_store_failing_after_the_job_row_is_written_is_503_with_retry_after_
         response = post_json(client, {"kind": "diagnostic.noop", "payload": {}}, idempotency_key=key())
     assert written == ["job", "failed"]  # the row was written, then the store failed
     assert_error(response, 503, "unavailable")
-    assert response["Retry-After"] == str(http.RETRY_AFTER_UNAVAILABLE)
+    assert response["Retry-After"] == str(edge.RETRY_AFTER_UNAVAILABLE)
     assert not Job.objects.exists() and not JobEvent.objects.exists()
 
 
@@ -451,5 +451,5 @@ def test_an_acceptance_before_the_clock_has_a_database_reading_is_503_and_writes
     monkeypatch.setattr(queue_clock, "_read", unreachable)
     response = post_json(api_client(alice), {"kind": "diagnostic.noop", "payload": {}}, idempotency_key=key())
     assert_error(response, 503, "unavailable")
-    assert response["Retry-After"] == str(http.RETRY_AFTER_UNAVAILABLE)
+    assert response["Retry-After"] == str(edge.RETRY_AFTER_UNAVAILABLE)
     assert not Job.objects.exists() and not JobEvent.objects.exists()

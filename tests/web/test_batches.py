@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from jobs import kinds
 from jobs.models import Job
 from tests.conftest import drive_to
-from web import http, submissions
+from web import edge, submissions
 
 from .conftest import review_result
 from .responses import HTMX, csrf_token, form_key
@@ -122,15 +122,15 @@ def test_api_words_never_reach_the_form(form):
 
 def test_a_batch_over_the_limit_sends_what_fits_and_names_what_was_left_out(form):
     client, fields = form
-    many = [(f"f{i:02}.txt", 50) for i in range(http.MAX_BATCH_FILES + 5)]
+    many = [(f"f{i:02}.txt", 50) for i in range(edge.MAX_BATCH_FILES + 5)]
     response = client.post("/jobs", {**fields, "document": files(*many)})
-    assert response.status_code == 303 and Job.objects.count() == http.MAX_BATCH_FILES
+    assert response.status_code == 303 and Job.objects.count() == edge.MAX_BATCH_FILES
     assert sorted(Job.objects.values_list("document_name", flat=True)) == [name for name, _ in many[:20]]
     html = client.get(response["Location"]).content.decode()
     refused = html[html.index('id="refused"'):html.index("</div>", html.index('id="refused"'))]
     assert "5 files could not be sent" in refused
     for name, _ in many[20:]:
-        assert f"<strong>{name}</strong>: Not sent: at most {http.MAX_BATCH_FILES} files go in one batch." in refused
+        assert f"<strong>{name}</strong>: Not sent: at most {edge.MAX_BATCH_FILES} files go in one batch." in refused
     assert "f00.txt" not in refused
 
 
@@ -142,7 +142,7 @@ def test_more_files_than_django_reads_are_refused_by_the_form_not_a_bare_400(for
     response = client.post("/jobs", {**fields, "document": files(*many)}, headers=headers)
     html = response.content.decode()
     assert response.status_code == 400 and not Job.objects.exists()
-    assert (f"Nothing was sent: at most {http.MAX_BATCH_FILES} files go in one batch, and this form carried more "
+    assert (f"Nothing was sent: at most {edge.MAX_BATCH_FILES} files go in one batch, and this form carried more "
             f"than {settings.DATA_UPLOAD_MAX_NUMBER_FILES}." in html)
     assert 'id="form-error"' in html or 'id="error-document"' in html
 
@@ -156,8 +156,8 @@ def test_an_api_client_sending_more_files_than_django_reads_gets_a_json_400(api_
 def test_a_body_larger_than_a_whole_batch_is_refused_before_it_is_read(form, settings):
     client, fields = form
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
-    limit = http.max_request_bytes(batch=True)
-    assert limit == http.MAX_BATCH_FILES * max(k.max_document_bytes for k in kinds.offered_kinds()) + 1024
+    limit = edge.max_request_bytes(batch=True)
+    assert limit == edge.MAX_BATCH_FILES * max(k.max_document_bytes for k in kinds.offered_kinds()) + 1024
     response = client.post("/jobs", {**fields, "text": "kept?"}, CONTENT_LENGTH=str(limit + 1), headers=HTMX)
     assert response.status_code == 413 and not Job.objects.exists()
     assert "can be sent at once. Send them in smaller groups." in response.content.decode()

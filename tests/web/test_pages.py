@@ -125,14 +125,14 @@ def test_a_form_over_the_size_limits_comes_back_as_413_with_the_form(browser_cli
                                                                       document_bytes):
     """Fields over DATA_UPLOAD_MAX_MEMORY_SIZE (found by the CSRF check, which reads the form),
     and a body declared larger than any document (refused before anything reads it)."""
-    from web import http
+    from web import edge
 
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100  # smaller than the form's own fields
     client = browser_client(alice)
     page = client.get("/jobs/new")
     form = {"kind": "webtest.echo", "idempotency_key": form_key(page), "text": "y" * 300,
             "csrfmiddlewaretoken": csrf_token(client, page)}
-    size = http.max_request_bytes() + 1 if document_bytes is None else document_bytes
+    size = edge.max_request_bytes() + 1 if document_bytes is None else document_bytes
     if size:
         form["document"] = SimpleUploadedFile("big.txt", b"x" * size, content_type="text/plain")
     response = client.post("/jobs", form, headers=HTMX)

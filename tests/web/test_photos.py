@@ -100,9 +100,9 @@ def test_more_photos_than_one_document_takes_are_refused():
 
 
 def test_the_combined_pdf_passes_the_reviews_own_check():
-    spec = kinds.get("document_review")
+    kind = kinds.get("document_review")
     pdf = photos.photos_pdf([(f"IMG_{n}.jpg", jpeg(colour)) for n, colour in enumerate(COLOURS)])
-    checked = spec.check_document(content=pdf, name="IMG_0 (3 pages).pdf", content_type="application/pdf")
+    checked = kind.check_document(content=pdf, name="IMG_0 (3 pages).pdf", content_type="application/pdf")
     assert checked == "application/pdf"
 
 

@@ -54,8 +54,8 @@ def document_title(job: Any) -> str:
     name: str = job.document_name
     if name:
         return name
-    spec = kinds.get(job.kind)
-    return "Pasted text" if spec is not None and spec.accepts_document else job.kind
+    kind = kinds.get(job.kind)
+    return "Pasted text" if kind is not None and kind.accepts_document else job.kind
 
 
 @register.filter

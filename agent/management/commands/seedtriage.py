@@ -99,10 +99,10 @@ class Command(BaseCommand):
             outcome = queue.fail(job_id=claim.job_id, epoch=claim.epoch, error=PROVIDER_LOST, code="model_error",
                                  now=queue_clock.now())
         else:
-            spec = kinds.get(KIND)
-            if spec is None:  # the agent app registers it
+            kind = kinds.get(KIND)
+            if kind is None:  # the agent app registers it
                 raise CommandError(f"no {KIND} kind in this process")
-            verdict = judge(spec.handler, JobContext(claim, clock=queue_clock))
+            verdict = judge(kind.handler, JobContext(claim, clock=queue_clock))
             if not isinstance(verdict, Failed):  # its lease runs out and a worker reviews it again
                 raise CommandError(f"job {job.pk}: the review of {case.document.name} did not fail "
                                    f"({type(verdict).__name__})")

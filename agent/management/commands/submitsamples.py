@@ -29,7 +29,7 @@ class Command(BaseCommand):
         user = User.objects.filter(username=username).first()
         if user is None or user.tenant_id is None:
             raise CommandError(f"no member named {username!r}")
-        spec = kinds.get("document_review")
+        kind = kinds.get("document_review")
         for path in SUBMITTED + REFUSED:
             try:
                 accepted = queue.accept(
@@ -38,7 +38,7 @@ class Command(BaseCommand):
                     document=Upload(path.read_bytes(), path.name, "application/octet-stream"),
                 )
             except AcceptanceError as exc:  # said as the submit form says it, never as its code
-                said = refusals.in_words(exc.code, exc.message, exc.field or "", reason=exc.reason, spec=spec,
+                said = refusals.in_words(exc.code, exc.message, exc.field or "", reason=exc.reason, kind=kind,
                                          size=path.stat().st_size)
                 self.stdout.write(f"  {path.name:<30} not sent: {said}")
                 continue

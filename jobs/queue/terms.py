@@ -1,4 +1,4 @@
-"""What the queue's operations take and return: the job states, the failure codes, the outcomes."""
+"""The queue's terms: the job states, the failure codes, and the values its operations take and return."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ The same URLs serve browsers (session, HTML, htmx) and API clients (bearer token
 ``endpoint`` wraps a view and resolves everything the view needs once, in an order that
 matters: the method (405), the declared body size (413, before anything reads the body),
 the caller (bearer token or session, 401), Django's CSRF check for session requests that
-change state, and whether to answer in JSON. The view gets a ``Call`` and raises
+change state, and whether to answer in JSON. The view gets an ``EdgeRequest`` and raises
 ``HttpError`` for a refusal, which is answered here: JSON (``schemas.Error``) for API
 clients, the login page, the submit form again or the error page for browsers.
 """
@@ -200,7 +200,7 @@ def identify(request: HttpRequest) -> Identity:
 
 
 @dataclass(frozen=True)
-class Call:
+class EdgeRequest:
     """One request to a job endpoint, resolved once: who asks, and in what to answer."""
 
     request: HtmxHttpRequest
@@ -238,7 +238,7 @@ def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], 
     (the submit form again, with the reason); every other error goes to ``error_response``.
     """
     def decorate(view: View) -> View:
-        def run(request: HtmxHttpRequest, *args: Any, call: Call, **kwargs: Any) -> HttpResponseBase:
+        def run(request: HtmxHttpRequest, *args: Any, call: EdgeRequest, **kwargs: Any) -> HttpResponseBase:
             return view(call, *args, **kwargs)
 
         # Django's CSRF check as its middleware runs it; settings.CSRF_FAILURE_VIEW answers a failure.
@@ -259,7 +259,7 @@ def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], 
             try:
                 if changes_state:
                     refuse_oversized(request, batch=not as_json)  # first: the CSRF check reads the form
-                call = Call(request, identify(request), as_json)
+                call = EdgeRequest(request, identify(request), as_json)
                 if call.identity.via == "session" and changes_state:
                     try:
                         return checked(request, *args, call=call, **kwargs)

@@ -41,7 +41,7 @@ class WorkerStats:
     sandboxes: int = 0  # handler child processes started (each limit that ended a job starts one more)
 
 
-class Outcomes:
+class Endings:
     """Writes each run's end for the worker ``worker``; completions go through ``completer``."""
 
     def __init__(self, *, worker: str, clock: Clock, stats: WorkerStats, batch: int, flush_seconds: float) -> None:
@@ -108,21 +108,21 @@ class Outcomes:
 
     def _after_completion(self, claim: queue.Claim) -> None:
         """The kind's follow-up of a committed completion (``Kind.on_completed``)."""
-        spec = kinds.get(claim.kind)
-        if spec is None or spec.on_completed is None:
+        kind = kinds.get(claim.kind)
+        if kind is None or kind.on_completed is None:
             return
         try:
-            spec.on_completed(claim.job_id)
+            kind.on_completed(claim.job_id)
         except Exception as exc:  # noqa: BLE001  the job is done; its follow-up's failure is only logged
             event(log, WARNING, "on_completed_failed", job=claim.job_id, kind=claim.kind, error=type(exc).__name__)
 
     def _summarize(self, claim: queue.Claim, result: dict[str, object]) -> kinds.Summary | None:
         """The kind's summary of its result; a summary that fails costs the summary, not the job."""
-        spec = kinds.get(claim.kind)
-        if spec is None or spec.summarize is None:
+        kind = kinds.get(claim.kind)
+        if kind is None or kind.summarize is None:
             return None
         try:
-            return spec.summarize(result)
+            return kind.summarize(result)
         except Exception as exc:  # noqa: BLE001  the result is saved either way
             event(log, WARNING, "summary_failed", job=claim.job_id, kind=claim.kind, error=type(exc).__name__)
             return None
