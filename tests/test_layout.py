@@ -7,6 +7,9 @@ product's web app (``web``), nor the document review (``agent``), the supplier r
 words (``web.kind_pages.KindPages.words``). ``web`` and ``agent`` may import ``jobs``. The review reads
 the register; the register never imports the review.
 
+The apps stand in layers (``LAYERS``: the queue, the web, the register, mail intake and the
+instruments, the review, then the project and the benchmarks): each imports only those below it.
+
 What crosses from one module to another has a public name, and is imported where readers, ruff
 and mypy see it: no module reaches for another's ``_private`` names, none imports by a string.
 """
@@ -53,6 +56,25 @@ def test_the_queue_imports_neither_the_product_nor_the_instruments():
         if outside:
             offenders[name] = sorted(outside)
     assert offenders == {}
+
+
+# The apps in layers, lowest first: each imports only the layers below its own, so every dependency
+# points down and none can close a circle. The project (settings, URLs), then the benchmarks, stand on top.
+LAYERS = ({"jobs"}, {"web"}, {"suppliers", "mailin", "ops"}, {"agent"}, {"jobsite"}, {"bench"})
+
+
+def app_imports() -> dict[str, set[str]]:
+    """Each product app -> the other product apps its modules import (migrations aside)."""
+    return {app: set().union(*(imported_packages(path) & PRODUCT - {app} for path in (ROOT / app).rglob("*.py")
+                               if "migrations" not in path.parts))
+            for app in sorted(PRODUCT)}
+
+
+def test_every_dependency_between_the_apps_points_down_their_layers():
+    below = {app: set().union(*LAYERS[:depth]) for depth, layer in enumerate(LAYERS) for app in layer}
+    assert set(below) == PRODUCT  # every app has its layer
+    upward = {app: sorted(imported - below[app]) for app, imported in app_imports().items() if imported - below[app]}
+    assert upward == {}
 
 
 def test_the_register_never_imports_the_review():
