@@ -181,7 +181,7 @@ def test_createtoken_expires_after_the_lifetime_given(alice, capsys):
     assert len(out.split()) == 1 and "expires at" in capsys.readouterr().err
 
     out, _ = createtoken("alice", "--expires", "12h")
-    assert row(out.strip()).expires_at - system_clock.now() <= timedelta(hours=12)
+    assert row(out.strip()).expires_at - queue_clock.now() <= timedelta(hours=12)
 
 
 @pytest.mark.parametrize("lifetime", ["0d", "-1d", "90", "90 days", "1.5d", "forever", "3w"])
