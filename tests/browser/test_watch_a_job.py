@@ -62,7 +62,9 @@ def test_alice_watches_her_job_complete_without_reloading_and_bob_gets_a_404(
     page.wait_for_selector("#status[data-state=completed]", timeout=TIMEOUT_MS)
     assert page.evaluate("window.__sameDocument") is True  # htmx swapped the status in; no reload
     assert page.text_content("#job-state") == "Done"
-    assert page.text_content("#announcer").startswith("Done")  # said to screen readers, once
+    # Said to screen readers once the swap has settled (the announcer is filled just after it).
+    page.wait_for_function("document.querySelector('#announcer').textContent.startsWith('Done')",
+                           timeout=TIMEOUT_MS)
     timeline = page.text_content("#events")
     assert "Received" in timeline and "Review started" in timeline and "Done" in timeline
     assert "leased" not in timeline and "epoch" not in timeline
