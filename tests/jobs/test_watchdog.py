@@ -63,8 +63,8 @@ def test_an_in_process_handler_past_its_deadline_is_ended_and_its_worker_replace
 
 
 @pytest.mark.xfail(strict=False, reason="OPEN BUG: since a finished batch commits in the next claim's transaction, "
-                   "the job behind a stopped worker sometimes does not complete within 68 s on SQLite (2 of 5 CI "
-                   "runs); it runs and reports either way until that is found")
+                   "the job behind a stopped worker sometimes does not complete within 68 s, on both stores (3 of 6 CI "
+                   "passes); it runs and reports either way until that is found")
 def test_a_worker_that_cannot_run_its_watchdog_is_killed_by_the_supervisor_past_the_deadline(
         tmp_path, transactional_db, accept):
     """A worker stopped whole (SIGSTOP: no thread of it runs, as with a C call holding the GIL)
