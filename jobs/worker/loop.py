@@ -320,6 +320,8 @@ class Worker:
                 self._settle(run, verdict, beat)
         finally:
             self._starting = None
+            if self.watchdog is not None:  # published before a start that was refused or failed
+                self.watchdog.disarm()
 
     def _ready(self, held: Held, run: Run, kind: kinds.Kind | None) -> datetime | None:
         """Whether the held claim may start: the time it was found ready, or None when it
@@ -344,6 +346,8 @@ class Worker:
                 self.endings.rejected(run, "renew", held.lost)
                 return None
         # From here the attempt is spent: a claim only held costs nothing when its worker dies.
+        if self._watched(kind):  # a worker stopped whole from the start's write on is still killed in time
+            self.watchdog.publish(self._seconds_left(held))  # type: ignore[union-attr]
         testing.starting(held.claim.job_id, held.claim.epoch)
         if not held.started:
             self._record_start(held)
@@ -367,10 +371,9 @@ class Worker:
         testing.checkpoint("handler", 1 + len(self._heartbeat.held()))
         ran = time.monotonic()
         self.completer.between_jobs = False  # a handler may run long: the completer's thread flushes meanwhile
-        watched = self.watchdog is not None and not (kind.isolated and self.isolate)  # the sandbox ends a child
+        watched = self._watched(kind)
         if watched:
-            self.watchdog.arm((ctx, Run(held.claim, ran)),  # type: ignore[union-attr]
-                              (held.claim.deadline - self.clock.now()).total_seconds() - DEADLINE_MARGIN)
+            self.watchdog.arm((ctx, Run(held.claim, ran)), self._seconds_left(held))  # type: ignore[union-attr]
         try:
             verdict = self._handle(kind, ctx)
         finally:
@@ -381,6 +384,13 @@ class Worker:
         took = time.monotonic() - ran
         self._job_seconds = took if self._job_seconds is None else 0.8 * self._job_seconds + 0.2 * took
         return verdict, beat
+
+    def _watched(self, kind: kinds.Kind) -> bool:
+        """Whether the watchdog ends this kind's overrun: in-process handlers (the sandbox ends a child)."""
+        return self.watchdog is not None and not (kind.isolated and self.isolate)
+
+    def _seconds_left(self, held: Held) -> float:
+        return (held.claim.deadline - self.clock.now()).total_seconds() - DEADLINE_MARGIN
 
     def _settle(self, run: Run, verdict: Verdict, beat: Beat) -> None:
         """Write the run's end: its verdict, unless its lease, a cancel or the shutdown decides."""

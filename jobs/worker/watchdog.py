@@ -41,6 +41,12 @@ class Watchdog:
         self._thread = threading.Thread(target=self._watch, name="watchdog", daemon=True)
         self._thread.start()
 
+    def publish(self, seconds: float) -> None:
+        """Tell the supervisor alone that this worker must be done within ``seconds``: said before
+        the job's start is written, so no moment of a started job is unknown to it."""
+        if self._busy_until is not None:
+            self._busy_until.value = time.time() + seconds
+
     def arm(self, token: Any, seconds: float) -> None:
         """Watch a run that must end within ``seconds``."""
         with self._cond:
