@@ -10,13 +10,13 @@ reading its results it says with a capability flag, as Django's task backends sa
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from jobs.kinds import Summary
+from jobs.registry import KindRegistry
 
 if TYPE_CHECKING:
     from django.db.models import QuerySet
@@ -296,31 +296,7 @@ class GenericPages:
 
 
 GENERIC: KindPages = GenericPages()
-_registry: dict[str, KindPages] = {}
-
-
-def register(kind: str, pages: KindPages) -> KindPages:
-    """Show the jobs of ``kind`` (a name in ``jobs.kinds``) with ``pages``; from ``AppConfig.ready()``."""
-    if kind in _registry and _registry[kind] is not pages:
-        raise ValueError(f"pages for job kind {kind!r} are already registered")
-    _registry[kind] = pages
-    return pages
-
-
-@contextmanager
-def registered(kind: str, pages: KindPages) -> Iterator[KindPages]:
-    """``pages`` for ``kind`` for the duration of the block (tests), then what it had before."""
-    previous = _registry.get(kind)
-    _registry[kind] = pages
-    try:
-        yield pages
-    finally:
-        if previous is None:
-            _registry.pop(kind, None)
-        else:
-            _registry[kind] = previous
-
-
-def of(kind: str) -> KindPages:
-    """The pages registered for ``kind``; the generic ones for a kind that registered none."""
-    return _registry.get(kind, GENERIC)
+_pages = KindRegistry[KindPages]("pages", GENERIC)
+register = _pages.register
+registered = _pages.registered
+of = _pages.of

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from django import forms
 
+from ..registry import KindRegistry
+
 if TYPE_CHECKING:
     from django.utils.safestring import SafeString
 
@@ -62,34 +64,10 @@ class GenericTriage:
 
 
 GENERIC: KindTriage = GenericTriage()
-_registry: dict[str, KindTriage] = {}
-
-
-def register(kind: str, triage: KindTriage) -> KindTriage:
-    """Triage the jobs of ``kind`` (a name in ``jobs.kinds``) with ``triage``; from ``AppConfig.ready()``."""
-    if kind in _registry and _registry[kind] is not triage:
-        raise ValueError(f"triage for job kind {kind!r} is already registered")
-    _registry[kind] = triage
-    return triage
-
-
-@contextmanager
-def registered(kind: str, triage: KindTriage) -> Iterator[KindTriage]:
-    """``triage`` for ``kind`` for the duration of the block (tests), then what it had before."""
-    previous = _registry.get(kind)
-    _registry[kind] = triage
-    try:
-        yield triage
-    finally:
-        if previous is None:
-            _registry.pop(kind, None)
-        else:
-            _registry[kind] = previous
-
-
-def of(kind: str) -> KindTriage:
-    """The triage registered for ``kind``; the generic one for a kind that registered none."""
-    return _registry.get(kind, GENERIC)
+_triage = KindRegistry[KindTriage]("triage", GENERIC)
+register = _triage.register
+registered = _triage.registered
+of = _triage.of
 
 
 class DocumentPane(Protocol):

@@ -1,0 +1,48 @@
+"""What apps register for each job kind, with a default for a kind that registered nothing.
+
+The queue's triage (``jobs.admin.kind_triage``) and the product's pages (``web.kind_pages``)
+each ask a kind for its own answers; the app that owns the kind registers them from
+``AppConfig.ready()``, once, and tests lend another for the length of a block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class KindRegistry(Generic[T]):
+    """One answer of type ``T`` per job kind; ``default`` for a kind that registered none."""
+
+    def __init__(self, what: str, default: T) -> None:
+        self.what = what  # in words, for the error: "triage", "pages"
+        self.default = default
+        self._by_kind: dict[str, T] = {}
+
+    def register(self, kind: str, answer: T) -> T:
+        """Answer for the jobs of ``kind`` (a name in ``jobs.kinds``) with ``answer``; a second,
+        different answer for the same kind is refused."""
+        if kind in self._by_kind and self._by_kind[kind] is not answer:
+            raise ValueError(f"{self.what} for job kind {kind!r} already registered")
+        self._by_kind[kind] = answer
+        return answer
+
+    @contextmanager
+    def registered(self, kind: str, answer: T) -> Iterator[T]:
+        """``answer`` for ``kind`` for the duration of the block (tests), then what it had before."""
+        previous = self._by_kind.get(kind)
+        self._by_kind[kind] = answer
+        try:
+            yield answer
+        finally:
+            if previous is None:
+                self._by_kind.pop(kind, None)
+            else:
+                self._by_kind[kind] = previous
+
+    def of(self, kind: str) -> T:
+        """The answer registered for ``kind``, or the default."""
+        return self._by_kind.get(kind, self.default)
