@@ -1,11 +1,9 @@
 """What ends a company's name: the legal forms of countries beyond ``agent.labels``' (``LEGAL_FORM``), which are a
-country's, written as registered, not a language's words; and the seller's heading of Finnish, which has no module
-in ``agent.languages`` yet. Every other party heading is its language module's (``SELLER``, ``BUYER``)."""
+country's, written as registered, not a language's words. The party headings are their language modules'
+(``SELLER``, ``BUYER``)."""
 
 from __future__ import annotations
 
-# Finnish, which has no language module yet (``agent.languages``): the seller's heading.
-SELLER = r"\b(?:myyj[äa])\b"
 # Legal forms of other countries that end a company's name (the seven languages' are in ``agent.labels``); a
 # form of three dotted letters may lose its last dot to a comma or to OCR ("S.A.S,").
 LEGAL_FORM = (r"(?:A/S|ApS|ASA|AS|AB|Oyj|Oy|OÜ|O[UÜ]|s\.\s?r\.\s?o\.|S\.\s?R\.\s?O\.|spol\.\s?s\s?r\.\s?o\.|a\.\s?s\.|"

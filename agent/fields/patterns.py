@@ -47,7 +47,7 @@ PAYEE_LABEL = _compile(labels.PAYEE)
 CURRENCY_LABEL = _compile(labels.CURRENCY)
 # "Käufer/Leistungsempfänger:", "Bill to address:"
 _HEADING_END = rf"(?:\s*[/&]\s*[^\W\d_]+)?(?:\s+(?:{labels.HEADING_END}))?\s*(?P<colon>[:\uff1a])?"
-_SELLER_WORDS = f"{labels.SELLER}|{partywords.SELLER}"
+_SELLER_WORDS = labels.SELLER
 _BUYER_WORDS = f"{labels.BUYER}|{labels.BUYER_HEADING}"
 SELLER_HEADING = re.compile(rf"^\W{{0,3}}(?:{_SELLER_WORDS}){_HEADING_END}", re.IGNORECASE)
 # A buyer heading may start with a word or two: "Abweichender Warenempfänger:", "Delivery address".

@@ -1,5 +1,5 @@
 """The total among its decoys, the currency from every clue, the due date, net and VAT amounts, and the
-invoices of Norway, Sweden, Denmark, Portugal and the Czech Republic. Every invoice here is made up."""
+invoices of Norway, Sweden, Denmark, Finland, Portugal and the Czech Republic. Every invoice here is made up."""
 
 from __future__ import annotations
 
@@ -273,6 +273,32 @@ def test_a_czech_invoice():
     assert [found[n]["value"] for n in ("invoice_number", "invoice_date", "due_date", "total_amount", "currency",
                                         "net_amount", "vat_amount")] == [
         "2026-0042", "2026-03-04", "2026-03-18", "12100.00", "CZK", "10000.00", "2100.00"]
+
+
+def test_a_finnish_invoice():
+    text = ("Kuusela Putkityö Oy\nY-tunnus 2345678-1\nLASKU\nLaskun numero:        3391\n"
+            "Laskun päivämäärä:        14.4.2026\nEräpäivä:        28.4.2026\nViitenumero:        33917\n"
+            "Veroton summa        2 000,00\nAlv 25,5 %        510,00\nMaksettava yhteensä        2 510,00 EUR\n")
+    found = read(text)
+    assert [found[n]["value"] for n in ("invoice_number", "invoice_date", "due_date", "total_amount", "currency",
+                                        "net_amount", "vat_amount")] == [
+        "3391", "2026-04-14", "2026-04-28", "2510.00", "EUR", "2000.00", "510.00"]
+
+
+def test_a_finnish_invoice_dated_in_words_with_its_seller_under_its_heading():
+    text = ("Myyjä:\nPohjolan Kirjapaino Oy\nTehtaankatu 7, 33100 Tampere\nOstaja:\nHirvonen Ky\n"
+            "Hyvityslasku nro 77-204\nPäiväys: 3. maaliskuuta 2026\nLoppusumma        124,00 €\n")
+    found = read(text)
+    assert [found[n]["value"] for n in ("supplier_name", "invoice_number", "invoice_date", "total_amount")] == [
+        "Pohjolan Kirjapaino Oy", "77-204", "2026-03-03", "124.00"]
+
+
+def test_a_finnish_slip_paid_by_card_totals_its_sum_not_the_card_line():
+    text = ("Tervetuloa\nKahvila Kanerva\nKuitti nro 5120\n12.05.2026\nKorvapuusti        3,80\n"
+            "Kahvi        3,20\nYhteensä        7,00\nKortti        7,00\nAlv 14 %        0,86\n")
+    found = read(text)
+    assert [found[n]["value"] for n in ("supplier_name", "invoice_number", "total_amount", "vat_amount")] == [
+        "Kahvila Kanerva", "5120", "7.00", "0.86"]
 
 
 def test_a_norwegian_totals_row_gives_net_vat_and_gross_side_by_side():

@@ -46,6 +46,9 @@ SAMPLES: dict[str, dict[str, str]] = {
            "TOTAL_DUE": "Tasuda", "NET": "Summa käibemaksuta", "VAT_AMOUNT": "Käibemaks 22%", "DEPOSIT": "Ettemaks"},
     "ro": {"INVOICE_DATE": "Data emiterii:", "DUE_DATE": "Data scadenței", "TOTAL_GROSS": "Total general",
            "TOTAL_DUE": "Total de plată", "NET": "Total fără TVA", "VAT_AMOUNT": "Valoare TVA", "DEPOSIT": "Avans"},
+    "fi": {"INVOICE_DATE": "Laskun päivämäärä", "DUE_DATE": "Eräpäivä", "TOTAL_GROSS": "Yhteensä sis. alv",
+           "TOTAL_DUE": "Maksettava yhteensä", "NET": "Veroton summa", "VAT_AMOUNT": "Alv-osuus",
+           "DEPOSIT": "Ennakkomaksu"},
     "zh": {"INVOICE_DATE": "开票日期:", "DUE_DATE": "付款期限", "TOTAL_GROSS": "价税合计", "TOTAL_DUE": "应付金额",
            "NET": "不含税金额", "VAT_AMOUNT": "税额", "DEPOSIT": "已付款"},
 }
