@@ -44,10 +44,10 @@ def refusal(exc: work.WorkRefused) -> HttpError:
                      exc.code, exc.message, field=REFUSED_FIELDS.get(exc.code))
 
 
-def back_to_work(call: EdgeRequest, job_id: int, exc: work.WorkRefused) -> HttpResponse:
+def back_to_work(asked: EdgeRequest, job_id: int, exc: work.WorkRefused) -> HttpResponse:
     """A browser's refused action on a document: back to its work panel, which says why (and, for
     standing findings, asks again for a reason)."""
-    messages.error(call.request, wording.sentence(exc.message))
+    messages.error(asked.request, wording.sentence(exc.message))
     return see_other(reverse("job_detail", args=[job_id]) + "#work")
 
 
@@ -64,78 +64,78 @@ def assignee_of(value: str | None) -> int | type[work.KEEP] | None:
 
 
 @endpoint("POST")
-def job_work(call: EdgeRequest, job_id: int) -> HttpResponse:
+def job_work(asked: EdgeRequest, job_id: int) -> HttpResponse:
     """Set a job's work state, assignee and note (each left as it is when absent)."""
-    form = call.request.POST
+    form = asked.request.POST
     try:
-        change = work.change(tenant_id=call.tenant_id, job_id=job_id, by_id=call.identity.user.pk,
+        change = work.change(tenant_id=asked.tenant_id, job_id=job_id, by_id=asked.identity.user.pk,
                              now=queue_clock.now(), state=form.get("state", work.KEEP) or work.KEEP,
                              assignee_id=assignee_of(form.get("assignee")), note=form.get("note", work.KEEP),
                              reason=form.get("reason"))
     except work.WorkRefused as exc:
-        if call.wants_json or isinstance(exc, work.NoSuchJob):
+        if asked.wants_json or isinstance(exc, work.NoSuchJob):
             raise refusal(exc) from None
-        return back_to_work(call, job_id, exc)
-    if call.wants_json:
-        job = Job.objects.for_tenant(call.tenant_id).only(*status.LIST_FIELDS).get(pk=job_id)
+        return back_to_work(asked, job_id, exc)
+    if asked.wants_json:
+        job = Job.objects.for_tenant(asked.tenant_id).only(*status.LIST_FIELDS).get(pk=job_id)
         now = status.work_of([job])[job_id]
         return JsonResponse({"job": job_id, "state": now.state, "assignee": now.assignee or None, "note": now.note,
                              "changed": change is not None})
     if change is not None:
-        messages.success(call.request, "Saved.")
+        messages.success(asked.request, "Saved.")
     return see_other(reverse("job_detail", args=[job_id]) + "#work")
 
 
 @endpoint("POST")
-def jobs_work(call: EdgeRequest) -> HttpResponse:
+def jobs_work(asked: EdgeRequest) -> HttpResponse:
     """The list's bulk actions on the selected documents: mark handled, assign to a member, export
     as CSV or .xlsx. An id that is not one of the tenant's jobs is skipped like an unknown one."""
-    form = call.request.POST
+    form = asked.request.POST
     action = form.get("action", "")
     if action not in BULK_ACTIONS:
         raise HttpError(400, "bad_action", f"the action must be one of: {', '.join(BULK_ACTIONS)}")
     ids = sorted({int(v) for v in form.getlist("job") if v.isdigit() and len(v) <= ID_DIGITS})[:MAX_SELECTED]
     back = back_under(form.get("next", ""), reverse("jobs")) or reverse("jobs")  # only back to the list
     if action in ("export", "export_xlsx"):
-        jobs = (Job.objects.for_tenant(call.tenant_id).filter(pk__in=ids).only(*status.LIST_FIELDS, "result")
+        jobs = (Job.objects.for_tenant(asked.tenant_id).filter(pk__in=ids).only(*status.LIST_FIELDS, "result")
                 .order_by("-id"))
         zone = zones.zone_name(form.get("tz", "")[:64])  # the reader's, as the list's form carries it
-        return export_response(call, exports.export(jobs, zone=zone, link=job_link(call)), "selected",
+        return export_response(asked, exports.export(jobs, zone=zone, link=job_link(asked)), "selected",
                                "xlsx" if action == "export_xlsx" else "csv")
     if not ids:
-        messages.info(call.request, "Select documents first, with the boxes in the list.")
+        messages.info(asked.request, "Select documents first, with the boxes in the list.")
         return see_other(back)
     if action in ("handled", "approve"):
-        return bulk_verdict(call, ids, action=action, back=back)
+        return bulk_verdict(asked, ids, action=action, back=back)
     changed = 0
     for job_id in ids:
         try:
-            if work.change(tenant_id=call.tenant_id, job_id=job_id, by_id=call.identity.user.pk,
+            if work.change(tenant_id=asked.tenant_id, job_id=job_id, by_id=asked.identity.user.pk,
                            now=queue_clock.now(), assignee_id=assignee_of(form.get("assignee", ""))) is not None:
                 changed += 1
         except work.NoSuchJob:
             continue  # not the tenant's: nothing to say about it
         except work.WorkRefused as exc:
             raise refusal(exc) from None
-    messages.success(call.request, f"{changed} document{'s' if changed != 1 else ''} assigned.")
+    messages.success(asked.request, f"{changed} document{'s' if changed != 1 else ''} assigned.")
     return see_other(back)
 
 
-def bulk_verdict(call: EdgeRequest, ids: list[int], *, action: str, back: str) -> HttpResponse:
+def bulk_verdict(asked: EdgeRequest, ids: list[int], *, action: str, back: str) -> HttpResponse:
     """Mark handled or approve each selected document. Those on which blocking findings stand are
     left as they are and listed on a page that names each finding and asks again, for a reason
     that accepts them (posted with ``reason``: they are then accepted, by this member, and done).
     Documents that cannot be approved (a field still open, not reviewed) are counted and left."""
-    form = call.request.POST
+    form = asked.request.POST
     reason = form.get("reason") or None
     done, held, left = 0, [], []
     for job_id in ids:
         try:
             if action == "approve":
-                work.approve(tenant_id=call.tenant_id, job_id=job_id, by_id=call.identity.user.pk,
+                work.approve(tenant_id=asked.tenant_id, job_id=job_id, by_id=asked.identity.user.pk,
                              now=queue_clock.now(), reason=reason)
                 done += 1
-            elif work.change(tenant_id=call.tenant_id, job_id=job_id, by_id=call.identity.user.pk,
+            elif work.change(tenant_id=asked.tenant_id, job_id=job_id, by_id=asked.identity.user.pk,
                              now=queue_clock.now(), state=work.State.HANDLED.value, reason=reason) is not None:
                 done += 1
         except work.NoSuchJob:
@@ -151,53 +151,53 @@ def bulk_verdict(call: EdgeRequest, ids: list[int], *, action: str, back: str) -
     if left:
         said += f" {len(left)} not {verb}: " + "; ".join(f"#{job_id}: {why}" for job_id, why in left[:5]) + "."
     if not held:
-        (messages.success if not left else messages.warning)(call.request, said)
+        (messages.success if not left else messages.warning)(asked.request, said)
         return see_other(back)
-    jobs = {job.pk: job for job in Job.objects.for_tenant(call.tenant_id).filter(pk__in=[j for j, _ in held])
+    jobs = {job.pk: job for job in Job.objects.for_tenant(asked.tenant_id).filter(pk__in=[j for j, _ in held])
             .only(*status.LIST_FIELDS)}
-    return call.page("agent/accept_findings.html", {
+    return asked.page("agent/accept_findings.html", {
         "action": action, "verb": verb, "said": said if done or left else "", "back": back,
         "held": [{"job": jobs[job_id], "findings": found} for job_id, found in held if job_id in jobs],
     }, status=409)
 
 
 @endpoint("POST")
-def job_approve(call: EdgeRequest, job_id: int) -> HttpResponse:
+def job_approve(asked: EdgeRequest, job_id: int) -> HttpResponse:
     """Approve a document: confirm every field whose check passes and mark it handled; ``reason``
     accepts the blocking findings that stand (refused without one, naming them)."""
     try:
-        done = work.approve(tenant_id=call.tenant_id, job_id=job_id, by_id=call.identity.user.pk,
-                            now=queue_clock.now(), reason=call.request.POST.get("reason") or None)
+        done = work.approve(tenant_id=asked.tenant_id, job_id=job_id, by_id=asked.identity.user.pk,
+                            now=queue_clock.now(), reason=asked.request.POST.get("reason") or None)
     except work.WorkRefused as exc:
-        if call.wants_json or isinstance(exc, work.NoSuchJob):
+        if asked.wants_json or isinstance(exc, work.NoSuchJob):
             raise refusal(exc) from None
-        return back_to_work(call, job_id, exc)
-    if call.wants_json:
+        return back_to_work(asked, job_id, exc)
+    if asked.wants_json:
         return JsonResponse({"job": job_id, "state": work.State.HANDLED.value, "confirmed": done.confirmed,
                              "accepted": [f["words"] for f in done.accepted]})
-    messages.success(call.request, "Approved: every field confirmed, and the document marked handled.")
+    messages.success(asked.request, "Approved: every field confirmed, and the document marked handled.")
     return see_other(reverse("job_detail", args=[job_id]) + "#work")
 
 
 @endpoint("POST")
-def job_accept(call: EdgeRequest, job_id: int) -> HttpResponse:
+def job_accept(asked: EdgeRequest, job_id: int) -> HttpResponse:
     """Accept one finding of a document (``finding``: its key; none: every standing one) with a
     ``reason``, which clears it: the document's fields and outcome then read without it."""
-    form = call.request.POST
+    form = asked.request.POST
     keys = [k[:120] for k in form.getlist("finding") if k][:50] or None
     try:
-        accepted = acceptances.accept(job_id=job_id, tenant_id=call.tenant_id, user=call.identity.user,
+        accepted = acceptances.accept(job_id=job_id, tenant_id=asked.tenant_id, user=asked.identity.user,
                                       reason=form.get("reason"), keys=keys, now=queue_clock.now())
     except Refused as exc:
         if exc.status == HTTPStatus.NOT_FOUND:
             raise HttpError(404, "not_found", "no such job") from None
-        if call.wants_json:
+        if asked.wants_json:
             raise HttpError(exc.status, exc.code, exc.message, field=exc.field, state=exc.state) from None
-        messages.error(call.request, wording.sentence(exc.message))
+        messages.error(asked.request, wording.sentence(exc.message))
         return see_other(reverse("job_detail", args=[job_id]) + "#findings")
-    if call.wants_json:
+    if asked.wants_json:
         return JsonResponse({"job": job_id, "accepted": [findings.key(f) for f in accepted]})
-    messages.success(call.request, f"Accepted: {len(accepted)} finding{'s' if len(accepted) != 1 else ''}.")
+    messages.success(asked.request, f"Accepted: {len(accepted)} finding{'s' if len(accepted) != 1 else ''}.")
     return see_other(reverse("job_detail", args=[job_id]) + "#findings")
 
 
@@ -206,30 +206,30 @@ MIN_EVERY, MAX_EVERY = 1, 24 * 60
 
 
 @endpoint("GET", "POST")
-def notification_settings(call: EdgeRequest) -> HttpResponse:
+def notification_settings(asked: EdgeRequest) -> HttpResponse:
     """Her email digest: on or off, and at most one email per how many minutes. Only her own: the
     page reads and writes the signed-in member's preference, whoever else is named anywhere. While
     her account has no email address the digest is shown off, and her choice of it is kept as it
     was: the page asks for an address instead. A refused value comes back by its field (400)."""
-    user = call.identity.user
+    user = asked.identity.user
     now = queue_clock.now()
     errors: dict[str, str] = {}
     pref = notifications.preference(user.pk, now=now)
-    if call.request.method == "POST":
-        form = call.request.POST
+    if asked.request.method == "POST":
+        form = asked.request.POST
         every = form.get("every_minutes", "")
         if every.isdigit() and MIN_EVERY <= int(every) <= MAX_EVERY:
             enabled = form.get("enabled") == "on" if user.email else pref.enabled
             notifications.preference_update(user_id=user.pk, enabled=enabled, every_minutes=int(every), now=now)
-            messages.success(call.request, "Saved.")
+            messages.success(asked.request, "Saved.")
             return see_other(reverse("notification_settings"))
         message = f"Choose a whole number of minutes from {MIN_EVERY} to {MAX_EVERY:,}."
-        if call.wants_json:
+        if asked.wants_json:
             raise HttpError(400, "bad_minutes", message, field="every_minutes")
         errors["every_minutes"] = message
-    return call.page("agent/notification_settings.html", {
+    return asked.page("agent/notification_settings.html", {
         "preference": pref, "min_every": MIN_EVERY, "max_every": MAX_EVERY, "has_email": bool(user.email),
-        "errors": errors, "every": call.request.POST.get("every_minutes", "") if errors else pref.every_minutes,
+        "errors": errors, "every": asked.request.POST.get("every_minutes", "") if errors else pref.every_minutes,
     }, status=400 if errors else 200)
 
 
@@ -239,13 +239,13 @@ WEBHOOK_PERMISSION = "agent.change_webhookendpoint"
 ONCE_KEY = "webhook_secret_once"  # the session's key for a new secret, shown on the next page only
 
 
-def webhook_admin(call: EdgeRequest) -> int:
+def webhook_admin(asked: EdgeRequest) -> int:
     """The tenant of a member allowed to set its webhooks (the permission, granted by a superuser)."""
-    user = call.identity.user
-    if call.tenant_id is None or not user.has_perm(WEBHOOK_PERMISSION):
+    user = asked.identity.user
+    if asked.tenant_id is None or not user.has_perm(WEBHOOK_PERMISSION):
         raise HttpError(403, "forbidden", "only your team's administrator can set its webhooks: ask a superuser "
                                           "for the permission to change webhook endpoints")
-    return call.tenant_id
+    return asked.tenant_id
 
 
 def tenants_endpoint(tenant_id: int, endpoint_id: int) -> WebhookEndpoint:
@@ -256,42 +256,42 @@ def tenants_endpoint(tenant_id: int, endpoint_id: int) -> WebhookEndpoint:
     return found
 
 
-def show_secret_once(call: EdgeRequest, endpoint: WebhookEndpoint) -> None:
+def show_secret_once(asked: EdgeRequest, endpoint: WebhookEndpoint) -> None:
     # Kept server-side in the session (never in the messages' cookie) and removed when shown.
-    call.request.session[ONCE_KEY] = {"endpoint": endpoint.pk, "secret": endpoint.secret}
+    asked.request.session[ONCE_KEY] = {"endpoint": endpoint.pk, "secret": endpoint.secret}
 
 
 @endpoint("GET", "POST")
-def webhook_settings(call: EdgeRequest) -> HttpResponse:
+def webhook_settings(asked: EdgeRequest) -> HttpResponse:
     """The tenant's endpoints, and a new one: its URL checked as the admin's form checks it (http(s),
     public addresses only), its secret made here and shown once."""
-    tenant_id = webhook_admin(call)
-    form = WebhookForm(call.request.POST) if call.request.method == "POST" else None
+    tenant_id = webhook_admin(asked)
+    form = WebhookForm(asked.request.POST) if asked.request.method == "POST" else None
     if form is not None:
         if not form.is_valid():
             field, errors = next(iter(form.errors.items()))
-            if call.wants_json:
+            if asked.wants_json:
                 raise HttpError(400, "bad_webhook", " ".join(str(e) for e in errors),
                                 field=None if field == "__all__" else field)
-            return webhook_page(call, tenant_id, form=form, status=400)  # the refusal by its field
+            return webhook_page(asked, tenant_id, form=form, status=400)  # the refusal by its field
         made = WebhookEndpoint.objects.create(
             tenant_id=tenant_id, url=form.cleaned_data["url"], secret=new_secret(),
             document_finished=form.cleaned_data["document_finished"],
             document_needs_action=form.cleaned_data["document_needs_action"])
         schedule_catch_up(now=queue_clock.now())  # the catch-up chain stops while no endpoint is active
-        show_secret_once(call, made)
+        show_secret_once(asked, made)
         return see_other(reverse("webhook_settings"))
-    return webhook_page(call, tenant_id)
+    return webhook_page(asked, tenant_id)
 
 
-def webhook_page(call: EdgeRequest, tenant_id: int, *, form: WebhookForm | None = None,
+def webhook_page(asked: EdgeRequest, tenant_id: int, *, form: WebhookForm | None = None,
                  status: int = 200) -> HttpResponse:
     """The tenant's endpoints and the form to add one; a refused form comes back with what was
     typed and each error by its field."""
-    shown = call.request.session.pop(ONCE_KEY, None) if form is None else None
+    shown = asked.request.session.pop(ONCE_KEY, None) if form is None else None
     errors = {name if name == "url" else "form": " ".join(str(e) for e in found)
               for name, found in form.errors.items()} if form else {}
-    return call.page("agent/webhook_settings.html", {
+    return asked.page("agent/webhook_settings.html", {
         "endpoints": WebhookEndpoint.objects.filter(tenant_id=tenant_id).order_by("id"),
         "deliveries": latest_deliveries(tenant_id), "shown": shown, "errors": errors,
         "typed": form.data if form is not None else {},
@@ -299,23 +299,23 @@ def webhook_page(call: EdgeRequest, tenant_id: int, *, form: WebhookForm | None 
 
 
 @endpoint("POST")
-def webhook_change(call: EdgeRequest, endpoint_id: int) -> HttpResponse:
+def webhook_change(asked: EdgeRequest, endpoint_id: int) -> HttpResponse:
     """Rotate one endpoint's secret (the new one shown once), switch it on or off, or delete it."""
-    found = tenants_endpoint(webhook_admin(call), endpoint_id)
-    action = call.request.POST.get("action", "")
+    found = tenants_endpoint(webhook_admin(asked), endpoint_id)
+    action = asked.request.POST.get("action", "")
     if action == "rotate":
         found.secret = new_secret()
         found.save(update_fields=["secret"])
-        show_secret_once(call, found)
+        show_secret_once(asked, found)
     elif action in ("disable", "enable"):
         found.active = action == "enable"
         found.save(update_fields=["active"])
         if found.active:
             schedule_catch_up(now=queue_clock.now())  # the catch-up chain stops while no endpoint is active
-        messages.success(call.request, f"Webhook {'enabled' if found.active else 'disabled'}.")
+        messages.success(asked.request, f"Webhook {'enabled' if found.active else 'disabled'}.")
     elif action == "delete":
         found.delete()
-        messages.success(call.request, "Webhook deleted.")
+        messages.success(asked.request, "Webhook deleted.")
     else:
         raise HttpError(400, "bad_action", "the action must be one of: rotate, disable, enable, delete")
     return see_other(reverse("webhook_settings"))

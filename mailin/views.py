@@ -36,34 +36,34 @@ OUTCOME_WORDS: dict[str, str] = {
 
 
 @endpoint("GET", "POST")
-def inbound_settings(call: EdgeRequest) -> HttpResponse:
+def inbound_settings(asked: EdgeRequest) -> HttpResponse:
     """The address and the allowed senders; a POST (the team's admin only) saves the senders or
     makes a new address."""
-    if call.tenant_id is None:
+    if asked.tenant_id is None:
         raise HttpError(403, "no_tenant", "your account belongs to no team, so it has no inbound address")
     now = queue_clock.now()
-    inbox = inboxes.inbox_for(call.tenant_id, now=now)
-    can_manage = call.identity.user.has_perm(PERMISSION)
+    inbox = inboxes.inbox_for(asked.tenant_id, now=now)
+    can_manage = asked.identity.user.has_perm(PERMISSION)
     error, typed = "", None
-    if call.request.method == "POST":
+    if asked.request.method == "POST":
         if not can_manage:
             raise HttpError(403, "forbidden", "only your team's administrator can change the allowed senders")
-        form = call.request.POST
+        form = asked.request.POST
         try:
             seen_at = datetime.fromisoformat(form.get("seen", ""))
         except ValueError:
             raise HttpError(400, "bad_form", "the form is incomplete: reload the page", field="seen") from None
         try:
             if form.get("action") == "new_address":
-                inboxes.token_rotate(tenant_id=call.tenant_id, by=call.identity.user, seen_at=seen_at, now=now)
-                messages.success(call.request, "Your team has a new address; the old one no longer works.")
+                inboxes.token_rotate(tenant_id=asked.tenant_id, by=asked.identity.user, seen_at=seen_at, now=now)
+                messages.success(asked.request, "Your team has a new address; the old one no longer works.")
             else:
-                inboxes.senders_update(tenant_id=call.tenant_id, text=form.get("senders", ""),
-                                       by=call.identity.user, seen_at=seen_at, now=now)
-                messages.success(call.request, "Saved.")
+                inboxes.senders_update(tenant_id=asked.tenant_id, text=form.get("senders", ""),
+                                       by=asked.identity.user, seen_at=seen_at, now=now)
+                messages.success(asked.request, "Saved.")
             return see_other(reverse("inbound_settings"))
         except inboxes.SendersRefused as exc:
-            if call.wants_json:
+            if asked.wants_json:
                 raise HttpError(400, "bad_senders", exc.message, field="senders") from None
             error, typed = exc.message, form.get("senders", "")
             inbox.refresh_from_db()
@@ -71,10 +71,10 @@ def inbound_settings(call: EdgeRequest) -> HttpResponse:
     context: dict[str, Any] = {
         "address": address_of(inbox, conf), "enabled": conf.enabled, "inbox": inbox, "can_manage": can_manage,
         "senders_text": "\n".join(inbox.senders) if typed is None else typed, "error": error,
-        "counts": inboxes.counts(call.tenant_id) if can_manage else None,
-        "recent": recent(call.tenant_id), "max_bytes": size_words(conf.max_message_bytes),
+        "counts": inboxes.counts(asked.tenant_id) if can_manage else None,
+        "recent": recent(asked.tenant_id), "max_bytes": size_words(conf.max_message_bytes),
     }
-    return call.page("mailin/inbound_settings.html", context, status=400 if error else 200)
+    return asked.page("mailin/inbound_settings.html", context, status=400 if error else 200)
 
 
 def recent(tenant_id: int) -> list[dict[str, Any]]:

@@ -27,16 +27,16 @@ MAX_LISTED = 500
 MAX_HISTORY = 200
 
 
-def _tenant(call: EdgeRequest) -> int:
-    if call.tenant_id is None:
+def _tenant(asked: EdgeRequest) -> int:
+    if asked.tenant_id is None:
         raise HttpError(404, "not_found", "no supplier register: your account belongs to no team")
-    return call.tenant_id
+    return asked.tenant_id
 
 
-def _editor(call: EdgeRequest) -> services.By:
+def _editor(asked: EdgeRequest) -> services.By:
     """The member changing the register, if she may (``PERMISSION``)."""
-    _tenant(call)
-    user = call.identity.user
+    _tenant(asked)
+    user = asked.identity.user
     if not user.has_perm(PERMISSION):
         raise HttpError(403, "forbidden", "only members allowed to change the supplier register can: ask your "
                                           "team's administrator for the permission")
@@ -44,12 +44,12 @@ def _editor(call: EdgeRequest) -> services.By:
 
 
 @endpoint("GET")
-def supplier_list(call: EdgeRequest) -> HttpResponse:
-    tenant_id = _tenant(call)
+def supplier_list(asked: EdgeRequest) -> HttpResponse:
+    tenant_id = _tenant(asked)
     suppliers = (Supplier.objects.filter(tenant_id=tenant_id).order_by("name", "id")
                  .prefetch_related("tax_ids", "ibans")[:MAX_LISTED])
-    return call.page("suppliers/supplier_list.html", {
-        "nav": "suppliers", "suppliers": [_row(s) for s in suppliers], "may_change": call.identity.user.has_perm(
+    return asked.page("suppliers/supplier_list.html", {
+        "nav": "suppliers", "suppliers": [_row(s) for s in suppliers], "may_change": asked.identity.user.has_perm(
             PERMISSION), "total": Supplier.objects.filter(tenant_id=tenant_id).count(), "max_listed": MAX_LISTED,
     })
 
@@ -61,15 +61,15 @@ def _row(supplier: Supplier) -> dict[str, Any]:
 
 
 @endpoint("GET", "POST")
-def supplier_detail(call: EdgeRequest, supplier_id: int) -> HttpResponse:
-    tenant_id = _tenant(call)
+def supplier_detail(asked: EdgeRequest, supplier_id: int) -> HttpResponse:
+    tenant_id = _tenant(asked)
     supplier = Supplier.objects.filter(pk=supplier_id, tenant_id=tenant_id).first()
     if supplier is None:
         raise HttpError(404, "not_found", "no such supplier")
     form = None
-    if call.request.method == "POST":
-        by = _editor(call)
-        form = forms.SupplierForm(call.request.POST)
+    if asked.request.method == "POST":
+        by = _editor(asked)
+        form = forms.SupplierForm(asked.request.POST)
         if form.is_valid():
             data = form.cleaned_data
             try:
@@ -80,15 +80,15 @@ def supplier_detail(call: EdgeRequest, supplier_id: int) -> HttpResponse:
             except services.RegisterRefused as exc:
                 form.add_error(exc.field if exc.field in form.fields else None, exc.message)
             else:
-                messages.success(call.request, "Saved." if lines else "Nothing changed.")
+                messages.success(asked.request, "Saved." if lines else "Nothing changed.")
                 return see_other(reverse("supplier_detail", args=[supplier.pk]))
-    return _detail(call, supplier, form)
+    return _detail(asked, supplier, form)
 
 
-def _detail(call: EdgeRequest, supplier: Supplier, form: forms.SupplierForm | None) -> HttpResponse:
+def _detail(asked: EdgeRequest, supplier: Supplier, form: forms.SupplierForm | None) -> HttpResponse:
     ibans = list(supplier.ibans.order_by("-last_seen", "iban"))
     tax_ids = [t.value for t in supplier.tax_ids.order_by("value")]
-    may_change = call.identity.user.has_perm(PERMISSION)
+    may_change = asked.identity.user.has_perm(PERMISSION)
     if form is None and may_change:
         form = forms.SupplierForm(initial={
             "name": supplier.name, "tax_ids": "\n".join(tax_ids),
@@ -96,7 +96,7 @@ def _detail(call: EdgeRequest, supplier: Supplier, form: forms.SupplierForm | No
             "usual_min": supplier.usual_min, "usual_max": supplier.usual_max,
             "version": supplier.version})
     history = (SupplierChange.objects.filter(supplier=supplier).select_related("job").order_by("-id")[:MAX_HISTORY])
-    return call.page("suppliers/supplier_detail.html", {
+    return asked.page("suppliers/supplier_detail.html", {
         "nav": "suppliers", "supplier": supplier, "tax_ids": tax_ids,
         "ibans": [{"iban": keys.grouped(i.iban), "row": i} for i in ibans], "history": history,
         "form": form, "may_change": may_change,
@@ -104,11 +104,11 @@ def _detail(call: EdgeRequest, supplier: Supplier, form: forms.SupplierForm | No
 
 
 @endpoint("GET", "POST")
-def supplier_import(call: EdgeRequest) -> HttpResponse:
-    by = _editor(call)
+def supplier_import(asked: EdgeRequest) -> HttpResponse:
+    by = _editor(asked)
     errors: list[str] = []
-    if call.request.method == "POST":
-        upload = call.request.FILES.get("file")
+    if asked.request.method == "POST":
+        upload = asked.request.FILES.get("file")
         if upload is None:
             errors = ["choose the CSV file exported from your accounting system"]
         elif upload.size and upload.size > imports.MAX_BYTES:
@@ -116,34 +116,34 @@ def supplier_import(call: EdgeRequest) -> HttpResponse:
         else:
             try:
                 rows = imports.parse(upload.read(imports.MAX_BYTES + 1))
-                done = services.import_rows(tenant_id=_tenant(call), rows=rows, by=by, now=queue_clock.now())
+                done = services.import_rows(tenant_id=_tenant(asked), rows=rows, by=by, now=queue_clock.now())
             except imports.ImportRefused as exc:
                 errors = exc.errors
             else:
-                messages.success(call.request, f"Imported {len(rows)} supplier{'s' if len(rows) != 1 else ''}: "
+                messages.success(asked.request, f"Imported {len(rows)} supplier{'s' if len(rows) != 1 else ''}: "
                                                f"{done.created} new, {done.updated} updated.")
                 return see_other(reverse("supplier_list"))
-    return call.page("suppliers/supplier_import.html", {"nav": "suppliers", "errors": errors,
+    return asked.page("suppliers/supplier_import.html", {"nav": "suppliers", "errors": errors,
                                                         "columns": imports.COLUMNS},
                      status=400 if errors else 200)
 
 
 @endpoint("GET", "POST")
-def register_settings(call: EdgeRequest) -> HttpResponse:
-    by = _editor(call)
-    tenant_id = _tenant(call)
-    if call.request.method == "POST":
-        form = forms.OwnTaxIdsForm(call.request.POST)
+def register_settings(asked: EdgeRequest) -> HttpResponse:
+    by = _editor(asked)
+    tenant_id = _tenant(asked)
+    if asked.request.method == "POST":
+        form = forms.OwnTaxIdsForm(asked.request.POST)
         if form.is_valid():
             now = queue_clock.now()
             with transaction.atomic():
                 services.set_own_tax_ids(tenant_id=tenant_id, values=form.cleaned_data["own_tax_ids"], by=by, now=now)
                 services.set_currencies(tenant_id=tenant_id, values=form.cleaned_data["currencies"], by=by, now=now)
-            messages.success(call.request, "Saved.")
+            messages.success(asked.request, "Saved.")
             return see_other(reverse("register_settings"))
     else:
         form = forms.OwnTaxIdsForm(initial={"own_tax_ids": "\n".join(services.own_tax_ids(tenant_id)),
                                             "currencies": " ".join(services.currencies(tenant_id))})
-    return call.page("suppliers/register_settings.html", {"nav": "suppliers", "form": form,
+    return asked.page("suppliers/register_settings.html", {"nav": "suppliers", "form": form,
                                                           "history": services.settings_history(tenant_id)},
                      status=400 if form.is_bound and form.errors else 200)

@@ -12,8 +12,9 @@ from django.db import IntegrityError, transaction
 from django.http import QueryDict
 
 from . import schemas
-from .edge import HttpError, validated
+from .edge import HttpError
 from .models import MAX_NAME, MAX_QUERY, MAX_SAVED, SavedFilter
+from .parsing import validated
 
 
 class FilterRefused(ValueError):

@@ -1,6 +1,6 @@
 """What a request asks of the queue: submit a job, a form of several documents as a batch, a
-failed job again, a cancel, a correction. Each parses what the request sent through the edge
-(``web.edge``), calls ``jobs.queue`` and answers an ``HttpError`` when it cannot be done."""
+failed job again, a cancel, a correction. Each reads what the request sent (``web.parsing``),
+calls ``jobs.queue`` and answers an ``HttpError`` when it cannot be done."""
 
 from __future__ import annotations
 
@@ -22,41 +22,30 @@ from jobs.errors import AcceptanceError
 from jobs.models import Job
 
 from . import photos, schemas, status
-from .edge import (
-    MAX_BATCH_FILES,
-    EdgeRequest,
-    FormRefused,
-    HttpError,
-    Refusal,
-    check_storable,
-    loads_json,
-    media_type,
-    parse_submission,
-    too_many_files,
-    validated,
-)
+from .edge import MAX_BATCH_FILES, EdgeRequest, FormRefused, HttpError, Refusal, too_many_files
+from .parsing import check_storable, loads_json, media_type, parse_submission, validated
 from .refusals import refusal, size_words
 
 # Retry-After hints, in seconds.
 RETRY_AFTER_ACCEPTED = 1
 
 
-def cancel(call: EdgeRequest, job_id: int) -> queue.Outcome:
+def cancel(asked: EdgeRequest, job_id: int) -> queue.Outcome:
     """Cancel one of the caller's tenant's jobs; an HttpError when it is not cancellable.
 
     Other tenants' jobs raise the same 404 as unknown ids (the read scopes the job first).
     """
-    job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job
-    outcome = queue.cancel(job_id=job.pk, actor=f"user:{call.identity.user.pk}", reason="", now=queue_clock.now())
+    job = status.job_status(tenant_id=asked.tenant_id, job_id=job_id).job
+    outcome = queue.cancel(job_id=job.pk, actor=f"user:{asked.identity.user.pk}", reason="", now=queue_clock.now())
     if not outcome:
         raise HttpError(409, "not_cancellable", f"a {outcome.state} job cannot be cancelled", state=outcome.state)
     return outcome
 
 
-def correction(call: EdgeRequest) -> tuple[str | None, bool]:
+def correction(asked: EdgeRequest) -> tuple[str | None, bool]:
     """The value, or the confirmation, a correction of a field sends: a JSON body
     (``schemas.CorrectionRequest``) or the job page's form (``value``, or ``confirm``)."""
-    request = call.request
+    request = asked.request
     if request.content_type == "application/json":
         try:
             body = loads_json(request.body or b"null")
@@ -77,14 +66,14 @@ def correction(call: EdgeRequest) -> tuple[str | None, bool]:
     return value, confirm
 
 
-def submit(call: EdgeRequest) -> queue.Acceptance:
+def submit(asked: EdgeRequest) -> queue.Acceptance:
     """Parse the request and accept it as the caller: one transaction, or an HttpError."""
-    if call.tenant_id is None:
+    if asked.tenant_id is None:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
-    submission = parse_submission(call.request)
+    submission = parse_submission(asked.request)
     try:
         return queue.accept(
-            tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=submission.kind,
+            tenant_id=asked.tenant_id, user_id=asked.identity.user.pk, kind=submission.kind,
             payload=submission.payload, operation_key=submission.operation_key,
             document=submission.document, now=queue_clock.now(),
         )
@@ -112,7 +101,7 @@ class Sent:
     refused: list[Refusal] = field(default_factory=list)
 
 
-def submit_form(call: EdgeRequest) -> Sent:
+def submit_form(asked: EdgeRequest) -> Sent:
     """Accept each file of the browser's form (and the pasted text) as a job of its own.
 
     Operation keys derive from the form's key and what it carries (kind, options, text, each
@@ -121,12 +110,12 @@ def submit_form(call: EdgeRequest) -> Sent:
     refused (too large, not a document) is named with the reason while the others go through.
     Raises ``FormRefused`` when nothing was accepted.
     """
-    if call.tenant_id is None:
+    if asked.tenant_id is None:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
-    post, files = _form_parts(call.request)
-    taken = call.request.FILES.getlist("photo")  # read already, with the documents
+    post, files = _form_parts(asked.request)
+    taken = asked.request.FILES.getlist("photo")  # read already, with the documents
     form, kind = _form_and_kind(post)
-    key = (call.request.headers.get("Idempotency-Key") or form.idempotency_key).strip()
+    key = (asked.request.headers.get("Idempotency-Key") or form.idempotency_key).strip()
     if not key:
         raise FormRefused([refusal(400, "invalid_operation_key", "", "operation_key")])
     options = _form_options(form.payload)
@@ -136,7 +125,7 @@ def submit_form(call: EdgeRequest) -> Sent:
         carried.append([(f.name, f.size, _sha256(f)) for f in taken])
     digest = hashlib.sha256(json.dumps(carried).encode()).hexdigest()
     several = len(files) + bool(taken) + bool(text) > 1
-    batch = _Batch(call, call.tenant_id, kind, digest, Sent(batch=f"b{digest[:23]}" if several else ""))
+    batch = _Batch(asked, asked.tenant_id, kind, digest, Sent(batch=f"b{digest[:23]}" if several else ""))
     # What fits in one batch goes; each file past the limit is named, to be sent in the next one.
     # The photos taken are one document of the batch.
     fits = MAX_BATCH_FILES - bool(taken)
@@ -197,7 +186,7 @@ def _form_text(text: str, kind: kinds.Kind) -> str:
 class _Batch:
     """One submission of the form as it is accepted: a job per document, or its refusal by name."""
 
-    call: EdgeRequest
+    asked: EdgeRequest
     tenant_id: int
     kind: kinds.Kind
     digest: str  # of the form's key and all it carries: the jobs' operation keys derive from it
@@ -239,7 +228,7 @@ class _Batch:
     def accept(self, payload: dict[str, Any], suffix: str, upload: Upload | None = None, name: str = "") -> None:
         try:
             accepted = queue.accept(
-                tenant_id=self.tenant_id, user_id=self.call.identity.user.pk, kind=self.kind.name, payload=payload,
+                tenant_id=self.tenant_id, user_id=self.asked.identity.user.pk, kind=self.kind.name, payload=payload,
                 operation_key=f"form-{self.digest}-{suffix}", document=upload, batch=self.sent.batch,
                 now=queue_clock.now(),
             )
@@ -278,17 +267,17 @@ def _form_options(text: str) -> dict[str, Any]:
     return options
 
 
-def submit_again(call: EdgeRequest, job_id: int) -> queue.Acceptance:
+def submit_again(asked: EdgeRequest, job_id: int) -> queue.Acceptance:
     """A failed job's input (its document or text) as a new job, under a new key (the form's)."""
-    if call.tenant_id is None:
+    if asked.tenant_id is None:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
-    job = (Job.objects.for_tenant(call.tenant_id).filter(pk=job_id)
+    job = (Job.objects.for_tenant(asked.tenant_id).filter(pk=job_id)
            .only("kind", "state", "epoch", "payload", "document", "document_name", "document_type").first())
     if job is None:
         raise HttpError(404, "not_found", "no such job")
     if job.state != Job.State.DEAD:
         raise HttpError(409, "not_failed", "only a failed job can be submitted again")
-    key = (call.request.POST.get("idempotency_key") or "").strip()
+    key = (asked.request.POST.get("idempotency_key") or "").strip()
     upload = None
     if job.document:
         try:
@@ -302,12 +291,12 @@ def submit_again(call: EdgeRequest, job_id: int) -> queue.Acceptance:
         upload = Upload(content=content, name=job.document_name or "document", content_type=job.document_type)
     now = queue_clock.now()
     try:
-        acceptance = queue.accept(tenant_id=call.tenant_id, user_id=call.identity.user.pk, kind=job.kind,
+        acceptance = queue.accept(tenant_id=asked.tenant_id, user_id=asked.identity.user.pk, kind=job.kind,
                                   payload=job.payload, operation_key=f"again-{job.pk}-{key}" if key else "",
                                   document=upload, now=now)
     except AcceptanceError as exc:
         raise HttpError.from_acceptance(exc) from None
     if acceptance.created:  # the submitter's history says who sent it again (a teammate, perhaps)
         queue.record_resubmission(job_id=job.pk, epoch=job.epoch, new_job_id=acceptance.job.pk,
-                                  actor=f"user:{call.identity.user.pk}", now=now)
+                                  actor=f"user:{asked.identity.user.pk}", now=now)
     return acceptance

@@ -40,6 +40,7 @@ from . import (
     edge,
     exports,
     kind_pages,
+    parsing,
     photos,
     polling,
     refusals,
@@ -110,35 +111,35 @@ def render_form(request: HtmxHttpRequest, error: HttpError | None = None) -> Htt
 
 
 @edge.endpoint("GET", "HEAD", "POST", refused=render_form)
-def jobs(call: EdgeRequest) -> HttpResponse:
-    return submit(call) if call.request.method == "POST" else job_list(call)
+def jobs(asked: EdgeRequest) -> HttpResponse:
+    return submit(asked) if asked.request.method == "POST" else job_list(asked)
 
 
-def submit(call: EdgeRequest) -> HttpResponse:
-    if call.wants_json:
-        acceptance = submissions.submit(call)
+def submit(asked: EdgeRequest) -> HttpResponse:
+    if asked.wants_json:
+        acceptance = submissions.submit(asked)
         url = schemas.status_url(acceptance.job.pk)
-        return call.json(schemas.Accepted.of(acceptance.job), status=202,
+        return asked.json(schemas.Accepted.of(acceptance.job), status=202,
                          headers={"Location": url, "Retry-After": str(submissions.RETRY_AFTER_ACCEPTED)})
-    sent = submissions.submit_form(call)
+    sent = submissions.submit_form(asked)
     if sent.batch:
-        call.request.session[REFUSED_SESSION_KEY.format(batch=sent.batch)] = [
+        asked.request.session[REFUSED_SESSION_KEY.format(batch=sent.batch)] = [
             {"name": r.name, "message": r.message} for r in sent.refused[:REFUSED_KEPT]]
         url = reverse("batch_detail", args=[sent.batch])
     else:
         url = schemas.status_url(sent.jobs[0].pk)
-    return HttpResponseClientRedirect(url) if call.htmx else see_other(url)
+    return HttpResponseClientRedirect(url) if asked.htmx else see_other(url)
 
 
-def list_query(call: EdgeRequest) -> tuple[schemas.JobListQuery, str]:
+def list_query(asked: EdgeRequest) -> tuple[schemas.JobListQuery, str]:
     """The list's query; for a browser, a filter it cannot read is dropped and said so (the API's is a 400)."""
-    data = call.request.GET.dict()
-    if call.wants_json:
-        return edge.validated(schemas.JobListQuery, data), ""
+    data = asked.request.GET.dict()
+    if asked.wants_json:
+        return parsing.validated(schemas.JobListQuery, data), ""
     dropped: list[str] = []
     while True:
         try:
-            query = edge.validated(schemas.JobListQuery, data)
+            query = parsing.validated(schemas.JobListQuery, data)
         except HttpError as exc:
             if not exc.field or exc.field not in data:
                 return schemas.JobListQuery(), "The filters were not understood, so none is applied."
@@ -150,85 +151,85 @@ def list_query(call: EdgeRequest) -> tuple[schemas.JobListQuery, str]:
                        "not understood, so not applied." if dropped else "")
 
 
-def job_filter(call: EdgeRequest, query: schemas.JobListQuery) -> status.JobFilter:
-    scope = query.scope or (schemas.Scope.TEAM if call.wants_json else schemas.Scope.MINE)
+def job_filter(asked: EdgeRequest, query: schemas.JobListQuery) -> status.JobFilter:
+    scope = query.scope or (schemas.Scope.TEAM if asked.wants_json else schemas.Scope.MINE)
     return status.JobFilter(
-        tenant_id=call.tenant_id, user_id=call.identity.user.pk if scope == schemas.Scope.MINE else None,
+        tenant_id=asked.tenant_id, user_id=asked.identity.user.pk if scope == schemas.Scope.MINE else None,
         state=query.state.value if query.state else "", q=query.q, outcome=query.outcome,
         needs_action=query.needs_action, since=query.since, until=query.until, zone=query.tz or "UTC",
-        duplicates=query.duplicates, viewer_id=call.identity.user.pk, sort=query.sort.value if query.sort else "",
+        duplicates=query.duplicates, viewer_id=asked.identity.user.pk, sort=query.sort.value if query.sort else "",
     )
 
 
-def job_list(call: EdgeRequest) -> HttpResponse:
-    query, notice = list_query(call)
-    f = job_filter(call, query)
+def job_list(asked: EdgeRequest) -> HttpResponse:
+    query, notice = list_query(asked)
+    f = job_filter(asked, query)
     filters = {name: getattr(f, name) for name in ("user_id", "q", "outcome", "needs_action", "since", "until", "zone",
                                                    "duplicates", "viewer_id", "sort")}
     page = status.job_page(tenant_id=f.tenant_id, state=f.state, page=query.page, **filters)
     params = query.params()
     duplicates = status.duplicates_of(page.object_list)
-    if call.wants_json:
-        return call.json(schemas.JobList.of(page, params, duplicates, status.work_of(page.object_list)))
+    if asked.wants_json:
+        return asked.json(schemas.JobList.of(page, params, duplicates, status.work_of(page.object_list)))
     mine = f.user_id is not None
     # The job page's way back keeps these filters: built here from the validated query, never read from a URL.
-    if call.identity.via == "session":
+    if asked.identity.via == "session":
         back = reverse("jobs") + (f"?{urlencode({**params, 'page': page.number})}" if params or page.number > 1 else "")
-        if call.request.session.get(LIST_SESSION_KEY) != back:
-            call.request.session[LIST_SESSION_KEY] = back
-    return call.page("web/job_list.html", {
+        if asked.request.session.get(LIST_SESSION_KEY) != back:
+            asked.request.session[LIST_SESSION_KEY] = back
+    return asked.page("web/job_list.html", {
         "nav": "list", "page": page, "query": query, "params": params, "mine": mine, "show_submitter": not mine,
         "notice": notice,
         "states": wording.state_choices(), "outcomes": status.outcome_choices(),
         "filtered": any(name not in ("scope", "tz", "sort") for name in params),
         # The count is in the page's quick filters, which a poll of the rows does not replace.
-        "needing_action": None if call.htmx else status.needing_action(tenant_id=f.tenant_id, user_id=f.user_id,
+        "needing_action": None if asked.htmx else status.needing_action(tenant_id=f.tenant_id, user_id=f.user_id,
                                                                        viewer_id=f.viewer_id),
         "poll_seconds": polling.LIST_POLL_SECONDS, "live": any(not job.is_terminal for job in page),
         "delay_notice": queue_delay(waiting.kind) if (waiting := next(
-            (job for job in page if job.state == Job.State.QUEUED), None)) and not call.htmx else "",
+            (job for job in page if job.state == Job.State.QUEUED), None)) and not asked.htmx else "",
         "poll_query": urlencode({**params, "page": page.number}),
         "scope_query": {scope: urlencode({**params, "scope": scope}) for scope in ("mine", "team")},
         "page_query": urlencode(params),
         "action_query": urlencode({k: v for k, v in {**params, "needs_action": "1"}.items()}),
         "duplicates": duplicates, "duplicates_query": urlencode({**params, "duplicates": "1"}),
         "all_query": urlencode({k: v for k, v in params.items() if k == "scope"}),
-        "export_query": urlencode(params), "csv": csv_format(call),
+        "export_query": urlencode(params), "csv": csv_format(asked),
         "show_columns": True, "columns": status.list_columns_of(page.object_list), "sorts": SORT_CHOICES,
         # Work states and the bulk form (agent.views.jobs_work): rows are selected into it.
         "works": status.work_of(page.object_list), "selectable": True,
-        "members": status.members(f.tenant_id), "list_url": call.request.get_full_path(),
+        "members": status.members(f.tenant_id), "list_url": asked.request.get_full_path(),
         # The member's saved filters (web.saved_filters), the one shown now marked; the form saves these.
-        "saved": saved_filters.saved_filters(tenant_id=f.tenant_id, user_id=call.identity.user.pk,
+        "saved": saved_filters.saved_filters(tenant_id=f.tenant_id, user_id=asked.identity.user.pk,
                                              current=urlencode(params)),
         "saved_query": urlencode(params),
     }, partial="rows")
 
 
 @edge.endpoint("POST")
-def jobs_filters(call: EdgeRequest) -> HttpResponse:
+def jobs_filters(asked: EdgeRequest) -> HttpResponse:
     """Save the list's current filters under a name (the same name again replaces them); back to the list."""
-    form = call.request.POST
+    form = asked.request.POST
     query = form.get("query", "")
     try:
-        created = saved_filters.save_filter(tenant_id=call.tenant_id, user_id=call.identity.user.pk,
+        created = saved_filters.save_filter(tenant_id=asked.tenant_id, user_id=asked.identity.user.pk,
                                             name=form.get("name", ""), query=query, now=queue_clock.now())
     except saved_filters.FilterRefused as exc:
-        messages.error(call.request, str(exc))
+        messages.error(asked.request, str(exc))
         return see_other(reverse("jobs") + _list_tail(query))
     name = " ".join(form.get("name", "").split())
-    messages.success(call.request, f"Saved as “{name}”." if created else f"“{name}” now keeps these filters.")
+    messages.success(asked.request, f"Saved as “{name}”." if created else f"“{name}” now keeps these filters.")
     return see_other(reverse("jobs") + _list_tail(query))
 
 
 @edge.endpoint("POST")
-def jobs_filter_delete(call: EdgeRequest, filter_id: int) -> HttpResponse:
+def jobs_filter_delete(asked: EdgeRequest, filter_id: int) -> HttpResponse:
     """Delete one of the member's saved filters; another's, or an unknown id, is the usual 404."""
-    name = saved_filters.delete_filter(tenant_id=call.tenant_id, user_id=call.identity.user.pk, filter_id=filter_id)
+    name = saved_filters.delete_filter(tenant_id=asked.tenant_id, user_id=asked.identity.user.pk, filter_id=filter_id)
     if name is None:
         raise Http404("no such saved filter")
-    messages.success(call.request, f"The saved filters “{name}” are deleted.")
-    return see_other(list_url(call))
+    messages.success(asked.request, f"The saved filters “{name}” are deleted.")
+    return see_other(list_url(asked))
 
 
 def _list_tail(query: str) -> str:
@@ -241,75 +242,75 @@ def _list_tail(query: str) -> str:
 
 
 @edge.endpoint("GET", "HEAD")
-def jobs_export(call: EdgeRequest, extension: str = "csv") -> HttpResponse:
+def jobs_export(asked: EdgeRequest, extension: str = "csv") -> HttpResponse:
     """The list's jobs (every page, as filtered), one row per document: CSV in the reader's
     locale, or an .xlsx workbook (``extension``)."""
-    query, _ = list_query(call)
+    query, _ = list_query(asked)
     zone = zones.zone_name(query.tz)
-    return export_response(call, exports.export(exports.export_jobs(job_filter(call, query)), zone=zone,
-                                                link=job_link(call)), "documents", extension)
+    return export_response(asked, exports.export(exports.export_jobs(job_filter(asked, query)), zone=zone,
+                                                link=job_link(asked)), "documents", extension)
 
 
-def job_link(call: EdgeRequest) -> Callable[[int], str]:
+def job_link(asked: EdgeRequest) -> Callable[[int], str]:
     """A job's page as an absolute URL, from the request (the CSV's link column)."""
-    return lambda job_id: call.request.build_absolute_uri(reverse("job_detail", args=[job_id]))
+    return lambda job_id: asked.request.build_absolute_uri(reverse("job_detail", args=[job_id]))
 
 
-def export_zone(call: EdgeRequest) -> str:
+def export_zone(asked: EdgeRequest) -> str:
     """The reader's zone for a CSV, from ``tz`` (static/jobs.js adds it to the export's link): UTC if unknown."""
-    return zones.zone_name(call.request.GET.get("tz", "")[:64])
+    return zones.zone_name(asked.request.GET.get("tz", "")[:64])
 
 
 @edge.endpoint("GET", "HEAD")
-def job_detail(call: EdgeRequest, job_id: int) -> HttpResponse:
-    if call.wants_json:
-        return job_json(call, job_id)
-    return job_page(call, status.job_status(tenant_id=call.tenant_id, job_id=job_id))
+def job_detail(asked: EdgeRequest, job_id: int) -> HttpResponse:
+    if asked.wants_json:
+        return job_json(asked, job_id)
+    return job_page(asked, status.job_status(tenant_id=asked.tenant_id, job_id=job_id))
 
 
-def job_json(call: EdgeRequest, job_id: int) -> HttpResponse:
+def job_json(asked: EdgeRequest, job_id: int) -> HttpResponse:
     """The job as JSON, with its ETag. A poller that sends its last one (If-None-Match) pays the
     validator's read (``status.job_version``), and gets a bodiless 304 while it still holds; a
     first read is the status read alone, its tag made from what it loaded."""
-    asked = call.request.headers.get("If-None-Match", "")
-    version = status.job_version(tenant_id=call.tenant_id, job_id=job_id) if asked else None
+    sent_tag = asked.request.headers.get("If-None-Match", "")
+    version = status.job_version(tenant_id=asked.tenant_id, job_id=job_id) if sent_tag else None
     response: HttpResponse
-    if version is not None and polling.still_current(asked, version.tag):
+    if version is not None and polling.still_current(sent_tag, version.tag):
         response, job = HttpResponseNotModified(), version.job
     else:
-        found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)
+        found = status.job_status(tenant_id=asked.tenant_id, job_id=job_id)
         job = found.job
         work = status.work_of([job]).get(job.pk)
-        response = call.json(schemas.Job.of(job, found.events, found.duplicate, result=status.shown_result(job),
+        response = asked.json(schemas.Job.of(job, found.events, found.duplicate, result=status.shown_result(job),
                                             work=work))
         if version is None:
             whole = len(found.events) < status.MAX_EVENTS  # else its newest event is not among them
             version = (status.JobVersion(status.version_tag(job, found.events[-1].pk if found.events else None,
                                                             work, found.duplicate), job) if whole
-                       else status.job_version(tenant_id=call.tenant_id, job_id=job_id))
+                       else status.job_version(tenant_id=asked.tenant_id, job_id=job_id))
     response["ETag"] = version.tag
     if not job.is_terminal:
         response["Retry-After"] = str(polling.retry_after(job, queue_clock.now()))
     return response
 
 
-def job_page(call: EdgeRequest, found: status.JobStatus, *, refused: dict[str, str] | None = None,
+def job_page(asked: EdgeRequest, found: status.JobStatus, *, refused: dict[str, str] | None = None,
              code: int = 200) -> HttpResponse:
     """The job's page (its status partial for htmx); ``refused``: a refused correction (its
     ``field``, the ``message`` and the ``value`` typed), shown again at its form."""
     job = found.job
-    polls = polling.poll_count(call.request.GET.get("poll"))
+    polls = polling.poll_count(asked.request.GET.get("poll"))
     pages = kind_pages.of(job.kind)
     result = status.shown_result(job)  # None until completed; with the members' corrections
     document = status.document_pane(job, page_url=lambda n: reverse("job_page_image", args=[job.pk, n]),
                                     download_url=reverse("job_document", args=[job.pk]),
-                                    requested=call.request.GET.get("page"), result=result)
-    timeline = wording.timeline(found.events, viewer_id=call.identity.user.pk, words=pages.words)
-    remarks = pages.history(job.pk, call.identity.user.pk)  # what the kind adds: who corrected which value
+                                    requested=asked.request.GET.get("page"), result=result)
+    timeline = wording.timeline(found.events, viewer_id=asked.identity.user.pk, words=pages.words)
+    remarks = pages.history(job.pk, asked.identity.user.pk)  # what the kind adds: who corrected which value
     timeline = sorted([*timeline, *(wording.Moment(r.at, r.words, r.tone) for r in remarks)],
                       key=lambda moment: moment.at)
     delay_notice = queue_delay(job.kind) if job.state == Job.State.QUEUED else ""
-    return call.page("web/job_detail.html", {
+    return asked.page("web/job_detail.html", {
         "job": job, "timeline": timeline, "delay_notice": delay_notice,
         "headline": wording.headline(job, wording.progress_words(job), delayed=bool(delay_notice)),
         "result_template": pages.result_template, "result": result,
@@ -320,8 +321,8 @@ def job_page(call: EdgeRequest, found: status.JobStatus, *, refused: dict[str, s
         "delay": polling.page_poll_delay(job, polls), "next_poll": polls + 1,
         "again_key": uuid.uuid4().hex, "document": document, "duplicate": found.duplicate,
         "resubmission": queue.resubmission(found.events),
-        **work_context(call, job, pages),
-        "back_url": list_url(call),
+        **work_context(asked, job, pages),
+        "back_url": list_url(asked),
     }, partial="status", status=code)
 
 
@@ -332,55 +333,55 @@ def queue_delay(kind: str) -> str:
     return wording.delay_words(queue.notice_lateness(now=now), now, wording.words_of(kind))
 
 
-def list_url(call: EdgeRequest) -> str:
+def list_url(asked: EdgeRequest) -> str:
     """Back to the list as the member last filtered it (kept in the session by ``job_list``); only
     ever the list's own path."""
-    kept = call.request.session.get(LIST_SESSION_KEY, "") if call.identity.via == "session" else ""
+    kept = asked.request.session.get(LIST_SESSION_KEY, "") if asked.identity.via == "session" else ""
     jobs = reverse("jobs")
     return kept if isinstance(kept, str) and (kept == jobs or kept.startswith(jobs + "?")) else jobs
 
 
 @edge.endpoint("PATCH", "POST")
-def job_field(call: EdgeRequest, job_id: int, field: str) -> HttpResponse:
+def job_field(asked: EdgeRequest, job_id: int, field: str) -> HttpResponse:
     """Correct one field of a completed job's result, or confirm its value as seen: JSON
     ``{"value": ...}`` or ``{"confirm": true}`` (PATCH, for API clients), or the job page's forms
     (POST). Browsers go back to the field on the job's page (303); htmx gets the page's status
     part; a refused value comes back at its form, with the reason."""
-    found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)  # foreign ids: the same 404
+    found = status.job_status(tenant_id=asked.tenant_id, job_id=job_id)  # foreign ids: the same 404
     pages = kind_pages.of(found.job.kind)
-    value, confirm = submissions.correction(call)
+    value, confirm = submissions.correction(asked)
     try:
         if not pages.supports_corrections:
             raise Refused(409, "not_correctable", "this kind of job has no fields to correct", state=found.job.state)
-        done = pages.correct(job_id=job_id, tenant_id=call.tenant_id, user=call.identity.user, field=field,
+        done = pages.correct(job_id=job_id, tenant_id=asked.tenant_id, user=asked.identity.user, field=field,
                              value=value, confirm=confirm, now=queue_clock.now())
     except Refused as exc:
         if exc.status == HTTPStatus.NOT_FOUND:
             raise Http404("no such job") from None
-        if call.wants_json or exc.status != HTTPStatus.BAD_REQUEST:
+        if asked.wants_json or exc.status != HTTPStatus.BAD_REQUEST:
             raise HttpError(exc.status, exc.code, exc.message, field=exc.field, state=exc.state) from None
-        return job_page(call, found, refused={"field": field, "message": wording.sentence(exc.message),
+        return job_page(asked, found, refused={"field": field, "message": wording.sentence(exc.message),
                                               "value": value or ""}, code=400)
-    if call.wants_json:
-        return call.json(schemas.FieldCorrection.of(job_id, done))
-    if call.htmx:
-        return job_page(call, status.job_status(tenant_id=call.tenant_id, job_id=job_id))
+    if asked.wants_json:
+        return asked.json(schemas.FieldCorrection.of(job_id, done))
+    if asked.htmx:
+        return job_page(asked, status.job_status(tenant_id=asked.tenant_id, job_id=job_id))
     return see_other(f"{schemas.status_url(job_id)}#field-{done.field}")
 
 
-def work_context(call: EdgeRequest, job: Job, pages: kind_pages.KindPages) -> dict[str, object]:
+def work_context(asked: EdgeRequest, job: Job, pages: kind_pages.KindPages) -> dict[str, object]:
     """The job page's work state form (agent.views.job_work) and its history lines, for a kind that keeps them."""
     if not pages.supports_work:
         return {}
     return {"work": status.work_of([job]).get(job.pk), "work_states": pages.work_states,
-            "members": status.members(call.tenant_id), "work_history": status.work_moments(job)}
+            "members": status.members(asked.tenant_id), "work_history": status.work_moments(job)}
 
 
 @edge.endpoint("GET", "HEAD")
-def job_result(call: EdgeRequest, job_id: int) -> HttpResponse:
+def job_result(asked: EdgeRequest, job_id: int) -> HttpResponse:
     """A completed job's result, as a JSON file to keep: with the members' corrections, each
     beside the value the review read."""
-    job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job
+    job = status.job_status(tenant_id=asked.tenant_id, job_id=job_id).job
     result = status.shown_result(job)
     if result is None:
         raise Http404("no result yet")
@@ -389,9 +390,9 @@ def job_result(call: EdgeRequest, job_id: int) -> HttpResponse:
 
 
 @edge.endpoint("GET", "HEAD")
-def job_page_image(call: EdgeRequest, job_id: int, number: int) -> HttpResponseBase:
+def job_page_image(asked: EdgeRequest, job_id: int, number: int) -> HttpResponseBase:
     """One page of a job's document as an image, kept beside the document when it was reviewed."""
-    job = status.job_document(tenant_id=call.tenant_id, job_id=job_id)
+    job = status.job_document(tenant_id=asked.tenant_id, job_id=job_id)
     with _store_reachable():
         image = document_store.open_page_image(job.document, number)
     if image is None:
@@ -400,9 +401,9 @@ def job_page_image(call: EdgeRequest, job_id: int, number: int) -> HttpResponseB
 
 
 @edge.endpoint("GET", "HEAD")
-def job_document(call: EdgeRequest, job_id: int) -> HttpResponseBase:
+def job_document(asked: EdgeRequest, job_id: int) -> HttpResponseBase:
     """The document as it was sent: always saved as a file, never shown in the site's pages."""
-    job = status.job_document(tenant_id=call.tenant_id, job_id=job_id)
+    job = status.job_document(tenant_id=asked.tenant_id, job_id=job_id)
     with _store_reachable():
         stored = document_store.open_document(job.document)
     if stored is None:
@@ -426,9 +427,9 @@ def _store_reachable() -> Iterator[None]:
 
 
 @edge.endpoint("GET", "HEAD")
-def job_note(call: EdgeRequest, job_id: int) -> HttpResponse:
+def job_note(asked: EdgeRequest, job_id: int) -> HttpResponse:
     """A completed job's note (the kind's text), as a .txt file."""
-    job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job
+    job = status.job_status(tenant_id=asked.tenant_id, job_id=job_id).job
     result = status.shown_result(job)
     text = kind_pages.of(job.kind).note(result) if result is not None else ""
     if not text:
@@ -437,84 +438,84 @@ def job_note(call: EdgeRequest, job_id: int) -> HttpResponse:
 
 
 @edge.endpoint("GET", "HEAD", "POST")
-def job_cancel(call: EdgeRequest, job_id: int) -> HttpResponse:
+def job_cancel(asked: EdgeRequest, job_id: int) -> HttpResponse:
     """Cancel a job: at once while it waits (200), by a request its worker answers while it
     runs (202). Browsers go back to the job's page. A GET is the browser's confirmation step:
     a page that asks first, and posts here (it works without script)."""
-    if call.request.method in ("GET", "HEAD"):
-        job = status.job_status(tenant_id=call.tenant_id, job_id=job_id).job  # foreign ids: the same 404
-        return confirm_cancel(call, {"job": job, "cancellable": not job.is_terminal and not job.cancel_requested_at,
+    if asked.request.method in ("GET", "HEAD"):
+        job = status.job_status(tenant_id=asked.tenant_id, job_id=job_id).job  # foreign ids: the same 404
+        return confirm_cancel(asked, {"job": job, "cancellable": not job.is_terminal and not job.cancel_requested_at,
                                      "action": reverse("job_cancel", args=[job_id]),
                                      "back": schemas.status_url(job_id)})
-    outcome = submissions.cancel(call, job_id)
-    if not call.wants_json:
+    outcome = submissions.cancel(asked, job_id)
+    if not asked.wants_json:
         return see_other(schemas.status_url(job_id))
-    found = status.job_status(tenant_id=call.tenant_id, job_id=job_id)
-    return call.json(schemas.Job.of(found.job, found.events, work=status.work_of([found.job]).get(job_id)),
+    found = status.job_status(tenant_id=asked.tenant_id, job_id=job_id)
+    return asked.json(schemas.Job.of(found.job, found.events, work=status.work_of([found.job]).get(job_id)),
                      status=202 if outcome.state == Job.State.LEASED else 200)
 
 
 @edge.endpoint("GET", "HEAD", "POST")
-def batch_cancel(call: EdgeRequest, batch: str) -> HttpResponse:
+def batch_cancel(asked: EdgeRequest, batch: str) -> HttpResponse:
     """Cancel every document of a batch that has not finished; back to the batch's page. A GET
     asks first (the confirmation page)."""
-    found = status.batch_status(tenant_id=call.tenant_id, batch=batch)
-    if call.request.method in ("GET", "HEAD"):
-        return confirm_cancel(call, {"batch": found, "cancellable": found.cancellable,
+    found = status.batch_status(tenant_id=asked.tenant_id, batch=batch)
+    if asked.request.method in ("GET", "HEAD"):
+        return confirm_cancel(asked, {"batch": found, "cancellable": found.cancellable,
                                      "action": reverse("batch_cancel", args=[batch]),
                                      "back": reverse("batch_detail", args=[batch])})
     for job in found.jobs:
         if not job.is_terminal:
             with contextlib.suppress(edge.HttpError):  # it finished meanwhile: nothing to cancel
-                submissions.cancel(call, job.pk)
+                submissions.cancel(asked, job.pk)
     return see_other(reverse("batch_detail", args=[batch]))
 
 
-def confirm_cancel(call: EdgeRequest, context: dict[str, object]) -> HttpResponse:
+def confirm_cancel(asked: EdgeRequest, context: dict[str, object]) -> HttpResponse:
     """The page that asks before a cancel; API clients POST at once, so they get 405 here."""
-    if call.wants_json:
+    if asked.wants_json:
         raise HttpError(405, "method_not_allowed", "POST to cancel")
-    return call.page("web/cancel_confirm.html", context)
+    return asked.page("web/cancel_confirm.html", context)
 
 
 @edge.endpoint("POST")
-def job_again(call: EdgeRequest, job_id: int) -> HttpResponse:
+def job_again(asked: EdgeRequest, job_id: int) -> HttpResponse:
     """Submit a failed job's document again, as a new job."""
-    acceptance = submissions.submit_again(call, job_id)
+    acceptance = submissions.submit_again(asked, job_id)
     return see_other(schemas.status_url(acceptance.job.pk))
 
 
 @edge.endpoint("GET", "HEAD")
-def job_new(call: EdgeRequest) -> HttpResponse:
-    return render_form(call.request)
+def job_new(asked: EdgeRequest) -> HttpResponse:
+    return render_form(asked.request)
 
 
 @edge.endpoint("GET", "HEAD")
-def batch_detail(call: EdgeRequest, batch: str) -> HttpResponse:
-    found = status.batch_status(tenant_id=call.tenant_id, batch=batch)
-    polls = polling.poll_count(call.request.GET.get("poll"))
+def batch_detail(asked: EdgeRequest, batch: str) -> HttpResponse:
+    found = status.batch_status(tenant_id=asked.tenant_id, batch=batch)
+    polls = polling.poll_count(asked.request.GET.get("poll"))
     delay = polling.batch_poll_delay(polls) if found.live else (
         polling.SETTLING_POLL_SECONDS if found.settling else None)
-    refused = (call.request.session.get(REFUSED_SESSION_KEY.format(batch=batch), [])
-               if call.identity.via == "session" else [])
+    refused = (asked.request.session.get(REFUSED_SESSION_KEY.format(batch=batch), [])
+               if asked.identity.via == "session" else [])
     waiting = next((job for job in found.jobs if job.state == Job.State.QUEUED), None)
-    return call.page("web/batch_detail.html", {
+    return asked.page("web/batch_detail.html", {
         "batch": found, "refused": refused, "delay": delay, "next_poll": polls + 1,
         "delay_notice": queue_delay(waiting.kind) if waiting else "",
-        "duplicates": status.duplicates_of(found.jobs), "csv": csv_format(call),
+        "duplicates": status.duplicates_of(found.jobs), "csv": csv_format(asked),
     }, partial="progress")
 
 
 @edge.endpoint("GET", "HEAD")
-def batch_export(call: EdgeRequest, batch: str, extension: str = "csv") -> HttpResponse:
-    found = status.batch_status(tenant_id=call.tenant_id, batch=batch)
+def batch_export(asked: EdgeRequest, batch: str, extension: str = "csv") -> HttpResponse:
+    found = status.batch_status(tenant_id=asked.tenant_id, batch=batch)
     jobs = (Job.objects.filter(pk__in=[job.pk for job in found.jobs]).only(*status.LIST_FIELDS, "result")
             .order_by("id"))
-    return export_response(call, exports.export(jobs, zone=export_zone(call), link=job_link(call)),
+    return export_response(asked, exports.export(jobs, zone=export_zone(asked), link=job_link(asked)),
                            f"batch-{batch}", extension)
 
 
-def export_response(call: EdgeRequest, export: exports.Export, what: str, extension: str) -> HttpResponse:
+def export_response(asked: EdgeRequest, export: exports.Export, what: str, extension: str) -> HttpResponse:
     """An export as a download: an .xlsx workbook, or CSV in the format the reader chose
     (``sep``) or her browser's language implies (``exports.csv_format``)."""
     filename = exports.export_filename(export.zone, queue_clock.now(), what, extension)
@@ -522,12 +523,12 @@ def export_response(call: EdgeRequest, export: exports.Export, what: str, extens
         response = HttpResponse(exports.xlsx_bytes(export), content_type=XLSX_TYPE)
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
-    return csv_response(export, filename, csv_format(call))
+    return csv_response(export, filename, csv_format(asked))
 
 
-def csv_format(call: EdgeRequest) -> exports.CsvFormat:
-    return exports.csv_format(call.request.GET.get("sep", "") or call.request.POST.get("sep", ""),
-                              call.request.headers.get("Accept-Language", ""))
+def csv_format(asked: EdgeRequest) -> exports.CsvFormat:
+    return exports.csv_format(asked.request.GET.get("sep", "") or asked.request.POST.get("sep", ""),
+                              asked.request.headers.get("Accept-Language", ""))
 
 
 XLSX_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"

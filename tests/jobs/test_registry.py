@@ -16,7 +16,7 @@ def test_a_second_answer_for_a_kind_is_refused_and_the_same_one_again_is_not():
     mine = object()
     triage.register("invoice.review", mine)
     assert triage.register("invoice.review", mine) is mine  # AppConfig.ready() run twice
-    with pytest.raises(ValueError, match="triage for job kind 'invoice.review' already registered"):
+    with pytest.raises(ValueError, match=r"triage for job kind 'invoice\.review' already registered"):
         triage.register("invoice.review", object())
     assert triage.of("invoice.review") is mine
 
