@@ -42,12 +42,13 @@ IMAGE_TYPES = ("image/png", "image/jpeg", "image/tiff")
 Drawn = tuple[bytes, int, int]  # PNG bytes, width, height
 
 
-def keep(ctx: JobContext, content: bytes, media_type: str) -> None:
-    """Draw this job's document's pages and keep them beside it, unless they are kept already."""
+def keep(ctx: JobContext, content: bytes, media_type: str, turns: dict[int, int] | None = None) -> None:
+    """Draw this job's document's pages and keep them beside it, unless they are kept already;
+    ``turns``: the pages OCR read turned a quarter (number: degrees counter-clockwise), drawn so."""
     if not drawable(media_type) or ctx.has_page_images():
         return
     try:
-        images = render(content, media_type)
+        images = render(content, media_type, turns=turns)
     except MemoryError:
         images = []
         log.warning("job %s: page images skipped: over the memory limit", ctx.job_id)
@@ -62,17 +63,29 @@ def drawable(media_type: str) -> bool:
     return media_type == documents.PDF or media_type in IMAGE_TYPES
 
 
-def render(content: bytes, media_type: str, *, started: float | None = None) -> list[Drawn]:
-    """The document's page images; [] for a type without pages."""
+def render(content: bytes, media_type: str, *, started: float | None = None,
+           turns: dict[int, int] | None = None) -> list[Drawn]:
+    """The document's page images, each page OCR read on its side turned as it was read (the
+    evidence boxes were measured on the turned page); [] for a type without pages."""
     started = time.monotonic() if started is None else started
     if media_type == documents.PDF:
-        return _pdf_pages(content, started)
+        return _pdf_pages(content, started, turns or {})
     if media_type in IMAGE_TYPES:
-        return _image_pages(content, started)
+        return _image_pages(content, started, turns or {})
     return []
 
 
-def _pdf_pages(content: bytes, started: float) -> list[Drawn]:
+def turns_of(ocr: dict[str, Any] | None) -> dict[int, int]:
+    """The quarter turns of a reading's ``ocr`` section (``agent.ocr.Reading``): page: degrees."""
+    ocr = ocr or {}
+    return dict(zip(ocr.get("turned") or [], ocr.get("turned_degrees") or [], strict=False))
+
+
+def _turned(image: Any, degrees: int) -> Any:
+    return image.rotate(degrees, expand=True, fillcolor="white") if degrees else image
+
+
+def _pdf_pages(content: bytes, started: float, turns: dict[int, int]) -> list[Drawn]:
     import pypdfium2 as pdfium
 
     images: list[Drawn] = []
@@ -85,7 +98,7 @@ def _pdf_pages(content: bytes, started: float) -> list[Drawn]:
             try:
                 width, height = page.get_size()
                 bitmap = page.render(scale=_scale(width, height, DPI / 72), may_draw_forms=True)
-                images.append(_png(bitmap.to_pil()))
+                images.append(_png(_turned(bitmap.to_pil(), turns.get(index + 1, 0))))
             finally:
                 page.close()
     finally:
@@ -93,16 +106,16 @@ def _pdf_pages(content: bytes, started: float) -> list[Drawn]:
     return images
 
 
-def _image_pages(content: bytes, started: float) -> list[Drawn]:
-    """A scan or photo's pages as OCR read them (upright and straightened: the evidence boxes
-    were measured on those)."""
+def _image_pages(content: bytes, started: float, turns: dict[int, int]) -> list[Drawn]:
+    """A scan or photo's pages as OCR read them (upright, straightened and turned: the evidence
+    boxes were measured on those)."""
     frames = pages_of(content)
     images: list[Drawn] = []
     try:
         for frame, _dpi in frames:
             if len(images) >= MAX_PAGES or time.monotonic() - started > MAX_SECONDS:
                 break
-            images.append(_png(_within_bounds(frame)))
+            images.append(_png(_within_bounds(_turned(frame, turns.get(len(images) + 1, 0)))))
     finally:
         frames.close()
     return images

@@ -26,6 +26,7 @@ from jobs.logs import event
 from . import documents, fields, reading
 from . import findings as findings_
 from .pages import keep as keep_page_images
+from .pages import turns_of as pages_turned
 
 MAX_WARNINGS = 10
 MAX_WARNING_CHARS = 200
@@ -86,7 +87,8 @@ def extract(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]
             fetched = time.perf_counter()
             read = reading.extract(content, media_type, today=ctx.now().date(), ocr_page_limit=page_limit)
             extracted = time.perf_counter()
-            keep_page_images(ctx, content, media_type)  # the page images Alice reads the review beside
+            # the page images Alice reads the review beside, each as OCR read it
+            keep_page_images(ctx, content, media_type, turns=pages_turned(read.get("ocr")))
             event(log, logging.INFO, "review_read", job=ctx.job_id, media_type=media_type, pages=read["pages"],
                   ocr_pages=len((read.get("ocr") or {}).get("pages") or []),
                   fetch_ms=_ms(fetched - started), read_ms=_ms(extracted - fetched - ocr_seconds[0]),

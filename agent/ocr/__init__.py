@@ -73,13 +73,14 @@ class Reading:
     languages: str = ""  # what the pages were read in, told from the first one
     images: list[int] = field(default_factory=list)  # pages with a text layer whose images were read
     turned: list[int] = field(default_factory=list)  # pages read turned a quarter (scanned on their side)
+    turned_degrees: list[int] = field(default_factory=list)  # each one's turn, counter-clockwise
     scale: float = 1.0  # the pages read scaled down by this much (large print)
 
     def to_json(self) -> dict[str, Any] | None:
         if not self.pages:
             return {"pages": [], "images": self.images} if self.images else None
         return {"pages": self.pages, **({"images": self.images} if self.images else {}),
-                **({"turned": self.turned} if self.turned else {}),
+                **({"turned": self.turned, "turned_degrees": self.turned_degrees} if self.turned else {}),
                 **({"scale": round(self.scale, 2)} if self.scale < 1 else {}),
                 "page_confidence": [round(c, 1) for c in self.confidences],
                 "confidence": round(sum(self.confidences) / len(self.confidences), 1),
@@ -230,6 +231,7 @@ def _read_page(tesseract: Engine, image: Any, dpi: float, number: int,
             if angle:
                 image, found = image.rotate(angle, expand=True, fillcolor=255), turned_found
                 result.turned.append(number)
+                result.turned_degrees.append(angle)
         languages = language(found)
         if languages == LANGUAGES and len(found) * len(bands) / max(read_bands, 1) > DENSE_WORDS:
             languages = "eng"  # a dense page: see DENSE_WORDS

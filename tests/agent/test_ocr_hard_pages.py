@@ -7,7 +7,7 @@ import io
 
 from PIL import Image, ImageChops, ImageDraw, ImageFilter, ImageFont
 
-from agent import documents, ocr, reading
+from agent import documents, ocr, pages, reading
 from agent.layout import Layout
 from agent.ocr import scans
 
@@ -77,6 +77,21 @@ def test_a_receipt_scanned_on_its_side_is_turned_and_read(needs_ocr):
         # The boxes are the turned page's: the page is as tall as the receipt, not as wide.
         width, height = Layout.from_json(extracted["layout"]).sizes[0]
         assert height > width
+
+
+def test_the_preview_of_a_page_read_on_its_side_is_turned_as_it_was_read(needs_ocr):
+    upright = faded_receipt(depth=200, shadow=0.0)
+    on_its_side = upright.rotate(90, expand=True, fillcolor=245)
+    as_pdf = io.BytesIO()
+    on_its_side.convert("RGB").save(as_pdf, "PDF", resolution=100)
+    for content, media_type in ((png(on_its_side), documents.PNG), (as_pdf.getvalue(), documents.PDF)):
+        extracted = reading.extract(content, media_type)
+        turns = pages.turns_of(extracted["ocr"])
+        assert turns == {1: 270}, media_type  # a quarter turn back upright
+        [(_image, width, height)] = pages.render(content, media_type, turns=turns)
+        assert height > width, media_type  # as tall as the receipt, as the evidence boxes' page is
+        [(_image, width, height)] = pages.render(content, media_type)  # the same page as it was sent
+        assert width > height, media_type
 
 
 def test_an_upright_page_is_not_turned(needs_ocr):
