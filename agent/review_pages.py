@@ -14,10 +14,12 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from agent.inbox import corrections, work
+from agent.review import duplicates, provider_calls, revision, workflow
 from jobs.models import Job, User
 from web.kind_pages import Correction, Duplicate, PageBox, Remark, Words, Work
 
-from . import corrections, duplicates, presentation, provider_calls, work, workflow
+from . import presentation
 
 
 class ReviewPages:
@@ -56,7 +58,7 @@ class ReviewPages:
         return presentation.progress_text(job_id)
 
     def revise(self, results: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
-        return corrections.revise(results)
+        return revision.revise(results)
 
     def history(self, job_id: int, viewer_id: int | None) -> list[Remark]:
         return corrections.history(job_id, viewer_id)

@@ -201,10 +201,10 @@ def test_no_module_reaches_for_another_modules_private_names():
 def test_the_private_name_check_would_see_a_reach():
     source = ("from .page import _Found, Page\nfrom .. import documents\nfrom jobs.models import Job\n"
               "documents._pdf_reader(b'')\ndocuments.rules._check_pages(1)\nJob._meta\nPage._column\n")
-    assert private_reaches("agent.fields.amounts", ast.parse(source)) == [
-        "from agent.fields.page import _Found", "documents._pdf_reader", "documents.rules._check_pages"]
-    assert private_reaches("agent.fields", ast.parse("from .values import _spans\n"), package=True) == [
-        "from agent.fields.values import _spans"]
+    assert private_reaches("agent.reading.fields.amounts", ast.parse(source)) == [
+        "from agent.reading.fields.page import _Found", "documents._pdf_reader", "documents.rules._check_pages"]
+    assert private_reaches("agent.reading.fields", ast.parse("from .values import _spans\n"), package=True) == [
+        "from agent.reading.fields.values import _spans"]
 
 
 def test_no_module_imports_the_product_by_a_string():
