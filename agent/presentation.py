@@ -17,16 +17,16 @@ from django.db.models import Case, Exists, F, FloatField, OuterRef, Subquery, Te
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Lower
 
-from agent.reading import fields, reading
-from agent.reading import findings as findings_
-from agent.reading.layout import BOX_COORDINATES
-from agent.review.steps import SEQUENCE
-from agent.review.tools import PHONE_CHECK, needs_phone_check, scan_words, totals_mismatch
 from jobs.kinds import FailureCause
 from web import wording
 from web.kind_pages import PageBox, Words
 
 from .models import Checkpoint, FieldCorrection
+from .reading import fields, reading
+from .reading import findings as findings_
+from .reading.layout import BOX_COORDINATES
+from .review.steps import SEQUENCE
+from .review.tools import PHONE_CHECK, needs_phone_check, scan_words, totals_mismatch
 
 # Summary outcome codes (workflow.summarize) as the list's outcome filter names them.
 OUTCOMES = {"ok": "OK", "to_correct": "To correct", "unreadable": "Unreadable"}

@@ -2,8 +2,9 @@
 registered with the web app) and on staff's job page (``ReviewTriage``, registered with the
 queue's admin), both from ``AgentConfig.ready()``.
 
-Each answer is one of the review's modules (``presentation``, ``corrections``, ``duplicates``,
-``work``); these classes only say which, and what the review offers.
+Each answer is one of the app's modules (``presentation``, ``review.revision``,
+``review.duplicates``, ``inbox.corrections``, ``inbox.work``); these classes only say which,
+and what the review offers.
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from agent.inbox import corrections, work
-from agent.review import duplicates, provider_calls, revision, workflow
 from jobs.models import Job, User
 from web.kind_pages import Correction, Duplicate, PageBox, Remark, Words, Work
 
 from . import presentation
+from .inbox import corrections, work
+from .review import duplicates, provider_calls, revision, workflow
 
 
 class ReviewPages:

@@ -12,9 +12,6 @@ from django.contrib import messages
 from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
 
-from agent.inbox import acceptances, notifications, work
-from agent.inbox.webhooks import latest_deliveries, new_secret, schedule_catch_up
-from agent.reading import findings
 from jobs.clock import queue_clock
 from jobs.models import Job
 from web import exports, status, wording, zones
@@ -24,7 +21,10 @@ from web.redirects import back_under
 from web.views import export_response, job_link, see_other
 
 from .admin import WebhookForm
+from .inbox import acceptances, notifications, work
+from .inbox.webhooks import latest_deliveries, new_secret, schedule_catch_up
 from .models import WebhookEndpoint
+from .reading import findings
 
 # At most this many documents in one bulk action (more than a page of the list holds).
 MAX_SELECTED = 200
