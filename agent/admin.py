@@ -79,7 +79,7 @@ class WebhookForm(EndpointModelForm):
         fields = ["url", "document_finished", "document_needs_action"]
 
     def clean_url(self) -> str:
-        from .webhooks import UnsafeURL, target
+        from .inbox.webhooks import UnsafeURL, target
 
         url: str = self.cleaned_data["url"]
         try:
@@ -126,7 +126,7 @@ class WebhookEndpointAdmin(EndpointModelAdmin):
         return secret_prefix(obj.secret)
 
     def save_model(self, request: HttpRequest, obj: WebhookEndpoint, form: Any, change: bool) -> None:
-        from .webhooks import new_secret
+        from .inbox.webhooks import new_secret
 
         if not change:
             obj.secret = new_secret()
@@ -140,7 +140,7 @@ class WebhookEndpointAdmin(EndpointModelAdmin):
                   permissions=["change"])
     def rotate_secret(self, request: HttpRequest,
                       queryset: QuerySet[WebhookEndpoint]) -> TemplateResponse | None:
-        from .webhooks import new_secret
+        from .inbox.webhooks import new_secret
 
         rotated = []
         for found in queryset:
@@ -164,7 +164,7 @@ class WebhookEndpointAdmin(EndpointModelAdmin):
 
     @admin.display(description="latest deliveries")
     def deliveries(self, obj: WebhookEndpoint) -> str:
-        from .webhooks import KIND_NAME
+        from .inbox.webhooks import KIND_NAME
 
         if obj.pk is None:
             return "-"

@@ -10,8 +10,9 @@ class AgentConfig(AppConfig):
         from jobs.admin import kind_triage
         from web import kind_pages
 
-        from . import notifications, review_pages, webhooks
-        from .workflow import KIND
+        from . import review_pages
+        from .inbox import notifications, webhooks
+        from .review_kind import KIND
 
         kinds.register(KIND)  # the queue learns the kind here; jobs never imports agent
         kind_pages.register(KIND.name, review_pages.PAGES)  # how a review reads on the pages: the product's

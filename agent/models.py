@@ -65,7 +65,7 @@ class DocumentFingerprint(models.Model):
     """What identifies a reviewed invoice, to notice the same one sent again: its bytes; its
     supplier (tax id, else name; its name alone; the register's supplier) with its invoice
     number; its invoice number with its total and date. Written once a review has read its
-    document and again after a correction (``agent.duplicates.record``), with the earliest
+    document and again after a correction (``agent.review.duplicates.record``), with the earliest
     earlier job of the same tenant it matches and by which key."""
 
     class Match(models.TextChoices):
@@ -117,7 +117,7 @@ class DocumentFingerprint(models.Model):
 
 class FieldCorrection(models.Model):
     """A member's correction of one field of a finished review, or their confirmation of its
-    value as seen: written only by ``agent.corrections.correct``, never changed afterwards. The
+    value as seen: written only by ``agent.inbox.corrections.correct``, never changed afterwards. The
     latest per field is what the field now says; the review's own result stays as it completed."""
 
     job = models.ForeignKey("jobs.Job", on_delete=models.CASCADE, related_name="field_corrections")
@@ -144,7 +144,7 @@ class FieldCorrection(models.Model):
 
 class FindingAcceptance(models.Model):
     """A member's acceptance of one finding of a finished review, with the reason: written only
-    by ``agent.acceptances.accept``, never changed afterwards. The finding then no longer keeps
+    by ``agent.inbox.acceptances.accept``, never changed afterwards. The finding then no longer keeps
     the document from reading OK, from being marked handled or approved."""
 
     job = models.ForeignKey("jobs.Job", on_delete=models.CASCADE, related_name="+", db_index=False)
@@ -169,7 +169,7 @@ class DocumentWork(models.Model):
     """Where the tenant's members are with a reviewed document, apart from the job's state: to do,
     waiting for the supplier, handled or ignored; who it is assigned to; a short note. Without a
     row, a document whose outcome needs action is to do, for nobody in particular. Written only
-    by ``agent.work.change``, which also writes the history line (``DocumentWorkChange``)."""
+    by ``agent.inbox.work.change``, which also writes the history line (``DocumentWorkChange``)."""
 
     class State(models.TextChoices):
         TODO = "todo", "To do"
@@ -227,7 +227,7 @@ class ProviderCall(models.Model):
     carries the document's text or the job's progress, and the prompt; neither is kept here.
 
     Staff read it to settle an ``unknown`` job: with the provider's own records, the key and
-    the request id tell whether the call reached it (``agent.provider_calls.evidence``)."""
+    the request id tell whether the call reached it (``agent.review.provider_calls.evidence``)."""
 
     job = models.ForeignKey("jobs.Job", on_delete=models.CASCADE, related_name="+", db_index=False)
     epoch = models.PositiveIntegerField(help_text="The claim that called.")
@@ -287,7 +287,7 @@ class TriageAlert(models.Model):
 
 
 class WebhookEndpoint(models.Model):
-    """Where a tenant wants its reviews' events POSTed, signed with its secret (``agent.webhooks``).
+    """Where a tenant wants its reviews' events POSTed, signed with its secret (``agent.inbox.webhooks``).
 
     Set by staff in the admin for the tenant. Each event is delivered by a ``webhook.deliver``
     job of its own in the queue, so a delivery is retried, fenced and triaged like any job."""

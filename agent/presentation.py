@@ -21,11 +21,12 @@ from jobs.kinds import FailureCause
 from web import wording
 from web.kind_pages import PageBox, Words
 
-from . import fields, reading
-from . import findings as findings_
-from .layout import BOX_COORDINATES
 from .models import Checkpoint, FieldCorrection
-from .tools import PHONE_CHECK, SEQUENCE, needs_phone_check, scan_words, totals_mismatch
+from .reading import fields, reading
+from .reading import findings as findings_
+from .reading.layout import BOX_COORDINATES
+from .review.steps import SEQUENCE
+from .review.tools import PHONE_CHECK, needs_phone_check, scan_words, totals_mismatch
 
 # Summary outcome codes (workflow.summarize) as the list's outcome filter names them.
 OUTCOMES = {"ok": "OK", "to_correct": "To correct", "unreadable": "Unreadable"}
@@ -187,7 +188,7 @@ def _ruled(field: dict[str, Any]) -> bool:
 
 def _correction(name: str, field: dict[str, Any], currency: str | None,
                 sizes: list[tuple[float, float]]) -> dict[str, Any] | None:
-    """A member's correction of the field (agent.corrections): who, when, confirmed or typed anew,
+    """A member's correction of the field (agent.inbox.corrections): who, when, confirmed or typed anew,
     and what the review had read, with where it read it."""
     correction = field.get("correction")
     if not isinstance(correction, dict):

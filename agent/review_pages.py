@@ -2,8 +2,9 @@
 registered with the web app) and on staff's job page (``ReviewTriage``, registered with the
 queue's admin), both from ``AgentConfig.ready()``.
 
-Each answer is one of the review's modules (``presentation``, ``corrections``, ``duplicates``,
-``work``); these classes only say which, and what the review offers.
+Each answer is one of the app's modules (``presentation``, ``review.revision``,
+``review.duplicates``, ``inbox.corrections``, ``inbox.work``); these classes only say which,
+and what the review offers.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from django.db.models import QuerySet
 from jobs.models import Job, User
 from web.kind_pages import Correction, Duplicate, PageBox, Remark, Words, Work
 
-from . import corrections, duplicates, presentation, provider_calls, work, workflow
+from . import presentation
+from .inbox import corrections, work
+from .review import duplicates, provider_calls, revision, workflow
 
 
 class ReviewPages:
@@ -56,7 +59,7 @@ class ReviewPages:
         return presentation.progress_text(job_id)
 
     def revise(self, results: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
-        return corrections.revise(results)
+        return revision.revise(results)
 
     def history(self, job_id: int, viewer_id: int | None) -> list[Remark]:
         return corrections.history(job_id, viewer_id)

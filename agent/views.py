@@ -1,7 +1,7 @@
 """The members' work on documents: a job's work state from its page, and bulk actions on the list.
 
 Thin, like the queue app's views (``web.edge.endpoint``: the caller, CSRF, JSON or a page); every
-write goes through ``agent.work.change``. Browsers are sent back with a 303 (POST-redirect-GET).
+write goes through ``agent.inbox.work.change``. Browsers are sent back with a 303 (POST-redirect-GET).
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from web.kind_pages import Refused
 from web.redirects import back_under
 from web.views import export_response, job_link, see_other
 
-from . import acceptances, findings, notifications, work
 from .admin import WebhookForm
+from .inbox import acceptances, notifications, work
+from .inbox.webhooks import latest_deliveries, new_secret, schedule_catch_up
 from .models import WebhookEndpoint
-from .webhooks import latest_deliveries, new_secret, schedule_catch_up
+from .reading import findings
 
 # At most this many documents in one bulk action (more than a page of the list holds).
 MAX_SELECTED = 200

@@ -380,7 +380,7 @@ if DOCUMENTS["STORE"] == "s3":
                                                 ("SSEKMSKeyId", DOCUMENTS["KMS_KEY_ID"])) if v},
     }}
 
-# --- Tenants' webhooks (agent.webhooks) ----------------------------------------------
+# --- Tenants' webhooks (agent.inbox.webhooks) ----------------------------------------------
 # Deliveries go only to http(s) URLs whose addresses are public: a tenant's URL must not reach
 # into our own network (SSRF: loopback, private, link-local such as cloud metadata). Tests and
 # the demo allow them with WEBHOOKS_ALLOW_PRIVATE=1 (on by default with DEBUG).
@@ -483,7 +483,7 @@ LOGGING = {
     },
 }
 
-# --- Email (agent.notifications) ----------------------------------------------------------
+# --- Email (agent.inbox.notifications) ----------------------------------------------------------
 # Submitters get a digest (a batch finished, documents needing their action), at most one per
 # their chosen minutes; triage staff get one when jobs start needing a human. Sent over SMTP to
 # EMAIL_HOST; without one (bin/demo, development) printed on the worker's console instead.

@@ -382,7 +382,7 @@ def pdf_to_rebuild(size: int | None = None) -> bytes:
     pypdf, finding no table at ``startxref``, rebuilds one from every ``N 0 obj`` marker in
     the file: seconds of CPU before any limit on the objects it found could be checked.
     """
-    from agent.documents import MAX_DOCUMENT_BYTES
+    from agent.reading.documents import MAX_DOCUMENT_BYTES
 
     size = size or MAX_DOCUMENT_BYTES
     out = io.BytesIO()

@@ -27,7 +27,7 @@ def factur_x_with_page(lines: list[str]) -> bytes:
     import facturx
     from fpdf import FPDF
 
-    from agent import einvoice
+    from agent.reading import einvoice
 
     found = einvoice.find_xml(WITH_IBAN.read_bytes(), "application/pdf")
     assert found is not None

@@ -9,6 +9,8 @@ the register; the register never imports the review.
 
 The apps stand in layers (``LAYERS``: the queue, the web, the register, mail intake and the
 instruments, the review, then the project and the benchmarks): each imports only those below it.
+Inside ``agent`` the rooms stand the same way (``ROOMS``: reading, review, inbox, then the app's
+top), and no import circle closes among its modules, not even through an import inside a function.
 
 What crosses from one module to another has a public name, and is imported where readers, ruff
 and mypy see it: no module reaches for another's ``_private`` names, none imports by a string.
@@ -201,10 +203,10 @@ def test_no_module_reaches_for_another_modules_private_names():
 def test_the_private_name_check_would_see_a_reach():
     source = ("from .page import _Found, Page\nfrom .. import documents\nfrom jobs.models import Job\n"
               "documents._pdf_reader(b'')\ndocuments.rules._check_pages(1)\nJob._meta\nPage._column\n")
-    assert private_reaches("agent.fields.amounts", ast.parse(source)) == [
-        "from agent.fields.page import _Found", "documents._pdf_reader", "documents.rules._check_pages"]
-    assert private_reaches("agent.fields", ast.parse("from .values import _spans\n"), package=True) == [
-        "from agent.fields.values import _spans"]
+    assert private_reaches("agent.reading.fields.amounts", ast.parse(source)) == [
+        "from agent.reading.fields.page import _Found", "documents._pdf_reader", "documents.rules._check_pages"]
+    assert private_reaches("agent.reading.fields", ast.parse("from .values import _spans\n"), package=True) == [
+        "from agent.reading.fields.values import _spans"]
 
 
 def test_no_module_imports_the_product_by_a_string():
@@ -219,3 +221,132 @@ def test_no_module_imports_the_product_by_a_string():
                     and str(node.args[0].value).split(".")[0] in PRODUCT):
                 offenders.setdefault(str(path.relative_to(ROOT)), []).append(node.args[0].value)
     assert offenders == {}
+
+
+# --- Inside the agent: its rooms, and no import circle -------------------------------------------------------------
+
+# The agent's rooms, lowest first: reading a document, the bounded review, then what members do with a
+# reviewed document. A module imports only modules of its own room or of the rooms below; the app's
+# foundation (its package and its models) stands under all three, and what is in no room (the pages,
+# views, admin, commands, the kind the app registers) on top of them.
+ROOMS = ("agent.reading", "agent.review", "agent.inbox")
+FOUNDATION = frozenset({"agent", "agent.models"})
+
+
+def room_of(module: str) -> int:
+    """0 for the foundation, 1, 2, 3 for the rooms in their order, 4 for the app's top."""
+    if module in FOUNDATION:
+        return 0
+    for depth, room in enumerate(ROOMS, start=1):
+        if module == room or module.startswith(room + "."):
+            return depth
+    return len(ROOMS) + 1
+
+
+def agent_imports(module: str, tree: ast.Module, *, package: bool = False) -> set[str]:
+    """The agent's modules one of its modules imports, at module level or inside functions:
+    ``from x import y`` reads the module ``x.y`` when there is one, else ``x``."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and (source := origin(module, node, package=package)):
+            found |= {f"{source}.{a.name}" if is_module(f"{source}.{a.name}") else source for a in node.names}
+    return {name for name in found if name.split(".")[0] == "agent" and name != module}
+
+
+def agent_graph() -> dict[str, set[str]]:
+    """Each module of the agent (migrations aside) -> the agent's modules it imports."""
+    return {module: agent_imports(module, tree_of(path), package=path.name == "__init__.py")
+            for module, path in product_modules()
+            if module.split(".")[0] == "agent" and "migrations" not in path.parts}
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The circles in an import graph: each strongly connected set of two or more modules, or a
+    module importing itself (Tarjan's algorithm, without recursion), each sorted, in order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, targets = work[-1]
+            target = next(targets, None)
+            if target is not None:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                members = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    members.append(member)
+                    if member == node:
+                        break
+                if len(members) > 1 or node in graph.get(node, ()):
+                    circles.append(sorted(members))
+    return sorted(circles)
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Each import from a lower room into a higher one, as "importer -> imported"."""
+    return sorted(f"{module} -> {imported}" for module, imported_ in graph.items() for imported in imported_
+                  if room_of(imported) > room_of(module))
+
+
+def test_no_import_circle_closes_inside_the_agent():
+    """Imports inside functions count: a circle is broken by moving the shared piece down (the
+    review's ``steps``, its ``revision``), not by importing late."""
+    assert import_circles(agent_graph()) == []
+
+
+def test_the_agents_rooms_import_only_downwards():
+    graph = agent_graph()
+    assert {room for room in ROOMS if not any(room_of(module) == ROOMS.index(room) + 1 for module in graph)} == set()
+    assert upward_imports(graph) == []
+
+
+def test_the_circle_check_would_see_a_circle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}, "f": {"a"}}
+    assert import_circles(graph) == [["a", "b", "c"], ["e"]]
+    assert import_circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+    # An import inside a function is an edge of the graph like any other.
+    source = "from .steps import SEQUENCE\n\ndef validate():\n    from . import model_reader\n"
+    assert agent_imports("agent.review.tools", ast.parse(source)) == {"agent.review.steps", "agent.review.model_reader"}
+    # The circle the steps broke: the model reader reading ``SEQUENCE`` from the tools again.
+    graph = agent_graph()
+    made_up = {**graph, "agent.review.model_reader": graph["agent.review.model_reader"] | {"agent.review.tools"}}
+    assert [circle for circle in import_circles(made_up)
+            if {"agent.review.model_reader", "agent.review.tools"} <= set(circle)] != []
+
+
+def test_the_room_check_would_see_an_upward_import():
+    graph = {
+        "agent.reading.layout": {"agent.review.tools", "agent.models"},
+        "agent.review.tools": {"agent.reading.layout", "agent.inbox.corrections"},
+        "agent.inbox.work": {"agent.review.tools", "agent.views"},
+        "agent.views": {"agent.inbox.work", "agent.reading.layout"},
+        "agent.models": {"agent.reading.layout"},
+    }
+    assert upward_imports(graph) == [
+        "agent.inbox.work -> agent.views", "agent.models -> agent.reading.layout",
+        "agent.reading.layout -> agent.review.tools", "agent.review.tools -> agent.inbox.corrections"]
+    assert [room_of(m) for m in ("agent", "agent.reading.fields.page", "agent.review", "agent.inbox.work",
+                                 "agent.management.commands.reviewbench")] == [0, 1, 2, 3, 4]

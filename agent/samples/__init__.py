@@ -29,7 +29,7 @@ def oversized_pdf(limit: int | None = None) -> bytes:
     """
     from pypdf import PdfReader, PdfWriter
 
-    from agent.documents import MAX_DOCUMENT_BYTES
+    from agent.reading.documents import MAX_DOCUMENT_BYTES
 
     limit = limit or MAX_DOCUMENT_BYTES
     writer = PdfWriter(clone_from=PdfReader(CLEAN_PDF))

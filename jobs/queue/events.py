@@ -21,7 +21,7 @@ log = logging.getLogger("jobs.queue")
 # --- What the apps hear -------------------------------------------------------------------
 #
 # Both signals are sent *inside* the transaction of the transition that causes them, so what
-# a listener writes (agent.notifications enqueues its email jobs with ``accept``) commits with
+# a listener writes (agent.inbox.notifications enqueues its email jobs with ``accept``) commits with
 # the transition or not at all: no process death between the state change and the email can
 # lose the email, and no rolled-back transition sends one. A listener must be quick, write
 # only through the database, and send nothing outside it itself (a job does that). Each runs

@@ -12,10 +12,10 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from agent import model_reader
-from agent import planner as planners
 from agent.models import ProviderCall
-from agent.planner import ChatCompletionsPlanner
+from agent.review import model_reader
+from agent.review import planner as planners
+from agent.review.planner import ChatCompletionsPlanner
 from jobs import kinds, queue
 from jobs.admin import utc
 from jobs.document_store import Upload

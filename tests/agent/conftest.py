@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from agent import samples, workflow
-from agent.planner import Planner, View
-from agent.policy import Proposal
+from agent import samples
+from agent.review import workflow
+from agent.review.planner import Planner, View
+from agent.review.steps import Proposal
 from jobs import queue
 from jobs.context import JobContext
 from jobs.document_store import Upload
@@ -27,7 +28,7 @@ LEASE = timedelta(minutes=10)  # capped at the deadline by the claim
 
 def require_ocr() -> None:
     """Skip, saying why, without Tesseract and its packs; fail instead under REQUIRE_OCR=1."""
-    from agent import ocr
+    from agent.reading import ocr
 
     why = ocr.available()
     if why:
@@ -43,8 +44,8 @@ def needs_ocr():
 
 @pytest.fixture
 def no_ocr(monkeypatch):
-    """This process without Tesseract: a scan has no text (agent.ocr finds no library to load)."""
-    from agent import ocr
+    """This process without Tesseract: a scan has no text (agent.reading.ocr finds no library to load)."""
+    from agent.reading import ocr
 
     monkeypatch.setattr(ocr, "LIBRARY", "/nonexistent/libtesseract.so.5")
     monkeypatch.setattr(ocr, "_engine", None)

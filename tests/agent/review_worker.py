@@ -25,7 +25,7 @@ def main() -> int:
     import django
 
     django.setup()
-    from agent import planner, tools, workflow
+    from agent.review import planner, steps, workflow
     from jobs import queue
     from jobs.clock import SystemClock
     from jobs.context import JobContext
@@ -39,7 +39,7 @@ def main() -> int:
     print(f"claimed {claim.job_id} {claim.epoch}", flush=True)
 
     def after_step(sender: object, *, step: int, **kwargs: object) -> None:
-        print(f"checkpoint {step} {tools.SEQUENCE[step - 1]}", flush=True)
+        print(f"checkpoint {step} {steps.SEQUENCE[step - 1]}", flush=True)
         if step == args.block_after_step:
             print("blocking", flush=True)
             time.sleep(3600)

@@ -7,7 +7,8 @@ from datetime import date
 
 import pytest
 
-from agent import fields, reading, workflow
+from agent.reading import fields, reading
+from agent.review import workflow
 
 TODAY = date(2026, 6, 1)
 
@@ -356,7 +357,7 @@ def test_a_bare_reference_is_the_number_only_when_nothing_names_the_invoice_numb
 
 
 def test_a_total_on_an_appended_page_never_replaces_the_invoices_amount_due():
-    from agent.layout import Layout, Line
+    from agent.reading.layout import Layout, Line
 
     lines = [Line(page=1, words=[], text=t) for t in ("Invoice 4410", "Date: 03.02.2026", "Amount due        120.00")]
     lines += [Line(page=2, words=[], text=t) for t in ("WORK ORDER 77", "Parts and labour", "Total        980.00")]

@@ -110,4 +110,4 @@ def test_the_check_answers_from_its_child_what_it_would_have_in_process():
     assert bounded.run(lambda: "application/pdf", cpu_seconds=1, memory_mb=64, wall=5) == "application/pdf"
     with pytest.raises(DocumentTooComplex, match="the PDF has 2"):  # a refusal travels whole, field and all
         document_store.bounded_check(Upload(pdf_to_rebuild(), "x.pdf", "application/pdf"),
-                                SimpleNamespace(check_document=__import__("agent.documents").documents.check_document))
+                                SimpleNamespace(check_document=__import__("agent.reading.documents").reading.documents.check_document))

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agent import workflow
 from agent.models import Checkpoint
-from agent.planner import ChatCompletionsPlanner, LocalPlanner
-from agent.policy import Proposal
-from agent.tools import SEQUENCE
+from agent.review import workflow
+from agent.review.planner import ChatCompletionsPlanner, LocalPlanner
+from agent.review.steps import SEQUENCE, Proposal
 from jobs import queue
 from jobs.models import Job
 

@@ -1,4 +1,4 @@
-"""A finished review corrected field by field (agent.corrections.correct, the one writer of a
+"""A finished review corrected field by field (agent.inbox.corrections.correct, the one writer of a
 FieldCorrection): the review's own check decides the new status, the review's value is kept,
 the job's summary follows, refusals write nothing, and every place that shows the result
 (the page's rows, the note, the message to the supplier, the .json, the CSV) uses the correction."""
@@ -9,8 +9,10 @@ import itertools
 
 import pytest
 
-from agent import corrections, presentation, workflow
+from agent import presentation
+from agent.inbox import corrections
 from agent.models import FieldCorrection
+from agent.review import revision, workflow
 from jobs import kinds, queue
 from jobs.document_store import Upload
 from jobs.models import Job, JobEvent
@@ -201,7 +203,7 @@ def test_the_note_and_the_message_to_the_supplier_use_the_corrected_values(compl
 
 
 def workflow_note(result: dict, *, tone: str) -> str:
-    from agent.tools import review_note
+    from agent.review.tools import review_note
 
     return review_note({**result, "document_name": "invoice-bad-iban.pdf", "source": "document"}, tone=tone)
 
@@ -247,5 +249,5 @@ def test_revising_a_page_of_results_takes_a_fixed_number_of_queries(completed_re
         correct(job, alice, "iban", GOOD_IBAN, clock=clock)
     # The corrections, the acceptances, the fingerprints, the jobs' names, the checkpoints.
     with django_assert_max_num_queries(5):
-        revised = corrections.revise({job.pk: job.result for job in jobs})
+        revised = revision.revise({job.pk: job.result for job in jobs})
     assert all(revised[job.pk]["fields"]["iban"]["status"] == "present" for job in jobs)

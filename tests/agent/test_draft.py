@@ -13,7 +13,9 @@ from datetime import date
 
 import pytest
 
-from agent import fields, reading, samples, tools
+from agent import samples
+from agent.reading import fields, reading
+from agent.review import tools
 
 TODAY = date(2026, 6, 1)
 SUPPLIER_PART = "To ask the supplier (ready to paste into your email):\n"

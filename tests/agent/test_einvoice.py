@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from agent import documents, einvoice
-from agent.findings import words
+from agent.reading import documents, einvoice
+from agent.reading.findings import words
 from jobs.errors import DocumentUnpacksTooLarge, UnsupportedDocument
 from tests import hostile
 
@@ -552,7 +552,7 @@ def test_the_payment_reference_finance_pays_with_is_read_from_either_syntax(xml,
 
 
 def test_the_review_keeps_the_payment_reference_beside_the_fields_also_read():
-    from agent import reading
+    from agent.reading import reading
 
     read_ = einvoice.read_einvoice(ELEKTRON_CII, today=TODAY)
     checked = reading.validate({"text": "", "einvoice": read_.to_json()}, today=TODAY)

@@ -9,7 +9,7 @@ import pytest
 from fpdf import FPDF
 from pypdf import PdfReader, PdfWriter
 
-from agent import documents, reading
+from agent.reading import documents, reading
 from jobs.errors import UnsupportedDocument
 
 

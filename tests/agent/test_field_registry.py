@@ -1,4 +1,4 @@
-"""Each field is one declaration (``agent.fields.registry``): how a page is read for it, how its value is checked,
+"""Each field is one declaration (``fields.registry``): how a page is read for it, how its value is checked,
 what the note asks for, what the model is told, which column the export gives it all follow from it."""
 
 from __future__ import annotations
@@ -7,8 +7,10 @@ import importlib
 from datetime import date
 from typing import Any
 
-from agent import fields, model_reader, presentation, tools
-from agent.fields import registry
+from agent import presentation
+from agent.reading import fields
+from agent.reading.fields import registry
+from agent.review import model_reader, tools
 
 TODAY = date(2026, 12, 6)
 # A made-up invoice printing every field a page can give.

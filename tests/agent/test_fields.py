@@ -8,7 +8,8 @@ from datetime import date
 
 import pytest
 
-from agent import fields, workflow
+from agent.reading import fields
+from agent.review import workflow
 from tests import hostile
 
 TODAY = date(2026, 6, 1)
@@ -377,7 +378,7 @@ def test_a_field_printed_nowhere_stays_missing():
 
 
 def test_every_found_value_has_its_evidence_with_page_line_and_box():
-    from agent import layout
+    from agent.reading import layout
     from tests.pdfs import make_pdf
 
     content = make_pdf([
@@ -409,7 +410,7 @@ def test_evidence_from_plain_text_has_the_line_and_no_box():
 
 
 def test_the_letterhead_names_the_supplier_when_nothing_else_does():
-    from agent import layout
+    from agent.reading import layout
     from tests.pdfs import make_pdf
 
     content = make_pdf([(50, 60, "Quillfeather Design")], size=18)
@@ -500,7 +501,7 @@ def test_the_company_on_the_suppliers_vat_line_beats_a_legal_name_in_the_address
 
 
 def test_the_footers_vat_id_is_the_issuers_when_an_unlabelled_window_holds_another():
-    from agent import layout
+    from agent.reading import layout
     from tests.pdfs import make_pdf
 
     content = make_pdf([(50, 100, "Kent Retail Ltd"), (50, 112, "VAT FR40303265045"),
@@ -544,7 +545,7 @@ def test_from_and_to_blocks_side_by_side():
 
 
 def test_an_information_block_beside_the_address_window_is_not_the_buyers():
-    from agent import layout
+    from agent.reading import layout
     from tests.pdfs import make_pdf
 
     content = make_pdf([
@@ -558,7 +559,7 @@ def test_an_information_block_beside_the_address_window_is_not_the_buyers():
 
 
 def test_the_footers_legal_line_names_the_supplier_over_a_legal_name_in_the_window():
-    from agent import layout
+    from agent.reading import layout
     from tests.pdfs import make_pdf
 
     content = make_pdf([(50, 100, "Nowak Handel sp. j."), (50, 112, "ul. Dluga 5"), (50, 300, "Razem 120,00"),
@@ -613,7 +614,7 @@ def test_an_ibans_first_digits_are_never_a_vat_id():
 
 
 def test_an_iban_broken_after_its_label_continues_on_the_next_line():
-    from agent import layout
+    from agent.reading import layout
     from tests.pdfs import make_pdf
 
     assert value("Bank details\nIBAN: DE89 3704 0044\n0532 0130 00\nBIC COBADEFFXXX", "iban") == \
@@ -661,7 +662,7 @@ def test_an_issuer_heading_opens_the_sellers_block(heading):
 
 
 def test_a_job_title_over_a_persons_name_is_not_the_supplier():
-    from agent import layout
+    from agent.reading import layout
     from tests.pdfs import make_pdf
 
     content = make_pdf([(50, 50, "Physiotherapeutin"), (50, 64, "Anna Muster"),
@@ -671,7 +672,7 @@ def test_a_job_title_over_a_persons_name_is_not_the_supplier():
 
 
 def test_a_bare_number_label_in_the_block_beside_the_title_but_never_a_table_header():
-    from agent import layout
+    from agent.reading import layout
     from tests.pdfs import make_pdf
 
     content = make_pdf([(50, 40, "Talleres Norte"), (50, 100, "FACTURA"), (350, 112, "Número"), (450, 112, "Fecha"),

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from agent import findings, presentation, reading, tools, workflow
+from agent import presentation
+from agent.reading import findings, reading
+from agent.review import tools, workflow
 from tests.pdfs import factur_x_with_page
 
 TODAY = date(2026, 3, 20)

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from agent import workflow
 from agent.management.commands.reviewbench import review, run
+from agent.review import workflow
 
 FRAUD = Path(__file__).resolve().parent.parent / "corpus" / "fraud"
 TRUTH = json.loads((FRAUD / "truth.json").read_text(encoding="utf-8"))

@@ -15,8 +15,9 @@ import zipfile
 import pytest
 from django.test import Client
 
-from agent import documents, samples
-from agent.planner import LocalPlanner
+from agent import samples
+from agent.reading import documents
+from agent.review.planner import LocalPlanner
 from jobs import tokens
 from jobs.errors import DamagedDocument, DocumentTooComplex, DocumentUnpacksTooLarge, UnsupportedDocument
 from jobs.models import Job

@@ -13,7 +13,7 @@ import zlib
 
 import pytest
 
-from agent import documents, ocr, reading
+from agent.reading import documents, ocr, reading
 from jobs.errors import DamagedDocument, DocumentUnpacksTooLarge, PayloadTooLarge, UnsupportedDocument
 
 # --- builders ------------------------------------------------------------------------------
@@ -206,7 +206,7 @@ def test_the_decoders_bomb_error_is_the_documents_refusal_in_words(decoder_limit
 
 @pytest.mark.django_db
 def test_a_jpeg_the_decoder_refuses_ends_its_review_once_in_words(decoder_limit, review_job, claim, monkeypatch):
-    from agent.planner import LocalPlanner
+    from agent.review.planner import LocalPlanner
     from jobs.models import Job
 
     from .conftest import drive

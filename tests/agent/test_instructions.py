@@ -9,8 +9,8 @@ from datetime import date
 
 import pytest
 
-from agent import instructions, lookalikes, reading
-from agent.findings import words
+from agent.reading import instructions, lookalikes, reading
+from agent.reading.findings import words
 
 TODAY = date(2026, 12, 3)
 INVOICE = """Muster Handels GmbH · Musterstraße 1 · 10115 Berlin

@@ -1,5 +1,5 @@
-"""The language modules (``agent.languages``): each declares the same kinds of labels, and each language's
-labels are read through the patterns ``agent.labels`` assembles, the way the reader compiles them."""
+"""The language modules (``agent.reading.languages``): each declares the same kinds of labels, and each language's
+labels are read through the patterns ``agent.reading.labels`` assembles, the way the reader compiles them."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from agent import fields, labels, languages, model_reader
-from agent.fields.patterns import _compile
+from agent.reading import fields, labels, languages
+from agent.reading.fields.patterns import _compile
+from agent.review import model_reader
 
 # One printed label of each required kind per language (months: one printed name per month number).
 SAMPLES: dict[str, dict[str, str]] = {
@@ -74,7 +75,7 @@ def test_a_new_module_in_the_package_is_a_new_language_with_nothing_else_to_edit
     found = languages._discovered()
     assert [_name(module) for module in found][:-1] == [_name(module) for module in languages.MODULES]
     assert _name(found[-1]) == "xx"
-    monkeypatch.delitem(sys.modules, "agent.languages.xx")
+    monkeypatch.delitem(sys.modules, "agent.reading.languages.xx")
 
 
 def _entries(module: object, name: str) -> list[str]:
@@ -109,7 +110,7 @@ def test_each_language_declares_the_same_kinds_of_entries(module):
 
 
 def _assembled_text() -> str:
-    """Every pattern ``agent.labels`` assembles, as one text."""
+    """Every pattern ``agent.reading.labels`` assembles, as one text."""
     parts: list[str] = []
     for name, value in vars(labels).items():
         if not name.isupper():
@@ -133,7 +134,7 @@ def test_every_entry_a_language_defines_is_assembled_into_the_labels(module):
             assert source.replace(languages.NUMBER, labels.NUMBER_SIGN) in assembled, (name, source)
 
 
-# What ``agent.labels`` itself may spell, lowercase, in its patterns: no language's words, only the signs every
+# What ``agent.reading.labels`` itself may spell, lowercase, in its patterns: no language's words, only the signs every
 # language prints (currency codes, "IBAN", "BIC", "SWIFT", "id", "no.", "nr.", a web address's "www", "https").
 SHARED = {"iban", "bic", "swift", "eur", "pln", "chf", "gbp", "usd", "id", "no", "nr", "www", "https"}
 
@@ -163,7 +164,7 @@ def _pattern_words(path: Path) -> set[str]:
 
 
 def test_the_labels_spell_no_language_of_their_own():
-    """A language is one place: ``agent.labels`` is the shared structure, every word is a language module's."""
+    """A language is one place: ``agent.reading.labels`` is the shared structure, every word is a language module's."""
     assert _pattern_words(Path(labels.__file__)) <= SHARED
     assert "from .languages" not in Path(labels.__file__).read_text(encoding="utf-8")  # no language by name
 
@@ -206,7 +207,7 @@ def test_a_later_language_never_takes_an_earlier_ones_words():
 @pytest.mark.parametrize("label", ["Data de emissão:", "Data da emissão", "Data da fatura", "Data de fatura"])
 def test_portuguese_issue_dates_are_the_invoices_date_label(label):
     """Portugal and Brazil print "Data de emissão" as often as "Data da fatura"."""
-    from agent.languages import pt
+    from agent.reading.languages import pt
 
     assert _compile(pt.INVOICE_DATE).search(label)
     assert _compile(labels.INVOICE_DATE).search(label)
@@ -242,12 +243,12 @@ def test_no_two_languages_name_one_word_differently(name):
             assert seen.setdefault(word, code) == code, (_name(module), word)
 
 
-# --- the field readers (``agent.fields``) and the appended documents' titles spell no language either ---------
+# --- the field readers (``agent.reading.fields``) and the appended documents' titles spell no language either ---------
 # Words the readers' patterns may spell themselves: signs every language prints (currency codes and symbols,
 # "IBAN", "BIC", "id", "no", "nr"), web addresses' and countries' codes, and what is a country's, not a language's:
 # a legal form printed after a comma ("Acme, plc"), the supplier's country's signs in ``amounts`` ("F-skatt",
 # "México"). The other legal forms, Finnish's seller heading and Romanian's receipt wait in
-# ``agent.fields.partywords`` (docs/languages.md).
+# ``agent.reading.fields.partywords`` (docs/languages.md).
 SIGNS = SHARED | {"kr", "zł", "com", "net", "org", "biz", "info", "io", "co", "uk", "us", "eu", "is",
                   "ar", "at", "au", "be", "br", "ca", "ch", "cl", "cn", "cz", "de", "dk", "ee", "es", "fi", "fr", "hk",
                   "ie", "in", "it", "jp", "lt", "lu", "lv", "mx", "nl", "nz", "pl", "pt", "se", "sg", "sk"}
@@ -285,7 +286,7 @@ def _regex_words(path: Path) -> set[str]:
 
 @pytest.mark.parametrize("path", READERS)
 def test_the_field_readers_spell_no_language_of_their_own(path):
-    """A language is one place: the readers' patterns are the languages' words (``agent.labels``) in their own
+    """A language is one place: the readers' patterns are the languages' words (``agent.reading.labels``) in their own
     structure, with the signs every language prints and a country's own words."""
     assert _regex_words(Path(labels.__file__).parent / path) <= SIGNS | COUNTRYS
 

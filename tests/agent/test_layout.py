@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent import documents, layout
+from agent.reading import documents, layout
 from jobs.errors import DamagedDocument, UnsupportedDocument
 from tests.pdfs import make_pdf
 

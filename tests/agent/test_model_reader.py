@@ -16,13 +16,13 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.test import Client
 
-from agent import model_reader
 from agent.admin import ReviewSettingsAdmin
-from agent.fields import LABELS, REQUIRED
-from agent.findings import words
-from agent.model_reader import NOT_FOUND, UNREADABLE, suggest
 from agent.models import Checkpoint, ModelReading, ProviderCall, ReviewSettings
-from agent.planner import ChatCompletionsPlanner, LocalPlanner
+from agent.reading.fields import LABELS, REQUIRED
+from agent.reading.findings import words
+from agent.review import model_reader
+from agent.review.model_reader import NOT_FOUND, UNREADABLE, suggest
+from agent.review.planner import ChatCompletionsPlanner, LocalPlanner
 from jobs import queue
 from jobs.kinds import JobDeferred, JobFailed
 from jobs.members import triage_group
@@ -408,7 +408,7 @@ def test_with_the_opt_in_the_review_asks_the_model_once(configured, unpaid_job, 
 
 
 def test_the_extract_steps_layout_gives_pages_and_boxes(configured, job, opted_in, claim):
-    layout = pytest.importorskip("agent.layout")  # the layout reader, once merged
+    layout = pytest.importorskip("agent.reading.layout")  # the layout reader, once merged
     words = [layout.Word("IBAN", 40.0, 700.0, 70.0, 712.0), layout.Word("DE89370400440532013000", 75.0, 700.0, 300.0,
                                                                           712.0)]
     page = layout.Layout(pages=2, lines=[layout.Line(page=2, words=words, text="IBAN DE89370400440532013000")],

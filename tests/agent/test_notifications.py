@@ -11,7 +11,7 @@ from django.core import mail
 from django.db import transaction
 from django.urls import reverse
 
-from agent import notifications
+from agent.inbox import notifications
 from agent.models import NotificationPreference, TriageAlert
 from jobs import kinds, queue
 from jobs.context import JobContext

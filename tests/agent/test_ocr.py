@@ -24,9 +24,11 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from agent import documents, fields, ocr, reading, samples, tools, workflow
-from agent.layout import Layout, Line, Word
+from agent import samples
 from agent.management.commands.reviewbench import same
+from agent.reading import documents, fields, ocr, reading
+from agent.reading.layout import Layout, Line, Word
+from agent.review import tools, workflow
 from jobs.errors import DamagedDocument, DocumentUnpacksTooLarge, PayloadTooLarge
 from jobs.models import Job
 
@@ -135,7 +137,7 @@ def test_a_png_and_a_multipage_tiff_are_sniffed_from_their_bytes(needs_ocr):
 
 
 def test_a_scan_goes_through_the_review_and_its_note_says_it_was_read_from_a_scan(needs_ocr, review_job, claim):
-    from agent.planner import LocalPlanner
+    from agent.review.planner import LocalPlanner
 
     from .conftest import drive
 
@@ -393,7 +395,7 @@ def text_page_with_an_image(image_line: str) -> dict:
 
 
 def test_an_iban_in_an_image_that_differs_from_the_text_layers_is_to_check_with_both_readings():
-    from agent import findings
+    from agent.reading import findings
 
     checked = findings.settle(reading.validate(text_page_with_an_image("Bank: GB82 WEST 1234 5698 7654 32"),
                                                today=TODAY))

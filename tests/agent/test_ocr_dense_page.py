@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date
 
-from agent import documents, reading, tools
+from agent.reading import documents, reading
+from agent.review import tools
 
 # Within: the page's CPU fits in the wall-clock time its section is given, so with a core of its own it
 # never ends ``time_limit`` (it took 32 CPU s before dense pages were read in one language; the figure

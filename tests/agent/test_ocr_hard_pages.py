@@ -7,9 +7,9 @@ import io
 
 from PIL import Image, ImageChops, ImageDraw, ImageFilter, ImageFont
 
-from agent import documents, ocr, pages, reading
-from agent.layout import Layout
-from agent.ocr import scans
+from agent.reading import documents, ocr, pages, reading
+from agent.reading.layout import Layout
+from agent.reading.ocr import scans
 
 RECEIPT = ["CAFE LINDENHOF", "Marktplatz 3, 79098 Freiburg", "USt-IdNr. DE136695976", "", "Beleg-Nr. 4471",
            "Datum: 14.03.2026", "2 x Cappuccino      7,80", "1 x Kuchen          3,90", "", "SUMME EUR          11,70"]

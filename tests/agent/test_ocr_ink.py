@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from agent import layout, ocr
-from agent.ocr import ink
+from agent.reading import layout, ocr
+from agent.reading.ocr import ink
 
 
 def test_light_saturated_colour_reads_dark_and_a_highlighters_wash_stays_lighter_than_its_text():

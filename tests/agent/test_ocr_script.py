@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from agent import ocr
-from agent.ocr import script
+from agent.reading import ocr
+from agent.reading.ocr import script
 
 from .test_ocr import Answering, found
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from agent import documents, pages
-from agent.planner import LocalPlanner
+from agent.reading import documents, pages
+from agent.review.planner import LocalPlanner
 from jobs import document_store as stored
 
 from .conftest import drive

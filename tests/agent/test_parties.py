@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from agent import fields, layout
+from agent.reading import fields, layout
 
 TODAY = date(2026, 6, 1)
 
@@ -219,8 +219,8 @@ def test_a_shape_only_one_scheme_prints_is_read_anywhere():
 
 
 def test_the_suppliers_country_comes_from_its_tax_id():
-    from agent.fields.identifiers import find_iban, find_vat_id, supplier_country
-    from agent.fields.page import Page
+    from agent.reading.fields.identifiers import find_iban, find_vat_id, supplier_country
+    from agent.reading.fields.page import Page
 
     page = Page(layout.Layout.from_text("Bluegum Joinery Pty Ltd\nABN 96 530 123 456\nTotal $ 110.00"))
     assert supplier_country(page, {"vat_id": find_vat_id(page), "iban": find_iban(page)}) == "AU"
@@ -248,7 +248,7 @@ def test_without_a_buyer_block_the_buyer_is_missing_and_never_asked_of_the_suppl
 
 
 def test_a_vat_id_with_and_without_its_prefix_is_one_supplier_for_the_duplicate_check():
-    from agent.duplicates import supplier_key
+    from agent.review.duplicates import supplier_key
 
     bare = read("Tessitura Lario Srl\nPartita IVA 04567890589\nFattura 31")
     prefixed = read("Tessitura Lario Srl\nP.IVA IT 04567890589\nFattura 32")
@@ -257,7 +257,7 @@ def test_a_vat_id_with_and_without_its_prefix_is_one_supplier_for_the_duplicate_
 
 
 def test_ocr_confusing_two_characters_is_read_back_when_the_check_digits_then_pass():
-    from agent.layout import Layout, Line, Word
+    from agent.reading.layout import Layout, Line, Word
 
     def line(text: str, top: float, conf: float | None) -> Line:
         words, x = [], 50.0
@@ -285,7 +285,7 @@ def test_a_samples_placeholder_number_is_no_ones_tax_id():
 
 
 def test_a_buyer_name_not_found_leaves_the_review_ok():
-    from agent import workflow
+    from agent.review import workflow
 
     found = read("Harborline Marine Supplies\nInvoice 12\nTotal 10.00")
     present = {name: {"status": "present", "value": "x", "detail": "", "evidence": None} for name in fields.REQUIRED}

@@ -10,9 +10,9 @@ import io
 from fpdf import FPDF
 from PIL import Image, ImageDraw, ImageFont
 
-from agent import documents, reading
-from agent.findings import words
-from agent.layout import Layout
+from agent.reading import documents, reading
+from agent.reading.findings import words
+from agent.reading.layout import Layout
 
 
 def letterhead(lines: list[tuple[str, int]], size: tuple[int, int]) -> bytes:
@@ -196,7 +196,7 @@ def test_a_bank_account_printed_only_in_a_small_image_on_the_last_page_is_read_b
 
 
 def test_a_text_pdf_whose_fields_are_all_in_its_text_is_not_read_again(needs_ocr, monkeypatch):
-    from agent import ocr
+    from agent.reading import ocr
 
     def never(*args, **kwargs):
         raise AssertionError("read whole although nothing was missing")

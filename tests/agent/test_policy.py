@@ -6,16 +6,16 @@ from datetime import timedelta
 
 import pytest
 
-from agent import tools
 from agent.models import Checkpoint
-from agent.policy import FINISH, Proposal
+from agent.review import tools
+from agent.review.steps import FINISH, SEQUENCE, Proposal
 from jobs.models import Job, JobEvent
 
 from .conftest import ScriptedPlanner, drive
 
 
 def next_tool(view):
-    return Proposal(tools.SEQUENCE[view.step_index], {"job_id": view.job_id})
+    return Proposal(SEQUENCE[view.step_index], {"job_id": view.job_id})
 
 
 @pytest.fixture

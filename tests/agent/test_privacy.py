@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
-from agent.planner import ChatCompletionsPlanner, LocalPlanner
-from agent.policy import Proposal
+from agent.review.planner import ChatCompletionsPlanner, LocalPlanner
+from agent.review.steps import Proposal
 from jobs.models import Job, JobEvent
 
 from .conftest import ScriptedPlanner, drive
@@ -45,7 +45,7 @@ def test_a_review_leaves_no_document_text_in_events_or_logs(review_job, claim, l
 
 
 def test_the_provider_sees_no_document_text_and_no_prompt_is_logged(review_job, claim, provider, logs):
-    from agent.planner import SYSTEM_PROMPT
+    from agent.review.planner import SYSTEM_PROMPT
 
     job = review_job(text=TEXT)
     planner = ChatCompletionsPlanner(base_url=provider.url, model="m")

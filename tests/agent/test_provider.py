@@ -6,11 +6,11 @@ from datetime import UTC, timedelta
 
 import pytest
 
-from agent import planner as planners
-from agent import workflow
 from agent.models import Checkpoint, ProviderCall
-from agent.planner import ChatCompletionsPlanner, LocalPlanner
-from agent.policy import Proposal
+from agent.review import planner as planners
+from agent.review import workflow
+from agent.review.planner import ChatCompletionsPlanner, LocalPlanner
+from agent.review.steps import Proposal
 from jobs import queue
 from jobs.kinds import JobFailed
 from jobs.models import Job, JobEvent

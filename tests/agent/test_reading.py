@@ -1,6 +1,6 @@
-"""agent.reading: what extract keeps, and how validate picks each field, its evidence and the findings.
+"""agent.reading.reading: what extract keeps, and how validate picks each field, its evidence and the findings.
 
-The e-invoice reader is a stand-in here (``FakeEInvoices``, the interface of agent.einvoice),
+The e-invoice reader is a stand-in here (``FakeEInvoices``, the interface of agent.reading.einvoice),
 so these tests pin the wiring: the XML's fields win, a field the XML lacks comes from the
 page, the page is compared with the XML, and ``read_xml=False`` never looks at an XML.
 """
@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 
-from agent import documents, fields, findings, reading, samples, workflow
-from agent.planner import LocalPlanner
+from agent import samples
+from agent.reading import documents, fields, findings, reading
+from agent.review import workflow
+from agent.review.planner import LocalPlanner
 from jobs.models import Job
 from tests.pdfs import CHANGED_IBAN_PAGE, factur_x_with_page
 
@@ -50,7 +52,7 @@ class FakeInvoice:
 
 
 class FakeEInvoices:
-    """agent.einvoice's interface: every PDF carries this XML; a standalone XML is itself."""
+    """agent.reading.einvoice's interface: every PDF carries this XML; a standalone XML is itself."""
 
     EInvoice = FakeInvoice
 
@@ -223,7 +225,7 @@ def test_the_source_in_words():
     assert reading.source_words(None) == ""
 
 
-# --- with the real e-invoice reader (agent.einvoice) -------------------------------------------
+# --- with the real e-invoice reader (agent.reading.einvoice) -------------------------------------------
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "einvoices"
 FACTUR_X = CORPUS / "pdf" / "zugferd_2p0_EN16931_Einfach.pdf"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agent import fields
 from agent.management.commands.reviewbench import run
+from agent.reading import fields
 
 from .conftest import require_ocr
 

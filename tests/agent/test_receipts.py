@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from agent import fields
+from agent.reading import fields
 
 TODAY = date(2026, 6, 1)
 
@@ -156,7 +156,7 @@ def test_two_different_amounts_paid_without_a_total_give_no_total():
 
 def scanned(text: str, conf: float = 90.0) -> dict:
     """The fields of ``text`` laid out as OCR reads a page: each word boxed where it stands, with a confidence."""
-    from agent import layout
+    from agent.reading import layout
 
     lines = []
     for number, raw in enumerate(text.splitlines()):

@@ -7,7 +7,7 @@ from datetime import date
 
 import pytest
 
-from agent import fields
+from agent.reading import fields
 
 TODAY = date(2026, 6, 1)
 

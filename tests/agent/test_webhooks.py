@@ -14,8 +14,9 @@ from datetime import timedelta
 
 import pytest
 
-from agent import samples, webhooks
+from agent import samples
 from agent.admin import WebhookEndpointForm
+from agent.inbox import webhooks
 from agent.models import WebhookEndpoint
 from jobs import kinds, queue
 from jobs.clock import system_clock

@@ -6,10 +6,11 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from agent import samples, workflow
-from agent.fields import ALSO_READ
+from agent import samples
 from agent.models import Checkpoint
-from agent.planner import LocalPlanner
+from agent.reading.fields import ALSO_READ
+from agent.review import workflow
+from agent.review.planner import LocalPlanner
 from jobs import kinds, queue
 from jobs.errors import InvalidPayload, PayloadTooLarge, UnsupportedDocument
 from jobs.models import Job
@@ -272,14 +273,14 @@ def test_the_worker_stores_the_reviews_outcome_with_the_completion(review_job, c
 
 
 def test_the_worker_loop_records_a_refusal_with_its_code(review_job, clock, pdf, monkeypatch):
-    from agent.policy import Proposal
+    from agent.review.steps import Proposal
     from jobs.worker import Worker
 
     class Emailer:
         def propose(self, ctx, view, save):
             return Proposal("send_email", {"job_id": view.job_id})
 
-    monkeypatch.setattr("agent.planner.from_env", Emailer)
+    monkeypatch.setattr("agent.review.planner.from_env", Emailer)
     job = review_job(pdf)
     Worker(clock=clock, burst=True).run_one()
     job.refresh_from_db()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent import documents
+from agent.reading import documents
 from jobs.errors import UnsupportedDocument
 
 INVOICE = b"<Invoice xmlns='urn:oasis:names:specification:ubl:schema:xsd:Invoice-2'/>"

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from agent import ocr, samples
+from agent import samples
 from agent.models import Checkpoint
+from agent.reading import ocr
 from jobs import kinds, queue
 from jobs.clock import system_clock
 from jobs.document_store import Upload

@@ -9,8 +9,9 @@ from datetime import timedelta
 
 import pytest
 
-from agent import samples, workflow
-from agent.planner import LocalPlanner
+from agent import samples
+from agent.review import workflow
+from agent.review.planner import LocalPlanner
 from agent.samples.make_samples import invoice_lines, write_pdf
 from jobs import kinds, queue
 from jobs.clock import system_clock

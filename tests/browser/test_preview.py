@@ -4,7 +4,7 @@ previous and next, the original as a download, another tenant's 404, nothing the
 Content-Security-Policy refuses and no serious or critical axe-core finding.
 
 The review runs in this process exactly as a worker runs it (``review_document``), page images
-included. Scans and photos need the OCR reading (``agent.ocr``) and Tesseract: without them
+included. Scans and photos need the OCR reading (``agent.reading.ocr``) and Tesseract: without them
 those cases skip and say why.
 """
 
@@ -125,8 +125,8 @@ def test_alice_reads_a_text_pdf_beside_its_review_and_bob_cannot_reach_it(make_m
 
 def _ocr_ready() -> str:
     """Why scans and photos cannot be read here, or "" when they can."""
-    if importlib.util.find_spec("agent.ocr") is None:
-        return "agent.ocr is not there yet (OCR for scans and photos, issue 24)"
+    if importlib.util.find_spec("agent.reading.ocr") is None:
+        return "agent.reading.ocr is not there yet (OCR for scans and photos, issue 24)"
     if shutil.which("tesseract") is None:
         return "tesseract is not installed (apt-get install tesseract-ocr)"
     return ""

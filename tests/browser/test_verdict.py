@@ -117,7 +117,7 @@ def accepted_reasons(job_id: int) -> list[str]:
 
 
 def test_bulk_handled_and_bulk_approve_ask_again_naming_the_finding(make_member, login):
-    from agent import findings
+    from agent.reading import findings
     from tests.web.conftest import review_result
 
     alice = off_loop(make_member, "acme", ALICE[0], password=ALICE[1])

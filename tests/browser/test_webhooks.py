@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Permission
 
+from agent.inbox.webhooks import FINISHED, KIND_NAME
 from agent.models import WebhookEndpoint
-from agent.webhooks import FINISHED, KIND_NAME
 from jobs import queue
 from jobs.clock import system_clock
 from tests.webhook_receiver import resolve_publicly

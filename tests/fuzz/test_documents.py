@@ -3,7 +3,7 @@
 For every input, as the product reads it: acceptance (``check_document``, after ``sniff``)
 in the web process, then for what it accepts the worker's extraction (``read_text``, the
 invoice XML through ``find_xml`` and ``read_einvoice``, and the review's own reading:
-``agent.reading.extract``, the layout with word positions, and ``validate``, the fields);
+``agent.reading.reading.extract``, the layout with word positions, and ``validate``, the fields);
 text is also read as inline text (a payload's ``text``). Whatever the bytes:
 
 - nothing raises but the documented refusals: an ``AcceptanceError`` whose code and status
@@ -28,13 +28,13 @@ from datetime import date
 import pytest
 from hypothesis import given, settings
 
-from agent import documents, einvoice, fields
+from agent.reading import documents, einvoice, fields
 from jobs.errors import AcceptanceError, DamagedDocument
 from tests.fuzz import inputs
 from tests.fuzz.conftest import FIGURES_SEEN, ROOT, Cost, examples, measured
 
-try:  # the layout reading (agent.layout, agent.reading) came from another branch
-    from agent import reading
+try:  # the layout reading (agent.reading.layout, agent.reading.reading) came from another branch
+    from agent.reading import reading
 except ImportError:  # pragma: no cover - a tree from before it
     reading = None  # type: ignore[assignment]
 
@@ -54,7 +54,7 @@ ACCEPT_MEMORY_MB = 150
 EXTRACT_CPU_SECONDS = 5.0
 # And this much more for each page read by OCR (a page without a text layer): about 1 s at
 # 300 dpi on a real page, a few on a noisy one; the review's sandbox bounds the whole
-# (60 s of CPU, agent.workflow), as it bounds the OCR of a large picture.
+# (60 s of CPU, agent.review.workflow), as it bounds the OCR of a large picture.
 OCR_CPU_SECONDS_PER_PAGE = 5.0
 EXTRACT_MEMORY_MB = 256
 TODAY = date(2026, 3, 1)

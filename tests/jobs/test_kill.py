@@ -289,7 +289,7 @@ def check_deliveries(receiver, jobs: dict[int, dict]) -> None:
 def webhook_workload(accept):
     """Reviews of alice's, completed before the workers start, each with its delivery queued to
     a receiver on 127.0.0.1; the receiver, to close and read."""
-    from agent import webhooks
+    from agent.inbox import webhooks
     from agent.models import WebhookEndpoint
     from jobs import kinds, queue
     from tests.webhook_receiver import Receiver

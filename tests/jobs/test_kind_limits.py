@@ -93,7 +93,7 @@ def test_a_worker_sets_up_the_slots_of_the_kinds_it_knows(clock, accept, registe
 
 @pytest.mark.slow
 def test_a_kinds_limit_holds_across_four_worker_processes(tmp_path, transactional_db, accept):
-    from agent import webhooks
+    from agent.inbox import webhooks
     from agent.models import WebhookEndpoint
     from tests.webhook_receiver import Receiver
 
@@ -212,7 +212,7 @@ def test_slow_webhook_receivers_hold_one_worker_and_another_tenants_job_runs_mea
         tmp_path, transactional_db, accept, make_member):
     """The finding: a slow receiver's deliveries held both worker processes, and another tenant's
     review waited for them. With ``webhook.deliver`` limited to 1, the other process serves it."""
-    from agent import webhooks
+    from agent.inbox import webhooks
     from agent.models import WebhookEndpoint
     from tests.conftest import wait_for
     from tests.webhook_receiver import Receiver

@@ -533,7 +533,7 @@ class WebhookSink:
 
     def deliveries(self) -> list[dict[str, Any]]:
         """The endpoint's delivery jobs, oldest first."""
-        from agent.webhooks import KIND_NAME
+        from agent.inbox.webhooks import KIND_NAME
 
         return self.cluster.rows(
             "SELECT id, state, epoch, attempts, payload, result, last_error, external_started_at, leased_by"
@@ -542,7 +542,7 @@ class WebhookSink:
 
     def owed(self) -> set[tuple[int, str]]:
         """(review, event) of every event the completed reviews owe this endpoint."""
-        from agent.webhooks import REVIEW_KIND, events_of
+        from agent.inbox.webhooks import REVIEW_KIND, events_of
 
         reviews = self.cluster.rows("SELECT id, needs_action FROM jobs_job WHERE kind = %s AND state = 'completed'",
                                     (REVIEW_KIND,))

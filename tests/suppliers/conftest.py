@@ -10,8 +10,9 @@ from django.contrib.auth.models import Permission
 from django.core.management import call_command
 from django.test import Client
 
-from agent import work, workflow
-from agent.planner import LocalPlanner
+from agent.inbox import work
+from agent.review import workflow
+from agent.review.planner import LocalPlanner
 from agent.samples.make_samples import invoice_lines
 from jobs import kinds, queue
 from jobs.context import JobContext

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from agent import acceptances, corrections, findings
+from agent.inbox import acceptances, corrections
+from agent.reading import findings
 from suppliers import services
 from suppliers.models import RegisterSettings
 from tests.suppliers.conftest import may_change_register, text_invoice

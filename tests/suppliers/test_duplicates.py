@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from agent import corrections, duplicates, samples, work
+from agent import samples
+from agent.inbox import corrections, work
+from agent.review import duplicates
 from agent.samples.make_samples import invoice_lines
 from jobs.clock import queue_clock
 from tests.agent.conftest import require_ocr

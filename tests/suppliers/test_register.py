@@ -9,7 +9,9 @@ import pytest
 from django.core.management import CommandError
 from django.urls import reverse
 
-from agent import presentation, work, workflow
+from agent import presentation
+from agent.inbox import work
+from agent.review import workflow
 from jobs.clock import queue_clock
 from suppliers import imports, review, services
 from suppliers.models import RegisterSettings, Supplier, SupplierChange, SupplierIban, SupplierTaxId

@@ -88,7 +88,7 @@ _earlier = itertools.count(1)
 
 def review_result(*, supplier="Nordlicht Bürobedarf GmbH", number="INV-2026-0142", iban_status="present",
                   readable=True) -> dict:
-    """A document_review result of the shape agent.workflow.result makes."""
+    """A document_review result of the shape agent.review.workflow.result makes."""
     present = lambda value: {"status": "present", "value": value, "detail": ""}  # noqa: E731
     fields = {
         "supplier_name": present(supplier), "vat_id": present("DE136695976"), "invoice_number": present(number),
@@ -130,7 +130,7 @@ def reviewed(clock, alice):
 
 
 def evidenced_review_result(*, einvoice: bool = False) -> dict:
-    """A document_review result whose values carry their evidence, as agent.reading gives them.
+    """A document_review result whose values carry their evidence, as agent.reading.reading gives them.
 
     From the visible text: each value with its page and printed line (one line long enough to
     have to wrap on a phone), and a total read twice with two different amounts (to check).
@@ -191,8 +191,8 @@ def review_document(user, content: bytes, name: str, *, media_type: str = "appli
     planner exactly as a worker runs it (page images included) and completed with its summary."""
     from datetime import timedelta
 
-    from agent import workflow
-    from agent.planner import LocalPlanner
+    from agent.review import workflow
+    from agent.review.planner import LocalPlanner
     from jobs.clock import system_clock
     from jobs.context import JobContext
     from jobs.document_store import Upload

@@ -12,7 +12,7 @@ import pytest
 from django.core import mail
 from openpyxl import load_workbook
 
-from agent import notifications
+from agent.inbox import notifications
 from agent.models import TriageAlert
 from jobs import queue
 from jobs.admin import guidance

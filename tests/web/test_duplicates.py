@@ -13,9 +13,10 @@ import jsonschema
 import pytest
 from django.db import connection
 
-from agent import duplicates, samples, workflow
+from agent import samples
 from agent.models import DocumentFingerprint
-from agent.planner import LocalPlanner
+from agent.review import duplicates, workflow
+from agent.review.planner import LocalPlanner
 from agent.samples.make_samples import invoice_lines
 from jobs import kinds, queue
 from jobs.context import JobContext

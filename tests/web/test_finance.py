@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from agent import corrections, work
+from agent.inbox import corrections, work
 from web import zones
 
 from .conftest import review_result

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from agent import work
+from agent.inbox import work
 from jobs import queue
 from tests.conftest import claim_first
 from web import polling

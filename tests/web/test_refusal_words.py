@@ -9,7 +9,7 @@ import re
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-import agent.documents
+import agent.reading.documents
 from jobs.models import Job
 
 from .responses import csrf_token, form_key
@@ -57,7 +57,7 @@ def files(name: str) -> SimpleUploadedFile:
 def test_the_forms_copy_is_chosen_by_the_code_not_the_message(browser_client, alice, monkeypatch, case, reworded):
     if reworded:
         for name, words in REWORDED.items():
-            monkeypatch.setattr(agent.documents.rules, name, words)
+            monkeypatch.setattr(agent.reading.documents.rules, name, words)
     data, expected = CASES[case]
     if "document" in data:
         data = {**data, "document": files(data["document"])}
@@ -65,7 +65,7 @@ def test_the_forms_copy_is_chosen_by_the_code_not_the_message(browser_client, al
 
 
 def test_api_clients_get_the_reworded_message_under_the_same_code(api_client, alice, monkeypatch):
-    monkeypatch.setattr(agent.documents.rules, "NO_INPUT", REWORDED["NO_INPUT"])
+    monkeypatch.setattr(agent.reading.documents.rules, "NO_INPUT", REWORDED["NO_INPUT"])
     response = api_client(alice).post("/jobs", {"kind": "document_review", "payload": {}},
                                       content_type="application/json", headers={"Idempotency-Key": "k-1"})
     body = response.json()

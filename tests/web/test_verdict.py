@@ -10,8 +10,11 @@ import copy
 
 import pytest
 
-from agent import corrections, findings, presentation, work, workflow
+from agent import presentation
+from agent.inbox import corrections, work
 from agent.models import DocumentWork, DocumentWorkChange, FieldCorrection, FindingAcceptance
+from agent.reading import findings
+from agent.review import workflow
 from jobs.models import Job
 from web import status
 
@@ -137,7 +140,7 @@ def test_an_old_date_is_alices_finding_accepted_and_cleared_also_after_entering_
     note = shown(job)["draft"]
     assert "To ask the supplier" not in note and "more than ten years old" in note
 
-    from agent import acceptances
+    from agent.inbox import acceptances
 
     acceptances.accept(job_id=job.pk, tenant_id=alice.tenant_id, user=alice, reason="a late claim we agreed to pay",
                        keys=[findings.key(finding)], now=clock.now())
@@ -148,7 +151,7 @@ def test_an_old_date_is_alices_finding_accepted_and_cleared_also_after_entering_
 
 
 def test_an_acceptance_needs_a_reason_and_a_finding_that_stands(reviewed, alice, clock):
-    from agent import acceptances
+    from agent.inbox import acceptances
     from web.kind_pages import Refused
 
     job = reviewed(with_findings(IBAN_FINDING))
@@ -163,7 +166,7 @@ def test_an_acceptance_needs_a_reason_and_a_finding_that_stands(reviewed, alice,
 
 
 def test_another_tenants_member_cannot_accept_or_approve(reviewed, bob, clock):
-    from agent import acceptances
+    from agent.inbox import acceptances
     from web.kind_pages import Refused
 
     job = reviewed(with_findings(IBAN_FINDING))

@@ -7,8 +7,8 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
+from agent.inbox.webhooks import CATCHUP
 from agent.models import WebhookEndpoint
-from agent.webhooks import CATCHUP
 from jobs.models import Job
 from tests.webhook_receiver import resolve_publicly
 
@@ -113,7 +113,7 @@ def test_a_post_without_its_csrf_token_is_refused(alice):
 
 
 def test_the_admin_sees_her_tenants_latest_deliveries_with_their_state(client, alice, bob, accept, clock):
-    from agent.webhooks import KIND_NAME
+    from agent.inbox.webhooks import KIND_NAME
     from jobs import queue
     from tests.conftest import drive_to
 

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from agent import work
+from agent.inbox import work
 from agent.models import DocumentWork, DocumentWorkChange
 from jobs.models import Job
 from tests.conftest import drive_to

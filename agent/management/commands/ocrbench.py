@@ -28,8 +28,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agent import documents, fields, ocr, reading
 from agent.management.commands.reviewbench import outcome
+from agent.reading import documents, fields, ocr, reading
 from jobs.errors import AcceptanceError
 
 DEFAULT_FOLDERS = ("tests/corpus/multilingual", "tests/corpus/einvoices")

@@ -17,7 +17,7 @@ every one must); "ok": how many read *OK* (on a fraud bench, none may).
 A folder may seed a supplier register: ``register.csv`` (the import's format, ``suppliers.imports``)
 and ``tenant.json`` (``{"own_tax_ids": [...]}``). Then each document is also checked against it as
 a review checks a tenant's invoice (``suppliers.review``), and against the documents before it (in
-the order of their names) for duplicates (``agent.duplicates``): the bench is one tenant.
+the order of their names) for duplicates (``agent.review.duplicates``): the bench is one tenant.
 
 ``--ignore-xml`` reads only the visible text: an embedded XML is never looked at, and a
 document without visible text (a standalone XML) is skipped. ``--details`` lists each wrong
@@ -44,8 +44,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from agent import documents, duplicates, fields, findings, reading, workflow
 from agent.models import DocumentFingerprint
+from agent.reading import documents, fields, findings, reading
+from agent.review import duplicates, workflow
 from jobs.errors import AcceptanceError
 from suppliers import imports
 from suppliers import review as register_review

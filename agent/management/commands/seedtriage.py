@@ -19,7 +19,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
-from agent import provider_calls, samples
+from agent import samples
+from agent.review import provider_calls
 from jobs import kinds, queue
 from jobs.clock import queue_clock
 from jobs.context import JobContext
@@ -88,7 +89,7 @@ class Command(BaseCommand):
             raise CommandError(f"job {job.pk} could not be started: {started.reason}")
         if case is UNKNOWN:
             now = queue_clock.now()
-            call = provider_calls.started(  # the planner's first call, as agent.planner records it
+            call = provider_calls.started(  # the planner's first call, as agent.review.planner records it
                 job_id=claim.job_id, epoch=claim.epoch, now=now, step=provider_calls.step_words(0),
                 call="which step comes next (the demo's stand-in: nothing is sent)",
                 key=f"job-{claim.job_id}-epoch-{claim.epoch}-step-0")

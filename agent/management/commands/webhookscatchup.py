@@ -2,7 +2,7 @@
 
 A review's deliveries are queued right after its completion commits; a worker that dies in
 between leaves that review without them. The ``webhook.catchup`` job does this every few minutes
-by itself (``agent.webhooks.run_catch_up``); this runs it once, by hand: it queues the missing
+by itself (``agent.inbox.webhooks.run_catch_up``); this runs it once, by hand: it queues the missing
 ones of the reviews completed within ``--minutes``, and none twice.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from agent import webhooks
+from agent.inbox import webhooks
 
 
 class Command(BaseCommand):
