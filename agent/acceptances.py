@@ -16,8 +16,8 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from accounts.models import User
 from jobs import queue
-from jobs.models import User
 from web.kind_pages import Refused, Remark
 
 from . import findings

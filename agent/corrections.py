@@ -22,8 +22,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from accounts.models import User
 from jobs import queue
-from jobs.models import Job, User
+from jobs.models import Job
 from web.kind_pages import Correction, Refused, Remark
 
 from . import acceptances, duplicates, fields, findings, register

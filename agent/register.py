@@ -13,7 +13,8 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
-from jobs.models import Job, User
+from accounts.models import User
+from jobs.models import Job
 from suppliers import review, services
 
 RegisterRefused = services.RegisterRefused  # a register write that another one came between

@@ -20,8 +20,9 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q, QuerySet
 
+from accounts.models import User
 from jobs import queue
-from jobs.models import Job, User
+from jobs.models import Job
 from web import status, wording
 from web.kind_pages import Refused, Work
 

@@ -35,10 +35,11 @@ from django.views.decorators.http import require_http_methods
 from django_htmx.middleware import HtmxDetails
 from pydantic import BaseModel, ValidationError
 
-from jobs import kinds, payloads, tokens
+from accounts import tokens
+from accounts.models import User
+from jobs import kinds, payloads
 from jobs.document_store import Upload
 from jobs.errors import AcceptanceError
-from jobs.models import User
 
 from . import photos, schemas, wording
 

@@ -21,7 +21,8 @@ from jobs.kinds import Summary
 if TYPE_CHECKING:
     from django.db.models import QuerySet
 
-    from jobs.models import Job, User
+    from accounts.models import User
+    from jobs.models import Job
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,9 +15,9 @@ import zipfile
 import pytest
 from django.test import Client
 
+from accounts import tokens
 from agent import documents, samples
 from agent.planner import LocalPlanner
-from jobs import tokens
 from jobs.errors import DamagedDocument, DocumentTooComplex, DocumentUnpacksTooLarge, UnsupportedDocument
 from jobs.models import Job
 from tests import hostile
