@@ -94,6 +94,28 @@ def test_the_queue_says_no_product_word():
     assert found == {}
 
 
+# The accounts' names: the queue has scopes and the project's user model, no tenants, members'
+# commands or API tokens of its own (``accounts`` has them).
+ACCOUNT_NAMES = re.compile(r"\b(Tenant|ApiToken|createmember|createtoken)\b")
+
+
+def test_the_queue_has_no_accounts_of_its_own():
+    """Its modules and templates name none of the accounts' models or commands (its migrations,
+    which once held them, aside), and none of its models is a user model."""
+    from django.apps import apps
+    from django.contrib.auth.base_user import AbstractBaseUser
+
+    found = {}
+    for path in queue_files("*.py", "*.html", "*.txt"):
+        if "migrations" in path.parts:
+            continue
+        hits = [line.strip() for line in path.read_text().splitlines() if ACCOUNT_NAMES.search(line)]
+        if hits:
+            found[str(path.relative_to(ROOT))] = hits
+    assert found == {}
+    assert not [m for m in apps.get_app_config("jobs").get_models() if issubclass(m, AbstractBaseUser)]
+
+
 def test_the_queue_templates_include_none_of_the_product():
     """The product shows what it owns on the queue's pages through a registered hook
     (``jobs.admin.kind_triage.DocumentPane``), never by the queue naming its templates."""
