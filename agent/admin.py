@@ -20,8 +20,9 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from jobs.admin.display import member
-from jobs.models import Job, Tenant
+from accounts.members import member
+from accounts.models import Tenant
+from jobs.models import Job
 
 from .models import ReviewSettings, WebhookEndpoint
 

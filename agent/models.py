@@ -29,7 +29,7 @@ class Checkpoint(models.Model):
 class ReviewSettings(models.Model):
     """A tenant's choices for its reviews. Without a row, every choice is its default (off)."""
 
-    tenant = models.OneToOneField("jobs.Tenant", on_delete=models.CASCADE, primary_key=True,
+    tenant = models.OneToOneField("accounts.Tenant", on_delete=models.CASCADE, primary_key=True,
                                   related_name="review_settings")
     provider_may_read = models.BooleanField(
         default=False, verbose_name="the model provider may read our documents",
@@ -77,7 +77,7 @@ class DocumentFingerprint(models.Model):
         SAME_AMOUNT = "same invoice number, total and date", "same invoice number, total and date"
 
     job = models.OneToOneField("jobs.Job", on_delete=models.CASCADE, primary_key=True, related_name="fingerprint")
-    tenant = models.ForeignKey("jobs.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey("accounts.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
     sha256 = models.CharField(max_length=64, blank=True, help_text="The document's SHA-256; empty for pasted text.")
     supplier_key = models.CharField(
         max_length=255, blank=True,
@@ -178,7 +178,7 @@ class DocumentWork(models.Model):
         IGNORED = "ignored", "Ignored"
 
     job = models.OneToOneField("jobs.Job", on_delete=models.CASCADE, primary_key=True, related_name="work")
-    tenant = models.ForeignKey("jobs.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey("accounts.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
     state = models.CharField(max_length=10, choices=State.choices, blank=True)
     assignee = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
                                  related_name="+", help_text="A member of the job's tenant; empty: nobody.")
@@ -292,7 +292,7 @@ class WebhookEndpoint(models.Model):
     Set by staff in the admin for the tenant. Each event is delivered by a ``webhook.deliver``
     job of its own in the queue, so a delivery is retried, fenced and triaged like any job."""
 
-    tenant = models.ForeignKey("jobs.Tenant", on_delete=models.CASCADE, related_name="+")
+    tenant = models.ForeignKey("accounts.Tenant", on_delete=models.CASCADE, related_name="+")
     url = models.URLField(max_length=500, help_text="http(s) only; private and loopback addresses are refused unless "
                                                     "the WEBHOOKS_ALLOW_PRIVATE setting allows them.")
     secret = models.CharField(max_length=200, help_text="Signs each delivery: X-Docket-Signature: sha256=HMAC-SHA256"

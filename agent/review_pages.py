@@ -15,7 +15,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from jobs.models import Job, User
+from accounts.models import User
+from jobs.models import Job
 from web.kind_pages import Correction, Duplicate, PageBox, Remark, Words, Work
 
 from . import presentation

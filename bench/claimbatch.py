@@ -45,7 +45,8 @@ def empty_the_queue() -> None:
     round's would slow every claim."""
     from django.db import connection
 
-    from jobs.models import Job, JobEvent, Tenant, User
+    from accounts.models import Tenant, User
+    from jobs.models import Job, JobEvent
 
     JobEvent.objects.all().delete()
     Job.objects.all().delete()

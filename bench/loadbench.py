@@ -191,8 +191,8 @@ import secrets
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.sessions.backends.db import SessionStore
 from django.core.management import call_command
-from jobs import tokens
-from jobs.models import User
+from accounts import tokens
+from accounts.models import User
 call_command("createmember", "member", tenant="bench", password=secrets.token_urlsafe(16))
 user = User.objects.get(username="member")
 session = SessionStore()

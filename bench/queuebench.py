@@ -103,8 +103,8 @@ def fill(jobs: int, tenants: int = 1, turns: str = "fair", by_tenant: bool = Fal
 
 def _bench_tenants(tenants: int) -> tuple[Any, list[int]]:
     """The benchmark's member (of tenant ``bench``) and the ids of ``tenants`` tenants, its own first."""
-    from jobs.members import create_member
-    from jobs.models import Tenant
+    from accounts.members import create_member
+    from accounts.models import Tenant
 
     user, _ = create_member(username="bench", tenant_slug="bench", password="Bench-password-1")  # noqa: S106  a throwaway database
     ids: list[int] = [user.tenant_id or 0]

@@ -33,10 +33,10 @@ KINDS = ("diagnostic.read", "document_review")
 
 def accept(*, documents: int, size: int, kind: str) -> dict[str, Any]:
     """(A child's role) accept ``documents`` distinct text documents; the time it took."""
+    from accounts.members import create_member
     from jobs import queue
     from jobs.clock import system_clock
     from jobs.document_store import Upload
-    from jobs.members import create_member
 
     user, _ = create_member(username=f"bench-{uuid.uuid4().hex[:8]}", tenant_slug="storebench")
     tenant_id = user.tenant_id

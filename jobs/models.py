@@ -7,20 +7,21 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.contrib.auth.models import AbstractUser
+from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 
 
-class Tenant(models.Model):
-    """A customer organisation. Its jobs share the workers fairly with other tenants'."""
+class Scope(models.Model):
+    """What the queue shares the workers fairly between and keeps apart: the host project maps
+    its own owners of work (customers, teams) to scopes, and every job belongs to one."""
 
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
 
-    # Fair claims (jobs.queue): a tenant of weight 2 gets twice the turns of one of weight 1.
+    # Fair claims (jobs.queue): a scope of weight 2 gets twice the turns of one of weight 1.
     weight = models.PositiveSmallIntegerField(
         default=1, validators=[MinValueValidator(1), MaxValueValidator(100)],
         help_text="Turns this tenant gets relative to others (1-100).")
@@ -30,42 +31,16 @@ class Tenant(models.Model):
     max_waiting = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(1)],
         help_text="At most this many of its jobs waiting; past it submissions get 429. Empty: the default.")
-    # Jobs of this tenant leased right now, kept only while max_running is set (the claim
+    # Jobs of this scope leased right now, kept only while max_running is set (the claim
     # checks and raises it in one conditional write; leaving the lease lowers it).
     running = models.PositiveIntegerField(default=0, editable=False)
 
     class Meta:
+        db_table = "jobs_tenant"  # the table it has always had
         ordering = ["slug"]
 
     def __str__(self) -> str:
         return self.slug
-
-
-class User(AbstractUser):
-    """A person who belongs to exactly one tenant; identity alone decides the tenant."""
-
-    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, null=True, blank=True, related_name="members")
-
-
-class ApiToken(models.Model):
-    """A bearer token for API clients. Only the SHA-256 of the secret is kept.
-
-    A revoked token keeps its row (who had it, when it was last used, when it was revoked):
-    revocation is an audit fact, not a deletion.
-    """
-
-    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="api_tokens")
-    prefix = models.CharField(max_length=12, help_text="The first characters, to tell tokens apart.")
-    digest = models.CharField(max_length=64, unique=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(
-        null=True, blank=True, help_text="When it last authenticated a request (to the minute)."
-    )
-    expires_at = models.DateTimeField(null=True, blank=True, help_text="Empty: the token does not expire.")
-    revoked_at = models.DateTimeField(null=True, blank=True)
-
-    def __str__(self) -> str:
-        return f"{self.prefix}… ({self.user})"
 
 
 class JobQuerySet(models.QuerySet["Job"]):
@@ -100,8 +75,9 @@ class Job(models.Model):
 
     TERMINAL = frozenset({State.COMPLETED, State.DEAD, State.UNKNOWN, State.CANCELLED})
 
-    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="jobs", db_index=False)
-    submitted_by = models.ForeignKey(User, on_delete=models.PROTECT, related_name="jobs")
+    # The scope the job is shared and kept apart by (named ``tenant`` as its column is).
+    tenant = models.ForeignKey(Scope, on_delete=models.PROTECT, related_name="jobs", db_index=False)
+    submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="jobs")
     kind = models.CharField(max_length=64)
 
     # Immutable input: nothing writes these after acceptance.
@@ -162,7 +138,7 @@ class Job(models.Model):
         ordering = ["-id"]
         permissions = [
             ("triage_job", "Can retry, reconcile and discard jobs"),
-            # The tenant's content: granted on its own, never with triage by default (jobs.members).
+            # The tenant's content: granted on its own, never with triage by default (the host project grants it).
             ("view_document", "Can see a job's input: its document's pages, the original file, inline text"),
         ]
         constraints = [

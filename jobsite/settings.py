@@ -123,6 +123,7 @@ INSTALLED_APPS = [
     "axes",
     "django_htmx",
     "template_partials",
+    "accounts",  # tenants, their members and API tokens: who submits jobs, for which tenant
     "web",  # the product's pages and JSON API over the queue
     "agent",
     "suppliers",  # the tenant's supplier register: read at review, learnt from handled documents
@@ -276,7 +277,7 @@ else:
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-AUTH_USER_MODEL = "jobs.User"
+AUTH_USER_MODEL = "accounts.User"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

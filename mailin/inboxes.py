@@ -12,7 +12,7 @@ from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.db.models import Count
 
-from jobs.models import Tenant, User
+from accounts.models import Tenant, User
 
 from .models import InboundMessage, Inbox
 

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from email.message import Message
 
+from accounts.models import User
 from jobs import document_store, kinds, queue
 from jobs.errors import AcceptanceError, DocumentNotChecked, DocumentStoreUnavailable, TenantQueueFull
-from jobs.models import Job, User
+from jobs.models import Job
 
 from . import addresses
 from .conf import MailinSettings

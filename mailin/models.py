@@ -29,7 +29,7 @@ class Inbox(models.Model):
     the old address at once.
     """
 
-    tenant = models.OneToOneField("jobs.Tenant", on_delete=models.CASCADE, primary_key=True, related_name="inbox")
+    tenant = models.OneToOneField("accounts.Tenant", on_delete=models.CASCADE, primary_key=True, related_name="inbox")
     token = models.CharField(max_length=32, unique=True, default=new_token)
     senders = models.JSONField(default=list, blank=True,
                                help_text="Lowercase addresses whose attachments become documents; nobody else's do.")
@@ -61,7 +61,7 @@ class InboundMessage(models.Model):
 
     # The SHA-256 of the Message-ID header (of the message's bytes when it has none).
     key = models.CharField(max_length=64, unique=True)
-    tenant = models.ForeignKey("jobs.Tenant", on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    tenant = models.ForeignKey("accounts.Tenant", on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     sender = models.CharField(max_length=254, blank=True, help_text="The From address, lowercase.")
     size = models.PositiveBigIntegerField(help_text="The message's size in the mailbox, bytes.")
     outcome = models.CharField(max_length=20, choices=Outcome.choices)

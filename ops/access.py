@@ -21,7 +21,7 @@ from django.http import HttpRequest, HttpResponse
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser
 
-    from jobs.models import User
+    from accounts.models import User
 
 View = Callable[..., HttpResponse]
 SCRAPE_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="metrics"'}

@@ -221,8 +221,8 @@ class _Lab:
     # --- the six steps -------------------------------------------------------------------
 
     def accept(self, *, external: bool) -> None:
+        from accounts.models import Tenant, User
         from jobs import queue
-        from jobs.models import Tenant, User
 
         tenant = Tenant.objects.create(slug="lab", name="Lease lab")
         user = User.objects.create(username="lab", tenant=tenant)

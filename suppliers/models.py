@@ -13,7 +13,7 @@ from django.db import models
 
 
 class Supplier(models.Model):
-    tenant = models.ForeignKey("jobs.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey("accounts.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
     name = models.CharField(max_length=200)
     name_key = models.CharField(max_length=200, help_text="The name as compared (suppliers.keys.name).")
     currency = models.CharField(max_length=3, blank=True, help_text="ISO 4217; empty: not known yet.")
@@ -41,7 +41,7 @@ class Supplier(models.Model):
 class SupplierTaxId(models.Model):
     """A tax id (VAT id or a national one) and the one supplier of the tenant it belongs to."""
 
-    tenant = models.ForeignKey("jobs.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey("accounts.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
     supplier = models.ForeignKey(Supplier, on_delete=models.CASCADE, related_name="tax_ids")
     value = models.CharField(max_length=40, help_text="As compared: letters and digits, upper case.")
 
@@ -60,7 +60,7 @@ class SupplierIban(models.Model):
         IMPORT = "import", "the accounting system's import"
         EDIT = "edit", "entered by a member"
 
-    tenant = models.ForeignKey("jobs.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey("accounts.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
     supplier = models.ForeignKey(Supplier, on_delete=models.CASCADE, related_name="ibans")
     iban = models.CharField(max_length=34, help_text="As compared: letters and digits, upper case.")
     first_seen = models.DateField()
@@ -85,7 +85,7 @@ class SupplierChange(models.Model):
         IMPORTED = "imported", "imported"
         DOCUMENT = "document", "from a handled document"
 
-    tenant = models.ForeignKey("jobs.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey("accounts.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
     supplier = models.ForeignKey(Supplier, on_delete=models.CASCADE, related_name="changes", db_index=False)
     at = models.DateTimeField()
     by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
@@ -109,7 +109,7 @@ class RegisterSettings(models.Model):
     """The tenant's own tax ids (an invoice whose buyer's tax id is none of them is addressed to someone
     else) and the currencies it pays in (an invoice in another is Alice's finding, never the supplier's)."""
 
-    tenant = models.OneToOneField("jobs.Tenant", on_delete=models.CASCADE, primary_key=True,
+    tenant = models.OneToOneField("accounts.Tenant", on_delete=models.CASCADE, primary_key=True,
                                   related_name="register_settings")
     own_tax_ids = models.CharField(max_length=500, blank=True,
                                    help_text="Our own VAT and tax ids, as compared, separated by spaces.")
@@ -131,7 +131,7 @@ class RegisterSettings(models.Model):
 class SettingsChange(models.Model):
     """One change of the tenant's register settings: which setting, from -> to, who."""
 
-    tenant = models.ForeignKey("jobs.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey("accounts.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
     at = models.DateTimeField()
     by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
                            related_name="+")

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from accounts.members import create_member
 from jobs import queue
 from jobs.clock import LogicalClock
-from jobs.members import create_member
 from jobs.queue import lateness
 
 # The object store fixtures (SeaweedFS on loopback): ``seaweed``, ``object_store``.

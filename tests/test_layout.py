@@ -28,7 +28,7 @@ from django.core.management import get_commands
 from tests.conftest import ROOT
 
 QUEUE = ROOT / "jobs"
-OUTSIDE_THE_QUEUE = {"web", "agent", "suppliers", "mailin", "ops", "bench"}
+OUTSIDE_THE_QUEUE = {"accounts", "web", "agent", "suppliers", "mailin", "ops", "bench"}
 PRODUCT = {"jobs", "jobsite", *OUTSIDE_THE_QUEUE}
 # The product's words: none of them belongs in the queue's code, comments or templates
 # ("preview" is no review: the match starts at a word).
@@ -62,7 +62,7 @@ def test_the_queue_imports_neither_the_product_nor_the_instruments():
 
 # The apps in layers, lowest first: each imports only the layers below its own, so every dependency
 # points down and none can close a circle. The project (settings, URLs), then the benchmarks, stand on top.
-LAYERS = ({"jobs"}, {"web"}, {"suppliers", "mailin", "ops"}, {"agent"}, {"jobsite"}, {"bench"})
+LAYERS = ({"jobs"}, {"accounts"}, {"web"}, {"suppliers", "mailin", "ops"}, {"agent"}, {"jobsite"}, {"bench"})
 
 
 def app_imports() -> dict[str, set[str]]:
@@ -94,6 +94,28 @@ def test_the_queue_says_no_product_word():
         if hits:
             found[name] = hits
     assert found == {}
+
+
+# The accounts' names: the queue has scopes and the project's user model, no tenants, members'
+# commands or API tokens of its own (``accounts`` has them).
+ACCOUNT_NAMES = re.compile(r"\b(Tenant|ApiToken|createmember|createtoken)\b")
+
+
+def test_the_queue_has_no_accounts_of_its_own():
+    """Its modules and templates name none of the accounts' models or commands (its migrations,
+    which once held them, aside), and none of its models is a user model."""
+    from django.apps import apps
+    from django.contrib.auth.base_user import AbstractBaseUser
+
+    found = {}
+    for path in queue_files("*.py", "*.html", "*.txt"):
+        if "migrations" in path.parts:
+            continue
+        hits = [line.strip() for line in path.read_text().splitlines() if ACCOUNT_NAMES.search(line)]
+        if hits:
+            found[str(path.relative_to(ROOT))] = hits
+    assert found == {}
+    assert not [m for m in apps.get_app_config("jobs").get_models() if issubclass(m, AbstractBaseUser)]
 
 
 def test_the_queue_templates_include_none_of_the_product():

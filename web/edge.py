@@ -29,9 +29,10 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_http_methods
 from django_htmx.middleware import HtmxDetails
 
-from jobs import kinds, tokens
+from accounts import tokens
+from accounts.models import User
+from jobs import kinds
 from jobs.errors import AcceptanceError
-from jobs.models import User
 
 from . import schemas, wording
 

@@ -21,7 +21,8 @@ from jobs.registry import KindRegistry
 if TYPE_CHECKING:
     from django.db.models import QuerySet
 
-    from jobs.models import Job, User
+    from accounts.models import User
+    from jobs.models import Job
 
 
 @dataclass(frozen=True, kw_only=True)

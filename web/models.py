@@ -16,7 +16,7 @@ class SavedFilter(models.Model):
     (``web.schemas.JobListQuery.params``), never as it was typed in an address. Scoped to the
     member and her tenant: a member who changes team sees none of the old team's."""
 
-    tenant = models.ForeignKey("jobs.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
+    tenant = models.ForeignKey("accounts.Tenant", on_delete=models.CASCADE, related_name="+", db_index=False)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
     name = models.CharField(max_length=MAX_NAME)
     query = models.CharField(max_length=MAX_QUERY, blank=True)

@@ -21,8 +21,9 @@ from django.db import connection
 from django.db.models import Case, Q, QuerySet, When
 from django.http import Http404
 
+from accounts.models import User
 from jobs import document_store, kinds, queue
-from jobs.models import Job, JobEvent, User
+from jobs.models import Job, JobEvent
 
 from . import kind_pages, schemas, wording, zones
 from .kind_pages import Duplicate, PageBox, Work

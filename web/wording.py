@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from accounts.models import User
 from jobs import kinds, queue
 from jobs.errors import (
     DamagedDocument,
@@ -21,7 +22,7 @@ from jobs.errors import (
     UnsupportedDocument,
 )
 from jobs.kinds import FailureCause
-from jobs.models import Job, JobEvent, User
+from jobs.models import Job, JobEvent
 from jobs.queue import FailureCode
 
 from . import kind_pages

@@ -15,11 +15,11 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from accounts.models import User
 from agent.models import FindingAcceptance
 from agent.reading import findings
 from agent.review.revision import revise
 from jobs import queue
-from jobs.models import User
 from web.kind_pages import Refused, Remark
 
 _FIRST_PRINTABLE = 0x20

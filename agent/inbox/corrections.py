@@ -20,12 +20,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from accounts.models import User
 from agent.models import FieldCorrection
 from agent.reading import fields
 from agent.review import duplicates, register
 from agent.review.revision import MAX_CORRECTIONS, is_review, review_field, revise, with_corrections
 from jobs import queue
-from jobs.models import Job, User
+from jobs.models import Job
 from web.kind_pages import Correction, Refused, Remark
 
 from . import acceptances

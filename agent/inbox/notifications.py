@@ -42,11 +42,12 @@ from django.db import transaction
 from django.db.models import F, Max, Min, Q
 from django.urls import reverse
 
+from accounts.models import User
 from agent.models import NotificationPreference, TriageAlert
 from jobs import queue, tasks_backend
 from jobs.context import JobContext
 from jobs.kinds import FailureCause, Kind
-from jobs.models import Job, JobEvent, User
+from jobs.models import Job, JobEvent
 from web import status, wording
 
 log = logging.getLogger("agent.notifications")

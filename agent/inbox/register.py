@@ -11,8 +11,9 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any
 
+from accounts.models import User
 from agent.review.revision import revise
-from jobs.models import Job, User
+from jobs.models import Job
 from suppliers import services
 
 RegisterRefused = services.RegisterRefused  # a register write that another one came between

@@ -20,10 +20,11 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q, QuerySet
 
+from accounts.models import User
 from agent.models import DocumentWork, DocumentWorkChange
 from agent.reading import fields, findings
 from jobs import queue
-from jobs.models import Job, User
+from jobs.models import Job
 from web import status, wording
 from web.kind_pages import Refused, Work
 

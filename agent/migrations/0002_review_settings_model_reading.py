@@ -26,7 +26,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='ReviewSettings',
             fields=[
-                ('tenant', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='review_settings', serialize=False, to='jobs.tenant')),
+                ('tenant', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='review_settings', serialize=False, to='jobs.scope')),
                 ('provider_may_read', models.BooleanField(default=False, help_text="The model provider may read our documents: with the provider configured, each document's text is sent to it to read the fields our own reading missed. Off: it is told only the review's progress and field statuses.", verbose_name='the model provider may read our documents')),
                 ('updated_at', models.DateTimeField(auto_now=True)),
                 ('updated_by', models.ForeignKey(blank=True, editable=False, help_text='Who last changed these settings.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),

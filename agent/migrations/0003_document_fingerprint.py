@@ -22,7 +22,7 @@ class Migration(migrations.Migration):
                 ('match', models.CharField(blank=True, choices=[('same file', 'same file'), ('same supplier and invoice number', 'same supplier and invoice number')], max_length=40)),
                 ('recorded_at', models.DateTimeField()),
                 ('duplicate_of', models.ForeignKey(blank=True, help_text='The earliest earlier job it matches.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='jobs.job')),
-                ('tenant', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.tenant')),
+                ('tenant', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.scope')),
             ],
             options={
                 'indexes': [models.Index(fields=['tenant', 'sha256', 'job'], name='fingerprint_file_idx'), models.Index(fields=['tenant', 'supplier_key', 'invoice_number', 'job'], name='fingerprint_invoice_idx'), models.Index(condition=models.Q(('duplicate_of__isnull', False)), fields=['tenant', 'job'], name='fingerprint_duplicate_idx')],

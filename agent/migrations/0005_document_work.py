@@ -23,7 +23,7 @@ class Migration(migrations.Migration):
                 ('version', models.PositiveIntegerField(default=1, help_text="Raised by every change: the conditional write's guard.")),
                 ('updated_at', models.DateTimeField()),
                 ('assignee', models.ForeignKey(blank=True, help_text="A member of the job's tenant; empty: nobody.", null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('tenant', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.tenant')),
+                ('tenant', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.scope')),
                 ('updated_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
             ],
             options={

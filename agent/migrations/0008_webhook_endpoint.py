@@ -22,7 +22,7 @@ class Migration(migrations.Migration):
                 ('document_needs_action', models.BooleanField(default=True, help_text="A completed review that needs the user's action.", verbose_name='document.needs_action')),
                 ('active', models.BooleanField(default=True)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.tenant')),
+                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.scope')),
             ],
             options={
                 'verbose_name': 'webhook endpoint',

@@ -6,13 +6,10 @@ action asks for a reason on a confirmation page first (as ``delete_selected`` do
 each move is recorded twice: a ``JobEvent`` (by the queue, actor ``staff:<username>``) and
 an admin ``LogEntry``.
 
-Importing this package registers every model admin of the app: tenants, members and groups
-(``accounts``), API tokens (``api_tokens``) and jobs (``job_admin``, its page ``job_page``
-and its actions ``triage``).
+Importing this package registers the app's model admin: jobs (``job_admin``, its page
+``job_page`` and its actions ``triage``).
 """
 
-from .accounts import MemberAdmin, SuperuserGroupAdmin, TenantAdmin
-from .api_tokens import ApiTokenAdmin
 from .display import short_age, utc
 from .job_admin import AgeFilter, JobAdmin, StateFilter
 from .job_page import TASK_ARGUMENTS_SHOWN, guidance, marker_lines
@@ -22,14 +19,10 @@ __all__ = [
     "TASK_ARGUMENTS_SHOWN",
     "TRIAGES",
     "AgeFilter",
-    "ApiTokenAdmin",
     "JobAdmin",
-    "MemberAdmin",
     "OutcomeForm",
     "ReasonForm",
     "StateFilter",
-    "SuperuserGroupAdmin",
-    "TenantAdmin",
     "Triage",
     "guidance",
     "marker_lines",

@@ -8,24 +8,26 @@ from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractUser
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from ..models import Job, JobEvent, User
+from ..models import Job, JobEvent
 
 QUEUED, LEASED, COMPLETED, DEAD, UNKNOWN, CANCELLED = (s.value for s in Job.State)
 # The job pages without the admin's app sidebar: the list's triage columns and its filters
 # fit 1280 px beside each other only with that width (the breadcrumbs lead back home).
 WIDE = {"is_nav_sidebar_enabled": False}
 # Who is looking at a job's page, while it renders (a read-only field has only the job).
-viewer: ContextVar[User | None] = ContextVar("job_admin_viewer", default=None)
+viewer: ContextVar[AbstractUser | None] = ContextVar("job_admin_viewer", default=None)
 
 MEMBER_ACTOR = "user:"  # a member's actor on the timeline: ``user:<id>``
 
 
-def member(request: HttpRequest) -> User:
+def member(request: HttpRequest) -> AbstractUser:
     """Who is using the admin: always a signed-in member (the admin site lets no one else in)."""
-    return cast("User", request.user)
+    return cast("AbstractUser", request.user)
 
 
 def short_age(delta: timedelta) -> str:
@@ -52,7 +54,7 @@ def pretty_json(value: Any) -> str:
     return format_html('<pre class="job-json">{}</pre>', json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
-def person(user: User) -> str:
+def person(user: AbstractUser) -> str:
     """A member by name: the full name when it has one, else the username (never ``user:<id>``)."""
     return user.get_full_name() or user.get_username()
 
@@ -61,7 +63,7 @@ def member_names(events: list[JobEvent]) -> dict[str, str]:
     """``user:<id>`` actors by the member's name, in one query."""
     ids = {int(member) for e in events
            if (member := e.actor.removeprefix(MEMBER_ACTOR)) != e.actor and member.isdigit()}
-    return {f"{MEMBER_ACTOR}{user.pk}": person(user) for user in User.objects.filter(pk__in=ids)}
+    return {f"{MEMBER_ACTOR}{user.pk}": person(user) for user in get_user_model().objects.filter(pk__in=ids)}
 
 
 def utc(moment: datetime) -> str:

@@ -113,7 +113,9 @@ class JobPageFields(JobColumns):
         if url is None:
             return "— (this site has no submitters' pages)"
         user = viewer.get()
-        if user is not None and user.tenant_id == obj.tenant_id:
+        # A member of the job's scope: the host's user model names its scope by the same column
+        # as the job does; a user model without one belongs to none.
+        if user is not None and getattr(user, "tenant_id", None) == obj.tenant_id:
             return format_html('<a href="{}" id="submitters-page">{}</a>: what {} and the other members of {} see',
                                url, url, person(obj.submitted_by), obj.tenant)
         return format_html('<code id="submitters-page">{}</code>: what {} and the other members of {} see; only '

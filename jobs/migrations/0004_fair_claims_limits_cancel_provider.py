@@ -46,22 +46,22 @@ class Migration(migrations.Migration):
             field=models.BigIntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='tenant',
+            model_name='scope',
             name='max_running',
             field=models.PositiveIntegerField(blank=True, help_text='At most this many of its jobs running at once, across all workers; empty: no limit.', null=True, validators=[django.core.validators.MinValueValidator(1)]),
         ),
         migrations.AddField(
-            model_name='tenant',
+            model_name='scope',
             name='max_waiting',
             field=models.PositiveIntegerField(blank=True, help_text='At most this many of its jobs waiting; past it submissions get 429. Empty: the default.', null=True, validators=[django.core.validators.MinValueValidator(1)]),
         ),
         migrations.AddField(
-            model_name='tenant',
+            model_name='scope',
             name='running',
             field=models.PositiveIntegerField(default=0, editable=False),
         ),
         migrations.AddField(
-            model_name='tenant',
+            model_name='scope',
             name='weight',
             field=models.PositiveSmallIntegerField(default=1, help_text='Turns this tenant gets relative to others (1-100).', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(100)]),
         ),

@@ -21,7 +21,7 @@ from jobs.errors import (
     UnknownKind,
     UnsupportedDocument,
 )
-from jobs.models import Job, Tenant
+from jobs.models import Job, Scope
 from jobs.writelock import write_transaction
 
 from ..conf import queue_settings
@@ -152,7 +152,7 @@ def _check_waiting(tenant_id: int, user_id: int, key: str) -> None:
 
 def waiting_limit(tenant_id: int) -> int | None:
     """The tenant's own limit of waiting jobs, else the default (settings); None: no limit."""
-    own = Tenant.objects.filter(pk=tenant_id).values_list("max_waiting", flat=True).first()
+    own = Scope.objects.filter(pk=tenant_id).values_list("max_waiting", flat=True).first()
     return own or queue_settings().tenant_max_waiting or None
 
 

@@ -1,4 +1,4 @@
-"""A tenant's count of running jobs (``Tenant.running``), kept only for a tenant with a running limit.
+"""A tenant's count of running jobs (``Scope.running``), kept only for a tenant with a running limit.
 
 The claim raises it and the completion lowers it inside their own statements (``jobs.sql``),
 each in the same transaction as the job's row. Every other move out of ``leased`` (a failure,
@@ -15,7 +15,7 @@ from typing import Any
 from django.db.models import F, Value
 from django.db.models.functions import Greatest
 
-from jobs.models import Job, Tenant
+from jobs.models import Job, Scope
 from jobs.writelock import write_transaction
 
 from .events import record
@@ -33,7 +33,7 @@ def stop(job: Job, epoch: int, *, to: str, actor: str, why: str, now: datetime,
 
 def release(tenant_id: int, jobs: int = 1) -> None:
     """Jobs of the tenant stopped running: lower its count, if it keeps one (a running limit)."""
-    Tenant.objects.filter(pk=tenant_id, max_running__isnull=False).update(
+    Scope.objects.filter(pk=tenant_id, max_running__isnull=False).update(
         running=Greatest(F("running") - jobs, Value(0)))
 
 
@@ -47,4 +47,4 @@ def recount(*, tenant_id: int) -> None:
     """Count the tenant's running jobs afresh: when staff set or change its running limit."""
     with write_transaction():
         running = Job.objects.filter(tenant_id=tenant_id, state=LEASED).count()
-        Tenant.objects.filter(pk=tenant_id).update(running=running)
+        Scope.objects.filter(pk=tenant_id).update(running=running)

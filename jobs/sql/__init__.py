@@ -19,7 +19,7 @@ one index (priority, turn, id): an index seek, the same work as a first-in first
 Jobs waiting for their time (a retry's backoff, a later start) carry no turn until they are
 due; each claim stamps a few that have come due.
 
-A tenant's running count (``Tenant.running``, kept only for a tenant with a running limit) is
+A tenant's running count (``Scope.running``, kept only for a tenant with a running limit) is
 raised by the claim statement and lowered by the completion statement, each in the same
 statement or transaction as the job's own row; the colder moves out of ``leased`` lower it
 through ``jobs.queue.running``.

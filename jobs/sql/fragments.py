@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import re
 
-from jobs.models import Job, JobEvent, KindSlot, Tenant
+from jobs.models import Job, JobEvent, KindSlot, Scope
 from jobs.queue.terms import FailureCode
 
 from . import STRIDE
 
 JOB = Job._meta.db_table
 EVENT = JobEvent._meta.db_table
-TENANT = Tenant._meta.db_table
+TENANT = Scope._meta.db_table
 KINDSLOT = KindSlot._meta.db_table
 
 

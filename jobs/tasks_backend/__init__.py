@@ -41,7 +41,7 @@ from ..clock import Clock, queue_clock
 from .framework import BaseTaskBackend, InvalidTask, Task, TaskResultDoesNotExist, task_enqueued
 
 if TYPE_CHECKING:
-    from ..models import Tenant
+    from ..models import Scope
     from .kind import QueueTaskResult
 
 SYSTEM_TENANT = "system"  # tasks nobody gave a tenant belong to it; made at first use
@@ -110,8 +110,8 @@ _tenant: contextvars.ContextVar[Any] = contextvars.ContextVar("jobs_task_tenant"
 
 
 @contextmanager
-def for_tenant(tenant: Tenant | str) -> Iterator[None]:
-    """Tasks enqueued inside the block belong to ``tenant`` (a Tenant or an existing slug), so
+def for_tenant(tenant: Scope | str) -> Iterator[None]:
+    """Tasks enqueued inside the block belong to ``tenant`` (a scope, such as a tenant, or an existing slug), so
     its fair share and its limits apply to them."""
     token = _tenant.set(tenant)
     try:
@@ -251,32 +251,32 @@ def _check_importable(task: Task[..., Any]) -> None:
 # --- Whose tasks ---------------------------------------------------------------------------------
 
 
-def tenant_id(tenant: Tenant | str) -> int:
+def tenant_id(tenant: Scope | str) -> int:
     """The tenant's id: the system tenant is made at first use; any other must exist."""
-    from ..models import Tenant
+    from ..models import Scope
 
-    if isinstance(tenant, Tenant):
+    if isinstance(tenant, Scope):
         return tenant.pk
-    pk = Tenant.objects.filter(slug=tenant).values_list("pk", flat=True).first()
+    pk = Scope.objects.filter(slug=tenant).values_list("pk", flat=True).first()
     if pk is not None:
         return pk
     if tenant != SYSTEM_TENANT:
         raise InvalidTask(f"there is no tenant {tenant!r}: a task may name only an existing tenant")
-    made, _ = Tenant.objects.get_or_create(slug=SYSTEM_TENANT, defaults={"name": "System (tasks)"})
+    made, _ = Scope.objects.get_or_create(slug=SYSTEM_TENANT, defaults={"name": "System (tasks)"})
     return made.pk
 
 
 def system_user_id() -> int:
     """The user every task job is submitted by: inactive, with no usable password, so nobody
-    logs in as it. Made at first use, in the system tenant."""
+    logs in as it. Made at first use; it belongs to no tenant (its jobs name theirs)."""
+    from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
 
-    from ..models import User
-
+    User = get_user_model()
     pk = User.objects.filter(username=SYSTEM_USER).values_list("pk", flat=True).first()
     if pk is not None:
         return pk
     user, _ = User.objects.get_or_create(username=SYSTEM_USER, defaults={
-        "tenant_id": tenant_id(SYSTEM_TENANT), "is_active": False, "password": make_password(None),
+        "is_active": False, "password": make_password(None),
     })
     return user.pk

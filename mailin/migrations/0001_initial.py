@@ -26,7 +26,7 @@ class Migration(migrations.Migration):
                 ('outcome', models.CharField(choices=[('accepted', 'accepted'), ('no_document', 'no document attached'), ('too_large', 'message too large'), ('malformed', 'malformed'), ('unknown_sender', 'sender not allowed'), ('no_tenant', 'no such inbound address')], max_length=20)),
                 ('folder', models.CharField(help_text='Where the message was moved.', max_length=200)),
                 ('received_at', models.DateTimeField()),
-                ('tenant', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.tenant')),
+                ('tenant', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.scope')),
             ],
         ),
         migrations.CreateModel(
@@ -44,7 +44,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Inbox',
             fields=[
-                ('tenant', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='inbox', serialize=False, to='jobs.tenant')),
+                ('tenant', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='inbox', serialize=False, to='jobs.scope')),
                 ('token', models.CharField(default=mailin.models.new_token, max_length=32, unique=True)),
                 ('senders', models.JSONField(blank=True, default=list, help_text="Lowercase addresses whose attachments become documents; nobody else's do.")),
                 ('updated_at', models.DateTimeField()),

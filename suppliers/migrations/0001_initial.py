@@ -18,7 +18,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='RegisterSettings',
             fields=[
-                ('tenant', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='register_settings', serialize=False, to='jobs.tenant')),
+                ('tenant', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='register_settings', serialize=False, to='jobs.scope')),
                 ('own_tax_ids', models.CharField(blank=True, help_text='Our own VAT and tax ids, as compared, separated by spaces.', max_length=500)),
                 ('updated_at', models.DateTimeField()),
                 ('updated_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
@@ -44,7 +44,7 @@ class Migration(migrations.Migration):
                 ('version', models.PositiveIntegerField(default=1, help_text="Raised by every change: the conditional write's guard.")),
                 ('created_at', models.DateTimeField()),
                 ('updated_at', models.DateTimeField()),
-                ('tenant', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.tenant')),
+                ('tenant', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.scope')),
             ],
         ),
         migrations.CreateModel(
@@ -60,7 +60,7 @@ class Migration(migrations.Migration):
                 ('by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
                 ('job', models.ForeignKey(blank=True, help_text='The handled document it was learnt from.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='jobs.job')),
                 ('supplier', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='changes', to='suppliers.supplier')),
-                ('tenant', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.tenant')),
+                ('tenant', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.scope')),
             ],
         ),
         migrations.CreateModel(
@@ -73,7 +73,7 @@ class Migration(migrations.Migration):
                 ('times', models.PositiveIntegerField(default=0, help_text='Handled documents that paid into it.')),
                 ('source', models.CharField(choices=[('document', 'a handled document'), ('import', "the accounting system's import"), ('edit', 'entered by a member')], max_length=10)),
                 ('supplier', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ibans', to='suppliers.supplier')),
-                ('tenant', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.tenant')),
+                ('tenant', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.scope')),
             ],
         ),
         migrations.CreateModel(
@@ -82,7 +82,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('value', models.CharField(help_text='As compared: letters and digits, upper case.', max_length=40)),
                 ('supplier', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tax_ids', to='suppliers.supplier')),
-                ('tenant', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.tenant')),
+                ('tenant', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.scope')),
             ],
         ),
         migrations.AddIndex(

@@ -29,7 +29,7 @@ class Migration(migrations.Migration):
                 ('before', models.CharField(blank=True, max_length=500)),
                 ('after', models.CharField(blank=True, max_length=500)),
                 ('by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('tenant', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.tenant')),
+                ('tenant', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='jobs.scope')),
             ],
             options={
                 'indexes': [models.Index(fields=['tenant', 'id'], name='settingschange_tenant_idx')],

@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth.password_validation import get_password_validators, validate_password
 from django.core.management import CommandError, call_command
 
-from jobs.members import TRIAGE_GROUP
-from jobs.models import Tenant, User
+from accounts.members import TRIAGE_GROUP
+from accounts.models import Tenant, User
 
 # Django's default set, as `startproject` writes it.
 DJANGO_DEFAULT_VALIDATORS = [

@@ -12,12 +12,12 @@ import pytest
 from django.contrib.auth.models import Group, Permission
 from django.test import Client
 
-from jobs import tokens
-from jobs.members import TRIAGE_GROUP
-from jobs.models import ApiToken, User
+from accounts import tokens
+from accounts.members import TRIAGE_GROUP
+from accounts.models import ApiToken, User
 
-USERS = "/admin/jobs/user/"
-TOKENS = "/admin/jobs/apitoken/"
+USERS = "/admin/accounts/user/"
+TOKENS = "/admin/accounts/apitoken/"
 
 
 def user_form(user: User, **changes) -> dict:
@@ -43,7 +43,7 @@ def user_form(user: User, **changes) -> dict:
 
 
 def perms(*codenames: str) -> list[Permission]:
-    return [Permission.objects.get(content_type__app_label="jobs", codename=c) for c in codenames]
+    return [Permission.objects.get(content_type__app_label__in=["jobs", "accounts"], codename=c) for c in codenames]
 
 
 @pytest.fixture
@@ -111,7 +111,7 @@ def test_a_triage_member_reaches_no_user_group_tenant_or_token_page(client, tria
     token = ApiToken.objects.get(digest=tokens.digest(secret))
     client.force_login(triager)
     for url in [USERS, f"{USERS}add/", f"{USERS}{triager.pk}/change/", f"{USERS}{triager.pk}/password/",
-                "/admin/auth/group/", "/admin/jobs/tenant/", "/admin/jobs/tenant/add/",
+                "/admin/auth/group/", "/admin/accounts/tenant/", "/admin/accounts/tenant/add/",
                 TOKENS, f"{TOKENS}add/", f"{TOKENS}{token.pk}/change/"]:
         assert client.get(url).status_code == 403, url
     index = client.get("/admin/").content.decode()

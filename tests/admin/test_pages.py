@@ -8,8 +8,10 @@ import re
 import pytest
 from django.contrib.admin.models import LogEntry
 
-from jobs import document_store, tokens
-from jobs.models import ApiToken, Job, Tenant, User
+from accounts import tokens
+from accounts.models import ApiToken, Tenant, User
+from jobs import document_store
+from jobs.models import Job
 
 from .conftest import CHANGELIST, STATES, Triage, confirm, start_action
 
@@ -56,13 +58,13 @@ def test_every_tenant_member_group_and_token_page_renders_for_a_superuser(client
     group = triager.groups.get()
     client.force_login(superuser)
     urls = [
-        "/admin/jobs/tenant/", "/admin/jobs/tenant/add/", f"/admin/jobs/tenant/{alice.tenant_id}/change/",
-        "/admin/jobs/user/", "/admin/jobs/user/add/", f"/admin/jobs/user/{alice.pk}/change/",
-        f"/admin/jobs/user/{alice.pk}/password/",
+        "/admin/accounts/tenant/", "/admin/accounts/tenant/add/", f"/admin/accounts/tenant/{alice.tenant_id}/change/",
+        "/admin/accounts/user/", "/admin/accounts/user/add/", f"/admin/accounts/user/{alice.pk}/change/",
+        f"/admin/accounts/user/{alice.pk}/password/",
         "/admin/auth/group/", "/admin/auth/group/add/", f"/admin/auth/group/{group.pk}/change/",
-        "/admin/jobs/apitoken/", "/admin/jobs/apitoken/add/", f"/admin/jobs/apitoken/{token.pk}/change/",
-        *[f"/admin/jobs/apitoken/?status={status}" for status in ("live", "expired", "revoked")],
-        f"/admin/jobs/apitoken/{token.pk}/delete/",
+        "/admin/accounts/apitoken/", "/admin/accounts/apitoken/add/", f"/admin/accounts/apitoken/{token.pk}/change/",
+        *[f"/admin/accounts/apitoken/?status={status}" for status in ("live", "expired", "revoked")],
+        f"/admin/accounts/apitoken/{token.pk}/delete/",
         *[f"{CHANGELIST}{job.pk}/change/" for job in Job.objects.all()],
     ]
     for url in urls:
@@ -251,10 +253,10 @@ def test_the_history_page_lists_the_triage_log_entries(client, triager, in_state
 
 def test_a_superuser_adds_a_tenant_and_a_member_in_it(client, superuser):
     client.force_login(superuser)
-    added = client.post("/admin/jobs/tenant/add/", {"slug": "initech", "name": "Initech", "weight": 1})
+    added = client.post("/admin/accounts/tenant/add/", {"slug": "initech", "name": "Initech", "weight": 1})
     assert added.status_code == 302
     tenant = Tenant.objects.get(slug="initech")
-    response = client.post("/admin/jobs/user/add/", {
+    response = client.post("/admin/accounts/user/add/", {
         "username": "peter", "usable_password": "true", "password1": "tps-report-99", "password2": "tps-report-99",
         "tenant": tenant.pk,
     })
@@ -272,14 +274,14 @@ def test_a_document_review_job_page_renders_without_its_inline_text(client, tria
 
 
 def test_staff_set_a_tenants_weight_and_limits_and_its_running_count_follows(client, superuser, alice, clock):
+    from accounts.models import Tenant
     from jobs import queue
-    from jobs.models import Tenant
 
     job = queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
                        operation_key="k1", now=clock.now(), offered_only=False).job
     assert queue.claim(now=clock.now(), worker="w1").job_id == job.pk  # one running, while unlimited
     client.force_login(superuser)
-    response = client.post(f"/admin/jobs/tenant/{alice.tenant_id}/change/", {
+    response = client.post(f"/admin/accounts/tenant/{alice.tenant_id}/change/", {
         "slug": "acme", "name": "Acme", "weight": 3, "max_running": 2, "max_waiting": 50})
     assert response.status_code == 302
     tenant = Tenant.objects.get(pk=alice.tenant_id)

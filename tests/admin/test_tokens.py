@@ -1,4 +1,4 @@
-"""API tokens in the admin: issued once through jobs.tokens, shown by prefix, revoked and kept."""
+"""API tokens in the admin: issued once through accounts.tokens, shown by prefix, revoked and kept."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ from datetime import timedelta
 
 from django.contrib.admin.models import LogEntry
 
-from jobs import tokens
+from accounts import tokens
+from accounts.models import ApiToken, User
 from jobs.clock import system_clock
-from jobs.models import ApiToken, User
 
 from .conftest import messages_of
 
-TOKENS = "/admin/jobs/apitoken/"
+TOKENS = "/admin/accounts/apitoken/"
 
 
 def issued(user, **kwargs) -> tuple[str, ApiToken]:
@@ -124,5 +124,5 @@ def test_the_list_says_which_tokens_are_live_expired_or_revoked(client, superuse
 def test_a_superuser_still_deletes_a_user_who_has_tokens(client, superuser, alice):
     issued(alice)
     client.force_login(superuser)
-    assert client.post(f"/admin/jobs/user/{alice.pk}/delete/", {"post": "yes"}).status_code == 302
+    assert client.post(f"/admin/accounts/user/{alice.pk}/delete/", {"post": "yes"}).status_code == 302
     assert not User.objects.filter(pk=alice.pk).exists() and not ApiToken.objects.exists()

@@ -15,10 +15,10 @@ import zipfile
 import pytest
 from django.test import Client
 
+from accounts import tokens
 from agent import samples
 from agent.reading import documents
 from agent.review.planner import LocalPlanner
-from jobs import tokens
 from jobs.errors import DamagedDocument, DocumentTooComplex, DocumentUnpacksTooLarge, UnsupportedDocument
 from jobs.models import Job
 from tests import hostile

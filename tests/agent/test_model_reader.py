@@ -16,6 +16,7 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.test import Client
 
+from accounts.members import triage_group
 from agent.admin import ReviewSettingsAdmin
 from agent.models import Checkpoint, ModelReading, ProviderCall, ReviewSettings
 from agent.reading.fields import LABELS, REQUIRED
@@ -25,7 +26,6 @@ from agent.review.model_reader import NOT_FOUND, UNREADABLE, suggest
 from agent.review.planner import ChatCompletionsPlanner, LocalPlanner
 from jobs import queue
 from jobs.kinds import JobDeferred, JobFailed
-from jobs.members import triage_group
 from jobs.models import Job, JobEvent, ProviderHold
 
 from .conftest import drive

@@ -61,7 +61,8 @@ def test_stamping_stays_on_its_indexes_on_postgresql_whatever_the_statistics(mak
 
     from django.utils import timezone
 
-    from jobs.models import Job, Tenant
+    from accounts.models import Tenant
+    from jobs.models import Job
 
     user = make_member("acme")
     tenants = [user.tenant] + [Tenant.objects.create(slug=f"t{n}", name=f"T{n}") for n in range(1, 200)]

@@ -146,7 +146,7 @@ import json
 import django
 django.setup()
 from django.test import Client
-from jobs.members import create_member
+from accounts.members import create_member
 
 create_member(username="alice", tenant_slug="acme", password="alice-pass-123")  # hashed as in production
 client = Client(HTTP_HOST="jobs.example.com")

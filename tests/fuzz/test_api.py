@@ -31,7 +31,8 @@ from django.urls import Resolver404, resolve
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobs import errors, tokens
+from accounts import tokens
+from jobs import errors
 from tests.fuzz import inputs
 from tests.fuzz.conftest import FIGURES_SEEN, examples, measured
 from tests.web.conftest import ECHO

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from accounts.models import Tenant
 from jobs import queue
-from jobs.models import Job, JobEvent, Tenant
+from jobs.models import Job, JobEvent
 from jobs.worker import Worker
 
 LEASE = timedelta(seconds=10)

@@ -13,8 +13,9 @@ from datetime import timedelta
 import pytest
 from django.db import OperationalError, connection
 
+from accounts.models import Tenant
 from jobs import queue
-from jobs.models import Job, JobEvent, Tenant
+from jobs.models import Job, JobEvent
 from jobs.worker import Worker
 from jobs.worker.completer import Completer, Finished
 from jobs.worker.run import Run

@@ -183,7 +183,7 @@ def test_the_reading_is_the_database_time(db):
 
 @pytest.mark.parametrize("name", ["jobs.worker.loop", "jobs.worker.heartbeat", "jobs.worker.completer",
                                   "jobs.worker.endings", "jobs.worker.sandbox", "web.edge", "web.views",
-                                  "jobs.tokens", "jobs.context", "jobs.tasks_backend"])
+                                  "accounts.tokens", "jobs.context", "jobs.tasks_backend"])
 def test_production_code_takes_queue_time_from_the_database_clock(name):
     import importlib
 

@@ -28,7 +28,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from jobs import queue, tokens
+from accounts import tokens
+from jobs import queue
 from jobs.clock import queue_clock
 from jobs.models import Job, JobEvent
 from tests.conftest import PYTHON, ROOT, child_env, wait_for

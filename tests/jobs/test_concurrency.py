@@ -8,8 +8,9 @@ from collections import Counter
 import pytest
 from django.db import connection
 
+from accounts.models import Tenant
 from jobs.clock import system_clock
-from jobs.models import Job, JobEvent, Tenant
+from jobs.models import Job, JobEvent
 from tests.conftest import PYTHON, ROOT, child_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]

@@ -12,9 +12,10 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 
+from accounts.models import Tenant
 from jobs import queue
 from jobs.errors import TenantQueueFull
-from jobs.models import Job, Tenant
+from jobs.models import Job
 
 LEASE = timedelta(seconds=30)
 

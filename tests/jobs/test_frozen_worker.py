@@ -19,8 +19,9 @@ import psycopg
 import pytest
 from django.db import connection
 
+from accounts.models import Tenant
 from jobs.clock import system_clock
-from jobs.models import Job, JobEvent, Tenant
+from jobs.models import Job, JobEvent
 from tests.conftest import PYTHON, ROOT, child_env, database_url, wait_for
 
 pytestmark = [

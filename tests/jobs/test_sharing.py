@@ -12,9 +12,10 @@ import time
 
 import pytest
 
+from accounts.models import Tenant
 from jobs import queue
 from jobs.clock import system_clock
-from jobs.models import Job, JobEvent, Tenant
+from jobs.models import Job, JobEvent
 from tests.conftest import wait_for
 from tests.workers import Workers, children
 

@@ -15,7 +15,8 @@ from django.conf import settings
 from django.db import connection
 from django.test import Client
 
-from jobs import queue, tokens
+from accounts import tokens
+from jobs import queue
 from jobs.clock import system_clock
 from jobs.models import Job
 from tests.conftest import PYTHON, ROOT, child_env, wait_for

@@ -10,9 +10,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from jobs import tokens
+from accounts import tokens
+from accounts.models import ApiToken
 from jobs.clock import queue_clock, system_clock
-from jobs.models import ApiToken
 from tests.conftest import PYTHON, ROOT, child_env
 
 
@@ -127,7 +127,7 @@ import os, sys
 from datetime import datetime
 import django
 django.setup()
-from jobs import tokens
+from accounts import tokens
 from tests.procs import meet
 token_id, now, barrier, parties = sys.argv[1:]
 meet(barrier, parties)

@@ -8,8 +8,9 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
+from accounts.models import Tenant, User
 from jobs import kinds, queue
-from jobs.models import Job, Tenant, User
+from jobs.models import Job
 from jobs.tasks_backend import (
     SYSTEM_TENANT,
     SYSTEM_USER,

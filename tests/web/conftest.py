@@ -7,7 +7,8 @@ import itertools
 import pytest
 from django.test import Client
 
-from jobs import kinds, queue, tokens
+from accounts import tokens
+from jobs import kinds, queue
 from tests.conftest import claim_first
 
 _keys = itertools.count(1)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from jobs.models import Job, JobEvent, Tenant
+from accounts.models import Tenant
+from jobs.models import Job, JobEvent
 from tests.conftest import claim_first, drive_to
 
 from .conftest import key

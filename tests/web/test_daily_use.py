@@ -12,13 +12,14 @@ import pytest
 from django.core import mail
 from openpyxl import load_workbook
 
+from accounts.models import User
 from agent.inbox import notifications
 from agent.models import TriageAlert
 from jobs import queue
 from jobs.admin import guidance
 from jobs.clock import queue_clock
 from jobs.document_store import Upload
-from jobs.models import Job, User
+from jobs.models import Job
 from tests.conftest import drive_to
 from web import exports, wording
 

@@ -15,8 +15,8 @@ from django.db import OperationalError
 from django.test import Client
 from django.urls import resolve
 
+from accounts.models import Tenant, User
 from jobs import queue
-from jobs.models import Tenant, User
 from tests.conftest import claim_first
 from web.openapi import OPERATIONS, openapi
 

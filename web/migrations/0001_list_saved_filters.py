@@ -22,7 +22,7 @@ class Migration(migrations.Migration):
                 ("created_at", models.DateTimeField()),
                 ("updated_at", models.DateTimeField()),
                 ("tenant", models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE,
-                                             related_name="+", to="jobs.tenant")),
+                                             related_name="+", to="jobs.scope")),
                 ("user", models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE,
                                            related_name="+", to=settings.AUTH_USER_MODEL)),
             ],

@@ -19,13 +19,14 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
+from accounts.models import User
 from agent import samples
 from agent.review import provider_calls
 from jobs import kinds, queue
 from jobs.clock import queue_clock
 from jobs.context import JobContext
 from jobs.document_store import Upload
-from jobs.models import Job, User
+from jobs.models import Job
 from jobs.verdicts import Failed, judge
 
 KIND = "document_review"

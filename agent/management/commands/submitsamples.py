@@ -4,12 +4,12 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
+from accounts.models import User
 from agent import samples
 from jobs import kinds, queue
 from jobs.clock import queue_clock
 from jobs.document_store import Upload
 from jobs.errors import AcceptanceError
-from jobs.models import User
 from web import refusals
 
 SUBMITTED = [samples.CLEAN_PDF, samples.MISSING_FIELDS_PDF, samples.BAD_IBAN_PDF, samples.SCANNED_PDF,

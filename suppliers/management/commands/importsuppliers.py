@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from accounts.models import Tenant
 from jobs.clock import queue_clock
-from jobs.models import Tenant
 from suppliers import imports, services
 
 

@@ -1,5 +1,5 @@
-"""The least a project sets to install the queue: Django's own apps, ``jobs``, its user model, a
-SQLite file and the queue as the Tasks backend. No ``JOBS``: every key has its default."""
+"""The least a project sets to install the queue: Django's own apps (Django's own user model too),
+``jobs``, a SQLite file and the queue as the Tasks backend. No ``JOBS``: every key has its default."""
 
 import os
 from pathlib import Path
@@ -18,7 +18,6 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
 ]
-AUTH_USER_MODEL = "jobs.User"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 ROOT_URLCONF = "queueproject.urls"
 TEMPLATES = [{

@@ -4,8 +4,8 @@ from django.conf import settings
 from django.contrib.auth.models import Group, Permission
 from django.core.management.base import BaseCommand
 
-from jobs import members
-from jobs.models import User
+from accounts import members
+from accounts.models import User
 
 # (username, tenant, staff, team admin): alice administers acme's settings, so its webhooks, e-mail and
 # supplier pages can be tried.

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from jobs import members
+from accounts import members
 
 
 class Command(BaseCommand):

@@ -12,7 +12,8 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 
-from .. import queue
+from jobs import queue
+
 from ..models import Tenant, User
 
 if TYPE_CHECKING:

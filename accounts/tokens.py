@@ -17,7 +17,8 @@ from datetime import datetime, timedelta
 from django.db import connection
 from django.db.models import Q, QuerySet
 
-from .clock import queue_clock
+from jobs.clock import queue_clock
+
 from .models import ApiToken, User
 
 PREFIX = "jq_"

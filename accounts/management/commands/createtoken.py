@@ -2,9 +2,9 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from jobs import tokens
+from accounts import tokens
+from accounts.models import User
 from jobs.clock import queue_clock
-from jobs.models import User
 
 
 class Command(BaseCommand):

@@ -13,10 +13,11 @@ from django.db.models import ForeignKey, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
+from jobs.clock import queue_clock
+
 from .. import tokens
-from ..clock import queue_clock
+from ..members import member
 from ..models import ApiToken, Tenant, User
-from .display import member
 
 if TYPE_CHECKING:
     from django.contrib.admin.options import _FieldGroups
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 else:  # the admin's and the forms' classes take no type parameters at run time
     TokenModelAdmin = admin.ModelAdmin
     TokenModelForm = forms.ModelForm
+
 
 
 class TokenAddForm(TokenModelForm):
@@ -76,7 +78,7 @@ class ApiTokenAdmin(TokenModelAdmin):
     list_select_related = ["user__tenant"]
     search_fields = ["prefix", "user__username"]
     actions = ["revoke_tokens"]
-    change_form_template = "admin/jobs/apitoken/change_form.html"
+    change_form_template = "admin/accounts/apitoken/change_form.html"
     # Never the digest: it is all an attacker with the table would need to test guesses.
     shown_fields = ["shown_prefix", "user", "status", "created_at", "expires_at", "last_used_at", "revoked_at"]
     readonly_fields = shown_fields
@@ -149,7 +151,7 @@ class ApiTokenAdmin(TokenModelAdmin):
         secret = getattr(request, "_issued_api_token", None)
         if secret is None:
             return super().response_add(request, obj, post_url_continue)
-        response = TemplateResponse(request, "admin/jobs/apitoken/issued.html", {
+        response = TemplateResponse(request, "admin/accounts/apitoken/issued.html", {
             **self.admin_site.each_context(request),
             "opts": self.opts, "title": "API token issued", "token": secret, "original": obj,
         })
