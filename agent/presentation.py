@@ -17,7 +17,6 @@ from django.db.models import Case, Exists, F, FloatField, OuterRef, Subquery, Te
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Lower
 
-from jobs.kinds import FailureCause
 from web import wording
 from web.kind_pages import PageBox, Words
 
@@ -25,7 +24,7 @@ from .models import Checkpoint, FieldCorrection
 from .reading import fields, reading
 from .reading import findings as findings_
 from .reading.layout import BOX_COORDINATES
-from .review.steps import SEQUENCE
+from .review.steps import FAILURES, SEQUENCE
 from .review.tools import PHONE_CHECK, needs_phone_check, scan_words, totals_mismatch
 
 # Summary outcome codes (workflow.summarize) as the list's outcome filter names them.
@@ -434,11 +433,6 @@ def progress_text(job_id: int) -> str | None:
     words = STEP_WORDS.get(next_step, next_step)
     return f"{words}, step {min(step_index + 1, len(SEQUENCE))} of {len(SEQUENCE)}"
 
-
-# The review's own failure codes that are our side's doing (the planner, the model provider,
-# their settings): staff run the job again once it is fixed; Alice has nothing to do.
-FAILURES = {code: FailureCause.SERVICE for code in (
-    "planner_error", "planner_timeout", "planner_misconfigured", "model_error", "model_timeout")}
 
 # What staff do with a review that stopped on one of its own codes (the queue's codes have the
 # queue's lines): a provider call that timed out or lost its connection, a job with nothing to read.

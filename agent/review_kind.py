@@ -6,6 +6,11 @@ then runs the workflow (``agent.review.workflow``) with the planner the environm
 the kind declares the review's limits and documents, how its result is summed up, which
 failures are the provider's, and the webhook deliveries once a completion commits. It stands
 above the review and the inbox, as the app's own wiring: ``AgentConfig.ready()`` registers it.
+
+Every process registers the kind at start-up, and most never run a review (a worker of other
+kinds, a management command, a benchmark's child): the reader and the workflow are loaded by
+the kind's ``warm`` (``jobs.kinds.warmed``), once, in the process that first needs them, never
+by the registration. The callables below load them as they are called.
 """
 
 from __future__ import annotations
@@ -13,20 +18,44 @@ from __future__ import annotations
 from typing import Any
 
 from jobs.context import JobContext
-from jobs.kinds import Kind, Limits
+from jobs.kinds import Kind, Limits, Summary
 
 from .inbox import notifications, webhooks
-from .presentation import FAILURES
-from .reading import documents
-from .review import planner as planners
-from .review.workflow import DEADLINE, MAX_INLINE_CHARS, run, summarize
+from .reading.limits import MAX_DOCUMENT_BYTES
+from .review.steps import DEADLINE, FAILURES, MAX_INLINE_CHARS
+
+
+def warm() -> None:
+    """Load the reader and the workflow (about half a second of CPU) before the first review."""
+    from .review import workflow  # noqa: F401
 
 
 def review(ctx: JobContext) -> dict[str, Any]:
     """The registered handler: the planner the environment selects (local by default)."""
+    from .review import planner as planners
+    from .review.workflow import run
+
     notifications.review_started(ctx)  # her email digest will tell what this review comes to
     webhooks.review_started(ctx)  # a catch-up queued before it completes (its deliveries never lost)
     return run(ctx, planner=planners.from_env())
+
+
+def check_document(*, content: bytes, name: str, content_type: str) -> str:
+    from .reading import documents
+
+    return documents.check_document(content=content, name=name, content_type=content_type)
+
+
+def check_input(*, payload: dict[str, Any], has_document: bool) -> None:
+    from .reading import documents
+
+    documents.check_input(payload=payload, has_document=has_document)
+
+
+def summarize(result: dict[str, Any]) -> Summary:
+    from .review import workflow
+
+    return workflow.summarize(result)
 
 
 KIND = Kind(
@@ -40,9 +69,9 @@ KIND = Kind(
     max_payload_bytes=4 * MAX_INLINE_CHARS + 64,  # UTF-8 text of at most MAX_INLINE_CHARS characters
     deadline=DEADLINE,
     accepts_document=True,
-    max_document_bytes=documents.MAX_DOCUMENT_BYTES,
-    check_document=documents.check_document,
-    check_input=documents.check_input,
+    max_document_bytes=MAX_DOCUMENT_BYTES,
+    check_document=check_document,
+    check_input=check_input,
     # Reading a user's document is where a hostile one would hurt: in a child process under
     # hard limits, each step within its budget. OCR runs there too (agent.reading.ocr, in-process): its
     # models take ~150 MB in the child that loads them, and an image of the largest accepted
@@ -56,4 +85,5 @@ KIND = Kind(
     failures=FAILURES,  # the provider's and the planner's: our side's doing
     # Once the completion committed: the tenant's webhook deliveries, each a job of its own.
     on_completed=webhooks.on_completed,
+    warm=warm,
 )

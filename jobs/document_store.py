@@ -38,7 +38,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.files.storage import FileSystemStorage, storages
 
-from . import bounded
+from . import bounded, kinds
 from .errors import (
     DocumentNotChecked,
     DocumentStoreUnavailable,
@@ -140,6 +140,8 @@ def bounded_check(upload: Upload, kind: Kind) -> str:
             raise DocumentNotChecked(NOT_CHECKED, field="document")
         if left < wall:
             wall, by_batch = left, True
+
+    kinds.warmed(kind)  # the readers loaded here, once, not in every check's child
 
     def check() -> str:
         return check_document(content=upload.content, name=upload.name, content_type=upload.content_type)

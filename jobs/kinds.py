@@ -133,9 +133,23 @@ class Kind:
     # no limit), counted in the claim (``jobs.models.KindSlot``), so no kind can take every
     # worker; ``JOBS_KIND_MAX_RUNNING`` overrides it per kind.
     max_running: int | None = None
+    # Loads what the kind's callables need (its handler's modules, its document check's readers)
+    # in the process that forks their children, once (``warmed``): a worker before the kind's first
+    # job, a web process before its first document check. A process that never meets the kind
+    # never pays for it (``runworkers`` of other kinds, a management command, a benchmark's child).
+    warm: Callable[[], None] | None = None
 
 
 _registry: dict[str, Kind] = {}
+_warmed: set[str] = set()
+
+
+def warmed(kind: Kind) -> Kind:
+    """``kind`` after its ``warm`` has run in this process (once: forked children inherit it)."""
+    if kind.warm is not None and kind.name not in _warmed:
+        kind.warm()
+        _warmed.add(kind.name)
+    return kind
 
 
 def register(kind: Kind) -> Kind:

@@ -7,7 +7,7 @@ each ask a kind for its own answers; the app that owns the kind registers them f
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Generic, TypeVar
 
@@ -21,6 +21,7 @@ class KindRegistry(Generic[T]):
         self.what = what  # in words, for the error: "triage", "pages"
         self.default = default
         self._by_kind: dict[str, T] = {}
+        self._later: dict[str, Callable[[], T]] = {}
 
     def register(self, kind: str, answer: T) -> T:
         """Answer for the jobs of ``kind`` (a name in ``jobs.kinds``) with ``answer``; a second,
@@ -29,6 +30,12 @@ class KindRegistry(Generic[T]):
             raise ValueError(f"{self.what} for job kind {kind!r} already registered")
         self._by_kind[kind] = answer
         return answer
+
+    def register_later(self, kind: str, load: Callable[[], T]) -> None:
+        """Answer for ``kind`` with what ``load()`` returns, called at the first ``of(kind)``: an
+        answer whose modules are costly to import is loaded by the process that first asks for
+        it, not by every process that starts."""
+        self._later[kind] = load
 
     @contextmanager
     def registered(self, kind: str, answer: T) -> Iterator[T]:
@@ -45,4 +52,6 @@ class KindRegistry(Generic[T]):
 
     def of(self, kind: str) -> T:
         """The answer registered for ``kind``, or the default."""
+        if kind in self._later:
+            self.register(kind, self._later.pop(kind)())
         return self._by_kind.get(kind, self.default)

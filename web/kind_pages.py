@@ -299,5 +299,6 @@ class GenericPages:
 GENERIC: KindPages = GenericPages()
 _pages = KindRegistry[KindPages]("pages", GENERIC)
 register = _pages.register
+register_later = _pages.register_later
 registered = _pages.registered
 of = _pages.of

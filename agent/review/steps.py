@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from jobs.kinds import FailureCause
+
 MAX_STEPS = 3
+DEADLINE = timedelta(minutes=10)  # a whole review's, every step and retry within it
+MAX_INLINE_CHARS = 100_000  # the longest text a submission may send to be reviewed instead of a document
+# The review's own failure codes that are our side's doing (the planner, the model provider, their
+# settings): staff run the job again once it is fixed; Alice has nothing to do.
+FAILURES = {code: FailureCause.SERVICE for code in (
+    "planner_error", "planner_timeout", "planner_misconfigured", "model_error", "model_timeout")}
 FINISH = "finish"
 TONES = ("neutral", "friendly", "formal")
 

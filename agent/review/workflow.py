@@ -36,9 +36,6 @@ log = logging.getLogger("agent.workflow")
 # raises ends the run as the handler's own exception would.
 step_committed = Signal()
 
-MAX_INLINE_CHARS = 100_000
-DEADLINE = timedelta(minutes=10)
-
 
 def run(ctx: JobContext, *, planner: planners.Planner) -> dict[str, Any]:
     """Run the remaining steps of this job's review and return its structured result.

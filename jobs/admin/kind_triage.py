@@ -66,6 +66,7 @@ class GenericTriage:
 GENERIC: KindTriage = GenericTriage()
 _triage = KindRegistry[KindTriage]("triage", GENERIC)
 register = _triage.register
+register_later = _triage.register_later
 registered = _triage.registered
 of = _triage.of
 

@@ -314,6 +314,8 @@ class Worker:
         try:
             run = Run(held.claim)
             kind = kinds.get(held.claim.kind)
+            if kind is not None:
+                kinds.warmed(kind)  # its modules loaded once, before the first of its jobs (and its children)
             now = self._ready(held, run, kind)
             if kind is not None and now is not None:
                 verdict, beat = self._run_handler(held, kind, now)

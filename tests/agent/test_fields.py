@@ -9,7 +9,7 @@ from datetime import date
 import pytest
 
 from agent.reading import fields
-from agent.review import workflow
+from agent.review import steps
 from tests import hostile
 
 TODAY = date(2026, 6, 1)
@@ -72,7 +72,7 @@ def test_an_iban_is_checked_by_mod_97():
 # few KB. Each case below is at the maximum size and must finish within a generous bound
 # (an interval timer interrupts the regex engine if it does not).
 
-MAX_TEXT = workflow.MAX_INLINE_CHARS
+MAX_TEXT = steps.MAX_INLINE_CHARS
 BOUND = 1.0  # seconds, for work the patterns do in a few milliseconds
 SAMPLE_LABELS = [
     ("supplier_name", "Supplier"), ("supplier_name", "Supplier name"), ("vat_id", "VAT"),

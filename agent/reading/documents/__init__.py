@@ -32,6 +32,7 @@ import pypdf  # noqa: F401  imported once by the web process, not by every check
 
 from jobs.errors import DocumentTooComplex, PayloadTooLarge, UnsupportedDocument
 
+from ..limits import MAX_DOCUMENT_BYTES, MB
 from .docx import ZIP_MAGIC, DocxText, check_docx, docx_parts, docx_text
 from .images import DAMAGED_IMAGE, TOO_MANY_PIXELS, check_image, image_refusal, image_type
 from .pdf import caused_by, check_pdf_markers, pdf_reader, pdf_text
@@ -46,7 +47,6 @@ from .rules import (
     IMAGES,
     INPUT_TWICE,
     JPEG,
-    MAX_DOCUMENT_BYTES,
     MAX_DOCX_ELEMENTS,
     MAX_DOCX_PART_BYTES,
     MAX_DOCX_PARTS,
@@ -61,7 +61,6 @@ from .rules import (
     MAX_PDF_SECTIONS,
     MAX_TEXT_CHARS,
     MAX_TIFF_TAGS,
-    MB,
     NO_INPUT,
     PDF,
     PDF_PAGE_TREE_NODES,

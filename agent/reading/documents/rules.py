@@ -7,6 +7,8 @@ from typing import Any
 
 from jobs.errors import InvalidPayload, PayloadTooLarge, Reason, UnsupportedDocument
 
+from ..limits import MB
+
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 TEXT = "text/plain"
@@ -16,8 +18,6 @@ JPEG = "image/jpeg"
 TIFF = "image/tiff"
 IMAGES = (PNG, JPEG, TIFF)  # scans and photos: read by OCR (agent.reading.ocr)
 
-MB = 1024 * 1024
-MAX_DOCUMENT_BYTES = 5 * MB
 MAX_PAGES = 20
 MAX_TEXT_CHARS = 100_000
 # A plain-text or DOCX "page" for the page limit: what fits on a printed page, roughly.
