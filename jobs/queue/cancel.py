@@ -38,11 +38,11 @@ def cancel(*, job_id: int, actor: str, reason: str, now: datetime, expected_epoc
             return Outcome(False, state, f"epoch {expected_epoch} superseded by {epoch}")
         values = {"epoch": epoch, "now": now}
         if state == QUEUED and Job.objects.filter(CANCEL.guard.q(values), pk=job_id).update(
-                state=CANCELLED, **CANCEL.changes(values)):
+                state=CANCELLED, **CANCEL.changes({}, values)):
             record(job_id, QUEUED, CANCELLED, epoch, actor=actor, reason=reason or "cancelled", now=now)
             return Outcome(True, CANCELLED, "cancelled")
         if state == LEASED and requested is None and Job.objects.filter(
-                ASK_CANCEL.guard.q(values), pk=job_id).update(**ASK_CANCEL.changes(values)):
+                ASK_CANCEL.guard.q(values), pk=job_id).update(**ASK_CANCEL.changes({}, values)):
             record(job_id, LEASED, LEASED, epoch, actor=actor, reason=f"{CANCEL_REQUESTED}: {reason}" if reason else
                    CANCEL_REQUESTED, now=now)
             _notify_cancel(job_id, epoch)
@@ -87,7 +87,8 @@ def acknowledge_cancel(*, job_id: int, epoch: int, now: datetime, actor: str = "
         job = held(job_id, epoch, now)
         if job is None:
             return rejected(job_id, epoch, now, actor=actor, write="cancellation")
-        row = {**held_row(job), "now": now}
-        way = ACKNOWLEDGE_CANCEL.way(row)
-        running.stop(job, epoch, to=way.to, actor=actor, why=way.why, now=now, **ACKNOWLEDGE_CANCEL.changes(row))
+        row, params = held_row(job), {"now": now}
+        way = ACKNOWLEDGE_CANCEL.way(row, params)
+        running.stop(job, epoch, to=way.to, actor=actor, why=way.why, now=now,
+                     **ACKNOWLEDGE_CANCEL.changes(row, params))
     return Outcome(True, way.to, way.why)

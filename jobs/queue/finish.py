@@ -86,7 +86,7 @@ def give_back_unstarted(*, claims: Sequence[Claim], now: datetime, actor: str = 
                 outcomes.append(Outcome(False, None, why))
                 continue
             running.stop(job, c.epoch, to=QUEUED, actor=actor, why=reason, now=now,
-                         only_if={"external_started_at__isnull": True}, **GIVE_BACK.changes({"now": now}))
+                         only_if={"external_started_at__isnull": True}, **GIVE_BACK.changes({}, {"now": now}))
             outcomes.append(Outcome(True, QUEUED, reason))
     return outcomes
 
@@ -117,10 +117,11 @@ def fail(
         job = held(job_id, epoch, now)
         if job is None:
             return rejected(job_id, epoch, now, actor=actor, write="failure report")
-        row = {**held_row(job), "retryable": retryable, "retry_at": now + backoff(job.attempts, rng=rng),
-               "now": now, "error": error, "code": code}
-        way = FAIL.way(row)  # queued: a new turn when the backoff is over
-        running.stop(job, epoch, to=way.to, actor=actor, why=way.reason(row), now=now, **FAIL.changes(row))
+        row = held_row(job)
+        params = {"retryable": retryable, "retry_at": now + backoff(job.attempts, rng=rng), "now": now,
+                  "error": error, "code": code}
+        way = FAIL.way(row, params)  # queued: a new turn when the backoff is over
+        running.stop(job, epoch, to=way.to, actor=actor, why=way.reason(row), now=now, **FAIL.changes(row, params))
     return Outcome(True, way.to, way.reason(row))
 
 
@@ -135,9 +136,11 @@ def defer(*, job_id: int, epoch: int, until: datetime, now: datetime, reason: st
         job = held(job_id, epoch, now)
         if job is None:
             return rejected(job_id, epoch, now, actor=actor, write="deferral")
-        row = {**held_row(job), "until": until, "now": now, "error": f"{reason}; no time left before the deadline"}
-        to = DEFER.way(row).to
-        running.stop(job, epoch, to=to, actor=actor, why=f"deferred: {reason}"[:300], now=now, **DEFER.changes(row))
+        row = held_row(job)
+        params = {"until": until, "now": now, "error": f"{reason}; no time left before the deadline"}
+        to = DEFER.way(row, params).to
+        running.stop(job, epoch, to=to, actor=actor, why=f"deferred: {reason}"[:300], now=now,
+                     **DEFER.changes(row, params))
     return Outcome(True, to, reason)
 
 

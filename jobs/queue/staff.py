@@ -33,8 +33,9 @@ def requeue(*, job_id: int, expected_state: str, expected_epoch: int, actor: str
         kind_spec = kinds.get(kind)
         budget = deadline or (kind_spec.deadline if kind_spec else queue_settings().deadline)
         values = {"expected_state": expected_state, "expected_epoch": expected_epoch, "now": now,
-                  "deadline": now + budget}
-        moved = Job.objects.filter(REQUEUE.guard.q(values), pk=job_id).update(state=QUEUED, **REQUEUE.changes(values))
+                  "new_deadline": now + budget}
+        moved = Job.objects.filter(REQUEUE.guard.q(values), pk=job_id).update(state=QUEUED,
+                                                                              **REQUEUE.changes({}, values))
         if not moved:
             return Outcome(False, None, _why_not_as_seen(job_id, expected_state, expected_epoch))
         record(job_id, expected_state, QUEUED, expected_epoch, actor=actor, reason=reason, now=now)
@@ -56,7 +57,7 @@ def resolve(*, job_id: int, expected_state: str, expected_epoch: int, to_state: 
               "result": result or {}}
     with write_transaction():
         if not Job.objects.filter(RESOLVE.guard.q(values), pk=job_id).update(state=to_state,
-                                                                             **RESOLVE.changes(values)):
+                                                                             **RESOLVE.changes({}, values)):
             return Outcome(False, None, _why_not_as_seen(job_id, expected_state, expected_epoch))
         record(job_id, expected_state, to_state, expected_epoch, actor=actor, reason=reason, now=now)
     return Outcome(True, to_state, reason)

@@ -13,6 +13,7 @@ a way whose condition is NULL is passed over, as a CASE passes over its WHEN.
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from django.db.models import F, Q, When
 
 from .terms import CANCELLED, COMPLETED, DEAD, LEASED, QUEUED, RETURNED_UNSTARTED, UNKNOWN, FailureCode
 
-Row = Mapping[str, Any]  # a job's columns and a statement's parameters, by name
+Row = Mapping[str, Any]  # a job's columns, or a statement's parameters, by name
 
 
 @dataclass(frozen=True)
@@ -43,13 +44,13 @@ class Sql:
 
 
 class Expr:
-    """A condition or a value: SQL text (``sql``), Python's value of a row (``value``), a filter
-    of the ORM (``q``) or a value it writes (``orm``)."""
+    """A condition or a value: SQL text (``sql``), Python's value of a row's columns and the
+    statement's parameters (``value``), a filter of the ORM (``q``) or a value it writes (``orm``)."""
 
     def sql(self, to: Sql) -> str:
         raise NotImplementedError
 
-    def value(self, row: Row) -> Any:
+    def value(self, row: Row, params: Row) -> Any:
         raise NotImplementedError
 
     def q(self, values: Row) -> Q:
@@ -70,7 +71,7 @@ class Col(Expr):
     def sql(self, to: Sql) -> str:
         return to.column(self.name)
 
-    def value(self, row: Row) -> Any:
+    def value(self, row: Row, params: Row) -> Any:
         return row[self.name]
 
     def orm(self, values: Row) -> Any:
@@ -84,8 +85,8 @@ class Param(Expr):
     def sql(self, to: Sql) -> str:
         return to.param(self.name)
 
-    def value(self, row: Row) -> Any:
-        return row[self.name]
+    def value(self, row: Row, params: Row) -> Any:
+        return params[self.name]
 
     def orm(self, values: Row) -> Any:
         return values[self.name]
@@ -102,7 +103,7 @@ class Lit(Expr):
             return str(self.literal)
         return "'" + str(self.literal).replace("'", "''") + "'"
 
-    def value(self, row: Row) -> Any:
+    def value(self, row: Row, params: Row) -> Any:
         return self.literal
 
     def orm(self, values: Row) -> Any:
@@ -116,8 +117,8 @@ class IsSet(Expr):
     def sql(self, to: Sql) -> str:
         return f"{self.of.sql(to)} IS NOT NULL"
 
-    def value(self, row: Row) -> bool:
-        return self.of.value(row) is not None
+    def value(self, row: Row, params: Row) -> bool:
+        return self.of.value(row, params) is not None
 
     def q(self, values: Row) -> Q:
         return Q(**{f"{self.of.name}__isnull": False})
@@ -137,8 +138,8 @@ class Cmp(Expr):
     def sql(self, to: Sql) -> str:
         return f"{self.left.sql(to)} {self.op} {self.right.sql(to)}"
 
-    def value(self, row: Row) -> bool | None:
-        left, right = self.left.value(row), self.right.value(row)
+    def value(self, row: Row, params: Row) -> bool | None:
+        left, right = self.left.value(row, params), self.right.value(row, params)
         return None if left is None or right is None else _COMPARE[self.op][0](left, right)
 
     def q(self, values: Row) -> Q:
@@ -154,8 +155,8 @@ class Not(Expr):
     def sql(self, to: Sql) -> str:
         return f"NOT {self.of.nested(to)}"
 
-    def value(self, row: Row) -> bool | None:
-        answer = self.of.value(row)
+    def value(self, row: Row, params: Row) -> bool | None:
+        answer = self.of.value(row, params)
         return None if answer is None else not answer
 
     def q(self, values: Row) -> Q:
@@ -172,8 +173,8 @@ class AllOf(Expr):
     def nested(self, to: Sql) -> str:
         return f"({self.sql(to)})"
 
-    def value(self, row: Row) -> bool | None:
-        answers = [part.value(row) for part in self.parts]
+    def value(self, row: Row, params: Row) -> bool | None:
+        answers = [part.value(row, params) for part in self.parts]
         return False if False in answers else None if None in answers else True
 
     def q(self, values: Row) -> Q:
@@ -190,8 +191,8 @@ class AnyOf(Expr):
     def nested(self, to: Sql) -> str:
         return f"({self.sql(to)})"
 
-    def value(self, row: Row) -> bool | None:
-        answers = [part.value(row) for part in self.parts]
+    def value(self, row: Row, params: Row) -> bool | None:
+        answers = [part.value(row, params) for part in self.parts]
         return True if True in answers else None if None in answers else False
 
     def q(self, values: Row) -> Q:
@@ -209,8 +210,8 @@ class Plus(Expr):
     def sql(self, to: Sql) -> str:
         return f"{self.of.sql(to)} {'-' if self.add < 0 else '+'} {abs(self.add)}"
 
-    def value(self, row: Row) -> Any:
-        of = self.of.value(row)
+    def value(self, row: Row, params: Row) -> Any:
+        of = self.of.value(row, params)
         return None if of is None else of + self.add
 
     def orm(self, values: Row) -> Any:
@@ -227,8 +228,8 @@ class Least(Expr):
     def sql(self, to: Sql) -> str:
         return f"{to.least}({self.first.sql(to)}, {self.second.sql(to)})"
 
-    def value(self, row: Row) -> Any:
-        return min(self.first.value(row), self.second.value(row))
+    def value(self, row: Row, params: Row) -> Any:
+        return min(self.first.value(row, params), self.second.value(row, params))
 
 
 @dataclass(frozen=True)
@@ -242,9 +243,9 @@ class Case(Expr):
         whens = " ".join(f"WHEN {when.sql(to)} THEN {then.sql(to)}" for when, then in self.whens)
         return f"CASE {whens} ELSE {self.otherwise.sql(to)} END"
 
-    def value(self, row: Row) -> Any:
-        return next((then.value(row) for when, then in self.whens if when.value(row) is True),
-                    self.otherwise.value(row))
+    def value(self, row: Row, params: Row) -> Any:
+        return next((then.value(row, params) for when, then in self.whens if when.value(row, params) is True),
+                    self.otherwise.value(row, params))
 
     def orm(self, values: Row) -> Any:
         return DjangoCase(*(When(when.q(values), then=then.orm(values)) for when, then in self.whens),
@@ -264,8 +265,8 @@ class Named(Expr):
     def nested(self, to: Sql) -> str:
         return self.of.nested(to)
 
-    def value(self, row: Row) -> Any:
-        return self.of.value(row)
+    def value(self, row: Row, params: Row) -> Any:
+        return self.of.value(row, params)
 
     def q(self, values: Row) -> Q:
         return self.of.q(values)
@@ -291,12 +292,12 @@ def state_is(state: str) -> Cmp:
 # The conditions the rules are made of, each written here once.
 NOW, NULL = Param("now"), Lit(None)
 ATTEMPTS = Col("attempts")
-EXTERNAL_STARTED = IsSet(Col("external_started_at"))
+EXTERNAL_STARTED = Named("external start", IsSet(Col("external_started_at")))
 # Whether the handler was started (``start``; the external-start marker is written only by a
 # running handler): only a started claim spends its attempt.
 STARTED = any_of(IsSet(Col("started_at")), EXTERNAL_STARTED)
 SPENT = Named("attempts spent", Cmp(ATTEMPTS, ">=", Col("max_attempts")))
-CANCEL_ASKED = IsSet(Col("cancel_requested_at"))
+CANCEL_ASKED = Named("cancel asked", IsSet(Col("cancel_requested_at")))
 PAST_DEADLINE = Named("deadline passed", Cmp(Col("deadline"), "<=", NOW))
 # The fence of a running job's writes: its own id and epoch (each statement says them its own
 # way: a parameter, a batch's column, an array), still leased, lease and deadline unexpired.
@@ -358,9 +359,9 @@ class Transition:
     def targets(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(way.to for way in self.ways))
 
-    def way(self, row: Row) -> Way:
+    def way(self, row: Row, params: Row) -> Way:
         """The way this row goes (Python's answer to the statement's CASE)."""
-        return next(way for way in self.ways if way.when is None or way.when.value(row) is True)
+        return next(way for way in self.ways if way.when is None or way.when.value(row, params) is True)
 
     def columns(self) -> list[str]:
         """Every column the transition writes, ``state`` first when it moves it."""
@@ -381,10 +382,10 @@ class Transition:
         """The statement's SET list."""
         return ", ".join(f"{name} = {self.column(name).sql(to)}" for name in self.columns())
 
-    def changes(self, row: Row) -> dict[str, Any]:
+    def changes(self, row: Row, params: Row) -> dict[str, Any]:
         """The ORM's ``update()`` of the way this row goes, ``state`` aside."""
-        way = self.way(row)
-        return {name: expr.orm(row) for name, expr in {**self.sets, **way.sets}.items()}
+        way = self.way(row, params)
+        return {name: expr.orm(params) for name, expr in {**self.sets, **way.sets}.items()}
 
 
 # The claim: a new epoch and attempt, the lease (``expires``, never past the deadline) to ``worker``.
@@ -444,17 +445,18 @@ EXPIRE = Transition("expire", (LEASED,), LEASE_RAN_OUT, (
 ), {"attempts": given_back(STARTED), "available_at": NOW, "lease_expires_at": NULL, "updated_at": NOW})
 # A queued or leased job (``from_state``) past its deadline.
 PAST_DEADLINE_SWEEP = Transition("past deadline", (QUEUED, LEASED),
-                                 all_of(Cmp(Col("state"), "=", Param("from_state")), PAST_DEADLINE), (
+                                 all_of(Named("still in that state", Cmp(Col("state"), "=", Param("from_state"))),
+                                        PAST_DEADLINE), (
     Way(UNKNOWN, "deadline passed", EXTERNAL_STARTED), Way(DEAD, "deadline passed")), {
     "attempts": given_back(state_is(QUEUED), STARTED), "lease_expires_at": NULL, "updated_at": NOW,
     "finished_at": NOW, "last_error": Lit("deadline passed"), "failure_code": Lit(FailureCode.DEADLINE_PASSED)})
 # Staff: a dead or unknown job back with fresh attempts, or an unknown one settled.
 REQUEUE = Transition("requeue (staff)", (DEAD, UNKNOWN), AS_SEEN, (Way(QUEUED, "requeued"),), {
-    "attempts": Lit(0), "available_at": NOW, "deadline": Param("deadline"), "lease_expires_at": NULL,
+    "attempts": Lit(0), "available_at": NOW, "deadline": Param("new_deadline"), "lease_expires_at": NULL,
     "external_started_at": NULL, "cancel_requested_at": NULL, "finished_at": NULL, "updated_at": NOW,
     "turn": NULL})
 RESOLVE = Transition("resolve (staff)", (UNKNOWN,), AS_SEEN, (
-    Way(COMPLETED, "resolved", Cmp(Param("to_state"), "=", Lit(COMPLETED)),
+    Way(COMPLETED, "resolved", Named("staff say so", Cmp(Param("to_state"), "=", Lit(COMPLETED))),
         {"result": Param("result"), "failure_code": Lit("")}),
     Way(DEAD, "discarded", sets={"failure_code": Lit(FailureCode.DISCARDED)}),
 ), {"updated_at": NOW, "finished_at": NOW, "lease_expires_at": NULL})
@@ -472,10 +474,20 @@ def words(guard: Expr) -> str:
     return guard.sql(Sql())
 
 
+def ways(transition: Transition) -> str:
+    """Where a transition goes, as the table says it: each state and when (the first that holds)."""
+    said: list[str] = []
+    for to, group in itertools.groupby(transition.ways, key=lambda way: way.to):
+        when = [words(way.when) for way in group if way.when is not None]
+        said.append(f"{to} if {' or '.join(when)}" if when else f"else {to}" if said else to)
+    return "; ".join(said)
+
+
 def table() -> str:
     """The transition table, as the README shows it."""
-    rows = ["| transition | from | to | its write holds only while | event |", "|---|---|---|---|---|"]
+    rows = ["| transition | from | to (the first that holds) | its write holds only while | event |",
+            "|---|---|---|---|---|"]
     for t in TRANSITIONS:
-        rows.append(f"| {t.name} | {', '.join(t.source)} | {', '.join(t.targets)} | {words(t.guard)} "
+        rows.append(f"| {t.name} | {', '.join(t.source)} | {ways(t)} | {words(t.guard)} "
                     f"| {'yes' if t.event else 'no'} |")
     return "\n".join(rows)

@@ -37,7 +37,7 @@ from ..conf import queue_settings
 from ..context import JobContext
 from ..kinds import JobDeferred, JobFailed, Kind
 from ..models import Job, JobEvent
-from ..queue import QUEUED, StaleEpoch
+from ..queue import StaleEpoch
 from ..queue.transitions import FAIL
 from .framework import (
     DEFAULT_TASK_QUEUE_NAME,
@@ -510,7 +510,7 @@ def _ends_the_task(ctx: JobContext, retryable: bool) -> bool:
         return True
     row = Job.objects.filter(pk=ctx.job_id).values("attempts", "max_attempts", "deadline",
                                                    "external_started_at").first()
-    return row is None or FAIL.way({**row, "retryable": retryable, "retry_at": None}).to != QUEUED
+    return row is None or FAIL.way(row, {"retryable": retryable, "retry_at": None}).to != QUEUED
 
 
 kinds.register(Kind(
