@@ -355,6 +355,12 @@ class Transition:
     sets: Mapping[str, Expr] = field(default_factory=dict)
     event: bool = True
 
+    def __post_init__(self) -> None:
+        if not self.ways or self.ways[-1].when is not None or any(way.when is None for way in self.ways[:-1]):
+            raise ValueError(f"{self.name}: the last way, and only it, is the otherwise")
+        if any(set(way.sets) & set(self.sets) for way in self.ways):
+            raise ValueError(f"{self.name}: a column every way sets is set by one way too")
+
     @property
     def targets(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(way.to for way in self.ways))
