@@ -76,6 +76,7 @@ def give_back_unstarted(*, claims: Sequence[Claim], now: datetime, actor: str = 
     outcomes: list[Outcome] = []
     with write_transaction():
         for c in claims:
+            params = {"job_id": c.job_id, "epoch": c.epoch, "now": now}
             job = held(c.job_id, c.epoch, now)
             if job is None:
                 outcomes.append(rejected(c.job_id, c.epoch, now, actor=actor, write="hand-back"))
@@ -86,7 +87,7 @@ def give_back_unstarted(*, claims: Sequence[Claim], now: datetime, actor: str = 
                 outcomes.append(Outcome(False, None, why))
                 continue
             running.stop(job, c.epoch, to=QUEUED, actor=actor, why=reason, now=now,
-                         only_if={"external_started_at__isnull": True}, **GIVE_BACK.changes({}, {"now": now}))
+                         only_if=GIVE_BACK.guard.q(params), **GIVE_BACK.changes({}, params))
             outcomes.append(Outcome(True, QUEUED, reason))
     return outcomes
 
