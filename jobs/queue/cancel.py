@@ -11,8 +11,9 @@ from jobs.writelock import write_transaction
 
 from . import running
 from .events import record
-from .fence import held, rejected
-from .terms import CANCEL_REQUESTED, CANCELLED, LEASED, QUEUED, UNKNOWN, FailureCode, Outcome
+from .fence import held, held_row, rejected
+from .terms import CANCEL_REQUESTED, CANCELLED, LEASED, QUEUED, Outcome
+from .transitions import ACKNOWLEDGE_CANCEL, ASK_CANCEL, CANCEL
 
 # PostgreSQL: a cancel request of a running job is announced on this channel ("job:epoch").
 CANCEL_CHANNEL = sql.CANCEL_CHANNEL
@@ -35,14 +36,13 @@ def cancel(*, job_id: int, actor: str, reason: str, now: datetime, expected_epoc
         state, epoch, requested = current
         if expected_epoch is not None and epoch != expected_epoch:
             return Outcome(False, state, f"epoch {expected_epoch} superseded by {epoch}")
-        if state == QUEUED and Job.objects.filter(pk=job_id, state=QUEUED, epoch=epoch).update(
-                state=CANCELLED, finished_at=now, updated_at=now, turn=None, last_error="",
-                failure_code=FailureCode.CANCELLED):
+        values = {"epoch": epoch, "now": now}
+        if state == QUEUED and Job.objects.filter(CANCEL.guard.q(values), pk=job_id).update(
+                state=CANCELLED, **CANCEL.changes({}, values)):
             record(job_id, QUEUED, CANCELLED, epoch, actor=actor, reason=reason or "cancelled", now=now)
             return Outcome(True, CANCELLED, "cancelled")
         if state == LEASED and requested is None and Job.objects.filter(
-                pk=job_id, state=LEASED, epoch=epoch, cancel_requested_at__isnull=True).update(
-                cancel_requested_at=now, updated_at=now):
+                ASK_CANCEL.guard.q(values), pk=job_id).update(**ASK_CANCEL.changes({}, values)):
             record(job_id, LEASED, LEASED, epoch, actor=actor, reason=f"{CANCEL_REQUESTED}: {reason}" if reason else
                    CANCEL_REQUESTED, now=now)
             _notify_cancel(job_id, epoch)
@@ -87,11 +87,8 @@ def acknowledge_cancel(*, job_id: int, epoch: int, now: datetime, actor: str = "
         job = held(job_id, epoch, now)
         if job is None:
             return rejected(job_id, epoch, now, actor=actor, write="cancellation")
-        if job.external_started_at is not None:
-            to, why = UNKNOWN, "cancelled while an outside call was in flight; its outcome is unknown"
-        else:
-            to, why = CANCELLED, "cancelled"
-        running.stop(job, epoch, to=to, actor=actor, why=why, now=now, finished_at=now, updated_at=now,
-                     lease_expires_at=None, turn=None, last_error="" if to == CANCELLED else why,
-                     failure_code=FailureCode.CANCELLED)
-    return Outcome(True, to, why)
+        row, params = held_row(job), {"now": now}
+        way = ACKNOWLEDGE_CANCEL.way(row, params)
+        running.stop(job, epoch, to=way.to, actor=actor, why=way.why, now=now,
+                     **ACKNOWLEDGE_CANCEL.changes(row, params))
+    return Outcome(True, way.to, way.why)

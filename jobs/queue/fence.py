@@ -15,14 +15,14 @@ from jobs.writelock import write_transaction
 
 from .events import record
 from .terms import LEASED, Outcome, StaleEpoch
+from .transitions import FENCE, Row
 
 
 def owned(job_id: int, epoch: int, now: datetime, lease_left: timedelta = timedelta(0)) -> QuerySet[Job]:
-    """The rows this epoch may still write: its own, leased, lease and deadline unexpired
-    (the lease with at least ``lease_left`` to run)."""
-    return Job.objects.filter(
-        pk=job_id, epoch=epoch, state=LEASED, lease_expires_at__gt=now + lease_left, deadline__gt=now
-    )
+    """The rows this epoch may still write (``transitions.FENCE``): its own, leased, lease and
+    deadline unexpired (the lease with at least ``lease_left`` to run)."""
+    rows = Job.objects.filter(FENCE.q({"job_id": job_id, "epoch": epoch, "now": now}))
+    return rows.filter(lease_expires_at__gt=now + lease_left) if lease_left else rows
 
 
 @contextmanager
@@ -66,6 +66,12 @@ def held(job_id: int, epoch: int, now: datetime) -> Job | None:
         .only("tenant_id", "attempts", "max_attempts", "deadline", "external_started_at")
         .first()
     )
+
+
+def held_row(job: Job) -> Row:
+    """The columns ``held`` read, as the rules of ``transitions`` take them."""
+    return {"attempts": job.attempts, "max_attempts": job.max_attempts, "deadline": job.deadline,
+            "external_started_at": job.external_started_at}
 
 
 def rejected(job_id: int, epoch: int, now: datetime, *, actor: str, write: str) -> Outcome:

@@ -8,17 +8,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import F, Value
-from django.db.models.functions import Greatest
-
 from jobs import kinds, sql
 from jobs.writelock import write_transaction
 
 from ..conf import queue_settings
 from . import running
 from .events import record
-from .fence import held, rejected, rejections
-from .terms import COMPLETED, DEAD, LEASED, MAX_FAILURE_CODE, QUEUED, UNKNOWN, Claim, FailureCode, Outcome
+from .fence import held, held_row, rejected, rejections
+from .terms import COMPLETED, LEASED, MAX_FAILURE_CODE, QUEUED, Claim, Outcome
+from .transitions import DEFER, FAIL, GIVE_BACK
 
 
 @dataclass(frozen=True)
@@ -78,6 +76,7 @@ def give_back_unstarted(*, claims: Sequence[Claim], now: datetime, actor: str = 
     outcomes: list[Outcome] = []
     with write_transaction():
         for c in claims:
+            params = {"job_id": c.job_id, "epoch": c.epoch, "now": now}
             job = held(c.job_id, c.epoch, now)
             if job is None:
                 outcomes.append(rejected(c.job_id, c.epoch, now, actor=actor, write="hand-back"))
@@ -88,9 +87,7 @@ def give_back_unstarted(*, claims: Sequence[Claim], now: datetime, actor: str = 
                 outcomes.append(Outcome(False, None, why))
                 continue
             running.stop(job, c.epoch, to=QUEUED, actor=actor, why=reason, now=now,
-                         only_if={"external_started_at__isnull": True},
-                         attempts=Greatest(F("attempts") - 1, Value(0)), lease_expires_at=None, available_at=now,
-                         updated_at=now)
+                         only_if=GIVE_BACK.guard.q(params), **GIVE_BACK.changes({}, params))
             outcomes.append(Outcome(True, QUEUED, reason))
     return outcomes
 
@@ -110,36 +107,23 @@ def fail(
 
     Dead when the failure is not retryable, the attempts are spent, or the next try could
     only start after the deadline. A failure after the external-start marker is ``unknown``:
-    nobody can say whether the outside effect happened. Like ``complete``, it holds only for
-    this epoch while its lease and the deadline hold: past them the claim is no longer the
-    worker's to settle, and recovery decides (``queued``, ``dead`` or ``unknown``). ``code``
-    (a ``FailureCode`` or the kind's own) is kept with ``error`` whatever the state it leaves:
-    the pages choose their words by it.
+    nobody can say whether the outside effect happened (the rule is ``transitions.FAIL``).
+    Like ``complete``, it holds only for this epoch while its lease and the deadline hold:
+    past them the claim is no longer the worker's to settle, and recovery decides (``queued``,
+    ``dead`` or ``unknown``). ``code`` (a ``FailureCode`` or the kind's own) is kept with
+    ``error`` whatever the state it leaves: the pages choose their words by it.
     """
     error, code = error[:1000], code[:MAX_FAILURE_CODE]
     with write_transaction():
         job = held(job_id, epoch, now)
         if job is None:
             return rejected(job_id, epoch, now, actor=actor, write="failure report")
-        retry_at = now + backoff(job.attempts, rng=rng)
-        if job.external_started_at is not None:
-            to, why = UNKNOWN, "failed after external start"
-        elif not retryable:
-            to, why = DEAD, "failed, not retryable"
-        elif job.attempts >= job.max_attempts:
-            to, why = DEAD, f"failed, {job.attempts} attempts spent"
-        elif retry_at >= job.deadline:
-            to, why = DEAD, "failed, next try would start after the deadline"
-        else:
-            to, why = QUEUED, "failed, will retry"
-        changes: dict[str, Any] = {"lease_expires_at": None, "last_error": error, "failure_code": code,
-                                   "updated_at": now}
-        if to == QUEUED:
-            changes.update(available_at=retry_at, turn=None)  # a new turn when the backoff is over
-        else:
-            changes["finished_at"] = now
-        running.stop(job, epoch, to=to, actor=actor, why=why, now=now, **changes)
-    return Outcome(True, to, why)
+        row = held_row(job)
+        params = {"retryable": retryable, "retry_at": now + backoff(job.attempts, rng=rng), "now": now,
+                  "error": error, "code": code}
+        way = FAIL.way(row, params)  # queued: a new turn when the backoff is over
+        running.stop(job, epoch, to=way.to, actor=actor, why=way.reason(row), now=now, **FAIL.changes(row, params))
+    return Outcome(True, way.to, way.reason(row))
 
 
 def defer(*, job_id: int, epoch: int, until: datetime, now: datetime, reason: str, actor: str = "worker") -> Outcome:
@@ -153,14 +137,11 @@ def defer(*, job_id: int, epoch: int, until: datetime, now: datetime, reason: st
         job = held(job_id, epoch, now)
         if job is None:
             return rejected(job_id, epoch, now, actor=actor, write="deferral")
-        changes: dict[str, Any]
-        if until >= job.deadline:
-            to, changes = DEAD, {"finished_at": now, "last_error": f"{reason}; no time left before the deadline",
-                                 "failure_code": FailureCode.NO_TIME_LEFT}
-        else:
-            to, changes = QUEUED, {"available_at": until, "attempts": max(job.attempts - 1, 0), "turn": None}
+        row = held_row(job)
+        params = {"until": until, "now": now, "error": f"{reason}; no time left before the deadline"}
+        to = DEFER.way(row, params).to
         running.stop(job, epoch, to=to, actor=actor, why=f"deferred: {reason}"[:300], now=now,
-                     lease_expires_at=None, external_started_at=None, updated_at=now, **changes)
+                     **DEFER.changes(row, params))
     return Outcome(True, to, reason)
 
 

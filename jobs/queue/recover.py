@@ -53,6 +53,7 @@ def recover(*, now: datetime | None, limit: int = 500) -> Recovery:
         for expired in database.recover_expired(now, limit):
             moved[expired.state].append(expired.job_id)
             left[expired.tenant_id] += 1
+            # The way it went (``transitions.EXPIRE``): its error, or the give-back that kept the last one.
             why = RETURNED_UNSTARTED if expired.state == QUEUED and not expired.started else expired.last_error
             events.append(JobEvent(job_id=expired.job_id, from_state=LEASED, to_state=expired.state,
                                    epoch=expired.epoch, actor="recovery", reason=why, at=now))

@@ -12,7 +12,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from django.db.models import F, Value
+from django.db.models import F, Q, Value
 from django.db.models.functions import Greatest
 
 from jobs.models import Job, Scope
@@ -22,11 +22,13 @@ from .events import record
 from .terms import LEASED
 
 
-def stop(job: Job, epoch: int, *, to: str, actor: str, why: str, now: datetime,
-         only_if: dict[str, Any] | None = None, **changes: Any) -> None:
+def stop(job: Job, epoch: int, *, to: str, actor: str, why: str, now: datetime, only_if: Q | None = None,
+         **changes: Any) -> None:
     """A job this epoch holds (``fence.held``) leaves ``leased`` for ``to``: its row takes
-    ``changes``, its tenant's count drops, its event records ``why``; in the caller's transaction."""
-    Job.objects.filter(pk=job.pk, epoch=epoch, state=LEASED, **(only_if or {})).update(state=to, **changes)
+    ``changes`` (only if ``only_if`` holds too), its tenant's count drops, its event records
+    ``why``; in the caller's transaction."""
+    Job.objects.filter(*([] if only_if is None else [only_if]), pk=job.pk, epoch=epoch, state=LEASED).update(
+        state=to, **changes)
     release(job.tenant_id)
     record(job.pk, LEASED, to, epoch, actor=actor, reason=why, now=now)
 

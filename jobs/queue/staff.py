@@ -12,7 +12,8 @@ from jobs.writelock import write_transaction
 from ..conf import queue_settings
 from .accept import notify_accepted
 from .events import record
-from .terms import COMPLETED, DEAD, QUEUED, UNKNOWN, FailureCode, Outcome
+from .terms import COMPLETED, DEAD, QUEUED, UNKNOWN, Outcome
+from .transitions import REQUEUE, RESOLVE
 
 
 def requeue(*, job_id: int, expected_state: str, expected_epoch: int, actor: str, reason: str, now: datetime,
@@ -31,10 +32,10 @@ def requeue(*, job_id: int, expected_state: str, expected_epoch: int, actor: str
             return Outcome(False, None, "no such job")
         kind_spec = kinds.get(kind)
         budget = deadline or (kind_spec.deadline if kind_spec else queue_settings().deadline)
-        moved = Job.objects.filter(pk=job_id, state=expected_state, epoch=expected_epoch).update(
-            state=QUEUED, attempts=0, available_at=now, deadline=now + budget, lease_expires_at=None,
-            external_started_at=None, cancel_requested_at=None, finished_at=None, updated_at=now, turn=None,
-        )
+        values = {"expected_state": expected_state, "expected_epoch": expected_epoch, "now": now,
+                  "new_deadline": now + budget}
+        moved = Job.objects.filter(REQUEUE.guard.q(values), pk=job_id).update(state=QUEUED,
+                                                                              **REQUEUE.changes({}, values))
         if not moved:
             return Outcome(False, None, _why_not_as_seen(job_id, expected_state, expected_epoch))
         record(job_id, expected_state, QUEUED, expected_epoch, actor=actor, reason=reason, now=now)
@@ -52,12 +53,11 @@ def resolve(*, job_id: int, expected_state: str, expected_epoch: int, to_state: 
     """
     if expected_state != UNKNOWN or to_state not in (COMPLETED, DEAD):
         return Outcome(False, None, f"cannot move {expected_state} to {to_state}")
-    changes: dict[str, Any] = {"state": to_state, "updated_at": now, "finished_at": now, "lease_expires_at": None,
-                               "failure_code": "" if to_state == COMPLETED else FailureCode.DISCARDED}
-    if to_state == COMPLETED:
-        changes["result"] = result or {}
+    values = {"expected_state": expected_state, "expected_epoch": expected_epoch, "now": now, "to_state": to_state,
+              "result": result or {}}
     with write_transaction():
-        if not Job.objects.filter(pk=job_id, state=expected_state, epoch=expected_epoch).update(**changes):
+        if not Job.objects.filter(RESOLVE.guard.q(values), pk=job_id).update(state=to_state,
+                                                                             **RESOLVE.changes({}, values)):
             return Outcome(False, None, _why_not_as_seen(job_id, expected_state, expected_epoch))
         record(job_id, expected_state, to_state, expected_epoch, actor=actor, reason=reason, now=now)
     return Outcome(True, to_state, reason)

@@ -1,15 +1,19 @@
 """The parts of the statements both databases write alike, with named parameters (``%(now)s``).
 
 Each database's module (``sqlite``, ``postgresql``) puts them together with its own hints,
-functions and locking; table names come from the models, values are always bound.
+functions and locking; table names come from the models, values are always bound. Each
+transition's guard, SET list and CASE rules are rendered from its declaration
+(``jobs.queue.transitions``), never written out here.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from jobs.models import Job, JobEvent, KindSlot, Scope
-from jobs.queue.terms import FailureCode
+from jobs.queue import transitions as tr
+from jobs.queue.transitions import Sql
 
 from . import STRIDE
 
@@ -55,17 +59,14 @@ def candidates(hint: str = "") -> str:
     kind at its running limit are passed over in the seek itself, however many wait at the head."""
     return f"""
         SELECT id, tenant_id, priority, turn, kind FROM {JOB} {hint}
-        WHERE state = 'queued' AND turn IS NOT NULL AND available_at IS NOT NULL AND available_at <= %(now)s
-          AND deadline > %(now)s AND NOT {kind_at_limit(f"{JOB}.kind")}
+        WHERE {tr.CLAIMABLE.sql(Sql())} AND NOT {kind_at_limit(f"{JOB}.kind")}
         ORDER BY priority DESC, turn, id LIMIT %(candidates)s"""
 
 
 def lease_set(least: str) -> str:
     """The claim's SET: a new epoch and attempt, the lease (``expires``, never past the
     deadline) to ``worker`` at ``now``."""
-    return f"""state = 'leased', epoch = epoch + 1, attempts = attempts + 1,
-            lease_expires_at = {least}(%(expires)s, deadline), leased_by = %(worker)s, updated_at = %(now)s,
-            finished_at = NULL, started_at = NULL"""
+    return tr.CLAIM.set_sql(Sql(least=least))
 
 
 CLAIM_RETURNING = "id, kind, state, epoch, attempts, lease_expires_at, deadline, payload, tenant_id"
@@ -95,12 +96,31 @@ def kind_at_limit(kind: str) -> str:
 
 
 # The fenced completion of one job (``job_id``, ``epoch``, still leased at ``now``).
-COMPLETE = f"""
-    UPDATE {JOB} SET state = 'completed', result = %(result)s, outcome = %(outcome)s,
-        outcome_text = %(outcome_text)s, needs_action = %(needs_action)s, reference = %(reference)s,
-        lease_expires_at = NULL, updated_at = %(now)s, finished_at = %(now)s, last_error = '', failure_code = ''
-    WHERE id = %(job_id)s AND epoch = %(epoch)s AND state = 'leased' AND lease_expires_at > %(now)s
-      AND deadline > %(now)s"""
+COMPLETE = f"UPDATE {JOB} SET {tr.COMPLETE.set_sql(Sql())} WHERE {tr.COMPLETE.guard.sql(Sql())}"
+
+
+def complete_batch(batch: str, inputs: Sequence[str], table: str) -> tuple[str, str]:
+    """The SET list and the guard of a batch of fenced completions at ``now``: the rows of
+    ``batch`` (an alias whose columns ``inputs`` are in ``COMPLETE_INPUTS`` order), each to its
+    job in the job table, named ``table`` in the statement."""
+    params = {name: f"{batch}.{column}" for name, column in zip(tr.COMPLETE_INPUTS, inputs, strict=True)}
+    return tr.COMPLETE.set_sql(Sql(params=params)), tr.COMPLETE.guard.sql(Sql(table=table, params=params))
+
+
+def event_rows(transition: tr.Transition, rows: str) -> str:
+    """A SELECT of the events of ``rows`` (a table of job ids and epochs) that made ``transition``
+    (its one way), by ``actor`` at ``now``: the body of an INSERT of ``EVENT_SQL``'s columns."""
+    (way,) = transition.ways
+    (source,) = transition.source
+    return (f"SELECT id, {tr.Lit(source).sql(Sql())}, {tr.Lit(way.to).sql(Sql())}, epoch, %(actor)s, "
+            f"{tr.Lit(way.why).sql(Sql())}, %(now)s FROM {rows}")
+
+
+def event_values(transition: tr.Transition) -> dict[str, str]:
+    """The states and reason of an event of ``transition`` (its one way), for ``EVENT_SQL``."""
+    (way,) = transition.ways
+    (source,) = transition.source
+    return {"from_state": source, "to_state": way.to, "reason": way.why}
 
 # One event row (``JobEvent``), on Django's cursor or, for the driver's, through ``driver``.
 EVENT_SQL = (
@@ -114,16 +134,12 @@ def renew(least: str, rows: int) -> str:
     fenced by its own epoch, lease and deadline; returns each renewed id and its cancel request."""
     new_expiry = " ".join(f"WHEN %(job_id_{n})s THEN %(expires_{n})s" for n in range(rows))
     owned = " OR ".join(f"(id = %(job_id_{n})s AND epoch = %(epoch_{n})s)" for n in range(rows))
+    sets = tr.RENEW.set_sql(Sql(least=least, params={"expires": f"CASE id {new_expiry} END"}))
     return f"""
-        UPDATE {JOB} SET lease_expires_at = {least}(CASE id {new_expiry} END, deadline), updated_at = %(now)s
-        WHERE state = 'leased' AND lease_expires_at > %(now)s AND deadline > %(now)s AND ({owned})
+        UPDATE {JOB} SET {sets}
+        WHERE {tr.HELD.sql(Sql())} AND ({owned})
         RETURNING id, cancel_requested_at"""
 
-
-# Whether an expired claim's handler was started (``start``; the external-start marker is
-# written only by a running handler). A claim that was only held gives its attempt back.
-STARTED = "(started_at IS NOT NULL OR external_started_at IS NOT NULL)"
-_SPENT = f"({STARTED} AND attempts >= max_attempts)"
 
 
 def recover_expired(hint: str = "", lock: str = "") -> str:
@@ -131,55 +147,27 @@ def recover_expired(hint: str = "", lock: str = "") -> str:
 
     A job requeued keeps its turn (set when it was first due, kept by the claim): it is
     served next, ahead of whatever queued after it, as a hand-back is."""
+    guard = tr.EXPIRE.guard.sql(Sql())
     return f"""
         WITH picked AS (
-            SELECT id FROM {JOB} {hint} WHERE state = 'leased' AND lease_expires_at <= %(now)s
+            SELECT id FROM {JOB} {hint} WHERE {guard}
             ORDER BY lease_expires_at LIMIT %(limit)s {lock}
         )
-        UPDATE {JOB} SET
-            state = CASE
-                WHEN external_started_at IS NOT NULL THEN 'unknown'
-                WHEN cancel_requested_at IS NOT NULL THEN 'cancelled'
-                WHEN deadline <= %(now)s OR {_SPENT} THEN 'dead'
-                ELSE 'queued' END,
-            attempts = CASE WHEN {STARTED} OR attempts = 0 THEN attempts ELSE attempts - 1 END,
-            available_at = %(now)s, lease_expires_at = NULL, updated_at = %(now)s,
-            finished_at = CASE
-                WHEN external_started_at IS NOT NULL OR cancel_requested_at IS NOT NULL
-                     OR deadline <= %(now)s OR {_SPENT}
-                THEN %(now)s ELSE NULL END,
-            last_error = CASE
-                WHEN external_started_at IS NOT NULL THEN 'lease expired after the external-start marker'
-                WHEN cancel_requested_at IS NOT NULL THEN 'cancelled; its worker did not answer'
-                WHEN deadline <= %(now)s THEN 'deadline passed'
-                WHEN NOT {STARTED} THEN last_error
-                WHEN attempts >= max_attempts THEN 'lease expired; attempts spent'
-                ELSE 'lease expired' END,
-            failure_code = CASE
-                WHEN external_started_at IS NOT NULL THEN '{FailureCode.LEASE_EXPIRED}'
-                WHEN cancel_requested_at IS NOT NULL THEN '{FailureCode.CANCELLED}'
-                WHEN deadline <= %(now)s THEN '{FailureCode.DEADLINE_PASSED}'
-                WHEN NOT {STARTED} THEN failure_code
-                WHEN attempts >= max_attempts THEN '{FailureCode.ATTEMPTS_SPENT}'
-                ELSE '{FailureCode.LEASE_EXPIRED}' END
-        WHERE id IN (SELECT id FROM picked) AND state = 'leased' AND lease_expires_at <= %(now)s
+        UPDATE {JOB} SET {tr.EXPIRE.set_sql(Sql())}
+        WHERE id IN (SELECT id FROM picked) AND {guard}
         RETURNING id, state, epoch, last_error, tenant_id, started_at, external_started_at"""
 
 
 def recover_past_deadline(lock: str = "") -> str:
     """Move up to ``limit`` jobs in ``from_state`` past their deadline at ``now``."""
+    guard = tr.PAST_DEADLINE_SWEEP.guard.sql(Sql())
     return f"""
         WITH picked AS (
-            SELECT id FROM {JOB} WHERE state = %(from_state)s AND deadline <= %(now)s ORDER BY deadline
+            SELECT id FROM {JOB} WHERE {guard} ORDER BY deadline
             LIMIT %(limit)s {lock}
         )
-        UPDATE {JOB} SET
-            state = CASE WHEN external_started_at IS NOT NULL THEN 'unknown' ELSE 'dead' END,
-            attempts = CASE WHEN state = 'queued' OR {STARTED} OR attempts = 0 THEN attempts
-                            ELSE attempts - 1 END,
-            lease_expires_at = NULL, updated_at = %(now)s, finished_at = %(now)s,
-            last_error = 'deadline passed', failure_code = '{FailureCode.DEADLINE_PASSED}'
-        WHERE id IN (SELECT id FROM picked) AND state = %(from_state)s AND deadline <= %(now)s
+        UPDATE {JOB} SET {tr.PAST_DEADLINE_SWEEP.set_sql(Sql())}
+        WHERE id IN (SELECT id FROM picked) AND {guard}
         RETURNING id, state, epoch, tenant_id"""
 
 

@@ -20,6 +20,8 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 
+from jobs.queue import transitions as tr
+from jobs.queue.transitions import Sql
 from jobs.writelock import raw_write_transaction
 
 from . import CANCEL_CHANNEL, Claimed, ClaimParams, Completing, Expired, Leased, PastDeadline, Result, execute_raw
@@ -77,7 +79,7 @@ _COUNTED = f"""
 
 _CLAIMED = f"""
     UPDATE {JOB} SET {f.lease_set("LEAST")}
-    WHERE id IN (SELECT id FROM picked) AND state = 'queued'
+    WHERE id IN (SELECT id FROM picked) AND {tr.state_is(*tr.CLAIM.source).sql(Sql())}
       AND (EXISTS (SELECT 1 FROM counted)
            OR NOT EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = {JOB}.tenant_id AND t.max_running IS NOT NULL))
       AND {_KIND_OK}
@@ -90,7 +92,7 @@ _SLOTTED = f"""
 
 _RECORDED = f"""
     INSERT INTO {EVENT} (job_id, from_state, to_state, epoch, actor, reason, at)
-    SELECT id, 'queued', 'leased', epoch, %(actor)s, 'claimed', %(now)s FROM claimed"""
+    {f.event_rows(tr.CLAIM, "claimed")}"""
 
 
 def database_dated(statement: str) -> str:
@@ -150,19 +152,18 @@ def prepare_claim(fair: bool = True) -> tuple[str, str, str]:
 # a completion; returns the ids that applied. It need not survive a power cut, only the
 # worker's death, so it turns ``synchronous_commit`` off for its own transaction.
 START = f"""
-    UPDATE {JOB} SET started_at = %(now)s
+    UPDATE {JOB} SET {tr.START.set_sql(Sql())}
     FROM (SELECT set_config('synchronous_commit', 'off', true)) AS relaxed
-    WHERE state = 'leased' AND lease_expires_at > %(now)s AND deadline > %(now)s
+    WHERE {tr.HELD.sql(Sql())}
       AND (id, epoch) IN (SELECT * FROM unnest(%(job_ids)s::bigint[], %(epochs)s::integer[]))
     RETURNING id"""
 
 # The same for one claim (``job_id``, ``epoch``), as a worker records each start: scalars, which
 # the driver binds without building arrays.
 START_ONE = f"""
-    UPDATE {JOB} SET started_at = %(now)s
+    UPDATE {JOB} SET {tr.START.set_sql(Sql())}
     FROM (SELECT set_config('synchronous_commit', 'off', true)) AS relaxed
-    WHERE id = %(job_id)s AND epoch = %(epoch)s AND state = 'leased' AND lease_expires_at > %(now)s
-      AND deadline > %(now)s
+    WHERE {tr.START.guard.sql(Sql())}
     RETURNING id"""
 
 # The fenced completion of one job, lowering its tenant's count and writing its event (``actor``).
@@ -173,7 +174,10 @@ COMPLETE = f"""
         WHERE id IN (SELECT tenant_id FROM completed) AND max_running IS NOT NULL AND running > 0
     )
     INSERT INTO {EVENT} (job_id, from_state, to_state, epoch, actor, reason, at)
-    SELECT id, 'leased', 'completed', epoch, %(actor)s, 'completed', %(now)s FROM completed"""
+    {f.event_rows(tr.COMPLETE, "completed")}"""
+
+_COMPLETE_BATCH = f.complete_batch("b", ("id", "epoch", "result", "outcome", "outcome_text", "needs_action",
+                                         "reference"), "j")
 
 # A batch of fenced completions (arrays: ``job_ids``, ``epochs``, ``results`` and the summary
 # columns, one element per job) at ``now``, by ``actor``: each row matched on its own id and
@@ -187,12 +191,9 @@ COMPLETE_MANY = f"""
                                                           reference)
     ),
     completed AS (
-        UPDATE {JOB} j SET state = 'completed', result = b.result, outcome = b.outcome,
-            outcome_text = b.outcome_text, needs_action = b.needs_action, reference = b.reference,
-            lease_expires_at = NULL, updated_at = %(now)s, finished_at = %(now)s, last_error = '', failure_code = ''
+        UPDATE {JOB} j SET {_COMPLETE_BATCH[0]}
         FROM batch b
-        WHERE j.id = b.id AND j.epoch = b.epoch AND j.state = 'leased' AND j.lease_expires_at > %(now)s
-          AND j.deadline > %(now)s
+        WHERE {_COMPLETE_BATCH[1]}
         RETURNING j.id, j.epoch, j.tenant_id
     ),
     released AS (
@@ -202,7 +203,7 @@ COMPLETE_MANY = f"""
     ),
     recorded AS (
         INSERT INTO {EVENT} (job_id, from_state, to_state, epoch, actor, reason, at)
-        SELECT id, 'leased', 'completed', epoch, %(actor)s, 'completed', %(now)s FROM completed
+        {f.event_rows(tr.COMPLETE, "completed")}
     )
     SELECT id, epoch FROM completed"""
 

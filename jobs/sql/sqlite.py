@@ -19,6 +19,8 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 
+from jobs.queue import transitions as tr
+from jobs.queue.transitions import Sql
 from jobs.writelock import raw_write_transaction, relaxed_statement
 
 from . import Claimed, ClaimParams, Completing, Expired, Leased, PastDeadline, Result, execute_raw
@@ -78,7 +80,7 @@ COUNT_RUNNING = sqlite_driver(f"""
 # Lease the picked job (``job_id``; ``expires``, ``worker``, ``now``).
 LEASE = sqlite_driver(f"""
     UPDATE {JOB} SET {f.lease_set("MIN")}
-    WHERE id = %(job_id)s AND state = 'queued'
+    WHERE id = %(job_id)s AND {tr.state_is(*tr.CLAIM.source).sql(Sql())}
     RETURNING {f.CLAIM_RETURNING}""")
 
 # The fenced completion of one job; returns its tenant, whose count ``RELEASE_RUNNING`` lowers.
@@ -105,16 +107,13 @@ def complete_many(rows: int) -> str:
     and must still be leased with lease and deadline unexpired; returns (id, epoch, tenant) of
     each that applied.
     """
-    values = ", ".join(f"(:job_id_{n}, :epoch_{n}, :result_{n}, :outcome_{n}, :outcome_text_{n}, "
-                       f":needs_action_{n}, :reference_{n})" for n in range(rows))
-    return f"""
-        UPDATE {JOB} SET state = 'completed', result = b.column3, outcome = b.column4,
-            outcome_text = b.column5, needs_action = b.column6, reference = b.column7,
-            lease_expires_at = NULL, updated_at = :now, finished_at = :now, last_error = '', failure_code = ''
+    values = ", ".join("(" + ", ".join(f":{name}_{n}" for name in tr.COMPLETE_INPUTS) + ")" for n in range(rows))
+    sets, guard = f.complete_batch("b", [f"column{n}" for n in range(1, len(tr.COMPLETE_INPUTS) + 1)], JOB)
+    return sqlite_driver(f"""
+        UPDATE {JOB} SET {sets}
         FROM (VALUES {values}) AS b
-        WHERE {JOB}.id = b.column1 AND {JOB}.epoch = b.column2 AND {JOB}.state = 'leased'
-          AND {JOB}.lease_expires_at > :now AND {JOB}.deadline > :now
-        RETURNING {JOB}.id, {JOB}.epoch, {JOB}.tenant_id"""
+        WHERE {guard}
+        RETURNING {JOB}.id, {JOB}.epoch, {JOB}.tenant_id""")
 
 
 @functools.cache
@@ -122,9 +121,10 @@ def start(rows: int) -> str:
     """Record the start of ``rows`` claims (``job_id_n``, ``epoch_n``) at ``now``, each fenced
     like a completion; returns the ids that applied. Committed at ``synchronous=NORMAL``
     (``durable=False``): it must survive the worker's death, not a power cut."""
-    owned = " OR ".join(f"(id = :job_id_{n} AND epoch = :epoch_{n})" for n in range(rows))
-    return (f"UPDATE {JOB} SET started_at = :now "
-            f"WHERE state = 'leased' AND lease_expires_at > :now AND deadline > :now AND ({owned}) RETURNING id")
+    owned = " OR ".join(f"({tr.OWNS.sql(Sql(params={'job_id': f'%(job_id_{n})s', 'epoch': f'%(epoch_{n})s'}))})"
+                        for n in range(rows))
+    return sqlite_driver(f"UPDATE {JOB} SET {tr.START.set_sql(Sql())} "
+                         f"WHERE {tr.HELD.sql(Sql())} AND ({owned}) RETURNING id")
 
 
 @functools.cache
@@ -146,9 +146,8 @@ def complete_in(cursor: Any, results: Sequence[Result], now: datetime, actor: st
     left: Counter[int] = Counter(tenant_id for _, _, tenant_id in done)
     for tenant_id, jobs in left.items():
         cursor.execute(RELEASE_RUNNING, {"jobs": jobs, "tenant_id": tenant_id})
-    cursor.executemany(EVENT, [{"job_id": job_id, "from_state": "leased", "to_state": "completed",
-                                "epoch": epoch, "actor": actor, "reason": "completed", "at": t_now}
-                               for job_id, epoch, _ in done])
+    cursor.executemany(EVENT, [{"job_id": job_id, **f.event_values(tr.COMPLETE), "epoch": epoch, "actor": actor,
+                                "at": t_now} for job_id, epoch, _ in done])
     return frozenset((job_id, epoch) for job_id, epoch, _ in done)
 
 
@@ -211,9 +210,8 @@ class SQLite:
                     if kind_limited and cursor.execute(TAKE_SLOT, {"job_id": job_id, "epoch": row[3],
                                                                    "kind": kind}).rowcount != 1:
                         raise DatabaseError(f"no free {kind} slot for the job just picked")  # rolls the claim back
-            cursor.executemany(EVENT, [{"job_id": row.job_id, "from_state": "queued", "to_state": "leased",
-                                        "epoch": row.epoch, "actor": params.actor, "reason": "claimed",
-                                        "at": binding["now"]} for row in rows])
+            cursor.executemany(EVENT, [{"job_id": row.job_id, **f.event_values(tr.CLAIM), "epoch": row.epoch,
+                                        "actor": params.actor, "at": binding["now"]} for row in rows])
         return Claimed(rows, completed=completed)
 
     def now(self) -> datetime:

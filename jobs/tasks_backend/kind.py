@@ -38,6 +38,7 @@ from ..context import JobContext
 from ..kinds import JobDeferred, JobFailed, Kind
 from ..models import Job, JobEvent
 from ..queue import StaleEpoch
+from ..queue.transitions import FAIL
 from .framework import (
     DEFAULT_TASK_QUEUE_NAME,
     TASK_REFRESH_ATTRS,
@@ -501,13 +502,15 @@ def run(ctx: JobContext) -> dict[str, Any]:
 
 
 def _ends_the_task(ctx: JobContext, retryable: bool) -> bool:
-    """Whether this failure leaves the job for good (``queue.fail``'s rule, read from the row):
-    not retryable, attempts spent, or past the external-start marker. A retry the deadline
-    leaves no room for is also final, but only the queue's jittered backoff decides that."""
+    """Whether this failure leaves the job for good (``queue.fail``'s rule, ``transitions.FAIL``,
+    on the row): not retryable, attempts spent, or past the external-start marker. A retry the
+    deadline leaves no room for is also final, but only the queue's jittered backoff decides
+    that: here the next try's time is unknown (NULL), and that way is passed over."""
     if not retryable:
         return True
-    row = Job.objects.filter(pk=ctx.job_id).values("attempts", "max_attempts", "external_started_at").first()
-    return row is None or row["external_started_at"] is not None or row["attempts"] >= row["max_attempts"]
+    row = Job.objects.filter(pk=ctx.job_id).values("attempts", "max_attempts", "deadline",
+                                                   "external_started_at").first()
+    return row is None or FAIL.way(row, {"retryable": retryable, "retry_at": None}).to != QUEUED
 
 
 kinds.register(Kind(
