@@ -51,10 +51,15 @@ def main() -> int:
     django.setup()
     from django.utils import timezone
 
-    from jobs import queue
+    from jobs import kinds, queue
     from jobs.document_store import Upload
     from jobs.errors import AcceptanceError
 
+    # A web process that has checked a document before: the reader is loaded (``kinds.warmed``),
+    # so the peak is this document's, not the modules' a first check loads.
+    review = kinds.get("document_review")
+    assert review is not None
+    kinds.warmed(review)
     upload = Upload(args.document.read_bytes(), args.document.name, "application/octet-stream")
     baseline = status_mb("VmRSS")
     reset_peak()

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import resource
 import time
-from types import SimpleNamespace
 
 import pytest
 
 from jobs import bounded, document_store
 from jobs.document_store import Upload
 from jobs.errors import DocumentNotChecked, DocumentTooComplex
+from jobs.kinds import Kind
 from jobs.models import Job
 from tests import hostile
 from tests.hostile import pdf_to_rebuild
@@ -43,6 +43,11 @@ def test_structure_known_to_be_expensive_is_refused_before_it_is_paid_for(review
     assert spent < 1.0
     assert (refused.value.code, refused.value.status) == ("too_complex", 413)
     assert not Job.objects.exists() and not list(media_root.rglob("*.*"))
+
+
+def checking(check) -> Kind:
+    """A kind whose document check is ``check``."""
+    return Kind(name="test.checked", handler=lambda ctx: {}, check_document=check)
 
 
 def spin(**kwargs):
@@ -90,24 +95,24 @@ def test_a_check_past_its_bound_is_killed_and_the_document_refused_as_too_comple
     started = time.monotonic()
     with pytest.raises(DocumentTooComplex, match="the document is too complex to check: reading its structure "
                                                  "takes more than the 1 s of processor time") as refused:
-        document_store.bounded_check(Upload(b"x", "x.pdf", "application/pdf"), SimpleNamespace(check_document=check))
+        document_store.bounded_check(Upload(b"x", "x.pdf", "application/pdf"), checking(check))
     assert time.monotonic() - started < wall + 1.0
     assert refused.value.code == "too_complex"
     assert f"over its {why} bound" in caplog.text
 
 
 def test_a_check_that_runs_out_of_its_batchs_time_is_refused_to_be_sent_again_alone(quick_bound):
-    upload, kind = Upload(b"x", "x.pdf", "application/pdf"), SimpleNamespace(check_document=stall)
+    upload, kind = Upload(b"x", "x.pdf", "application/pdf"), checking(stall)
     with document_store.checks_end_by(time.monotonic() + 0.5), pytest.raises(DocumentNotChecked) as refused:
         document_store.bounded_check(upload, kind)
     assert (refused.value.code, refused.value.message) == ("not_checked_in_time",
                                                            "not checked in time: send it again on its own")
     with document_store.checks_end_by(time.monotonic() + 0.1), pytest.raises(DocumentNotChecked):
-        document_store.bounded_check(upload, SimpleNamespace(check_document=lambda **kwargs: 1 / 0))  # never started
+        document_store.bounded_check(upload, checking(lambda **kwargs: 1 / 0))  # never started
 
 
 def test_the_check_answers_from_its_child_what_it_would_have_in_process():
     assert bounded.run(lambda: "application/pdf", cpu_seconds=1, memory_mb=64, wall=5) == "application/pdf"
     with pytest.raises(DocumentTooComplex, match="the PDF has 2"):  # a refusal travels whole, field and all
         document_store.bounded_check(Upload(pdf_to_rebuild(), "x.pdf", "application/pdf"),
-                                SimpleNamespace(check_document=__import__("agent.reading.documents").reading.documents.check_document))
+                                checking(__import__("agent.reading.documents").reading.documents.check_document))
