@@ -152,6 +152,13 @@ def warmed(kind: Kind) -> Kind:
     return kind
 
 
+def warm_all() -> None:
+    """Every registered kind warmed: a worker host's supervisor, before it forks its workers, so
+    each of them (and each replacement) starts with the kinds' modules loaded and shared."""
+    for kind in list(_registry.values()):
+        warmed(kind)
+
+
 def register(kind: Kind) -> Kind:
     if kind.name in _registry and _registry[kind.name] is not kind:
         raise ValueError(f"job kind {kind.name!r} is already registered")

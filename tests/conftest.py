@@ -192,10 +192,13 @@ def drive_to(job, state: str, *, now):
 _ONCE = ("tests/browser/", "tests/deploy/test_nginx.py", "tests/tasks/test_benchmark.py",
          "tests/bench/test_loadbench.py")
 # Benchmark smoke runs that make their own SQLite files whatever DATABASE_URL says, and keep a core
-# busy for a minute or more: CI runs them once, in the PostgreSQL pass, whose longest unit (the
-# partition tests) mostly waits, rather than in the SQLite pass, which keeps both cores busy.
+# busy for a minute or more (and one reader's run that needs no store at all): CI runs them once, in
+# the PostgreSQL pass, whose longest unit (the partition tests) mostly waits, rather than in the
+# SQLite pass, which keeps both cores busy.
 _LATE = ("tests/bench/test_workerbench.py", "tests/bench/test_benchmark.py::test_queuebench_drains",
-         "tests/bench/test_storebench.py")
+         "tests/bench/test_storebench.py",
+         # ...and the reader over every real invoice, scans among them: two minutes of OCR on one core.
+         "tests/agent/test_real_invoices.py")
 # The lease lab and the queue installed alone (tests/standalone) make their own SQLite files
 # whatever DATABASE_URL says; the layout, the settings' validation and the log format never reach
 # a store.
