@@ -7,8 +7,10 @@ product's web app (``web``), nor the document review (``agent``), the supplier r
 words (``web.kind_pages.KindPages.words``). ``web`` and ``agent`` may import ``jobs``. The review reads
 the register; the register never imports the review.
 
-The apps stand in layers (``LAYERS``: the queue, the web, the register, mail intake and the
-instruments, the review, then the project and the benchmarks): each imports only those below it.
+The apps stand in layers (``LAYERS``: the queue, the accounts and the model provider's budget,
+the web, the register, mail intake and the instruments, the review, then the project and the
+benchmarks): each imports only those below it. The budget (``providers``) imports the queue and
+Django alone.
 Inside ``agent`` the rooms stand the same way (``ROOMS``: reading, review, inbox, then the app's
 top), and no import circle closes among its modules, not even through an import inside a function.
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import sys
 from pathlib import Path
 
 from django.core.management import get_commands
@@ -28,7 +31,7 @@ from django.core.management import get_commands
 from tests.conftest import ROOT
 
 QUEUE = ROOT / "jobs"
-OUTSIDE_THE_QUEUE = {"accounts", "web", "agent", "suppliers", "mailin", "ops", "bench"}
+OUTSIDE_THE_QUEUE = {"accounts", "providers", "web", "agent", "suppliers", "mailin", "ops", "bench"}
 PRODUCT = {"jobs", "jobsite", *OUTSIDE_THE_QUEUE}
 # The product's words: none of them belongs in the queue's code, comments or templates
 # ("preview" is no review: the match starts at a word).
@@ -62,7 +65,7 @@ def test_the_queue_imports_neither_the_product_nor_the_instruments():
 
 # The apps in layers, lowest first: each imports only the layers below its own, so every dependency
 # points down and none can close a circle. The project (settings, URLs), then the benchmarks, stand on top.
-LAYERS = ({"jobs"}, {"accounts"}, {"web"}, {"suppliers", "mailin", "ops"}, {"agent"}, {"jobsite"}, {"bench"})
+LAYERS = ({"jobs"}, {"accounts", "providers"}, {"web"}, {"suppliers", "mailin", "ops"}, {"agent"}, {"jobsite"}, {"bench"})
 
 
 def app_imports() -> dict[str, set[str]]:
@@ -77,6 +80,11 @@ def test_every_dependency_between_the_apps_points_down_their_layers():
     assert set(below) == PRODUCT  # every app has its layer
     upward = {app: sorted(imported - below[app]) for app, imported in app_imports().items() if imported - below[app]}
     assert upward == {}
+
+
+def test_the_provider_budget_imports_only_the_queue_and_django():
+    imported = set().union(*(imported_packages(path) for path in (ROOT / "providers").rglob("*.py")))
+    assert imported - sys.stdlib_module_names - {"__future__", "django", "jobs", "providers"} == set()
 
 
 def test_the_register_never_imports_the_review():
