@@ -78,7 +78,7 @@ def test_the_setting_defaults_to_four_and_a_bad_one_stops_start_up(settings):
     del settings.PROVIDER_SLOTS
     assert conf.slots() == conf.DEFAULT_SLOTS == 4
     settings.PROVIDER_SLOTS = 0
-    with pytest.raises(ImproperlyConfigured, match="PROVIDER_SLOTS .* must be a whole number above 0, not 0"):
+    with pytest.raises(ImproperlyConfigured, match=r"PROVIDER_SLOTS .* must be a whole number above 0, not 0"):
         apps.get_app_config("providers").ready()
 
 
