@@ -61,8 +61,6 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType({
     # submission is refused; 0: no limit), and the seconds a refused client is told to wait.
     "TENANT_MAX_WAITING": 5000,
     "TENANT_FULL_RETRY_AFTER": 30,
-    # Calls to an outside provider in flight at once, across all workers and hosts (jobs.queue.budget).
-    "PROVIDER_SLOTS": 4,
     # Throughput (docs/workers-and-sharing.md, Prefetch): a worker claims up to PREFETCH jobs in one
     # transaction, as many as its recent jobs suggest it finishes within PREFETCH_WINDOW_SECONDS,
     # and commits up to COMPLETION_BATCH completions in one transaction, none of them held back
@@ -89,7 +87,6 @@ class QueueSettings:
     fair_claims: bool  # tenants take turns
     tenant_max_waiting: int  # 0: no limit
     tenant_full_retry_after: int  # seconds
-    provider_slots: int
     prefetch: int
     prefetch_window_seconds: float
     completion_batch: int
@@ -126,7 +123,6 @@ def build(jobs: Mapping[str, Any]) -> QueueSettings:
         fair_claims=read("FAIR_CLAIMS", bool),
         tenant_max_waiting=read("TENANT_MAX_WAITING", int),
         tenant_full_retry_after=read("TENANT_FULL_RETRY_AFTER", int),
-        provider_slots=read("PROVIDER_SLOTS", int),
         prefetch=read("PREFETCH", int),
         prefetch_window_seconds=read("PREFETCH_WINDOW_SECONDS", float),
         completion_batch=read("COMPLETION_BATCH", int),
@@ -154,7 +150,6 @@ def _check(s: QueueSettings) -> None:
         "DEFAULT_DEADLINE_SECONDS (JOBS_DEADLINE_SECONDS)": s.deadline.total_seconds(),
         "EXPECTED_WAIT_SECONDS (JOBS_EXPECTED_WAIT_SECONDS)": s.expected_wait.total_seconds(),
         "MAX_ATTEMPTS": s.max_attempts,
-        "PROVIDER_SLOTS (JOBS_PROVIDER_SLOTS)": s.provider_slots,
         "PREFETCH (JOBS_PREFETCH)": s.prefetch,
         "COMPLETION_BATCH (JOBS_COMPLETION_BATCH)": s.completion_batch,
     }

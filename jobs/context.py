@@ -101,21 +101,6 @@ class JobContext:
         if so, stops by raising ``jobs.kinds.JobCancelled``."""
         return queue.cancel_requested(job_id=self.job_id, epoch=self.epoch)
 
-    @contextmanager
-    def provider_slot(self) -> Iterator[None]:
-        """Hold one of the provider calls allowed in flight at once, on every host.
-
-        Without a free slot (or while every worker holds off after the provider's 429) the
-        job is handed back, without spending its attempt, to try again shortly.
-        """
-        slot = queue.take_provider_slot(job_id=self.job_id, epoch=self.epoch, now=self.now())
-        if slot.number is None:
-            raise JobDeferred(slot.retry_at or self.now(), "waiting for a provider slot")
-        try:
-            yield
-        finally:
-            queue.release_provider_slot(job_id=self.job_id, epoch=self.epoch, number=slot.number)
-
     def job(self) -> JobRow:
         """This job's row (tenant and document metadata), read once."""
         if self._job is None:

@@ -4,7 +4,8 @@
 ``diagnostic.sleep`` sleeps, optionally after committing the external-start marker, and can
 fail its first attempts, so tests can crash workers at chosen points (with ``ignore_stop`` it
 sleeps without heeding a stop request, as a stuck call would); with ``settle`` it
-makes an outside call that runs its course (in a provider slot with ``provider``). With
+makes an outside call that runs its course (``call``: another app's diagnostic kind may make
+it inside what that app holds for a call). With
 ``JOBS_DIAGNOSTIC_TRACE=path`` in its environment, ``diagnostic.sleep`` appends "job epoch" to
 that file as it starts, so a test can see which claims really ran. ``diagnostic.read`` does
 the same with a document: it reads it from the document store (files or an object store) and
@@ -18,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from datetime import timedelta
 from typing import Any
 
@@ -40,7 +41,7 @@ def sleep(ctx: JobContext) -> dict[str, Any]:
         raise JobFailed(f"diagnostic failure on attempt {ctx.attempt}", retryable=True)
     seconds = min(float(p.get("seconds", 0)), max(ctx.remaining().total_seconds(), 0))
     if p.get("settle"):
-        return call(ctx, seconds, provider=bool(p.get("provider")))
+        return call(ctx, seconds)
     if p.get("external"):
         ctx.mark_external_start("diagnostic external call")
     if p.get("ignore_stop"):  # a call that never looks up (a socket read that drips), deadline or not
@@ -72,10 +73,11 @@ BLANK_PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108020
                           "ffff3f0005fe02fe0def46b80000000049454e44ae426082")
 
 
-def call(ctx: JobContext, seconds: float, *, provider: bool) -> dict[str, Any]:
+def call(ctx: JobContext, seconds: float, *, within: AbstractContextManager[object] | None = None) -> dict[str, Any]:
     """An outside call that takes ``seconds``: marked first, never recalled once started, its
-    outcome recorded when it settles; a cancellation asked for meanwhile takes effect after."""
-    with ctx.provider_slot() if provider else nullcontext():
+    outcome recorded when it settles; a cancellation asked for meanwhile takes effect after.
+    ``within`` is held for the call alone (an app's budget of calls in flight)."""
+    with within or nullcontext():
         ctx.mark_external_start("diagnostic outside call")
         time.sleep(seconds)
         ctx.clear_external_start("diagnostic outside call")
@@ -104,7 +106,6 @@ register(Kind(
             "external": {"type": "boolean"},
             "fail_attempts": {"type": "integer", "minimum": 0, "maximum": 10},
             "settle": {"type": "boolean"},
-            "provider": {"type": "boolean"},
             "ignore_stop": {"type": "boolean"},
         },
         "additionalProperties": False,

@@ -45,7 +45,7 @@ class JobFailed(Exception):
 class JobDeferred(Exception):
     """Raised by a handler to hand the job back until ``until`` without spending an attempt.
 
-    For a provider's 429: the outside system said "not now", which proves it did nothing.
+    For an outside service's 429: it said "not now", which proves it did nothing.
     """
 
     def __init__(self, until: datetime, reason: str = "deferred") -> None:
@@ -78,7 +78,7 @@ class FailureCause(StrEnum):
 
     DOCUMENT = "document"  # the input itself: the same input fails the same way; send another copy
     TIME = "time"  # the handler ran out of time
-    SERVICE = "service"  # our side (the provider, a crash): staff run it again, nothing to do
+    SERVICE = "service"  # our side (an outside service, a crash): staff run it again, nothing to do
     CHECK = "check"  # the handler stopped at one of its own checks
 
 

@@ -206,23 +206,6 @@ class JobEvent(models.Model):
         return f"{self.job_id}: {self.from_state or '-'} -> {self.to_state or 'rejected'} @{self.epoch}"
 
 
-class ProviderSlot(models.Model):
-    """One of the calls to the model provider that may be in flight at once, on any host.
-
-    A slot is held by a job's epoch and lasts as long as that claim's lease: when the job
-    is no longer leased on that epoch (finished, recovered, or its worker died and the lease
-    ran out), the slot is free again without anyone releasing it.
-    """
-
-    number = models.PositiveSmallIntegerField(primary_key=True)
-    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    epoch = models.PositiveIntegerField(default=0)
-    taken_at = models.DateTimeField(null=True, blank=True)
-
-    def __str__(self) -> str:
-        return f"provider slot {self.number}" + (f" (job {self.job_id})" if self.job_id else "")
-
-
 class KindSlot(models.Model):
     """One of the places a kind with a running limit runs in, across all workers and hosts
     (``Kind.max_running``, ``JOBS_KIND_MAX_RUNNING``).
@@ -244,13 +227,3 @@ class KindSlot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} slot {self.number}" + (f" (job {self.job_id})" if self.job_id else "")
-
-
-class ProviderHold(models.Model):
-    """Until when every worker holds off calling the provider (its 429 with Retry-After)."""
-
-    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
-    hold_until = models.DateTimeField()
-
-    def __str__(self) -> str:
-        return f"provider hold until {self.hold_until}"

@@ -50,7 +50,7 @@ class Failed:
 
 @dataclass(frozen=True)
 class Deferred:
-    """Hand the job back until ``until`` without spending the attempt (a provider's 429)."""
+    """Hand the job back until ``until`` without spending the attempt (an outside service's 429)."""
 
     until: datetime
     reason: str

@@ -124,6 +124,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "accounts",  # tenants, their members and API tokens: who submits jobs, for which tenant
+    "providers",  # the model provider's budget: its calls in flight at once on every host, its 429's hold
     "web",  # the product's pages and JSON API over the queue
     "agent",
     "suppliers",  # the tenant's supplier register: read at review, learnt from handled documents
@@ -435,7 +436,6 @@ _JOBS_FROM_ENVIRONMENT: dict[str, tuple[str, Callable[[str], Any]]] = {
     "JOBS_KIND_MAX_RUNNING": ("KIND_MAX_RUNNING", lambda value: json.loads(value or "{}")),
     "JOBS_FAIR_CLAIMS": ("FAIR_CLAIMS", is_on),  # 0: first come, first served (to measure what fairness costs)
     "JOBS_TENANT_MAX_WAITING": ("TENANT_MAX_WAITING", int),
-    "JOBS_PROVIDER_SLOTS": ("PROVIDER_SLOTS", int),  # calls to the model provider in flight at once
     "JOBS_PREFETCH": ("PREFETCH", int),
     # Reviews yield the CPU to requests on a host that serves both (docs/decisions.md, "Reviews yield").
     "JOBS_HANDLER_NICE": ("HANDLER_NICE", int),
@@ -444,6 +444,11 @@ _JOBS_FROM_ENVIRONMENT: dict[str, tuple[str, Callable[[str], Any]]] = {
     "JOBS_COMPLETION_FLUSH_MS": ("COMPLETION_FLUSH_MS", float),
 }
 JOBS = {key: read(os.environ[name]) for name, (key, read) in _JOBS_FROM_ENVIRONMENT.items() if name in os.environ}
+
+# --- The model provider's budget (providers) ---------------------------------------------
+# Calls to the model provider in flight at once, across all workers and hosts (providers.budget).
+# JOBS_PROVIDER_SLOTS, its name while the queue kept the budget, still sets it.
+PROVIDER_SLOTS = int(os.environ.get("PROVIDER_SLOTS") or os.environ.get("JOBS_PROVIDER_SLOTS") or "4")
 
 # --- Django's Tasks framework --------------------------------------------------------
 # A module-level @task function's .enqueue() commits a job of kind "task" that runworkers runs

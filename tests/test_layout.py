@@ -3,12 +3,14 @@
 ``jobs`` is the queue: a reusable Django app that knows no product. It imports neither the
 product's web app (``web``), nor the document review (``agent``), the supplier register
 (``suppliers``), inbound e-mail (``mailin``), the instruments (``ops``) or the benchmarks
-(``bench``), and it says nothing of invoices, suppliers or reviews: a kind contributes its own
+(``bench``), and it says nothing of invoices, suppliers, reviews or model providers: a kind contributes its own
 words (``web.kind_pages.KindPages.words``). ``web`` and ``agent`` may import ``jobs``. The review reads
 the register; the register never imports the review.
 
-The apps stand in layers (``LAYERS``: the queue, the web, the register, mail intake and the
-instruments, the review, then the project and the benchmarks): each imports only those below it.
+The apps stand in layers (``LAYERS``: the queue, the accounts and the model provider's budget,
+the web, the register, mail intake and the instruments, the review, then the project and the
+benchmarks): each imports only those below it. The budget (``providers``) imports the queue and
+Django alone.
 Inside ``agent`` the rooms stand the same way (``ROOMS``: reading, review, inbox, then the app's
 top), and no import circle closes among its modules, not even through an import inside a function.
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import sys
 from pathlib import Path
 
 from django.core.management import get_commands
@@ -28,11 +31,12 @@ from django.core.management import get_commands
 from tests.conftest import ROOT
 
 QUEUE = ROOT / "jobs"
-OUTSIDE_THE_QUEUE = {"accounts", "web", "agent", "suppliers", "mailin", "ops", "bench"}
+OUTSIDE_THE_QUEUE = {"accounts", "providers", "web", "agent", "suppliers", "mailin", "ops", "bench"}
 PRODUCT = {"jobs", "jobsite", *OUTSIDE_THE_QUEUE}
 # The product's words: none of them belongs in the queue's code, comments or templates
-# ("preview" is no review: the match starts at a word).
-PRODUCT_WORDS = re.compile(r"\b(invoice|supplier|review)", re.IGNORECASE)
+# ("preview" is no review: the match starts at a word). The model provider is the product's too
+# (``providers`` holds its budget); the queue's own outside calls are to an "outside service".
+PRODUCT_WORDS = re.compile(r"\b(invoice|supplier|review|provider)", re.IGNORECASE)
 
 
 def imported_packages(path: Path) -> set[str]:
@@ -62,7 +66,8 @@ def test_the_queue_imports_neither_the_product_nor_the_instruments():
 
 # The apps in layers, lowest first: each imports only the layers below its own, so every dependency
 # points down and none can close a circle. The project (settings, URLs), then the benchmarks, stand on top.
-LAYERS = ({"jobs"}, {"accounts"}, {"web"}, {"suppliers", "mailin", "ops"}, {"agent"}, {"jobsite"}, {"bench"})
+LAYERS = ({"jobs"}, {"accounts", "providers"}, {"web"}, {"suppliers", "mailin", "ops"}, {"agent"}, {"jobsite"},
+          {"bench"})
 
 
 def app_imports() -> dict[str, set[str]]:
@@ -79,6 +84,11 @@ def test_every_dependency_between_the_apps_points_down_their_layers():
     assert upward == {}
 
 
+def test_the_provider_budget_imports_only_the_queue_and_django():
+    imported = set().union(*(imported_packages(path) for path in (ROOT / "providers").rglob("*.py")))
+    assert imported - sys.stdlib_module_names - {"__future__", "django", "jobs", "providers"} == set()
+
+
 def test_the_register_never_imports_the_review():
     offenders = {str(path.relative_to(ROOT)): "agent" for path in sorted((ROOT / "suppliers").rglob("*.py"))
                  if "agent" in imported_packages(path)}
@@ -86,9 +96,12 @@ def test_the_register_never_imports_the_review():
 
 
 def test_the_queue_says_no_product_word():
-    """Its modules (strings and comments alike) and any template it owns."""
+    """Its modules (strings and comments alike) and any template it owns; its migrations aside,
+    which once held the provider budget's models and still name them."""
     found = {}
     for path in queue_files("*.py", "*.html", "*.txt"):
+        if "migrations" in path.parts:
+            continue
         name = str(path.relative_to(ROOT))
         hits = [line.strip() for line in path.read_text().splitlines() if PRODUCT_WORDS.search(line)]
         if hits:
@@ -132,7 +145,9 @@ def test_the_queue_templates_include_none_of_the_product():
 
 def test_the_word_check_would_see_a_product_word():
     assert PRODUCT_WORDS.search("the Invoice number") and PRODUCT_WORDS.search("# reviewed twice")
-    assert not PRODUCT_WORDS.search("page previews")
+    assert PRODUCT_WORDS.search("with ctx.provider_slot():") and PRODUCT_WORDS.search("ProviderHold.objects")
+    assert PRODUCT_WORDS.search("# the model provider's 429")
+    assert not PRODUCT_WORDS.search("page previews") and not PRODUCT_WORDS.search("an outside service's 429")
 
 
 def test_a_kind_without_words_is_told_in_generic_ones():

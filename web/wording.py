@@ -308,7 +308,7 @@ UNSTARTED_REASONS = ("returned unstarted", "handed back unstarted")
 # A deferral's reason (``jobs.queue.defer``); the handler's own words follow it.
 DEFERRED = "deferred: "
 # Whose "not now" a deferral was, by words of its reason (the agent's model and planner calls,
-# and the provider slots every host shares: ``jobs.context``).
+# and the provider slots every host shares: ``providers.budget``).
 PROVIDER_WORDS = ("provider", "planner", "(429)")
 
 

@@ -36,9 +36,9 @@ from agent.reading import fields as checks
 from agent.reading import findings as findings_
 from agent.reading import instructions, labels
 from agent.reading.layout import Layout
-from jobs import queue
 from jobs.context import JobContext
 from jobs.kinds import JobDeferred, JobFailed
+from providers import budget
 
 from . import planner as planners
 from . import provider_calls
@@ -146,7 +146,7 @@ def ask(ctx: JobContext, client: planners.ChatCompletionsPlanner, document: str)
     # step's is for reading, not for waiting on the provider. Killed past it, the job is unknown
     # (the marker is set), as for a timeout.
     with (
-        ctx.provider_slot(),
+        budget.slot(ctx),
         ctx.time_limit(timeout + CALL_MARGIN, f"the model provider did not answer within {timeout:.0f} s"),
     ):
         ctx.mark_external_start("model reading of the fields", also=provider_calls.started(
@@ -159,7 +159,7 @@ def ask(ctx: JobContext, client: planners.ChatCompletionsPlanner, document: str)
         except planners.Busy as busy:
             ctx.clear_external_start("model answered 429")
             until = ctx.now() + busy.retry_after
-            queue.hold_provider(until=until)  # every worker holds off, not just this one
+            budget.hold_off(until=until)  # every worker holds off, not just this one
             raise JobDeferred(until, f"model provider busy (429), retry after "
                                      f"{busy.retry_after.total_seconds():.0f} s") from None
         except planners.Settled as settled:  # answered with an error or never reached: nothing happened

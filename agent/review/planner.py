@@ -32,9 +32,9 @@ from email.utils import parsedate_to_datetime
 from http import HTTPStatus
 from typing import Any, Protocol
 
-from jobs import queue
 from jobs.context import JobContext
 from jobs.kinds import JobDeferred, JobFailed
+from providers import budget
 
 from . import outgoing, provider_calls
 from .steps import FINISH, MAX_STEPS, SEQUENCE, STEPS, Proposal
@@ -101,7 +101,7 @@ class ChatCompletionsPlanner:
             raise JobFailed("no time left before the deadline to ask the planner", retryable=False, code="no_time_left")
         body = json.dumps(self.request_body(view)).encode()
         key = f"job-{ctx.job_id}-epoch-{ctx.epoch}-step-{view.step_index}"
-        with ctx.provider_slot():  # one of the calls all workers on all hosts may have in flight
+        with budget.slot(ctx):  # one of the calls all workers on all hosts may have in flight
             return self._ask(ctx, view, save, body=body, key=key, timeout=timeout)
 
     def _ask(self, ctx: JobContext, view: View, save: Save, *, body: bytes, key: str, timeout: float) -> Proposal:
@@ -114,7 +114,7 @@ class ChatCompletionsPlanner:
         except Busy as busy:
             ctx.clear_external_start("planner answered 429")
             until = ctx.now() + busy.retry_after
-            queue.hold_provider(until=until)  # every worker holds off, not just this one
+            budget.hold_off(until=until)  # every worker holds off, not just this one
             raise JobDeferred(until, f"planner busy (429), retry after "
                                      f"{busy.retry_after.total_seconds():.0f} s") from None
         except Settled as settled:  # the provider answered or was never reached: safe to retry

@@ -151,7 +151,8 @@ class JobAdmin(JobPageFields, TriageActions):
             fieldsets.insert(1, ("Evidence: what the outside call was, and when", {
                 "fields": ["evidence"],
                 "description": "What the job recorded when it started its outside call, to check against the "
-                               "provider's own records before reconciling it. Never the document's text or a prompt.",
+                               "records of the service it called before reconciling it. Never the document's text "
+                               "or a prompt.",
             }))
         if not self.may_see_input(request):
             return fieldsets

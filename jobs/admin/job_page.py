@@ -257,7 +257,7 @@ def guidance(job: Job, now: datetime) -> str:
     if job.state == LEASED:
         ends = utc(job.lease_expires_at) if job.lease_expires_at else "its deadline"
         return (f"Running: wait. Its lease ends at {ends}; if its worker is gone by then, the job goes back to the "
-                "queue (or to unknown, had it started a provider call).")
+                "queue (or to unknown, had it started an outside call).")
     own = kind_triage.of(job.kind).guidance.get(job.state, {}).get(job.failure_code or "")
     if own:
         return own
@@ -271,9 +271,9 @@ GUIDANCE = {
     QUEUED: "Waiting for a worker: nothing to do (Cancel stops it before it starts).",
     DEAD: "Failed, and nothing will run it again (the last error says why): Retry queues it with fresh attempts and "
           "a new deadline, worth it once the cause has passed (an outage, a lost worker), not for a refused document.",
-    UNKNOWN: "A provider call started and never settled, so nobody knows whether the provider did it: check the "
-             "evidence below with the provider, then reconcile as done (with its outcome) if it did, or as not "
-             "done to run it again if it did not.",
+    UNKNOWN: "An outside call started and never settled, so nobody knows whether it took effect: check the "
+             "evidence below with the service it called, then reconcile as done (with its outcome) if it did, or "
+             "as not done to run it again if it did not.",
     COMPLETED: "Done: nothing to do. The result below is what its submitter sees.",
     CANCELLED: "Cancelled: nothing to do, and nothing runs it again.",
 }
@@ -283,12 +283,12 @@ GUIDANCE = {
 GUIDANCE_BY_FAILURE: dict[str, tuple[tuple[frozenset[str], str], ...]] = {
     UNKNOWN: (
         (frozenset({"time_limit"}),
-         "The provider did not answer in time. A timeout during a provider outage: the provider did nothing you "
+         "The service it called did not answer in time. A timeout during that service's outage: it did nothing you "
          "can see, and reconciling as not done reruns it; if its records show the call below answered, reconcile "
          "as done with its outcome."),
         (frozenset({"lease_expired", "handler_crashed", "stopped", "shutdown"}),
-         "Its worker was lost while the provider call below was in flight: ask the provider about its idempotency "
-         "key, then reconcile as done (with its outcome) if it answered, or as not done to run it again."),
+         "Its worker was lost while the outside call below was in flight: ask the service it called about its "
+         "idempotency key, then reconcile as done (with its outcome) if it answered, or as not done to run it again."),
     ),
     DEAD: (
         (frozenset({"too_large", "too_complex", "unpacks_too_large", "damaged_document", "unsupported_media_type",

@@ -45,7 +45,7 @@ class KindTriage(Protocol):
 
     def evidence(self, job_id: int) -> list[tuple[str, str]]:
         """What the kind recorded of an ``unknown`` job's outside call, as (label, value) lines in
-        words (the step, the idempotency key, the provider's request id), never the input's text."""
+        words (the step, the idempotency key, the called service's request id), never the input's text."""
         ...
 
 

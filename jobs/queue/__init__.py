@@ -6,7 +6,7 @@ happened. A write whose WHERE clause no longer matches changes nothing: a stale 
 completion, say, is reported as rejected with the reason, and recorded as such.
 
 One module per part of a job's life: ``accept``, ``claim``, ``lease`` (while the job runs),
-``finish``, ``recover``, ``staff``, ``cancel``, ``budget`` (the provider's), ``amend`` and
+``finish``, ``recover``, ``staff``, ``cancel``, ``amend`` and
 ``retention``; what they return is in ``terms``, a running job's fence in ``fence``, its
 timeline in ``events``, a tenant's running count in ``running``. Each transition (its
 from-states, its rule, its guard, its columns) is declared once, in ``transitions``: the
@@ -28,7 +28,6 @@ and its event are one statement.
 
 from .accept import accept, waiting, waiting_limit
 from .amend import Amendment, NotAmendable, amending
-from .budget import Slot, hold_provider, release_provider_slot, take_provider_slot
 from .cancel import CANCEL_CHANNEL, acknowledge_cancel, cancel, cancel_requested, cancels_requested
 from .claim import claim, claim_many, complete_and_claim
 from .events import FINISHED, LIVE, batch_finished, needs_human_changed
@@ -101,7 +100,6 @@ __all__ = [
     "Outcome",
     "Recovery",
     "Resubmission",
-    "Slot",
     "StaleEpoch",
     "Wait",
     "accept",
@@ -123,7 +121,6 @@ __all__ = [
     "fail",
     "fenced",
     "give_back_unstarted",
-    "hold_provider",
     "mark_external_start",
     "needs_human_changed",
     "note",
@@ -133,7 +130,6 @@ __all__ = [
     "record_resubmission",
     "recount_running",
     "recover",
-    "release_provider_slot",
     "renew",
     "renew_many",
     "requeue",
@@ -142,7 +138,6 @@ __all__ = [
     "start",
     "start_many",
     "sync_kind_slots",
-    "take_provider_slot",
     "waiting",
     "waiting_limit",
 ]

@@ -141,7 +141,7 @@ def test_an_answer_saved_before_the_worker_died_shows_its_request_id_and_is_reus
     assert job.state == "unknown"
     client.force_login(triager)
     page = page_of(client, job)
-    assert guidance_of(page).startswith("Its worker was lost while the provider call below was in flight")
+    assert guidance_of(page).startswith("Its worker was lost while the outside call below was in flight")
     shown = evidence(page)
     assert shown["Step"] == "1 of 3: extract" and shown["Idempotency key"] == f"job-{job.pk}-epoch-1-step-0"
     assert shown["Provider's request id"] == "req-1"  # the provider's own id: what its support can look up
@@ -217,8 +217,8 @@ def test_each_state_has_its_line_of_guidance(client, triager, in_state, clock):
     assert said["queued"] == "Waiting for a worker: nothing to do (Cancel stops it before it starts)."
     assert said["completed"] == "Done: nothing to do. The result below is what its submitter sees."
     assert said["dead"].startswith("Failed, and nothing will run it again (the last error says why): Retry queues")
-    assert said["unknown"].startswith("A provider call started and never settled, so nobody knows whether the "
-                                      "provider did it: check the evidence below")
+    assert said["unknown"].startswith("An outside call started and never settled, so nobody knows whether it "
+                                      "took effect: check the evidence below")
     assert "reconcile as done (with its outcome) if it did, or as not done to run it again" in said["unknown"]
     assert said["cancelled"] == "Cancelled: nothing to do, and nothing runs it again."
 
@@ -277,7 +277,7 @@ def test_a_running_job_says_when_its_lease_ends_and_a_retried_one_when_it_runs(c
     claim = claim_first(running, now=clock.now(), lease=timedelta(seconds=30))
     assert guidance_of(page_of(client, running)) == (
         f"Running: wait. Its lease ends at {utc(clock.now() + timedelta(seconds=30))}; if its worker is gone by "
-        "then, the job goes back to the queue (or to unknown, had it started a provider call).")
+        "then, the job goes back to the queue (or to unknown, had it started an outside call).")
 
     assert queue.start(job_id=claim.job_id, epoch=claim.epoch, now=clock.now())
     assert queue.fail(job_id=claim.job_id, epoch=claim.epoch, error="flaky", code="handler_error",

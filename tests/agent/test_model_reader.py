@@ -26,7 +26,8 @@ from agent.review.model_reader import NOT_FOUND, UNREADABLE, suggest
 from agent.review.planner import ChatCompletionsPlanner, LocalPlanner
 from jobs import queue
 from jobs.kinds import JobDeferred, JobFailed
-from jobs.models import Job, JobEvent, ProviderHold
+from jobs.models import Job, JobEvent
+from providers.models import ProviderHold
 
 from .conftest import drive
 

@@ -29,8 +29,7 @@ def test_a_project_that_sets_nothing_gets_the_defaults(settings):
         2, 60, False, True)
     assert (conf.handler_nice, conf.fair_claims, conf.tenant_max_waiting, conf.tenant_full_retry_after) == (
         10, True, 5000, 30)
-    assert (conf.provider_slots, conf.prefetch, conf.prefetch_window_seconds, conf.completion_batch) == (
-        4, 32, 0.02, 32)
+    assert (conf.prefetch, conf.prefetch_window_seconds, conf.completion_batch) == (32, 0.02, 32)
     assert (conf.completion_flush_seconds, conf.kind_limits, conf.kind_max_running) == (0.02, {}, {})
     del settings.JOBS
     queue_settings.cache_clear()
@@ -56,7 +55,7 @@ def test_a_changed_setting_is_seen_by_the_next_worker(settings):
     ("HANDLER_NICE", -1, "HANDLER_NICE (JOBS_HANDLER_NICE) must be from 0 to 19, not -1"),
     ("COMPLETION_FLUSH_MS", -1, "COMPLETION_FLUSH_MS (JOBS_COMPLETION_FLUSH_MS) must not be negative"),
     ("RETRY_MAX_SECONDS", 1, "RETRY_MAX_SECONDS must be at least RETRY_BASE_SECONDS"),
-    ("PROVIDER_SLOTS", "four", "JOBS['PROVIDER_SLOTS'] holds a value of the wrong type: 'four'"),
+    ("PREFETCH", "many", "JOBS['PREFETCH'] holds a value of the wrong type: 'many'"),
     ("KIND_LIMITS", 7, "JOBS['KIND_LIMITS'] holds a value of the wrong type"),
     ("KIND_LIMITS", {"document_review": {"memory": 10}}, "unknown limits ['memory']"),
     ("KIND_LIMITS", {"document_review": {"cpu_seconds": 0}}, "must be a number above 0"),

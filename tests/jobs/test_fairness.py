@@ -174,39 +174,3 @@ def test_a_retried_job_waits_out_its_backoff_then_takes_a_new_turn(clock, tenant
     assert all(tenant_of(x) == b.tenant_id for x in claims(clock, 1))  # a is in its backoff
     clock.advance(minutes=5)
     assert retried.pk in [x.job_id for x in claims(clock, 2)]
-
-
-# --- the provider budget ---------------------------------------------------------------------
-
-
-def test_no_more_provider_slots_than_allowed_are_held_at_once(clock, tenant, submit, settings):
-    settings.JOBS = {**settings.JOBS, "PROVIDER_SLOTS": 2}
-    submit(tenant("acme"), 3)
-    held = claims(clock, 3)
-    slots = [queue.take_provider_slot(job_id=c.job_id, epoch=c.epoch, now=clock.now()) for c in held]
-    assert [bool(s) for s in slots] == [True, True, False]
-    assert slots[2].retry_at > clock.now()
-    queue.release_provider_slot(job_id=held[0].job_id, epoch=held[0].epoch, number=slots[0].number)
-    assert queue.take_provider_slot(job_id=held[2].job_id, epoch=held[2].epoch, now=clock.now())
-
-
-def test_a_dead_workers_slot_is_free_once_its_lease_has_run_out(clock, tenant, submit, settings):
-    settings.JOBS = {**settings.JOBS, "PROVIDER_SLOTS": 1}
-    submit(tenant("acme"), 2)
-    crashed, waiting = claims(clock, 2)
-    assert queue.take_provider_slot(job_id=crashed.job_id, epoch=crashed.epoch, now=clock.now())
-    assert not queue.take_provider_slot(job_id=waiting.job_id, epoch=waiting.epoch, now=clock.now())
-    queue.renew(job_id=waiting.job_id, epoch=waiting.epoch, now=clock.now() + timedelta(seconds=20), lease=LEASE)
-    clock.advance(LEASE.total_seconds() + 1)  # the crashed worker's lease ran out; nobody released
-    assert queue.take_provider_slot(job_id=waiting.job_id, epoch=waiting.epoch, now=clock.now())
-
-
-def test_a_providers_429_holds_every_worker_off_until_its_retry_after(clock, tenant, submit):
-    submit(tenant("acme"), 1)
-    [c] = claims(clock, 1)
-    until = clock.now() + timedelta(seconds=30)
-    queue.hold_provider(until=until)
-    queue.hold_provider(until=clock.now() + timedelta(seconds=5))  # an earlier answer does not shorten it
-    refused = queue.take_provider_slot(job_id=c.job_id, epoch=c.epoch, now=clock.now())
-    assert not refused and refused.retry_at == until
-    assert queue.take_provider_slot(job_id=c.job_id, epoch=c.epoch, now=until)

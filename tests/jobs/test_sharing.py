@@ -104,7 +104,8 @@ def test_a_tenants_running_limit_holds_across_four_workers(workers, submit, make
 def test_four_workers_never_hold_more_provider_slots_than_allowed_and_a_killed_ones_comes_back(
         workers, submit, make_member):
     member = make_member("acme")
-    calls = submit(member, 16, seconds=0.4, settle=True, provider=True)
+    calls = submit(member, 16, kind="diagnostic.provider_call", seconds=0.4)
+    # The setting by its name from when the queue kept the budget: it still sets the slots.
     w = workers("--processes", "4", "--lease", "2", "--poll-interval", "0.05", JOBS_PROVIDER_SLOTS="2")
     # Kill a worker while it holds a slot: its slot is free again once its lease has run out.
     wait_for(lambda: Job.objects.filter(external_started_at__isnull=False, state="leased").exists(), timeout=30)

@@ -15,7 +15,7 @@ from datetime import timedelta
 
 import django
 
-PRODUCT = ("accounts", "web", "agent", "ops", "jobsite", "suppliers", "mailin", "bench", "tests")
+PRODUCT = ("accounts", "providers", "web", "agent", "ops", "jobsite", "suppliers", "mailin", "bench", "tests")
 
 
 def before() -> dict[str, object]:
