@@ -32,6 +32,12 @@ class User(AbstractUser):
         verbose_name = _("user")  # AbstractUser's names, translated as Django's own are
         verbose_name_plural = _("users")
 
+    @property
+    def scope_id(self) -> int | None:
+        """The user's tenant by the queue's name: its admin's job page asks whether staff are
+        members of the job's scope (``jobs.admin.job_page``)."""
+        return self.tenant_id
+
 
 class ApiToken(models.Model):
     """A bearer token for API clients. Only the SHA-256 of the secret is kept.

@@ -169,7 +169,7 @@ class WebhookEndpointAdmin(EndpointModelAdmin):
 
         if obj.pk is None:
             return "-"
-        jobs = (Job.objects.filter(kind=KIND_NAME, tenant_id=obj.tenant_id, payload__endpoint=obj.pk)
+        jobs = (Job.objects.filter(kind=KIND_NAME, scope_id=obj.tenant_id, payload__endpoint=obj.pk)
                 .order_by("-id").values("id", "state", "payload", "attempts", "last_error")[:DELIVERIES_SHOWN])
         if not jobs:
             return "none yet"

@@ -87,7 +87,7 @@ def bare_sqlite_batched(path: str, out: Any, starts: bool = False) -> None:
             if picked is None:
                 break
             if picked[2]:
-                db.execute(sqlite.COUNT_RUNNING, {"tenant_id": picked[1]})
+                db.execute(sqlite.COUNT_RUNNING, {"scope_id": picked[1]})
             row = db.execute(sqlite.LEASE, {**claim, "job_id": picked[0]}).fetchone()
             if row is not None:
                 leased.append((row[0], row[3]))
@@ -110,7 +110,7 @@ def bare_sqlite_batched(path: str, out: Any, starts: bool = False) -> None:
         rows = db.execute(sqlite.complete_many(len(leased)), binding).fetchall()
         for tenant_id in {row[2] for row in rows}:
             db.execute(sqlite.RELEASE_RUNNING, {"jobs": sum(row[2] == tenant_id for row in rows),
-                                                "tenant_id": tenant_id})
+                                                "scope_id": tenant_id})
         db.executemany(sqlite.EVENT, [{"job_id": job_id, "from_state": "leased", "to_state": "completed",
                                        "epoch": epoch, "actor": "worker", "reason": "completed", "at": t_now}
                                       for job_id, epoch, _ in rows])

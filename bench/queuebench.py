@@ -84,7 +84,7 @@ def fill(jobs: int, tenants: int = 1, turns: str = "fair", by_tenant: bool = Fal
         backlog[tenant] += 1
         at = now - timedelta(microseconds=jobs - n)  # submitted one after another, as by the web
         batch.append(Job(
-            tenant_id=ids[tenant], submitted_by=user, kind="diagnostic.noop", payload={},
+            scope_id=ids[tenant], submitted_by=user, kind="diagnostic.noop", payload={},
             operation_key=f"bench-{n}", request_fingerprint="bench", state="queued",
             turn=(backlog[tenant] - 1) * STRIDE if turns == "fair" else None,
             available_at=at, deadline=at + timedelta(days=1), created_at=at, updated_at=at,
@@ -203,7 +203,7 @@ def bare_drain(path: Path, synchronous: str) -> dict[str, float]:
             db.execute("COMMIT")
             break
         if picked[2]:
-            db.execute(sqlite.COUNT_RUNNING, {"tenant_id": picked[1]})
+            db.execute(sqlite.COUNT_RUNNING, {"scope_id": picked[1]})
         row = db.execute(sqlite.LEASE, {**claim, "job_id": picked[0]}).fetchone()
         job_id, epoch = row[0], row[3]
         db.execute(sqlite.EVENT, {"job_id": job_id, "from_state": "queued", "to_state": "leased", "epoch": epoch,
@@ -215,7 +215,7 @@ def bare_drain(path: Path, synchronous: str) -> dict[str, float]:
                                                 "outcome_text": "", "needs_action": False, "reference": "",
                                                 "now": t_now}).fetchone()
         if done_row is not None:
-            db.execute(sqlite.RELEASE_RUNNING, {"jobs": 1, "tenant_id": done_row[0]})
+            db.execute(sqlite.RELEASE_RUNNING, {"jobs": 1, "scope_id": done_row[0]})
             db.execute(sqlite.EVENT, {"job_id": job_id, "from_state": "leased", "to_state": "completed",
                                       "epoch": epoch, "actor": "worker", "reason": "completed", "at": t_now})
         db.execute("COMMIT")

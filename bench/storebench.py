@@ -46,7 +46,7 @@ def accept(*, documents: int, size: int, kind: str) -> dict[str, Any]:
     started = time.perf_counter()
     for n in range(documents):
         content = (line % n) * max(1, size // len(line % n))
-        queue.accept(tenant_id=tenant_id, user_id=user.pk, kind=kind, payload={},
+        queue.accept(scope_id=tenant_id, user_id=user.pk, kind=kind, payload={},
                      operation_key=f"storebench-{n}", now=system_clock.now(), offered_only=False,
                      document=Upload(content, f"invoice-{n}.txt", "text/plain"))
     return {"seconds": time.perf_counter() - started}

@@ -55,12 +55,12 @@ DEFAULTS: Mapping[str, Any] = MappingProxyType({
     # Per-kind overrides of how many of a kind's jobs may run at once across all workers and hosts
     # (a kind declares its own): {"webhook.deliver": 2, "other.kind": None} (None: no limit).
     "KIND_MAX_RUNNING": {},
-    # Tenants take turns (jobs.sql); False serves jobs first come, first served instead.
+    # Scopes take turns (jobs.sql); False serves jobs first come, first served instead.
     "FAIR_CLAIMS": True,
-    # The default of what staff can set per tenant in the admin: jobs waiting at most (past it a
+    # The default of what staff can set per scope in the admin: jobs waiting at most (past it a
     # submission is refused; 0: no limit), and the seconds a refused client is told to wait.
-    "TENANT_MAX_WAITING": 5000,
-    "TENANT_FULL_RETRY_AFTER": 30,
+    "SCOPE_MAX_WAITING": 5000,
+    "SCOPE_FULL_RETRY_AFTER": 30,
     # Throughput (docs/workers-and-sharing.md, Prefetch): a worker claims up to PREFETCH jobs in one
     # transaction, as many as its recent jobs suggest it finishes within PREFETCH_WINDOW_SECONDS,
     # and commits up to COMPLETION_BATCH completions in one transaction, none of them held back
@@ -84,9 +84,9 @@ class QueueSettings:
     diagnostic_kinds: bool  # users are offered the diagnostic kinds
     isolate_handlers: bool  # isolated kinds run in the sandbox (jobs.worker.sandbox)
     handler_nice: int  # HANDLER_NICE: the sandbox's children run this much below the worker's CPU priority
-    fair_claims: bool  # tenants take turns
-    tenant_max_waiting: int  # 0: no limit
-    tenant_full_retry_after: int  # seconds
+    fair_claims: bool  # scopes take turns
+    scope_max_waiting: int  # 0: no limit
+    scope_full_retry_after: int  # seconds
     prefetch: int
     prefetch_window_seconds: float
     completion_batch: int
@@ -121,8 +121,8 @@ def build(jobs: Mapping[str, Any]) -> QueueSettings:
         isolate_handlers=read("ISOLATE_HANDLERS", bool),
         handler_nice=read("HANDLER_NICE", int),
         fair_claims=read("FAIR_CLAIMS", bool),
-        tenant_max_waiting=read("TENANT_MAX_WAITING", int),
-        tenant_full_retry_after=read("TENANT_FULL_RETRY_AFTER", int),
+        scope_max_waiting=read("SCOPE_MAX_WAITING", int),
+        scope_full_retry_after=read("SCOPE_FULL_RETRY_AFTER", int),
         prefetch=read("PREFETCH", int),
         prefetch_window_seconds=read("PREFETCH_WINDOW_SECONDS", float),
         completion_batch=read("COMPLETION_BATCH", int),
@@ -157,8 +157,8 @@ def _check(s: QueueSettings) -> None:
         if not value > 0:
             raise ImproperlyConfigured(f"JOBS {name} must be above 0, not {value:g}")
     not_negative = {
-        "TENANT_MAX_WAITING (JOBS_TENANT_MAX_WAITING)": s.tenant_max_waiting,
-        "TENANT_FULL_RETRY_AFTER": s.tenant_full_retry_after,
+        "SCOPE_MAX_WAITING (JOBS_TENANT_MAX_WAITING)": s.scope_max_waiting,
+        "SCOPE_FULL_RETRY_AFTER": s.scope_full_retry_after,
         "RETRY_BASE_SECONDS (JOBS_RETRY_BASE_SECONDS)": s.retry_base_seconds,
         "RETRY_MAX_SECONDS (JOBS_RETRY_MAX_SECONDS)": s.retry_max_seconds,
         "PREFETCH_WINDOW_SECONDS (JOBS_PREFETCH_WINDOW)": s.prefetch_window_seconds,

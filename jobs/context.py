@@ -15,9 +15,9 @@ from .models import Job
 
 
 class JobRow(TypedDict):
-    """What a handler may read of its job's row: its tenant and its document's metadata."""
+    """What a handler may read of its job's row: its scope and its document's metadata."""
 
-    tenant_id: int
+    scope_id: int
     document: str
     document_name: str
     document_type: str
@@ -102,11 +102,11 @@ class JobContext:
         return queue.cancel_requested(job_id=self.job_id, epoch=self.epoch)
 
     def job(self) -> JobRow:
-        """This job's row (tenant and document metadata), read once."""
+        """This job's row (scope and document metadata), read once."""
         if self._job is None:
             self._job = (
                 Job.objects.filter(pk=self.job_id)
-                .values("tenant_id", "document", "document_name", "document_type", "document_size", "document_sha256")
+                .values("scope_id", "document", "document_name", "document_type", "document_size", "document_sha256")
                 .get()
             )
         return self._job

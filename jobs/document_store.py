@@ -1,8 +1,8 @@
-"""Accepted documents: checked before anything is written, stored once per tenant by SHA-256.
+"""Accepted documents: checked before anything is written, stored once per scope by SHA-256.
 
-A stored document is never rewritten: its name is its tenant and its digest, so the same
-bytes from one tenant map to the same file and a job's input cannot change after
-acceptance. Each tenant has its own files: whether another tenant ever sent the same bytes
+A stored document is never rewritten: its name is its scope and its digest, so the same
+bytes from one scope map to the same file and a job's input cannot change after
+acceptance. Each scope has its own files: whether another scope ever sent the same bytes
 changes nothing a request can observe, not even how long acceptance takes.
 
 A kind may keep images of a document's pages beside it (``<name>.pages/``: ``1.png``,
@@ -86,7 +86,7 @@ class Stored:
     sha256: str
 
 
-def check_and_store(upload: Upload, kind: Kind, *, tenant_id: int) -> Stored:
+def check_and_store(upload: Upload, kind: Kind, *, scope_id: int) -> Stored:
     limit = kind.max_document_bytes
     if limit and len(upload.content) > limit:
         raise PayloadTooLarge(f"the document is larger than {limit} bytes", field="document")
@@ -96,7 +96,7 @@ def check_and_store(upload: Upload, kind: Kind, *, tenant_id: int) -> Stored:
     if kind.check_document is not None:
         content_type = bounded_check(upload, kind)
     digest = hashlib.sha256(upload.content).hexdigest()
-    name = f"{tenant_id}/{digest[:2]}/{digest}"
+    name = f"{scope_id}/{digest[:2]}/{digest}"
     objects = object_storage()
     if objects is None:
         _write_once(path(name), upload.content)

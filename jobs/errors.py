@@ -54,7 +54,7 @@ class UnsupportedDocument(AcceptanceError):
 
 
 class OperationKeyConflict(AcceptanceError):
-    """The key was already used for a different request by the same tenant and user."""
+    """The key was already used for a different request by the same scope and user."""
 
     code = "operation_key_conflict"
     status = 409
@@ -95,10 +95,10 @@ class DamagedDocument(UnsupportedDocument):
     status = 400
 
 
-class TenantQueueFull(AcceptanceError):
-    """The tenant has its limit of jobs waiting: try again once some have started."""
+class ScopeQueueFull(AcceptanceError):
+    """The scope has its limit of jobs waiting: try again once some have started."""
 
-    code = "tenant_queue_full"
+    code = "scope_queue_full"
     status = 429
 
     def __init__(self, message: str, *, retry_after: int) -> None:

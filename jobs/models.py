@@ -24,7 +24,7 @@ class Scope(models.Model):
     # Fair claims (jobs.queue): a scope of weight 2 gets twice the turns of one of weight 1.
     weight = models.PositiveSmallIntegerField(
         default=1, validators=[MinValueValidator(1), MaxValueValidator(100)],
-        help_text="Turns this tenant gets relative to others (1-100).")
+        help_text="Turns this scope gets relative to others (1-100).")
     max_running = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(1)],
         help_text="At most this many of its jobs running at once, across all workers; empty: no limit.")
@@ -44,15 +44,15 @@ class Scope(models.Model):
 
 
 class JobQuerySet(models.QuerySet["Job"]):
-    def for_tenant(self, tenant_id: int | None) -> JobQuerySet:
-        """A tenant's jobs as its members see them; none at all for a user outside every tenant.
+    def for_scope(self, scope_id: int | None) -> JobQuerySet:
+        """A scope's jobs as the host project shows them to it; none at all for no scope (a user outside every one).
         The server's own jobs (internal kinds, such as webhook deliveries) are nobody's documents:
         not listed, counted or exported, and their pages are a 404; staff see them in the admin."""
         from .kinds import internal_names
 
-        if tenant_id is None:
+        if scope_id is None:
             return self.none()
-        return self.filter(tenant_id=tenant_id).exclude(kind__in=internal_names())
+        return self.filter(scope_id=scope_id).exclude(kind__in=internal_names())
 
     def needs_human(self) -> JobQuerySet:
         return self.filter(state__in=[Job.State.DEAD, Job.State.UNKNOWN])
@@ -75,8 +75,9 @@ class Job(models.Model):
 
     TERMINAL = frozenset({State.COMPLETED, State.DEAD, State.UNKNOWN, State.CANCELLED})
 
-    # The scope the job is shared and kept apart by (named ``tenant`` as its column is).
-    tenant = models.ForeignKey(Scope, on_delete=models.PROTECT, related_name="jobs", db_index=False)
+    # The scope the job is shared and kept apart by; its column keeps the name it has always had.
+    scope = models.ForeignKey(Scope, on_delete=models.PROTECT, related_name="jobs", db_index=False,
+                              db_column="tenant_id")
     submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="jobs")
     kind = models.CharField(max_length=64)
 
@@ -138,13 +139,13 @@ class Job(models.Model):
         ordering = ["-id"]
         permissions = [
             ("triage_job", "Can retry, reconcile and discard jobs"),
-            # The tenant's content: granted on its own, never with triage by default (the host project grants it).
+            # The scope's content: granted on its own, never with triage by default (the host project grants it).
             ("view_document", "Can see a job's input: its document's pages, the original file, inline text"),
         ]
         constraints = [
             # Idempotent acceptance is the database's promise, not a check-then-insert.
             models.UniqueConstraint(
-                fields=["tenant", "submitted_by", "operation_key"], name="job_operation_key_unique"
+                fields=["scope", "submitted_by", "operation_key"], name="job_operation_key_unique"
             ),
             models.CheckConstraint(
                 condition=Q(state__in=["queued", "leased", "completed", "dead", "unknown", "cancelled"]),
@@ -154,13 +155,13 @@ class Job(models.Model):
         indexes = [
             # The claim: the highest priority, then the earliest turn, is the first entry.
             # (available_at is never null: naming it keeps PostgreSQL's planner off this index
-            # for a tenant's latest turn, which it would scan whole for one tenant whenever its
+            # for a scope's latest turn, which it would scan whole for one scope whenever its
             # statistics say few jobs have a turn; the claim's own filter on it implies it.)
             models.Index(fields=["-priority", "turn", "id"],
                          condition=Q(state="queued", turn__isnull=False, available_at__isnull=False),
                          name="job_claim_idx"),
-            # A tenant's waiting jobs: its latest turn (to stamp the next) and how many wait.
-            models.Index(fields=["tenant", "priority", "turn"], condition=Q(state="queued"), name="job_waiting_idx"),
+            # A scope's waiting jobs: its latest turn (to stamp the next) and how many wait.
+            models.Index(fields=["scope", "priority", "turn"], condition=Q(state="queued"), name="job_waiting_idx"),
             # Queued jobs not yet stamped with a turn (waiting for their time), soonest first.
             models.Index(fields=["available_at"], condition=Q(state="queued", turn__isnull=True),
                          name="job_due_idx"),
@@ -168,11 +169,11 @@ class Job(models.Model):
             models.Index(fields=["lease_expires_at"], condition=Q(state="leased"), name="job_lease_idx"),
             # Deadline sweep over live jobs, one state at a time; also counts per state.
             models.Index(fields=["state", "deadline"], name="job_deadline_idx"),
-            # The tenant's list, newest first. Deliberately no index that holds the state
+            # The scope's list, newest first. Deliberately no index that holds the state
             # beyond the three above: every transition rewrites each of them.
-            models.Index(fields=["tenant", "-id"], name="job_tenant_idx"),
+            models.Index(fields=["scope", "-id"], name="job_tenant_idx"),
             # A batch's jobs, for its progress page.
-            models.Index(fields=["tenant", "batch"], condition=~Q(batch=""), name="job_batch_idx"),
+            models.Index(fields=["scope", "batch"], condition=~Q(batch=""), name="job_batch_idx"),
         ]
 
     def __str__(self) -> str:

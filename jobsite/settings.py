@@ -435,7 +435,7 @@ _JOBS_FROM_ENVIRONMENT: dict[str, tuple[str, Callable[[str], Any]]] = {
     # JOBS_KIND_MAX_RUNNING='{"webhook.deliver": 2, "document_review": null}' (null: no limit)
     "JOBS_KIND_MAX_RUNNING": ("KIND_MAX_RUNNING", lambda value: json.loads(value or "{}")),
     "JOBS_FAIR_CLAIMS": ("FAIR_CLAIMS", is_on),  # 0: first come, first served (to measure what fairness costs)
-    "JOBS_TENANT_MAX_WAITING": ("TENANT_MAX_WAITING", int),
+    "JOBS_TENANT_MAX_WAITING": ("SCOPE_MAX_WAITING", int),  # a tenant is a scope of the queue
     "JOBS_PREFETCH": ("PREFETCH", int),
     # Reviews yield the CPU to requests on a host that serves both (docs/decisions.md, "Reviews yield").
     "JOBS_HANDLER_NICE": ("HANDLER_NICE", int),
@@ -452,7 +452,7 @@ PROVIDER_SLOTS = int(os.environ.get("PROVIDER_SLOTS") or os.environ.get("JOBS_PR
 
 # --- Django's Tasks framework --------------------------------------------------------
 # A module-level @task function's .enqueue() commits a job of kind "task" that runworkers runs
-# (jobs.tasks_backend); get_result(id) reads it back. OPTIONS: TENANT, MAX_ATTEMPTS, DEADLINE,
+# (jobs.tasks_backend); get_result(id) reads it back. OPTIONS: SCOPE, MAX_ATTEMPTS, DEADLINE,
 # OUTSIDE_EFFECTS (see docs/tasks.md).
 TASKS = {
     "default": {

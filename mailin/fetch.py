@@ -203,7 +203,7 @@ def queue_fetch(*, now: datetime, key: str) -> Job | None:
     from jobs import tasks_backend
 
     return queue.accept(
-        tenant_id=tasks_backend.tenant_id(tasks_backend.SYSTEM_TENANT), user_id=tasks_backend.system_user_id(),
+        scope_id=tasks_backend.scope_id(tasks_backend.SYSTEM_SCOPE), user_id=tasks_backend.system_user_id(),
         kind=FETCH, payload={}, operation_key=f"{FETCH}:{key}", now=now, offered_only=False,
     ).job
 

@@ -21,7 +21,7 @@ from email.message import Message
 
 from accounts.models import User
 from jobs import document_store, kinds, queue
-from jobs.errors import AcceptanceError, DocumentNotChecked, DocumentStoreUnavailable, TenantQueueFull
+from jobs.errors import AcceptanceError, DocumentNotChecked, DocumentStoreUnavailable, ScopeQueueFull
 from jobs.models import Job
 
 from . import addresses
@@ -46,7 +46,7 @@ ARCHIVE_SUFFIXES = (".zip", ".7z", ".rar", ".tar", ".gz", ".tgz")
 ARCHIVE = "archive"  # the refusal code of an archive
 # Acceptance's refusals that say "not now" rather than "not this": the message stays where it
 # is, unrecorded, and the next fetch tries it again.
-LATER = (TenantQueueFull, DocumentStoreUnavailable, DocumentNotChecked)
+LATER = (ScopeQueueFull, DocumentStoreUnavailable, DocumentNotChecked)
 
 
 class Later(Exception):
@@ -164,14 +164,14 @@ def accept(found: Route, parts: list[Part], *, conf: MailinSettings, now: dateti
         # The unique key (tenant, submitter, key) is what keeps a message read twice from making a
         # second job. This look-up covers only a submitter that changed in between (a member's
         # e-mail address edited between two readings of the message).
-        made = Job.objects.filter(tenant_id=inbox.tenant_id, operation_key=key).values_list("pk", flat=True).first()
+        made = Job.objects.filter(scope_id=inbox.tenant_id, operation_key=key).values_list("pk", flat=True).first()
         if made is not None:
             taken.append(Taken(part, made))
             continue
         upload = document_store.Upload(content=part.content, name=part.name, content_type=part.content_type)
         try:
             accepted = queue.accept(
-                tenant_id=inbox.tenant_id, user_id=submitter, kind=kind.name, payload={}, operation_key=key,
+                scope_id=inbox.tenant_id, user_id=submitter, kind=kind.name, payload={}, operation_key=key,
                 document=upload, batch=batch, now=now,
             )
         except LATER as exc:

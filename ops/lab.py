@@ -227,7 +227,7 @@ class _Lab:
         tenant = Tenant.objects.create(slug="lab", name="Lease lab")
         user = User.objects.create(username="lab", tenant=tenant)
         self.payload = {"seconds": WORK_SECONDS, **({"external": True} if external else {})}
-        job = queue.accept(tenant_id=tenant.pk, user_id=user.pk, kind=KIND, payload=self.payload,
+        job = queue.accept(scope_id=tenant.pk, user_id=user.pk, kind=KIND, payload=self.payload,
                            operation_key="lab-1", now=self.clock.now(), offered_only=False).job
         self.job_id = job.pk
         self.add("accept", "API: trusted tenant and user, operation key lab-1",
@@ -329,7 +329,7 @@ class _Lab:
         from web import status
 
         job = Job.objects.get(pk=self.job_id)
-        found = status.job_status(tenant_id=job.tenant_id, job_id=job.pk)
+        found = status.job_status(tenant_id=job.scope_id, job_id=job.pk)
         shown = status.job_json(found)
         saved = f"saved output {json.dumps(shown.get('result'), sort_keys=True)}" if shown.get("result") else \
             f"explicit state {shown['state']}" + (f" ({job.last_error})" if job.last_error else "")

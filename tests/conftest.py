@@ -55,7 +55,7 @@ def accept(clock, alice):
                 key: str | None = None, **kwargs):
         user = user or alice
         return queue.accept(
-            tenant_id=user.tenant_id, user_id=user.pk, kind=kind, payload=payload or {},
+            scope_id=user.tenant_id, user_id=user.pk, kind=kind, payload=payload or {},
             operation_key=key or f"op-{next(_names)}", now=kwargs.pop("now", clock.now()),
             offered_only=False, **kwargs,
         ).job

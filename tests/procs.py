@@ -65,7 +65,7 @@ def accept_once(key: str, barrier: str, parties: str, tenant_id: str, user_id: s
     from jobs.clock import system_clock
 
     meet(barrier, parties)
-    acceptance = queue.accept(tenant_id=int(tenant_id), user_id=int(user_id), kind="diagnostic.noop",
+    acceptance = queue.accept(scope_id=int(tenant_id), user_id=int(user_id), kind="diagnostic.noop",
                               payload={}, operation_key=key, now=system_clock.now(), offered_only=False)
     print(acceptance.job.pk, acceptance.created, flush=True)
 

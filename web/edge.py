@@ -32,7 +32,7 @@ from django_htmx.middleware import HtmxDetails
 from accounts import tokens
 from accounts.models import User
 from jobs import kinds
-from jobs.errors import AcceptanceError
+from jobs.errors import AcceptanceError, ScopeQueueFull
 
 from . import schemas, wording
 
@@ -84,10 +84,20 @@ class HttpError(Exception):
 
     @classmethod
     def from_acceptance(cls, exc: AcceptanceError) -> HttpError:
-        """Wrap a ``jobs.errors.AcceptanceError`` (it already knows its status and code)."""
+        """Wrap a ``jobs.errors.AcceptanceError`` (it already knows its status, and its code but
+        for the few the API says in the product's words, ``api_code``)."""
         retry_after = getattr(exc, "retry_after", None)
         headers = {"Retry-After": str(retry_after)} if retry_after else None
-        return cls(exc.status, exc.code, exc.message, field=exc.field, headers=headers, reason=exc.reason)
+        return cls(exc.status, api_code(exc.code), exc.message, field=exc.field, headers=headers, reason=exc.reason)
+
+
+# The queue's codes that the API has always said in the product's words: a scope is a tenant here.
+API_CODES = {ScopeQueueFull.code: "tenant_queue_full"}
+
+
+def api_code(code: str) -> str:
+    """The API's code for a refusal's code: the queue's own, but for those in ``API_CODES``."""
+    return API_CODES.get(code, code)
 
 
 def json_error(status: int, code: str | None = None, detail: str | None = None, *,

@@ -13,7 +13,7 @@ from jobs import kinds
 from jobs.errors import Reason
 
 from . import wording
-from .edge import MB, FormRefused, HttpError, Refusal, max_request_bytes
+from .edge import MB, FormRefused, HttpError, Refusal, api_code, max_request_bytes
 
 
 def form_field(field_name: str | None) -> str:
@@ -71,6 +71,7 @@ def in_words(code: str, message: str, field_name: str, *, reason: str = "", kind
     """The API's refusal (stable code, finer reason, technical message) as a sentence for the
     person at the form. Chosen by code, reason and field; the message is never matched: it is
     shown, as a sentence, only where no words of our own fit."""
+    code = api_code(code)  # a refusal of the queue's, as the API says it
     said = None
     if code == "too_large":
         said = _too_large(field_name, kind, size)

@@ -29,7 +29,7 @@ from . import kind_pages, schemas, wording, zones
 from .kind_pages import Duplicate, PageBox, Work
 
 STATUS_FIELDS = (
-    "id", "tenant_id", "kind", "state", "epoch", "attempts", "max_attempts", "created_at", "updated_at",
+    "id", "scope_id", "kind", "state", "epoch", "attempts", "max_attempts", "created_at", "updated_at",
     "finished_at", "deadline", "document", "document_name", "document_type", "document_size", "result",
     "last_error", "failure_code", "outcome", "outcome_text", "needs_action", "reference", "batch",
     "cancel_requested_at",
@@ -66,7 +66,7 @@ def job_status(*, tenant_id: int | None, job_id: int) -> JobStatus:
 
 
 # ``needs_action`` too: a kind's work state defaults from it (a deferred field would be a query more).
-VERSION_FIELDS = ("id", "tenant_id", "kind", "state", "epoch", "attempts", "created_at", "updated_at", "finished_at",
+VERSION_FIELDS = ("id", "scope_id", "kind", "state", "epoch", "attempts", "created_at", "updated_at", "finished_at",
                   "needs_action")
 
 
@@ -91,7 +91,7 @@ def job_version(*, tenant_id: int | None, job_id: int) -> JobVersion:
 
 def version_row(*, tenant_id: int | None, job_id: int) -> Job | None:
     """The job's VERSION_FIELDS and its newest event's id (``newest_event``), if it is the tenant's
-    (``Job.objects.for_tenant``'s rule: no tenant, no job; internal kinds are nobody's).
+    (``Job.objects.for_scope``'s rule: no tenant, no job; internal kinds are nobody's).
 
     Written out once, not built by the ORM on each call: a poll reads this every second or so,
     and building the query cost several times what the database spends answering it."""
@@ -104,10 +104,11 @@ def version_row(*, tenant_id: int | None, job_id: int) -> Job | None:
 @cache
 def _version_sql() -> str:
     q = connection.ops.quote_name
-    columns = ", ".join(f"j.{q(name)}" for name in VERSION_FIELDS)  # each field's column is its name
+    column = {field.attname: field.column for field in Job._meta.concrete_fields}  # scope_id's is tenant_id
+    columns = ", ".join(f"j.{q(column[name])}" for name in VERSION_FIELDS)
     return (f"SELECT {columns}, (SELECT e.{q('id')} FROM {q(JobEvent._meta.db_table)} e "  # noqa: S608  names, quoted
             f"WHERE e.{q('job_id')} = j.{q('id')} ORDER BY e.{q('id')} DESC LIMIT 1) AS newest_event "
-            f"FROM {q(Job._meta.db_table)} j WHERE j.{q('id')} = %s AND j.{q('tenant_id')} = %s")
+            f"FROM {q(Job._meta.db_table)} j WHERE j.{q('id')} = %s AND j.{q(column['scope_id'])} = %s")
 
 
 def version_tag(job: Job, newest_event: int | None, work: Work | None,
@@ -120,7 +121,7 @@ def version_tag(job: Job, newest_event: int | None, work: Work | None,
 
 
 def job_query(*, tenant_id: int | None, job_id: int) -> QuerySet[Job]:
-    return Job.objects.for_tenant(tenant_id).filter(pk=job_id).only(*STATUS_FIELDS)
+    return Job.objects.for_scope(tenant_id).filter(pk=job_id).only(*STATUS_FIELDS)
 
 
 def duplicates_of(jobs: Iterable[Job]) -> dict[int, Duplicate]:
@@ -151,8 +152,8 @@ def possible_duplicates(tenant_id: int | None) -> Q:
 def job_document(*, tenant_id: int | None, job_id: int) -> Job:
     """The job, with its stored document's name and type, if it belongs to the tenant and has a
     document. Unknown and foreign ids, and jobs without a document, raise the same Http404."""
-    job = (Job.objects.for_tenant(tenant_id).filter(pk=job_id).exclude(document="")
-           .only("id", "tenant_id", "kind", "state", "document", "document_name", "document_type").first())
+    job = (Job.objects.for_scope(tenant_id).filter(pk=job_id).exclude(document="")
+           .only("id", "scope_id", "kind", "state", "document", "document_name", "document_type").first())
     if job is None:
         raise Http404("no such document")
     return job
@@ -246,7 +247,7 @@ class JobFilter:
 
 def filtered_jobs(f: JobFilter) -> QuerySet[Job]:
     """The jobs ``f`` selects, newest first (on the ``job_tenant_idx`` index)."""
-    jobs = Job.objects.for_tenant(f.tenant_id).order_by("-id")
+    jobs = Job.objects.for_scope(f.tenant_id).order_by("-id")
     if f.user_id is not None:
         mine = Q(submitted_by_id=f.user_id)
         if f.needs_action:  # and what the team assigned to them, whoever sent it
@@ -453,7 +454,7 @@ class BatchStatus:
 
 def batch_status(*, tenant_id: int | None, batch: str) -> BatchStatus:
     """A batch's jobs in the order they were submitted. Unknown and foreign batches: the same 404."""
-    jobs = list(Job.objects.for_tenant(tenant_id).filter(batch=batch).exclude(batch="")
+    jobs = list(Job.objects.for_scope(tenant_id).filter(batch=batch).exclude(batch="")
                 .only(*LIST_FIELDS, "failure_code", "cancel_requested_at", "result").order_by("id")[:500])
     if not jobs:
         raise Http404("no such batch")

@@ -73,7 +73,7 @@ def submit(asked: EdgeRequest) -> queue.Acceptance:
     submission = parse_submission(asked.request)
     try:
         return queue.accept(
-            tenant_id=asked.tenant_id, user_id=asked.identity.user.pk, kind=submission.kind,
+            scope_id=asked.tenant_id, user_id=asked.identity.user.pk, kind=submission.kind,
             payload=submission.payload, operation_key=submission.operation_key,
             document=submission.document, now=queue_clock.now(),
         )
@@ -228,7 +228,7 @@ class _Batch:
     def accept(self, payload: dict[str, Any], suffix: str, upload: Upload | None = None, name: str = "") -> None:
         try:
             accepted = queue.accept(
-                tenant_id=self.tenant_id, user_id=self.asked.identity.user.pk, kind=self.kind.name, payload=payload,
+                scope_id=self.tenant_id, user_id=self.asked.identity.user.pk, kind=self.kind.name, payload=payload,
                 operation_key=f"form-{self.digest}-{suffix}", document=upload, batch=self.sent.batch,
                 now=queue_clock.now(),
             )
@@ -271,7 +271,7 @@ def submit_again(asked: EdgeRequest, job_id: int) -> queue.Acceptance:
     """A failed job's input (its document or text) as a new job, under a new key (the form's)."""
     if asked.tenant_id is None:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
-    job = (Job.objects.for_tenant(asked.tenant_id).filter(pk=job_id)
+    job = (Job.objects.for_scope(asked.tenant_id).filter(pk=job_id)
            .only("kind", "state", "epoch", "payload", "document", "document_name", "document_type").first())
     if job is None:
         raise HttpError(404, "not_found", "no such job")
@@ -291,7 +291,7 @@ def submit_again(asked: EdgeRequest, job_id: int) -> queue.Acceptance:
         upload = Upload(content=content, name=job.document_name or "document", content_type=job.document_type)
     now = queue_clock.now()
     try:
-        acceptance = queue.accept(tenant_id=asked.tenant_id, user_id=asked.identity.user.pk, kind=job.kind,
+        acceptance = queue.accept(scope_id=asked.tenant_id, user_id=asked.identity.user.pk, kind=job.kind,
                                   payload=job.payload, operation_key=f"again-{job.pk}-{key}" if key else "",
                                   document=upload, now=now)
     except AcceptanceError as exc:

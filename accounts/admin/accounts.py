@@ -61,7 +61,7 @@ class TenantAdmin(TenantModelAdmin):
         else:
             obj.save()
         if "max_running" in form.changed_data:
-            queue.recount_running(tenant_id=obj.pk)
+            queue.recount_running(scope_id=obj.pk)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Tenant]:
         return super().get_queryset(request).annotate(

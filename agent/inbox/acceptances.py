@@ -57,7 +57,7 @@ def accept(*, job_id: int, tenant_id: int | None, user: User, reason: str | None
     completed or a key that names no standing finding."""
     text = checked_reason(reason)
     try:
-        with queue.amending(job_id=job_id, tenant_id=tenant_id, actor=f"user:{user.pk}",
+        with queue.amending(job_id=job_id, scope_id=tenant_id, actor=f"user:{user.pk}",
                             reason="accepted findings", now=now) as amendment:
             return accept_in(amendment, user=user, reason=text, now=now, keys=keys)
     except queue.NotAmendable as exc:

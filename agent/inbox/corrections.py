@@ -53,7 +53,7 @@ def correct(*, job_id: int, tenant_id: int | None, user: User, field: str, value
     typed = "" if confirm else _typed(value)
     verb = "confirmed" if confirm else "corrected"
     try:
-        with queue.amending(job_id=job_id, tenant_id=tenant_id, actor=f"user:{user.pk}",
+        with queue.amending(job_id=job_id, scope_id=tenant_id, actor=f"user:{user.pk}",
                             reason=f"{verb} the field {field}", now=now) as amendment:
             result = amendment.job.result
             if not isinstance(result, dict) or not isinstance(result.get("fields"), dict):
@@ -66,7 +66,7 @@ def correct(*, job_id: int, tenant_id: int | None, user: User, field: str, value
                                   state=COMPLETED)
                 typed = str(before)
             checked = fields.check_value(field, typed, today=now.date(),
-                                         paid=register.currencies(amendment.job.tenant_id))
+                                         paid=register.currencies(amendment.job.scope_id))
             if confirm and checked.status != "present":
                 raise Refused(409, "cannot_confirm", f"the value does not pass its check ({checked.detail}): "
                               "correct it instead", state=COMPLETED)
@@ -77,7 +77,7 @@ def correct(*, job_id: int, tenant_id: int | None, user: User, field: str, value
             revised = revise({job_id: result})[job_id]
             # Matched again as corrected or confirmed: a number or supplier read wrong may hide the
             # same invoice, and the register may know more of the supplier than at the review.
-            duplicates.record(job_id=job_id, tenant_id=amendment.job.tenant_id, sha256=_sha256(job_id),
+            duplicates.record(job_id=job_id, tenant_id=amendment.job.scope_id, sha256=_sha256(job_id),
                               fields=revised["fields"], now=now)
             summary = amendment.restate(revise({job_id: result})[job_id])  # with the duplicate finding now
     except queue.NotAmendable as exc:

@@ -107,7 +107,7 @@ def schedule(*, user_id: int, now: datetime, covering_from: datetime | None = No
         return None
     at = next_slot(pref, now)
     return queue.accept(
-        tenant_id=tasks_backend.tenant_id(tasks_backend.SYSTEM_TENANT), user_id=tasks_backend.system_user_id(),
+        scope_id=tasks_backend.scope_id(tasks_backend.SYSTEM_SCOPE), user_id=tasks_backend.system_user_id(),
         kind=DIGEST, payload={"user": user_id}, operation_key=f"{DIGEST}:{user_id}:{at.isoformat()}",
         now=now, offered_only=False, available_at=at,
     ).job
@@ -151,7 +151,7 @@ class Digest:
 def pending(user: User, *, since: datetime | None, now: datetime) -> Digest:
     """What finished for her in (since, now]: her documents that need her action, and her batches
     whose every job is now finished. Only her own jobs, of her own tenant."""
-    mine = Job.objects.for_tenant(user.tenant_id).filter(submitted_by_id=user.pk)
+    mine = Job.objects.for_scope(user.tenant_id).filter(submitted_by_id=user.pk)
     recent = mine.filter(finished_at__lte=now)
     if since is not None:
         recent = recent.filter(finished_at__gt=since)
@@ -162,7 +162,7 @@ def pending(user: User, *, since: datetime | None, now: datetime) -> Digest:
               if wording.failure_cause(job.kind, job.failure_code) == FailureCause.DOCUMENT]  # hers to fix
     batches = []
     for name in sorted(set(recent.exclude(batch="").values_list("batch", flat=True))):
-        jobs = Job.objects.for_tenant(user.tenant_id).filter(batch=name)
+        jobs = Job.objects.for_scope(user.tenant_id).filter(batch=name)
         if jobs.filter(state__in=LIVE).exists():
             continue  # still under way
         ended = batch_ended(jobs)
@@ -249,7 +249,7 @@ def send_digest(ctx: JobContext) -> dict[str, Any]:
     pref = preference(user_id, now=now)
     if not pref.enabled:
         return {"sent": False, "why": "turned off"}
-    under_way = Job.objects.for_tenant(user.tenant_id).filter(submitted_by_id=user_id, state__in=LIVE).exists()
+    under_way = Job.objects.for_scope(user.tenant_id).filter(submitted_by_id=user_id, state__in=LIVE).exists()
     if pref.last_sent_at is not None and now < pref.last_sent_at + timedelta(minutes=pref.every_minutes):
         schedule(user_id=user_id, now=now)  # another digest sent within her window: the window's end
         return {"sent": False, "why": "within the window of the last email"}
@@ -350,7 +350,7 @@ def queue_delayed(sender: Any, *, wait: Any, now: datetime, **kwargs: Any) -> No
         delay = TriageAlert.objects.values_list("delays", flat=True).get(pk=1)
         if triage_recipients():
             queue.accept(
-                tenant_id=tasks_backend.tenant_id(tasks_backend.SYSTEM_TENANT),
+                scope_id=tasks_backend.scope_id(tasks_backend.SYSTEM_SCOPE),
                 user_id=tasks_backend.system_user_id(), kind=TRIAGE, payload={"delay": delay},
                 operation_key=f"{TRIAGE}:delay:{delay}", now=now, offered_only=False, priority=10,
             )
@@ -374,16 +374,16 @@ def needs_human_changed(sender: Any, *, now: datetime, **kwargs: Any) -> None:
     if not triage_recipients():
         return  # nobody to tell: raised all the same, so one rise stays one rise
     queue.accept(
-        tenant_id=tasks_backend.tenant_id(tasks_backend.SYSTEM_TENANT), user_id=tasks_backend.system_user_id(),
+        scope_id=tasks_backend.scope_id(tasks_backend.SYSTEM_SCOPE), user_id=tasks_backend.system_user_id(),
         kind=TRIAGE, payload={"rise": rise}, operation_key=f"{TRIAGE}:{rise}", now=now, offered_only=False,
     )
 
 
-def batch_finished(sender: Any, *, tenant_id: int, batch: str, now: datetime, **kwargs: Any) -> None:
+def batch_finished(sender: Any, *, scope_id: int, batch: str, now: datetime, **kwargs: Any) -> None:
     """The queue's signal, inside the transaction in which a batch's last live job ended without
     completing: schedule each of its submitters' digest, covering from the batch's submission (a
     batch none of whose reviews started has scheduled none)."""
-    submitters = (Job.objects.for_tenant(tenant_id).filter(batch=batch, submitted_by__isnull=False)
+    submitters = (Job.objects.for_scope(scope_id).filter(batch=batch, submitted_by__isnull=False)
                   .values("submitted_by_id").annotate(first=Min("created_at")).values_list("submitted_by_id", "first"))
     for user_id, first in submitters:  # from just before: a job can end the moment it was submitted
         schedule(user_id=user_id, now=now, covering_from=first - timedelta(microseconds=1))

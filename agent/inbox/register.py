@@ -22,7 +22,7 @@ RegisterRefused = services.RegisterRefused  # a register write that another one 
 def remember(*, job_id: int, tenant_id: int, by_id: int | None, now: datetime) -> None:
     """Record a handled document's supplier, tax id, IBAN, currency and total into the register
     (inside the work state's transaction: both are written, or neither)."""
-    job = Job.objects.filter(pk=job_id, tenant_id=tenant_id, state=Job.State.COMPLETED).only("id", "result").first()
+    job = Job.objects.filter(pk=job_id, scope_id=tenant_id, state=Job.State.COMPLETED).only("id", "result").first()
     if job is None or not isinstance(job.result, dict) or not isinstance(job.result.get("fields"), dict):
         return
     fields = revise({job.pk: job.result})[job.pk]["fields"]  # the result as corrected: what the member settled on

@@ -52,7 +52,7 @@ from agent.review.outgoing import Target
 from jobs import queue
 from jobs.clock import queue_clock
 from jobs.context import JobContext
-from jobs.errors import TenantQueueFull
+from jobs.errors import ScopeQueueFull
 from jobs.kinds import JobFailed, Kind
 from jobs.models import Job
 
@@ -103,7 +103,7 @@ class Delivery:
 
 def latest_deliveries(tenant_id: int, *, limit: int = DELIVERIES_SHOWN) -> list[Delivery]:
     """The tenant's newest deliveries, to any of its endpoints, newest first."""
-    jobs = (Job.objects.filter(kind=KIND_NAME, tenant_id=tenant_id).order_by("-id")
+    jobs = (Job.objects.filter(kind=KIND_NAME, scope_id=tenant_id).order_by("-id")
             .values("state", "payload", "attempts", "updated_at", "last_error")[:limit])
     return [Delivery(endpoint_id=j["payload"].get("endpoint"), event=j["payload"].get("event", ""),
                      document_job_id=j["payload"].get("job"), state=DELIVERY_STATES.get(j["state"], j["state"]),
@@ -119,12 +119,12 @@ def enqueue(job_id: int) -> list[int]:
     """Queue a delivery of each of the completed job's events to each subscribed endpoint of its
     tenant; idempotent (the operation key). Returns the deliveries' job ids."""
     review = Job.objects.filter(pk=job_id, state=queue.COMPLETED).values(
-        "tenant_id", "submitted_by_id", "needs_action", "finished_at").first()
-    if review is None or review["tenant_id"] is None or review["submitted_by_id"] is None:
+        "scope_id", "submitted_by_id", "needs_action", "finished_at").first()
+    if review is None or review["scope_id"] is None or review["submitted_by_id"] is None:
         return []
     # The completion's own time, on the clock that completed it (the database's, in production).
     now = review["finished_at"] or queue_clock.now()
-    endpoints = list(WebhookEndpoint.objects.filter(tenant_id=review["tenant_id"], active=True))
+    endpoints = list(WebhookEndpoint.objects.filter(tenant_id=review["scope_id"], active=True))
     if not endpoints:
         return []
     from jobs import tasks_backend
@@ -137,11 +137,11 @@ def enqueue(job_id: int) -> list[int]:
                 continue
             try:
                 acceptance = queue.accept(
-                    tenant_id=review["tenant_id"], user_id=system, kind=KIND_NAME,
+                    scope_id=review["scope_id"], user_id=system, kind=KIND_NAME,
                     payload={"job": job_id, "event": event, "endpoint": endpoint.pk},
                     operation_key=operation_key(job_id, event, endpoint.pk), now=now,
                     offered_only=False)
-            except TenantQueueFull:
+            except ScopeQueueFull:
                 log.warning("job %s: webhook %s to endpoint %s not queued: the tenant's queue is full",
                             job_id, event, endpoint.pk)
                 continue
@@ -155,12 +155,12 @@ def catch_up(*, since: timedelta, now: datetime | None = None) -> list[int]:
     operation keys); ``manage.py webhookscatchup``. Returns the new deliveries' job ids."""
     now = now or queue_clock.now()
     tenants = WebhookEndpoint.objects.filter(active=True).values("tenant_id")
-    reviews = set(Job.objects.filter(kind=REVIEW_KIND, state=queue.COMPLETED, tenant_id__in=tenants,
+    reviews = set(Job.objects.filter(kind=REVIEW_KIND, state=queue.COMPLETED, scope_id__in=tenants,
                                      finished_at__gte=now - since).values_list("pk", flat=True))
     if not reviews:
         return []
     sent = {payload.get("job") for payload in Job.objects.filter(
-        kind=KIND_NAME, tenant_id__in=tenants, created_at__gte=now - since - timedelta(minutes=5),
+        kind=KIND_NAME, scope_id__in=tenants, created_at__gte=now - since - timedelta(minutes=5),
     ).values_list("payload", flat=True)}
     made: list[int] = []
     for job_id in sorted(reviews - sent):
@@ -191,7 +191,7 @@ def schedule_catch_up(*, now: datetime) -> Job | None:
 
     at = next_slot(now)
     return queue.accept(
-        tenant_id=tasks_backend.tenant_id(tasks_backend.SYSTEM_TENANT), user_id=tasks_backend.system_user_id(),
+        scope_id=tasks_backend.scope_id(tasks_backend.SYSTEM_SCOPE), user_id=tasks_backend.system_user_id(),
         kind=CATCHUP, payload={}, operation_key=f"{CATCHUP}:{at.isoformat()}", now=now, offered_only=False,
         available_at=at,
     ).job
@@ -323,10 +323,10 @@ def body_of(ctx: JobContext, review: Mapping[str, Any], event: str) -> bytes:
 
 def deliver(ctx: JobContext) -> dict[str, Any]:
     """The handler of ``webhook.deliver``: POST one event to one endpoint of the job's tenant."""
-    tenant_id = ctx.job()["tenant_id"]
+    tenant_id = ctx.job()["scope_id"]
     event = ctx.payload["event"]
     endpoint = WebhookEndpoint.objects.filter(pk=ctx.payload["endpoint"], tenant_id=tenant_id).first()
-    review = Job.objects.filter(pk=ctx.payload["job"], tenant_id=tenant_id).values(
+    review = Job.objects.filter(pk=ctx.payload["job"], scope_id=tenant_id).values(
         "id", "finished_at", "outcome", "outcome_text", "needs_action", "document_name").first()
     if endpoint is None or not endpoint.active or review is None:
         return {"event": event, "sent": False, "why": "the endpoint or the document is gone, or switched off"}

@@ -111,7 +111,7 @@ def change(*, tenant_id: int | None, job_id: int, by_id: int, now: datetime, sta
     if tenant_id is None:
         raise NoSuchJob()
     with transaction.atomic():
-        job = Job.objects.filter(pk=job_id, tenant_id=tenant_id).only("id", "state", "needs_action").first()
+        job = Job.objects.filter(pk=job_id, scope_id=tenant_id).only("id", "state", "needs_action").first()
         if job is None:
             raise NoSuchJob()
         if isinstance(assignee_id, int) and not User.objects.filter(
@@ -205,13 +205,13 @@ def approve(*, tenant_id: int | None, job_id: int, by_id: int, now: datetime, re
     if user is None:
         raise NoSuchJob()
     with transaction.atomic():
-        job = Job.objects.filter(pk=job_id, tenant_id=tenant_id).only("id", "state", "needs_action").first()
+        job = Job.objects.filter(pk=job_id, scope_id=tenant_id).only("id", "state", "needs_action").first()
         if job is None:
             raise NoSuchJob()
         if job.state != Job.State.COMPLETED:
             raise WorkRefused("not_reviewed", "only a finished review can be approved")
         try:
-            with queue.amending(job_id=job_id, tenant_id=tenant_id, actor=f"user:{by_id}", reason="approved",
+            with queue.amending(job_id=job_id, scope_id=tenant_id, actor=f"user:{by_id}", reason="approved",
                                 now=now) as amendment:
                 shown = acceptances.shown(job_id, amendment.job.result)
                 found = shown.get("fields") if isinstance(shown, dict) else None

@@ -213,7 +213,7 @@ def of_jobs(job_ids: list[int]) -> dict[int, Duplicate]:
     """The earlier job each of these possibly repeats, for those that do (one query). The earlier
     job is of the same tenant by construction, and the query says so again."""
     rows = (DocumentFingerprint.objects.filter(job_id__in=job_ids, duplicate_of__isnull=False,
-                                               duplicate_of__tenant_id=F("tenant_id"))
+                                               duplicate_of__scope_id=F("tenant_id"))
             .values_list("job_id", "match", "duplicate_of_id", "duplicate_of__created_at",
                          "duplicate_of__submitted_by_id", "duplicate_of__submitted_by__username",
                          "duplicate_of__document_name"))

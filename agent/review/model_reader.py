@@ -106,7 +106,7 @@ def suggest(ctx: JobContext, text: str, fields: dict[str, dict[str, Any]], layou
     client = planners.from_env()
     if not isinstance(client, planners.ChatCompletionsPlanner):
         return fields, []
-    if not provider_may_read(ctx.job()["tenant_id"]):
+    if not provider_may_read(ctx.job()["scope_id"]):
         return fields, []
     layout = document_lines("", layout_lines)
     lines = layout + document_lines(text)  # the text's own lines too: a value the layout split is found whole

@@ -115,7 +115,7 @@ def validate(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any
     # The model fills what our reading missed, only with a provider configured and the tenant's
     # opt-in (it sets its own time limit for the call).
     checked = model_reader.fill(ctx, previous, checked)
-    tenant_id = ctx.job()["tenant_id"]
+    tenant_id = ctx.job()["scope_id"]
     # A currency the tenant does not pay in is its own rule: its list, when it keeps one, decides.
     if "currency" in checked["fields"]:
         currency = fields.judge_currency(checked["fields"]["currency"], register.currencies(tenant_id))

@@ -109,7 +109,7 @@ def load(ctx: JobContext) -> Checkpoint:
 def fingerprint(ctx: JobContext, checkpoint: Checkpoint) -> None:
     """Record what identifies the reviewed invoice, to flag the same one sent again (agent.review.duplicates)."""
     job = ctx.job()
-    recorded = duplicates.record(job_id=ctx.job_id, tenant_id=job["tenant_id"], sha256=job["document_sha256"],
+    recorded = duplicates.record(job_id=ctx.job_id, tenant_id=job["scope_id"], sha256=job["document_sha256"],
                                  fields=checkpoint.latest_output.get("fields") or {}, now=ctx.now())
     found = duplicates.finding(recorded)
     if found is not None:  # the result says so too, as a finding that blocks paying it

@@ -86,11 +86,11 @@ class JobAdmin(JobPageFields, TriageActions):
 
     # The columns staff triage by, narrow enough for 1280 px beside the filters (jobs-admin.css):
     # the kind under the document's name; the epoch, the lease and the keys on the job's page.
-    list_display = ["id", "document_column", "tenant_column", "submitter", "state_badge", "attempt_count", "age",
+    list_display = ["id", "document_column", "scope_column", "submitter", "state_badge", "attempt_count", "age",
                     "short_error"]
     list_display_links = ["id"]
-    list_filter = [StateFilter, "tenant", ("submitted_by", admin.RelatedOnlyFieldListFilter), "kind", AgeFilter]
-    list_select_related = ["tenant", "submitted_by"]
+    list_filter = [StateFilter, "scope", ("submitted_by", admin.RelatedOnlyFieldListFilter), "kind", AgeFilter]
+    list_select_related = ["scope", "submitted_by"]
     list_per_page = 50
     show_full_result_count = False  # the state counts above the list already say it
     search_fields = ["=operation_key"]
@@ -100,7 +100,7 @@ class JobAdmin(JobPageFields, TriageActions):
     change_list_template = "admin/jobs/job/change_list.html"
     change_form_template = "admin/jobs/job/change_form.html"
     fieldsets = [
-        (None, {"fields": ["id", "tenant", "submitted_by", "kind", "state", "attempt_count", "claims",
+        (None, {"fields": ["id", "scope", "submitted_by", "kind", "state", "attempt_count", "claims",
                            "last_error", "failure_code", "submission_key"]}),
         ("Where else it shows", {"fields": ["submitters_page", "same_document"]}),
         ("Input", {"fields": ["input_summary", "task_call", "document_summary"]}),
@@ -126,7 +126,7 @@ class JobAdmin(JobPageFields, TriageActions):
         return False
 
     def may_see_input(self, request: HttpRequest) -> bool:
-        """Inline text and documents are the tenants' content: superusers, and staff granted
+        """Inline text and documents are the scopes' content: superusers, and staff granted
         ``view_document`` on its own (triage does not bring it), see them; each look is logged.
         Triage works from the metadata, the checkpoint and the result."""
         user = request.user
@@ -134,10 +134,10 @@ class JobAdmin(JobPageFields, TriageActions):
 
     # The query-string lookups the declared filters use, and nothing else: Django's default
     # lets any lookup on the job's own fields through (``?payload__text__icontains=...`` would
-    # search the tenants' inline text), so everything else is a 400.
+    # search the scopes' inline text), so everything else is a 400.
     allowed_lookups = frozenset({
         StateFilter.parameter_name, AgeFilter.parameter_name,  # state=, age=
-        "tenant__id__exact", "tenant__isnull",  # the tenant filter (RelatedFieldListFilter)
+        "scope__id__exact", "scope__isnull",  # the scope filter (RelatedFieldListFilter)
         "submitted_by__id__exact", "submitted_by__isnull",  # the submitter filter (RelatedOnlyFieldListFilter)
         "kind", "kind__isnull",  # the kind filter (AllValuesFieldListFilter)
     })
@@ -168,7 +168,7 @@ class JobAdmin(JobPageFields, TriageActions):
 
     def get_search_results(self, request: HttpRequest, queryset: QuerySet[Job],
                            search_term: str) -> tuple[QuerySet[Job], bool]:
-        """Exact id or exact operation key (what a tenant quotes in a support request), or words of
+        """Exact id or exact operation key (what a submitter quotes in a support request), or words of
         the document's file name (what it is called). Never the input's content."""
         term = search_term.strip().lstrip("#")
         if not term:
@@ -249,7 +249,7 @@ class JobAdmin(JobPageFields, TriageActions):
         if stored is None:
             raise Http404("this job has no stored document")
         self.log_change(request, job, f"Downloaded the document ({job.document_name or 'unnamed'}).")
-        # An attachment: the browser saves it, never renders a tenant's file in the admin's origin.
+        # An attachment: the browser saves it, never renders a scope's file in the admin's origin.
         response = FileResponse(stored[0], as_attachment=True,
                                 filename=document_store.download_filename(job.document_name),
                                 content_type=document_store.download_type(job.document_type))

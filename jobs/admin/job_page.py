@@ -1,4 +1,4 @@
-"""What the job list's columns and a job's read-only page show: never the tenant's content
+"""What the job list's columns and a job's read-only page show: never the scope's content
 itself, only its metadata, the kind's checkpoint, the result and the timeline."""
 
 from __future__ import annotations
@@ -61,9 +61,9 @@ class JobColumns:
                                Truncator(obj.document_name).chars(DOCUMENT_NAME_SHOWN))
         return format_html('{}<span class="job-kind">{}</span>', name, obj.kind)
 
-    @admin.display(description="tenant", ordering="tenant__slug")
-    def tenant_column(self, obj: Job) -> str:
-        return format_html('<span class="job-who">{}</span>', obj.tenant)
+    @admin.display(description="scope", ordering="scope__slug")
+    def scope_column(self, obj: Job) -> str:
+        return format_html('<span class="job-who">{}</span>', obj.scope)
 
     @admin.display(description="submitter", ordering="submitted_by__username")
     def submitter(self, obj: Job) -> str:
@@ -106,32 +106,32 @@ class JobPageFields(JobColumns):
 
     @admin.display(description="submitter's page")
     def submitters_page(self, obj: Job) -> str:
-        """The tenant's page of this job. Only the tenant's members open it (the same 404 as an unknown id for
-        anyone else, staff included), so staff of another tenant get its address, not a dead link. A
+        """The scope's page of this job. Only the scope's members open it (the same 404 as an unknown id for
+        anyone else, staff included), so staff of another scope get its address, not a dead link. A
         site without such pages (the queue installed alone) names none."""
         url = kind_triage.submitter_page(obj.pk)  # the product's page, registered when it loads
         if url is None:
             return "— (this site has no submitters' pages)"
         user = viewer.get()
-        # A member of the job's scope: the host's user model names its scope by the same column
-        # as the job does; a user model without one belongs to none.
-        if user is not None and getattr(user, "tenant_id", None) == obj.tenant_id:
+        # A member of the job's scope: the host's user model names its scope ``scope_id``, as
+        # the job does; a user model without one belongs to none.
+        if user is not None and getattr(user, "scope_id", None) == obj.scope_id:
             return format_html('<a href="{}" id="submitters-page">{}</a>: what {} and the other members of {} see',
-                               url, url, person(obj.submitted_by), obj.tenant)
+                               url, url, person(obj.submitted_by), obj.scope)
         return format_html('<code id="submitters-page">{}</code>: what {} and the other members of {} see; only '
                            "{}'s members can open it, and you are not one", url, person(obj.submitted_by),
-                           obj.tenant, obj.tenant)
+                           obj.scope, obj.scope)
 
     @admin.display(description="same document")
     def same_document(self, obj: Job) -> str:
-        """The tenant's other jobs of the same file (its SHA-256), newest first: never another tenant's."""
+        """The scope's other jobs of the same file (its SHA-256), newest first: never another scope's."""
         if not obj.document_sha256:
             return "— (no stored document)"
-        others = (Job.objects.filter(tenant_id=obj.tenant_id, document_sha256=obj.document_sha256)
+        others = (Job.objects.filter(scope_id=obj.scope_id, document_sha256=obj.document_sha256)
                   .exclude(pk=obj.pk).order_by("-id").only("id", "state", "document_name", "created_at"))
         shown = list(others[:SAME_DOCUMENT_SHOWN])
         if not shown:
-            return format_html("none: no other job of {} has this file", obj.tenant)
+            return format_html("none: no other job of {} has this file", obj.scope)
         now = self.clock.now()
         rows = format_html_join("", '<li><a href="{}">job {}</a> {} — {}, {} ago</li>', (
             (reverse("admin:jobs_job_change", args=[job.pk]), job.pk, job.document_name or "", job.state,
@@ -157,7 +157,7 @@ class JobPageFields(JobColumns):
 
     @admin.display(description="payload")
     def input_summary(self, obj: Job) -> str:
-        """Keys and sizes, never the values of text: inline text is the tenant's document."""
+        """Keys and sizes, never the values of text: inline text is the scope's document."""
         if not obj.payload:
             return "—"
         rows = []

@@ -50,7 +50,7 @@ class OutcomeForm(ReasonForm):
         widget=forms.Textarea(attrs={"rows": 8, "cols": 80}),
         help_text=(
             "Required: what the external effect produced. A JSON object (starting with {) becomes the "
-            'job\'s result as it is; any other text is saved as {"note": "…"}. The tenant sees it.'
+            'job\'s result as it is; any other text is saved as {"note": "…"}. Its submitters see it.'
         ),
     )
 
@@ -66,7 +66,7 @@ class OutcomeForm(ReasonForm):
             raise forms.ValidationError(self.too_deep) from None
         if not isinstance(value, dict):
             raise forms.ValidationError("A JSON outcome must be an object.")
-        # The tenant's pages and API read the result back: hold it to what a submitted payload
+        # The scope's pages and API read the result back: hold it to what a submitted payload
         # may be (depth, no NUL, no lone surrogate), or it is stored and every read of it fails.
         try:
             payloads.check_storable(value, "outcome")
@@ -174,7 +174,7 @@ class TriageActions(JobModelAdmin):
                 return None
         else:
             form = triage.form()
-        jobs = list(queryset.select_related("tenant").order_by("pk"))
+        jobs = list(queryset.select_related("scope").order_by("pk"))
         movable = [job for job in jobs if job.state in triage.from_states]
         return TemplateResponse(request, "admin/jobs/job/triage_confirmation.html", {
             **self.admin_site.each_context(request), **WIDE,

@@ -8,7 +8,7 @@ completion, say, is reported as rejected with the reason, and recorded as such.
 One module per part of a job's life: ``accept``, ``claim``, ``lease`` (while the job runs),
 ``finish``, ``recover``, ``staff``, ``cancel``, ``amend`` and
 ``retention``; what they return is in ``terms``, a running job's fence in ``fence``, its
-timeline in ``events``, a tenant's running count in ``running``. Each transition (its
+timeline in ``events``, a scope's running count in ``running``. Each transition (its
 from-states, its rule, its guard, its columns) is declared once, in ``transitions``: the
 statements of ``jobs.sql`` and the ORM's writes here are rendered from it. Callers use this package's
 names (``queue.claim``, ``queue.Claim``), never the modules'.

@@ -1,4 +1,4 @@
-"""Accept: commit a queued job, after every check, idempotently per tenant, user and operation key."""
+"""Accept: commit a queued job, after every check, idempotently per scope, user and operation key."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from jobs.errors import (
     OperationKeyConflict,
     PayloadTooLarge,
     Reason,
-    TenantQueueFull,
+    ScopeQueueFull,
     UnknownKind,
     UnsupportedDocument,
 )
@@ -31,7 +31,7 @@ from .terms import MAX_OPERATION_KEY, QUEUED, Acceptance
 
 def accept(
     *,
-    tenant_id: int,
+    scope_id: int,
     user_id: int,
     kind: str,
     payload: Any,
@@ -45,7 +45,7 @@ def accept(
     max_attempts: int | None = None,
     deadline: timedelta | None = None,
 ) -> Acceptance:
-    """Commit a queued job, idempotently per tenant + user + operation key.
+    """Commit a queued job, idempotently per scope + user + operation key.
 
     All validation happens before anything is written. The unique constraint, not a
     prior look-up, decides a race between two requests carrying one key. ``available_at``
@@ -54,15 +54,15 @@ def accept(
     together; ``priority`` orders claims within the fairness rule.
     """
     kind_spec, key, payload, encoded = _checked(kind, payload, operation_key, document, offered_only=offered_only)
-    _check_waiting(tenant_id, user_id, key)
+    _check_waiting(scope_id, user_id, key)
     # Stored (named by its digest, written once) before the row that names it commits.
-    stored = document_store.check_and_store(document, kind_spec, tenant_id=tenant_id) if document is not None else None
+    stored = document_store.check_and_store(document, kind_spec, scope_id=scope_id) if document is not None else None
 
     start = max(available_at or now, now)
     fingerprint = _fingerprint(kind, encoded, stored.sha256 if stored else "", [
         priority, start.isoformat() if available_at else "", max_attempts or 0,
         deadline.total_seconds() if deadline else 0])
-    row = Job(tenant_id=tenant_id, submitted_by_id=user_id, kind=kind, payload=payload, **_document(stored),
+    row = Job(scope_id=scope_id, submitted_by_id=user_id, kind=kind, payload=payload, **_document(stored),
               operation_key=key, request_fingerprint=fingerprint, state=QUEUED, available_at=start,
               max_attempts=max_attempts or queue_settings().max_attempts,
               deadline=start + (deadline or kind_spec.deadline), batch=batch[:64], priority=priority,
@@ -70,7 +70,7 @@ def accept(
     try:
         _commit(row, now)
     except IntegrityError:
-        existing = Job.objects.filter(tenant_id=tenant_id, submitted_by_id=user_id, operation_key=key).first()
+        existing = Job.objects.filter(scope_id=scope_id, submitted_by_id=user_id, operation_key=key).first()
         if existing is None:  # the constraint that fired was not ours
             raise
         if existing.request_fingerprint != fingerprint:
@@ -122,7 +122,7 @@ def _checked(kind: str, payload: Any, operation_key: str, document: document_sto
 
 
 def _commit(job: Job, now: datetime) -> None:
-    """Insert the job with its event; one claimable now gets its place among the tenants' turns."""
+    """Insert the job with its event; one claimable now gets its place among the scopes' turns."""
     with write_transaction():
         job.save(force_insert=True)
         if job.available_at <= now:
@@ -131,34 +131,34 @@ def _commit(job: Job, now: datetime) -> None:
         notify_accepted()
 
 
-def _check_waiting(tenant_id: int, user_id: int, key: str) -> None:
-    """Refuse a new job of a tenant that has its limit of jobs waiting (429), writing nothing.
+def _check_waiting(scope_id: int, user_id: int, key: str) -> None:
+    """Refuse a new job of a scope that has its limit of jobs waiting (429), writing nothing.
 
     A retry of a request already accepted is not a new job: it gets its job, full or not.
     Two submissions racing for the last place may both get in; the limit holds within that.
     """
-    limit = waiting_limit(tenant_id)
+    limit = waiting_limit(scope_id)
     if not limit:
         return
-    if waiting(tenant_id, upto=limit) < limit:
+    if waiting(scope_id, upto=limit) < limit:
         return
-    if Job.objects.filter(tenant_id=tenant_id, submitted_by_id=user_id, operation_key=key).exists():
+    if Job.objects.filter(scope_id=scope_id, submitted_by_id=user_id, operation_key=key).exists():
         return
-    raise TenantQueueFull(
+    raise ScopeQueueFull(
         f"your organisation already has {limit} jobs waiting; submit more once some have started",
-        retry_after=queue_settings().tenant_full_retry_after,
+        retry_after=queue_settings().scope_full_retry_after,
     )
 
 
-def waiting_limit(tenant_id: int) -> int | None:
-    """The tenant's own limit of waiting jobs, else the default (settings); None: no limit."""
-    own = Scope.objects.filter(pk=tenant_id).values_list("max_waiting", flat=True).first()
-    return own or queue_settings().tenant_max_waiting or None
+def waiting_limit(scope_id: int) -> int | None:
+    """The scope's own limit of waiting jobs, else the default (settings); None: no limit."""
+    own = Scope.objects.filter(pk=scope_id).values_list("max_waiting", flat=True).first()
+    return own or queue_settings().scope_max_waiting or None
 
 
-def waiting(tenant_id: int, *, upto: int) -> int:
-    """How many of the tenant's jobs wait (queued), counted up to ``upto`` (job_waiting_idx)."""
-    return Job.objects.filter(tenant_id=tenant_id, state=QUEUED).order_by()[:upto].count()
+def waiting(scope_id: int, *, upto: int) -> int:
+    """How many of the scope's jobs wait (queued), counted up to ``upto`` (job_waiting_idx)."""
+    return Job.objects.filter(scope_id=scope_id, state=QUEUED).order_by()[:upto].count()
 
 
 def _check_operation_key(key: str | None) -> str:

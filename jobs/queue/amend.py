@@ -1,4 +1,4 @@
-"""A completed result, amended by its tenant's members: the guarded transaction the kind's app
+"""A completed result, amended by its scope's members: the guarded transaction the kind's app
 writes its corrections in, and the job's summary that follows them."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from .terms import COMPLETED
 
 
 class NotAmendable(Exception):
-    """The job is no completed job of the caller's tenant: ``state`` is None for an unknown or
-    another tenant's id (alike), else the state it is in."""
+    """The job is no completed job of the caller's scope: ``state`` is None for an unknown or
+    another scope's id (alike), else the state it is in."""
 
     def __init__(self, state: str | None) -> None:
         super().__init__(f"a {state} job's result cannot be amended" if state else "no such job")
@@ -46,8 +46,8 @@ class Amendment:
 
 
 @contextmanager
-def amending(*, job_id: int, tenant_id: int | None, actor: str, reason: str, now: datetime) -> Iterator[Amendment]:
-    """A transaction that holds only while the job is completed and the tenant's: the app that
+def amending(*, job_id: int, scope_id: int | None, actor: str, reason: str, now: datetime) -> Iterator[Amendment]:
+    """A transaction that holds only while the job is completed and the scope's: the app that
     owns the job's kind writes its rows about the result inside it (a member's corrections) and
     may restate the job's summary. The note ``reason`` (never a value from the document) goes on
     the job's event timeline, for staff. Raises ``NotAmendable`` before anything is written.
@@ -56,12 +56,12 @@ def amending(*, job_id: int, tenant_id: int | None, actor: str, reason: str, now
     two amendments of one job run one after the other and each sees the other's rows (SQLite's
     write lock orders them anyway).
     """
-    if tenant_id is None:  # a member of no tenant has no jobs
+    if scope_id is None:  # a member of no scope has no jobs
         raise NotAmendable(None)
     with write_transaction():
-        if not Job.objects.filter(pk=job_id, tenant_id=tenant_id, state=COMPLETED).update(updated_at=now):
-            state = Job.objects.filter(pk=job_id, tenant_id=tenant_id).values_list("state", flat=True).first()
+        if not Job.objects.filter(pk=job_id, scope_id=scope_id, state=COMPLETED).update(updated_at=now):
+            state = Job.objects.filter(pk=job_id, scope_id=scope_id).values_list("state", flat=True).first()
             raise NotAmendable(state)
-        job = Job.objects.only("id", "tenant_id", "kind", "epoch", "result", "document", "document_name").get(pk=job_id)
+        job = Job.objects.only("id", "scope_id", "kind", "epoch", "result", "document", "document_name").get(pk=job_id)
         record(job_id, COMPLETED, "", job.epoch, actor=actor, reason=reason, now=now)
         yield Amendment(job)

@@ -1,4 +1,4 @@
-"""Claim: lease the jobs whose turn it is, tenants taking turns (``jobs.sql``)."""
+"""Claim: lease the jobs whose turn it is, scopes taking turns (``jobs.sql``)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ def claim(*, now: datetime | None, worker: str, lease: timedelta | None = None) 
 def claim_many(*, now: datetime | None, worker: str, lease: timedelta | None = None, limit: int = 1) -> list[Claim]:
     """Lease up to ``limit`` jobs to ``worker`` in one transaction, each in its turn.
 
-    Tenants take turns (``jobs.sql``): each pick takes the first claimable job in (priority,
-    turn) order, passing over tenants at their running limit, and sees the picks before it,
+    Scopes take turns (``jobs.sql``): each pick takes the first claimable job in (priority,
+    turn) order, passing over scopes at their running limit, and sees the picks before it,
     so a batch of claims is the same jobs, in the same order, as that many single claims. Each
     job's epoch and attempt count grow by one and its lease is set, never past the deadline.
     Queued jobs already past their deadline are left to ``recover``, which makes them
@@ -39,7 +39,7 @@ def complete_and_claim(*, completions: Sequence[Completion], completed_at: datet
     """``complete_many`` then ``claim_many``, in one transaction: a worker's finished batch and
     its next claim share one commit (one fsync) and, on PostgreSQL, one round trip, where
     they took two of each. Each completion is fenced on its own as ``complete_many``'s are,
-    with its event; the picks see them done (their tenants' places and kinds' slots free).
+    with its event; the picks see them done (their scopes' places and kinds' slots free).
     Nothing of either is visible before the commit; if it fails, neither applies."""
     completing = sql.Completing([sql.result(c.job_id, c.epoch, c.result, c.summary) for c in completions],
                                 completed_at, actor)

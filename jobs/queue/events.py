@@ -31,7 +31,7 @@ log = logging.getLogger("jobs.queue")
 # A move into or out of ``dead``/``unknown`` (the jobs needing a human), with ``now``: the
 # listener counts them in the same transaction.
 needs_human_changed = Signal()
-# A batch (``tenant_id``, ``batch``) whose last live job left ``queued``/``leased`` by any
+# A batch (``scope_id``, ``batch``) whose last live job left ``queued``/``leased`` by any
 # path but a completion: a cancel, a failure or deferral to ``dead``/``unknown``, recovery.
 # A completion's follow-up is its kind's (a kind may schedule it when its handler starts).
 batch_finished = Signal()
@@ -71,15 +71,15 @@ def left_live(job_ids: Iterable[int], now: datetime) -> None:
     announces the batch (one of them does; a listener's work is idempotent either way).
     """
     batches = sorted(set(Job.objects.filter(pk__in=list(job_ids)).exclude(batch="")
-                         .values_list("tenant_id", "batch")))
-    for tenant_id, batch in batches:
+                         .values_list("scope_id", "batch")))
+    for scope_id, batch in batches:
         if connection.vendor == "postgresql":
-            digest = hashlib.sha256(f"{tenant_id}:{batch}".encode()).digest()
+            digest = hashlib.sha256(f"{scope_id}:{batch}".encode()).digest()
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)",
                                [_BATCH_LOCK, int.from_bytes(digest[:4], "big", signed=True)])
-        if not Job.objects.filter(tenant_id=tenant_id, batch=batch, state__in=LIVE).exists():
-            _send(batch_finished, tenant_id=tenant_id, batch=batch, now=now)
+        if not Job.objects.filter(scope_id=scope_id, batch=batch, state__in=LIVE).exists():
+            _send(batch_finished, scope_id=scope_id, batch=batch, now=now)
 
 
 def _send(signal: Signal, **kwargs: Any) -> None:

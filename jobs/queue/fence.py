@@ -63,7 +63,7 @@ def held(job_id: int, epoch: int, now: datetime) -> Job | None:
     """This epoch's job while it owns it, locked for the rest of the transaction (PostgreSQL)."""
     return (
         owned(job_id, epoch, now).select_for_update()
-        .only("tenant_id", "attempts", "max_attempts", "deadline", "external_started_at")
+        .only("scope_id", "attempts", "max_attempts", "deadline", "external_started_at")
         .first()
     )
 

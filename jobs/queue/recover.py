@@ -47,12 +47,12 @@ def recover(*, now: datetime | None, limit: int = 500) -> Recovery:
     database = sql.current()
     moved: dict[str, list[int]] = {QUEUED: [], UNKNOWN: [], DEAD: [], CANCELLED: []}
     events: list[JobEvent] = []
-    left: Counter[int] = Counter()  # jobs that stopped running, per tenant
+    left: Counter[int] = Counter()  # jobs that stopped running, per scope
     with write_transaction():
         now = database.now() if now is None else now
         for expired in database.recover_expired(now, limit):
             moved[expired.state].append(expired.job_id)
-            left[expired.tenant_id] += 1
+            left[expired.scope_id] += 1
             # The way it went (``transitions.EXPIRE``): its error, or the give-back that kept the last one.
             why = RETURNED_UNSTARTED if expired.state == QUEUED and not expired.started else expired.last_error
             events.append(JobEvent(job_id=expired.job_id, from_state=LEASED, to_state=expired.state,
@@ -61,7 +61,7 @@ def recover(*, now: datetime | None, limit: int = 500) -> Recovery:
             for late in database.recover_past_deadline(from_state, now, limit):
                 moved[UNKNOWN if late.state == UNKNOWN else DEAD].append(late.job_id)
                 if from_state == LEASED:
-                    left[late.tenant_id] += 1
+                    left[late.scope_id] += 1
                 events.append(JobEvent(job_id=late.job_id, from_state=from_state, to_state=late.state,
                                        epoch=late.epoch, actor="recovery", reason="deadline passed", at=now))
         running.release_each(left)

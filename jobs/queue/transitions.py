@@ -306,7 +306,7 @@ HELD = Named("leased, lease and deadline unexpired", all_of(
     state_is(LEASED), Cmp(Col("lease_expires_at"), ">", NOW), Cmp(Col("deadline"), ">", NOW)))
 FENCE = all_of(OWNS, HELD)
 LEASE_RAN_OUT = Named("lease ran out", all_of(state_is(LEASED), Cmp(Col("lease_expires_at"), "<=", NOW)))
-# Claimable: its turn stamped, due, deadline ahead (the claim also passes over tenants and
+# Claimable: its turn stamped, due, deadline ahead (the claim also passes over scopes and
 # kinds at their running limits, ``jobs.sql``).
 CLAIMABLE = Named("its turn, due, deadline ahead", all_of(
     state_is(QUEUED), IsSet(Col("turn")), IsSet(Col("available_at")), Cmp(Col("available_at"), "<=", NOW),

@@ -9,17 +9,17 @@ parameters (``%(now)s``; SQLite's driver spells them ``:now``), and the rows com
 small frozen dataclasses below. The benchmarks' bare loops run these same statements.
 
 Fair claims. Every queued job carries a *turn*, its place in the order of claims. A job
-that becomes claimable is stamped ``max(head, tenant's last turn + stride)``: the head is
-the earliest turn still waiting (at the job's priority), the tenant's last turn the latest
-one its own waiting jobs hold, and the stride ``STRIDE / weight``. A tenant with a backlog
-queues behind itself; a tenant that had nothing waiting starts at the head, so it is served
-within a couple of claims however much others have queued; a tenant of weight 2 advances
+that becomes claimable is stamped ``max(head, scope's last turn + stride)``: the head is
+the earliest turn still waiting (at the job's priority), the scope's last turn the latest
+one its own waiting jobs hold, and the stride ``STRIDE / weight``. A scope with a backlog
+queues behind itself; a scope that had nothing waiting starts at the head, so it is served
+within a couple of claims however much others have queued; a scope of weight 2 advances
 half as far per job, so it gets twice the turns. The claim then takes the first entry of
 one index (priority, turn, id): an index seek, the same work as a first-in first-out claim.
 Jobs waiting for their time (a retry's backoff, a later start) carry no turn until they are
 due; each claim stamps a few that have come due.
 
-A tenant's running count (``Scope.running``, kept only for a tenant with a running limit) is
+A scope's running count (``Scope.running``, kept only for a scope with a running limit) is
 raised by the claim statement and lowered by the completion statement, each in the same
 statement or transaction as the job's own row; the colder moves out of ``leased`` lower it
 through ``jobs.queue.running``.
@@ -35,8 +35,8 @@ from typing import Any, Protocol
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
-STRIDE = 1_000_000  # turn units per job of a tenant of weight 1
-CANDIDATES = 64  # claimable jobs looked at per claim, in turn order, past tenants at their limit
+STRIDE = 1_000_000  # turn units per job of a scope of weight 1
+CANDIDATES = 64  # claimable jobs looked at per claim, in turn order, past scopes at their limit
 DUE_BATCH = 32  # jobs come due that one claim stamps
 # PostgreSQL: a cancel request of a running job is announced on this channel ("job:epoch").
 CANCEL_CHANNEL = "jobs_cancel"
@@ -76,7 +76,7 @@ class Leased:
     lease_expires_at: datetime
     deadline: datetime
     payload: dict[str, Any]
-    tenant_id: int
+    scope_id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +121,7 @@ class Expired:
     state: str
     epoch: int
     last_error: str
-    tenant_id: int
+    scope_id: int
     started: bool  # its handler was started (or its external-start marker written)
 
 
@@ -132,7 +132,7 @@ class PastDeadline:
     job_id: int
     state: str
     epoch: int
-    tenant_id: int
+    scope_id: int
 
 
 def summary_values(summary: object | None) -> tuple[str, str, bool, str]:

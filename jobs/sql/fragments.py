@@ -1,7 +1,7 @@
 """The parts of the statements both databases write alike, with named parameters (``%(now)s``).
 
 Each database's module (``sqlite``, ``postgresql``) puts them together with its own hints,
-functions and locking; table names come from the models, values are always bound. Each
+functions and locking; table names, and the scope's column, come from the models; values are always bound. Each
 transition's guard, SET list and CASE rules are rendered from its declaration
 (``jobs.queue.transitions``), never written out here.
 """
@@ -19,7 +19,8 @@ from . import STRIDE
 
 JOB = Job._meta.db_table
 EVENT = JobEvent._meta.db_table
-TENANT = Scope._meta.db_table
+SCOPE = Scope._meta.db_table
+SCOPE_ID = Job.scope.field.column  # the job's scope: its column keeps the name it has always had
 KINDSLOT = KindSlot._meta.db_table
 
 
@@ -27,7 +28,7 @@ def stamp(greatest: str, fair: bool = True) -> str:
     """A queued job's turn, for an UPDATE of ``JOB`` (see ``jobs.sql``).
 
     Not ``fair``: first come, first served (the turn is the job's id), for a deployment
-    with one tenant or for measuring what fairness costs.
+    with one scope or for measuring what fairness costs.
     """
     if not fair:
         return f"{JOB}.id"
@@ -36,9 +37,9 @@ def stamp(greatest: str, fair: bool = True) -> str:
                   WHERE h.state = 'queued' AND h.turn IS NOT NULL AND h.available_at IS NOT NULL
                     AND h.priority = {JOB}.priority), 0),
         COALESCE((SELECT MAX(o.turn) FROM {JOB} o
-                  WHERE o.tenant_id = {JOB}.tenant_id AND o.state = 'queued' AND o.priority = {JOB}.priority
+                  WHERE o.{SCOPE_ID} = {JOB}.{SCOPE_ID} AND o.state = 'queued' AND o.priority = {JOB}.priority
                     AND o.turn IS NOT NULL)
-                 + (SELECT {STRIDE} / t.weight FROM {TENANT} t WHERE t.id = {JOB}.tenant_id), 0))"""
+                 + (SELECT {STRIDE} / t.weight FROM {SCOPE} t WHERE t.id = {JOB}.{SCOPE_ID}), 0))"""
 
 
 def stamp_one(greatest: str, fair: bool = True) -> str:
@@ -58,7 +59,7 @@ def candidates(hint: str = "") -> str:
     """The first ``candidates`` claimable jobs in turn order (``now``): an index seek. Jobs of a
     kind at its running limit are passed over in the seek itself, however many wait at the head."""
     return f"""
-        SELECT id, tenant_id, priority, turn, kind FROM {JOB} {hint}
+        SELECT id, {SCOPE_ID}, priority, turn, kind FROM {JOB} {hint}
         WHERE {tr.CLAIMABLE.sql(Sql())} AND NOT {kind_at_limit(f"{JOB}.kind")}
         ORDER BY priority DESC, turn, id LIMIT %(candidates)s"""
 
@@ -69,11 +70,11 @@ def lease_set(least: str) -> str:
     return tr.CLAIM.set_sql(Sql(least=least))
 
 
-CLAIM_RETURNING = "id, kind, state, epoch, attempts, lease_expires_at, deadline, payload, tenant_id"
+CLAIM_RETURNING = f"id, kind, state, epoch, attempts, lease_expires_at, deadline, payload, {SCOPE_ID}"
 
-# A tenant at its running limit is passed over.
-AT_LIMIT = f"""EXISTS (SELECT 1 FROM {TENANT} t
-                       WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL AND t.running >= t.max_running)"""
+# A scope at its running limit is passed over.
+AT_LIMIT = f"""EXISTS (SELECT 1 FROM {SCOPE} t
+                       WHERE t.id = c.{SCOPE_ID} AND t.max_running IS NOT NULL AND t.running >= t.max_running)"""
 
 # A kind's slot (``s``) is held while its job is leased on the slot's epoch (``KindSlot``). A job
 # whose epoch is below the slot's was claimed after this statement's snapshot (PostgreSQL reads
@@ -155,7 +156,7 @@ def recover_expired(hint: str = "", lock: str = "") -> str:
         )
         UPDATE {JOB} SET {tr.EXPIRE.set_sql(Sql())}
         WHERE id IN (SELECT id FROM picked) AND {guard}
-        RETURNING id, state, epoch, last_error, tenant_id, started_at, external_started_at"""
+        RETURNING id, state, epoch, last_error, {SCOPE_ID}, started_at, external_started_at"""
 
 
 def recover_past_deadline(lock: str = "") -> str:
@@ -168,7 +169,7 @@ def recover_past_deadline(lock: str = "") -> str:
         )
         UPDATE {JOB} SET {tr.PAST_DEADLINE_SWEEP.set_sql(Sql())}
         WHERE id IN (SELECT id FROM picked) AND {guard}
-        RETURNING id, state, epoch, tenant_id"""
+        RETURNING id, state, epoch, {SCOPE_ID}"""
 
 
 _NAMED = re.compile(r"%\((\w+)\)s")

@@ -4,7 +4,7 @@ The claim is one statement that stamps, picks, counts, leases and writes the eve
 subquery takes the row ``FOR UPDATE SKIP LOCKED``, so concurrent claimers pass over each
 other's rows instead of queueing behind them. Claims, one or a batch, are one message of
 ``EXECUTE`` calls of that statement, prepared and planned once per connection.
-The completion writes the row, lowers the tenant's running count and writes the event in one
+The completion writes the row, lowers the scope's running count and writes the event in one
 statement too. The hot path's statements go to psycopg's cursor that binds on the server and
 prepares (``jobs.writelock``); the colder ones through Django's. Both take ``%(name)s``.
 """
@@ -26,7 +26,7 @@ from jobs.writelock import raw_write_transaction
 
 from . import CANCEL_CHANNEL, Claimed, ClaimParams, Completing, Expired, Leased, PastDeadline, Result, execute_raw
 from . import fragments as f
-from .fragments import EVENT, JOB, TENANT
+from .fragments import EVENT, JOB, SCOPE, SCOPE_ID
 
 
 @functools.cache
@@ -47,16 +47,16 @@ def stamp_due(fair: bool = True) -> str:
         WHERE id = ANY(ARRAY({f.due(lock="FOR UPDATE SKIP LOCKED")})) AND state = 'queued' AND turn IS NULL"""
 
 
-# The first unlocked candidate whose tenant is under its limit. The state is checked again on
+# The first unlocked candidate whose scope is under its limit. The state is checked again on
 # the locked row (``j``): a job another claimer took and committed after this statement's
 # snapshot is locked all the same, and its newest version, no longer queued, must not be
-# picked, or the tenant's count would be raised for a job no one claims.
+# picked, or the scope's count would be raised for a job no one claims.
 _PICKED = f"""
-    SELECT j.id, j.tenant_id, j.kind FROM ({f.candidates()}) c
+    SELECT j.id, j.{SCOPE_ID}, j.kind FROM ({f.candidates()}) c
     JOIN {JOB} j ON j.id = c.id
     WHERE j.state = 'queued'
-      AND NOT EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL
-                                                 AND t.running >= t.max_running)
+      AND NOT EXISTS (SELECT 1 FROM {SCOPE} t WHERE t.id = c.{SCOPE_ID} AND t.max_running IS NOT NULL
+                                                AND t.running >= t.max_running)
     ORDER BY c.priority DESC, c.turn, c.id  -- a join need not keep the candidates' order
     LIMIT 1
     FOR UPDATE OF j SKIP LOCKED"""
@@ -70,10 +70,10 @@ _SLOT = f"""
     FOR UPDATE OF s SKIP LOCKED"""
 _KIND_OK = f"(EXISTS (SELECT 1 FROM slot) OR NOT EXISTS (SELECT 1 FROM picked p WHERE {f.kind_limited('p.kind')}))"
 
-# A limited tenant's count is raised only while it is under its limit (and its kind's slot is had).
+# A limited scope's count is raised only while it is under its limit (and its kind's slot is had).
 _COUNTED = f"""
-    UPDATE {TENANT} SET running = running + 1
-    WHERE id IN (SELECT tenant_id FROM picked) AND max_running IS NOT NULL AND running < max_running
+    UPDATE {SCOPE} SET running = running + 1
+    WHERE id IN (SELECT {SCOPE_ID} FROM picked) AND max_running IS NOT NULL AND running < max_running
       AND {_KIND_OK}
     RETURNING id"""
 
@@ -81,7 +81,7 @@ _CLAIMED = f"""
     UPDATE {JOB} SET {f.lease_set("LEAST")}
     WHERE id IN (SELECT id FROM picked) AND {tr.state_is(*tr.CLAIM.source).sql(Sql())}
       AND (EXISTS (SELECT 1 FROM counted)
-           OR NOT EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = {JOB}.tenant_id AND t.max_running IS NOT NULL))
+           OR NOT EXISTS (SELECT 1 FROM {SCOPE} t WHERE t.id = {JOB}.{SCOPE_ID} AND t.max_running IS NOT NULL))
       AND {_KIND_OK}
     RETURNING {f.CLAIM_RETURNING}"""
 
@@ -106,7 +106,7 @@ def database_dated(statement: str) -> str:
 def claim(fair: bool = True) -> str:
     """The whole claim in one statement, one round trip in autocommit (``ClaimParams``).
 
-    If another claimer took the picked tenant's last place meanwhile, no job is claimed and
+    If another claimer took the picked scope's last place meanwhile, no job is claimed and
     the statement says so with a row of state 'busy'. Jobs it stamps are seen only by the next
     statement: when it stamped some and found nothing else, it says so with a row of state
     'stamped'. Either way the caller tries again. Dated by the server when ``now`` is NULL.
@@ -121,7 +121,7 @@ def claim(fair: bool = True) -> str:
         recorded AS ({_RECORDED})
         SELECT {f.CLAIM_RETURNING} FROM claimed
         UNION ALL
-        SELECT id, NULL, 'busy', NULL, NULL, NULL, NULL, NULL, tenant_id FROM picked
+        SELECT id, NULL, 'busy', NULL, NULL, NULL, NULL, NULL, {SCOPE_ID} FROM picked
         WHERE NOT EXISTS (SELECT 1 FROM claimed)
         UNION ALL
         SELECT NULL, NULL, 'stamped', NULL, NULL, NULL, NULL, NULL, NULL
@@ -166,12 +166,12 @@ START_ONE = f"""
     WHERE {tr.START.guard.sql(Sql())}
     RETURNING id"""
 
-# The fenced completion of one job, lowering its tenant's count and writing its event (``actor``).
+# The fenced completion of one job, lowering its scope's count and writing its event (``actor``).
 COMPLETE = f"""
-    WITH completed AS ({f.COMPLETE} RETURNING id, epoch, tenant_id),
+    WITH completed AS ({f.COMPLETE} RETURNING id, epoch, {SCOPE_ID}),
     released AS (
-        UPDATE {TENANT} SET running = running - 1
-        WHERE id IN (SELECT tenant_id FROM completed) AND max_running IS NOT NULL AND running > 0
+        UPDATE {SCOPE} SET running = running - 1
+        WHERE id IN (SELECT {SCOPE_ID} FROM completed) AND max_running IS NOT NULL AND running > 0
     )
     INSERT INTO {EVENT} (job_id, from_state, to_state, epoch, actor, reason, at)
     {f.event_rows(tr.COMPLETE, "completed")}"""
@@ -181,7 +181,7 @@ _COMPLETE_BATCH = f.complete_batch("b", ("id", "epoch", "result", "outcome", "ou
 
 # A batch of fenced completions (arrays: ``job_ids``, ``epochs``, ``results`` and the summary
 # columns, one element per job) at ``now``, by ``actor``: each row matched on its own id and
-# epoch; the rows that apply lower their tenants' counts and write their events in the same
+# epoch; the rows that apply lower their scopes' counts and write their events in the same
 # statement, which returns (id, epoch) of each.
 COMPLETE_MANY = f"""
     WITH batch AS (
@@ -194,12 +194,12 @@ COMPLETE_MANY = f"""
         UPDATE {JOB} j SET {_COMPLETE_BATCH[0]}
         FROM batch b
         WHERE {_COMPLETE_BATCH[1]}
-        RETURNING j.id, j.epoch, j.tenant_id
+        RETURNING j.id, j.epoch, j.{SCOPE_ID}
     ),
     released AS (
-        UPDATE {TENANT} t SET running = GREATEST(t.running - c.n, 0)
-        FROM (SELECT tenant_id, COUNT(*) AS n FROM completed GROUP BY tenant_id) c
-        WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL
+        UPDATE {SCOPE} t SET running = GREATEST(t.running - c.n, 0)
+        FROM (SELECT {SCOPE_ID}, COUNT(*) AS n FROM completed GROUP BY {SCOPE_ID}) c
+        WHERE t.id = c.{SCOPE_ID} AND t.max_running IS NOT NULL
     ),
     recorded AS (
         INSERT INTO {EVENT} (job_id, from_state, to_state, epoch, actor, reason, at)
@@ -225,9 +225,9 @@ def aware(value: datetime) -> datetime:
 
 def leased(row: tuple[Any, ...]) -> Leased:
     """A leased row (``CLAIM_RETURNING``) as the claim's ``Leased``."""
-    job_id, kind, _state, epoch, attempts, lease_expires_at, deadline, payload, tenant_id = row
+    job_id, kind, _state, epoch, attempts, lease_expires_at, deadline, payload, scope_id = row
     return Leased(job_id=job_id, kind=kind, epoch=epoch, attempts=attempts, lease_expires_at=aware(lease_expires_at),
-                  deadline=aware(deadline), tenant_id=tenant_id,  # the batch's simple query returns the payload as text
+                  deadline=aware(deadline), scope_id=scope_id,  # the batch's simple query returns the payload as text
                   payload=json.loads(payload) if isinstance(payload, (str, bytes)) else payload)
 
 
@@ -411,8 +411,8 @@ class PostgreSQL:
     def recover_expired(self, now: datetime, limit: int) -> list[Expired]:
         with connection.cursor() as cursor:
             cursor.execute(RECOVER_EXPIRED, {"now": now, "limit": limit})
-            return [Expired(job_id, state, epoch, why, tenant_id, started_at is not None or external_at is not None)
-                    for job_id, state, epoch, why, tenant_id, started_at, external_at in cursor.fetchall()]
+            return [Expired(job_id, state, epoch, why, scope_id, started_at is not None or external_at is not None)
+                    for job_id, state, epoch, why, scope_id, started_at, external_at in cursor.fetchall()]
 
     def recover_past_deadline(self, from_state: str, now: datetime, limit: int) -> list[PastDeadline]:
         with connection.cursor() as cursor:

@@ -2,7 +2,7 @@
 
 Every write transaction is ``BEGIN IMMEDIATE`` behind a fair cross-process lock
 (``jobs.writelock``), so a claim holds the single write lock for a few short statements:
-stamp the jobs come due (if any), pick, count the tenant's running job (if it keeps a count),
+stamp the jobs come due (if any), pick, count the scope's running job (if it keeps a count),
 lease, events. The index hints (``INDEXED BY``) hold the planner to the seeks the statements
 were written for. The hot path's statements are for the sqlite3 driver (``:name``); the
 colder ones go through Django's cursor (``%(name)s``, which it translates).
@@ -25,7 +25,7 @@ from jobs.writelock import raw_write_transaction, relaxed_statement
 
 from . import Claimed, ClaimParams, Completing, Expired, Leased, PastDeadline, Result, execute_raw
 from . import fragments as f
-from .fragments import JOB, TENANT, sqlite_driver
+from .fragments import JOB, SCOPE, SCOPE_ID, sqlite_driver
 
 # The statements, for the sqlite3 driver; the benchmarks' bare loop runs them too.
 ANY_DUE = sqlite_driver(f"""
@@ -51,15 +51,15 @@ def stamp_due(fair: bool = True) -> str:
         WHERE id IN ({f.due(hint="INDEXED BY job_due_idx")}) AND state = 'queued' AND turn IS NULL""")
 
 
-# In the claim's transaction: the job whose turn it is (``now``, ``candidates``), its tenant,
-# and whether that tenant keeps a running count. The candidates stream off the claim index in
-# order (a co-routine), and the first whose tenant is under its limit is taken: usually the
-# very first, at most ``candidates`` looked at. The tenant is checked by correlated lookups
-# rather than a join, which SQLite would answer by building a filter over every tenant first.
+# In the claim's transaction: the job whose turn it is (``now``, ``candidates``), its scope,
+# and whether that scope keeps a running count. The candidates stream off the claim index in
+# order (a co-routine), and the first whose scope is under its limit is taken: usually the
+# very first, at most ``candidates`` looked at. The scope is checked by correlated lookups
+# rather than a join, which SQLite would answer by building a filter over every scope first.
 # Whether the job's kind has a running limit (the candidates left out kinds at theirs), and the kind.
 PICK = sqlite_driver(f"""
-    SELECT c.id, c.tenant_id,
-           EXISTS (SELECT 1 FROM {TENANT} t WHERE t.id = c.tenant_id AND t.max_running IS NOT NULL),
+    SELECT c.id, c.{SCOPE_ID},
+           EXISTS (SELECT 1 FROM {SCOPE} t WHERE t.id = c.{SCOPE_ID} AND t.max_running IS NOT NULL),
            {f.kind_limited("c.kind")}, c.kind
     FROM ({f.candidates(hint="INDEXED BY job_claim_idx")}) c
     WHERE NOT {f.AT_LIMIT}
@@ -72,10 +72,10 @@ TAKE_SLOT = sqlite_driver(f"""
     WHERE id = (SELECT s.id FROM {f.KINDSLOT} s WHERE s.kind = %(kind)s AND {f.slot_free("s")}
                 ORDER BY s.number LIMIT 1)""")
 
-# A limited tenant's job starts running (``tenant_id``): checked and counted in one write.
+# A limited scope's job starts running (``scope_id``): checked and counted in one write.
 COUNT_RUNNING = sqlite_driver(f"""
-    UPDATE {TENANT} SET running = running + 1
-    WHERE id = %(tenant_id)s AND max_running IS NOT NULL AND running < max_running""")
+    UPDATE {SCOPE} SET running = running + 1
+    WHERE id = %(scope_id)s AND max_running IS NOT NULL AND running < max_running""")
 
 # Lease the picked job (``job_id``; ``expires``, ``worker``, ``now``).
 LEASE = sqlite_driver(f"""
@@ -83,13 +83,13 @@ LEASE = sqlite_driver(f"""
     WHERE id = %(job_id)s AND {tr.state_is(*tr.CLAIM.source).sql(Sql())}
     RETURNING {f.CLAIM_RETURNING}""")
 
-# The fenced completion of one job; returns its tenant, whose count ``RELEASE_RUNNING`` lowers.
-COMPLETE = sqlite_driver(f.COMPLETE + " RETURNING tenant_id")
+# The fenced completion of one job; returns its scope, whose count ``RELEASE_RUNNING`` lowers.
+COMPLETE = sqlite_driver(f"{f.COMPLETE} RETURNING {SCOPE_ID}")
 
-# Jobs of a limited tenant stopped running (``jobs`` of them, ``tenant_id``).
+# Jobs of a limited scope stopped running (``jobs`` of them, ``scope_id``).
 RELEASE_RUNNING = sqlite_driver(f"""
-    UPDATE {TENANT} SET running = MAX(running - %(jobs)s, 0)
-    WHERE id = %(tenant_id)s AND max_running IS NOT NULL""")
+    UPDATE {SCOPE} SET running = MAX(running - %(jobs)s, 0)
+    WHERE id = %(scope_id)s AND max_running IS NOT NULL""")
 
 EVENT = sqlite_driver(f.EVENT_SQL)
 
@@ -104,7 +104,7 @@ def complete_many(rows: int) -> str:
 
     Parameters: ``now``, then per row n its ``job_id_n``, ``epoch_n``, ``result_n`` and the four
     summary columns. Each row is matched on its own id and epoch (a primary-key lookup per row)
-    and must still be leased with lease and deadline unexpired; returns (id, epoch, tenant) of
+    and must still be leased with lease and deadline unexpired; returns (id, epoch, scope) of
     each that applied.
     """
     values = ", ".join("(" + ", ".join(f":{name}_{n}" for name in tr.COMPLETE_INPUTS) + ")" for n in range(rows))
@@ -113,7 +113,7 @@ def complete_many(rows: int) -> str:
         UPDATE {JOB} SET {sets}
         FROM (VALUES {values}) AS b
         WHERE {guard}
-        RETURNING {JOB}.id, {JOB}.epoch, {JOB}.tenant_id""")
+        RETURNING {JOB}.id, {JOB}.epoch, {JOB}.{SCOPE_ID}""")
 
 
 @functools.cache
@@ -134,7 +134,7 @@ def renew(rows: int) -> str:
 
 def complete_in(cursor: Any, results: Sequence[Result], now: datetime, actor: str) -> frozenset[tuple[int, int]]:
     """The fenced completions in the cursor's transaction: one statement for the rows, one for
-    their events, one per limited tenant; the (id, epoch) that applied."""
+    their events, one per limited scope; the (id, epoch) that applied."""
     t_now = time(now)
     binding: dict[str, Any] = {"now": t_now}
     adapt = connections[DEFAULT_DB_ALIAS].ops.adapt_json_value
@@ -143,9 +143,9 @@ def complete_in(cursor: Any, results: Sequence[Result], now: datetime, actor: st
                         f"outcome_{n}": r.outcome, f"outcome_text_{n}": r.outcome_text,
                         f"needs_action_{n}": r.needs_action, f"reference_{n}": r.reference})
     done = cursor.execute(complete_many(len(results)), binding).fetchall()
-    left: Counter[int] = Counter(tenant_id for _, _, tenant_id in done)
-    for tenant_id, jobs in left.items():
-        cursor.execute(RELEASE_RUNNING, {"jobs": jobs, "tenant_id": tenant_id})
+    left: Counter[int] = Counter(scope_id for _, _, scope_id in done)
+    for scope_id, jobs in left.items():
+        cursor.execute(RELEASE_RUNNING, {"jobs": jobs, "scope_id": scope_id})
     cursor.executemany(EVENT, [{"job_id": job_id, **f.event_values(tr.COMPLETE), "epoch": epoch, "actor": actor,
                                 "at": t_now} for job_id, epoch, _ in done])
     return frozenset((job_id, epoch) for job_id, epoch, _ in done)
@@ -165,9 +165,9 @@ def py_time(value: Any) -> datetime:
 
 def leased(row: tuple[Any, ...]) -> Leased:
     """A leased row (``CLAIM_RETURNING``) as the claim's ``Leased``."""
-    job_id, kind, _state, epoch, attempts, lease_expires_at, deadline, payload, tenant_id = row
+    job_id, kind, _state, epoch, attempts, lease_expires_at, deadline, payload, scope_id = row
     return Leased(job_id=job_id, kind=kind, epoch=epoch, attempts=attempts, lease_expires_at=py_time(lease_expires_at),
-                  deadline=py_time(deadline), tenant_id=tenant_id,
+                  deadline=py_time(deadline), scope_id=scope_id,
                   payload=json.loads(payload) if isinstance(payload, (str, bytes)) else payload)
 
 
@@ -201,9 +201,9 @@ class SQLite:
                 picked = cursor.execute(PICK, binding).fetchone()
                 if picked is None:
                     break
-                job_id, tenant_id, counted, kind_limited, kind = picked
-                if counted:  # a tenant with a running limit: count it (it is under the limit)
-                    cursor.execute(COUNT_RUNNING, {"tenant_id": tenant_id})
+                job_id, scope_id, counted, kind_limited, kind = picked
+                if counted:  # a scope with a running limit: count it (it is under the limit)
+                    cursor.execute(COUNT_RUNNING, {"scope_id": scope_id})
                 row = cursor.execute(LEASE, {**binding, "job_id": job_id}).fetchone()
                 if row is not None:
                     rows.append(leased(row))
@@ -242,8 +242,8 @@ class SQLite:
             # (The columns themselves, not an IS NULL of them: SQLite 3.40.1's RETURNING answers
             # "started_at IS NULL" with 0 for a NULL started_at on this table, which has NOT NULL
             # columns; reproduced with a three-column table.)
-            return [Expired(job_id, state, epoch, why, tenant_id, started_at is not None or external_at is not None)
-                    for job_id, state, epoch, why, tenant_id, started_at, external_at in cursor.fetchall()]
+            return [Expired(job_id, state, epoch, why, scope_id, started_at is not None or external_at is not None)
+                    for job_id, state, epoch, why, scope_id, started_at, external_at in cursor.fetchall()]
 
     def recover_past_deadline(self, from_state: str, now: datetime, limit: int) -> list[PastDeadline]:
         with connection.cursor() as cursor:

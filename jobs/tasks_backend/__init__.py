@@ -14,9 +14,9 @@ Options, in ``OPTIONS`` for every task of the alias, and per task with ``@queue_
 ``MAX_ATTEMPTS`` / ``max_attempts`` (attempts before ``dead``), ``DEADLINE`` / ``deadline``
 (seconds from the time it may start until the queue gives up on it), ``OUTSIDE_EFFECTS`` /
 ``outside_effects`` (the function reaches outside the database: a worker lost while it runs
-leaves the job ``unknown`` for staff instead of running it again). ``TENANT`` names the
-tenant whose tasks these are when the caller names none with ``for_tenant()``; by default a
-system tenant, made at first use, that staff see in the admin.
+leaves the job ``unknown`` for staff instead of running it again). ``SCOPE`` names the
+scope whose tasks these are when the caller names none with ``for_scope()``; by default a
+system scope, made at first use, that staff see in the admin.
 
 Nothing here imports a model at import time: the framework builds a backend when the first
 ``@task`` is declared, which may be while apps are still loading.
@@ -44,10 +44,10 @@ if TYPE_CHECKING:
     from ..models import Scope
     from .kind import QueueTaskResult
 
-SYSTEM_TENANT = "system"  # tasks nobody gave a tenant belong to it; made at first use
+SYSTEM_SCOPE = "system"  # tasks nobody gave a scope belong to it; made at first use
 SYSTEM_USER = "system.tasks"  # submits every task job; inactive, no usable password
 MAX_ATTEMPTS = 1000  # the most tries a task may ask for
-OPTION_NAMES = {"TENANT", "MAX_ATTEMPTS", "DEADLINE", "OUTSIDE_EFFECTS"}
+OPTION_NAMES = {"SCOPE", "MAX_ATTEMPTS", "DEADLINE", "OUTSIDE_EFFECTS"}
 
 
 class InvalidTaskArguments(InvalidTask, TypeError):
@@ -106,18 +106,18 @@ def queue_options(*, max_attempts: int | None = None, deadline: timedelta | floa
     return apply
 
 
-_tenant: contextvars.ContextVar[Any] = contextvars.ContextVar("jobs_task_tenant", default=None)
+_scope: contextvars.ContextVar[Any] = contextvars.ContextVar("jobs_task_scope", default=None)
 
 
 @contextmanager
-def for_tenant(tenant: Scope | str) -> Iterator[None]:
-    """Tasks enqueued inside the block belong to ``tenant`` (a scope, such as a tenant, or an existing slug), so
+def for_scope(scope: Scope | str) -> Iterator[None]:
+    """Tasks enqueued inside the block belong to ``scope`` (a scope, or an existing scope's slug), so
     its fair share and its limits apply to them."""
-    token = _tenant.set(tenant)
+    token = _scope.set(scope)
     try:
         yield
     finally:
-        _tenant.reset(token)
+        _scope.reset(token)
 
 
 # --- The backend ---------------------------------------------------------------------------------
@@ -127,7 +127,7 @@ class QueueBackend(BaseTaskBackend):
     """Tasks as jobs of kind ``task``: leases, heartbeats, fenced completion, retries, triage.
 
     ``supports_priority``: the priority is checked (-100 to 100) and stored on the job; claims
-    take higher priority first within the queue's fairness rule across tenants.
+    take higher priority first within the queue's fairness rule across scopes.
     """
 
     supports_defer = True  # run_after: the job's available time (its deadline counts from then)
@@ -151,7 +151,7 @@ class QueueBackend(BaseTaskBackend):
             )
         except ValueError as exc:
             raise ImproperlyConfigured(f"TASKS[{alias!r}]['OPTIONS']: {exc}") from None
-        self.tenant = self.options.get("TENANT") or SYSTEM_TENANT
+        self.scope = self.options.get("SCOPE") or SYSTEM_SCOPE
 
     def validate_task(self, task: Task[..., Any]) -> None:
         """The framework's rules; then the function is one a worker may run (``kind.register``).
@@ -182,7 +182,7 @@ class QueueBackend(BaseTaskBackend):
                         outside_effects=bool(options.outside_effects))
         try:
             job = queue.accept(
-                tenant_id=tenant_id(_tenant.get() or self.tenant), user_id=system_user_id(), kind=KIND,
+                scope_id=scope_id(_scope.get() or self.scope), user_id=system_user_id(), kind=KIND,
                 payload=call.payload(), operation_key=f"task:{uuid.uuid4().hex}", now=self.clock.now(),
                 offered_only=False, available_at=task.run_after, max_attempts=options.max_attempts,
                 deadline=options.deadline, priority=task.priority,
@@ -251,24 +251,24 @@ def _check_importable(task: Task[..., Any]) -> None:
 # --- Whose tasks ---------------------------------------------------------------------------------
 
 
-def tenant_id(tenant: Scope | str) -> int:
-    """The tenant's id: the system tenant is made at first use; any other must exist."""
+def scope_id(scope: Scope | str) -> int:
+    """The scope's id: the system scope is made at first use; any other must exist."""
     from ..models import Scope
 
-    if isinstance(tenant, Scope):
-        return tenant.pk
-    pk = Scope.objects.filter(slug=tenant).values_list("pk", flat=True).first()
+    if isinstance(scope, Scope):
+        return scope.pk
+    pk = Scope.objects.filter(slug=scope).values_list("pk", flat=True).first()
     if pk is not None:
         return pk
-    if tenant != SYSTEM_TENANT:
-        raise InvalidTask(f"there is no tenant {tenant!r}: a task may name only an existing tenant")
-    made, _ = Scope.objects.get_or_create(slug=SYSTEM_TENANT, defaults={"name": "System (tasks)"})
+    if scope != SYSTEM_SCOPE:
+        raise InvalidTask(f"there is no scope {scope!r}: a task may name only an existing scope")
+    made, _ = Scope.objects.get_or_create(slug=SYSTEM_SCOPE, defaults={"name": "System (tasks)"})
     return made.pk
 
 
 def system_user_id() -> int:
     """The user every task job is submitted by: inactive, with no usable password, so nobody
-    logs in as it. Made at first use; it belongs to no tenant (its jobs name theirs)."""
+    logs in as it. Made at first use; it belongs to no scope (its jobs name theirs)."""
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
 

@@ -22,7 +22,7 @@ FORGED = [
     "submitted_by__username=alice",
     "operation_key=op-1",
     "state__in=dead,unknown",
-    "tenant__slug=acme",
+    "scope__slug=acme",
 ]
 
 
@@ -52,7 +52,7 @@ def test_every_choice_of_every_declared_filter_still_works(client, triager, in_s
     client.force_login(triager)
     cl = client.get(CHANGELIST).context["cl"]
     titles = [spec.title for spec in cl.filter_specs]
-    assert titles == ["state", "tenant", "submitted by", "kind", "age"]
+    assert titles == ["state", "scope", "submitted by", "kind", "age"]
     visited = 0
     for spec in cl.filter_specs:
         for choice in spec.choices(cl):
@@ -61,9 +61,9 @@ def test_every_choice_of_every_declared_filter_still_works(client, triager, in_s
             visited += 1
     assert visited >= 5 + 7  # "All" of each filter, and the states (with "needs a human")
 
-    combined = client.get(CHANGELIST, {"state": "needs_human", "tenant__id__exact": jobs["dead"].tenant_id,
+    combined = client.get(CHANGELIST, {"state": "needs_human", "scope__id__exact": jobs["dead"].scope_id,
                                        "submitted_by__id__exact": jobs["dead"].submitted_by_id,
                                        "kind": "diagnostic.sleep", "age": "1h"})
     assert set(combined.context["cl"].result_list) == {jobs["dead"], jobs["unknown"]}
-    other_tenant = {"tenant__id__exact": jobs["dead"].tenant_id + 100}
-    assert list(client.get(CHANGELIST, other_tenant).context["cl"].result_list) == []
+    other_scope = {"scope__id__exact": jobs["dead"].scope_id + 100}
+    assert list(client.get(CHANGELIST, other_scope).context["cl"].result_list) == []

@@ -30,7 +30,7 @@ def test_every_job_admin_page_renders(client, triager, one_of_each):
     urls = [
         "/admin/", "/admin/jobs/", CHANGELIST, f"{CHANGELIST}?state=needs_human",
         *[f"{CHANGELIST}?state={s}" for s in STATES],
-        f"{CHANGELIST}?tenant__id__exact={job.tenant_id}", f"{CHANGELIST}?kind=diagnostic.sleep",
+        f"{CHANGELIST}?scope__id__exact={job.scope_id}", f"{CHANGELIST}?kind=diagnostic.sleep",
         *[f"{CHANGELIST}?age={band}" for band in ["1h", "1d", "7d", "old"]],
         f"{CHANGELIST}?q={job.pk}", f"{CHANGELIST}?q={job.operation_key}", f"{CHANGELIST}?q=no-such-key",
         f"{CHANGELIST}?o=4", f"{CHANGELIST}?o=-8",
@@ -97,7 +97,7 @@ def test_the_list_columns_say_what_triage_needs(client, triager, in_state, clock
     Job.objects.filter(pk=job.pk).update(last_error="x" * 500 + "\nsecond line", document_name="invoice-0142.pdf")
     client.force_login(triager)
     text = client.get(CHANGELIST).content.decode()
-    assert '<td class="field-tenant_column"><span class="job-who">acme</span></td>' in text and "1/3" in text
+    assert '<td class="field-scope_column"><span class="job-who">acme</span></td>' in text and "1/3" in text
     # Shortened to its first line (jobs-admin.css keeps it on one), the whole error on hover and on the job's page.
     assert f'<span class="job-error" title="{"x" * 500}\nsecond line">{"x" * 47}…</span>' in text
     assert "2h 5m" in text
@@ -107,7 +107,7 @@ def test_the_list_columns_say_what_triage_needs(client, triager, in_state, clock
     # The epoch and the operation key are on the job's page, not in the list's columns.
     head = text[text.index('<table id="result_list">'):text.index("</thead>")]
     assert [h.lower() for h in re.findall(r'<a href="\?o=[^"]*">([^<]+)</a>', head)] == [
-        "id", "document / kind", "tenant", "submitter", "state", "attempts", "age"]
+        "id", "document / kind", "scope", "submitter", "state", "attempts", "age"]
     assert "<span>Last error</span>" in head and "epoch" not in head.lower() and job.operation_key not in text
     page = client.get(f"{CHANGELIST}{job.pk}/change/").content.decode()
     assert "x" * 500 + "<br>second line" in page
@@ -277,7 +277,7 @@ def test_staff_set_a_tenants_weight_and_limits_and_its_running_count_follows(cli
     from accounts.models import Tenant
     from jobs import queue
 
-    job = queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
+    job = queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
                        operation_key="k1", now=clock.now(), offered_only=False).job
     assert queue.claim(now=clock.now(), worker="w1").job_id == job.pk  # one running, while unlimited
     client.force_login(superuser)

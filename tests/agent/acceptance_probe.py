@@ -65,7 +65,7 @@ def main() -> int:
     reset_peak()
     started = time.perf_counter()
     try:
-        job = queue.accept(tenant_id=args.tenant_id, user_id=args.user_id, kind="document_review", payload={},
+        job = queue.accept(scope_id=args.tenant_id, user_id=args.user_id, kind="document_review", payload={},
                            operation_key=args.key, now=timezone.now(), document=upload).job
         outcome = f"accepted {job.pk}"
     except AcceptanceError as exc:

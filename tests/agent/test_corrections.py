@@ -34,7 +34,7 @@ def completed_review(clock, alice):
 
     def make(result: dict, *, user=None, name: str = "invoice-bad-iban.pdf") -> Job:
         user = user or alice
-        job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+        job = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
                            operation_key=f"corrections-{next(_keys)}", now=clock.now(),
                            document=Upload(b"Invoice", name, "text/plain")).job
         claim = claim_first(job, now=clock.now(), worker="test")

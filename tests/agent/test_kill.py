@@ -54,7 +54,7 @@ def kill(proc: subprocess.Popen) -> None:
 def accept_review(alice) -> Job:
     pdf = samples.CLEAN_PDF
     return queue.accept(
-        tenant_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
+        scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
         operation_key=f"kill-{time.monotonic_ns()}", now=datetime.now(UTC),
         document=Upload(pdf.read_bytes(), pdf.name, "application/pdf"),
     ).job

@@ -81,7 +81,7 @@ def job(review_job):
 
 @pytest.fixture
 def opted_in(job):
-    return ReviewSettings.objects.create(tenant_id=job.tenant_id, provider_may_read=True)
+    return ReviewSettings.objects.create(tenant_id=job.scope_id, provider_may_read=True)
 
 
 # --- Right, wrong and invented values
@@ -242,7 +242,7 @@ def test_a_field_to_check_is_settled_only_by_a_value_that_passes_its_check(confi
 
 def test_the_checks_still_decide_malformed(configured, review_job, claim):
     job = review_job(text="Invoice from Acme\nIBAN DE89 3704 0044 0532 0130 01\n")
-    ReviewSettings.objects.create(tenant_id=job.tenant_id, provider_may_read=True)
+    ReviewSettings.objects.create(tenant_id=job.scope_id, provider_may_read=True)
     configured.fields = {**dict.fromkeys(REQUIRED), "iban": "DE89370400440532013001"}
     fields, findings = suggest(claim(), "Invoice from Acme\nIBAN DE89 3704 0044 0532 0130 01\n", missing())
     assert findings == [] and fields["iban"]["status"] == "malformed"
@@ -256,7 +256,7 @@ def test_the_checks_still_decide_malformed(configured, review_job, claim):
 ])
 def test_the_printed_sign_of_a_total_is_the_one_checked(configured, review_job, claim, printed, status, value):
     job = review_job(text=printed)
-    ReviewSettings.objects.create(tenant_id=job.tenant_id, provider_may_read=True)
+    ReviewSettings.objects.create(tenant_id=job.scope_id, provider_may_read=True)
     configured.fields = {**dict.fromkeys(REQUIRED), "total_amount": "1234.56"}
     fields, _ = suggest(claim(), printed, missing())
     assert (fields["total_amount"]["status"], fields["total_amount"]["value"]) == (status, value)
@@ -356,9 +356,9 @@ def test_a_call_that_times_out_leaves_the_job_unknown(configured, job, opted_in,
 def test_without_the_tenants_opt_in_nothing_is_sent(configured, job, claim):
     configured.fields = RIGHT
     ctx = claim()
-    assert not model_reader.provider_may_read(job.tenant_id)  # off by default
+    assert not model_reader.provider_may_read(job.scope_id)  # off by default
     assert suggest(ctx, TEXT, missing()) == (missing(), [])
-    ReviewSettings.objects.create(tenant_id=job.tenant_id, provider_may_read=False)
+    ReviewSettings.objects.create(tenant_id=job.scope_id, provider_may_read=False)
     assert suggest(ctx, TEXT, missing()) == (missing(), [])
     assert configured.requests == []
 
@@ -393,7 +393,7 @@ def test_a_whole_review_sends_no_document_text_without_the_opt_in(configured, un
 
 
 def test_with_the_opt_in_the_review_asks_the_model_once(configured, unpaid_job, claim):
-    ReviewSettings.objects.create(tenant_id=unpaid_job.tenant_id, provider_may_read=True)
+    ReviewSettings.objects.create(tenant_id=unpaid_job.scope_id, provider_may_read=True)
     configured.fields = RIGHT  # its IBAN is printed nowhere in this document
     planner = ChatCompletionsPlanner(base_url=configured.url, model="m")
     assert drive(claim(), planner).state == "completed"
@@ -422,7 +422,7 @@ def test_the_extract_steps_layout_gives_pages_and_boxes(configured, job, opted_i
 
 
 def test_nothing_logs_the_text_or_the_answer(configured, unpaid_job, claim, caplog):
-    ReviewSettings.objects.create(tenant_id=unpaid_job.tenant_id, provider_may_read=True)
+    ReviewSettings.objects.create(tenant_id=unpaid_job.scope_id, provider_may_read=True)
     caplog.set_level(logging.DEBUG)
     configured.fields = {**RIGHT, "iban": "GB82 WEST 1234 5698 7654 32", "supplier_name": "Invented Canary Trading"}
     assert drive(claim(), LocalPlanner()).state == "completed"
@@ -447,12 +447,12 @@ def test_staff_with_the_change_permission_switch_it_on_and_it_is_logged(job, mak
                                                                         "change_reviewsettings"]))
     client = Client()
     client.force_login(staff)
-    response = client.post("/admin/agent/reviewsettings/add/", {"tenant": job.tenant_id, "provider_may_read": "on"})
+    response = client.post("/admin/agent/reviewsettings/add/", {"tenant": job.scope_id, "provider_may_read": "on"})
     assert response.status_code == 302
-    settings = ReviewSettings.objects.get(tenant_id=job.tenant_id)
+    settings = ReviewSettings.objects.get(tenant_id=job.scope_id)
     assert settings.provider_may_read and settings.updated_by == staff
-    assert model_reader.provider_may_read(job.tenant_id)
-    page = client.get(f"/admin/agent/reviewsettings/{job.tenant_id}/delete/")
+    assert model_reader.provider_may_read(job.scope_id)
+    page = client.get(f"/admin/agent/reviewsettings/{job.scope_id}/delete/")
     assert page.status_code == 403  # switched off, never deleted
 
 
@@ -462,8 +462,8 @@ def test_a_triage_member_may_not_see_or_change_it(job, make_member):
     client.force_login(triager)
     assert client.get("/admin/agent/reviewsettings/").status_code == 403
     assert client.post("/admin/agent/reviewsettings/add/",
-                       {"tenant": job.tenant_id, "provider_may_read": "on"}).status_code == 403
-    assert not model_reader.provider_may_read(job.tenant_id)
+                       {"tenant": job.scope_id, "provider_may_read": "on"}).status_code == 403
+    assert not model_reader.provider_may_read(job.scope_id)
 
 
 def test_the_admin_never_deletes_and_never_moves_a_row():

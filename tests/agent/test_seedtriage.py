@@ -29,9 +29,9 @@ def transitions(job: Job) -> list[tuple[str, str]]:
 
 def test_it_makes_one_failed_and_one_unknown_job_of_alices_tenant_only(alice, bob):
     out = seed()
-    jobs = Job.objects.filter(tenant=alice.tenant)
+    jobs = Job.objects.filter(scope=alice.tenant)
     assert sorted(jobs.values_list("state", flat=True)) == ["dead", "unknown"]
-    assert not Job.objects.filter(tenant=bob.tenant).exists()
+    assert not Job.objects.filter(scope=bob.tenant).exists()
     assert set(Job.objects.needs_human()) == set(jobs)
 
     failed = jobs.get(state="dead")

@@ -86,7 +86,7 @@ def test_a_completed_review_is_delivered_signed_with_its_outcome_and_no_document
     assert (review.state, review.needs_action) == ("completed", True)
     queued = deliveries()
     assert sorted(d.payload["event"] for d in queued) == ["document.finished", "document.needs_action"]
-    assert all(d.state == "queued" and d.tenant_id == alice.tenant_id for d in queued)
+    assert all(d.state == "queued" and d.scope_id == alice.tenant_id for d in queued)
 
     assert run(clock) and run(clock)
 
@@ -294,7 +294,7 @@ def test_a_tenants_event_never_goes_to_another_tenants_endpoint(accept, clock, a
     assert len(mine.requests) == 2 and theirs.requests == []
     assert {d.payload["endpoint"] for d in deliveries()} != {bobs.pk}
     # A delivery of alice's tenant naming bob's endpoint (or bob's job) sends nothing.
-    forged = queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind=webhooks.KIND_NAME,
+    forged = queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind=webhooks.KIND_NAME,
                           payload={"job": review.pk, "event": "document.finished", "endpoint": bobs.pk},
                           operation_key="forged", now=clock.now(), offered_only=False).job
     assert run(clock)
@@ -407,7 +407,7 @@ def test_a_worker_killed_during_a_delivery_leaves_it_unknown_and_sent_once(trans
     r = receiver("block")
     endpoint(alice, r.url)
     now = system_clock.now()
-    job = queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
+    job = queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
                        operation_key="review", now=now, offered_only=False).job
     got = queue.claim(now=now, worker="w0")
     assert got is not None
@@ -445,7 +445,7 @@ def drip_deliveries(user, receiver, *, reviews: int) -> list[int]:
     completed: list[int] = []
     for n in range(reviews):  # completed as set-up, never offered to a worker that may be running
         now = system_clock.now()
-        review = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="diagnostic.noop", payload={},
+        review = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="diagnostic.noop", payload={},
                               operation_key=f"review-{n}", now=now, offered_only=False,
                               available_at=now + timedelta(days=1)).job
         Job.objects.filter(pk=review.pk, state="queued").update(state="completed", finished_at=now, outcome="ok")
@@ -492,7 +492,7 @@ REVIEW_TEXT = "Invoice INV-2026-17 from ACME GmbH, 14 March 2026, total EUR 1,23
 def review_seconds(user, key: str) -> float:
     """A review of ``user``'s, from its acceptance to its completion by the running workers."""
     started = time.monotonic()
-    job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review",
+    job = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review",
                        payload={"text": REVIEW_TEXT}, operation_key=key, now=system_clock.now(),
                        offered_only=False).job
     wait_for(lambda: Job.objects.get(pk=job.pk).state in Job.TERMINAL, timeout=120)
@@ -559,7 +559,7 @@ def test_deliveries_are_filed_under_the_system_and_no_member_sees_them(client, m
         pass
 
     assert {j.submitted_by_id for j in deliveries()} == {tasks_backend.system_user_id()}
-    assert {j.tenant_id for j in deliveries()} == {alice.tenant_id}  # its endpoint's tenant: its fair share
+    assert {j.scope_id for j in deliveries()} == {alice.tenant_id}  # its endpoint's tenant: its fair share
     assert status.needing_action(tenant_id=alice.tenant_id, user_id=alice.pk) == counted
     for member in (alice, carol):
         client.force_login(member)

@@ -305,7 +305,7 @@ def test_submitsamples_submits_the_samples_once_and_reports_the_refused_one(alic
     out = StringIO()
     call_command("submitsamples", "alice", stdout=out)
     call_command("submitsamples", "alice", stdout=out)
-    assert Job.objects.filter(kind="document_review", tenant=alice.tenant).count() == 6
+    assert Job.objects.filter(kind="document_review", scope=alice.tenant).count() == 6
     said = out.getvalue()
     assert said.count("invoice-too-many-pages.pdf") == 2 and "not sent: The document has 25 pages" in said
     assert "too_large" not in said and "already sent: http://" in said  # words and absolute links, never codes

@@ -68,7 +68,7 @@ def test_stamping_stays_on_its_indexes_on_postgresql_whatever_the_statistics(mak
     tenants = [user.tenant] + [Tenant.objects.create(slug=f"t{n}", name=f"T{n}") for n in range(1, 200)]
     now = timezone.now()
     Job.objects.bulk_create(
-        Job(tenant=tenants[n % len(tenants)], submitted_by=user, kind="diagnostic.noop", payload={},
+        Job(scope=tenants[n % len(tenants)], submitted_by=user, kind="diagnostic.noop", payload={},
             operation_key=f"k{n}", request_fingerprint="f", state="queued", turn=None,
             available_at=now - timedelta(seconds=n), deadline=now + timedelta(days=1), created_at=now, updated_at=now)
         for n in range(4000))

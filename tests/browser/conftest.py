@@ -136,7 +136,7 @@ def completed_review(user, name: str, result: dict, *, key: str, text: str = "")
     from jobs.document_store import Upload
 
     now = system_clock.now()
-    job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+    job = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
                        operation_key=key, now=now,
                        document=Upload((text or f"Invoice {name}").encode(), name, "text/plain")).job
     claim = queue.claim(now=now, worker="browser-test")

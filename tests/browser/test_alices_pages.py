@@ -180,7 +180,7 @@ def the_job_pages_read_as_done(page):
 
 
 def accept_document(alice, name: str = "invoice-clean.pdf", path=samples.CLEAN_PDF, **kwargs):
-    return queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
+    return queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
                         operation_key=f"browser-{name}-{kwargs.get('now', '')}",
                         now=kwargs.pop("now", system_clock.now()),
                         document=Upload(path.read_bytes(), name, "application/pdf"), **kwargs).job

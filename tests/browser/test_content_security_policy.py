@@ -59,7 +59,7 @@ def test_the_job_pages_and_the_submit_form_work_under_the_policy(make_member, lo
 
 
 def accept_a_job(user):
-    return queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="diagnostic.sleep", payload={"seconds": 1},
+    return queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="diagnostic.sleep", payload={"seconds": 1},
                         operation_key="csp-admin", now=timezone.now(), offered_only=False).job
 
 

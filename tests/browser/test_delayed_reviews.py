@@ -27,7 +27,7 @@ def late_batch(make_member) -> int:
     alice = make_member("acme", ALICE[0], password=ALICE[1])
     make_member("acme", STAFF[0], password=STAFF[1], staff=True)
     sent = system_clock.now() - timedelta(minutes=10)
-    jobs = [queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
+    jobs = [queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
                          operation_key=f"late-{n}", now=sent, batch="b-late",
                          document=Upload(f"Invoice {n}".encode(), name, "text/plain")).job
             for n, name in enumerate(NAMES)]

@@ -96,7 +96,7 @@ def test_reviews_run_by_the_worker_show_evidence_on_every_value_found(make_membe
     alice = off_loop(make_member, "acme", *ALICE[:1], password=ALICE[1])
 
     def accept(path):
-        return queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
+        return queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
                             operation_key=f"evidence-real-{path.name}", now=system_clock.now(),
                             document=Upload(path.read_bytes(), path.name, "application/pdf")).job
 

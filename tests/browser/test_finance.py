@@ -26,7 +26,7 @@ def reviewed(user, name: str, *, supplier: str, total: str, currency: str = "EUR
     result["fields"]["total_amount"]["value"] = total
     result["fields"]["currency"]["value"] = currency
     now = system_clock.now()
-    job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+    job = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
                        operation_key=f"finance-{name}", now=now,
                        document=Upload(f"Invoice {name}".encode(), f"{name}.txt", "text/plain")).job
     claim = queue.claim(now=now, worker="browser-test")

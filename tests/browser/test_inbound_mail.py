@@ -36,7 +36,7 @@ def mailbox_settings(settings):
 def received(user) -> None:
     """One message of hers read (a document and a refused archive), one stranger's ignored."""
     now = system_clock.now()
-    job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="diagnostic.noop", payload={},
+    job = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="diagnostic.noop", payload={},
                        operation_key="mailed", now=now, offered_only=False).job
     message = InboundMessage.objects.create(key="a" * 64, tenant_id=user.tenant_id, sender="alice@acme.example",
                                             size=2000, outcome="accepted", folder="Processed", received_at=now)

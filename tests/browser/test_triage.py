@@ -21,7 +21,7 @@ from .conftest import off_loop
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 STAFF = ("triage-lead", "Quiet-otter-4417")
-COLUMNS = ["id", "document / kind", "tenant", "submitter", "state", "attempts", "age", "last error"]
+COLUMNS = ["id", "document / kind", "scope", "submitter", "state", "attempts", "age", "last error"]
 LONG_ERROR = ("planner_misconfigured: AGENT_PLANNER_URL must be an http:// or https:// URL; the planner was "
               "never asked, and every later attempt would fail the same way")
 
@@ -36,7 +36,7 @@ def staff_and_jobs(make_member) -> Job:
     margaret.save()
     for n, name in enumerate(["Rechnung-2026-000471102-Muster-Handels-GmbH-Berlin-final-v2.pdf", "x" * 90 + ".txt"]):
         now = system_clock.now()
-        job = queue.accept(tenant_id=margaret.tenant_id, user_id=margaret.pk, kind="document_review", payload={},
+        job = queue.accept(scope_id=margaret.tenant_id, user_id=margaret.pk, kind="document_review", payload={},
                            operation_key=f"long-{n}", now=now - timedelta(days=12, hours=23), available_at=now,
                            document=Upload(f"Invoice {n}".encode(), name, "text/plain")).job
         claim = queue.claim(now=now, worker="browser-test")

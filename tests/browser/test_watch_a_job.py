@@ -89,7 +89,7 @@ def test_alice_watches_her_job_complete_without_reloading_and_bob_gets_a_404(
 
 def test_the_job_list_updates_its_rows_while_jobs_run(make_member, login, start_worker):
     alice = off_loop(make_member, "acme", "alice", password="alice-pass-123")
-    job = off_loop(queue.accept, tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.sleep",
+    job = off_loop(queue.accept, scope_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.sleep",
                    payload={"seconds": 0.5}, operation_key="list-test", now=system_clock.now()).job
     page = login("alice", "alice-pass-123")
     page.goto("/jobs")
@@ -104,7 +104,7 @@ def test_the_job_list_updates_its_rows_while_jobs_run(make_member, login, start_
 def test_a_failed_poll_is_retried_and_the_page_still_reaches_completed(make_member, login, start_worker):
     """A 503 on a status poll is not swapped; without a retry the page would freeze at queued."""
     alice = off_loop(make_member, "acme", "alice", password="alice-pass-123")
-    job = off_loop(queue.accept, tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.sleep",
+    job = off_loop(queue.accept, scope_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.sleep",
                    payload={"seconds": 0.2}, operation_key="retry-test", now=system_clock.now()).job
     page = login("alice", "alice-pass-123")
     failed = []

@@ -40,9 +40,9 @@ def webhook_admin(make_member, tenant: str, username: str, password: str):
 def a_delivery(user, endpoint_id: int) -> int:
     """A review of hers and its document.finished delivery, waiting for a worker (none runs here)."""
     now = system_clock.now()
-    review = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="diagnostic.noop", payload={},
+    review = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="diagnostic.noop", payload={},
                           operation_key="a-review", now=now, offered_only=False).job
-    queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind=KIND_NAME, now=now, offered_only=False,
+    queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind=KIND_NAME, now=now, offered_only=False,
                  payload={"job": review.pk, "event": FINISHED, "endpoint": endpoint_id},
                  operation_key=f"webhook:{review.pk}:{FINISHED}:{endpoint_id}")
     return review.pk

@@ -107,7 +107,7 @@ def finish(job: Job) -> None:
 def test_the_work_panel_follows_a_review_that_finishes_while_the_page_is_open(make_member, login):
     alice = off_loop(make_member, "acme", ALICE[0], password=ALICE[1])
     job = off_loop(lambda: queue.accept(
-        tenant_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={}, operation_key="live-1",
+        scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={}, operation_key="live-1",
         now=system_clock.now(), document=Upload(b"Invoice live", "live.txt", "text/plain")).job)
     page = login(*ALICE, start=f"/jobs/{job.pk}")
     # Waiting: nothing to approve, send or mark handled yet, and the panel says so.

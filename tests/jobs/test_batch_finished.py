@@ -19,8 +19,8 @@ from tests.conftest import drive_to
 def heard():
     calls: list[tuple[int, str]] = []
 
-    def listener(sender, *, tenant_id, batch, now, **kwargs):
-        calls.append((tenant_id, batch))
+    def listener(sender, *, scope_id, batch, now, **kwargs):
+        calls.append((scope_id, batch))
 
     queue.batch_finished.connect(listener, dispatch_uid="test-batch-finished")
     yield calls

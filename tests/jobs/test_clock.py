@@ -220,7 +220,7 @@ def test_a_worker_without_a_clock_reading_writes_nothing_until_one_comes(transac
     from jobs.models import Job, JobEvent
     from jobs.worker import Worker
 
-    ids = [queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
+    ids = [queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
                         operation_key=f"k{n}", now=system_clock.now(), offered_only=False).job.pk for n in range(3)]
     down = threading.Event()
     down.set()

@@ -170,7 +170,7 @@ def start(tmp_path: Path, label: str, started: list[Workers], **env: str) -> tup
 
 
 def accept(alice, key: str, seconds: float) -> int:
-    return queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.sleep",
+    return queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.sleep",
                         payload={"seconds": seconds}, operation_key=key, now=queue_clock.now(), offered_only=False,
                         deadline=timedelta(seconds=DEADLINE_S)).job.pk
 
@@ -266,7 +266,7 @@ def test_a_worker_frozen_between_reading_its_clock_and_claiming_dates_its_claims
     from jobs.clock import system_clock
     from tests.jobs.test_frozen_worker import Frozen
 
-    ids = [queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
+    ids = [queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
                         operation_key=f"noop-{n}", now=system_clock.now(), offered_only=False).job.pk
            for n in range(16)]
     worker = Frozen(tmp_path / "frozen.log", "claim")

@@ -144,7 +144,7 @@ def figures(case: str, ids: list[int], skewed_workers: set[str], healthy: set[st
 
 
 def accept_here(case: str, count: int, seconds: float, alice) -> list[int]:
-    return [queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.sleep",
+    return [queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.sleep",
                          payload={"seconds": seconds}, operation_key=f"{case}-{n}", now=queue_clock.now(),
                          offered_only=False).job.pk for n in range(count)]
 

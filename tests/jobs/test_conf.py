@@ -27,7 +27,7 @@ def test_a_project_that_sets_nothing_gets_the_defaults(settings):
         3, timedelta(seconds=30), timedelta(seconds=300), timedelta(seconds=120))
     assert (conf.retry_base_seconds, conf.retry_max_seconds, conf.diagnostic_kinds, conf.isolate_handlers) == (
         2, 60, False, True)
-    assert (conf.handler_nice, conf.fair_claims, conf.tenant_max_waiting, conf.tenant_full_retry_after) == (
+    assert (conf.handler_nice, conf.fair_claims, conf.scope_max_waiting, conf.scope_full_retry_after) == (
         10, True, 5000, 30)
     assert (conf.prefetch, conf.prefetch_window_seconds, conf.completion_batch) == (32, 0.02, 32)
     assert (conf.completion_flush_seconds, conf.kind_limits, conf.kind_max_running) == (0.02, {}, {})

@@ -20,7 +20,7 @@ def _echo_kind(register_kind):
 
 
 def upload(clock, user, key: str) -> Job:
-    return queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="test.document", payload={},
+    return queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="test.document", payload={},
                         operation_key=key, now=clock.now(), offered_only=False,
                         document=Upload(INVOICE, "invoice.txt", "text/plain")).job
 

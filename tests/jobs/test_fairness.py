@@ -14,7 +14,7 @@ from django.db import connection
 
 from accounts.models import Tenant
 from jobs import queue
-from jobs.errors import TenantQueueFull
+from jobs.errors import ScopeQueueFull
 from jobs.models import Job
 
 LEASE = timedelta(seconds=30)
@@ -51,7 +51,7 @@ def claims(clock, n: int) -> list[queue.Claim]:
 
 
 def tenant_of(c: queue.Claim) -> int:
-    return Job.objects.values_list("tenant_id", flat=True).get(pk=c.job_id)
+    return Job.objects.values_list("scope_id", flat=True).get(pk=c.job_id)
 
 
 def test_a_tenant_with_one_job_is_served_within_two_claims_while_another_has_300_waiting(clock, tenant, submit):
@@ -134,10 +134,10 @@ def test_every_way_a_limited_tenants_job_stops_running_frees_its_place(clock, te
 def test_a_tenant_at_its_waiting_limit_is_refused_and_nothing_is_written(clock, tenant, submit, accept):
     full = tenant("full", max_waiting=3)
     submit(full, 3)
-    with pytest.raises(TenantQueueFull) as refused:
+    with pytest.raises(ScopeQueueFull) as refused:
         accept("diagnostic.noop", user=full, key="one-too-many")
-    assert refused.value.status == 429 and refused.value.code == "tenant_queue_full" and refused.value.retry_after
-    assert Job.objects.filter(tenant_id=full.tenant_id).count() == 3
+    assert refused.value.status == 429 and refused.value.code == "scope_queue_full" and refused.value.retry_after
+    assert Job.objects.filter(scope_id=full.tenant_id).count() == 3
     claims(clock, 1)  # one starts: a place frees up
     assert accept("diagnostic.noop", user=full, key="one-too-many").state == "queued"
 

@@ -296,7 +296,7 @@ def webhook_workload(accept):
 
     receiver = Receiver(delay=0.2)  # long enough for some kills to land mid-request
     reviews = [accept("diagnostic.noop", {}, now=system_clock.now()) for _ in range(WEBHOOK_JOBS)]
-    WebhookEndpoint.objects.create(tenant_id=reviews[0].tenant_id, url=receiver.url, secret="kill-test")
+    WebhookEndpoint.objects.create(tenant_id=reviews[0].scope_id, url=receiver.url, secret="kill-test")
     for review in reviews:
         got = queue.claim(now=system_clock.now(), worker="setup")
         assert got is not None and got.job_id == review.pk

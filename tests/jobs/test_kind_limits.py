@@ -100,7 +100,7 @@ def test_a_kinds_limit_holds_across_four_worker_processes(tmp_path, transactiona
     receiver = Receiver(delay=0.3)
     try:
         reviews = [accept("diagnostic.noop", {}, now=system_clock.now()) for _ in range(6)]
-        WebhookEndpoint.objects.create(tenant_id=reviews[0].tenant_id, url=receiver.url, secret="limit-test")
+        WebhookEndpoint.objects.create(tenant_id=reviews[0].scope_id, url=receiver.url, secret="limit-test")
         for review in reviews:
             got = queue.claim(now=system_clock.now(), worker="setup")
             assert got is not None and got.job_id == review.pk
@@ -149,7 +149,7 @@ def test_the_claim_stays_an_index_seek_past_a_kind_at_its_limit_on_postgresql(cl
 
     first = accept("diagnostic.noop")
     Job.objects.bulk_create(
-        Job(tenant_id=first.tenant_id, submitted_by_id=first.submitted_by_id, kind=kind, payload={}, state="queued",
+        Job(scope_id=first.scope_id, submitted_by_id=first.submitted_by_id, kind=kind, payload={}, state="queued",
             operation_key=f"k{n}", deadline=first.deadline, available_at=first.available_at, turn=n - 5000,
             created_at=first.created_at, updated_at=first.updated_at)
         for n, kind in enumerate(["webhook.deliver"] * 3000 + ["diagnostic.noop"] * 1000))
@@ -221,7 +221,7 @@ def test_slow_webhook_receivers_hold_one_worker_and_another_tenants_job_runs_mea
     w = None
     try:
         reviews = [accept("diagnostic.noop", {}, now=system_clock.now()) for _ in range(4)]
-        WebhookEndpoint.objects.create(tenant_id=reviews[0].tenant_id, url=receiver.url, secret="slow")
+        WebhookEndpoint.objects.create(tenant_id=reviews[0].scope_id, url=receiver.url, secret="slow")
         for review in reviews:
             got = queue.claim(now=system_clock.now(), worker="setup")
             assert got is not None and got.job_id == review.pk

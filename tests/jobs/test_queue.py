@@ -49,7 +49,7 @@ def test_same_key_with_a_different_request_is_a_conflict(accept):
 def test_the_same_key_from_another_tenant_is_another_job(accept, bob):
     mine = accept(payload={"seconds": 1}, key="k-1")
     theirs = accept(payload={"seconds": 1}, key="k-1", user=bob)
-    assert mine.pk != theirs.pk and theirs.tenant_id == bob.tenant_id
+    assert mine.pk != theirs.pk and theirs.scope_id == bob.tenant_id
 
 
 @pytest.mark.parametrize(
@@ -66,17 +66,17 @@ def test_the_same_key_from_another_tenant_is_another_job(accept, bob):
 )
 def test_bad_input_is_refused_before_anything_is_written(clock, alice, kind, payload, key, error):
     with pytest.raises(error):
-        queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind=kind, payload=payload,
+        queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind=kind, payload=payload,
                      operation_key=key, now=clock.now(), offered_only=False)
     assert Job.objects.count() == 0 and JobEvent.objects.count() == 0
 
 
 def test_diagnostic_kinds_are_not_offered_to_users_unless_enabled(clock, alice, settings):
     with pytest.raises(UnknownKind):
-        queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
+        queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
                      operation_key="k", now=clock.now())
     settings.JOBS = {**settings.JOBS, "DIAGNOSTIC_KINDS": True}
-    assert queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
+    assert queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="diagnostic.noop", payload={},
                         operation_key="k", now=clock.now()).created
 
 

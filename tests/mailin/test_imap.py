@@ -73,7 +73,7 @@ def run_fetch() -> dict:
 
 
 def documents(tenant_slug: str = "acme"):
-    return Job.objects.filter(tenant__slug=tenant_slug, kind="document_review").order_by("pk")
+    return Job.objects.filter(scope__slug=tenant_slug, kind="document_review").order_by("pk")
 
 
 def test_each_attachment_of_an_allowed_sender_becomes_a_job_once(dovecot, box, address):

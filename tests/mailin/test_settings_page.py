@@ -142,7 +142,7 @@ def test_runmailin_once_queues_one_fetch_and_says_so(capsys, settings):
     out = capsys.readouterr().out
     assert "queued fetch job" in out and "already waiting or running" in out
     assert Job.objects.filter(kind=fetch.FETCH).count() == 1
-    assert Job.objects.for_tenant(Job.objects.get(kind=fetch.FETCH).tenant_id).count() == 0  # nobody's document
+    assert Job.objects.for_scope(Job.objects.get(kind=fetch.FETCH).scope_id).count() == 0  # nobody's document
     settings.MAILIN = {}
     conf.mailin_settings.cache_clear()
     with pytest.raises(CommandError, match="inbound e-mail is off"):

@@ -25,7 +25,7 @@ def main(tenant_id: int, user_id: int) -> None:
     for n in range(MAX_JOBS):
         if time.monotonic() > end:
             break
-        acceptance = queue.accept(tenant_id=tenant_id, user_id=user_id, kind="diagnostic.sleep",
+        acceptance = queue.accept(scope_id=tenant_id, user_id=user_id, kind="diagnostic.sleep",
                                   payload={"seconds": 0.01}, operation_key=f"load-{os.getpid()}-{n}",
                                   now=system_clock.now(), offered_only=False)
         print(acceptance.job.pk, flush=True)  # after the commit: this job is accepted

@@ -48,7 +48,7 @@ def reviewed(clock, alice):
         user = user or alice
         clock.advance(seconds=1)
         pdf = content.startswith(b"%PDF")
-        job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+        job = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
                            operation_key=f"register-{next(_keys)}", now=clock.now(),
                            document=Upload(content, name or ("invoice.pdf" if pdf else "invoice.txt"),
                                            "application/pdf" if pdf else "text/plain")).job
@@ -68,7 +68,7 @@ def handled(clock):
     ``reason``: without one, a blocking finding refuses it)."""
 
     def handled_(job, user, reason=None):
-        return work.change(tenant_id=job.tenant_id, job_id=job.pk, by_id=user.pk, now=clock.now(),
+        return work.change(tenant_id=job.scope_id, job_id=job.pk, by_id=user.pk, now=clock.now(),
                            state=work.State.HANDLED.value, reason=reason)
 
     return handled_

@@ -12,11 +12,11 @@ from accounts.models import Tenant, User
 from jobs import kinds, queue
 from jobs.models import Job
 from jobs.tasks_backend import (
-    SYSTEM_TENANT,
+    SYSTEM_SCOPE,
     SYSTEM_USER,
     InvalidTaskArguments,
     QueueBackend,
-    for_tenant,
+    for_scope,
     queue_options,
 )
 from jobs.tasks_backend.framework import InvalidTask, task, task_backends, task_enqueued
@@ -45,30 +45,30 @@ def test_enqueue_commits_a_queued_task_job_naming_the_function_and_its_arguments
     assert (result.args, result.kwargs, result.worker_ids, result.errors) == ([2], {"b": 3}, [], [])
 
 
-def test_tasks_without_a_tenant_belong_to_a_system_tenant_and_user_made_once(backend):
+def test_tasks_without_a_scope_belong_to_a_system_scope_and_user_made_once(backend):
     first, second = job_of(add.enqueue(1, 2)), job_of(add.enqueue(3, 4))
 
-    assert first.tenant.slug == second.tenant.slug == SYSTEM_TENANT
-    assert Tenant.objects.filter(slug=SYSTEM_TENANT).count() == 1
+    assert first.scope.slug == second.scope.slug == SYSTEM_SCOPE
+    assert Tenant.objects.filter(slug=SYSTEM_SCOPE).count() == 1
     user = User.objects.get(username=SYSTEM_USER)
     assert first.submitted_by == second.submitted_by == user
     assert not user.is_active and not user.has_usable_password()  # nobody logs in as it
 
 
-def test_a_task_may_be_given_an_existing_tenant(backend, alice):
-    with for_tenant("acme"):
+def test_a_task_may_be_given_an_existing_scope(backend, alice):
+    with for_scope("acme"):
         job = job_of(add.enqueue(1, 2))
-    assert job.tenant.slug == "acme"
-    with for_tenant(alice.tenant):
-        assert job_of(add.enqueue(1, 2)).tenant_id == alice.tenant_id
-    with for_tenant("no-such-tenant"), pytest.raises(InvalidTask, match="no tenant 'no-such-tenant'"):
+    assert job.scope.slug == "acme"
+    with for_scope(alice.tenant):
+        assert job_of(add.enqueue(1, 2)).scope_id == alice.tenant_id
+    with for_scope("no-such-tenant"), pytest.raises(InvalidTask, match="no scope 'no-such-tenant'"):
         add.enqueue(1, 2)
     assert Job.objects.count() == 2
 
 
-def test_the_backend_option_tenant_names_the_tenant_of_its_tasks(task_options, bob):
-    task_options(TENANT="globex")
-    assert job_of(add.enqueue(1, 2)).tenant.slug == "globex"
+def test_the_backend_option_scope_names_the_scope_of_its_tasks(task_options, bob):
+    task_options(SCOPE="globex")
+    assert job_of(add.enqueue(1, 2)).scope.slug == "globex"
 
 
 @pytest.mark.parametrize(("args", "kwargs", "where"), [

@@ -145,7 +145,7 @@ def test_a_task_that_fails_its_job_itself_is_not_retried(backend, worker):
 
 def test_a_task_whose_function_cannot_be_imported_is_dead_with_a_clear_reason(backend, worker, clock, alice):
     for function in ("tests.tasks.sample_tasks.vanished", "no_such_package.tasks.run"):
-        job = queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind=KIND, operation_key=function,
+        job = queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind=KIND, operation_key=function,
                            payload=TaskCall(function=function, args=[], kwargs={}).payload(), now=clock.now(),
                            offered_only=False).job
 
@@ -165,7 +165,7 @@ def test_a_job_row_naming_a_function_that_is_no_task_runs_nothing_and_is_dead_at
                                                                                      alice, tmp_path, function):
     """Anything that can write a job row (SQL, a restored backup) must not get code execution on the workers."""
     witness = tmp_path / "ran"
-    job = queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind=KIND, operation_key=function,
+    job = queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind=KIND, operation_key=function,
                        payload=TaskCall(function=function, args=[f"touch {witness}"], kwargs={}).payload(),
                        now=clock.now(), offered_only=False).job
 
@@ -181,7 +181,7 @@ def test_a_job_row_naming_a_function_that_is_no_task_runs_nothing_and_is_dead_at
 def test_a_tasks_function_bound_to_its_name_undecorated_still_runs(backend, worker, clock, alice):
     """``also_plain = task(plain_twin)`` keeps the function at its name: it is registered, so it runs."""
     function = "tests.tasks.sample_tasks.plain_twin"
-    job = queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind=KIND, operation_key=function,
+    job = queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind=KIND, operation_key=function,
                        payload=TaskCall(function=function, args=[2], kwargs={}).payload(), now=clock.now(),
                        offered_only=False).job
     assert worker.run_one()

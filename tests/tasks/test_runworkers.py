@@ -72,7 +72,7 @@ def test_tasks_enqueued_here_are_run_by_runworkers_burst_and_read_back(runworker
 
 
 def test_a_task_whose_function_is_gone_is_dead_once_and_the_workers_carry_on(runworkers, alice):
-    gone = queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind=KIND, operation_key="gone",
+    gone = queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind=KIND, operation_key="gone",
                         payload=TaskCall(function="tests.tasks.sample_tasks.renamed_long_ago", args=[], kwargs={}
                                          ).payload(), now=system_clock.now(), offered_only=False).job
     after = add.enqueue(1, 1)

@@ -14,7 +14,7 @@ from jobs.tasks_backend.kind import KIND, TaskCall
 
 
 def row_naming(function: str, user, clock) -> Job:
-    return queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind=KIND, operation_key=function,
+    return queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind=KIND, operation_key=function,
                         payload=TaskCall(function=function, args=[], kwargs={}).payload(), now=clock.now(),
                         offered_only=False).job
 

@@ -118,7 +118,7 @@ def reviewed(clock, alice):
 
         user = user or alice
         now = clock.now() - timedelta(seconds=next(_earlier))  # older than any other queued job: claimed first
-        job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+        job = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
                            operation_key=f"reviewed-{next(_keys)}", now=now, batch=batch,
                            document=Upload(f"Invoice {name}".encode(), name, "text/plain")).job
         claim = claim_first(job, now=clock.now(), worker="test")
@@ -199,7 +199,7 @@ def review_document(user, content: bytes, name: str, *, media_type: str = "appli
     from jobs.document_store import Upload
 
     now = system_clock.now()
-    job = queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+    job = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
                        operation_key=f"review-document-{next(_keys)}", now=now,
                        document=Upload(content, name, media_type)).job
     claim = claim_first(job, now=now, worker="review-test", lease=timedelta(minutes=5))

@@ -46,7 +46,7 @@ def test_post_json_commits_a_queued_job_and_answers_202_with_location(api_client
     assert response["Location"] == f"/jobs/{job.pk}"
     assert response["Retry-After"] == "1"
     assert response.json() == {"id": job.pk, "state": "queued", "status_url": f"/jobs/{job.pk}"}
-    assert (job.tenant_id, job.submitted_by_id, job.state, job.payload) == (
+    assert (job.scope_id, job.submitted_by_id, job.state, job.payload) == (
         alice.tenant_id, alice.pk, "queued", {"seconds": 1})
 
 
@@ -74,7 +74,7 @@ def test_owner_and_tenant_fields_in_the_body_are_ignored(api_client, alice, bob)
                          idempotency_key=key())
     assert response.status_code == 202
     job = Job.objects.get()
-    assert (job.tenant_id, job.submitted_by_id) == (alice.tenant_id, alice.pk)
+    assert (job.scope_id, job.submitted_by_id) == (alice.tenant_id, alice.pk)
 
 
 def test_a_multipart_upload_is_accepted_with_its_document(api_client, alice):

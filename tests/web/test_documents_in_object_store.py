@@ -28,7 +28,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def accept(user, clock, key: str, content: bytes = TEXT) -> Job:
-    return queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="webtest.echo", payload={},
+    return queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="webtest.echo", payload={},
                         operation_key=key, now=clock.now(), offered_only=False,
                         document=Upload(content, "invoice.txt", "text/plain")).job
 

@@ -42,7 +42,7 @@ def submit(clock, alice):
         user = user or alice
         pdf = content.startswith(b"%PDF")
         name = name or ("invoice.pdf" if pdf else "invoice.txt")
-        return queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+        return queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
                             operation_key=f"dup-{next(counter)}", now=clock.now(),
                             document=Upload(content, name, "application/pdf" if pdf else "text/plain")).job
 
@@ -298,7 +298,7 @@ def test_two_copies_recorded_at_once_on_postgresql_do_not_miss_each_other(accept
     def first():
         try:
             with transaction.atomic():
-                duplicates.record(job_id=earlier.pk, tenant_id=earlier.tenant_id, sha256="", fields=fields,
+                duplicates.record(job_id=earlier.pk, tenant_id=earlier.scope_id, sha256="", fields=fields,
                                   now=clock.now())
                 recorded.set()
                 # Commit once the second record waits for the lock (or, without one, has finished).
@@ -309,7 +309,7 @@ def test_two_copies_recorded_at_once_on_postgresql_do_not_miss_each_other(accept
 
     def second():
         try:
-            duplicates.record(job_id=later.pk, tenant_id=later.tenant_id, sha256="", fields=fields, now=clock.now())
+            duplicates.record(job_id=later.pk, tenant_id=later.scope_id, sha256="", fields=fields, now=clock.now())
         finally:
             second_done.set()
             connections.close_all()

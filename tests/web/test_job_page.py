@@ -38,7 +38,7 @@ def document_job(alice, clock):
     """A document_review job for an uploaded text document, accepted a little in the past."""
 
     def make(*, now=None):
-        return queue.accept(tenant_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
+        return queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
                             operation_key=f"doc-{clock.now().timestamp()}-{Job.objects.count()}",
                             now=now or clock.now() - timedelta(seconds=5),
                             document=Upload(b"Supplier: ACME GmbH\nInvoice number: 7", "acme-7.txt", "text/plain")).job

@@ -121,7 +121,7 @@ def test_the_admin_sees_her_tenants_latest_deliveries_with_their_state(client, a
     theirs = WebhookEndpoint.objects.create(tenant_id=bob.tenant_id, url="https://hooks.example/globex", secret="t")
 
     def delivery(user, endpoint, event, review):
-        return queue.accept(tenant_id=user.tenant_id, user_id=user.pk, kind=KIND_NAME, now=clock.now(),
+        return queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind=KIND_NAME, now=clock.now(),
                             payload={"job": review.pk, "event": event, "endpoint": endpoint.pk},
                             operation_key=f"webhook:{review.pk}:{event}:{endpoint.pk}", offered_only=False).job
 

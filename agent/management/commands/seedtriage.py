@@ -64,7 +64,7 @@ class Command(BaseCommand):
             raise CommandError(f"no member named {username!r}")
         for case in (FAILED, UNKNOWN):
             accepted = queue.accept(
-                tenant_id=user.tenant_id, user_id=user.pk, kind=KIND, payload={}, operation_key=case.key,
+                scope_id=user.tenant_id, user_id=user.pk, kind=KIND, payload={}, operation_key=case.key,
                 now=queue_clock.now(), priority=FIRST,
                 document=Upload(case.document.read_bytes(), case.document.name, "application/octet-stream"),
             )

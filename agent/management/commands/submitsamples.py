@@ -33,7 +33,7 @@ class Command(BaseCommand):
         for path in SUBMITTED + REFUSED:
             try:
                 accepted = queue.accept(
-                    tenant_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+                    scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
                     operation_key=f"sample-{path.name}", now=queue_clock.now(), batch=BATCH,
                     document=Upload(path.read_bytes(), path.name, "application/octet-stream"),
                 )
