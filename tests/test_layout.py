@@ -30,7 +30,7 @@ from django.core.management import get_commands
 from tests.conftest import ROOT
 
 QUEUE = ROOT / "jobs"
-OUTSIDE_THE_QUEUE = {"accounts", "web", "agent", "suppliers", "mailin", "ops", "bench"}
+OUTSIDE_THE_QUEUE = {"accounts", "providers", "web", "agent", "suppliers", "mailin", "ops", "bench"}
 PRODUCT = {"jobs", "jobsite", *OUTSIDE_THE_QUEUE}
 # The product's words: none of them belongs in the queue's code, comments or templates
 # ("preview" is no review: the match starts at a word). The queue says scope where the product says tenant,
