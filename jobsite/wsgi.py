@@ -15,3 +15,13 @@ from jobs.clock import ClockUnavailable, queue_clock  # noqa: E402
 
 with contextlib.suppress(ClockUnavailable):
     queue_clock.now()
+
+# A web process serves every page and checks every upload: what they need (every view's module,
+# every kind's readers: ``jobs.kinds.warmed``) is loaded as it starts, not by its first user's
+# request. Other processes (workers, commands) load a kind's modules only when they meet it.
+from django.urls import get_resolver  # noqa: E402
+
+from jobs import kinds  # noqa: E402
+
+get_resolver().url_patterns  # noqa: B018  imports the URLconf and with it every view
+kinds.warm_all()
