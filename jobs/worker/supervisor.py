@@ -29,7 +29,6 @@ from typing import Any
 
 from django.db import connections
 
-from .. import kinds
 from ..logs import event
 from .watchdog import SUPERVISOR_GRACE
 
@@ -108,8 +107,6 @@ class Supervisor:
         """Start the workers and keep N running until stopped (or drained, in burst mode)."""
         event(log, logging.INFO, "supervisor_started", processes=self.processes, burst=self.burst,
               method=self.start_method, pid=os.getpid())
-        if self.start_method == "fork":  # loaded once here, shared by every worker forked from here
-            kinds.warm_all()
         for slot in self._slots:
             self._start(slot)
         while True:

@@ -95,8 +95,11 @@ class Started:
         self.all: list[Workers] = []
 
     def start(self, label: str, processes: int, **env: str) -> tuple[Workers, set[str]]:
+        # One claim at a time: a busy machine's healthy workers claiming the jobs in batches would
+        # leave the skewed one none to show what it makes of them.
         w = Workers(self.tmp_path / f"{label}.log", "--processes", str(processes), "--lease", str(LEASE),
-                    "--poll-interval", "0.2", "--grace", "1", JOBS_LEASE_SECONDS=str(LEASE), **env)
+                    "--poll-interval", "0.2", "--grace", "1", "--prefetch", "1", JOBS_LEASE_SECONDS=str(LEASE),
+                    **env)
         self.all.append(w)
         names = wait_for(lambda: (found := set(re.findall(r"worker_started worker=(\S+)", w.text())))
                          and len(found) == processes and found, timeout=30)
