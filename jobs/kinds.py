@@ -155,7 +155,7 @@ def warmed(kind: Kind) -> Kind:
 def warm_all() -> None:
     """Every registered kind warmed: a web process as it starts (``jobsite.wsgi``), which will meet
     them all. A worker warms a kind at its first job of it instead (``Worker._execute``): a host
-    that drains other kinds, or a benchmark's short-lived workers, never loads the review's reader."""
+    that drains other kinds, or a benchmark's short-lived workers, never loads what only another kind needs."""
     for kind in list(_registry.values()):
         warmed(kind)
 
