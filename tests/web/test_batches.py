@@ -215,13 +215,13 @@ def test_another_tenants_batch_is_the_same_404_as_an_unknown_one(browser_client,
 
 
 def test_a_batch_of_slow_documents_checks_what_fits_its_time_and_names_the_rest(form, monkeypatch):
-    """20 PDFs each accepted but slow to check (a valid table of 49,000 entries, just within the
-    limit): the checks stop at the batch's budget, and the page shows what was committed and
-    names what was not checked, never a timeout."""
+    """20 PDFs each accepted but slow to check (a valid table of 30,000 entries, within the limit
+    of 50,000 with room for a busy machine's slower check): the checks stop at the batch's budget,
+    and the page shows what was committed and names what was not checked, never a timeout."""
     from tests import hostile
 
     client, fields = form
-    slow = hostile.pdf_long_xref(49_000)
+    slow = hostile.pdf_long_xref(30_000)
     # One such file alone, timed on this machine as it is now: the budget is three of them (at
     # least 1 s; 15 s in production: the same rule, sooner), so some of the 20 fit and some not.
     started = time.monotonic()
