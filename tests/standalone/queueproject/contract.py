@@ -1,17 +1,18 @@
 """The queue's contract, checked from inside the project that installs it alone.
 
 ``python -m queueproject.contract before``: the product's packages cannot be imported, the
-database is migrated, and one task is enqueued (its result id is printed). ``runworkers
---burst`` runs it. ``python -m queueproject.contract after ID``: the task's result is its
-return value, a claim is fenced (a stale epoch's completion is refused, the current one's
-applies), and the triage admin renders from the app's own templates. Each step prints one JSON
-line the test reads.
+app's migrations describe its models whole, the database is migrated, and one task is enqueued
+(its result id is printed). ``runworkers --burst`` runs it. ``python -m queueproject.contract
+after ID``: the task's result is its return value, a claim is fenced (a stale epoch's completion
+is refused, the current one's applies), and the triage admin renders from the app's own
+templates. Each step prints one JSON line the test reads, with where ``jobs`` was imported from.
 """
 
 import importlib.util
 import json
 import sys
 from datetime import timedelta
+from pathlib import Path
 
 import django
 
@@ -22,6 +23,9 @@ def before() -> dict[str, object]:
     from django.core.management import call_command
     from queueproject.tasks import add
 
+    # The shipped migrations describe the shipped models whole: a migration left out is a change to
+    # make, which makemigrations names (on standard error, which the test shows) and exits 1.
+    call_command("makemigrations", "jobs", check=True, dry_run=True, interactive=False, stdout=sys.stderr)
     call_command("migrate", verbosity=0)
     result = add.enqueue(2, 3)
     return {"result_id": result.id, "status": str(result.status)}
@@ -75,7 +79,9 @@ def main() -> None:
     importable = [name for name in PRODUCT if importlib.util.find_spec(name) is not None]
     django.setup()
     step = before() if sys.argv[1] == "before" else after(sys.argv[2])
-    print(json.dumps({"importable": importable, **step}))
+    app = importlib.util.find_spec("jobs")
+    assert app is not None and app.origin is not None
+    print(json.dumps({"importable": importable, "app": str(Path(app.origin).parent), **step}))
 
 
 if __name__ == "__main__":
