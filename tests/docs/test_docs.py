@@ -26,7 +26,7 @@ HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
 LINK = re.compile(r"!?\[(?:[^\]\n]|\n(?!\n))*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 MANAGE_COMMAND = re.compile(r"manage\.py\s+([a-z][a-z0-9_]*)")
 BIN_SCRIPT = re.compile(r"(?<![\w./-])bin/([\w-]+)")
-CODE_PATH = re.compile(r"`((?:agent|bench|bin|deploy|docs|jobs|jobsite|ops|static|templates|tests)/[^`\s]*)`")
+CODE_PATH = re.compile(r"`((?:agent|bench|bin|deploy|docs|jobs|jobsite|ops|packages|static|templates|tests)/[^`\s]*)`")
 
 
 def prose(text: str) -> str:
