@@ -95,6 +95,7 @@ class Started:
         self.all: list[Workers] = []
 
     def start(self, label: str, processes: int, **env: str) -> tuple[Workers, set[str]]:
+        since = server_now()
         # One claim at a time: a busy machine's healthy workers claiming the jobs in batches would
         # leave the skewed one none to show what it makes of them.
         w = Workers(self.tmp_path / f"{label}.log", "--processes", str(processes), "--lease", str(LEASE),
@@ -103,6 +104,10 @@ class Started:
         self.all.append(w)
         names = wait_for(lambda: (found := set(re.findall(r"worker_started worker=(\S+)", w.text())))
                          and len(found) == processes and found, timeout=30)
+        # Started is not yet listening: on a busy machine the healthy workers would finish a case's
+        # jobs before this one first asks for work. Each of its processes is ready once the
+        # server holds its LISTEN session, opened since it was started.
+        wait_for(lambda: listening_since(since) == processes, timeout=30)
         return w, names
 
     def stop(self, w: Workers) -> None:
@@ -111,6 +116,20 @@ class Started:
             w.wait(timeout=15)
         finally:
             w.kill_all()
+
+
+def server_now():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT clock_timestamp()")
+        return cursor.fetchone()[0]
+
+
+def listening_since(since) -> int:
+    """Worker sessions LISTENing for new jobs on this database, opened since ``since``."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                       "AND query = 'LISTEN jobs_accepted' AND state = 'idle' AND backend_start >= %s", [since])
+        return cursor.fetchone()[0]
 
 
 def settle(ids: list[int]) -> float:
