@@ -52,7 +52,7 @@ TURNS = ("fair", "fifo", "due")
 
 def fill(jobs: int, tenants: int = 1, turns: str = "fair", by_tenant: bool = False,
          fifo_index: bool = True) -> None:
-    """Migrate a fresh database and add ``jobs`` queued diagnostic.noop jobs of ``tenants``.
+    """Make a fresh database's tables and add ``jobs`` queued diagnostic.noop jobs of ``tenants``.
 
     The tenants' jobs are interleaved, as when many tenants submit at once, or with
     ``by_tenant`` each tenant's jobs come together, one tenant after another (a backlog
@@ -65,16 +65,16 @@ def fill(jobs: int, tenants: int = 1, turns: str = "fair", by_tenant: bool = Fal
     id), and ``due`` leaves them without a turn, as jobs whose start time has just come, so
     the claims that take them also stamp them.
     """
-    from django.core.management import call_command
     from django.db import connection
     from django.db.models import F
 
     from jobs.models import Job
     from jobs.sql import STRIDE
+    from ops.throwaway import create_tables
 
     if turns not in TURNS:
         raise ValueError(f"turns is one of {TURNS}, not {turns!r}")
-    call_command("migrate", verbosity=0)
+    create_tables()
     user, ids = _bench_tenants(tenants)
     now = datetime.now(UTC) - timedelta(seconds=1)
     batch = []

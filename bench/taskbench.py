@@ -27,10 +27,10 @@ TASKS_DB_TABLE = "django_tasks_database_dbtaskresult"  # the app label is django
 ENQUEUE = """
 import django, sys
 django.setup()
-from django.core.management import call_command
 from django.db import transaction
 from bench.tasks import noop
-call_command("migrate", verbosity=0)
+from ops.throwaway import create_tables
+create_tables()
 count = int(sys.argv[1])
 for start in range(0, count, 500):
     with transaction.atomic():

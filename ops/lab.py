@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
+from .throwaway import create_tables
+
 if TYPE_CHECKING:
     from jobs.clock import LogicalClock
     from jobs.queue import Claim
@@ -152,9 +154,7 @@ def experiment(*, lease: int, crash: str) -> Timeline:
     """Accept, claim, execute (maybe crash), recover, complete, inspect — on the lab's clock."""
     check(lease, crash)
     _refuse_unless_throwaway()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0, interactive=False)
+    create_tables()
     return _Lab(lease, crash).run()
 
 
