@@ -122,7 +122,9 @@ def test_killing_workers_at_random_loses_no_job_and_never_reruns_an_external_cal
     assert max(claim_batches.values()) > 4 and max(completion_batches.values()) > 1  # both really on
     assert returned_unstarted > 0  # kills did strand held claims, and they cost nothing
     assert kills >= 10 and unknown_after_marker >= 1 and redelivered_then_completed >= 1
-    assert pauses == 0 or rejections
+    # A paused worker need not write anything stale once it resumes: it may have held no job, or
+    # its own clock tells it its lease ran out and it stops before writing (self-fencing). The
+    # pauses are there for what they must not cause: a job moved by a stale write (above).
     if receiver is not None:
         check_deliveries(receiver, jobs)
 
