@@ -2,6 +2,7 @@ import os
 from datetime import timedelta
 from typing import Any
 
+from django.core import checks
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from jobs.conf import queue_settings
@@ -20,6 +21,13 @@ class Command(BaseCommand):
         "Run N supervised worker processes. SIGTERM/SIGINT: stop claiming, finish or give back "
         "the current jobs within --grace seconds, exit 0; a second signal exits at once."
     )
+    # The checks of what a worker uses: models, database, caches, signals... not the URLconf, the
+    # admin, templates or static files, which only the web serves (checking the URLconf imports
+    # every view: half a second of each worker host's start, and of each test that starts one).
+    requires_system_checks = [
+        checks.Tags.models, checks.Tags.database, checks.Tags.caches, checks.Tags.signals,
+        checks.Tags.compatibility, checks.Tags.async_support, checks.Tags.files, checks.Tags.translation,
+    ]
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--processes", type=int, default=os.cpu_count() or 1,
