@@ -147,19 +147,28 @@ ORM_GUARDED = [tr.COMPLETE, tr.GIVE_BACK, tr.CANCEL, tr.ASK_CANCEL, tr.REQUEUE, 
 def test_each_orm_guard_filters_as_python_decides(accept):
     """The guards the ORM's writes say (``Expr.q``), on a real job row in each combination of
     what they read, against the declaration's Python value."""
+    from django.db.models import BooleanField, ExpressionWrapper, Q
+
     from jobs.models import Job
 
     job = accept()
+    cases = [(transition, {"job_id": job_id, "epoch": 4, "now": NOW, "expected_state": expected_state,
+                           "expected_epoch": 4})
+             for transition, job_id, expected_state in itertools.product(ORM_GUARDED, (job.pk, job.pk + 1),
+                                                                         ("dead", "unknown"))]
+    # Each case's filter (the guard and the job's id, as a write says them) in one SELECT per row:
+    # the same WHERE clause as ``filter(...)`` compiles, read as a column (NULL read as not found).
+    matched = {f"case_{n}": ExpressionWrapper(transition.guard.q(params) & Q(pk=params["job_id"]),
+                                              output_field=BooleanField())
+               for n, (transition, params) in enumerate(cases)}
     for state, epoch, lease, deadline, external, asked in itertools.product(
             ("queued", "leased", "dead", "unknown"), (4, 5), (None, BEFORE, NOW, AFTER), (BEFORE, NOW, AFTER),
             (None, BEFORE), (None, BEFORE)):
         row = {"id": job.pk, "state": state, "epoch": epoch, "lease_expires_at": lease, "deadline": deadline,
                "external_started_at": external, "cancel_requested_at": asked}
         Job.objects.filter(pk=job.pk).update(**{k: v for k, v in row.items() if k != "id"})
-        for transition, job_id, expected_state in itertools.product(ORM_GUARDED, (job.pk, job.pk + 1),
-                                                                     ("dead", "unknown")):
-            params = {"job_id": job_id, "epoch": 4, "now": NOW, "expected_state": expected_state,
-                      "expected_epoch": 4}
-            found = Job.objects.filter(transition.guard.q(params), pk=job_id).exists()
-            assert found == (job_id == job.pk and transition.guard.value(row, params) is True), (
+        found = Job.objects.filter(pk=job.pk).annotate(**matched).values(*matched).get()
+        for n, (transition, params) in enumerate(cases):
+            assert bool(found[f"case_{n}"]) == (params["job_id"] == job.pk
+                                                and transition.guard.value(row, params) is True), (
                 transition.name, row, params)
