@@ -23,6 +23,31 @@ ROOT = Path(__file__).resolve().parent.parent
 _names = itertools.count(1)
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """Each test process makes its test database's tables from the models (``TEST["MIGRATE"]``
+    off), not by replaying every migration: a tenth of the CPU. The schema is the same
+    (``makemigrations --check``; tests/ops/test_throwaway.py compares it with a migrated file)."""
+    from django.conf import settings
+
+    for database in settings.DATABASES.values():
+        database.setdefault("TEST", {})["MIGRATE"] = False
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """...and every migration is then recorded as applied, as ``migrate`` would leave it: what reads
+    the history (``accounts``' migrate, the migration tests) finds a migrated database."""
+    from django.db.migrations.loader import MigrationLoader
+    from django.db.migrations.recorder import MigrationRecorder
+
+    with django_db_blocker.unblock():
+        recorder = MigrationRecorder(connection)
+        recorder.ensure_schema()
+        recorder.migration_qs.bulk_create(
+            [recorder.Migration(app=app, name=name) for app, name in MigrationLoader(None).graph.nodes])
+
+
 @pytest.fixture
 def clock() -> LogicalClock:
     return LogicalClock()
@@ -205,8 +230,8 @@ _LATE = ("tests/bench/test_workerbench.py", "tests/bench/test_benchmark.py::test
 # or none.
 _ONCE_WITHOUT_DATABASE = ("tests/agent/", "tests/corpus/", "tests/deploy/", "tests/docs/",
                           "tests/fuzz/test_documents.py", "tests/ops/test_capacity.py", "tests/bench/test_layout.py",
-                          "tests/ops/test_lab.py", "tests/test_layout.py", "tests/jobs/test_conf.py",
-                          "tests/jobs/test_logs.py", "tests/standalone/")
+                          "tests/ops/test_lab.py", "tests/ops/test_throwaway.py", "tests/test_layout.py",
+                          "tests/jobs/test_conf.py", "tests/jobs/test_logs.py", "tests/standalone/")
 _DATABASE_FIXTURES = {"db", "transactional_db", "live_server", "django_db_setup"}
 
 
