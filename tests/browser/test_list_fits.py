@@ -15,7 +15,7 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from jobs.document_store import read
+from documents.store import read
 from jobs.models import Job
 from tests.web.conftest import review_document, review_result
 
