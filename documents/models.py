@@ -28,7 +28,7 @@ class Document(models.Model):
 def of(job: Job) -> Document | None:
     """The job's document, or None: a job without one has no row (the reverse one-to-one raises)."""
     try:
-        return job.document  # type: ignore[no-any-return]
+        return job.document
     except Document.DoesNotExist:
         return None
 
