@@ -126,9 +126,9 @@ class Kind:
     # no limit), counted in the claim (``jobs.models.KindSlot``), so no kind can take every
     # worker; ``JOBS_KIND_MAX_RUNNING`` overrides it per kind.
     max_running: int | None = None
-    # Loads what the kind's callables need (its handler's modules, its document check's readers)
+    # Loads what the kind's callables need (its handler's modules, the readers its input's checks use)
     # in the process that forks their children, once (``warmed``): a worker before the kind's first
-    # job, a web process before its first document check. A process that never meets the kind
+    # job, a web process before its first input check. A process that never meets the kind
     # never pays for it (``runworkers`` of other kinds, a management command, a benchmark's child).
     warm: Callable[[], None] | None = None
 

@@ -30,7 +30,7 @@ class NotAmendable(Exception):
 class Amendment:
     """The completed job being amended, and how its summary follows the amended result."""
 
-    job: Job  # id, kind, epoch, result, document and its name, as they are inside the transaction
+    job: Job  # id, scope, kind, epoch and result, as they are inside the transaction
 
     def restate(self, result: dict[str, Any]) -> kinds.Summary | None:
         """Store the kind's summary of ``result`` (the list's outcome, needs-action, reference) and
