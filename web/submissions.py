@@ -299,8 +299,8 @@ def submit_again(asked: EdgeRequest, job_id: int) -> queue.Acceptance:
     now = queue_clock.now()
     try:
         accepted = acceptance.accept(scope_id=asked.tenant_id, user_id=asked.identity.user.pk, kind=job.kind,
-                                  payload=job.payload, operation_key=f"again-{job.pk}-{key}" if key else "",
-                                  document=upload, now=now)
+                                     payload=job.payload, operation_key=f"again-{job.pk}-{key}" if key else "",
+                                     document=upload, now=now)
     except AcceptanceError as exc:
         raise HttpError.from_acceptance(exc) from None
     if accepted.created:  # the submitter's history says who sent it again (a teammate, perhaps)

@@ -36,8 +36,8 @@ def completed_review(clock, alice):
     def make(result: dict, *, user=None, name: str = "invoice-bad-iban.pdf") -> Job:
         user = user or alice
         job = acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                           operation_key=f"corrections-{next(_keys)}", now=clock.now(),
-                           document=Upload(b"Invoice", name, "text/plain")).job
+                                operation_key=f"corrections-{next(_keys)}", now=clock.now(),
+                                document=Upload(b"Invoice", name, "text/plain")).job
         claim = claim_first(job, now=clock.now(), worker="test")
         assert queue.complete(job_id=job.pk, epoch=claim.epoch, result=result, now=clock.now(),
                               summary=workflow.summarize(result))

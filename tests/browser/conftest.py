@@ -138,8 +138,8 @@ def completed_review(user, name: str, result: dict, *, key: str, text: str = "")
 
     now = system_clock.now()
     job = acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                       operation_key=key, now=now,
-                       document=Upload((text or f"Invoice {name}").encode(), name, "text/plain")).job
+                            operation_key=key, now=now,
+                            document=Upload((text or f"Invoice {name}").encode(), name, "text/plain")).job
     claim = queue.claim(now=now, worker="browser-test")
     assert claim is not None and claim.job_id == job.pk
     summary = kinds.get("document_review").summarize(result)

@@ -182,9 +182,9 @@ def the_job_pages_read_as_done(page):
 
 def accept_document(alice, name: str = "invoice-clean.pdf", path=samples.CLEAN_PDF, **kwargs):
     return acceptance.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
-                        operation_key=f"browser-{name}-{kwargs.get('now', '')}",
-                        now=kwargs.pop("now", system_clock.now()),
-                        document=Upload(path.read_bytes(), name, "application/pdf"), **kwargs).job
+                             operation_key=f"browser-{name}-{kwargs.get('now', '')}",
+                             now=kwargs.pop("now", system_clock.now()),
+                             document=Upload(path.read_bytes(), name, "application/pdf"), **kwargs).job
 
 
 def test_the_job_page_speaks_alices_words_while_waiting_reviewing_and_done(make_member, login):

@@ -24,8 +24,8 @@ TAP = 44
 def waiting(user, name: str, batch: str = "") -> Job:
     """A document that waits (no worker runs in these tests)."""
     return acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                        operation_key=f"controls-{name}", now=system_clock.now(), batch=batch,
-                        document=Upload(b"Supplier: ACME GmbH\nInvoice number: 7", name, "text/plain")).job
+                             operation_key=f"controls-{name}", now=system_clock.now(), batch=batch,
+                             document=Upload(b"Supplier: ACME GmbH\nInvoice number: 7", name, "text/plain")).job
 
 
 def provider_outage(user) -> Job:

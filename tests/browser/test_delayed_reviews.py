@@ -28,8 +28,8 @@ def late_batch(make_member) -> int:
     make_member("acme", STAFF[0], password=STAFF[1], staff=True)
     sent = system_clock.now() - timedelta(minutes=10)
     jobs = [acceptance.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
-                         operation_key=f"late-{n}", now=sent, batch="b-late",
-                         document=Upload(f"Invoice {n}".encode(), name, "text/plain")).job
+                              operation_key=f"late-{n}", now=sent, batch="b-late",
+                              document=Upload(f"Invoice {n}".encode(), name, "text/plain")).job
             for n, name in enumerate(NAMES)]
     return jobs[0].pk
 

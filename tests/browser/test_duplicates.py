@@ -32,8 +32,8 @@ def reviewed(user, name: str, content: bytes) -> Job:
     """Accept ``content`` as ``user`` and run its real review in this process, as a worker would."""
     now = system_clock.now()
     job = acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                       operation_key=f"duplicates-{name}-{user.username}", now=now,
-                       document=Upload(content, name, "application/pdf")).job
+                            operation_key=f"duplicates-{name}-{user.username}", now=now,
+                            document=Upload(content, name, "application/pdf")).job
     claim = queue.claim(now=now, worker="browser-test", lease=timedelta(minutes=5))
     assert claim is not None and claim.job_id == job.pk
     result = workflow.run(JobContext(claim, clock=system_clock), planner=LocalPlanner())

@@ -97,8 +97,8 @@ def test_reviews_run_by_the_worker_show_evidence_on_every_value_found(make_membe
 
     def accept(path):
         return acceptance.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
-                            operation_key=f"evidence-real-{path.name}", now=system_clock.now(),
-                            document=Upload(path.read_bytes(), path.name, "application/pdf")).job
+                                 operation_key=f"evidence-real-{path.name}", now=system_clock.now(),
+                                 document=Upload(path.read_bytes(), path.name, "application/pdf")).job
 
     jobs = {path.name: off_loop(accept, path) for path in (samples.CLEAN_PDF, factur_x)}
     start_worker()

@@ -28,8 +28,8 @@ def reviewed(user, name: str, *, supplier: str, total: str, currency: str = "EUR
     result["fields"]["currency"]["value"] = currency
     now = system_clock.now()
     job = acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                       operation_key=f"finance-{name}", now=now,
-                       document=Upload(f"Invoice {name}".encode(), f"{name}.txt", "text/plain")).job
+                            operation_key=f"finance-{name}", now=now,
+                            document=Upload(f"Invoice {name}".encode(), f"{name}.txt", "text/plain")).job
     claim = queue.claim(now=now, worker="browser-test")
     assert claim is not None and claim.job_id == job.pk
     summary = kinds.get("document_review").summarize(result)

@@ -38,8 +38,8 @@ def staff_and_jobs(make_member) -> Job:
     for n, name in enumerate(["Rechnung-2026-000471102-Muster-Handels-GmbH-Berlin-final-v2.pdf", "x" * 90 + ".txt"]):
         now = system_clock.now()
         job = acceptance.accept(scope_id=margaret.tenant_id, user_id=margaret.pk, kind="document_review", payload={},
-                           operation_key=f"long-{n}", now=now - timedelta(days=12, hours=23), available_at=now,
-                           document=Upload(f"Invoice {n}".encode(), name, "text/plain")).job
+                                operation_key=f"long-{n}", now=now - timedelta(days=12, hours=23), available_at=now,
+                                document=Upload(f"Invoice {n}".encode(), name, "text/plain")).job
         claim = queue.claim(now=now, worker="browser-test")
         assert claim is not None and claim.job_id == job.pk
         assert queue.start(job_id=job.pk, epoch=claim.epoch, now=now)

@@ -50,8 +50,8 @@ def reviewed(clock, alice):
         clock.advance(seconds=1)
         pdf = content.startswith(b"%PDF")
         job = acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                           operation_key=f"register-{next(_keys)}", now=clock.now(),
-                           document=Upload(content, name or ("invoice.pdf" if pdf else "invoice.txt"),
+                                operation_key=f"register-{next(_keys)}", now=clock.now(),
+                                document=Upload(content, name or ("invoice.pdf" if pdf else "invoice.txt"),
                                            "application/pdf" if pdf else "text/plain")).job
         claim = claim_first(job, now=clock.now())
         result = workflow.run(JobContext(claim, clock=clock), planner=LocalPlanner())

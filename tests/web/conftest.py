@@ -120,8 +120,8 @@ def reviewed(clock, alice):
         user = user or alice
         now = clock.now() - timedelta(seconds=next(_earlier))  # older than any other queued job: claimed first
         job = acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                           operation_key=f"reviewed-{next(_keys)}", now=now, batch=batch,
-                           document=Upload(f"Invoice {name}".encode(), name, "text/plain")).job
+                                operation_key=f"reviewed-{next(_keys)}", now=now, batch=batch,
+                                document=Upload(f"Invoice {name}".encode(), name, "text/plain")).job
         claim = claim_first(job, now=clock.now(), worker="test")
         summary = kinds.get("document_review").summarize(result)
         assert queue.complete(job_id=job.pk, epoch=claim.epoch, result=result, now=clock.now(), summary=summary)
@@ -201,8 +201,8 @@ def review_document(user, content: bytes, name: str, *, media_type: str = "appli
 
     now = system_clock.now()
     job = acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                       operation_key=f"review-document-{next(_keys)}", now=now,
-                       document=Upload(content, name, media_type)).job
+                            operation_key=f"review-document-{next(_keys)}", now=now,
+                            document=Upload(content, name, media_type)).job
     claim = claim_first(job, now=now, worker="review-test", lease=timedelta(minutes=5))
     result = workflow.run(JobContext(claim), planner=LocalPlanner())
     summary = kinds.get("document_review").summarize(result)

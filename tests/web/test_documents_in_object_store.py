@@ -30,8 +30,8 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 def accept(user, clock, key: str, content: bytes = TEXT) -> Job:
     return acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="webtest.echo", payload={},
-                        operation_key=key, now=clock.now(), offered_only=False,
-                        document=Upload(content, "invoice.txt", "text/plain")).job
+                             operation_key=key, now=clock.now(), offered_only=False,
+                             document=Upload(content, "invoice.txt", "text/plain")).job
 
 
 def closed_endpoint() -> str:

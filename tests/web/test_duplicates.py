@@ -44,8 +44,8 @@ def submit(clock, alice):
         pdf = content.startswith(b"%PDF")
         name = name or ("invoice.pdf" if pdf else "invoice.txt")
         return acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                            operation_key=f"dup-{next(counter)}", now=clock.now(),
-                            document=Upload(content, name, "application/pdf" if pdf else "text/plain")).job
+                                 operation_key=f"dup-{next(counter)}", now=clock.now(),
+                                 document=Upload(content, name, "application/pdf" if pdf else "text/plain")).job
 
     return submit_
 

@@ -40,9 +40,10 @@ def document_job(alice, clock):
 
     def make(*, now=None):
         return acceptance.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
-                            operation_key=f"doc-{clock.now().timestamp()}-{Job.objects.count()}",
-                            now=now or clock.now() - timedelta(seconds=5),
-                            document=Upload(b"Supplier: ACME GmbH\nInvoice number: 7", "acme-7.txt", "text/plain")).job
+                                 operation_key=f"doc-{clock.now().timestamp()}-{Job.objects.count()}",
+                                 now=now or clock.now() - timedelta(seconds=5),
+                                 document=Upload(b"Supplier: ACME GmbH\nInvoice number: 7", "acme-7.txt",
+                                                 "text/plain")).job
 
     return make
 
