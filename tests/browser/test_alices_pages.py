@@ -247,8 +247,8 @@ def test_a_failed_job_says_why_and_submit_again_makes_a_new_job(make_member, log
     assert again not in (dead.pk, unknown.pk)
     assert page.inner_text("#status-heading").strip() == "Waiting — in line for review"
     assert page.inner_text("h1") == "damaged.pdf"
-    stored = off_loop(lambda: Job.objects.get(pk=again))
-    assert stored.document.sha256 == dead.document.sha256 and stored.operation_key != dead.operation_key
+    stored, sent = off_loop(lambda: [Job.objects.select_related("document").get(pk=pk) for pk in (again, dead.pk)])
+    assert stored.document.sha256 == sent.document.sha256 and stored.operation_key != dead.operation_key
 
 
 def test_files_dropped_on_the_form_are_listed_flagged_and_removable(make_member, login):
