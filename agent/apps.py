@@ -14,14 +14,16 @@ class AgentConfig(AppConfig):
     verbose_name = "Document review agent"
 
     def ready(self) -> None:
+        from documents import rules
         from jobs import kinds, queue
         from jobs.admin import kind_triage
         from web import kind_pages
 
         from .inbox import notifications, webhooks
-        from .review_kind import KIND
+        from .review_kind import DOCUMENTS, KIND
 
         kinds.register(KIND)  # the queue learns the kind here; jobs never imports agent
+        rules.register(KIND.name, DOCUMENTS)  # and the documents it takes
         # How a review reads on the pages (the product's), and what staff are shown of it beyond the
         # queue's rows: loaded with the reader by the first page that asks, not at every start.
         kind_pages.register_later(KIND.name, _review_pages)

@@ -3,7 +3,7 @@ does around it.
 
 The handler tells the member's notifications and the tenant's webhooks that a review started,
 then runs the workflow (``agent.review.workflow``) with the planner the environment selects;
-the kind declares the review's limits and documents, how its result is summed up, which
+the kind declares the review's limits (and ``DOCUMENTS`` the documents it takes), how its result is summed up, which
 failures are the provider's, and the webhook deliveries once a completion commits. It stands
 above the review and the inbox, as the app's own wiring: ``AgentConfig.ready()`` registers it.
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from documents.rules import DocumentRules
 from jobs.context import JobContext
 from jobs.kinds import Kind, Limits, Summary
 
@@ -46,10 +47,10 @@ def check_document(*, content: bytes, name: str, content_type: str) -> str:
     return documents.check_document(content=content, name=name, content_type=content_type)
 
 
-def check_input(*, payload: dict[str, Any], has_document: bool) -> None:
+def check_input(*, payload: dict[str, Any], attached: bool) -> None:
     from .reading import documents
 
-    documents.check_input(payload=payload, has_document=has_document)
+    documents.check_input(payload=payload, has_document=attached)  # the one input attached is a document
 
 
 def summarize(result: dict[str, Any]) -> Summary:
@@ -68,9 +69,6 @@ KIND = Kind(
     },
     max_payload_bytes=4 * MAX_INLINE_CHARS + 64,  # UTF-8 text of at most MAX_INLINE_CHARS characters
     deadline=DEADLINE,
-    accepts_document=True,
-    max_document_bytes=MAX_DOCUMENT_BYTES,
-    check_document=check_document,
     check_input=check_input,
     # Reading a user's document is where a hostile one would hurt: in a child process under
     # hard limits, each step within its budget. OCR runs there too (agent.reading.ocr, in-process): its
@@ -87,3 +85,6 @@ KIND = Kind(
     on_completed=webhooks.on_completed,
     warm=warm,
 )
+
+# The documents a review takes (``documents.rules``): at most MAX_DOCUMENT_BYTES, each checked at acceptance.
+DOCUMENTS = DocumentRules(max_bytes=MAX_DOCUMENT_BYTES, check=check_document)

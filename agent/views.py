@@ -78,7 +78,7 @@ def job_work(asked: EdgeRequest, job_id: int) -> HttpResponse:
             raise refusal(exc) from None
         return back_to_work(asked, job_id, exc)
     if asked.wants_json:
-        job = Job.objects.for_scope(asked.tenant_id).only(*status.LIST_FIELDS).get(pk=job_id)
+        job = Job.objects.for_scope(asked.tenant_id).select_related("document").only(*status.LIST_FIELDS).get(pk=job_id)
         now = status.work_of([job])[job_id]
         return JsonResponse({"job": job_id, "state": now.state, "assignee": now.assignee or None, "note": now.note,
                              "changed": change is not None})
@@ -98,8 +98,8 @@ def jobs_work(asked: EdgeRequest) -> HttpResponse:
     ids = sorted({int(v) for v in form.getlist("job") if v.isdigit() and len(v) <= ID_DIGITS})[:MAX_SELECTED]
     back = back_under(form.get("next", ""), reverse("jobs")) or reverse("jobs")  # only back to the list
     if action in ("export", "export_xlsx"):
-        jobs = (Job.objects.for_scope(asked.tenant_id).filter(pk__in=ids).only(*status.LIST_FIELDS, "result")
-                .order_by("-id"))
+        jobs = (Job.objects.for_scope(asked.tenant_id).filter(pk__in=ids).select_related("document")
+                .only(*status.LIST_FIELDS, "result").order_by("-id"))
         zone = zones.zone_name(form.get("tz", "")[:64])  # the reader's, as the list's form carries it
         return export_response(asked, exports.export(jobs, zone=zone, link=job_link(asked)), "selected",
                                "xlsx" if action == "export_xlsx" else "csv")
@@ -155,7 +155,7 @@ def bulk_verdict(asked: EdgeRequest, ids: list[int], *, action: str, back: str) 
         (messages.success if not left else messages.warning)(asked.request, said)
         return see_other(back)
     jobs = {job.pk: job for job in Job.objects.for_scope(asked.tenant_id).filter(pk__in=[j for j, _ in held])
-            .only(*status.LIST_FIELDS)}
+            .select_related("document").only(*status.LIST_FIELDS)}
     return asked.page("agent/accept_findings.html", {
         "action": action, "verb": verb, "said": said if done or left else "", "back": back,
         "held": [{"job": jobs[job_id], "findings": found} for job_id, found in held if job_id in jobs],

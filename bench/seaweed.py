@@ -175,7 +175,7 @@ class SeaweedFS:
                               "PREFIX": prefix, "ACCESS_KEY": self.access_key, "SECRET_KEY": self.secret_key,
                               "ADDRESSING": "path"}
         settings.STORAGES = {**settings.STORAGES, "documents": {
-            "BACKEND": "jobs.object_store.DocumentStorage",
+            "BACKEND": "documents.object_store.DocumentStorage",
             "OPTIONS": {"bucket_name": BUCKET, "endpoint_url": options.pop("endpoint", self.endpoint),
                         "access_key": self.access_key, "secret_key": self.secret_key, "region_name": "us-east-1",
                         "addressing_style": "path", "location": prefix, "file_overwrite": True,

@@ -34,9 +34,9 @@ KINDS = ("diagnostic.read", "document_review")
 def accept(*, documents: int, size: int, kind: str) -> dict[str, Any]:
     """(A child's role) accept ``documents`` distinct text documents; the time it took."""
     from accounts.members import create_member
-    from jobs import queue
+    from documents.acceptance import accept as accept_job
+    from documents.store import Upload
     from jobs.clock import system_clock
-    from jobs.document_store import Upload
 
     user, _ = create_member(username=f"bench-{uuid.uuid4().hex[:8]}", tenant_slug="storebench")
     tenant_id = user.tenant_id
@@ -46,9 +46,9 @@ def accept(*, documents: int, size: int, kind: str) -> dict[str, Any]:
     started = time.perf_counter()
     for n in range(documents):
         content = (line % n) * max(1, size // len(line % n))
-        queue.accept(scope_id=tenant_id, user_id=user.pk, kind=kind, payload={},
-                     operation_key=f"storebench-{n}", now=system_clock.now(), offered_only=False,
-                     document=Upload(content, f"invoice-{n}.txt", "text/plain"))
+        accept_job(scope_id=tenant_id, user_id=user.pk, kind=kind, payload={},
+                   operation_key=f"storebench-{n}", now=system_clock.now(), offered_only=False,
+                   document=Upload(content, f"invoice-{n}.txt", "text/plain"))
     return {"seconds": time.perf_counter() - started}
 
 

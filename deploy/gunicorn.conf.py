@@ -17,7 +17,7 @@ bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("GUNICORN_WORKERS", 2 * multiprocessing.cpu_count() + 1))
 worker_class = "sync"
 # A worker silent this long is killed and replaced. No request should come near it: a
-# document's check is bounded at 3 s (jobs.document_store.CHECK_WALL_SECONDS) and a form's batch
+# document's check is bounded at 3 s (documents.store.CHECK_WALL_SECONDS) and a form's batch
 # of them at 15 s in all (web.submissions.BATCH_CHECK_SECONDS); see worker_abort below for the rest.
 timeout = 30
 graceful_timeout = 30  # on SIGTERM, requests in flight get this long to finish

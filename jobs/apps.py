@@ -10,9 +10,6 @@ class JobsConfig(AppConfig):
         from .conf import queue_settings
 
         queue_settings()
-        from .document_store import check_settings
-
-        check_settings()  # where documents are kept (DOCUMENTS_STORE): checked, not contacted
         # Importing them registers their kinds: the diagnostic kinds, and the kind Django's
         # Tasks framework enqueues.
         from . import diagnostic  # noqa: F401

@@ -8,21 +8,16 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypedDict
 
-from . import document_store, queue
+from . import queue
 from .clock import Clock, queue_clock
 from .kinds import JobDeferred
 from .models import Job
 
 
 class JobRow(TypedDict):
-    """What a handler may read of its job's row: its scope and its document's metadata."""
+    """What a handler may read of its job's row beyond its claim: its scope."""
 
     scope_id: int
-    document: str
-    document_name: str
-    document_type: str
-    document_size: int | None
-    document_sha256: str
 
 
 class TimeLimits(Protocol):
@@ -102,45 +97,15 @@ class JobContext:
         return queue.cancel_requested(job_id=self.job_id, epoch=self.epoch)
 
     def job(self) -> JobRow:
-        """This job's row (scope and document metadata), read once."""
+        """This job's row (its scope), read once."""
         if self._job is None:
-            self._job = (
-                Job.objects.filter(pk=self.job_id)
-                .values("scope_id", "document", "document_name", "document_type", "document_size", "document_sha256")
-                .get()
-            )
+            self._job = Job.objects.filter(pk=self.job_id).values("scope_id").get()
         return self._job
 
-    def document(self) -> bytes:
-        """This job's own document, and only it."""
-        name = self.job()["document"]
-        if not name:
-            raise LookupError("this job has no document")
-        with self._store_reachable():
-            return document_store.read(name)
-
-    def has_page_images(self) -> bool:
-        """Whether images of this job's document's pages are kept already (written once)."""
-        with self._store_reachable():
-            return document_store.pages_kept(self.job()["document"])
-
-    def keep_page_images(self, images: list[tuple[bytes, int, int]]) -> bool:
-        """Keep images (PNG bytes, width, height) of this job's document's pages beside it, once."""
-        name = self.job()["document"]
-        if not name:
-            raise LookupError("this job has no document")
-        with self._store_reachable():
-            return document_store.store_page_images(name, images)
-
-    @contextmanager
-    def _store_reachable(self) -> Iterator[None]:
-        """A document store that cannot be reached hands the job back, its attempt not spent:
-        the store said nothing about the document, and another host may reach it."""
-        try:
-            yield
-        except document_store.StoreUnavailable as exc:
-            until = self.now() + timedelta(seconds=document_store.retry_seconds())
-            raise JobDeferred(until, str(exc)) from None
+    def defer(self, seconds: float, reason: str) -> JobDeferred:
+        """The exception that hands the job back for ``seconds``, its attempt not spent: for what
+        said "not now" and so did nothing (an outside service's 429, a store out of reach)."""
+        return JobDeferred(self.now() + timedelta(seconds=seconds), reason)
 
     def mark_external_start(self, what: str = "external call", *, also: Callable[[], object] | None = None) -> None:
         """Commit the marker before an outside call; only with a third of a lease still ahead.

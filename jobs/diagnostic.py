@@ -7,16 +7,11 @@ sleeps without heeding a stop request, as a stuck call would); with ``settle`` i
 makes an outside call that runs its course (``call``: another app's diagnostic kind may make
 it inside what that app holds for a call). With
 ``JOBS_DIAGNOSTIC_TRACE=path`` in its environment, ``diagnostic.sleep`` appends "job epoch" to
-that file as it starts, so a test can see which claims really ran. ``diagnostic.read`` does
-the same with a document: it reads it from the document store (files or an object store) and
-answers its SHA-256, so a test sees every job read its own bytes wherever they are kept;
-with ``keep_pages`` it keeps a one-pixel page image beside it after its sleep, so it reaches
-the store at its start and at its end, as a document kind does.
+that file as it starts, so a test can see which claims really ran.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from contextlib import AbstractContextManager, nullcontext
@@ -50,27 +45,6 @@ def sleep(ctx: JobContext) -> dict[str, Any]:
     if ctx.stop.wait(seconds):  # shutdown, a lost or fenced lease, or a cancel: the worker knows which
         raise JobFailed("stopped before finishing", retryable=True, code="shutdown")
     return {"slept": seconds, "attempt": ctx.attempt, "epoch": ctx.epoch}
-
-
-def read(ctx: JobContext) -> dict[str, Any]:
-    trace = os.environ.get("JOBS_DIAGNOSTIC_TRACE")
-    if trace:
-        with open(trace, "a") as out:
-            out.write(f"{ctx.job_id} {ctx.epoch}\n")
-    digest = hashlib.sha256(ctx.document()).hexdigest()
-    if ctx.payload.get("external"):
-        ctx.mark_external_start("diagnostic external call")
-    seconds = min(float(ctx.payload.get("seconds", 0)), max(ctx.remaining().total_seconds(), 0))
-    if ctx.stop.wait(seconds):
-        raise JobFailed("stopped before finishing", retryable=True, code="shutdown")
-    if ctx.payload.get("keep_pages") and not ctx.has_page_images():  # the store again, at the end
-        ctx.keep_page_images([(BLANK_PNG, 1, 1)])
-    return {"sha256": digest, "attempt": ctx.attempt, "epoch": ctx.epoch}
-
-
-# One white pixel: the page image diagnostic.read keeps with ``keep_pages``.
-BLANK_PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c4944415408d763f8"
-                          "ffff3f0005fe02fe0def46b80000000049454e44ae426082")
 
 
 def call(ctx: JobContext, seconds: float, *, within: AbstractContextManager[object] | None = None) -> dict[str, Any]:
@@ -114,22 +88,4 @@ register(Kind(
     deadline=timedelta(minutes=10),
     diagnostic=True,
     description="Sleeps; may mark an external start first, make an outside call, fail its first attempts.",
-))
-
-register(Kind(
-    name="diagnostic.read",
-    handler=read,
-    payload_schema={
-        "type": "object",
-        "properties": {"seconds": {"type": "number", "minimum": 0, "maximum": 60}, "external": {"type": "boolean"},
-                       "keep_pages": {"type": "boolean"}},
-        "additionalProperties": False,
-    },
-    max_payload_bytes=256,
-    accepts_document=True,
-    max_document_bytes=1024 * 1024,
-    deadline=timedelta(minutes=10),
-    diagnostic=True,
-    description="Reads its document from the document store and answers its SHA-256; may sleep, then keep a page "
-                "image beside it.",
 ))

@@ -11,11 +11,10 @@ from enum import StrEnum
 class Reason(StrEnum):
     """Refusals the submit form words apart, beyond the API's code (which stays as it is)."""
 
-    NO_INPUT = "no_input"  # neither a document nor text to work on
-    INPUT_TWICE = "input_twice"  # a document and text in one job
+    NO_INPUT = "no_input"  # nothing to work on: neither an attached input nor one in the payload
+    INPUT_TWICE = "input_twice"  # an attached input and one in the payload, in one job
     TOO_LONG = "too_long"  # a value longer than its schema allows (maxLength)
     NOT_STORABLE = "not_storable"  # a NUL character or a lone surrogate, which no database keeps
-    UNRECOGNISED_TYPE = "unrecognised_type"  # bytes of none of the supported types
 
 
 class AcceptanceError(Exception):
@@ -48,51 +47,11 @@ class PayloadTooLarge(AcceptanceError):
     status = 413
 
 
-class UnsupportedDocument(AcceptanceError):
-    code = "unsupported_media_type"
-    status = 415
-
-
 class OperationKeyConflict(AcceptanceError):
     """The key was already used for a different request by the same scope and user."""
 
     code = "operation_key_conflict"
     status = 409
-
-
-class DocumentUnpacksTooLarge(PayloadTooLarge):
-    """A packed document (a DOCX is a zip) declares more unpacked bytes than its kind reads.
-
-    Decided from the sizes the document declares, before anything is unpacked.
-    """
-
-    code = "unpacks_too_large"
-    status = 413
-
-
-class DocumentTooComplex(PayloadTooLarge):
-    """A document with more structure (zip parts, PDF objects, XML elements) than its kind reads."""
-
-    code = "too_complex"
-    status = 413
-
-
-class DocumentNotChecked(AcceptanceError):
-    """A document of a batch whose check did not fit in what was left of the batch's time.
-
-    Nothing is wrong with it as far as anyone knows: sent again on its own, it gets the
-    whole time a check may take.
-    """
-
-    code = "not_checked_in_time"
-    status = 503
-
-
-class DamagedDocument(UnsupportedDocument):
-    """A document of a supported type that cannot be read: its bytes are damaged."""
-
-    code = "damaged_document"
-    status = 400
 
 
 class ScopeQueueFull(AcceptanceError):
@@ -103,16 +62,4 @@ class ScopeQueueFull(AcceptanceError):
 
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message)
-        self.retry_after = retry_after
-
-
-class DocumentStoreUnavailable(AcceptanceError):
-    """The object store that keeps documents could not be reached: nothing was stored or
-    committed, and the same request may be sent again shortly."""
-
-    code = "store_unavailable"
-    status = 503
-
-    def __init__(self, message: str, *, retry_after: int) -> None:
-        super().__init__(message, field="document")
         self.retry_after = retry_after

@@ -22,14 +22,10 @@ if TYPE_CHECKING:
     from .context import JobContext
 
 
-class DocumentCheck(Protocol):
-    def __call__(self, *, content: bytes, name: str, content_type: str) -> str:
-        """Raise an AcceptanceError if the document is refused; return its media type."""
-
-
 class InputCheck(Protocol):
-    def __call__(self, *, payload: dict[str, Any], has_document: bool) -> None:
-        """Raise an AcceptanceError for input the schema alone cannot refuse."""
+    def __call__(self, *, payload: dict[str, Any], attached: bool) -> None:
+        """Raise an AcceptanceError for input the schema alone cannot refuse; ``attached``: an input
+        (another app's, kept beside the payload) comes with it (``jobs.queue.accept``'s ``input_digest``)."""
 
 
 class JobFailed(Exception):
@@ -106,9 +102,6 @@ class Kind:
     max_payload_bytes: int = 64 * 1024
     deadline: timedelta = timedelta(minutes=5)
     lease: timedelta | None = None
-    accepts_document: bool = False
-    max_document_bytes: int = 0
-    check_document: DocumentCheck | None = None
     check_input: InputCheck | None = None
     diagnostic: bool = False
     # Made only by code on the server (the Tasks framework's backend), never offered to users:
@@ -133,9 +126,9 @@ class Kind:
     # no limit), counted in the claim (``jobs.models.KindSlot``), so no kind can take every
     # worker; ``JOBS_KIND_MAX_RUNNING`` overrides it per kind.
     max_running: int | None = None
-    # Loads what the kind's callables need (its handler's modules, its document check's readers)
+    # Loads what the kind's callables need (its handler's modules, the readers its input's checks use)
     # in the process that forks their children, once (``warmed``): a worker before the kind's first
-    # job, a web process before its first document check. A process that never meets the kind
+    # job, a web process before its first input check. A process that never meets the kind
     # never pays for it (``runworkers`` of other kinds, a management command, a benchmark's child).
     warm: Callable[[], None] | None = None
 

@@ -81,13 +81,9 @@ class Job(models.Model):
     submitted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="jobs")
     kind = models.CharField(max_length=64)
 
-    # Immutable input: nothing writes these after acceptance.
+    # Immutable input: nothing writes it after acceptance. An input kept beside it is another app's
+    # row, committed with this one (``jobs.queue.accept``'s ``attach``).
     payload = models.JSONField(default=dict, blank=True)
-    document = models.CharField(max_length=255, blank=True, help_text="Storage name of the accepted document.")
-    document_name = models.CharField(max_length=255, blank=True)
-    document_type = models.CharField(max_length=100, blank=True)
-    document_size = models.PositiveBigIntegerField(null=True, blank=True)
-    document_sha256 = models.CharField(max_length=64, blank=True)
 
     operation_key = models.CharField(max_length=200)
     request_fingerprint = models.CharField(max_length=64)
@@ -185,7 +181,7 @@ class Job(models.Model):
 
 
 class JobEvent(models.Model):
-    """Append-only telemetry of transitions and rejections. Never payload or document text.
+    """Append-only telemetry of transitions and rejections. Never payload or input text.
 
     ``to_state`` is empty for a rejected write (a stale completion, say): nothing moved,
     but the attempt is on record.

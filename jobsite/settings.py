@@ -125,6 +125,7 @@ INSTALLED_APPS = [
     "template_partials",
     "accounts",  # tenants, their members and API tokens: who submits jobs, for which tenant
     "providers",  # the model provider's budget: its calls in flight at once on every host, its 429's hold
+    "documents",  # the jobs' documents: their store, each job's document row, the kinds that take one
     "web",  # the product's pages and JSON API over the queue
     "agent",
     "suppliers",  # the tenant's supplier register: read at review, learnt from handled documents
@@ -345,10 +346,10 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "documents"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
-# Where accepted documents and their page images are kept (jobs.document_store): the storage
+# Where accepted documents and their page images are kept (documents.store): the storage
 # "documents". "filesystem" (the default): files under MEDIA_ROOT, for one host. "s3": an
 # S3-compatible object store every host reaches (django-storages on boto3; pip install
-# '.[s3]'; jobs.object_store), checked at start-up (jobs.document_store.check_settings). docs/operations.md.
+# '.[s3]'; documents.object_store), checked at start-up (documents.store.check_settings). docs/operations.md.
 DOCUMENTS = {
     "STORE": os.environ.get("DOCUMENTS_STORE", "filesystem").strip().lower(),
     "ENDPOINT": os.environ.get("DOCUMENTS_S3_ENDPOINT", "").strip(),
@@ -372,7 +373,7 @@ STORAGES: dict[str, dict[str, Any]] = {
     "documents": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
 }
 if DOCUMENTS["STORE"] == "s3":
-    STORAGES["documents"] = {"BACKEND": "jobs.object_store.DocumentStorage", "OPTIONS": {
+    STORAGES["documents"] = {"BACKEND": "documents.object_store.DocumentStorage", "OPTIONS": {
         "bucket_name": DOCUMENTS["BUCKET"], "endpoint_url": DOCUMENTS["ENDPOINT"] or None,
         "access_key": DOCUMENTS["ACCESS_KEY"] or None, "secret_key": DOCUMENTS["SECRET_KEY"] or None,
         "region_name": DOCUMENTS["REGION"] or None, "addressing_style": DOCUMENTS["ADDRESSING"],

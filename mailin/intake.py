@@ -20,8 +20,11 @@ from datetime import datetime
 from email.message import Message
 
 from accounts.models import User
-from jobs import document_store, kinds, queue
-from jobs.errors import AcceptanceError, DocumentNotChecked, DocumentStoreUnavailable, ScopeQueueFull
+from documents import acceptance, rules
+from documents import store as document_store
+from documents.errors import DocumentNotChecked, DocumentStoreUnavailable
+from jobs import kinds
+from jobs.errors import AcceptanceError, ScopeQueueFull
 from jobs.models import Job
 
 from . import addresses
@@ -157,7 +160,8 @@ def accept(found: Route, parts: list[Part], *, conf: MailinSettings, now: dateti
         if _is_archive(part):
             taken.append(Taken(part, None, ARCHIVE))
             continue
-        if kind.max_document_bytes and len(part.content) > kind.max_document_bytes:
+        limit = rules.max_bytes(kind.name)
+        if limit and len(part.content) > limit:
             taken.append(Taken(part, None, "too_large"))  # the queue's own code for it, not read further
             continue
         key = f"mail:{found.key[:64]}:{part.sha256}"
@@ -170,7 +174,7 @@ def accept(found: Route, parts: list[Part], *, conf: MailinSettings, now: dateti
             continue
         upload = document_store.Upload(content=part.content, name=part.name, content_type=part.content_type)
         try:
-            accepted = queue.accept(
+            accepted = acceptance.accept(
                 scope_id=inbox.tenant_id, user_id=submitter, kind=kind.name, payload={}, operation_key=key,
                 document=upload, batch=batch, now=now,
             )

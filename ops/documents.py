@@ -1,6 +1,6 @@
 """The stored documents against the job rows: a check, and a copy out and back in.
 
-Wherever documents are kept (``jobs.document_store``: files under MEDIA_ROOT, or an object
+Wherever documents are kept (``documents.store``: files under MEDIA_ROOT, or an object
 store every host reaches), the job table names them. ``check`` finds rows whose document is
 not kept (a lost document: the job cannot be reviewed again, nor downloaded) and stored files
 no row names (an upload whose request failed, files a restore brought back for jobs the
@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jobs import document_store
-from jobs.models import Job
+from documents import store as document_store
+from documents.models import Document
 
 from . import retention
 
@@ -41,7 +41,7 @@ def check(*, batch: int = 500) -> Check:
     for name, _touched in document_store.stored_names():
         kept.add(name)
     found.stored = len(kept)
-    rows = Job.objects.exclude(document="").order_by("pk").values_list("pk", "document")
+    rows = Document.objects.order_by("pk").values_list("pk", "name")
     last = 0
     while chunk := list(rows.filter(pk__gt=last)[:batch]):
         last = chunk[-1][0]

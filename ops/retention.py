@@ -11,7 +11,7 @@ exactly as long as the job: a client retrying a key after its job was pruned get
 
 Stored files that no job names at all (an upload whose request then failed, a temporary file
 left by a crash mid-write) are swept at the end of each run, past the same grace. The same
-either way documents are kept (``jobs.document_store``: files under MEDIA_ROOT, or objects
+either way documents are kept (``documents.store``: files under MEDIA_ROOT, or objects
 in a store every host reaches, whose last-modified time is the grace's clock).
 
 Each batch is one short write transaction, so workers keep claiming between batches. The
@@ -30,7 +30,9 @@ from datetime import datetime, timedelta
 
 from django.db.models import Count, F, QuerySet
 
-from jobs import document_store, queue
+from documents import store as document_store
+from documents.models import Document
+from jobs import queue
 from jobs.models import Job, JobEvent, JobQuerySet
 
 from .models import RetiredCount
@@ -72,7 +74,7 @@ def prune(*, older_than: timedelta, now: datetime, batch: int = 500, dry_run: bo
             report.strays = sweep_strays(batch=batch)
             return report
         last_id = ids[-1]
-        names = set(Job.objects.filter(pk__in=ids).exclude(document="").values_list("document", flat=True))
+        names = set(Document.objects.filter(job_id__in=ids).values_list("name", flat=True))
         deleted = queue.delete_finished(ids=ids, cutoff=now - older_than, retiring=_retire_counts)
         report.batches += 1
         report.deleted.update(deleted)
@@ -106,7 +108,7 @@ def _delete_orphans(names: set[str]) -> int:
     The file's age is checked last, just before the unlink, so an acceptance that touched it
     after the reference check is still seen.
     """
-    still_used = set(Job.objects.filter(document__in=names).values_list("document", flat=True))
+    still_used = set(Document.objects.filter(name__in=names).values_list("name", flat=True))
     removed = 0
     for name in sorted(names - still_used):
         if _settled(name):
@@ -124,7 +126,7 @@ def stray_documents(*, batch: int = 500, grace: bool = True) -> Iterator[str]:
     files = (name for name, touched in document_store.stored_names() if not grace or touched <= cutoff)
     while chunk := list(itertools.islice(files, batch)):
         owners = {name: document_store.owner(name) for name in chunk}
-        named = set(Job.objects.filter(document__in=set(owners.values())).values_list("document", flat=True))
+        named = set(Document.objects.filter(name__in=set(owners.values())).values_list("name", flat=True))
         yield from (name for name, owner in owners.items() if owner not in named)
 
 
@@ -152,9 +154,9 @@ def _settled(name: str) -> bool:
 def _estimate(*, older_than: timedelta, now: datetime, batch: int) -> Report:
     candidates = prunable(older_than=older_than, now=now)
     jobs = candidates.count()
-    names = set(candidates.exclude(document="").values_list("document", flat=True))
-    kept = set(Job.objects.filter(document__in=names).exclude(pk__in=candidates.values("pk"))
-               .values_list("document", flat=True))
+    names = set(Document.objects.filter(job__in=candidates).values_list("name", flat=True))
+    kept = set(Document.objects.filter(name__in=names).exclude(job_id__in=candidates.values("pk"))
+               .values_list("name", flat=True))
     return Report(
         jobs=jobs, events=JobEvent.objects.filter(job__in=candidates).count(),
         documents=sum(1 for name in names - kept if _settled(name)),

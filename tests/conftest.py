@@ -12,6 +12,7 @@ import pytest
 from django.db import connection
 
 from accounts.members import create_member
+from documents import acceptance
 from jobs import queue
 from jobs.clock import LogicalClock
 from jobs.queue import lateness
@@ -79,7 +80,7 @@ def accept(clock, alice):
     def accept_(kind: str = "diagnostic.sleep", payload: dict | None = None, *, user=None,
                 key: str | None = None, **kwargs):
         user = user or alice
-        return queue.accept(
+        return acceptance.accept(
             scope_id=user.tenant_id, user_id=user.pk, kind=kind, payload=payload or {},
             operation_key=key or f"op-{next(_names)}", now=kwargs.pop("now", clock.now()),
             offered_only=False, **kwargs,
@@ -147,13 +148,21 @@ LATE_NEVER = 10 * 365 * 24 * 3600
 
 @pytest.fixture
 def register_kind():
-    """Register kinds for one test; each is removed again when the test ends."""
+    """Register kinds for one test, with the documents each takes (``documents``: its
+    ``DocumentRules``, else none); each is removed again when the test ends."""
     from contextlib import ExitStack
 
+    from documents import rules
     from jobs import kinds
 
     with ExitStack() as stack:
-        yield lambda kind: stack.enter_context(kinds.registered(kind))
+
+        def register(kind, documents=None):
+            if documents is not None:
+                stack.enter_context(rules.RULES.registered(kind.name, documents))
+            return stack.enter_context(kinds.registered(kind))
+
+        yield register
 
 
 @pytest.fixture(autouse=True)
@@ -273,3 +282,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     from tests import parallel
 
     parallel.print_sections(terminalreporter)
+
+
+def name_document(job_id: int, original_name: str, **fields) -> None:
+    """Give a test's job a document row called ``original_name`` (its other ``fields`` too), made if
+    it has none: the name is what lists, searches and messages show. An empty name: no document."""
+    from documents.models import Document
+
+    if not original_name:
+        Document.objects.filter(job_id=job_id).delete()
+        return
+    Document.objects.update_or_create(job_id=job_id, defaults={
+        "original_name": original_name, **fields}, create_defaults={
+        "name": f"0/00/{job_id}", "size": 0, "sha256": "", "original_name": original_name, **fields})

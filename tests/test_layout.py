@@ -30,7 +30,7 @@ from django.core.management import get_commands
 from tests.conftest import ROOT
 
 QUEUE = ROOT / "jobs"
-OUTSIDE_THE_QUEUE = {"accounts", "providers", "web", "agent", "suppliers", "mailin", "ops", "bench"}
+OUTSIDE_THE_QUEUE = {"accounts", "providers", "documents", "web", "agent", "suppliers", "mailin", "ops", "bench"}
 PRODUCT = {"jobs", "jobsite", *OUTSIDE_THE_QUEUE}
 # The product's words: none of them belongs in the queue's code, comments or templates
 # ("preview" is no review: the match starts at a word). The queue says scope where the product says tenant,
@@ -71,8 +71,8 @@ def test_the_queue_imports_neither_the_product_nor_the_instruments():
 
 # The apps in layers, lowest first: each imports only the layers below its own, so every dependency
 # points down and none can close a circle. The project (settings, URLs), then the benchmarks, stand on top.
-LAYERS = ({"jobs"}, {"accounts", "providers"}, {"web"}, {"suppliers", "mailin", "ops"}, {"agent"}, {"jobsite"},
-          {"bench"})
+LAYERS = ({"jobs"}, {"accounts", "providers", "documents"}, {"web"}, {"suppliers", "mailin", "ops"}, {"agent"},
+          {"jobsite"}, {"bench"})
 
 
 def app_imports() -> dict[str, set[str]]:
@@ -92,6 +92,46 @@ def test_every_dependency_between_the_apps_points_down_their_layers():
 def test_the_provider_budget_imports_only_the_queue_and_django():
     imported = set().union(*(imported_packages(path) for path in (ROOT / "providers").rglob("*.py")))
     assert imported - sys.stdlib_module_names - {"__future__", "django", "jobs", "providers"} == set()
+
+
+# What an S3-compatible store needs (``documents.object_store``, installed with '.[s3]').
+OBJECT_STORE_CLIENT = {"botocore", "storages"}
+
+
+def test_the_documents_import_only_the_queue_django_and_the_stores_client():
+    imported = set().union(*(imported_packages(path) for path in (ROOT / "documents").rglob("*.py")))
+    assert imported - sys.stdlib_module_names - {"__future__", "django", "jobs", "documents", *OBJECT_STORE_CLIENT} \
+        == set()
+
+
+# The documents' own names: their store's modules and the job's columns about its document, which
+# left the queue for ``documents`` (its migrations, which once held the columns, aside).
+DOCUMENT_NAMES = re.compile(r"\b(document_store|object_store|document_(name|type|size|sha256)|accepts_document|"
+                            r"max_document_bytes|check_document|keep_page_images|has_page_images|Document(?!Pane)[A-Z]\w*)\b")
+
+
+def test_the_queue_keeps_no_document_of_its_own():
+    """No store, no document column, rule or error: the queue hands a kept input to the app that keeps
+    it (``jobs.queue.accept``'s ``input_digest`` and ``attach``) and shows it through a hook
+    (``jobs.admin.kind_triage.JobInput``)."""
+    from django.apps import apps
+
+    found = {}
+    for path in queue_files("*.py", "*.html", "*.txt"):
+        if "migrations" in path.parts:
+            continue
+        hits = [line.strip() for line in path.read_text().splitlines() if DOCUMENT_NAMES.search(line)]
+        if hits:
+            found[str(path.relative_to(ROOT))] = hits
+    assert found == {}
+    assert [f.name for m in apps.get_app_config("jobs").get_models() for f in m._meta.concrete_fields
+            if "document" in f.name] == []
+
+
+def test_the_document_check_would_see_a_document_name():
+    assert DOCUMENT_NAMES.search("job.document_sha256") and DOCUMENT_NAMES.search("raise DocumentTooComplex(")
+    assert DOCUMENT_NAMES.search("from jobs import document_store") and DOCUMENT_NAMES.search("kind.accepts_document")
+    assert not DOCUMENT_NAMES.search("kind_triage.DocumentPane") and not DOCUMENT_NAMES.search("a document's pages")
 
 
 def test_the_register_never_imports_the_review():

@@ -31,6 +31,7 @@ from django_htmx.middleware import HtmxDetails
 
 from accounts import tokens
 from accounts.models import User
+from documents import rules
 from jobs import kinds
 from jobs.errors import AcceptanceError, ScopeQueueFull
 
@@ -273,7 +274,7 @@ def endpoint(*methods: str, refused: Refused | None = None) -> Callable[[View], 
 def max_request_bytes(*, batch: bool = False) -> int:
     """The largest body worth reading: the largest document any kind takes (``MAX_BATCH_FILES``
     of them for the browser's form, which sends several at once), plus the form."""
-    largest = max((k.max_document_bytes for k in kinds.offered_kinds()), default=0)
+    largest = max((rules.max_bytes(k.name) for k in kinds.offered_kinds()), default=0)
     return largest * (MAX_BATCH_FILES if batch else 1) + settings.DATA_UPLOAD_MAX_MEMORY_SIZE
 
 

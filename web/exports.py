@@ -12,6 +12,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from documents.models import original_name
 from jobs.models import Job
 
 from . import kind_pages, status, wording, zones
@@ -117,7 +118,7 @@ def export(jobs: Iterable[Job], *, zone: str = "UTC", link: Callable[[int], str]
         work = works.get(job.pk)
         said = wording.state_words(job.state, wording.words_of(job.kind))
         outcome = wording.outcome_words(job) or said.lower()
-        out.rows.append([job.document_name or f"job {job.pk}", outcome,
+        out.rows.append([original_name(job) or f"job {job.pk}", outcome,
                          *(values.get(name, "") for name in columns),
                          work.words if work else "", work.assignee if work else "",
                          job.pk, link(job.pk) if link else "", said,
@@ -226,4 +227,5 @@ def xlsx_bytes(export: Export) -> bytes:
 
 
 def export_jobs(f: status.JobFilter) -> Iterator[Job]:
-    return status.filtered_jobs(f).only(*status.LIST_FIELDS, "result")[:EXPORT_LIMIT].iterator(chunk_size=500)
+    return (status.filtered_jobs(f).select_related("document").only(*status.LIST_FIELDS, "result")[:EXPORT_LIMIT]
+            .iterator(chunk_size=500))

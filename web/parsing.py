@@ -18,8 +18,8 @@ from django.http import HttpRequest
 from django.http.multipartparser import MultiPartParserError
 from pydantic import BaseModel, ValidationError
 
+from documents.store import Upload
 from jobs import payloads
-from jobs.document_store import Upload
 from jobs.errors import AcceptanceError
 
 from . import photos, schemas

@@ -9,6 +9,8 @@ from http import HTTPStatus
 
 from django.http import HttpRequest
 
+from documents import rules
+from documents.errors import Reason as DocumentReason
 from jobs import kinds
 from jobs.errors import Reason
 
@@ -75,7 +77,7 @@ def in_words(code: str, message: str, field_name: str, *, reason: str = "", kind
     said = None
     if code == "too_large":
         said = _too_large(field_name, kind, size)
-    elif code == "unsupported_media_type" and reason == Reason.UNRECOGNISED_TYPE:
+    elif code == "unsupported_media_type" and reason == DocumentReason.UNRECOGNISED_TYPE:
         said = UNRECOGNISED
     if said is None and (field_name.startswith("payload.text") or field_name == "text"):
         said = _text_refused(reason, kind)
@@ -85,7 +87,7 @@ def in_words(code: str, message: str, field_name: str, *, reason: str = "", kind
 
 
 def _too_large(field_name: str, kind: kinds.Kind | None, size: int | None) -> str | None:
-    limit = kind.max_document_bytes if kind else 0
+    limit = rules.max_bytes(kind.name) if kind else 0
     if field_name == "document" and size and limit and size > limit:
         return f"This file is {size_words(size)}; the limit is {size_words(limit)} per file."
     if field_name.startswith("payload"):

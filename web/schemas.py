@@ -28,6 +28,7 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
+from documents.models import original_name
 from jobs import models
 from jobs.queue import MAX_OPERATION_KEY, resubmission
 
@@ -141,7 +142,7 @@ def _summary(job: models.Job, duplicate: Duplicate | None = None,
     job it possibly repeats, and the members' work state of it."""
     summarized = job.state == State.COMPLETED and bool(job.outcome)
     return {
-        "document_name": job.document_name or None,
+        "document_name": original_name(job) or None,
         "batch": job.batch or None,
         "outcome": job.outcome if summarized else None,
         "outcome_text": job.outcome_text if summarized else None,

@@ -15,9 +15,12 @@ from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooMany
 from django.http import HttpRequest
 from django.http.multipartparser import MultiPartParserError
 
-from jobs import document_store, kinds, queue
+from documents import acceptance, rules
+from documents import store as document_store
+from documents.models import of as document_of
+from documents.store import Upload
+from jobs import kinds, queue
 from jobs.clock import queue_clock
-from jobs.document_store import Upload
 from jobs.errors import AcceptanceError
 from jobs.models import Job
 
@@ -72,7 +75,7 @@ def submit(asked: EdgeRequest) -> queue.Acceptance:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
     submission = parse_submission(asked.request)
     try:
-        return queue.accept(
+        return acceptance.accept(
             scope_id=asked.tenant_id, user_id=asked.identity.user.pk, kind=submission.kind,
             payload=submission.payload, operation_key=submission.operation_key,
             document=submission.document, now=queue_clock.now(),
@@ -195,7 +198,8 @@ class _Batch:
     def accept_file(self, options: dict[str, Any], index: int, upload_file: Any) -> None:
         name = os.path.basename(upload_file.name or "document")
         size = upload_file.size or 0  # Django's parser sets it on every file it hands over
-        if self.kind.max_document_bytes and size > self.kind.max_document_bytes:  # never read into memory
+        limit = rules.max_bytes(self.kind.name)
+        if limit and size > limit:  # never read into memory
             self.sent.refused.append(refusal(413, "too_large", "", "document", name=name, kind=self.kind, size=size))
             return
         upload = Upload(content=upload_file.read(), name=upload_file.name or "document",
@@ -206,7 +210,7 @@ class _Batch:
         """The photos taken with the camera: the pages of one document, a PDF of them (one photo
         goes as it is); refused whole, by the first photo's name, when one cannot be a page."""
         first = os.path.basename(taken[0].name or "photo.jpg")
-        limit = self.kind.max_document_bytes
+        limit = rules.max_bytes(self.kind.name)
         size = sum(f.size or 0 for f in taken)
         if limit and size > limit:  # never read into memory
             self.sent.refused.append(Refusal("photo", f"These {len(taken)} photos add up to {size_words(size)}; the "
@@ -227,7 +231,7 @@ class _Batch:
 
     def accept(self, payload: dict[str, Any], suffix: str, upload: Upload | None = None, name: str = "") -> None:
         try:
-            accepted = queue.accept(
+            accepted = acceptance.accept(
                 scope_id=self.tenant_id, user_id=self.asked.identity.user.pk, kind=self.kind.name, payload=payload,
                 operation_key=f"form-{self.digest}-{suffix}", document=upload, batch=self.sent.batch,
                 now=queue_clock.now(),
@@ -271,32 +275,35 @@ def submit_again(asked: EdgeRequest, job_id: int) -> queue.Acceptance:
     """A failed job's input (its document or text) as a new job, under a new key (the form's)."""
     if asked.tenant_id is None:
         raise HttpError(403, "no_tenant", "your account belongs to no tenant, so it cannot submit jobs")
-    job = (Job.objects.for_scope(asked.tenant_id).filter(pk=job_id)
-           .only("kind", "state", "epoch", "payload", "document", "document_name", "document_type").first())
+    job = (Job.objects.for_scope(asked.tenant_id).filter(pk=job_id).select_related("document")
+           .only("kind", "state", "epoch", "payload", "document__name", "document__original_name",
+                 "document__content_type").first())
     if job is None:
         raise HttpError(404, "not_found", "no such job")
     if job.state != Job.State.DEAD:
         raise HttpError(409, "not_failed", "only a failed job can be submitted again")
     key = (asked.request.POST.get("idempotency_key") or "").strip()
     upload = None
-    if job.document:
+    document = document_of(job)
+    if document is not None:
         try:
-            content = document_store.read(job.document)
+            content = document_store.read(document.name)
         except FileNotFoundError:
             raise HttpError(409, "document_gone", "this job's document is no longer kept: choose the file "
                                                   "again on the submit page") from None
         except document_store.StoreUnavailable:
             raise HttpError(503, "store_unavailable", "the document store is unavailable; retry later",
                             headers={"Retry-After": str(document_store.STORE_RETRY_SECONDS)}) from None
-        upload = Upload(content=content, name=job.document_name or "document", content_type=job.document_type)
+        upload = Upload(content=content, name=document.original_name or "document",
+                        content_type=document.content_type)
     now = queue_clock.now()
     try:
-        acceptance = queue.accept(scope_id=asked.tenant_id, user_id=asked.identity.user.pk, kind=job.kind,
-                                  payload=job.payload, operation_key=f"again-{job.pk}-{key}" if key else "",
-                                  document=upload, now=now)
+        accepted = acceptance.accept(scope_id=asked.tenant_id, user_id=asked.identity.user.pk, kind=job.kind,
+                                     payload=job.payload, operation_key=f"again-{job.pk}-{key}" if key else "",
+                                     document=upload, now=now)
     except AcceptanceError as exc:
         raise HttpError.from_acceptance(exc) from None
-    if acceptance.created:  # the submitter's history says who sent it again (a teammate, perhaps)
-        queue.record_resubmission(job_id=job.pk, epoch=job.epoch, new_job_id=acceptance.job.pk,
+    if accepted.created:  # the submitter's history says who sent it again (a teammate, perhaps)
+        queue.record_resubmission(job_id=job.pk, epoch=job.epoch, new_job_id=accepted.job.pk,
                                   actor=f"user:{asked.identity.user.pk}", now=now)
-    return acceptance
+    return accepted

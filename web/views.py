@@ -32,7 +32,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 from django_htmx.http import HttpResponseClientRedirect
 
-from jobs import document_store, kinds, queue
+from documents import rules
+from documents import store as document_store
+from documents.models import original_name
+from jobs import kinds, queue
 from jobs.clock import queue_clock
 from jobs.models import Job
 
@@ -101,7 +104,7 @@ def render_form(request: HtmxHttpRequest, error: HttpError | None = None) -> Htt
     for refusal in refusals.refusals(request, error) if error else []:
         errors.setdefault(refusal.field or "form", []).append(refusal)
     offered = kinds.offered_kinds()
-    largest = max((k.max_document_bytes for k in offered), default=0)
+    largest = max((rules.max_bytes(k.name) for k in offered), default=0)
     template = "web/job_new.html" + ("#form" if request.htmx else "")
     return render(request, template, {
         "nav": "new", "kinds": offered, "operation_key": values.get("idempotency_key") or uuid.uuid4().hex,
@@ -392,9 +395,9 @@ def job_result(asked: EdgeRequest, job_id: int) -> HttpResponse:
 @edge.endpoint("GET", "HEAD")
 def job_page_image(asked: EdgeRequest, job_id: int, number: int) -> HttpResponseBase:
     """One page of a job's document as an image, kept beside the document when it was reviewed."""
-    job = status.job_document(tenant_id=asked.tenant_id, job_id=job_id)
+    document = status.job_document(tenant_id=asked.tenant_id, job_id=job_id).document
     with _store_reachable():
-        image = document_store.open_page_image(job.document, number)
+        image = document_store.open_page_image(document.name, number)
     if image is None:
         raise Http404("no such page")
     return FileResponse(image, content_type=document_store.PAGE_MEDIA_TYPE)
@@ -403,15 +406,15 @@ def job_page_image(asked: EdgeRequest, job_id: int, number: int) -> HttpResponse
 @edge.endpoint("GET", "HEAD")
 def job_document(asked: EdgeRequest, job_id: int) -> HttpResponseBase:
     """The document as it was sent: always saved as a file, never shown in the site's pages."""
-    job = status.job_document(tenant_id=asked.tenant_id, job_id=job_id)
+    document = status.job_document(tenant_id=asked.tenant_id, job_id=job_id).document
     with _store_reachable():
-        stored = document_store.open_document(job.document)
+        stored = document_store.open_document(document.name)
     if stored is None:
         raise Http404("the document is no longer kept")
     content, size = stored
     response = FileResponse(content, as_attachment=True,
-                            filename=document_store.download_filename(job.document_name),
-                            content_type=document_store.download_type(job.document_type))
+                            filename=document_store.download_filename(document.original_name),
+                            content_type=document_store.download_type(document.content_type))
     response["Content-Length"] = str(size)
     return response
 
@@ -509,8 +512,8 @@ def batch_detail(asked: EdgeRequest, batch: str) -> HttpResponse:
 @edge.endpoint("GET", "HEAD")
 def batch_export(asked: EdgeRequest, batch: str, extension: str = "csv") -> HttpResponse:
     found = status.batch_status(tenant_id=asked.tenant_id, batch=batch)
-    jobs = (Job.objects.filter(pk__in=[job.pk for job in found.jobs]).only(*status.LIST_FIELDS, "result")
-            .order_by("id"))
+    jobs = (Job.objects.filter(pk__in=[job.pk for job in found.jobs]).select_related("document")
+            .only(*status.LIST_FIELDS, "result").order_by("id"))
     return export_response(asked, exports.export(jobs, zone=export_zone(asked), link=job_link(asked)),
                            f"batch-{batch}", extension)
 
@@ -548,7 +551,7 @@ def attachment(body: str, content_type: str, filename: str) -> HttpResponse:
 
 def download_name(job: Job) -> str:
     """A file name from the document's, safe in a header: letters, digits, - and _ only."""
-    stem = (job.document_name or "").rsplit(".", 1)[0]
+    stem = original_name(job).rsplit(".", 1)[0]
     cleaned = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "-" for c in stem).strip("-")[:60]
     return f"{cleaned}-job-{job.pk}" if cleaned else f"job-{job.pk}"
 

@@ -13,14 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from accounts.models import User
+from documents.errors import DamagedDocument, DocumentTooComplex, DocumentUnpacksTooLarge, UnsupportedDocument
 from jobs import kinds, queue
-from jobs.errors import (
-    DamagedDocument,
-    DocumentTooComplex,
-    DocumentUnpacksTooLarge,
-    PayloadTooLarge,
-    UnsupportedDocument,
-)
+from jobs.errors import PayloadTooLarge
 from jobs.kinds import FailureCause
 from jobs.models import Job, JobEvent
 from jobs.queue import FailureCode

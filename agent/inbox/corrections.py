@@ -25,6 +25,7 @@ from agent.models import FieldCorrection
 from agent.reading import fields
 from agent.review import duplicates, register
 from agent.review.revision import MAX_CORRECTIONS, is_review, review_field, revise, with_corrections
+from documents.models import Document
 from jobs import queue
 from jobs.models import Job
 from web.kind_pages import Correction, Refused, Remark
@@ -95,7 +96,7 @@ def correct(*, job_id: int, tenant_id: int | None, user: User, field: str, value
 
 
 def _sha256(job_id: int) -> str:
-    return Job.objects.filter(pk=job_id).values_list("document_sha256", flat=True).first() or ""
+    return Document.objects.filter(job_id=job_id).values_list("sha256", flat=True).first() or ""
 
 
 def _typed(value: str | None) -> str:

@@ -44,6 +44,7 @@ from django.urls import reverse
 
 from accounts.models import User
 from agent.models import NotificationPreference, TriageAlert
+from documents.models import of as document_of
 from jobs import queue, tasks_backend
 from jobs.context import JobContext
 from jobs.kinds import FailureCause, Kind
@@ -156,9 +157,11 @@ def pending(user: User, *, since: datetime | None, now: datetime) -> Digest:
     if since is not None:
         recent = recent.filter(finished_at__gt=since)
     documents = list(recent.filter(state=Job.State.COMPLETED, needs_action=True)
-                     .only("pk", "document_name", "outcome_text", "batch").order_by("finished_at", "pk"))
+                     .select_related("document").only("pk", "document__original_name", "outcome_text", "batch")
+                     .order_by("finished_at", "pk"))
     failed = [job for job in recent.filter(state=Job.State.DEAD)
-              .only("pk", "kind", "document_name", "failure_code", "last_error", "batch").order_by("finished_at", "pk")
+              .select_related("document").only("pk", "kind", "document__original_name", "failure_code", "last_error",
+                                                "batch").order_by("finished_at", "pk")
               if wording.failure_cause(job.kind, job.failure_code) == FailureCause.DOCUMENT]  # hers to fix
     batches = []
     for name in sorted(set(recent.exclude(batch="").values_list("batch", flat=True))):
@@ -190,7 +193,8 @@ def batch_ended(jobs: Any) -> datetime | None:
 
 
 def document_name(job: Job) -> str:
-    return job.document_name or f"pasted text (job {job.pk})"
+    document = document_of(job)
+    return (document.original_name if document is not None else "") or f"pasted text (job {job.pk})"
 
 
 def compose(user: User, digest: Digest) -> EmailMessage:

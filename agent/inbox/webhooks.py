@@ -44,6 +44,7 @@ from typing import Any, cast
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.db.models import F
 from django.urls import reverse
 
 from agent.models import WebhookEndpoint
@@ -327,7 +328,8 @@ def deliver(ctx: JobContext) -> dict[str, Any]:
     event = ctx.payload["event"]
     endpoint = WebhookEndpoint.objects.filter(pk=ctx.payload["endpoint"], tenant_id=tenant_id).first()
     review = Job.objects.filter(pk=ctx.payload["job"], scope_id=tenant_id).values(
-        "id", "finished_at", "outcome", "outcome_text", "needs_action", "document_name").first()
+        "id", "finished_at", "outcome", "outcome_text", "needs_action",
+        document_name=F("document__original_name")).first()
     if endpoint is None or not endpoint.active or review is None:
         return {"event": event, "sent": False, "why": "the endpoint or the document is gone, or switched off"}
     try:

@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobs.errors import DamagedDocument
+from documents.errors import DamagedDocument
 
 from . import documents
 

@@ -2,7 +2,7 @@
 
 Made in the worker's isolated child during the review's extract step (after the document
 was read, so it passed every structural check), kept beside the stored document once
-(``jobs.document_store.store_page_images``) and served to the tenant's own members. A PDF's
+(``documents.handling.keep_pages``) and served to the tenant's own members. A PDF's
 pages are drawn by pdfium at a resolution for reading on a screen; a scan or a photo
 (PNG, JPEG, TIFF) is its own page image as OCR read it (``agent.reading.ocr.pages_of``: upright,
 straightened: the evidence boxes were measured on it), scaled down. Both are bounded: at
@@ -24,6 +24,7 @@ import math
 import time
 from typing import Any
 
+from documents import handling
 from jobs.context import JobContext
 
 from . import documents
@@ -45,7 +46,7 @@ Drawn = tuple[bytes, int, int]  # PNG bytes, width, height
 def keep(ctx: JobContext, content: bytes, media_type: str, turns: dict[int, int] | None = None) -> None:
     """Draw this job's document's pages and keep them beside it, unless they are kept already;
     ``turns``: the pages OCR read turned a quarter (number: degrees counter-clockwise), drawn so."""
-    if not drawable(media_type) or ctx.has_page_images():
+    if not drawable(media_type) or handling.pages_kept(ctx):
         return
     try:
         images = render(content, media_type, turns=turns)
@@ -56,7 +57,7 @@ def keep(ctx: JobContext, content: bytes, media_type: str, turns: dict[int, int]
         images = []
         log.warning("job %s: page images skipped: %s", ctx.job_id, type(exc).__name__)
     if images:
-        ctx.keep_page_images(images)
+        handling.keep_pages(ctx, images)
 
 
 def drawable(media_type: str) -> bool:

@@ -216,7 +216,7 @@ def of_jobs(job_ids: list[int]) -> dict[int, Duplicate]:
                                                duplicate_of__scope_id=F("tenant_id"))
             .values_list("job_id", "match", "duplicate_of_id", "duplicate_of__created_at",
                          "duplicate_of__submitted_by_id", "duplicate_of__submitted_by__username",
-                         "duplicate_of__document_name"))
+                         "duplicate_of__document__original_name"))
     return {job_id: Duplicate(job_id=original, sent_at=sent_at, by=username or "", by_id=by_id,
                               document_name=name or "", match=match)
             for job_id, match, original, sent_at, by_id, username, name in rows}

@@ -135,8 +135,9 @@ def _note_inputs(job_ids: list[int]) -> dict[int, dict[str, Any]]:
     pasted text, and whether an e-invoice had visible text to compare (from the checkpoint's last
     output, never its text)."""
     inputs: dict[int, dict[str, Any]] = {
-        pk: {"document_name": (name or "")[:120], "source": "document" if document else "inline"}
-        for pk, name, document in Job.objects.filter(pk__in=job_ids).values_list("pk", "document_name", "document")}
+        pk: {"document_name": (name or "")[:120], "source": "document" if stored else "inline"}
+        for pk, name, stored in Job.objects.filter(pk__in=job_ids).values_list(
+            "pk", "document__original_name", "document__name")}
     for job_id, has_text in Checkpoint.objects.filter(job_id__in=job_ids).values_list(
             "job_id", "latest_output__has_text"):
         inputs.setdefault(job_id, {})["has_text"] = bool(has_text)

@@ -22,6 +22,7 @@ from agent.reading import documents, fields, reading
 from agent.reading import findings as findings_
 from agent.reading.pages import keep as keep_page_images
 from agent.reading.pages import turns_of as pages_turned
+from documents import handling
 from jobs.context import JobContext
 from jobs.errors import AcceptanceError
 from jobs.kinds import JobFailed
@@ -54,13 +55,13 @@ class Tool(Step):
 
 def extract(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]) -> dict[str, Any]:
     """This job's document (or inline text): its text and layout, its e-invoice, page count and warnings."""
-    job = ctx.job()
+    document = handling.of_job(ctx)
     warnings: list[str] = []
     try:
-        if job["document"]:
+        if document is not None:
             started = time.perf_counter()
-            content = ctx.document()
-            media_type = job["document_type"] or reading.media_type(content)
+            content = handling.read(ctx)
+            media_type = document.content_type or reading.media_type(content)
             ocr_seconds = [0.0]
 
             @contextmanager
@@ -98,7 +99,7 @@ def extract(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]
     return {
         **read,
         "source": source,
-        "document_name": (job["document_name"] or "")[:120],
+        "document_name": (document.original_name if document is not None else "")[:120],
         "warnings": _bounded(warnings + read["warnings"]),
     }
 

@@ -19,6 +19,7 @@ from django.dispatch import Signal
 from agent.models import Checkpoint
 from agent.reading import fields
 from agent.reading import findings as findings_
+from documents import handling
 from jobs import queue
 from jobs.context import JobContext
 from jobs.kinds import JobCancelled, JobFailed, Summary
@@ -51,7 +52,7 @@ def run(ctx: JobContext, *, planner: planners.Planner) -> dict[str, Any]:
             checkpoint.next_step = SEQUENCE[checkpoint.step_index] if checkpoint.step_index < len(SEQUENCE) else ""
             checkpoint.updated_at = ctx.now()
             checkpoint.save()
-    source = "document" if ctx.job()["document"] else "inline"
+    source = "document" if handling.of_job(ctx) is not None else "inline"
     while True:
         if ctx.stop.is_set():  # asked to stop (shutdown, a lost lease, a cancel): between steps
             raise JobFailed("stopped between steps; the checkpoint keeps the progress", code="shutdown")
@@ -108,8 +109,9 @@ def load(ctx: JobContext) -> Checkpoint:
 
 def fingerprint(ctx: JobContext, checkpoint: Checkpoint) -> None:
     """Record what identifies the reviewed invoice, to flag the same one sent again (agent.review.duplicates)."""
-    job = ctx.job()
-    recorded = duplicates.record(job_id=ctx.job_id, tenant_id=job["scope_id"], sha256=job["document_sha256"],
+    document = handling.of_job(ctx)
+    recorded = duplicates.record(job_id=ctx.job_id, tenant_id=ctx.job()["scope_id"],
+                                 sha256=document.sha256 if document is not None else "",
                                  fields=checkpoint.latest_output.get("fields") or {}, now=ctx.now())
     found = duplicates.finding(recorded)
     if found is not None:  # the result says so too, as a finding that blocks paying it

@@ -16,7 +16,6 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 
-from .. import document_store
 from ..clock import Clock, queue_clock
 from ..models import Job, JobQuerySet
 from . import kind_triage
@@ -166,6 +165,10 @@ class JobAdmin(JobPageFields, TriageActions):
         )
         return [needs_human_first.asc(), "-id"]
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Job]:
+        """Each job with its kept input's name (``input_name``, "" without one): the list's column."""
+        return super().get_queryset(request).annotate(input_name=kind_triage.job_input().name())
+
     def get_search_results(self, request: HttpRequest, queryset: QuerySet[Job],
                            search_term: str) -> tuple[QuerySet[Job], bool]:
         """Exact id or exact operation key (what a submitter quotes in a support request), or words of
@@ -173,7 +176,10 @@ class JobAdmin(JobPageFields, TriageActions):
         term = search_term.strip().lstrip("#")
         if not term:
             return queryset, False
-        match = Q(operation_key=term) | Q(document_name__icontains=term)
+        match = Q(operation_key=term)
+        by_name = kind_triage.job_input().search(term)
+        if by_name is not None:
+            match |= by_name
         if term.isdigit() and len(term) < ID_DIGITS:
             match |= Q(pk=int(term))
         return queryset.filter(match), False
@@ -198,7 +204,8 @@ class JobAdmin(JobPageFields, TriageActions):
             buttons = [t for t in TRIAGES.values() if job.state in t.from_states]
         shown: dict[str, Any] = {}
         pane = kind_triage.document_pane()  # the product's, registered when it loads (NO_DOCUMENT_PANE)
-        if job is not None and job.document and pane.shows_documents and self.may_see_input(request):
+        if (job is not None and pane.shows_documents and self.may_see_input(request)
+                and kind_triage.job_input().has(job)):
             shown = {"show_document_url": "?document=1#document"}
             if request.method == "GET" and ("document" in request.GET or "page" in request.GET):
                 shown |= {"document": self.document_pane(request, job, pane), "document_media": pane.media}
@@ -219,7 +226,7 @@ class JobAdmin(JobPageFields, TriageActions):
     def document_pane(self, request: HttpRequest, job: Job, pane: kind_triage.DocumentPane) -> SafeString:
         """The document beside the result, as the product shows it (with the admin's own URLs).
         Opened on request, never by merely opening the job, and each opening is logged."""
-        self.log_change(request, job, f"Viewed the document's pages ({job.document_name or 'unnamed'}).")
+        self.log_change(request, job, f"Viewed the document's pages ({input_name(job) or 'unnamed'}).")
         return pane.render(job, page_url=lambda n: reverse("admin:jobs_job_page", args=[job.pk, n]),
                            download_url=reverse("admin:jobs_job_document", args=[job.pk]),
                            requested=request.GET.get("page"))
@@ -245,25 +252,24 @@ class JobAdmin(JobPageFields, TriageActions):
 
     def document_view(self, request: HttpRequest, object_id: str) -> FileResponse:
         job = self._input_of(request, object_id)
-        stored = document_store.open_document(job.document) if job.document else None
+        stored = kind_triage.job_input().open(job)
         if stored is None:
             raise Http404("this job has no stored document")
-        self.log_change(request, job, f"Downloaded the document ({job.document_name or 'unnamed'}).")
+        self.log_change(request, job, f"Downloaded the document ({input_name(job) or 'unnamed'}).")
         # An attachment: the browser saves it, never renders a scope's file in the admin's origin.
-        response = FileResponse(stored[0], as_attachment=True,
-                                filename=document_store.download_filename(job.document_name),
-                                content_type=document_store.download_type(job.document_type))
-        response["Content-Length"] = str(stored[1])
+        response = FileResponse(stored.file, as_attachment=True, filename=stored.filename,
+                                content_type=stored.content_type)
+        response["Content-Length"] = str(stored.size)
         response["Cache-Control"] = "no-store, private"
         return response
 
     def page_view(self, request: HttpRequest, object_id: str, number: int) -> FileResponse:
         """One page image of the job's document (the job page's pane, opened and logged there)."""
         job = self._input_of(request, object_id)
-        image = document_store.open_page_image(job.document, number) if job.document else None
+        image = kind_triage.job_input().open_page(job, number)
         if image is None:
             raise Http404("no such page")
-        response = FileResponse(image, content_type=document_store.PAGE_MEDIA_TYPE)
+        response = FileResponse(image.file, content_type=image.content_type)
         response["Cache-Control"] = "no-store, private"
         return response
 
@@ -274,3 +280,9 @@ class JobAdmin(JobPageFields, TriageActions):
         response["Content-Disposition"] = f'attachment; filename="job-{job.pk}-payload.json"'
         response["Cache-Control"] = "no-store"
         return response
+
+
+def input_name(job: Job) -> str:
+    """The name of the input kept beside the job's payload ("" without one), as the admin's query
+    annotates it (``JobAdmin.get_queryset``)."""
+    return str(getattr(job, "input_name", "") or "")

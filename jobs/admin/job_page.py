@@ -51,14 +51,16 @@ class JobColumns:
             return format_html('<strong class="job-state job-state-{}">{}</strong>', obj.state, obj.state)
         return obj.state
 
-    @admin.display(description="document / kind", ordering="document_name")
-    def document_column(self, obj: Job) -> str:  # not "document": that is the stored file's field
-        """The document's name (whole on hover and on the job's page), its job kind under it."""
-        if not obj.document_name:
+    @admin.display(description="document / kind", ordering="input_name")
+    def document_column(self, obj: Job) -> str:
+        """The kept input's name (whole on hover and on the job's page; ``kind_triage.JobInput``), its
+        job kind under it."""
+        shown = str(getattr(obj, "input_name", "") or "")
+        if not shown:
             name = format_html('<span class="job-document">{}</span>', "pasted text" if obj.payload else "—")
         else:
-            name = format_html('<span class="job-document" title="{}">{}</span>', obj.document_name,
-                               Truncator(obj.document_name).chars(DOCUMENT_NAME_SHOWN))
+            name = format_html('<span class="job-document" title="{}">{}</span>', shown,
+                               Truncator(shown).chars(DOCUMENT_NAME_SHOWN))
         return format_html('{}<span class="job-kind">{}</span>', name, obj.kind)
 
     @admin.display(description="scope", ordering="scope__slug")
@@ -124,17 +126,20 @@ class JobPageFields(JobColumns):
 
     @admin.display(description="same document")
     def same_document(self, obj: Job) -> str:
-        """The scope's other jobs of the same file (its SHA-256), newest first: never another scope's."""
-        if not obj.document_sha256:
+        """The scope's other jobs of the same file (``kind_triage.JobInput.same``), newest first: never
+        another scope's."""
+        job_input = kind_triage.job_input()
+        same = job_input.same(obj)
+        if same is None:
             return "— (no stored document)"
-        others = (Job.objects.filter(scope_id=obj.scope_id, document_sha256=obj.document_sha256)
-                  .exclude(pk=obj.pk).order_by("-id").only("id", "state", "document_name", "created_at"))
+        others = (same.filter(scope_id=obj.scope_id).exclude(pk=obj.pk).order_by("-id")
+                  .only("id", "state", "created_at").annotate(input_name=job_input.name()))
         shown = list(others[:SAME_DOCUMENT_SHOWN])
         if not shown:
             return format_html("none: no other job of {} has this file", obj.scope)
         now = self.clock.now()
         rows = format_html_join("", '<li><a href="{}">job {}</a> {} — {}, {} ago</li>', (
-            (reverse("admin:jobs_job_change", args=[job.pk]), job.pk, job.document_name or "", job.state,
+            (reverse("admin:jobs_job_change", args=[job.pk]), job.pk, job.input_name or "", job.state,
              short_age(now - job.created_at)) for job in shown))
         more = others.count() - len(shown) if len(shown) == SAME_DOCUMENT_SHOWN else 0
         tail = format_html("<p>and {} older</p>", more) if more else ""
@@ -187,19 +192,13 @@ class JobPageFields(JobColumns):
 
     @admin.display(description="document")
     def document_summary(self, obj: Job) -> str:
-        if not obj.document:
-            return "—"
-        return format_html(
-            "{} ({}, {} bytes)<br>SHA-256 <code>{}</code>",
-            obj.document_name or "document", obj.document_type or "unknown type",
-            f"{obj.document_size or 0:,}", obj.document_sha256,
-        )
+        return kind_triage.job_input().summary(obj)
 
     @admin.display(description="content")
     def input_downloads(self, obj: Job) -> str:
         """Only on superusers' pages (see get_fieldsets); each download is logged."""
         links = [(reverse("admin:jobs_job_payload", args=[obj.pk]), "Download the payload (JSON)")]
-        if obj.document:
+        if kind_triage.job_input().has(obj):
             links.append((reverse("admin:jobs_job_document", args=[obj.pk]), "Download the document"))
         return format_html_join(" · ", '<a href="{}">{}</a>', links)
 

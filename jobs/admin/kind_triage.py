@@ -8,20 +8,24 @@ kind from ``AppConfig.ready()``; a kind that registers none gets the queue's lin
 (``GenericTriage``). What a kind keeps it says with a capability flag, as Django's task
 backends say ``supports_defer``, so the page branches on the flag, never on a missing hook.
 
-Two things the page asks of the product, not of a kind: how a job's stored document is shown
-beside its result (its pages, what the result points at on them), and where its submitters see
-the job. The product registers one ``DocumentPane`` and one submitter page for the site from
-``AppConfig.ready()``; without them the page offers the download alone (``NO_DOCUMENT_PANE``)
-and names no submitter's page, and the queue's templates and URLs name none of the product's.
+Three things the admin asks of the site, not of a kind: the input a job keeps beside its payload
+(its name in the list and the search, its metadata, the other jobs of the same input, the
+download: a ``JobInput``, registered by the app that keeps it), how that input is shown beside
+the result (its pages, what the result points at on them), and where its submitters see the job.
+Each is registered once for the site from ``AppConfig.ready()``; without them the list names no
+input, the page offers no download and no pane (``NO_JOB_INPUT``, ``NO_DOCUMENT_PANE``) and names
+no submitter's page, and the queue's templates and URLs name none of the product's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from django import forms
+from django.db.models import CharField, Expression, Q, QuerySet, Value
 
 from ..registry import KindRegistry
 
@@ -69,6 +73,90 @@ register = _triage.register
 register_later = _triage.register_later
 registered = _triage.registered
 of = _triage.of
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A job's kept input (or a page image of it), open to be read in pieces."""
+
+    file: Any  # a binary file: ``read(n)``, ``close()``
+    size: int | None
+    content_type: str
+    filename: str = ""
+
+
+class JobInput(Protocol):
+    """The input a job keeps beside its payload, as staff's list and page show it; its content only
+    to staff granted ``view_document`` (the admin checks, and logs each look)."""
+
+    def name(self) -> Expression:
+        """The input's name for each job of a query ("" without one): the list's column, sorted by it."""
+        ...
+
+    def search(self, term: str) -> Q | None:
+        """Jobs whose input's name holds ``term`` (None: the input is not searched)."""
+        ...
+
+    def has(self, job: Job) -> bool:
+        ...
+
+    def summary(self, job: Job) -> str:
+        """Its metadata as HTML (name, type, size, digest), never its content; "—" without one."""
+        ...
+
+    def same(self, job: Job) -> QuerySet[Job] | None:
+        """The scope's other jobs of the same input, newest first (None: it has none)."""
+        ...
+
+    def open(self, job: Job) -> Opened | None:
+        """The input to download, named and typed as it may be saved; None: not kept."""
+        ...
+
+    def open_page(self, job: Job, number: int) -> Opened | None:
+        """Image ``number`` of its pages, if one is kept."""
+        ...
+
+
+class NoJobInput:
+    """No app keeps an input beside the payload: jobs are their payload alone."""
+
+    def name(self) -> Expression:
+        return Value("", output_field=CharField())
+
+    def search(self, term: str) -> Q | None:
+        return None
+
+    def has(self, job: Job) -> bool:
+        return False
+
+    def summary(self, job: Job) -> str:
+        return "—"
+
+    def same(self, job: Job) -> QuerySet[Job] | None:
+        return None
+
+    def open(self, job: Job) -> Opened | None:
+        return None
+
+    def open_page(self, job: Job, number: int) -> Opened | None:
+        return None
+
+
+NO_JOB_INPUT: JobInput = NoJobInput()
+_job_input: list[JobInput] = []  # the one the site registered, if any
+
+
+def register_job_input(job_input: JobInput) -> JobInput:
+    """Show and find jobs by ``job_input`` on staff's list and pages; from ``AppConfig.ready()``, once a site."""
+    if _job_input and _job_input[0] is not job_input:
+        raise ValueError("a job input is already registered")
+    _job_input[:] = [job_input]
+    return job_input
+
+
+def job_input() -> JobInput:
+    """The registered job input; ``NO_JOB_INPUT`` when none is."""
+    return _job_input[0] if _job_input else NO_JOB_INPUT
 
 
 class DocumentPane(Protocol):

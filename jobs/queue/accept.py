@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 import jsonschema
 from django.db import IntegrityError
 
-from jobs import document_store, kinds, sql
+from jobs import kinds, sql
 from jobs.errors import (
     InvalidOperationKey,
     InvalidPayload,
@@ -19,7 +20,6 @@ from jobs.errors import (
     Reason,
     ScopeQueueFull,
     UnknownKind,
-    UnsupportedDocument,
 )
 from jobs.models import Job, Scope
 from jobs.writelock import write_transaction
@@ -37,7 +37,8 @@ def accept(
     payload: Any,
     operation_key: str,
     now: datetime,
-    document: document_store.Upload | None = None,
+    input_digest: str = "",
+    attach: Callable[[Job], object] | None = None,
     offered_only: bool = True,
     batch: str = "",
     priority: int = 0,
@@ -52,23 +53,27 @@ def accept(
     holds the job back until then (its deadline counts from then); ``max_attempts`` and
     ``deadline`` override the defaults for this job; ``batch`` groups jobs submitted
     together; ``priority`` orders claims within the fairness rule.
+
+    An input kept beside the payload (another app's: ``documents`` keeps a document) is the
+    caller's: ``input_digest`` names it in the request's fingerprint (a retry must repeat it), and
+    ``attach(job)`` writes its row in the insert's transaction, right after the job's, so both
+    commit or neither; a retry answered with the job already accepted attaches nothing.
     """
-    kind_spec, key, payload, encoded = _checked(kind, payload, operation_key, document, offered_only=offered_only)
-    _check_waiting(scope_id, user_id, key)
-    # Stored (named by its digest, written once) before the row that names it commits.
-    stored = document_store.check_and_store(document, kind_spec, scope_id=scope_id) if document is not None else None
+    kind_spec, key, payload, encoded = checked(kind, payload, operation_key, attached=bool(input_digest),
+                                               offered_only=offered_only)
+    check_waiting(scope_id, user_id, key)
 
     start = max(available_at or now, now)
-    fingerprint = _fingerprint(kind, encoded, stored.sha256 if stored else "", [
+    fingerprint = _fingerprint(kind, encoded, input_digest, [
         priority, start.isoformat() if available_at else "", max_attempts or 0,
         deadline.total_seconds() if deadline else 0])
-    row = Job(scope_id=scope_id, submitted_by_id=user_id, kind=kind, payload=payload, **_document(stored),
-              operation_key=key, request_fingerprint=fingerprint, state=QUEUED, available_at=start,
+    row = Job(scope_id=scope_id, submitted_by_id=user_id, kind=kind, payload=payload, operation_key=key,
+              request_fingerprint=fingerprint, state=QUEUED, available_at=start,
               max_attempts=max_attempts or queue_settings().max_attempts,
               deadline=start + (deadline or kind_spec.deadline), batch=batch[:64], priority=priority,
               created_at=now, updated_at=now)
     try:
-        _commit(row, now)
+        _commit(row, now, attach)
     except IntegrityError:
         existing = Job.objects.filter(scope_id=scope_id, submitted_by_id=user_id, operation_key=key).first()
         if existing is None:  # the constraint that fired was not ours
@@ -81,26 +86,19 @@ def accept(
     return Acceptance(row, created=True)
 
 
-def _document(stored: document_store.Stored | None) -> dict[str, Any]:
-    """The job's columns about its stored document (empty without one)."""
-    if stored is None:
-        return {"document": "", "document_name": "", "document_type": "", "document_size": None,
-                "document_sha256": ""}
-    return {"document": stored.name, "document_name": stored.original_name, "document_type": stored.content_type,
-            "document_size": stored.size, "document_sha256": stored.sha256}
-
-
-def _fingerprint(kind: str, encoded: str, document_sha256: str, options: list[Any]) -> str:
-    """What a retry of the same request must repeat: its kind, payload, document and options
+def _fingerprint(kind: str, encoded: str, input_digest: str, options: list[Any]) -> str:
+    """What a retry of the same request must repeat: its kind, payload, attached input and options
     (the options only when one of them is not its default)."""
     return hashlib.sha256(
-        json.dumps([kind, encoded, document_sha256, *(options if any(options) else [])]).encode()
+        json.dumps([kind, encoded, input_digest, *(options if any(options) else [])]).encode()
     ).hexdigest()
 
 
-def _checked(kind: str, payload: Any, operation_key: str, document: document_store.Upload | None, *,
-             offered_only: bool) -> tuple[kinds.Kind, str, dict[str, Any], str]:
-    """The kind, operation key, payload and its canonical JSON, once every check passed."""
+def checked(kind: str, payload: Any, operation_key: str, *, attached: bool,
+            offered_only: bool = True) -> tuple[kinds.Kind, str, dict[str, Any], str]:
+    """The kind, operation key, payload and its canonical JSON, once every check passed; ``attached``:
+    an input comes beside the payload. Writes nothing: a caller that keeps that input first
+    checks the request with this before keeping anything."""
     kind_spec = kinds.offered(kind) if offered_only else kinds.get(kind)
     if kind_spec is None:
         raise UnknownKind(f"unknown job kind {kind!r}", field="kind")
@@ -114,24 +112,25 @@ def _checked(kind: str, payload: Any, operation_key: str, document: document_sto
             f"payload is larger than {kind_spec.max_payload_bytes} bytes for kind {kind!r}", field="payload"
         )
     _check_schema(kind_spec, payload)
-    if document is not None and not kind_spec.accepts_document:
-        raise UnsupportedDocument(f"kind {kind!r} takes no document", field="document")
     if kind_spec.check_input is not None:
-        kind_spec.check_input(payload=payload, has_document=document is not None)
+        kind_spec.check_input(payload=payload, attached=attached)
     return kind_spec, key, payload, encoded
 
 
-def _commit(job: Job, now: datetime) -> None:
-    """Insert the job with its event; one claimable now gets its place among the scopes' turns."""
+def _commit(job: Job, now: datetime, attach: Callable[[Job], object] | None) -> None:
+    """Insert the job with its event (and the caller's row about its input); one claimable now
+    gets its place among the scopes' turns."""
     with write_transaction():
         job.save(force_insert=True)
+        if attach is not None:
+            attach(job)
         if job.available_at <= now:
             sql.current().stamp_one(job.pk, fair=queue_settings().fair_claims)
         record(job.pk, "", QUEUED, 0, actor=f"user:{job.submitted_by_id}", reason="accepted", now=now)
         notify_accepted()
 
 
-def _check_waiting(scope_id: int, user_id: int, key: str) -> None:
+def check_waiting(scope_id: int, user_id: int, key: str) -> None:
     """Refuse a new job of a scope that has its limit of jobs waiting (429), writing nothing.
 
     A retry of a request already accepted is not a new job: it gets its job, full or not.

@@ -30,7 +30,7 @@ class NotAmendable(Exception):
 class Amendment:
     """The completed job being amended, and how its summary follows the amended result."""
 
-    job: Job  # id, kind, epoch, result, document and its name, as they are inside the transaction
+    job: Job  # id, scope, kind, epoch and result, as they are inside the transaction
 
     def restate(self, result: dict[str, Any]) -> kinds.Summary | None:
         """Store the kind's summary of ``result`` (the list's outcome, needs-action, reference) and
@@ -62,6 +62,6 @@ def amending(*, job_id: int, scope_id: int | None, actor: str, reason: str, now:
         if not Job.objects.filter(pk=job_id, scope_id=scope_id, state=COMPLETED).update(updated_at=now):
             state = Job.objects.filter(pk=job_id, scope_id=scope_id).values_list("state", flat=True).first()
             raise NotAmendable(state)
-        job = Job.objects.only("id", "scope_id", "kind", "epoch", "result", "document", "document_name").get(pk=job_id)
+        job = Job.objects.only("id", "scope_id", "kind", "epoch", "result").get(pk=job_id)
         record(job_id, COMPLETED, "", job.epoch, actor=actor, reason=reason, now=now)
         yield Amendment(job)

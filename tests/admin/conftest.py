@@ -13,6 +13,7 @@ from html import unescape
 import pytest
 from django.contrib.auth.models import Permission
 
+from documents.rules import DocumentRules
 from jobs import kinds
 from jobs.admin import JobAdmin, kind_triage
 from jobs.models import Job
@@ -109,9 +110,8 @@ def progress_kind(register_kind, register_triage):
     """A kind that takes documents and reports a checkpoint, as the agent's kind does."""
     checkpoints: dict[int, dict] = {}
     register_kind(kinds.Kind(
-        name="test.review", handler=lambda ctx: {}, accepts_document=True, max_document_bytes=10_000,
-        payload_schema={"type": "object"},
-    ))
+        name="test.review", handler=lambda ctx: {}, payload_schema={"type": "object"},
+    ), documents=DocumentRules(max_bytes=10_000))
     register_triage("test.review", Triage(checkpoint_of=checkpoints.get))
     return checkpoints
 

@@ -10,8 +10,9 @@ from django.contrib.admin.models import LogEntry
 
 from accounts import tokens
 from accounts.models import ApiToken, Tenant, User
-from jobs import document_store
+from documents import store as document_store
 from jobs.models import Job
+from tests.conftest import name_document
 
 from .conftest import CHANGELIST, STATES, Triage, confirm, start_action
 
@@ -94,7 +95,8 @@ def test_the_list_columns_say_what_triage_needs(client, triager, in_state, clock
     job = in_state("dead")
     Job.objects.filter(pk=job.pk).update(created_at=clock.now())  # in_state backdates each job a little more
     clock.advance(hours=2, minutes=5)
-    Job.objects.filter(pk=job.pk).update(last_error="x" * 500 + "\nsecond line", document_name="invoice-0142.pdf")
+    Job.objects.filter(pk=job.pk).update(last_error="x" * 500 + "\nsecond line")
+    name_document(job.pk, "invoice-0142.pdf")
     client.force_login(triager)
     text = client.get(CHANGELIST).content.decode()
     assert '<td class="field-scope_column"><span class="job-who">acme</span></td>' in text and "1/3" in text
@@ -123,7 +125,7 @@ def test_search_finds_a_job_by_its_documents_name_and_the_list_filters_by_submit
                                                                                   make_member):
     carol = make_member("acme", "carol")
     mine, carols = in_state("dead"), in_state("dead", user=carol)
-    Job.objects.filter(pk=mine.pk).update(document_name="Rechnung-Nordlicht-0142.pdf")
+    name_document(mine.pk, "Rechnung-Nordlicht-0142.pdf")
     client.force_login(triager)
     assert list(client.get(CHANGELIST, {"q": "nordlicht"}).context["cl"].result_list) == [Job.objects.get(pk=mine.pk)]
     by_carol = client.get(CHANGELIST, {"submitted_by__id__exact": carol.pk}).context["cl"].result_list
@@ -170,7 +172,7 @@ def test_the_job_page_shows_triage_the_input_metadata_but_never_the_text_nor_a_w
     text = client.get(f"{CHANGELIST}{job.pk}/change/").content.decode()
     assert "Confidential supplier letter" not in text and "ACME GmbH" not in text
     assert "text, 28 characters" in text and "<code>pages</code>: 2" in text
-    assert "invoice.pdf" in text and job.document_sha256 in text
+    assert "invoice.pdf" in text and job.document.sha256 in text
     assert "/document/" not in text and "/payload/" not in text
     assert client.get(f"{CHANGELIST}{job.pk}/document/").status_code == 403
     assert client.get(f"{CHANGELIST}{job.pk}/payload/").status_code == 403

@@ -16,9 +16,9 @@ from agent.models import ProviderCall
 from agent.review import model_reader
 from agent.review import planner as planners
 from agent.review.planner import ChatCompletionsPlanner
+from documents.store import Upload
 from jobs import kinds, queue
 from jobs.admin import utc
-from jobs.document_store import Upload
 from jobs.kinds import JobFailed
 from jobs.models import Job
 from tests.agent.conftest import drive
@@ -337,7 +337,7 @@ def test_the_same_document_lists_the_tenants_other_jobs_of_that_file_never_anoth
     assert queue.cancel(job_id=cancelled.pk, actor="user:1", reason="", now=clock.now()).state == "cancelled"
     other_file = submitted(b"%PDF-1.4 another invoice", "other.pdf")
     bobs = submitted(b"%PDF-1.4 the invoice", "invoice.pdf", user=bob)  # the same bytes, another tenant
-    assert len({job.document_sha256, again.document_sha256, bobs.document_sha256}) == 1
+    assert len({job.document.sha256, again.document.sha256, bobs.document.sha256}) == 1
     client.force_login(triager)
     page = page_of(client, job)
     listed = page[page.index('<ul class="job-same-document">'):].split("</ul>")[0]

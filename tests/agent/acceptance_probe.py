@@ -51,8 +51,9 @@ def main() -> int:
     django.setup()
     from django.utils import timezone
 
-    from jobs import kinds, queue
-    from jobs.document_store import Upload
+    from documents import acceptance
+    from documents.store import Upload
+    from jobs import kinds
     from jobs.errors import AcceptanceError
 
     # A web process that has checked a document before: the reader is loaded (``kinds.warmed``),
@@ -65,8 +66,8 @@ def main() -> int:
     reset_peak()
     started = time.perf_counter()
     try:
-        job = queue.accept(scope_id=args.tenant_id, user_id=args.user_id, kind="document_review", payload={},
-                           operation_key=args.key, now=timezone.now(), document=upload).job
+        job = acceptance.accept(scope_id=args.tenant_id, user_id=args.user_id, kind="document_review", payload={},
+                                operation_key=args.key, now=timezone.now(), document=upload).job
         outcome = f"accepted {job.pk}"
     except AcceptanceError as exc:
         outcome = f"refused {exc.status} {exc.code}: {exc.message}"

@@ -15,9 +15,9 @@ from agent import samples
 from agent.review import workflow
 from agent.review.planner import Planner, View
 from agent.review.steps import Proposal
+from documents.store import Upload
 from jobs import queue
 from jobs.context import JobContext
-from jobs.document_store import Upload
 from jobs.kinds import JobDeferred, JobFailed
 from jobs.models import Job
 

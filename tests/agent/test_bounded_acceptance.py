@@ -11,9 +11,11 @@ import time
 
 import pytest
 
-from jobs import bounded, document_store
-from jobs.document_store import Upload
-from jobs.errors import DocumentNotChecked, DocumentTooComplex
+from documents import store as document_store
+from documents.errors import DocumentNotChecked, DocumentTooComplex
+from documents.rules import DocumentRules
+from documents.store import Upload
+from jobs import bounded
 from jobs.kinds import Kind
 from jobs.models import Job
 from tests import hostile
@@ -45,9 +47,9 @@ def test_structure_known_to_be_expensive_is_refused_before_it_is_paid_for(review
     assert not Job.objects.exists() and not list(media_root.rglob("*.*"))
 
 
-def checking(check) -> Kind:
-    """A kind whose document check is ``check``."""
-    return Kind(name="test.checked", handler=lambda ctx: {}, check_document=check)
+def checking(check) -> tuple[Kind, DocumentRules]:
+    """A kind whose document check is ``check``, and its document rules."""
+    return Kind(name="test.checked", handler=lambda ctx: {}), DocumentRules(check=check)
 
 
 def spin(**kwargs):
@@ -95,24 +97,24 @@ def test_a_check_past_its_bound_is_killed_and_the_document_refused_as_too_comple
     started = time.monotonic()
     with pytest.raises(DocumentTooComplex, match="the document is too complex to check: reading its structure "
                                                  "takes more than the 1 s of processor time") as refused:
-        document_store.bounded_check(Upload(b"x", "x.pdf", "application/pdf"), checking(check))
+        document_store.bounded_check(Upload(b"x", "x.pdf", "application/pdf"), *checking(check))
     assert time.monotonic() - started < wall + 1.0
     assert refused.value.code == "too_complex"
     assert f"over its {why} bound" in caplog.text
 
 
 def test_a_check_that_runs_out_of_its_batchs_time_is_refused_to_be_sent_again_alone(quick_bound):
-    upload, kind = Upload(b"x", "x.pdf", "application/pdf"), checking(stall)
+    upload, checked = Upload(b"x", "x.pdf", "application/pdf"), checking(stall)
     with document_store.checks_end_by(time.monotonic() + 0.5), pytest.raises(DocumentNotChecked) as refused:
-        document_store.bounded_check(upload, kind)
+        document_store.bounded_check(upload, *checked)
     assert (refused.value.code, refused.value.message) == ("not_checked_in_time",
                                                            "not checked in time: send it again on its own")
     with document_store.checks_end_by(time.monotonic() + 0.1), pytest.raises(DocumentNotChecked):
-        document_store.bounded_check(upload, checking(lambda **kwargs: 1 / 0))  # never started
+        document_store.bounded_check(upload, *checking(lambda **kwargs: 1 / 0))  # never started
 
 
 def test_the_check_answers_from_its_child_what_it_would_have_in_process():
     assert bounded.run(lambda: "application/pdf", cpu_seconds=1, memory_mb=64, wall=5) == "application/pdf"
     with pytest.raises(DocumentTooComplex, match="the PDF has 2"):  # a refusal travels whole, field and all
         document_store.bounded_check(Upload(pdf_to_rebuild(), "x.pdf", "application/pdf"),
-                                checking(__import__("agent.reading.documents").reading.documents.check_document))
+                                     *checking(__import__("agent.reading.documents").reading.documents.check_document))

@@ -13,8 +13,9 @@ from agent import presentation
 from agent.inbox import corrections
 from agent.models import FieldCorrection
 from agent.review import revision, workflow
+from documents import acceptance
+from documents.store import Upload
 from jobs import kinds, queue
-from jobs.document_store import Upload
 from jobs.models import Job, JobEvent
 from tests.conftest import claim_first
 from tests.web.conftest import evidenced_review_result, review_result
@@ -34,9 +35,9 @@ def completed_review(clock, alice):
 
     def make(result: dict, *, user=None, name: str = "invoice-bad-iban.pdf") -> Job:
         user = user or alice
-        job = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                           operation_key=f"corrections-{next(_keys)}", now=clock.now(),
-                           document=Upload(b"Invoice", name, "text/plain")).job
+        job = acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+                                operation_key=f"corrections-{next(_keys)}", now=clock.now(),
+                                document=Upload(b"Invoice", name, "text/plain")).job
         claim = claim_first(job, now=clock.now(), worker="test")
         assert queue.complete(job_id=job.pk, epoch=claim.epoch, result=result, now=clock.now(),
                               summary=workflow.summarize(result))

@@ -11,7 +11,7 @@ from pypdf import PdfReader
 
 from agent import samples
 from agent.reading import documents, fields
-from jobs.errors import DocumentTooComplex, UnsupportedDocument
+from documents.errors import DocumentTooComplex, UnsupportedDocument
 from tests import hostile
 
 W = hostile.W_NS
@@ -139,7 +139,7 @@ def test_a_standalone_e_invoice_is_accepted_and_has_no_visible_page(review_job):
     content = EINVOICE.read_bytes()
     assert documents.check_document(content=content, name="x.xml", content_type="text/xml") == documents.XML
     job = review_job(content)
-    assert job.document_type == documents.XML
+    assert job.document.content_type == documents.XML
     # No visible page, so no "looks scanned" warning: agent.reading.einvoice reads its data.
     assert documents.read_text(content, documents.XML) == documents.Text("", 1, [])
 

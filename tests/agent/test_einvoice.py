@@ -16,7 +16,7 @@ import pytest
 
 from agent.reading import documents, einvoice
 from agent.reading.findings import words
-from jobs.errors import DocumentUnpacksTooLarge, UnsupportedDocument
+from documents.errors import DocumentUnpacksTooLarge, UnsupportedDocument
 from tests import hostile
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "einvoices"

@@ -10,7 +10,7 @@ from fpdf import FPDF
 from pypdf import PdfReader, PdfWriter
 
 from agent.reading import documents, reading
-from jobs.errors import UnsupportedDocument
+from documents.errors import UnsupportedDocument
 
 
 def invoice_pdf() -> bytes:

@@ -19,7 +19,7 @@ from accounts import tokens
 from agent import samples
 from agent.reading import documents
 from agent.review.planner import LocalPlanner
-from jobs.errors import DamagedDocument, DocumentTooComplex, DocumentUnpacksTooLarge, UnsupportedDocument
+from documents.errors import DamagedDocument, DocumentTooComplex, DocumentUnpacksTooLarge, UnsupportedDocument
 from jobs.models import Job
 from tests import hostile
 
@@ -128,7 +128,7 @@ def test_the_cpu_heavy_pdf_is_accepted_quickly_because_its_structure_is_ordinary
     started = time.perf_counter()
     job = review_job(hostile.cpu_heavy_pdf())
     assert time.perf_counter() - started < TIME_BOUND_S
-    assert job.document_type == documents.PDF and job.document_size < 200_000
+    assert job.document.content_type == documents.PDF and job.document.size < 200_000
 
 
 def test_the_recursive_pdf_fails_at_extraction_for_good_not_retried(review_job, claim):
@@ -157,10 +157,10 @@ def test_a_docx_that_understates_its_size_fails_at_extraction_without_unpacking_
 
 
 def test_extraction_refuses_a_bomb_even_when_acceptance_was_bypassed(review_job, claim):
-    from jobs import document_store as stored
+    from documents import store as stored
 
     job = review_job(samples.DOCX)
-    stored.path(job.document).write_bytes(hostile.docx_bomb())  # the stored bytes swapped behind acceptance
+    stored.path(job.document.name).write_bytes(hostile.docx_bomb())  # the stored bytes swapped behind acceptance
     started = time.perf_counter()
     drive(claim(), LocalPlanner())
     assert time.perf_counter() - started < TIME_BOUND_S

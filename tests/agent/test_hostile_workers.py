@@ -8,8 +8,8 @@ import json
 import pytest
 
 from agent import samples
+from documents.store import Upload
 from jobs.clock import system_clock
-from jobs.document_store import Upload
 from jobs.models import Job, JobEvent
 from tests import hostile
 from tests.workers import drain

@@ -14,7 +14,8 @@ import zlib
 import pytest
 
 from agent.reading import documents, ocr, reading
-from jobs.errors import DamagedDocument, DocumentUnpacksTooLarge, PayloadTooLarge, UnsupportedDocument
+from documents.errors import DamagedDocument, DocumentUnpacksTooLarge, UnsupportedDocument
+from jobs.errors import PayloadTooLarge
 
 # --- builders ------------------------------------------------------------------------------
 

@@ -12,8 +12,9 @@ import pytest
 
 from agent import samples
 from agent.models import Checkpoint
+from documents import acceptance
+from documents.store import Upload
 from jobs import queue
-from jobs.document_store import Upload
 from jobs.models import Job
 
 from ..conftest import PYTHON, ROOT, child_env
@@ -53,7 +54,7 @@ def kill(proc: subprocess.Popen) -> None:
 
 def accept_review(alice) -> Job:
     pdf = samples.CLEAN_PDF
-    return queue.accept(
+    return acceptance.accept(
         scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
         operation_key=f"kill-{time.monotonic_ns()}", now=datetime.now(UTC),
         document=Upload(pdf.read_bytes(), pdf.name, "application/pdf"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.reading import documents, layout
-from jobs.errors import DamagedDocument, UnsupportedDocument
+from documents.errors import DamagedDocument, UnsupportedDocument
 from tests.pdfs import make_pdf
 
 

@@ -16,7 +16,7 @@ from agent.models import NotificationPreference, TriageAlert
 from jobs import kinds, queue
 from jobs.context import JobContext
 from jobs.models import Job
-from tests.conftest import claim_first, drive_to
+from tests.conftest import claim_first, drive_to, name_document
 
 SITE = "https://docket.example"
 
@@ -62,8 +62,9 @@ def finish(accept, clock, user, state: str = "completed", *, needs_action: bool 
            name: str = ""):
     """A job of ``user``'s finished in ``state`` now, reading as needing her action or not."""
     job = drive_to(accept(user=user, batch=batch), state, now=clock.now())
-    Job.objects.filter(pk=job.pk).update(needs_action=needs_action, document_name=name,
+    Job.objects.filter(pk=job.pk).update(needs_action=needs_action,
                                          outcome_text="2 to correct" if needs_action else "OK")
+    name_document(job.pk, name)
     return job
 
 
@@ -116,7 +117,7 @@ def test_three_documents_within_the_window_make_one_digest(clock, accept, member
     assert "3 documents need your action" in mail.outbox[1].subject
     assert [name for name in ("a.pdf", "b.pdf", "c.pdf", "first.pdf", "fine-") if name in body] == \
         ["a.pdf", "b.pdf", "c.pdf"]
-    job = Job.objects.get(document_name="b.pdf")
+    job = Job.objects.get(document__original_name="b.pdf")
     assert f"{SITE}{reverse('job_detail', args=[job.pk])}" in body
     assert f"{SITE}{reverse('notification_settings')}" in body
 

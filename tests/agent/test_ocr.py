@@ -29,7 +29,8 @@ from agent.management.commands.reviewbench import same
 from agent.reading import documents, fields, ocr, reading
 from agent.reading.layout import Layout, Line, Word
 from agent.review import tools, workflow
-from jobs.errors import DamagedDocument, DocumentUnpacksTooLarge, PayloadTooLarge
+from documents.errors import DamagedDocument, DocumentUnpacksTooLarge
+from jobs.errors import PayloadTooLarge
 from jobs.models import Job
 
 from .acceptance import MEMORY_BOUND_MB, TIME_BOUND_S, accept_in_a_child, stored_files
@@ -438,8 +439,8 @@ def test_without_tesseract_a_scan_is_unreadable_and_says_ocr_is_not_installed(mo
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_ocr_past_its_cpu_limit_is_killed_and_the_worker_serves_the_next_job(needs_ocr, accept, bob):
+    from documents.store import Upload
     from jobs.clock import system_clock
-    from jobs.document_store import Upload
     from tests.workers import drain
 
     scan = image_only_pdf(rendered(CORPUS / "en" / "03-twopage.pdf", 200), 200)

@@ -11,7 +11,7 @@ from PIL import Image
 
 from agent.reading import documents, pages
 from agent.review.planner import LocalPlanner
-from jobs import document_store as stored
+from documents import store as stored
 
 from .conftest import drive
 
@@ -81,7 +81,7 @@ def test_a_page_that_cannot_be_drawn_leaves_no_preview_and_the_review_goes_on(re
     job = review_job(CORPUS / "nl" / "05-letter.pdf")
     assert drive(claim(), LocalPlanner()).state == "completed"
     job.refresh_from_db()
-    assert stored.page_images(job.document) == []
+    assert stored.page_images(job.document.name) == []
     assert job.result["fields"]["invoice_number"]["status"] == "present"
 
 

@@ -248,7 +248,7 @@ def test_a_factur_x_pdf_is_read_from_its_xml_with_each_element_as_evidence(revie
 
 def test_a_standalone_xml_is_reviewed_from_the_xml_alone(review_job, claim):
     job = review_job(STANDALONE)
-    assert job.document_type == reading.XML
+    assert job.document.content_type == reading.XML
     drive(claim(), LocalPlanner())
     result = Job.objects.get(pk=job.pk).result
     assert result["reading"] == "e-invoice: Factur-X EN 16931" and result["readable"] and result["pages"] == 1

@@ -35,7 +35,7 @@ def test_it_makes_one_failed_and_one_unknown_job_of_alices_tenant_only(alice, bo
     assert set(Job.objects.needs_human()) == set(jobs)
 
     failed = jobs.get(state="dead")
-    assert (failed.operation_key, failed.document_name, failed.attempts) == (
+    assert (failed.operation_key, failed.document.original_name, failed.attempts) == (
         "triage-failed", "invoice-too-long.docx", 1)
     assert failed.last_error.startswith(TOO_LONG)  # the review's own verdict on the document
     assert transitions(failed) == [("", "queued"), ("queued", "leased"), ("leased", "dead")]

@@ -22,7 +22,7 @@ from jobs import kinds, queue
 from jobs.clock import system_clock
 from jobs.models import Job, JobEvent
 from jobs.worker import Worker
-from tests.conftest import wait_for
+from tests.conftest import name_document, wait_for
 from tests.webhook_receiver import Receiver
 
 SECRET = "s3cret-of-acme"  # a test endpoint's secret
@@ -56,7 +56,7 @@ def completed_review(accept, clock, *, user=None, needs_action: bool = False, no
     """A document_review job completed as a worker completes one (its summary with it)."""
     now = now or clock.now()
     job = accept("diagnostic.noop", {}, user=user, now=now)
-    Job.objects.filter(pk=job.pk).update(document_name="invoice-clean.pdf")
+    name_document(job.pk, "invoice-clean.pdf")
     got = queue.claim(now=now, worker="w0")
     assert got is not None and got.job_id == job.pk
     summary = kinds.Summary("to_correct", "1 to correct", True) if needs_action else kinds.Summary("ok", "OK", False)
@@ -103,7 +103,7 @@ def test_a_completed_review_is_delivered_signed_with_its_outcome_and_no_document
         assert event["data"]["job_id"] == review.pk
         assert event["data"]["status_url"] == f"https://docket.example/jobs/{review.pk}"
         assert event["data"]["outcome"] == "to_correct"
-        assert event["data"]["document_name"] == review.document_name
+        assert event["data"]["document_name"] == review.document.original_name
     assert {json.loads(q["body"])["event"] for q in r.requests} == {"document.finished", "document.needs_action"}
     # Nothing of the document's text: only ids, the outcome and the file's name.
     assert b"IBAN" not in b"".join(q["body"] for q in r.requests)

@@ -11,8 +11,10 @@ from agent.models import Checkpoint
 from agent.reading.fields import ALSO_READ
 from agent.review import workflow
 from agent.review.planner import LocalPlanner
+from documents import rules
+from documents.errors import UnsupportedDocument
 from jobs import kinds, queue
-from jobs.errors import InvalidPayload, PayloadTooLarge, UnsupportedDocument
+from jobs.errors import InvalidPayload, PayloadTooLarge
 from jobs.models import Job
 
 from .conftest import drive
@@ -32,7 +34,7 @@ def test_the_kind_is_registered_from_the_agent_app_with_its_limits_pages_and_tri
     from web import kind_pages
 
     kind = kinds.offered("document_review")
-    assert kind is not None and kind.accepts_document and kind.max_document_bytes == 5 * 1024 * 1024
+    assert kind is not None and rules.accepts_document(kind.name) and rules.max_bytes(kind.name) == 5 * 1024 * 1024
     assert kind_pages.of(kind.name) is review_pages.PAGES and kind_triage.of(kind.name) is review_pages.TRIAGE
 
 
@@ -72,7 +74,7 @@ def test_a_clean_invoice_pdf_completes_with_every_field_present(review_job, clai
     assert all(set(s) == {"tool", "at"} and datetime.fromisoformat(s["at"]) for s in saved["steps"])
     assert saved["pages"] == 1 and saved["warnings"] == []
     assert "nothing to ask the supplier" in saved["draft"]
-    assert job.document_sha256 and job.document_type == "application/pdf"
+    assert job.document.sha256 and job.document.content_type == "application/pdf"
 
 
 def test_the_checkpoint_is_written_after_every_step(review_job, claim, pdf, after_step):
@@ -200,7 +202,7 @@ def test_unreadable_or_unsupported_documents_are_refused(review_job, content, me
 
 def test_the_client_media_type_is_not_trusted(review_job, pdf):
     job = review_job(pdf)  # sent as application/octet-stream
-    assert job.document_type == "application/pdf"
+    assert job.document.content_type == "application/pdf"
 
 
 def test_inline_text_must_fit_the_schema(review_job):
@@ -213,10 +215,10 @@ def test_inline_text_must_fit_the_schema(review_job):
 def test_the_stored_document_never_changes_after_acceptance(review_job, pdf, settings):
     import hashlib
 
-    from jobs import document_store
+    from documents import store as document_store
 
     job = review_job(pdf)
-    assert hashlib.sha256(document_store.read(job.document)).hexdigest() == job.document_sha256 == \
+    assert hashlib.sha256(document_store.read(job.document.name)).hexdigest() == job.document.sha256 == \
         hashlib.sha256(pdf.read_bytes()).hexdigest()
 
 
@@ -247,9 +249,9 @@ def test_the_worker_loop_runs_a_review_to_completion(review_job, clock, pdf, mon
     assert set(job.result) == {"fields", "also_read", "draft", "steps", "warnings", "pages", "page_sizes",
                                "readable", "reading", "findings", "ocr"}
     # The worker kept an image of each page beside the stored document, once.
-    from jobs import document_store
+    from documents import store as document_store
 
-    assert len(document_store.page_images(job.document)) == job.result["pages"] == len(job.result["page_sizes"])
+    assert len(document_store.page_images(job.document.name)) == job.result["pages"] == len(job.result["page_sizes"])
 
 
 @pytest.mark.parametrize("sample, outcome, text, needs_action", [

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from agent.reading import documents
-from jobs.errors import UnsupportedDocument
+from documents.errors import UnsupportedDocument
 
 INVOICE = b"<Invoice xmlns='urn:oasis:names:specification:ubl:schema:xsd:Invoice-2'/>"
 

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.db import connections
 
+from documents import acceptance
 from tests.conftest import PYTHON, ROOT, child_env
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -131,14 +132,14 @@ def login(new_context):
 def completed_review(user, name: str, result: dict, *, key: str, text: str = ""):
     """A review of the document ``name`` completed with ``result`` and the kind's own summary, as a
     worker completes one (``key``: the submission's operation key; ``text``: the document's)."""
+    from documents.store import Upload
     from jobs import kinds, queue
     from jobs.clock import system_clock
-    from jobs.document_store import Upload
 
     now = system_clock.now()
-    job = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                       operation_key=key, now=now,
-                       document=Upload((text or f"Invoice {name}").encode(), name, "text/plain")).job
+    job = acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+                            operation_key=key, now=now,
+                            document=Upload((text or f"Invoice {name}").encode(), name, "text/plain")).job
     claim = queue.claim(now=now, worker="browser-test")
     assert claim is not None and claim.job_id == job.pk
     summary = kinds.get("document_review").summarize(result)

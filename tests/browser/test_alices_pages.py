@@ -13,9 +13,10 @@ import pytest
 from agent import samples
 from agent.models import Checkpoint
 from agent.reading import ocr
+from documents import acceptance
+from documents.store import Upload
 from jobs import kinds, queue
 from jobs.clock import system_clock
-from jobs.document_store import Upload
 from jobs.models import Job
 from tests.web.conftest import review_result
 
@@ -180,10 +181,10 @@ def the_job_pages_read_as_done(page):
 
 
 def accept_document(alice, name: str = "invoice-clean.pdf", path=samples.CLEAN_PDF, **kwargs):
-    return queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
-                        operation_key=f"browser-{name}-{kwargs.get('now', '')}",
-                        now=kwargs.pop("now", system_clock.now()),
-                        document=Upload(path.read_bytes(), name, "application/pdf"), **kwargs).job
+    return acceptance.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
+                             operation_key=f"browser-{name}-{kwargs.get('now', '')}",
+                             now=kwargs.pop("now", system_clock.now()),
+                             document=Upload(path.read_bytes(), name, "application/pdf"), **kwargs).job
 
 
 def test_the_job_page_speaks_alices_words_while_waiting_reviewing_and_done(make_member, login):
@@ -246,8 +247,8 @@ def test_a_failed_job_says_why_and_submit_again_makes_a_new_job(make_member, log
     assert again not in (dead.pk, unknown.pk)
     assert page.inner_text("#status-heading").strip() == "Waiting — in line for review"
     assert page.inner_text("h1") == "damaged.pdf"
-    stored = off_loop(lambda: Job.objects.get(pk=again))
-    assert stored.document_sha256 == dead.document_sha256 and stored.operation_key != dead.operation_key
+    stored, sent = off_loop(lambda: [Job.objects.select_related("document").get(pk=pk) for pk in (again, dead.pk)])
+    assert stored.document.sha256 == sent.document.sha256 and stored.operation_key != dead.operation_key
 
 
 def test_files_dropped_on_the_form_are_listed_flagged_and_removable(make_member, login):

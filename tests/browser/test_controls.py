@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from documents import acceptance
+from documents.store import Upload
 from jobs import queue
 from jobs.clock import system_clock
-from jobs.document_store import Upload
 from jobs.models import Job
 
 from .audit import audit
@@ -22,9 +23,9 @@ TAP = 44
 
 def waiting(user, name: str, batch: str = "") -> Job:
     """A document that waits (no worker runs in these tests)."""
-    return queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                        operation_key=f"controls-{name}", now=system_clock.now(), batch=batch,
-                        document=Upload(b"Supplier: ACME GmbH\nInvoice number: 7", name, "text/plain")).job
+    return acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+                             operation_key=f"controls-{name}", now=system_clock.now(), batch=batch,
+                             document=Upload(b"Supplier: ACME GmbH\nInvoice number: 7", name, "text/plain")).job
 
 
 def provider_outage(user) -> Job:

@@ -8,9 +8,9 @@ from datetime import timedelta
 
 import pytest
 
-from jobs import queue
+from documents import acceptance
+from documents.store import Upload
 from jobs.clock import system_clock
-from jobs.document_store import Upload
 
 from .audit import audit
 from .conftest import off_loop
@@ -27,9 +27,9 @@ def late_batch(make_member) -> int:
     alice = make_member("acme", ALICE[0], password=ALICE[1])
     make_member("acme", STAFF[0], password=STAFF[1], staff=True)
     sent = system_clock.now() - timedelta(minutes=10)
-    jobs = [queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
-                         operation_key=f"late-{n}", now=sent, batch="b-late",
-                         document=Upload(f"Invoice {n}".encode(), name, "text/plain")).job
+    jobs = [acceptance.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
+                              operation_key=f"late-{n}", now=sent, batch="b-late",
+                              document=Upload(f"Invoice {n}".encode(), name, "text/plain")).job
             for n, name in enumerate(NAMES)]
     return jobs[0].pk
 

@@ -13,10 +13,11 @@ from agent import samples
 from agent.review import workflow
 from agent.review.planner import LocalPlanner
 from agent.samples.make_samples import invoice_lines, write_pdf
+from documents import acceptance
+from documents.store import Upload
 from jobs import kinds, queue
 from jobs.clock import system_clock
 from jobs.context import JobContext
-from jobs.document_store import Upload
 from jobs.models import Job
 
 from .audit import audit
@@ -30,9 +31,9 @@ ALICE = ("alice", "alice-pass-123")
 def reviewed(user, name: str, content: bytes) -> Job:
     """Accept ``content`` as ``user`` and run its real review in this process, as a worker would."""
     now = system_clock.now()
-    job = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                       operation_key=f"duplicates-{name}-{user.username}", now=now,
-                       document=Upload(content, name, "application/pdf")).job
+    job = acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+                            operation_key=f"duplicates-{name}-{user.username}", now=now,
+                            document=Upload(content, name, "application/pdf")).job
     claim = queue.claim(now=now, worker="browser-test", lease=timedelta(minutes=5))
     assert claim is not None and claim.job_id == job.pk
     result = workflow.run(JobContext(claim, clock=system_clock), planner=LocalPlanner())

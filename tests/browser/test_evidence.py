@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from jobs import queue
+from documents import acceptance
+from documents.store import Upload
 from jobs.clock import system_clock
-from jobs.document_store import Upload
 from tests.web.conftest import evidenced_review_result
 
 from .audit import WIDTHS, audit
@@ -96,9 +96,9 @@ def test_reviews_run_by_the_worker_show_evidence_on_every_value_found(make_membe
     alice = off_loop(make_member, "acme", *ALICE[:1], password=ALICE[1])
 
     def accept(path):
-        return queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
-                            operation_key=f"evidence-real-{path.name}", now=system_clock.now(),
-                            document=Upload(path.read_bytes(), path.name, "application/pdf")).job
+        return acceptance.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
+                                 operation_key=f"evidence-real-{path.name}", now=system_clock.now(),
+                                 document=Upload(path.read_bytes(), path.name, "application/pdf")).job
 
     jobs = {path.name: off_loop(accept, path) for path in (samples.CLEAN_PDF, factur_x)}
     start_worker()

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from documents import acceptance
+from documents.store import Upload
 from jobs import kinds, queue
 from jobs.clock import system_clock
-from jobs.document_store import Upload
 from jobs.models import Job
 from tests.web.conftest import review_result
 
@@ -26,9 +27,9 @@ def reviewed(user, name: str, *, supplier: str, total: str, currency: str = "EUR
     result["fields"]["total_amount"]["value"] = total
     result["fields"]["currency"]["value"] = currency
     now = system_clock.now()
-    job = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                       operation_key=f"finance-{name}", now=now,
-                       document=Upload(f"Invoice {name}".encode(), f"{name}.txt", "text/plain")).job
+    job = acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+                            operation_key=f"finance-{name}", now=now,
+                            document=Upload(f"Invoice {name}".encode(), f"{name}.txt", "text/plain")).job
     claim = queue.claim(now=now, worker="browser-test")
     assert claim is not None and claim.job_id == job.pk
     summary = kinds.get("document_review").summarize(result)

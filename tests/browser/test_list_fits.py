@@ -15,7 +15,7 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from jobs.document_store import read
+from documents.store import read
 from jobs.models import Job
 from tests.web.conftest import review_document, review_result
 
@@ -172,7 +172,7 @@ def on_a_phone_cards_of_three_lines(page, jobs, first: str) -> None:
     fits(page)
     for job in jobs:
         shape = lines_of(page, f"#job-{job.pk}")
-        assert shape["lines"] <= 3 and shape["tallest"] < 60, (job.document_name, shape)
+        assert shape["lines"] <= 3 and shape["tallest"] < 60, (job.pk, shape)
     page.click(f"{first} .select-row")  # the bulk bar's controls are shown while rows are selected
     # A name cut to one line unfolds whole while it has the keyboard's focus.
     name = page.locator(f"{first} th.col-document a")
@@ -254,9 +254,9 @@ def test_the_camera_takes_several_pages_as_one_document(make_member, new_context
     assert page.inner_text("label[for=id_photo]") == "Take a photo of the next page"
     page.click("#submit-form button[type=submit]")
     page.wait_for_url(re.compile(r"/jobs/\d+$"))
-    job = off_loop(Job.objects.get)
-    assert job.document_name == "IMG_20241105_140301 (2 pages).pdf" and job.document_type == "application/pdf"
-    assert len(pypdf.PdfReader(io.BytesIO(off_loop(read, job.document))).pages) == 2
+    document = off_loop(Job.objects.select_related("document").get).document
+    assert document.original_name == "IMG_20241105_140301 (2 pages).pdf" and document.content_type == "application/pdf"
+    assert len(pypdf.PdfReader(io.BytesIO(off_loop(read, document.name))).pages) == 2
 
     # A box to tick is a 44 px target with its words (the notifications setting).
     page.goto("/account/notifications")

@@ -10,9 +10,10 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from documents import acceptance
+from documents.store import Upload
 from jobs import queue
 from jobs.clock import system_clock
-from jobs.document_store import Upload
 from jobs.models import Job
 
 from .audit import audit
@@ -36,9 +37,9 @@ def staff_and_jobs(make_member) -> Job:
     margaret.save()
     for n, name in enumerate(["Rechnung-2026-000471102-Muster-Handels-GmbH-Berlin-final-v2.pdf", "x" * 90 + ".txt"]):
         now = system_clock.now()
-        job = queue.accept(scope_id=margaret.tenant_id, user_id=margaret.pk, kind="document_review", payload={},
-                           operation_key=f"long-{n}", now=now - timedelta(days=12, hours=23), available_at=now,
-                           document=Upload(f"Invoice {n}".encode(), name, "text/plain")).job
+        job = acceptance.accept(scope_id=margaret.tenant_id, user_id=margaret.pk, kind="document_review", payload={},
+                                operation_key=f"long-{n}", now=now - timedelta(days=12, hours=23), available_at=now,
+                                document=Upload(f"Invoice {n}".encode(), name, "text/plain")).job
         claim = queue.claim(now=now, worker="browser-test")
         assert claim is not None and claim.job_id == job.pk
         assert queue.start(job_id=job.pk, epoch=claim.epoch, now=now)

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from documents import acceptance
+from documents.store import Upload
 from jobs import kinds, queue
 from jobs.clock import system_clock
-from jobs.document_store import Upload
 from jobs.models import Job
 from tests.web.conftest import review_result
 
@@ -106,7 +107,7 @@ def finish(job: Job) -> None:
 
 def test_the_work_panel_follows_a_review_that_finishes_while_the_page_is_open(make_member, login):
     alice = off_loop(make_member, "acme", ALICE[0], password=ALICE[1])
-    job = off_loop(lambda: queue.accept(
+    job = off_loop(lambda: acceptance.accept(
         scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={}, operation_key="live-1",
         now=system_clock.now(), document=Upload(b"Invoice live", "live.txt", "text/plain")).job)
     page = login(*ALICE, start=f"/jobs/{job.pk}")

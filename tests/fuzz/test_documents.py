@@ -29,7 +29,8 @@ import pytest
 from hypothesis import given, settings
 
 from agent.reading import documents, einvoice, fields
-from jobs.errors import AcceptanceError, DamagedDocument
+from documents.errors import DamagedDocument
+from jobs.errors import AcceptanceError
 from tests.fuzz import inputs
 from tests.fuzz.conftest import FIGURES_SEEN, ROOT, Cost, examples, measured
 

@@ -139,7 +139,7 @@ def test_killing_workers_reading_documents_from_the_object_store_loses_none_and_
     """The same kills and pauses with each job reading its own document from SeaweedFS: none
     lost, none completed twice, none dead without a started handler, every completed job's
     answer the SHA-256 of its own bytes, and nothing on the workers' disk."""
-    from jobs.document_store import Upload
+    from documents.store import Upload
 
     rng = random.Random(20261206)
     for n in range(DOCUMENT_JOBS):
@@ -158,7 +158,7 @@ def test_killing_workers_reading_documents_from_the_object_store_loses_none_and_
     elapsed = time.monotonic() - started
 
     jobs = {j["id"]: j for j in Job.objects.values("id", "kind", "state", "epoch", "result", "payload", "attempts",
-                                                   "max_attempts", "document_sha256")}
+                                                   "max_attempts", "document__sha256")}
     by_job = events_by_job()
     ran = handlers_started(trace)
     states = Counter(j["state"] for j in jobs.values())
@@ -167,7 +167,7 @@ def test_killing_workers_reading_documents_from_the_object_store_loses_none_and_
     for job_id, job in jobs.items():
         tally.update(check_job(job_id, job, by_job[job_id], ran[job_id]))
         if job["state"] == "completed":
-            assert job["result"]["sha256"] == job["document_sha256"], job_id
+            assert job["result"]["sha256"] == job["document__sha256"], job_id
     deferred = sum(1 for evs in by_job.values() for e in evs if e["reason"].startswith("deferred: the document"))
     print(f"\nkill test with documents in the object store on {connection.vendor}: {DOCUMENT_JOBS} jobs, "
           f"{kills} SIGKILLs, {pauses} pauses, {elapsed:.1f} s: completed={states['completed']} "

@@ -86,8 +86,9 @@ def test_each_attachment_of_an_allowed_sender_becomes_a_job_once(dovecot, box, a
     result = run_fetch()
 
     jobs = list(documents())
-    assert [j.document_name for j in jobs] == ["INV-2026-0042.pdf", "INV-2026-0043.xml"]  # the logo is no document
-    assert {j.document_type for j in jobs} == {"application/pdf", "application/xml"}
+    # the logo is no document
+    assert [j.document.original_name for j in jobs] == ["INV-2026-0042.pdf", "INV-2026-0043.xml"]
+    assert {j.document.content_type for j in jobs} == {"application/pdf", "application/xml"}
     assert jobs[0].batch and jobs[0].batch == jobs[1].batch
     assert {j.submitted_by.username for j in jobs} == {"alice"}  # on her own list: the sender is her account's
     assert result["jobs"] == 2 and result["read"] == 1
@@ -160,7 +161,7 @@ def test_malformed_oversized_and_zipped_mail_is_recorded_refused_and_moved(dovec
     refused = dict(InboundAttachment.objects.filter(job__isnull=True).values_list("name", "refused"))
     assert refused["photo.jpg"] == "too_large" and refused["invoices.zip"] == "archive"
     assert refused["cut.pdf"] == "unsupported_media_type"  # cut short, and no PDF: acceptance's own check
-    assert [j.document_name for j in documents()] == ["INV-7.pdf"]
+    assert [j.document.original_name for j in documents()] == ["INV-7.pdf"]
 
 
 CRASH = """
@@ -207,7 +208,7 @@ def test_a_fetch_killed_mid_way_loses_nothing_and_makes_nothing_twice(dovecot, b
 
     assert doomed.returncode == -9, doomed.stderr.decode()[-2000:]
     made = {"between_attachments": ["A.pdf"], "after_accepting": ["A.pdf", "B.xml"]}[point]
-    assert [j.document_name for j in documents()] == made  # committed before the process died ...
+    assert [j.document.original_name for j in documents()] == made  # committed before the process died ...
     assert InboundMessage.objects.count() == 0 and dovecot.count(box, "INBOX") == 1  # ... the message still there
     job.refresh_from_db()
     later = LogicalClock(job.lease_expires_at + timedelta(seconds=1))  # once the dead worker's lease ran out
@@ -217,7 +218,7 @@ def test_a_fetch_killed_mid_way_loses_nothing_and_makes_nothing_twice(dovecot, b
     assert claim.epoch == 2
     result = fetch.run_fetch(JobContext(claim, clock=later))
 
-    assert result["jobs"] == 2 and [j.document_name for j in documents()] == ["A.pdf", "B.xml"]  # none twice
+    assert result["jobs"] == 2 and [j.document.original_name for j in documents()] == ["A.pdf", "B.xml"]  # none twice
     assert dovecot.count(box, "INBOX") == 0 and dovecot.count(box, "Processed") == 1
     assert InboundMessage.objects.get().attachments.count() == 2
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.test import Client
 
+from documents.rules import DocumentRules
 from jobs import kinds
 from jobs.clock import LogicalClock
 from tests.conftest import drive_to
@@ -28,8 +29,8 @@ def ops_kind(register_kind):
     return register_kind(kinds.Kind(
         name="opstest.echo", handler=lambda ctx: {"echo": True},
         payload_schema={"type": "object", "properties": {"text": {"type": "string"}}},
-        accepts_document=True, max_document_bytes=10_000, diagnostic=True,
-    ))
+        diagnostic=True,
+    ), documents=DocumentRules(max_bytes=10_000))
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ import pytest
 from django.apps import apps
 from django.core.management import call_command
 
-from jobs import document_store, queue
+from documents import store as document_store
+from jobs import queue
 from jobs.models import Job, JobEvent
 from ops import retention
 from ops.models import RetiredCount
@@ -26,7 +27,7 @@ def with_document(in_state, state: str, content: bytes, *, stored_hours_ago: flo
     upload = document_store.Upload(content=content, name="invoice.txt", content_type="text/plain")
     job = in_state(state, document=upload)
     then = time.time() - stored_hours_ago * 3600
-    os.utime(document_store.path(job.document), (then, then))
+    os.utime(document_store.path(job.document.name), (then, then))
     return job
 
 
@@ -74,20 +75,20 @@ def test_a_document_goes_only_when_no_remaining_job_uses_it(in_state, clock):
     orphan = with_document(in_state, "dead", b"only this job's invoice")
     clock.advance(days=40)
     still_used = with_document(in_state, "completed", b"shared invoice")  # same bytes: same stored file
-    assert shared_old.document == still_used.document
+    assert shared_old.document.name == still_used.document.name
     report = retention.prune(older_than=MONTH, now=clock.now())
     assert report.jobs == 2 and report.documents == 1
-    assert not document_store.path(orphan.document).exists()
-    assert document_store.path(still_used.document).exists()
+    assert not document_store.path(orphan.document.name).exists()
+    assert document_store.path(still_used.document.name).exists()
 
 
 def test_a_document_stored_again_just_now_is_kept_though_no_job_names_it_yet(in_state, clock):
     """An acceptance touches the file before it commits its job: pruning must not pull it away."""
     old = with_document(in_state, "completed", b"re-uploaded invoice")
-    os.utime(document_store.path(old.document))  # the same bytes, accepted again a moment ago
+    os.utime(document_store.path(old.document.name))  # the same bytes, accepted again a moment ago
     report = retention.prune(older_than=MONTH, now=clock.now() + 2 * MONTH)
     assert report.jobs == 1 and report.documents == 0
-    assert document_store.path(old.document).exists()
+    assert document_store.path(old.document.name).exists()
     assert retention.prune(older_than=MONTH, now=clock.now() + 2 * MONTH, dry_run=True).documents == 0
 
 
@@ -119,7 +120,7 @@ def test_stored_files_no_job_names_are_swept_once_past_the_grace(in_state, clock
 
     assert report.strays == 1
     assert not old_stray.exists() and new_stray.exists()
-    assert document_store.path(live.document).exists()
+    assert document_store.path(live.document.name).exists()
 
 
 def test_the_agents_checkpoint_goes_with_its_job(in_state, clock):
@@ -137,7 +138,7 @@ def test_a_dry_run_counts_and_deletes_nothing(in_state, clock):
     job = with_document(in_state, "completed", b"dry run invoice")
     report = retention.prune(older_than=MONTH, now=clock.now() + 2 * MONTH, dry_run=True)
     assert (report.jobs, report.events, report.documents) == (1, 3, 1)
-    assert Job.objects.filter(pk=job.pk).exists() and document_store.path(job.document).exists()
+    assert Job.objects.filter(pk=job.pk).exists() and document_store.path(job.document.name).exists()
 
 
 def test_deleted_events_are_kept_as_counts_for_the_metrics(in_state, clock):
@@ -186,11 +187,11 @@ def test_the_command_keeps_30_days_unless_told_otherwise(in_state, clock, monkey
 
 def _with_pages(job, *, hours_ago: float = 2):
     """Page images kept beside ``job``'s document, written ``hours_ago`` (wall clock)."""
-    assert document_store.store_page_images(job.document, [(b"\x89PNG one", 10, 14), (b"\x89PNG two", 10, 14)])
+    assert document_store.store_page_images(job.document.name, [(b"\x89PNG one", 10, 14), (b"\x89PNG two", 10, 14)])
     then = time.time() - hours_ago * 3600
-    for image in document_store.pages_dir(job.document).iterdir():
+    for image in document_store.pages_dir(job.document.name).iterdir():
         os.utime(image, (then, then))
-    return document_store.pages_dir(job.document)
+    return document_store.pages_dir(job.document.name)
 
 
 def test_the_page_images_go_with_their_document_and_stay_while_a_job_names_it(in_state, clock):
@@ -201,5 +202,5 @@ def test_the_page_images_go_with_their_document_and_stay_while_a_job_names_it(in
     clock.advance(days=40)
     report = retention.prune(older_than=MONTH, now=clock.now())
     assert report.documents == 1 and report.strays == 0  # the pages of a named document are not strays
-    assert not document_store.path(orphan.document).exists() and not orphan_pages.exists()
-    assert document_store.page_images(kept.document) and len(list(kept_pages.iterdir())) == 3
+    assert not document_store.path(orphan.document.name).exists() and not orphan_pages.exists()
+    assert document_store.page_images(kept.document.name) and len(list(kept_pages.iterdir())) == 3

@@ -58,7 +58,8 @@ class Site:
         return body["id"]
 
     def job(self, job_id: int) -> dict[str, Any]:
-        rows = self.rows("SELECT * FROM jobs_job WHERE id = %s", (job_id,))
+        rows = self.rows("SELECT j.*, d.name AS document__name, d.sha256 AS document__sha256 FROM jobs_job j "
+                         "LEFT JOIN documents_document d ON d.job_id = j.id WHERE j.id = %s", (job_id,))
         assert rows, f"job {job_id} is not in the database"
         return rows[0]
 

@@ -179,8 +179,8 @@ def test_a_worker_cut_from_the_store_mid_job_defers_it_and_finishes_it_once_it_r
     wait_until(lambda: site.job(job_id)["state"] in FINISHED, 60, "the job to finish after the cut")
     row = site.job(job_id)
     assert (row["state"], row["attempts"]) == ("completed", 1), row["last_error"]
-    assert row["result"]["sha256"] == row["document_sha256"]
-    pages = {k for k in objects.documents() if k.startswith(row["document"] + ".pages/")}
+    assert row["result"]["sha256"] == row["document__sha256"]
+    pages = {k for k in objects.documents() if k.startswith(row["document__name"] + ".pages/")}
     assert pages == {f"{row['document']}.pages/1.png", f"{row['document']}.pages/pages.json"}  # whole
     FIGURES["store cut mid-job: deferrals before the route came back"] = deferrals(site, job_id)
     FIGURES["store cut mid-job: seconds cut"] = round(time.monotonic() - cut_at, 1)

@@ -14,9 +14,10 @@ from agent.inbox import work
 from agent.review import workflow
 from agent.review.planner import LocalPlanner
 from agent.samples.make_samples import invoice_lines
+from documents import acceptance
+from documents.store import Upload
 from jobs import kinds, queue
 from jobs.context import JobContext
-from jobs.document_store import Upload
 from tests.conftest import claim_first
 
 _keys = itertools.count(1)
@@ -48,9 +49,9 @@ def reviewed(clock, alice):
         user = user or alice
         clock.advance(seconds=1)
         pdf = content.startswith(b"%PDF")
-        job = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                           operation_key=f"register-{next(_keys)}", now=clock.now(),
-                           document=Upload(content, name or ("invoice.pdf" if pdf else "invoice.txt"),
+        job = acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+                                operation_key=f"register-{next(_keys)}", now=clock.now(),
+                                document=Upload(content, name or ("invoice.pdf" if pdf else "invoice.txt"),
                                            "application/pdf" if pdf else "text/plain")).job
         claim = claim_first(job, now=clock.now())
         result = workflow.run(JobContext(claim, clock=clock), planner=LocalPlanner())

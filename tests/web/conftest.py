@@ -8,6 +8,8 @@ import pytest
 from django.test import Client
 
 from accounts import tokens
+from documents import acceptance
+from documents.rules import DocumentRules
 from jobs import kinds, queue
 from tests.conftest import claim_first
 
@@ -26,11 +28,10 @@ ECHO = kinds.Kind(
     payload_schema={"type": "object", "properties": {"text": {"type": "string", "maxLength": 4000}},
                     "additionalProperties": False},
     max_payload_bytes=8 * 1024,
-    accepts_document=True,
-    max_document_bytes=4 * 1024,
     diagnostic=True,
     description="Echoes its payload; for the web tests.",
 )
+ECHO_DOCUMENTS = DocumentRules(max_bytes=4 * 1024)
 
 
 @pytest.fixture(autouse=True)
@@ -41,7 +42,7 @@ def _web_settings(settings):
 @pytest.fixture(autouse=True)
 def echo_kind(register_kind):
     """Every web test may submit ``webtest.echo``; it is gone again after each test."""
-    return register_kind(ECHO)
+    return register_kind(ECHO, documents=ECHO_DOCUMENTS)
 
 
 @pytest.fixture
@@ -114,13 +115,13 @@ def reviewed(clock, alice):
     def make(result: dict, *, name: str = "invoice.txt", user=None, batch: str = ""):
         from datetime import timedelta
 
-        from jobs.document_store import Upload
+        from documents.store import Upload
 
         user = user or alice
         now = clock.now() - timedelta(seconds=next(_earlier))  # older than any other queued job: claimed first
-        job = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                           operation_key=f"reviewed-{next(_keys)}", now=now, batch=batch,
-                           document=Upload(f"Invoice {name}".encode(), name, "text/plain")).job
+        job = acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+                                operation_key=f"reviewed-{next(_keys)}", now=now, batch=batch,
+                                document=Upload(f"Invoice {name}".encode(), name, "text/plain")).job
         claim = claim_first(job, now=clock.now(), worker="test")
         summary = kinds.get("document_review").summarize(result)
         assert queue.complete(job_id=job.pk, epoch=claim.epoch, result=result, now=clock.now(), summary=summary)
@@ -194,14 +195,14 @@ def review_document(user, content: bytes, name: str, *, media_type: str = "appli
 
     from agent.review import workflow
     from agent.review.planner import LocalPlanner
+    from documents.store import Upload
     from jobs.clock import system_clock
     from jobs.context import JobContext
-    from jobs.document_store import Upload
 
     now = system_clock.now()
-    job = queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                       operation_key=f"review-document-{next(_keys)}", now=now,
-                       document=Upload(content, name, media_type)).job
+    job = acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+                            operation_key=f"review-document-{next(_keys)}", now=now,
+                            document=Upload(content, name, media_type)).job
     claim = claim_first(job, now=now, worker="review-test", lease=timedelta(minutes=5))
     result = workflow.run(JobContext(claim), planner=LocalPlanner())
     summary = kinds.get("document_review").summarize(result)

@@ -86,7 +86,7 @@ def test_a_multipart_upload_is_accepted_with_its_document(api_client, alice):
     })
     assert response.status_code == 202, response.content
     job = Job.objects.get()
-    assert (job.document_name, job.document_size, job.operation_key) == ("invoice.txt", 14, "form-key")
+    assert (job.document.original_name, job.document.size, job.operation_key) == ("invoice.txt", 14, "form-key")
 
 
 # --- POST /jobs: every refusal, and none leaves a row ----------------------------------------
@@ -160,7 +160,7 @@ def test_a_documents_odd_claimed_media_type_is_stored_as_octet_stream(api_client
         "document": SimpleUploadedFile("a.txt", b"hello", content_type="text/" + "x" * 300),
     })
     assert response.status_code == 202, response.content
-    assert Job.objects.get().document_type == "application/octet-stream"
+    assert Job.objects.get().document.content_type == "application/octet-stream"
 
 
 def test_diagnostic_kinds_are_unknown_unless_offered(api_client, alice, settings):

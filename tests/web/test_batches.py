@@ -9,6 +9,8 @@ from datetime import timedelta
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from documents import rules
+from documents.models import original_name
 from jobs import kinds
 from jobs.models import Job
 from tests.conftest import drive_to
@@ -39,7 +41,7 @@ def test_several_files_make_one_job_each_in_one_batch_and_a_resend_makes_none(fo
     three = [("a.txt", 100), ("b.txt", 200), ("c.txt", 300)]
     response = client.post("/jobs", {**fields, "document": files(*three)})
     jobs = list(Job.objects.order_by("id"))
-    assert [j.document_name for j in jobs] == ["a.txt", "b.txt", "c.txt"]
+    assert [j.document.original_name for j in jobs] == ["a.txt", "b.txt", "c.txt"]
     batch = jobs[0].batch
     assert batch and {j.batch for j in jobs} == {batch} and len({j.operation_key for j in jobs}) == 3
     assert response.status_code == 303 and response["Location"] == f"/batches/{batch}"
@@ -60,7 +62,7 @@ def test_pasted_text_is_one_more_document_of_the_batch(form):
     response = client.post("/jobs", {**fields, "text": "Supplier: ACME", "document": files(("a.txt", 100))},
                            headers={**HTMX, "X-CSRFToken": fields["csrfmiddlewaretoken"]})
     jobs = list(Job.objects.order_by("id"))
-    assert [(j.document_name, j.payload) for j in jobs] == [("a.txt", {}), ("", {"text": "Supplier: ACME"})]
+    assert [(original_name(j), j.payload) for j in jobs] == [("a.txt", {}), ("", {"text": "Supplier: ACME"})]
     assert response["HX-Redirect"] == f"/batches/{jobs[0].batch}"
 
 
@@ -75,7 +77,7 @@ def test_a_refused_file_is_named_with_its_reason_while_the_others_go_through(for
     client, fields = form
     response = client.post("/jobs", {**fields, "document": files(("a.txt", 100), ("big.txt", LIMIT + 900),
                                                                   ("empty.txt", 0), ("c.txt", 100))})
-    assert sorted(Job.objects.values_list("document_name", flat=True)) == ["a.txt", "c.txt"]
+    assert sorted(Job.objects.values_list("document__original_name", flat=True)) == ["a.txt", "c.txt"]
     page = client.get(response["Location"]).content.decode()
     refused = page[page.index('id="refused"'):page.index("</div>", page.index('id="refused"'))]
     assert "2 files could not be sent" in refused
@@ -125,7 +127,7 @@ def test_a_batch_over_the_limit_sends_what_fits_and_names_what_was_left_out(form
     many = [(f"f{i:02}.txt", 50) for i in range(edge.MAX_BATCH_FILES + 5)]
     response = client.post("/jobs", {**fields, "document": files(*many)})
     assert response.status_code == 303 and Job.objects.count() == edge.MAX_BATCH_FILES
-    assert sorted(Job.objects.values_list("document_name", flat=True)) == [name for name, _ in many[:20]]
+    assert sorted(Job.objects.values_list("document__original_name", flat=True)) == [name for name, _ in many[:20]]
     html = client.get(response["Location"]).content.decode()
     refused = html[html.index('id="refused"'):html.index("</div>", html.index('id="refused"'))]
     assert "5 files could not be sent" in refused
@@ -157,7 +159,7 @@ def test_a_body_larger_than_a_whole_batch_is_refused_before_it_is_read(form, set
     client, fields = form
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
     limit = edge.max_request_bytes(batch=True)
-    assert limit == edge.MAX_BATCH_FILES * max(k.max_document_bytes for k in kinds.offered_kinds()) + 1024
+    assert limit == edge.MAX_BATCH_FILES * max(rules.max_bytes(k.name) for k in kinds.offered_kinds()) + 1024
     response = client.post("/jobs", {**fields, "text": "kept?"}, CONTENT_LENGTH=str(limit + 1), headers=HTMX)
     assert response.status_code == 413 and not Job.objects.exists()
     assert "can be sent at once. Send them in smaller groups." in response.content.decode()
@@ -237,7 +239,7 @@ def test_a_batch_of_slow_documents_checks_what_fits_its_time_and_names_the_rest(
     started = time.monotonic()
     response = client.post("/jobs", {**fields, "kind": "document_review", "document": uploads})
     seconds = time.monotonic() - started
-    committed = sorted(Job.objects.values_list("document_name", flat=True))
+    committed = sorted(Job.objects.values_list("document__original_name", flat=True))
     print(f"\n20 slow PDFs, a {budget:.1f} s budget: {len(committed)} committed, {20 - len(committed)} named, "
           f"{seconds:.1f} s")
     assert response.status_code == 303, re.findall(r'field-error[^<]*<[^<]*', response.content.decode())
@@ -256,7 +258,7 @@ def test_a_batch_of_slow_documents_checks_what_fits_its_time_and_names_the_rest(
 def test_a_batchs_checks_end_well_before_the_web_workers_timeout():
     import runpy
 
-    from jobs import document_store
+    from documents import store as document_store
     from tests.conftest import ROOT
 
     timeout = runpy.run_path(str(ROOT / "deploy" / "gunicorn.conf.py"))["timeout"]

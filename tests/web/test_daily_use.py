@@ -15,10 +15,11 @@ from openpyxl import load_workbook
 from accounts.models import User
 from agent.inbox import notifications
 from agent.models import TriageAlert
+from documents import acceptance
+from documents.store import Upload
 from jobs import queue
 from jobs.admin import guidance
 from jobs.clock import queue_clock
-from jobs.document_store import Upload
 from jobs.models import Job
 from tests.conftest import drive_to
 from web import exports, wording
@@ -125,9 +126,9 @@ def stopped_workers(settings, alice):
     an expected wait of 2 minutes."""
     settings.JOBS = {**settings.JOBS, "EXPECTED_WAIT_SECONDS": 120}
     now = queue_clock.now()
-    return queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
-                        operation_key="late-1", now=now - timedelta(minutes=10), batch="b-late",
-                        document=Upload(b"Invoice 7", "late.txt", "text/plain")).job
+    return acceptance.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
+                             operation_key="late-1", now=now - timedelta(minutes=10), batch="b-late",
+                             document=Upload(b"Invoice 7", "late.txt", "text/plain")).job
 
 
 def test_with_the_workers_stopped_alices_pages_say_reviews_are_delayed_and_staff_are_told(
@@ -171,17 +172,17 @@ def test_one_alert_per_delay_lowered_once_staff_find_the_queue_on_time(browser_c
     assert TriageAlert.objects.get(pk=1).delays == 1
     queue.cancel(job_id=stopped_workers.pk, actor="test", reason="", now=queue_clock.now())
     lateness.forget()
-    fresh = queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
-                         operation_key="fresh", now=queue_clock.now(),
-                         document=Upload(b"Invoice 8", "fresh.txt", "text/plain")).job
+    fresh = acceptance.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
+                              operation_key="fresh", now=queue_clock.now(),
+                              document=Upload(b"Invoice 8", "fresh.txt", "text/plain")).job
     page = browser_client(alice).get(f"/jobs/{fresh.pk}").content.decode()
     assert 'id="delay-notice"' not in page and "in line for review" in page
     admin = browser_client(staff).get("/admin/").content.decode()
     assert 'id="queue-late"' not in admin and TriageAlert.objects.get(pk=1).delayed_since is None
     # The workers stop again: a new delay, a new alert.
-    queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
-                 operation_key="late-again", now=queue_clock.now() - timedelta(minutes=5),
-                 document=Upload(b"Invoice 9", "again.txt", "text/plain"))
+    acceptance.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
+                      operation_key="late-again", now=queue_clock.now() - timedelta(minutes=5),
+                      document=Upload(b"Invoice 9", "again.txt", "text/plain"))
     lateness.forget()
     browser_client(alice).get(f"/jobs/{fresh.pk}")
     assert TriageAlert.objects.get(pk=1).delays == 2
@@ -194,9 +195,9 @@ def test_a_document_too_long_is_said_alike_on_her_page_staffs_page_and_her_email
         browser_client, alice, accept, clock, make_member):
     alice.email = "alice@example.com"
     alice.save(update_fields=["email"])
-    job = queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
-                       operation_key="long-docx", now=clock.now() - timedelta(seconds=5),
-                       document=Upload(b"Invoice", "contract.docx", "text/plain")).job
+    job = acceptance.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
+                            operation_key="long-docx", now=clock.now() - timedelta(seconds=5),
+                            document=Upload(b"Invoice", "contract.docx", "text/plain")).job
     notifications.schedule(user_id=alice.pk, now=clock.now())  # as the review does when it starts
     clock.advance(seconds=1)
     job = drive_to(job, "leased", now=clock.now())

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs import document_store
+from documents import store as document_store
 from jobs.models import Job
+from tests.conftest import name_document
 
 from .conftest import review_document
 
@@ -25,23 +26,23 @@ def reviewed_pdf(alice):
 
 def test_the_review_keeps_an_image_of_each_page_beside_the_stored_document(reviewed_pdf):
     job = reviewed_pdf
-    images = document_store.page_images(job.document)
+    images = document_store.page_images(job.document.name)
     assert [image.number for image in images] == [1, 2]
     assert all(900 <= image.width <= 1100 and image.height > image.width for image in images)  # A4 at 120 dpi
-    kept = document_store.pages_dir(job.document)
-    assert kept.parent == document_store.path(job.document).parent
+    kept = document_store.pages_dir(job.document.name)
+    assert kept.parent == document_store.path(job.document.name).parent
     assert sorted(p.name for p in kept.iterdir()) == ["1.png", "2.png", document_store.PAGES_MANIFEST]
     assert all(60_000 > (kept / f"{n}.png").stat().st_size > 5_000 for n in (1, 2))
     assert job.result["page_sizes"] == [[595.3, 841.9], [595.3, 841.9]]
 
 
 def test_the_images_are_written_once_for_the_same_bytes(alice, reviewed_pdf):
-    first = document_store.pages_dir(reviewed_pdf.document) / "1.png"
+    first = document_store.pages_dir(reviewed_pdf.document.name) / "1.png"
     written = first.stat().st_mtime_ns
     again = review_document(alice, TWO_PAGES.read_bytes(), "copy.pdf")
-    assert again.document == reviewed_pdf.document
+    assert again.document.name == reviewed_pdf.document.name
     assert first.stat().st_mtime_ns == written
-    assert not document_store.store_page_images(again.document, [(PNG, 1, 1)])
+    assert not document_store.store_page_images(again.document.name, [(PNG, 1, 1)])
     assert not list(first.parent.parent.glob(".incoming-pages-*"))
 
 
@@ -108,7 +109,7 @@ def test_the_job_page_shows_the_pages_one_at_a_time_with_a_box_where_each_value_
 
 
 def test_a_job_reviewed_before_pages_were_kept_says_so_and_serves_no_page(browser_client, alice, reviewed_pdf):
-    document_store.delete(reviewed_pdf.document)  # the file too: as if pruned
+    document_store.delete(reviewed_pdf.document.name)  # the file too: as if pruned
     client = browser_client(alice)
     html = client.get(f"/jobs/{reviewed_pdf.pk}").content.decode()
     assert "There is no preview of this document&#x27;s pages: it was reviewed before previews were kept" in html
@@ -128,7 +129,7 @@ def test_a_text_document_has_no_pages_to_show_and_downloads_as_text(browser_clie
 
 
 def test_a_download_keeps_the_name_quoted_and_never_an_active_type(browser_client, alice, reviewed_pdf):
-    Job.objects.filter(pk=reviewed_pdf.pk).update(document_name='Faktura "März"\r\n.pdf', document_type="text/html")
+    name_document(reviewed_pdf.pk, 'Faktura "März"\r\n.pdf', content_type="text/html")
     response = browser_client(alice).get(f"/jobs/{reviewed_pdf.pk}/document")
     assert response["Content-Type"] == "application/octet-stream"
     assert response["Content-Disposition"] == "attachment; filename*=utf-8''Faktura%20%22M%C3%A4rz%22.pdf"

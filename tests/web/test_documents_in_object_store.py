@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from jobs import document_store, queue
+from documents import acceptance, handling
+from documents import store as document_store
+from documents.store import Upload
 from jobs.context import JobContext
-from jobs.document_store import Upload
 from jobs.kinds import JobDeferred
 from jobs.models import Job
 from tests.conftest import PYTHON, ROOT, claim_first, drive_to
@@ -28,9 +29,9 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def accept(user, clock, key: str, content: bytes = TEXT) -> Job:
-    return queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="webtest.echo", payload={},
-                        operation_key=key, now=clock.now(), offered_only=False,
-                        document=Upload(content, "invoice.txt", "text/plain")).job
+    return acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="webtest.echo", payload={},
+                             operation_key=key, now=clock.now(), offered_only=False,
+                             document=Upload(content, "invoice.txt", "text/plain")).job
 
 
 def closed_endpoint() -> str:
@@ -42,36 +43,36 @@ def closed_endpoint() -> str:
 
 def test_a_document_is_one_object_named_as_on_disk_and_never_rewritten(object_store, alice, clock, media_root):
     job = accept(alice, clock, "k-1")
-    assert job.document == f"{alice.tenant_id}/{job.document_sha256[:2]}/{job.document_sha256}"
-    assert object_store.keys(object_store.prefix) == {job.document: TEXT}
+    assert job.document.name == f"{alice.tenant_id}/{job.document.sha256[:2]}/{job.document.sha256}"
+    assert object_store.keys(object_store.prefix) == {job.document.name: TEXT}
     assert not Path(media_root).exists()  # nothing on this host's disk
-    assert document_store.read(job.document) == TEXT
-    first = document_store.modified(job.document)
+    assert document_store.read(job.document.name) == TEXT
+    first = document_store.modified(job.document.name)
 
     again = accept(alice, clock, "k-2")  # the same bytes: the same object, touched, not put again
-    assert again.document == job.document
-    assert object_store.keys(object_store.prefix) == {job.document: TEXT}
-    assert document_store.modified(job.document) >= first
-    assert not document_store.object_storage().put_once(job.document, b"other bytes")
-    assert document_store.read(job.document) == TEXT
+    assert again.document.name == job.document.name
+    assert object_store.keys(object_store.prefix) == {job.document.name: TEXT}
+    assert document_store.modified(job.document.name) >= first
+    assert not document_store.object_storage().put_once(job.document.name, b"other bytes")
+    assert document_store.read(job.document.name) == TEXT
 
 
 def test_page_images_are_visible_only_once_their_manifest_is_put(object_store, alice, clock):
     job = accept(alice, clock, "k-1")
     objects = document_store.object_storage()
     # A set a crash cut short: its images without the manifest are no pages at all.
-    objects.put_once(f"{job.document}.pages/1.png", PNG + b"half")
-    assert document_store.page_images(job.document) == []
-    assert document_store.open_page_image(job.document, 1) is None
+    objects.put_once(f"{job.document.name}.pages/1.png", PNG + b"half")
+    assert document_store.page_images(job.document.name) == []
+    assert document_store.open_page_image(job.document.name, 1) is None
 
-    assert document_store.store_page_images(job.document, [(PNG + b"one", 10, 20), (PNG + b"two", 30, 40)])
-    assert [(p.number, p.width, p.height) for p in document_store.page_images(job.document)] == [(1, 10, 20),
+    assert document_store.store_page_images(job.document.name, [(PNG + b"one", 10, 20), (PNG + b"two", 30, 40)])
+    assert [(p.number, p.width, p.height) for p in document_store.page_images(job.document.name)] == [(1, 10, 20),
                                                                                                  (2, 30, 40)]
-    assert not document_store.store_page_images(job.document, [(PNG + b"new", 1, 1)])  # written once
-    with document_store.open_page_image(job.document, 2) as image:
+    assert not document_store.store_page_images(job.document.name, [(PNG + b"new", 1, 1)])  # written once
+    with document_store.open_page_image(job.document.name, 2) as image:
         assert image.read() == PNG + b"two"
 
-    document_store.delete(job.document)
+    document_store.delete(job.document.name)
     assert object_store.keys(object_store.prefix) == {}
 
 
@@ -79,20 +80,21 @@ def test_a_review_keeps_its_pages_in_the_store_and_the_web_serves_them_from_ther
                                                                                    media_root):
     job = review_document(alice, PDF, "Rechnung 06.pdf")
     kept = object_store.keys(object_store.prefix)
-    assert sorted(kept) == sorted([job.document, f"{job.document}.pages/1.png", f"{job.document}.pages/2.png",
-                                   f"{job.document}.pages/pages.json"])
+    name = job.document.name
+    assert sorted(kept) == sorted([name, f"{name}.pages/1.png", f"{name}.pages/2.png",
+                                   f"{name}.pages/pages.json"])
     assert not Path(media_root).exists()
 
     client = browser_client(alice)
     page = client.get(f"/jobs/{job.pk}/pages/2.png")
     assert page.status_code == 200 and page["Content-Type"] == "image/png"
-    assert b"".join(page.streaming_content) == kept[f"{job.document}.pages/2.png"]
+    assert b"".join(page.streaming_content) == kept[f"{job.document.name}.pages/2.png"]
     download = client.get(f"/jobs/{job.pk}/document")
     assert download.status_code == 200 and download["Content-Length"] == str(len(PDF))
     assert download["Content-Disposition"].startswith("attachment")
     assert b"".join(download.streaming_content) == PDF
 
-    document_store.delete(job.document)
+    document_store.delete(job.document.name)
     assert client.get(f"/jobs/{job.pk}/document").status_code == 404
     assert client.get(f"/jobs/{job.pk}/pages/1.png").status_code == 404
 
@@ -124,18 +126,20 @@ def test_a_worker_that_cannot_reach_the_store_defers_the_job_without_spending_it
     claim = claim_first(job, now=clock.now(), worker="cut")
     ctx = JobContext(claim, clock=clock)
     with pytest.raises(JobDeferred) as deferred:
-        ctx.document()
+        handling.read(ctx)
     assert deferred.value.until == clock.now() + timedelta(seconds=document_store.retry_seconds())
     with pytest.raises(JobDeferred):
-        ctx.has_page_images()
+        handling.pages_kept(ctx)
+    with pytest.raises(JobDeferred):
+        handling.keep_pages(ctx, [(b"\x89PNG", 1, 1)])
 
 
 def test_a_missing_object_is_a_missing_document_not_an_outage(object_store, alice, clock):
     job = accept(alice, clock, "k-1")
-    document_store.delete(job.document)
+    document_store.delete(job.document.name)
     with pytest.raises(FileNotFoundError):
-        document_store.read(job.document)
-    assert document_store.open_document(job.document) is None
+        document_store.read(job.document.name)
+    assert document_store.open_document(job.document.name) is None
 
 
 @pytest.mark.parametrize(("change", "says"), [
@@ -180,14 +184,14 @@ def test_documents_and_page_images_are_encrypted_at_rest_when_the_setting_asks(s
     secret = b"Supplier: Initech\nIBAN: DE89 3704 0044 0532 0130 00 (encrypted at rest)\n"
     seaweed.use(settings, "t-sse", object_parameters={"ServerSideEncryption": "AES256"})
     job = accept(alice, clock, "k-sse", secret)
-    assert document_store.store_page_images(job.document, [(PNG + b"page one, at rest", 1, 1)])
+    assert document_store.store_page_images(job.document.name, [(PNG + b"page one, at rest", 1, 1)])
     client = seaweed.client()
-    for key in (job.document, f"{job.document}.pages/1.png", f"{job.document}.pages/pages.json"):
+    for key in (job.document.name, f"{job.document.name}.pages/1.png", f"{job.document.name}.pages/pages.json"):
         assert client.head_object(Bucket="docket-test", Key=f"t-sse/{key}")["ServerSideEncryption"] == "AES256"
-    assert document_store.read(job.document) == secret
+    assert document_store.read(job.document.name) == secret
     on_disk = b"".join(p.read_bytes() for p in seaweed.data.rglob("*") if p.is_file())
     assert secret not in on_disk and b"page one, at rest" not in on_disk
-    document_store.delete(job.document)
+    document_store.delete(job.document.name)
 
 
 _GOOD = {"STORE": "s3", "ENDPOINT": "http://127.0.0.1:8333", "BUCKET": "docket-documents", "PREFIX": "",

@@ -18,9 +18,10 @@ from agent.models import DocumentFingerprint
 from agent.review import duplicates, workflow
 from agent.review.planner import LocalPlanner
 from agent.samples.make_samples import invoice_lines
+from documents import acceptance
+from documents.store import Upload
 from jobs import kinds, queue
 from jobs.context import JobContext
-from jobs.document_store import Upload
 from tests.conftest import claim_first, drive_to
 from web import status
 from web.openapi import openapi
@@ -42,9 +43,9 @@ def submit(clock, alice):
         user = user or alice
         pdf = content.startswith(b"%PDF")
         name = name or ("invoice.pdf" if pdf else "invoice.txt")
-        return queue.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
-                            operation_key=f"dup-{next(counter)}", now=clock.now(),
-                            document=Upload(content, name, "application/pdf" if pdf else "text/plain")).job
+        return acceptance.accept(scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
+                                 operation_key=f"dup-{next(counter)}", now=clock.now(),
+                                 document=Upload(content, name, "application/pdf" if pdf else "text/plain")).job
 
     return submit_
 
@@ -97,7 +98,7 @@ def test_another_file_with_the_same_vat_id_and_number_is_flagged(reviewed):
     first = reviewed(CLEAN)
     # The supplier's name spelt otherwise: the VAT id names the supplier.
     other = reviewed(text_invoice(), name="nordlicht-copy.txt")
-    assert other.document_sha256 != first.document_sha256
+    assert other.document.sha256 != first.document.sha256
     assert other.result["fields"]["vat_id"]["value"] == "DE136695976"
     found = duplicate_of(other)
     assert (found.job_id, found.match) == (first.pk, "same supplier and invoice number")

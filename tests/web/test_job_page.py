@@ -8,8 +8,9 @@ from datetime import timedelta
 import pytest
 
 from agent.models import Checkpoint
+from documents import acceptance
+from documents.store import Upload
 from jobs import queue
-from jobs.document_store import Upload
 from jobs.models import Job
 from tests.conftest import drive_to
 
@@ -38,10 +39,11 @@ def document_job(alice, clock):
     """A document_review job for an uploaded text document, accepted a little in the past."""
 
     def make(*, now=None):
-        return queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
-                            operation_key=f"doc-{clock.now().timestamp()}-{Job.objects.count()}",
-                            now=now or clock.now() - timedelta(seconds=5),
-                            document=Upload(b"Supplier: ACME GmbH\nInvoice number: 7", "acme-7.txt", "text/plain")).job
+        return acceptance.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="document_review", payload={},
+                                 operation_key=f"doc-{clock.now().timestamp()}-{Job.objects.count()}",
+                                 now=now or clock.now() - timedelta(seconds=5),
+                                 document=Upload(b"Supplier: ACME GmbH\nInvoice number: 7", "acme-7.txt",
+                                                 "text/plain")).job
 
     return make
 
@@ -181,7 +183,8 @@ def test_submit_again_makes_a_new_job_with_the_same_document_and_a_new_key(brows
     first, second = client.post(f"/jobs/{dead.pk}/again", form), client.post(f"/jobs/{dead.pk}/again", form)
     again = Job.objects.exclude(pk=dead.pk).get()  # a double click makes one
     assert first.status_code == 303 and first["Location"] == second["Location"] == f"/jobs/{again.pk}"
-    assert (again.state, again.document_sha256, again.document_name) == ("queued", dead.document_sha256, "acme-7.txt")
+    assert (again.state, again.document.sha256, again.document.original_name) == (
+        "queued", dead.document.sha256, "acme-7.txt")
     assert again.operation_key != dead.operation_key
 
 

@@ -9,6 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from jobs.models import Job
+from tests.conftest import name_document
 
 from .responses import HTMX, csrf_token, form_key
 
@@ -76,7 +77,7 @@ def test_an_uploaded_document_is_accepted_through_htmx_with_a_client_redirect(br
     }, headers={**HTMX, "X-CSRFToken": csrf_token(client, page)})
     job = Job.objects.get()
     assert response["HX-Redirect"] == f"/jobs/{job.pk}"
-    assert job.document_name == "invoice.txt"
+    assert job.document.original_name == "invoice.txt"
 
 
 def test_an_htmx_post_without_the_csrf_token_is_refused(browser_client, alice):
@@ -296,7 +297,7 @@ def test_document_derived_text_is_escaped(browser_client, alice, completed_job):
     evil = "<script>alert(1)</script>"
     job = review_job(completed_job, {"fields": {"supplier_name": {"status": "present", "value": evil, "detail": evil}},
                                      "draft": evil})
-    Job.objects.filter(pk=job.pk).update(document_name=evil)
+    name_document(job.pk, evil)
     html = browser_client(alice).get(f"/jobs/{job.pk}").content.decode()
     assert 'id="fields"' in html and 'id="draft"' in html  # shown by the review's own template
     assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html

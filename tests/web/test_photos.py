@@ -12,8 +12,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
-from jobs import kinds
-from jobs.document_store import read
+from documents import rules
+from documents.store import read
 from jobs.models import Job
 from web import photos
 
@@ -100,9 +100,9 @@ def test_more_photos_than_one_document_takes_are_refused():
 
 
 def test_the_combined_pdf_passes_the_reviews_own_check():
-    kind = kinds.get("document_review")
+    kind = rules.of("document_review")
     pdf = photos.photos_pdf([(f"IMG_{n}.jpg", jpeg(colour)) for n, colour in enumerate(COLOURS)])
-    checked = kind.check_document(content=pdf, name="IMG_0 (3 pages).pdf", content_type="application/pdf")
+    checked = kind.check(content=pdf, name="IMG_0 (3 pages).pdf", content_type="application/pdf")
     assert checked == "application/pdf"
 
 
@@ -128,8 +128,9 @@ def test_photos_sent_from_the_form_are_one_job_of_one_pdf_and_a_resend_makes_non
     response = client.post("/jobs", {**fields, "photo": shots(*COLOURS)})
     job = Job.objects.get()
     assert response.status_code == 303 and response["Location"] == f"/jobs/{job.pk}"
-    assert job.document_name == "IMG_20241105_0 (3 pages).pdf" and job.document_type == "application/pdf"
-    assert len(pages_of(read(job.document))) == 3 and not job.batch
+    assert job.document.original_name == "IMG_20241105_0 (3 pages).pdf"
+    assert job.document.content_type == "application/pdf"
+    assert len(pages_of(read(job.document.name))) == 3 and not job.batch
     again = client.post("/jobs", {**fields, "photo": shots(*COLOURS)})  # a retry: the same job
     assert again["Location"] == f"/jobs/{job.pk}" and Job.objects.count() == 1
 
@@ -139,7 +140,7 @@ def test_photos_beside_chosen_files_are_one_more_document_of_the_batch(review_fo
     chosen = SimpleUploadedFile("invoice.txt", b"Invoice 1\nTotal: EUR 10.00", content_type="text/plain")
     client.post("/jobs", {**fields, "document": [chosen], "photo": shots(*COLOURS[:2])})
     jobs = list(Job.objects.order_by("id"))
-    assert [j.document_name for j in jobs] == ["invoice.txt", "IMG_20241105_0 (2 pages).pdf"]
+    assert [j.document.original_name for j in jobs] == ["invoice.txt", "IMG_20241105_0 (2 pages).pdf"]
     assert jobs[0].batch and jobs[0].batch == jobs[1].batch
 
 
@@ -154,7 +155,7 @@ def test_a_photo_that_cannot_be_a_page_sends_nothing_and_says_which(review_form)
 
 def test_photos_over_the_document_limit_are_refused_before_they_are_read(review_form):
     client, fields = review_form
-    limit = kinds.get("webtest.echo").max_document_bytes  # 4 KB: the web tests' own kind
+    limit = rules.max_bytes("webtest.echo")  # 4 KB: the web tests' own kind
     big = [SimpleUploadedFile(f"IMG_{n}.jpg", b"\xff\xd8\xff" + b"\x00" * (limit // 2), content_type="image/jpeg")
            for n in range(3)]
     response = client.post("/jobs", {**fields, "kind": "webtest.echo", "photo": big})
@@ -171,7 +172,7 @@ def test_photos_posted_to_the_api_are_one_document_and_a_resend_makes_none(api_c
                        headers={"Idempotency-Key": "phone-app-1"})
     job = Job.objects.get()
     assert sent.status_code == 202 and sent.json()["id"] == job.pk
-    assert job.document_name == "IMG_20241105_0 (3 pages).pdf" and len(pages_of(read(job.document))) == 3
+    assert job.document.original_name == "IMG_20241105_0 (3 pages).pdf" and len(pages_of(read(job.document.name))) == 3
     again = client.post("/jobs", {"kind": "document_review", "photo": shots(*COLOURS)},
                         headers={"Idempotency-Key": "phone-app-1"})
     assert again.json()["id"] == job.pk and Job.objects.count() == 1

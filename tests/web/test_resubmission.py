@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
+from documents.errors import DamagedDocument
 from jobs import queue
-from jobs.errors import DamagedDocument
 from jobs.models import Job
 from tests.conftest import drive_to
 from web.openapi import openapi

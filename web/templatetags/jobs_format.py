@@ -9,7 +9,8 @@ from typing import Any
 from django import template
 from django.utils.html import format_html
 
-from jobs import kinds
+from documents import rules
+from documents.models import original_name
 
 from .. import wording
 
@@ -51,11 +52,10 @@ def tone(job: Any) -> str:
 @register.filter
 def document_title(job: Any) -> str:
     """What the job is called on the pages: its document's name, or what it was."""
-    name: str = job.document_name
+    name = original_name(job)
     if name:
         return name
-    kind = kinds.get(job.kind)
-    return "Pasted text" if kind is not None and kind.accepts_document else job.kind
+    return "Pasted text" if rules.accepts_document(job.kind) else job.kind
 
 
 @register.filter

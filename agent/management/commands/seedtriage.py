@@ -22,10 +22,11 @@ from django.urls import reverse
 from accounts.models import User
 from agent import samples
 from agent.review import provider_calls
+from documents import acceptance
+from documents.store import Upload
 from jobs import kinds, queue
 from jobs.clock import queue_clock
 from jobs.context import JobContext
-from jobs.document_store import Upload
 from jobs.models import Job
 from jobs.verdicts import Failed, judge
 
@@ -63,7 +64,7 @@ class Command(BaseCommand):
         if user is None or user.tenant_id is None:
             raise CommandError(f"no member named {username!r}")
         for case in (FAILED, UNKNOWN):
-            accepted = queue.accept(
+            accepted = acceptance.accept(
                 scope_id=user.tenant_id, user_id=user.pk, kind=KIND, payload={}, operation_key=case.key,
                 now=queue_clock.now(), priority=FIRST,
                 document=Upload(case.document.read_bytes(), case.document.name, "application/octet-stream"),

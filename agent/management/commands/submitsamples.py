@@ -6,9 +6,10 @@ from django.urls import reverse
 
 from accounts.models import User
 from agent import samples
-from jobs import kinds, queue
+from documents import acceptance
+from documents.store import Upload
+from jobs import kinds
 from jobs.clock import queue_clock
-from jobs.document_store import Upload
 from jobs.errors import AcceptanceError
 from web import refusals
 
@@ -32,7 +33,7 @@ class Command(BaseCommand):
         kind = kinds.get("document_review")
         for path in SUBMITTED + REFUSED:
             try:
-                accepted = queue.accept(
+                accepted = acceptance.accept(
                     scope_id=user.tenant_id, user_id=user.pk, kind="document_review", payload={},
                     operation_key=f"sample-{path.name}", now=queue_clock.now(), batch=BATCH,
                     document=Upload(path.read_bytes(), path.name, "application/octet-stream"),

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 
 import pypdf  # noqa: F401  imported once by the web process, not by every check's forked child
 
-from jobs.errors import DocumentTooComplex, PayloadTooLarge, UnsupportedDocument
+from documents.errors import DocumentTooComplex, UnsupportedDocument
+from jobs.errors import PayloadTooLarge
 
 from ..limits import MAX_DOCUMENT_BYTES, MB
 from .docx import ZIP_MAGIC, DocxText, check_docx, docx_parts, docx_text

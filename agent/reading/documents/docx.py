@@ -9,7 +9,7 @@ import zipfile
 import zlib
 from xml.parsers import expat
 
-from jobs.errors import DamagedDocument, DocumentTooComplex, DocumentUnpacksTooLarge, UnsupportedDocument
+from documents.errors import DamagedDocument, DocumentTooComplex, DocumentUnpacksTooLarge, UnsupportedDocument
 
 from .rules import (
     DAMAGED_DOCX,

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 import struct
 
-from jobs.errors import AcceptanceError, DamagedDocument, DocumentTooComplex, DocumentUnpacksTooLarge, PayloadTooLarge
+from documents.errors import DamagedDocument, DocumentTooComplex, DocumentUnpacksTooLarge
+from jobs.errors import AcceptanceError, PayloadTooLarge
 
 from .rules import (
     JPEG,

@@ -7,7 +7,8 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
-from jobs.errors import AcceptanceError, DamagedDocument, DocumentTooComplex, PayloadTooLarge, UnsupportedDocument
+from documents.errors import DamagedDocument, DocumentTooComplex, UnsupportedDocument
+from jobs.errors import AcceptanceError, PayloadTooLarge
 
 from .rules import (
     DAMAGED_PDF,

@@ -5,7 +5,9 @@ from __future__ import annotations
 import zipfile
 from typing import Any
 
-from jobs.errors import InvalidPayload, PayloadTooLarge, Reason, UnsupportedDocument
+from documents.errors import Reason as DocumentReason
+from documents.errors import UnsupportedDocument
+from jobs.errors import InvalidPayload, PayloadTooLarge, Reason
 
 from ..limits import MB
 
@@ -82,7 +84,7 @@ def check_input(*, payload: dict[str, Any], has_document: bool) -> None:
 
 def unrecognised() -> UnsupportedDocument:
     """The refusal of bytes of none of the supported types."""
-    return UnsupportedDocument(UNRECOGNISED, field="document", reason=Reason.UNRECOGNISED_TYPE)
+    return UnsupportedDocument(UNRECOGNISED, field="document", reason=DocumentReason.UNRECOGNISED_TYPE)
 
 
 def part_name(name: str) -> str:

@@ -6,7 +6,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from agent.reading import documents
-from jobs.errors import DocumentUnpacksTooLarge
+from documents.errors import DocumentUnpacksTooLarge
 
 from .parsing import MAX_XML_BYTES, root_kind
 

@@ -30,7 +30,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobs.errors import DamagedDocument
+from documents.errors import DamagedDocument
 
 from .. import documents
 from ..layout import Layout, Line, Word, lines_of_words

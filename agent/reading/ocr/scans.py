@@ -9,7 +9,7 @@ import struct
 from collections.abc import Generator
 from typing import Any
 
-from jobs.errors import DamagedDocument, DocumentUnpacksTooLarge
+from documents.errors import DamagedDocument, DocumentUnpacksTooLarge
 
 from .. import documents
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from jobs import document_store
+from documents import store as document_store
 from ops import documents
 
 

@@ -11,10 +11,10 @@ written once, all at a time: the folder appears whole by a rename, or not at all
 
 Where: the storage "documents" (``settings.STORAGES``). The filesystem (the default: files
 under MEDIA_ROOT, for one host), or an S3-compatible object store every host reaches
-(``jobs.object_store``: the same names as keys; a page image set's manifest is put last,
+(``documents.object_store``: the same names as keys; a page image set's manifest is put last,
 only if absent, as the marker that makes the set visible). A store that cannot be reached
 is ``StoreUnavailable``: acceptance answers 503 having committed nothing, a worker defers
-the job (``jobs.context``) without spending its attempt.
+the job (``documents.of_job``) without spending its attempt.
 """
 
 from __future__ import annotations
@@ -38,22 +38,20 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.files.storage import FileSystemStorage, storages
 
-from . import bounded, kinds
-from .errors import (
-    DocumentNotChecked,
-    DocumentStoreUnavailable,
-    DocumentTooComplex,
-    PayloadTooLarge,
-    UnsupportedDocument,
-)
+from jobs import bounded, kinds
+from jobs.errors import PayloadTooLarge
+
+from .errors import DocumentNotChecked, DocumentStoreUnavailable, DocumentTooComplex, UnsupportedDocument
 
 if TYPE_CHECKING:
-    from .kinds import Kind
+    from jobs.kinds import Kind
+
     from .object_store import DocumentStorage, Streamed
+    from .rules import DocumentRules
 
-log = logging.getLogger("jobs.document_store")
+log = logging.getLogger("documents.store")
 
-# The bound on one document's structural check (``Kind.check_document``), run in a child
+# The bound on one document's structural check (``DocumentRules.check``), run in a child
 # process forked for it (``jobs.bounded``): far below the web's request timeout (gunicorn's
 # 30 s), so that three hostile uploads at once cannot hold the web's workers. The kinds'
 # checks refuse what they know to be expensive before paying for it and take milliseconds
@@ -86,15 +84,16 @@ class Stored:
     sha256: str
 
 
-def check_and_store(upload: Upload, kind: Kind, *, scope_id: int) -> Stored:
-    limit = kind.max_document_bytes
+def check_and_store(upload: Upload, kind: Kind, rules: DocumentRules, *, scope_id: int) -> Stored:
+    """Check ``upload`` by its kind's ``rules``, then keep it (once per scope and digest)."""
+    limit = rules.max_bytes
     if limit and len(upload.content) > limit:
         raise PayloadTooLarge(f"the document is larger than {limit} bytes", field="document")
     if not upload.content:
         raise UnsupportedDocument("the document is empty", field="document")
     content_type = upload.content_type
-    if kind.check_document is not None:
-        content_type = bounded_check(upload, kind)
+    if rules.check is not None:
+        content_type = bounded_check(upload, kind, rules)
     digest = hashlib.sha256(upload.content).hexdigest()
     name = f"{scope_id}/{digest[:2]}/{digest}"
     objects = object_storage()
@@ -122,14 +121,14 @@ def checks_end_by(deadline: float) -> Iterator[None]:
         _checks_end.reset(token)
 
 
-def bounded_check(upload: Upload, kind: Kind) -> str:
-    """``kind.check_document`` in a bounded child process; its media type, or a refusal.
+def bounded_check(upload: Upload, kind: Kind, rules: DocumentRules) -> str:
+    """``rules.check`` in a bounded child process; its media type, or a refusal.
 
     A check past its CPU, memory or wall-clock bound refuses the document as too complex
     (``too_complex``); one stopped only because its batch's time ran out refuses it as
     ``not_checked_in_time``, to be sent again on its own.
     """
-    check_document = kind.check_document
+    check_document = rules.check
     if check_document is None:
         raise TypeError("bounded_check is for a kind that checks its documents")
     wall, by_batch = CHECK_WALL_SECONDS, False
@@ -192,7 +191,7 @@ def object_storage() -> DocumentStorage | None:
 
     if not isinstance(storage, DocumentStorage):
         raise ImproperlyConfigured("STORAGES['documents'] must be a FileSystemStorage or "
-                                   "jobs.object_store.DocumentStorage")
+                                   "documents.object_store.DocumentStorage")
     return storage
 
 

@@ -26,7 +26,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from storages.backends.s3 import S3Storage
 from storages.utils import clean_name
 
-from .document_store import StoreUnavailable
+from .store import StoreUnavailable
 
 ALL_FAILURES = (BotoCoreError, ClientError)
 _MISSING = {"404", "NoSuchKey", "NotFound"}
@@ -58,7 +58,7 @@ class DocumentStorage(S3Storage):  # type: ignore[misc]  # django-storages has n
         self._connections = threading.local()
         self._bucket = None
 
-    # --- What jobs.document_store needs beyond the Storage API -------------------------------
+    # --- What documents.store needs beyond the Storage API -------------------------------
 
     def key(self, name: str) -> str:
         return str(self._normalize_name(clean_name(name)))
