@@ -89,8 +89,8 @@ def test_the_wheel_holds_the_app_whole_and_nothing_else(wheel):
 def test_the_wheel_requires_what_the_app_imports_and_no_more(wheel):
     imports = third_party_imports()
     assert set(requirements(wheel)) == set(imports.values())
-    # Django, its Tasks framework and jsonschema always; psycopg, django-storages and botocore only
-    # with their database or store, so they are extras.
+    # Django, its Tasks framework and jsonschema always; psycopg only with PostgreSQL, so an extra.
+    # (Documents and their object store are the documents app's, not the queue's.)
     assert {name for name, extra in requirements(wheel).items() if extra is None} == {
         "django", "django-tasks", "jsonschema"}
 
