@@ -45,8 +45,11 @@ def test_a_cpu_heavy_pdf_is_stopped_at_its_step_budget_and_the_worker_serves_the
     assert (heavy.state, heavy.attempts) == ("dead", 1)  # the input's fault: not tried again
     assert heavy.last_error == "time_limit: the document is too complex to read within 10 s"
     held = held_for(heavy)
-    print(f"\nthe CPU-heavy PDF held its worker {held:.1f} s (the extract step's budget: 10 s)")
-    assert held < 12  # the extract step's 10 s budget, not minutes of parsing
+    ran = (heavy.finished_at - heavy.started_at).total_seconds()
+    print(f"\nthe CPU-heavy PDF held its worker {held:.1f} s, its handler {ran:.1f} s (the step's budget: 10 s)")
+    # The extract step's 10 s budget and the kill, not minutes of parsing. Counted from the handler's
+    # start: before it the worker loads the reader for its first review, which a busy machine slows.
+    assert 10 <= ran < 15
     assert theirs.state == "completed" and theirs.leased_by == heavy.leased_by  # same worker process
 
 
