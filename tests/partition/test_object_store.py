@@ -156,7 +156,7 @@ def test_uploaded_on_web_a_reviewed_on_host_b_served_by_web_c_with_no_disk_share
     assert status == 200 and headers["content-type"] == "image/png" and page.startswith(b"\x89PNG")
 
     kept = objects.documents()
-    assert kept[row["document"]] == PDF and kept[f"{row['document']}.pages/1.png"] == page
+    assert kept[row["document__name"]] == PDF and kept[f"{row['document__name']}.pages/1.png"] == page
     assert objects.disks_empty(), "a host wrote a document to its own disk"
 
 
@@ -181,7 +181,7 @@ def test_a_worker_cut_from_the_store_mid_job_defers_it_and_finishes_it_once_it_r
     assert (row["state"], row["attempts"]) == ("completed", 1), row["last_error"]
     assert row["result"]["sha256"] == row["document__sha256"]
     pages = {k for k in objects.documents() if k.startswith(row["document__name"] + ".pages/")}
-    assert pages == {f"{row['document']}.pages/1.png", f"{row['document']}.pages/pages.json"}  # whole
+    assert pages == {f"{row['document__name']}.pages/1.png", f"{row['document__name']}.pages/pages.json"}  # whole
     FIGURES["store cut mid-job: deferrals before the route came back"] = deferrals(site, job_id)
     FIGURES["store cut mid-job: seconds cut"] = round(time.monotonic() - cut_at, 1)
     assert objects.disks_empty()
@@ -219,7 +219,7 @@ def test_the_store_down_for_30_s_refuses_uploads_with_503_and_the_reviews_finish
 
     # Every job's document is in the store, and every object belongs to a job.
     kept = objects.documents()
-    named = {r["document"] for r in site.rows("SELECT document FROM jobs_job")}
+    named = {r["name"] for r in site.rows("SELECT name FROM documents_document")}
     assert named <= set(kept)
     assert {key.split(".pages/")[0] for key in kept} == named
     assert objects.disks_empty()
