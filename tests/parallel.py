@@ -2,9 +2,11 @@
 
 Each test module runs whole in one process, as with xdist's own ``loadfile``, except that
 
-- the modules of a folder in ``TOGETHER`` run in one process, as one unit: the partition
-  tests share one private site (a PostgreSQL cluster and network namespaces, made once per
-  process), and the fuzz tests add their figures up in one place;
+- the modules of a unit in ``TOGETHER`` run in one process: the fuzz tests add their figures up
+  in one place, and the partition tests of a unit share one private site (a PostgreSQL cluster
+  and network namespaces, made once per process: tests/partition/conftest.py). The partition
+  tests are two units, each with a site of its own, about two minutes each: one unit of four
+  minutes was the PostgreSQL pass's longest chain;
 - the units that take longest start first (``LONGEST_FIRST``, then the ones with the most
   tests), so that no long one starts last and keeps the whole run waiting on it alone.
 
@@ -17,7 +19,13 @@ from __future__ import annotations
 import pytest
 from xdist.scheduler import LoadFileScheduling
 
-TOGETHER = ("tests/partition/", "tests/fuzz/")
+# A module's unit: the first prefix here that its path starts with (a unit is named by its prefix).
+TOGETHER = {
+    "tests/partition/test_cut.py": "tests/partition/ (cuts)",
+    "tests/partition/test_web_cut.py": "tests/partition/ (cuts)",
+    "tests/partition/": "tests/partition/ (crashes and the store)",
+    "tests/fuzz/": "tests/fuzz/",
+}
 # The longest units, longest first, as ``--durations`` and the per-module times show them
 # (docs/benchmarks.md, "The test suite's time").
 LONGEST_FIRST = (
@@ -55,9 +63,9 @@ class ModulesLongestFirst(LoadFileScheduling):
     """xdist's ``loadfile`` with folders kept together and the longest units first."""
 
     def _split_scope(self, nodeid: str) -> str:
-        for folder in TOGETHER:
-            if nodeid.startswith(folder):
-                return folder
+        for prefix, unit in TOGETHER.items():
+            if nodeid.startswith(prefix):
+                return unit
         return super()._split_scope(nodeid)
 
     def _rank(self, scope: str) -> tuple[int, int]:
