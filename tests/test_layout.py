@@ -448,3 +448,14 @@ def test_the_room_check_would_see_an_upward_import():
         "agent.reading.layout -> agent.review.tools", "agent.review.tools -> agent.inbox.corrections"]
     assert [room_of(m) for m in ("agent", "agent.reading.fields.page", "agent.review", "agent.inbox.work",
                                  "agent.management.commands.reviewbench")] == [0, 1, 2, 3, 4]
+
+
+def test_the_distribution_ships_every_app():
+    """``pip install .`` finds packages by the root pyproject's ``include``: an app left out of it
+    would be missing from an installed Docket and from nothing else."""
+    import fnmatch
+    import tomllib
+
+    include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    apps = {path.parent.name for path in ROOT.glob("*/apps.py")} | {"jobsite", "bench"}
+    assert {app for app in apps if not any(fnmatch.fnmatch(app, pattern) for pattern in include)} == set()
