@@ -55,3 +55,34 @@ class KindRegistry(Generic[T]):
         if kind in self._later:
             self.register(kind, self._later.pop(kind)())
         return self._by_kind.get(kind, self.default)
+
+
+class SiteHook(Generic[T]):
+    """One answer of type ``T`` for the whole site (what staff's pages show of a job's input, say);
+    ``default`` until an app registers its own, once, from ``AppConfig.ready()``."""
+
+    def __init__(self, what: str, default: T) -> None:
+        self.what = what  # in words, for the error: "a job input"
+        self.default = default
+        self._answer: list[T] = []  # the one registered, if any
+
+    def register(self, answer: T) -> T:
+        """Answer with ``answer``; a second, different one is refused."""
+        if self._answer and self._answer[0] is not answer:
+            raise ValueError(f"{self.what} is already registered")
+        self._answer[:] = [answer]
+        return answer
+
+    @contextmanager
+    def registered(self, answer: T) -> Iterator[T]:
+        """``answer`` for the duration of the block (tests), then what was registered before."""
+        previous = list(self._answer)
+        self._answer[:] = [answer]
+        try:
+            yield answer
+        finally:
+            self._answer[:] = previous
+
+    def get(self) -> T:
+        """The registered answer, or the default."""
+        return self._answer[0] if self._answer else self.default

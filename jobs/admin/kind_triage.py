@@ -19,15 +19,15 @@ no submitter's page, and the queue's templates and URLs name none of the product
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from django import forms
 from django.db.models import CharField, Expression, Q, QuerySet, Value
 
-from ..registry import KindRegistry
+from ..registry import KindRegistry, SiteHook
 
 if TYPE_CHECKING:
     from django.utils.safestring import SafeString
@@ -143,20 +143,17 @@ class NoJobInput:
 
 
 NO_JOB_INPUT: JobInput = NoJobInput()
-_job_input: list[JobInput] = []  # the one the site registered, if any
+_job_input: SiteHook[JobInput] = SiteHook("a job input", NO_JOB_INPUT)
 
 
 def register_job_input(job_input: JobInput) -> JobInput:
     """Show and find jobs by ``job_input`` on staff's list and pages; from ``AppConfig.ready()``, once a site."""
-    if _job_input and _job_input[0] is not job_input:
-        raise ValueError("a job input is already registered")
-    _job_input[:] = [job_input]
-    return job_input
+    return _job_input.register(job_input)
 
 
 def job_input() -> JobInput:
     """The registered job input; ``NO_JOB_INPUT`` when none is."""
-    return _job_input[0] if _job_input else NO_JOB_INPUT
+    return _job_input.get()
 
 
 class DocumentPane(Protocol):
@@ -182,43 +179,34 @@ class NoDocumentPane:
 
 
 NO_DOCUMENT_PANE: DocumentPane = NoDocumentPane()
-_document_pane: list[DocumentPane] = []  # the one the product registered, if any
+_document_pane: SiteHook[DocumentPane] = SiteHook("a document pane", NO_DOCUMENT_PANE)
 
 
 def register_document_pane(pane: DocumentPane) -> DocumentPane:
     """Show stored documents on staff's job page with ``pane``; from ``AppConfig.ready()``, once a site."""
-    if _document_pane and _document_pane[0] is not pane:
-        raise ValueError("a document pane is already registered")
-    _document_pane[:] = [pane]
-    return pane
+    return _document_pane.register(pane)
 
 
-@contextmanager
-def document_pane_registered(pane: DocumentPane) -> Iterator[DocumentPane]:
+def document_pane_registered(pane: DocumentPane) -> AbstractContextManager[DocumentPane]:
     """``pane`` for the duration of the block (tests), then what was registered before."""
-    previous = list(_document_pane)
-    _document_pane[:] = [pane]
-    try:
-        yield pane
-    finally:
-        _document_pane[:] = previous
+    return _document_pane.registered(pane)
 
 
 def document_pane() -> DocumentPane:
     """The registered document pane; ``NO_DOCUMENT_PANE`` when the product registered none."""
-    return _document_pane[0] if _document_pane else NO_DOCUMENT_PANE
+    return _document_pane.get()
 
 
-_submitter_page: list[Callable[[int], str]] = []  # the product's job id -> its submitters' page
+# The product's job id -> its submitters' page (None: a site without such pages).
+_submitter_page: SiteHook[Callable[[int], str] | None] = SiteHook("a submitter page", None)
 
 
 def register_submitter_page(url_of: Callable[[int], str]) -> None:
     """Staff's job page names ``url_of(job_id)`` as the page its submitters see; once a site."""
-    if _submitter_page and _submitter_page[0] is not url_of:
-        raise ValueError("a submitter page is already registered")
-    _submitter_page[:] = [url_of]
+    _submitter_page.register(url_of)
 
 
 def submitter_page(job_id: int) -> str | None:
     """The address of the job's page for its submitters; None on a site without such pages."""
-    return _submitter_page[0](job_id) if _submitter_page else None
+    url_of = _submitter_page.get()
+    return url_of(job_id) if url_of is not None else None

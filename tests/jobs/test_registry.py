@@ -1,8 +1,8 @@
-"""A kind's registered answer: one per kind, the default for the rest, lent to a test for a block."""
+"""What apps register: an answer per kind or one for the site, a default for the rest, lent to tests."""
 
 import pytest
 
-from jobs.registry import KindRegistry
+from jobs.registry import KindRegistry, SiteHook
 
 
 def test_a_kind_without_an_answer_gets_the_default_and_one_with_its_own():
@@ -27,3 +27,16 @@ def test_a_lent_answer_ends_with_its_block_and_the_one_before_comes_back():
     with pages.registered("a", "lent"), pages.registered("b", "lent too"):
         assert (pages.of("a"), pages.of("b")) == ("lent", "lent too")
     assert (pages.of("a"), pages.of("b")) == ("own", "generic")
+
+
+def test_a_site_hook_answers_its_default_until_one_answer_is_registered_and_refuses_a_second():
+    hook: SiteHook[str] = SiteHook("a pane", "none")
+    assert hook.get() == "none"
+    first = "the product's"
+    assert hook.register(first) is first and hook.get() is first
+    hook.register(first)  # the same again: apps can be made ready twice in one process
+    with pytest.raises(ValueError, match="a pane is already registered"):
+        hook.register("another")
+    with hook.registered("a test's") as lent:
+        assert hook.get() == lent == "a test's"
+    assert hook.get() is first
