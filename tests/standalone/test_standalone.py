@@ -107,6 +107,9 @@ def test_the_queue_runs_a_task_in_a_project_that_installs_it_alone(wheel, tmp_pa
 
     before = json.loads(run(tmp_path, "-m", "queueproject.contract", "before").splitlines()[-1])
     assert before["importable"] == [] and before["status"] == "READY"
+    # The queue's own tables and no others: none left from the users, tokens and providers' budget
+    # its first migrations once made (jobs/migrations/0014).
+    assert before["queue_tables"] == ["jobs_job", "jobs_jobevent", "jobs_kindslot", "jobs_tenant"]
     run(tmp_path, "-m", "django", "runworkers", "--burst", "--processes", "1")
     after = json.loads(run(tmp_path, "-m", "queueproject.contract", "after", before["result_id"]).splitlines()[-1])
 

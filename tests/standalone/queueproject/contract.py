@@ -27,8 +27,11 @@ def before() -> dict[str, object]:
     # make, which makemigrations names (on standard error, which the test shows) and exits 1.
     call_command("makemigrations", "jobs", check=True, dry_run=True, interactive=False, stdout=sys.stderr)
     call_command("migrate", verbosity=0)
+    from django.db import connection
+
     result = add.enqueue(2, 3)
-    return {"result_id": result.id, "status": str(result.status)}
+    return {"result_id": result.id, "status": str(result.status),
+            "queue_tables": sorted(t for t in connection.introspection.table_names() if t.startswith("jobs_"))}
 
 
 def after(result_id: str) -> dict[str, object]:
