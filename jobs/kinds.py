@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 class InputCheck(Protocol):
     def __call__(self, *, payload: dict[str, Any], attached: bool) -> None:
         """Raise an AcceptanceError for input the schema alone cannot refuse; ``attached``: an input
-        (another app's, kept beside the payload) comes with it (``jobs.queue.accept``'s ``input_digest``)."""
+        (another app's, kept beside the payload) comes with it (``jobs.queue.accept``'s ``keep_input``)."""
 
 
 class JobFailed(Exception):

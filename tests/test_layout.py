@@ -112,7 +112,7 @@ DOCUMENT_NAMES = re.compile(r"\b(document_store|object_store|document_(name|type
 
 def test_the_queue_keeps_no_document_of_its_own():
     """No store, no document column, rule or error: the queue hands a kept input to the app that keeps
-    it (``jobs.queue.accept``'s ``input_digest`` and ``attach``) and shows it through a hook
+    it (``jobs.queue.accept``'s ``keep_input``) and shows it through a hook
     (``jobs.admin.kind_triage.JobInput``)."""
     from django.apps import apps
 

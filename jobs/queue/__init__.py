@@ -26,7 +26,7 @@ claimers pass over each other's rows instead of queueing behind them, and the tr
 and its event are one statement.
 """
 
-from .accept import accept, check_waiting, checked, waiting, waiting_limit
+from .accept import accept, waiting, waiting_limit
 from .amend import Amendment, NotAmendable, amending
 from .cancel import CANCEL_CHANNEL, acknowledge_cancel, cancel, cancel_requested, cancels_requested
 from .claim import claim, claim_many, complete_and_claim
@@ -70,6 +70,7 @@ from .terms import (
     Acceptance,
     Claim,
     FailureCode,
+    KeptInput,
     Outcome,
     StaleEpoch,
 )
@@ -96,6 +97,7 @@ __all__ = [
     "Claim",
     "Completion",
     "FailureCode",
+    "KeptInput",
     "NotAmendable",
     "Outcome",
     "Recovery",
@@ -110,8 +112,6 @@ __all__ = [
     "cancel",
     "cancel_requested",
     "cancels_requested",
-    "check_waiting",
-    "checked",
     "claim",
     "claim_many",
     "clear_external_start",

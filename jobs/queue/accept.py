@@ -26,7 +26,7 @@ from jobs.writelock import write_transaction
 
 from ..conf import queue_settings
 from .events import record
-from .terms import MAX_OPERATION_KEY, QUEUED, Acceptance
+from .terms import MAX_OPERATION_KEY, QUEUED, Acceptance, KeptInput
 
 
 def accept(
@@ -37,8 +37,7 @@ def accept(
     payload: Any,
     operation_key: str,
     now: datetime,
-    input_digest: str = "",
-    attach: Callable[[Job], object] | None = None,
+    keep_input: Callable[[kinds.Kind], KeptInput] | None = None,
     offered_only: bool = True,
     batch: str = "",
     priority: int = 0,
@@ -55,16 +54,19 @@ def accept(
     together; ``priority`` orders claims within the fairness rule.
 
     An input kept beside the payload (another app's: ``documents`` keeps a document) is the
-    caller's: ``input_digest`` names it in the request's fingerprint (a retry must repeat it), and
-    ``attach(job)`` writes its row in the insert's transaction, right after the job's, so both
-    commit or neither; a retry answered with the job already accepted attaches nothing.
+    caller's: ``keep_input(kind)`` keeps it once the request has passed every check (nothing is
+    kept for a request refused anyway) and answers a ``KeptInput``, whose digest goes in the
+    request's fingerprint (a retry must repeat it) and whose ``attach(job)`` writes its row in the
+    insert's transaction, right after the job's, so both commit or neither; a retry answered with
+    the job already accepted attaches nothing.
     """
-    kind_spec, key, payload, encoded = checked(kind, payload, operation_key, attached=bool(input_digest),
-                                               offered_only=offered_only)
-    check_waiting(scope_id, user_id, key)
+    kind_spec, key, payload, encoded = _checked(kind, payload, operation_key, attached=keep_input is not None,
+                                                offered_only=offered_only)
+    _check_waiting(scope_id, user_id, key)
+    kept = keep_input(kind_spec) if keep_input is not None else None
 
     start = max(available_at or now, now)
-    fingerprint = _fingerprint(kind, encoded, input_digest, [
+    fingerprint = _fingerprint(kind, encoded, kept.digest if kept else "", [
         priority, start.isoformat() if available_at else "", max_attempts or 0,
         deadline.total_seconds() if deadline else 0])
     row = Job(scope_id=scope_id, submitted_by_id=user_id, kind=kind, payload=payload, operation_key=key,
@@ -73,7 +75,7 @@ def accept(
               deadline=start + (deadline or kind_spec.deadline), batch=batch[:64], priority=priority,
               created_at=now, updated_at=now)
     try:
-        _commit(row, now, attach)
+        _commit(row, now, kept.attach if kept else None)
     except IntegrityError:
         existing = Job.objects.filter(scope_id=scope_id, submitted_by_id=user_id, operation_key=key).first()
         if existing is None:  # the constraint that fired was not ours
@@ -94,11 +96,10 @@ def _fingerprint(kind: str, encoded: str, input_digest: str, options: list[Any])
     ).hexdigest()
 
 
-def checked(kind: str, payload: Any, operation_key: str, *, attached: bool,
-            offered_only: bool = True) -> tuple[kinds.Kind, str, dict[str, Any], str]:
+def _checked(kind: str, payload: Any, operation_key: str, *, attached: bool,
+             offered_only: bool = True) -> tuple[kinds.Kind, str, dict[str, Any], str]:
     """The kind, operation key, payload and its canonical JSON, once every check passed; ``attached``:
-    an input comes beside the payload. Writes nothing: a caller that keeps that input first
-    checks the request with this before keeping anything."""
+    an input comes beside the payload. Writes nothing."""
     kind_spec = kinds.offered(kind) if offered_only else kinds.get(kind)
     if kind_spec is None:
         raise UnknownKind(f"unknown job kind {kind!r}", field="kind")
@@ -130,7 +131,7 @@ def _commit(job: Job, now: datetime, attach: Callable[[Job], object] | None) -> 
         notify_accepted()
 
 
-def check_waiting(scope_id: int, user_id: int, key: str) -> None:
+def _check_waiting(scope_id: int, user_id: int, key: str) -> None:
     """Refuse a new job of a scope that has its limit of jobs waiting (429), writing nothing.
 
     A retry of a request already accepted is not a new job: it gets its job, full or not.

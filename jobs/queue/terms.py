@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -86,6 +87,16 @@ class Claim:
 class Acceptance:
     job: Job
     created: bool
+
+
+@dataclass(frozen=True)
+class KeptInput:
+    """An input another app kept beside a job's payload (``jobs.queue.accept``'s ``keep_input``):
+    its ``digest`` goes in the request's fingerprint (a retry must repeat it), and ``attach(job)``
+    writes its row in the insert's transaction."""
+
+    digest: str
+    attach: Callable[[Job], object]
 
 
 class StaleEpoch(Exception):

@@ -19,6 +19,7 @@ from jobs import queue
 from jobs.errors import OperationKeyConflict
 from jobs.kinds import Kind
 from jobs.models import Job
+from jobs.queue import KeptInput
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +49,7 @@ def test_a_failing_attach_leaves_no_job(clock, alice):
 
     with pytest.raises(RuntimeError):
         queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="test.payload", payload={}, operation_key="k",
-                     now=clock.now(), offered_only=False, input_digest="d" * 64, attach=attach)
+                     now=clock.now(), offered_only=False, keep_input=lambda kind: KeptInput("d" * 64, attach))
     assert not Job.objects.exists()
 
 
@@ -77,7 +78,7 @@ def test_the_fingerprint_folds_the_digest_as_the_document_column_did(clock, alic
         .hexdigest()
     same = queue.accept(scope_id=alice.tenant_id, user_id=alice.pk, kind="test.document", payload={},
                         operation_key="k-1", now=clock.now(), offered_only=False,
-                        input_digest=digest)
+                        keep_input=lambda kind: KeptInput(digest, lambda job: None))
     assert (same.created, same.job.pk) == (False, accepted.job.pk)
 
 
