@@ -18,6 +18,7 @@ from documents.store import Upload
 from jobs import kinds, queue
 from jobs.clock import system_clock
 from jobs.models import Job
+from jobs.writelock import write_transaction
 from tests.web.conftest import review_result
 
 from .audit import audit
@@ -196,9 +197,11 @@ def test_the_job_page_speaks_alices_words_while_waiting_reviewing_and_done(make_
     page.evaluate("window.__sameDocument = true")
 
     def start_reviewing():
-        claim = queue.claim(now=system_clock.now(), worker="browser-test")
-        Checkpoint.objects.create(job_id=claim.job_id, step_index=1, next_step="validate",
-                                  updated_at=system_clock.now())
+        # Claimed with its first step done in one commit: a poll in between would show step 1.
+        with write_transaction():
+            claim = queue.claim(now=system_clock.now(), worker="browser-test")
+            Checkpoint.objects.create(job_id=claim.job_id, step_index=1, next_step="validate",
+                                      updated_at=system_clock.now())
         return claim
 
     claim = off_loop(start_reviewing)
