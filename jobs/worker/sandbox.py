@@ -258,7 +258,7 @@ def _child_main(conn: Any, worker_pid: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a SIGXCPU kill writes no core file
     # Below the worker's (and the web's) CPU priority: a request takes the CPU from a handler at
     # once, and the handler has what is left (its CPU-time limit counts CPU, not waiting).
-    os.nice(queue_settings().handler_nice)
+    _run_niced(queue_settings().handler_nice)
     _forget_inherited_connections()
     stop = threading.Event()
     signal.signal(signal.SIGUSR1, lambda signum, frame: stop.set())
@@ -346,6 +346,31 @@ def _forget_inherited_connections() -> None:
     for conn in connections.all(initialized_only=True):
         _inherited.append(conn.connection)
         conn.connection = None
+
+
+AUTOGROUP = "/proc/self/autogroup"
+
+
+def _run_niced(nice: int) -> None:
+    """This child ``nice`` below the processes beside it, the web's among them.
+
+    A process's nice value weighs only against the processes of its own scheduling group. Where
+    the kernel groups processes by session (its autogroups: a worker started from a shell, by
+    ``setsid`` or by a supervisor that starts each program in a session of its own), the web's
+    processes and the worker's are two groups that share the CPU half and half, whatever the
+    handlers' nice: two reviews OCRing then held the web to one core, and under 200 pollers a
+    second the pollers' p99 rose to 350 ms. So the child starts a session of its own (it still
+    dies with its worker: ``_die_with``), whose group it gives the same nice. Under systemd, whose
+    services are control groups, the workers' unit's ``CPUWeight`` does this (docs/operations.md)."""
+    os.nice(nice)
+    if nice <= 0 or not os.path.exists(AUTOGROUP):
+        return
+    try:
+        os.setsid()
+        with open(AUTOGROUP, "w") as group:  # only lowers the group's priority: no privilege needed
+            group.write(str(nice))
+    except OSError:
+        pass  # autogroups disabled or not writable here: the nice above is what there is
 
 
 def _die_with(signum: int) -> None:

@@ -129,7 +129,8 @@ def test_a_handler_runs_in_a_child_process_that_serves_many_jobs(isolated, worke
 
 
 def niceness(ctx):
-    return {"nice": os.nice(0)}
+    group = Path(sandbox.AUTOGROUP)
+    return {"nice": os.nice(0), "session": os.getsid(0), "group": group.read_text() if group.exists() else None}
 
 
 def test_a_handler_runs_below_its_workers_cpu_priority_by_handler_nice(isolated, worker, settings):
@@ -137,6 +138,21 @@ def test_a_handler_runs_below_its_workers_cpu_priority_by_handler_nice(isolated,
     job = isolated("test.nice", niceness)
     assert worker.run_one()
     assert row(job).result["nice"] == min(os.nice(0) + 7, 19) and os.nice(0) < 19  # the worker itself is not
+
+
+def test_a_handler_yields_to_other_sessions_too_where_the_kernel_groups_processes_by_session(isolated, worker,
+                                                                                              settings):
+    """Under autogroups a nice weighs only inside its session: the web, started in another one,
+    would share the CPU half and half with the reviews. The handler's session is its own, niced."""
+    if not Path(sandbox.AUTOGROUP).exists():
+        pytest.skip("this kernel groups no processes by session (no /proc/self/autogroup)")
+    settings.JOBS = {**settings.JOBS, "HANDLER_NICE": 7}
+    job = isolated("test.nice", niceness)
+    assert worker.run_one()
+    result = row(job).result
+    assert result["session"] != os.getsid(0)
+    assert result["group"].split() == [result["group"].split()[0], "nice", "7"]
+    assert Path(sandbox.AUTOGROUP).read_text().split()[-1] != "7"  # the worker's own group is not niced
 
 
 def test_memory_past_the_limit_ends_the_job_not_retried_and_the_worker_does_not_grow(isolated, worker, accept):
