@@ -114,6 +114,21 @@ def child_env(**extra: str) -> dict[str, str]:
 PYTHON = sys.executable
 
 
+def processes_together(*argvs: list[str]) -> list[str]:
+    """What each ``tests.procs`` command line printed, each run in a process of its own on this
+    test's database, all forked from one that set Django up once (``tests.procs.together``)."""
+    import json
+    import subprocess
+
+    done = subprocess.run([PYTHON, "-m", "tests.procs", "together", json.dumps(argvs)], cwd=ROOT, env=child_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "database is locked" not in done.stderr
+    outputs: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not any("database is locked" in out for out in outputs)
+    return outputs
+
+
 def wait_for(predicate, timeout: float = 20.0, every: float = 0.02):
     """Poll until ``predicate()`` is truthy and return it; fail after ``timeout`` seconds."""
     end = time.monotonic() + timeout

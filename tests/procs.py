@@ -70,8 +70,62 @@ def accept_once(key: str, barrier: str, parties: str, tenant_id: str, user_id: s
     print(acceptance.job.pk, acceptance.created, flush=True)
 
 
+def touch_token(token_id: str, now: str, barrier: str, parties: str) -> None:
+    """Record one use of the token at ``now``; print whether this process wrote it."""
+    from datetime import datetime
+
+    from accounts import tokens
+
+    meet(barrier, parties)
+    print(tokens.touch(int(token_id), now=datetime.fromisoformat(now)), flush=True)
+
+
+COMMANDS = {"claim_all": claim_all, "claim_batches": claim_batches, "accept_once": accept_once,
+            "touch_token": touch_token}
+
+
+def together(argvs: list[list[str]]) -> None:
+    """Each command line in a process of its own, forked from this one once Django is set up
+    (no database connection yet: each child opens its own in ``meet``), so that eight racers
+    cost one interpreter's start, not eight. Prints each child's output as one JSON list."""
+    import contextlib
+    import json
+    import tempfile
+    import traceback
+
+    with contextlib.ExitStack() as files:
+        children = []
+        for argv in argvs:
+            out = files.enter_context(tempfile.TemporaryFile("w+"))
+            pid = os.fork()
+            if pid == 0:  # the child runs its command and exits: it never returns into this loop
+                os.dup2(out.fileno(), 1)
+                command, *args = argv
+                try:
+                    COMMANDS[command](*args)
+                    sys.stdout.flush()
+                except BaseException:  # noqa: BLE001  whatever it was, the parent sees the traceback and the status
+                    traceback.print_exc()
+                    os._exit(1)
+                os._exit(0)
+            children.append((pid, out))
+        outputs, failed = [], 0
+        for pid, out in children:
+            _, status = os.waitpid(pid, 0)
+            failed += os.waitstatus_to_exitcode(status) != 0
+            out.seek(0)
+            outputs.append(out.read())
+    print(json.dumps(outputs))
+    sys.exit(1 if failed else 0)
+
+
 if __name__ == "__main__":
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jobsite.settings")
     django.setup()
     command, *args = sys.argv[1:]
-    {"claim_all": claim_all, "claim_batches": claim_batches, "accept_once": accept_once}[command](*args)
+    if command == "together":
+        import json
+
+        together(json.loads(args[0]))
+    else:
+        COMMANDS[command](*args)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections import Counter
 
 import pytest
@@ -11,24 +10,13 @@ from django.db import connection
 from accounts.models import Tenant
 from jobs.clock import system_clock
 from jobs.models import Job, JobEvent
-from tests.conftest import PYTHON, ROOT, child_env
+from tests.conftest import processes_together
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
 def run_children(*argvs: list[str]) -> list[str]:
-    procs = [
-        subprocess.Popen([PYTHON, "-m", "tests.procs", *argv], cwd=ROOT, env=child_env(),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for argv in argvs
-    ]
-    outputs = []
-    for p in procs:
-        out, err = p.communicate(timeout=120)
-        assert p.returncode == 0, err
-        assert "database is locked" not in err
-        outputs.append(out)
-    return outputs
+    return processes_together(*argvs)
 
 
 def test_two_claimers_in_two_processes_never_get_the_same_job_and_epoch(accept, tmp_path):

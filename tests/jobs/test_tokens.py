@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from datetime import timedelta
 from io import StringIO
 
@@ -13,7 +12,7 @@ from django.test import Client
 from accounts import tokens
 from accounts.models import ApiToken
 from jobs.clock import queue_clock, system_clock
-from tests.conftest import PYTHON, ROOT, child_env
+from tests.conftest import processes_together
 
 
 def row(secret: str) -> ApiToken:
@@ -122,33 +121,14 @@ def test_touch_writes_only_when_the_last_recorded_use_is_a_minute_old(alice, clo
     assert tokens.touch(token.pk, now=clock.now() + timedelta(seconds=60, microseconds=1))
 
 
-RACER = """
-import os, sys
-from datetime import datetime
-import django
-django.setup()
-from accounts import tokens
-from tests.procs import meet
-token_id, now, barrier, parties = sys.argv[1:]
-meet(barrier, parties)
-print(tokens.touch(int(token_id), now=datetime.fromisoformat(now)), flush=True)
-"""
-
-
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_of_many_processes_recording_a_use_at_once_exactly_one_writes(alice, clock, tmp_path):
     """Eight requests with one token in the same instant: the conditional UPDATE lets one write."""
     token = row(tokens.issue(alice))
     parties = 8
-    argv = [PYTHON, "-c", RACER, str(token.pk), clock.now().isoformat(), str(tmp_path), str(parties)]
-    procs = [subprocess.Popen(argv, cwd=ROOT, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for _ in range(parties)]
-    outputs = []
-    for p in procs:
-        out, err = p.communicate(timeout=120)
-        assert p.returncode == 0, err
-        outputs.append(out.strip())
+    argv = ["touch_token", str(token.pk), clock.now().isoformat(), str(tmp_path), str(parties)]
+    outputs = [out.strip() for out in processes_together(*[argv] * parties)]
     assert sorted(outputs) == ["False"] * (parties - 1) + ["True"]
     assert ApiToken.objects.get(pk=token.pk).last_used_at == clock.now()
 
