@@ -45,7 +45,7 @@ _SLOW_IS_FINE = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.l
 # No "explain" phase: it traces every line of a failing case's replays, which multiplied the
 # CPU they measured 10 to 60 times (a 0.4 s acceptance measured 25 s) and drowned the figures.
 _PHASES = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink]
-settings.register_profile("ci", max_examples=200, deadline=None, derandomize=True, database=None,
+settings.register_profile("ci", max_examples=120, deadline=None, derandomize=True, database=None,
                           suppress_health_check=_SLOW_IS_FINE, print_blob=True, phases=_PHASES)
 settings.register_profile("fuzz-long", max_examples=5_000, deadline=None, suppress_health_check=_SLOW_IS_FINE,
                           print_blob=True, database=DirectoryBasedExampleDatabase(ROOT / "var" / "hypothesis"),
