@@ -22,6 +22,7 @@ writes (the ``draft`` step to the completion). Everything binds to 127.0.0.1.
 
 from __future__ import annotations
 
+import functools
 import http.client
 import itertools
 import json
@@ -32,7 +33,6 @@ import secrets
 import shutil
 import signal
 import socket
-import functools
 import ssl
 import subprocess
 import sys
