@@ -126,6 +126,18 @@ def test_how_a_meal_is_served_is_never_the_restaurants_name(served):
     assert read(text)["supplier_name"]["value"] == "Restaurant Le Grill"
 
 
+@pytest.mark.parametrize("decoy, total", [
+    ("SPARA KVITTOT - KUNDENS EXEMPLAR", "Totalt 45,00"),
+    ("KUNDENS KOPI", "Totalt 45,00"),
+    ("TAK FOR BESØGET", "I alt 45,00"),
+    ("SUBTOTAL", "TOTAL 45.00"),
+    ("Uhrzeit Filiale Kasse Bon", "SUMME EUR 45,00"),
+])
+def test_a_till_slips_copy_marks_thanks_and_labels_are_never_the_shops_name(decoy, total):
+    assert read(f"{decoy}\nHavsbrisen Kiosk\n{total}\n")["supplier_name"]["value"] == "Havsbrisen Kiosk"
+    assert read(f"12 Strandvejen\n{decoy}\n{total}\n")["supplier_name"]["value"] is None  # the shop's name unread
+
+
 def test_a_lone_mark_ocr_read_after_the_shops_name_is_no_part_of_it():
     text = "Restaurant Le Grill §\n12 rue du Port\n13002 Marseille\nTotal commande 1,10 EUR\nCARTE BANCAIRE\n"
     assert read(text)["supplier_name"]["value"] == "Restaurant Le Grill"

@@ -33,3 +33,7 @@ BUYER_HEADING = [r"k[øo]ber", "modtager"]
 CURRENCY_NAME = {"danske kroner": "DKK"}
 VAT_ID_TAX = ["moms"]
 PHONE = ["tlf"]
+# A till slip's title, greeting, copy mark and thanks over or under the shop's name: never the shop's name.
+SLIP_TITLE = ["kvittering", "kassebon"]
+GREETING = ["velkommen"]
+NOT_A_PARTY = ["kopi", "tak"]

@@ -128,6 +128,7 @@ BANK_WORD = ["sparkasse", "volksbank", "raiffeisen", "kreditinstitut", "bankverb
 NAME_HEADING = ["firma"]
 NOT_A_PARTY = ["kopie", "quittung", "kassenbon", "bon", r"vielen\s+dank", r"zum\s+mitnehmen", "willkommen",
                "zusammenfassung", "bitte", "beschreibung", "bezeichnung", "zahlung", "karte",
+               "uhrzeit", "filiale", "kasse",  # a till slip's labels over its numbers ("Uhrzeit Filiale Kasse Bon")
                r"bar(?=\s*(?:$|[\d:€]))"]  # a cash line's "BAR 20,00", never a café's "Bar Centrale"
 PUBLIC_BODY = ["stadt", "gemeinde", "landkreis", "kreis"]
 POSTAL = [r"entgelt\s+bezahlt", r"deutsche\s+post", "premiumadress", "a-post", "b-post", "dialogpost", "infopost"]

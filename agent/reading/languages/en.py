@@ -133,7 +133,7 @@ NAME_HEADING = [r"company(?:\s+name)?", r"business\s+name", "name"]
 NOT_A_PARTY = ["original", "copy", "duplicate", r"(?:monthly\s+|account\s+)?statement", "receipt", "ticket", "bill",
                "note", r"thank\s+you", "thanks", r"take\s*away", r"eat\s+in", r"dine\s+in", r"to\s+go", "welcome",
                "summary", "place", "display", "keep", "retain", "detach", "return", "please", "description", "payment",
-               "card", "cash", "change", "tip"]
+               "card", "cash", "change", "tip", r"sub[\s-]?total"]
 PUBLIC_BODY = ["city", "county", "state", "town", "borough", "district", "municipality", "council"]
 PUBLIC_BODY_OF = ["of"]
 POSTAL = [r"postage\s+paid", "priority"]

@@ -41,3 +41,5 @@ PHONE = ["tlf"]
 # A till slip's title and its greeting over the shop's name (Danish prints them alike): never the shop's name.
 SLIP_TITLE = ["kvittering", "salgskvittering"]
 GREETING = ["velkommen"]
+# A till slip's copy mark and its thanks: never the shop's name.
+NOT_A_PARTY = [r"kundens\s+kopi", "kopi", "takk"]

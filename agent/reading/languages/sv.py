@@ -40,3 +40,5 @@ PHONE = ["tfn"]
 # A till slip's title and its greeting over the shop's name: never the shop's name.
 SLIP_TITLE = ["kvitto", "kassakvitto"]
 GREETING = [r"v[äa]lkommen"]
+# A till slip's copy mark and its "keep the receipt" line: never the shop's name.
+NOT_A_PARTY = ["spara", r"kundens\s+exemplar", "kopia", "tack"]
