@@ -358,8 +358,8 @@ def _run_niced(nice: int) -> None:
     the kernel groups processes by session (its autogroups: a worker started from a shell, by
     ``setsid`` or by a supervisor that starts each program in a session of its own), the web's
     processes and the worker's are two groups that share the CPU half and half, whatever the
-    handlers' nice: two reviews OCRing then held the web to one core, and under 200 pollers a
-    second the pollers' p99 rose to 350 ms. So the child starts a session of its own (it still
+    handlers' nice: two busy handlers then held the web to one core, and its requests waited
+    hundreds of milliseconds in bursts. So the child starts a session of its own (it still
     dies with its worker: ``_die_with``), whose group it gives the same nice. Under systemd, whose
     services are control groups, the workers' unit's ``CPUWeight`` does this (docs/operations.md)."""
     os.nice(nice)
