@@ -176,6 +176,9 @@ def test_fields_read_only_when_printed_are_never_counted_as_not_found():
     ("Rechnung Nr. 2026 0815 vom 05.03.2026", "2026 0815"),
     ("Invoice no. 2024-001 Customer no. 77", "2024-001"),  # a word ends the number
     ("Invoice no. 4471 12.03.2026", "4471"),  # a date is no group of the number
+    ("Rechnung Nr. 2026 / 118", "2026/118"),  # a series and its number, a spaced slash between them
+    ("Factura nº B7 / 2210 de 15/05/2026", "B7/2210"),
+    ("Invoice No. 4471 / Page 1 of 2", "4471"),  # a word after the slash: no group
 ])
 def test_an_invoice_number_keeps_the_groups_its_label_says_are_one_number(line, number):
     assert read(f"{line}\nTotal 10,00 €\n")["invoice_number"]["value"] == number

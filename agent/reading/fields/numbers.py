@@ -159,9 +159,9 @@ _AMOUNT_CUT = re.compile(r"[.,]\d")
 
 
 # A further group of an invoice number printed with spaces inside ("2024 00123", "C11 206136"), or after a spaced
-# hyphen ("0012 - 0034", a till's day and its document's number as OCR reads them): digits (a few capitals at
-# most), three characters or more.
-_NUMBER_GROUP = re.compile(r"(?P<sep> ?- ?| )([A-Z]{0,3}\d[0-9A-Z/-]{2,15})(?![^\s])")
+# hyphen or slash ("0012 - 0034", a till's day and its document's number as OCR reads them; a series and its
+# number, "A5 / 3127"): digits (a few capitals at most), three characters or more.
+_NUMBER_GROUP = re.compile(r"(?P<sep> ?[-/] ?| )([A-Z]{0,3}\d[0-9A-Z/-]{2,15})(?![^\s])")
 # A time of day after the number ("Beleg-Nr. 2026 0042 15:32"): the end of the number, like the column's.
 _TIME = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?(?!\d)")
 # Groups an invoice number is printed in, at most.
@@ -189,5 +189,5 @@ def _parse_labelled_number(text: str) -> tuple[str, int, int] | None:
     rest = text[at:].strip()
     dated = date_in_text(rest[:40]) if rest else None
     if groups and (not rest or _TIME.match(rest) or (dated is not None and dated[1] <= _DATE_WORD_CHARS)):
-        value, end = value + "".join(("-" if "-" in g.group("sep") else " ") + g.group(2) for g in groups), at
+        value, end = value + "".join((g.group("sep").strip() or " ") + g.group(2) for g in groups), at
     return value, start, end
