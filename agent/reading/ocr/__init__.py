@@ -235,8 +235,8 @@ def _read_page(tesseract: Engine, image: Any, dpi: float, number: int,
         languages = language(found)
         if languages == LANGUAGES and len(found) * len(bands) / max(read_bands, 1) > DENSE_WORDS:
             languages = "eng"  # a dense page: see DENSE_WORDS
-        elif languages == LANGUAGES and _legible(found) < TURN_WORDS:
-            languages = "eng"  # nothing legible either way up: see ILLEGIBLE
+        elif languages == LANGUAGES and _illegible(found):
+            languages = "eng"  # specks, not words: see ILLEGIBLE_SHARE
         if told(found) is None and script.needs_script(found, legible=_legible(found)):
             languages = script.languages_for(tesseract, image, dpi) or languages
         if len(found) >= DETECT_WORDS:
@@ -264,10 +264,17 @@ def _read_page(tesseract: Engine, image: Any, dpi: float, number: int,
 # that is nearly every word (35 CPU s for one 300 dpi A4 page of a hundred rows, against 7.5 in
 # English; an ordinary invoice holds 150 to 400 words, and all seven cost it a quarter more).
 DENSE_WORDS = 900
-# ILLEGIBLE: a first page on which the language pass finds fewer than TURN_WORDS legible words,
-# upright or turned (noise, a photo of a texture, a page too faint to read), is read in English
-# alone too: the other six models are tried on every word English reads badly, which on such a
-# page is every speck (a page of noise took 12.5 s of CPU in all seven, past the review's budget).
+# A first page whose language pass, upright or turned, finds few legible words (under TURN_WORDS)
+# and those a small share of what it read (noise, a photo of a texture, a page too faint to read)
+# is read in English alone too: the other six models are tried on every word English reads badly,
+# which on such a page is every speck (a page of noise took 12.5 s of CPU in all seven, past the
+# review's budget). A sparse page whose few words are legible (a short letter) is read in all seven.
+ILLEGIBLE_SHARE = 0.25
+
+
+def _illegible(found: list[Found]) -> bool:
+    legible = _legible(found)
+    return legible < TURN_WORDS and legible < ILLEGIBLE_SHARE * max(len(found), 1)
 
 
 def _bands(width: int, height: int, bands: int) -> list[tuple[int, int, int, int]]:
