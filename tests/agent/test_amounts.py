@@ -201,6 +201,15 @@ def test_dates_of_other_things_are_not_the_invoice_date(text, day):
     assert read(text)["invoice_date"]["value"] == day
 
 
+@pytest.mark.parametrize("text, day", [
+    ("Sklep Pod Lipami\nNIP: 731-05-11-208\n2026-02-14\nSUMA PLN 10,00", "2026-02-14"),  # "05-11-20" is the id's
+    ("Kiosk am Hafen\nBeleg 12-03-265\n14.02.2026 11:56\nSumme 10,00", "2026-02-14"),  # "12-03-26" and a digit
+    ("Corner Shop\nRef 4471-05-03-26-9\n14/02/2026\nTotal 10.00", "2026-02-14"),
+])
+def test_a_longer_number_of_groups_holds_no_date(text, day):
+    assert read(text)["invoice_date"]["value"] == day
+
+
 # --- five more languages ----------------------------------------------------------------------------
 
 

@@ -77,8 +77,12 @@ CURRENCY_SIGN = re.compile(r"(?<![A-Za-z])(?:US|AU|CA|NZ|HK|MX|[RACS])\$|€|\$|
                             r"(?<![A-Za-z])(?:Fr\.|CHF|kr|Rs\.?|Kč|Ft|RMB)(?![A-Za-z])")
 # Dates: numeric day-first (or ISO), and with a month name in any of the seven languages.
 # ISO, day-first with one separator, and the Chinese and Japanese "2018年03月23日".
-NUMERIC_DATE = re.compile(r"(?<!\d)(?:(?P<y>\d{4})(?:-|\s?年\s?)(?P<m>\d{1,2})(?:-|\s?月\s?)(?P<d>\d{1,2})|"
-                           r"(?P<d2>\d{1,2})(?P<s>[./-]|\. )(?P<m2>\d{1,2})(?P=s)(?P<y2>\d{4}|\d{2}))(?![\d.,]\d)")
+# A date stands on its own: not the middle of a longer number of groups ("NIP 526-03-09-174" holds
+# "03-09-17"), so no digit, or digit and separator, on either side.
+NUMERIC_DATE = re.compile(r"(?<!\d)(?<!\d[-./])(?:(?P<y>\d{4})(?:-|\s?年\s?)(?P<m>\d{1,2})(?:-|\s?月\s?)"
+                          r"(?P<d>\d{1,2})|"
+                          r"(?P<d2>\d{1,2})(?P<s>[./-]|\. )(?P<m2>\d{1,2})(?P=s)(?P<y2>\d{4}|\d{2}))"
+                          r"(?!\d|[.,]\d|-\d)")
 DAY_MONTH = re.compile(labels.DAY_MONTH)
 MONTH_DAY = re.compile(labels.MONTH_DAY)
 # A series in capitals, a space, then the number: "FS 616/2025".
