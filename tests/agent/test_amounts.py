@@ -201,6 +201,14 @@ def test_dates_of_other_things_are_not_the_invoice_date(text, day):
     assert read(text)["invoice_date"]["value"] == day
 
 
+@pytest.mark.parametrize("text, total", [
+    ("Factura 2208\nTotal        400.00       76.00\nSemnatura        Total de plata (col 5 + col 6)\n"
+     "Data 3.02.2026        476.00\n", "476.00"),
+])
+def test_a_labels_own_words_in_parentheses_hold_no_amount(text, total):
+    assert read(text)["total_amount"]["value"] == total
+
+
 @pytest.mark.parametrize("text, day", [
     ("Sklep Pod Lipami\nNIP: 731-05-11-208\n2026-02-14\nSUMA PLN 10,00", "2026-02-14"),  # "05-11-20" is the id's
     ("Kiosk am Hafen\nBeleg 12-03-265\n14.02.2026 11:56\nSumme 10,00", "2026-02-14"),  # "12-03-26" and a digit

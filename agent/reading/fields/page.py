@@ -37,6 +37,9 @@ _MAX_QUALIFIER = 25
 _NARROW_SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2009": " ", "\u2007": " "})
 _SPLIT = re.compile(r"\S+(?: \S+)*")  # a column of text: words joined by single spaces
 _SEPARATORS = re.compile(r"(?:[\s:#=.–|]|-(?!\d))*+")
+# A label's own words in parentheses after it ("Total de plata (col 5 + col 6)", "Total (2 items)",
+# "Amount (EUR)"): the numbers inside are no value. Parentheses around digits alone are one: "(12.50)".
+_QUALIFIER = re.compile(r"\s*\((?=[^()]*[^\W\d_])[^()]{1,40}\)")
 
 
 @dataclass
@@ -237,6 +240,9 @@ def _month_first(columns: list[Column]) -> bool:
 def labelled_value(page: Page, column: Column, end: int, parse: Callable[[str], tuple[str, int, int] | None],
             *, below: bool = True) -> tuple[Found, str] | None:
     """The value for a label ending at ``end`` in ``column``: same column, right, then below."""
+    qualifier = _QUALIFIER.match(column.text, end)
+    if qualifier is not None:
+        end = qualifier.end()
     found = parse_at(column, end, parse)
     if found is not None:
         return found, "same"
