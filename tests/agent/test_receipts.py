@@ -158,6 +158,13 @@ def test_an_items_tables_total_column_is_no_total_and_the_amount_paid_is():
     assert total["detail"] == "no total printed: read as the amount paid"
 
 
+def test_the_amount_received_is_a_receipts_sum_when_no_total_is_printed():
+    text = ("Corner Mart\nTAX INVOICE\n2026-02-14 15:41\nTea cups (* 1)        $12.98\nGST        $1.69\n"
+            "Subtotal        $12.98\nReceived        $12.98\nMethod        Card\n")
+    total = read(text)["total_amount"]
+    assert total["value"] == "12.98" and total["detail"] == "no total printed: read as the amount paid"
+
+
 def test_two_different_amounts_paid_without_a_total_give_no_total():
     text = ("Kiosk am Hafen\nReceipt 88\nItem        Price\nCoffee        2.50\nPaid        2.50\nPaid        5.00\n")
     assert read(text)["total_amount"]["value"] is None

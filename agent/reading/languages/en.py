@@ -31,7 +31,8 @@ NOT_TOTAL = [
 ]
 NET = [r"\bsub\s*-?\s*total\b", r"\bnet\s*(?:total|amount)\b", r"\btotal\s*(?:net|excl)"]
 VAT_AMOUNT = [r"\b(?:total\s*)?(?:vat|tax)(?:\s*amount)?\b"]
-DEPOSIT = [r"\b(?:deposit|prepaid|prepayment|advance\s+payment|amount\s+paid|paid)\b", r"\btotal\s+payments?\b"]
+DEPOSIT = [r"\b(?:deposit|prepaid|prepayment|advance\s+payment|amount\s+paid|paid|(?:amount\s+)?received)\b",
+           r"\btotal\s+payments?\b"]
 # Its invoice titles ("<title> 2041" numbers the invoice), spliced into one pattern with every language's.
 INVOICE_TITLE = [r"tax\s+invoice", "invoice", r"credit\s+note"]
 CURRENCY = ["currency"]
