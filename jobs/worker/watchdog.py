@@ -38,6 +38,7 @@ class Watchdog:
         self._at = 0.0  # monotonic
         self._wakes_at = math.inf  # when the thread wakes by itself (monotonic; inf: only when told)
         self._closed = False
+        self.wakes = 0  # how often the thread woke: a few times a deadline, not once a job
         self._thread = threading.Thread(target=self._watch, name="watchdog", daemon=True)
         self._thread.start()
 
@@ -69,11 +70,21 @@ class Watchdog:
             self._cond.notify()
 
     def _watch(self) -> None:
+        """Sleep until the armed run's time. With none armed, until the last one's time all the
+        same while it is ahead: a fast job is disarmed before this thread has even woken for it,
+        and the next job's time is no sooner as a rule, so its ``arm`` needs no wake-up. (Sleeping
+        without end there cost the worker a thread switch a job: half its no-op throughput.)"""
         while True:
             with self._cond:
                 while not self._closed and (self._token is None or time.monotonic() < self._at):
-                    self._wakes_at = math.inf if self._token is None else self._at
-                    self._cond.wait(None if self._token is None else max(self._at - time.monotonic(), 0))
+                    left = self._at - time.monotonic()
+                    if self._token is None and left <= 0:
+                        self._wakes_at = math.inf
+                        self._cond.wait()
+                    else:
+                        self._wakes_at = self._at
+                        self._cond.wait(max(left, 0))
+                    self.wakes += 1
                 self._wakes_at = 0.0  # awake
                 if self._closed:
                     return

@@ -103,3 +103,22 @@ def test_the_watchdog_calls_back_only_for_a_run_still_armed_at_its_time():
     finally:
         dog.close()
     assert fired == ["stuck"]
+
+
+def test_fast_runs_one_after_another_do_not_wake_the_watchdog_each():
+    """A no-op job is disarmed before the thread wakes for it; the next one's time is later."""
+    from jobs.worker.watchdog import Watchdog
+
+    fired: list[str] = []
+    dog = Watchdog(fired.append)
+    try:
+        for n in range(200):
+            dog.arm(f"fast {n}", 30.0 + n / 1000)
+            dog.disarm()
+            time.sleep(0.0005)  # the thread may run between two jobs, as it does in a worker
+        woken = dog.wakes
+        dog.arm("stuck", 0.05)  # sooner than the thread's wake-up: it is woken for it
+        wait_for(lambda: fired, timeout=5)
+    finally:
+        dog.close()
+    assert woken <= 2 and fired == ["stuck"]
