@@ -88,6 +88,9 @@ class ReviewPages:
     def work_history(self, job_id: int) -> list[tuple[datetime, str]]:
         return work.history(job_id)
 
+    def version_sql(self, job: str) -> tuple[str, ...]:
+        return work.version_sql(job) + duplicates.version_sql(job)
+
 
 class ReviewTriage:
     """What staff's job page shows of a review (``jobs.admin.kind_triage.KindTriage``): its

@@ -56,6 +56,10 @@ class KindRegistry(Generic[T]):
             self.register(kind, self._later.pop(kind)())
         return self._by_kind.get(kind, self.default)
 
+    def kinds(self) -> list[str]:
+        """The kinds that registered an answer (or will, on first use)."""
+        return sorted({*self._by_kind, *self._later})
+
 
 class SiteHook(Generic[T]):
     """One answer of type ``T`` for the whole site (what staff's pages show of a job's input, say);

@@ -175,6 +175,13 @@ class ResultPages(Protocol):
         """Lines the kind adds to the submitter's history of a job (who corrected which value)."""
         ...
 
+    def version_sql(self, job: str) -> tuple[str, ...]:
+        """SQL expressions beside a job's row (``job``: its id column) whose values change whenever
+        what the kind adds to the job's answer does without a write to the row (its work state, the
+        earlier job it repeats): a poll's validator reads them in the job's own query
+        (``web.status.job_version``). None when the kind adds nothing of its own."""
+        ...
+
 
 class CorrectionPages(Protocol):
     """A kind whose completed results its submitters may correct, field by field."""
@@ -271,6 +278,9 @@ class GenericPages:
     def history(self, job_id: int, viewer_id: int | None) -> list[Remark]:
         return []
 
+    def version_sql(self, job: str) -> tuple[str, ...]:
+        return ()
+
     # What a flag says the kind does not offer is never asked (as Django's task backends do).
 
     def correct(self, *, job_id: int, tenant_id: int | None, user: User, field: str, value: str | None,
@@ -302,3 +312,4 @@ register = _pages.register
 register_later = _pages.register_later
 registered = _pages.registered
 of = _pages.of
+kinds_with_pages = _pages.kinds

@@ -19,6 +19,7 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 from django.db import connection
 from django.db.models import Case, Q, QuerySet, When
+from django.db.models.expressions import RawSQL
 from django.http import Http404
 
 from accounts.models import User
@@ -60,14 +61,20 @@ class JobStatus:
     events: list[JobEvent]
     duplicate: Duplicate | None = None  # the earlier job it possibly repeats (once completed)
 
+    tag: str = ""  # ``job_version``'s tag of the job as this read found it (the version's columns)
+
 
 def job_status(*, tenant_id: int | None, job_id: int) -> JobStatus:
-    """The job if it belongs to the tenant. Unknown and foreign ids raise the same Http404.
-    A completed job's kind is asked whether it repeats an earlier one (a third query, once)."""
-    job = job_query(tenant_id=tenant_id, job_id=job_id).first()
+    """The job if it belongs to the tenant, with its version (``job_version``'s columns) in the
+    same query. Unknown and foreign ids raise the same Http404. A completed job's kind is asked
+    whether it repeats an earlier one (a third query, once)."""
+    columns = _version_columns(connection.ops.quote_name(Job._meta.db_table))
+    job = (job_query(tenant_id=tenant_id, job_id=job_id)
+           .annotate(**{name: RawSQL(sql, ()) for name, sql in columns}).first())  # noqa: S611  the kinds' own SQL, no input
     if job is None:
         raise Http404("no such job")
-    return JobStatus(job, list(events_query(job_id=job.pk)), duplicates_of([job]).get(job.pk))
+    return JobStatus(job, list(events_query(job_id=job.pk)), duplicates_of([job]).get(job.pk),
+                     tag=_tag(job, columns))
 
 
 # ``needs_action`` too: a kind's work state defaults from it (a deferred field would be a query more).
@@ -83,46 +90,53 @@ class JobVersion:
 
 def job_version(*, tenant_id: int | None, job_id: int) -> JobVersion:
     """A validator (a weak ETag) of what ``GET /jobs/<id>`` answers about the job, read without
-    building the answer: the job's row (every write to it moves ``updated_at``; a member's
-    correction does too, in ``queue.amending``) with its newest event's id in one query, then,
-    as the answer would, the kind's work state and, once completed, the earlier job it may
-    repeat. Unknown and foreign ids raise the same Http404 as ``job_status``."""
-    job = version_row(tenant_id=tenant_id, job_id=job_id)
-    if job is None:
-        raise Http404("no such job")
-    return JobVersion(version_tag(job, getattr(job, "newest_event", None), work_of([job]).get(job.pk),
-                                  duplicates_of([job]).get(job.pk)), job)
-
-
-def version_row(*, tenant_id: int | None, job_id: int) -> Job | None:
-    """The job's VERSION_FIELDS and its newest event's id (``newest_event``), if it is the tenant's
-    (``Job.objects.for_scope``'s rule: no tenant, no job; internal kinds are nobody's).
+    building the answer, in one query: the job's VERSION_FIELDS (every write to its row moves
+    ``updated_at``; a member's correction does too, in ``queue.amending``), its newest event's id
+    (a rejected write adds one and changes no row), and what its kind adds to the answer without a
+    write to the row (``KindPages.version_sql``: its work state, the earlier job it repeats).
+    The tenant's jobs alone (``Job.objects.for_scope``'s rule: no tenant, no job; internal kinds
+    are nobody's): unknown and foreign ids raise the same Http404 as ``job_status``.
 
     Written out once, not built by the ORM on each call: a poll reads this every second or so,
-    and building the query cost several times what the database spends answering it."""
-    if tenant_id is None:
-        return None
-    found = next(iter(Job.objects.raw(_version_sql(), [job_id, tenant_id])), None)
-    return None if found is None or found.kind in kinds.internal_names() else found
+    and building the queries cost several times what the database spends answering them."""
+    columns, job = _version_columns("j"), None
+    if tenant_id is not None:
+        job = next(iter(Job.objects.raw(_version_sql(columns), [job_id, tenant_id])), None)
+    if job is None or job.kind in kinds.internal_names():
+        raise Http404("no such job")
+    return JobVersion(_tag(job, columns), job)
+
+
+def _tag(job: Job, columns: tuple[tuple[str, str], ...]) -> str:
+    """The weak ETag of a job read with the version's ``columns`` (``newest_event``, ``kind_1``...)."""
+    parts = [job.pk, job.state, job.epoch, job.attempts, job.updated_at.isoformat(),
+             job.finished_at.isoformat() if job.finished_at else ""]
+    parts += [getattr(job, name) or "" for name, _ in columns]
+    digest = hashlib.blake2b("|".join(str(part) for part in parts).encode(), digest_size=12).hexdigest()
+    return f'W/"{digest}"'
+
+
+def _version_columns(table: str) -> tuple[tuple[str, str], ...]:
+    """The version's columns beyond the row's, as SQL beside the job's row in ``table`` (an alias
+    or the table's quoted name): its newest event's id, and every kind's ``version_sql`` (a job's
+    own kind's find its rows, the others' find none: each reads its own tables by the job's id)."""
+    q = connection.ops.quote_name
+    job = f"{table}.{q('id')}"
+    found = {f"(SELECT e.{q('id')} FROM {q(JobEvent._meta.db_table)} e "  # noqa: S608  names, quoted
+             f"WHERE e.{q('job_id')} = {job} ORDER BY e.{q('id')} DESC LIMIT 1)": None}
+    for name in kind_pages.kinds_with_pages():
+        found.update(dict.fromkeys(kind_pages.of(name).version_sql(job)))
+    return tuple(("newest_event" if n == 0 else f"kind_{n}", sql) for n, sql in enumerate(found))
 
 
 @cache
-def _version_sql() -> str:
+def _version_sql(columns: tuple[tuple[str, str], ...]) -> str:
     q = connection.ops.quote_name
     column = {field.attname: field.column for field in Job._meta.concrete_fields}  # scope_id's is tenant_id
-    columns = ", ".join(f"j.{q(column[name])}" for name in VERSION_FIELDS)
-    return (f"SELECT {columns}, (SELECT e.{q('id')} FROM {q(JobEvent._meta.db_table)} e "  # noqa: S608  names, quoted
-            f"WHERE e.{q('job_id')} = j.{q('id')} ORDER BY e.{q('id')} DESC LIMIT 1) AS newest_event "
-            f"FROM {q(Job._meta.db_table)} j WHERE j.{q('id')} = %s AND j.{q(column['scope_id'])} = %s")
-
-
-def version_tag(job: Job, newest_event: int | None, work: Work | None,
-                duplicate: Duplicate | None) -> str:
-    """``job_version``'s tag, from what a full status read has loaded already."""
-    parts = [job.pk, job.state, job.epoch, job.attempts, job.updated_at.isoformat(),
-             job.finished_at.isoformat() if job.finished_at else "", newest_event or 0, repr(work), repr(duplicate)]
-    digest = hashlib.blake2b("|".join(str(part) for part in parts).encode(), digest_size=12).hexdigest()
-    return f'W/"{digest}"'
+    selected = ", ".join([*(f"j.{q(column[name])}" for name in VERSION_FIELDS),
+                          *(f"{sql} AS {name}" for name, sql in columns)])
+    return (f"SELECT {selected} FROM {q(Job._meta.db_table)} j "  # noqa: S608  names, quoted
+            f"WHERE j.{q('id')} = %s AND j.{q(column['scope_id'])} = %s")
 
 
 def job_query(*, tenant_id: int | None, job_id: int) -> QuerySet[Job]:

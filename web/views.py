@@ -273,25 +273,21 @@ def job_detail(asked: EdgeRequest, job_id: int) -> HttpResponse:
 
 def job_json(asked: EdgeRequest, job_id: int) -> HttpResponse:
     """The job as JSON, with its ETag. A poller that sends its last one (If-None-Match) pays the
-    validator's read (``status.job_version``), and gets a bodiless 304 while it still holds; a
-    first read is the status read alone, its tag made from what it loaded."""
+    validator's read (``status.job_version``, one query), and gets a bodiless 304 while it still
+    holds; otherwise the answer is read after it, or with it on a first read (the status read
+    carries the version's columns). Either way the tag is never newer than the answer: a change
+    between two reads makes it older (asked again, a new answer), never a change missed."""
     sent_tag = asked.request.headers.get("If-None-Match", "")
     version = status.job_version(tenant_id=asked.tenant_id, job_id=job_id) if sent_tag else None
     response: HttpResponse
     if version is not None and polling.still_current(sent_tag, version.tag):
-        response, job = HttpResponseNotModified(), version.job
+        response, job, tag = HttpResponseNotModified(), version.job, version.tag
     else:
         found = status.job_status(tenant_id=asked.tenant_id, job_id=job_id)
-        job = found.job
-        work = status.work_of([job]).get(job.pk)
+        job, tag = found.job, version.tag if version is not None else found.tag
         response = asked.json(schemas.Job.of(job, found.events, found.duplicate, result=status.shown_result(job),
-                                            work=work))
-        if version is None:
-            whole = len(found.events) < status.MAX_EVENTS  # else its newest event is not among them
-            version = (status.JobVersion(status.version_tag(job, found.events[-1].pk if found.events else None,
-                                                            work, found.duplicate), job) if whole
-                       else status.job_version(tenant_id=asked.tenant_id, job_id=job_id))
-    response["ETag"] = version.tag
+                                            work=status.work_of([job]).get(job.pk)))
+    response["ETag"] = tag
     if not job.is_terminal:
         response["Retry-After"] = str(polling.retry_after(job, queue_clock.now()))
     return response

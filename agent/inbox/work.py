@@ -13,11 +13,12 @@ assigns a member of that tenant, and only applies over the version it read (a gu
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q, QuerySet
 
 from accounts.models import User
@@ -257,6 +258,19 @@ def of_jobs(jobs: list[Any]) -> dict[int, Work]:
                              assignee=row.assignee.username if row and row.assignee else "",
                              note=row.note if row else "")
     return found
+
+
+@functools.cache
+def version_sql(job: str) -> tuple[str, ...]:
+    """What changes the job's work state as the pages show it, as SQL beside the job's row
+    (``job``: its id column): the row's version, raised by every ``change``, and the assignee's
+    name (renamed, the answer reads otherwise). With no row the state's default is the job's own."""
+    q = connection.ops.quote_name
+    work, user = q(DocumentWork._meta.db_table), q(User._meta.db_table)
+    row = f"FROM {work} w WHERE w.{q('job_id')} = {job}"
+    return (f"(SELECT w.{q('version')} {row})",
+            f"(SELECT u.{q('username')} FROM {work} w JOIN {user} u ON u.{q('id')} = w.{q('assignee_id')} "  # noqa: S608
+            f"WHERE w.{q('job_id')} = {job})")  # (names, quoted)
 
 
 def elsewhere(tenant_id: int | None, user_id: int | None) -> QuerySet[Any, Any]:

@@ -25,6 +25,7 @@ has one writer at a time, and on PostgreSQL a transaction-scoped advisory lock p
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -32,6 +33,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import F, QuerySet
 
+from accounts.models import User
 from agent.models import DocumentFingerprint
 from jobs import queue
 from jobs.models import Job
@@ -220,6 +222,21 @@ def of_jobs(job_ids: list[int]) -> dict[int, Duplicate]:
     return {job_id: Duplicate(job_id=original, sent_at=sent_at, by=username or "", by_id=by_id,
                               document_name=name or "", match=match)
             for job_id, match, original, sent_at, by_id, username, name in rows}
+
+
+@functools.cache
+def version_sql(job: str) -> tuple[str, ...]:
+    """What changes the earlier job ``of_jobs`` names for the job, as SQL beside the job's row
+    (``job``: its id column): the earlier job and the match (a later ``record`` settles them
+    without touching the job's row) and its submitter's name (the rest of it never changes)."""
+    q = connection.ops.quote_name
+    fingerprint, jobs, user = q(DocumentFingerprint._meta.db_table), q(Job._meta.db_table), q(User._meta.db_table)
+    earlier = (f"FROM {fingerprint} f JOIN {jobs} d ON d.{q('id')} = f.{q('duplicate_of_id')} "
+               f"AND d.{q(Job._meta.get_field('scope').column)} = f.{q('tenant_id')}")
+    mine = f"WHERE f.{q('job_id')} = {job}"
+    return (f"(SELECT d.{q('id')} {earlier} {mine})",
+            f"(SELECT f.{q('match')} {earlier} {mine})",
+            f"(SELECT u.{q('username')} {earlier} JOIN {user} u ON u.{q('id')} = d.{q('submitted_by_id')} {mine})")
 
 
 def flagged(tenant_id: int | None) -> QuerySet[Any, Any]:

@@ -8,7 +8,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from accounts.models import User
 from agent.inbox import work
+from agent.models import DocumentFingerprint
 from jobs import queue
 from tests.conftest import claim_first
 from web import polling
@@ -52,17 +54,45 @@ def test_a_poll_with_the_last_etag_is_a_304_of_one_query_until_the_job_moves(api
     assert poll(client, job.pk, done["ETag"]).status_code == 304
 
 
-def test_a_poll_of_a_reviewed_document_reads_its_row_once(api_client, alice, reviewed):
-    """A completed review's 304: the token, the job's version, the kind's work state and its
-    possible duplicate; the work state's default (from ``needs_action``) costs no read of its own."""
+def test_a_poll_of_a_reviewed_document_is_the_token_and_one_query(api_client, alice, reviewed):
+    """A completed review's 304: the token, then the job's version with the kind's work state and
+    possible duplicate in the same query (``KindPages.version_sql``)."""
     client = api_client(alice)
     job = reviewed(review_result(iban_status="malformed"))
     tag = poll(client, job.pk)["ETag"]
     with CaptureQueriesContext(connection) as queries:
         assert poll(client, job.pk, tag).status_code == 304
     sql = [q["sql"] for q in queries.captured_queries]
-    assert len(sql) == 4, sql
-    assert len([q for q in sql if q.lstrip().startswith('SELECT') and 'FROM "jobs_job"' in q]) == 1, sql
+    assert len(sql) == 2, sql
+    assert "agent_documentwork" in sql[1] and "agent_documentfingerprint" in sql[1]
+
+
+def test_an_assignees_new_name_is_a_new_answer(api_client, alice, make_member, reviewed, clock):
+    carol = make_member("acme", "carol")
+    client = api_client(alice)
+    job = reviewed(review_result(iban_status="malformed"))
+    work.change(tenant_id=alice.tenant_id, job_id=job.pk, by_id=alice.pk, now=clock.now(), assignee_id=carol.pk)
+    first = poll(client, job.pk)
+    assert first.json()["work"]["assignee"] == carol.username
+    assert poll(client, job.pk, first["ETag"]).status_code == 304
+    User.objects.filter(pk=carol.pk).update(username="caroline")
+    renamed = poll(client, job.pk, first["ETag"])
+    assert renamed.status_code == 200 and renamed.json()["work"]["assignee"] == "caroline"
+
+
+def test_a_duplicate_flagged_after_the_answer_is_a_new_answer(api_client, alice, reviewed, clock):
+    """A later review of the same invoice settles the earlier-finished one's flag (``duplicates.record``),
+    a write to the review's own rows, not to the job's."""
+    client = api_client(alice)
+    original, again = reviewed(review_result(iban_status="malformed")), reviewed(review_result(iban_status="malformed"))
+    first = poll(client, again.pk)
+    assert first.json()["duplicate_of"] is None
+    DocumentFingerprint.objects.update_or_create(job=again, defaults={
+        "tenant_id": alice.tenant_id, "duplicate_of": original, "match": DocumentFingerprint.Match.SAME_FILE,
+        "recorded_at": clock.now()})
+    flagged = poll(client, again.pk, first["ETag"])
+    assert flagged.status_code == 200 and flagged.json()["duplicate_of"]["id"] == original.pk
+    assert poll(client, again.pk, flagged["ETag"]).status_code == 304
 
 
 def test_a_members_work_change_is_a_new_answer(api_client, alice, reviewed, clock):
