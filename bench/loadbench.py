@@ -7,8 +7,9 @@ nginx running ``deploy/nginx/jobsite.conf`` (TLS, a certificate made for the run
 
 - an uploader posts documents at a steady rate, a mix from the corpora (one-page and
   multi-page text PDFs, e-invoices, scans, photos), multipart through nginx with a token;
-- ``pollers`` clients each ask about one of the newest jobs once a second (``GET /jobs/<id>``,
-  JSON, with the ETag of their last answer), then as many more join for the second half;
+- ``pollers`` clients each wait for their jobs, asking once a second (``GET /jobs/<id>``, JSON,
+  with the ETag of their last answer): the uploads come from ``NEWEST`` senders in turn, and each
+  poller follows its sender's newest job; as many more join for the second half;
 - a member (a browser session) opens the job list, a page a second, with and without filters.
 
 It reports the time from upload to a finished review per kind of document (p50/p95/p99, from
@@ -52,7 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 CORPUS = ROOT / "tests" / "corpus"
 SAMPLES = ROOT / "agent" / "samples"
-NEWEST = 20  # pollers ask about the newest jobs, this many of them
+NEWEST = 20  # the uploads' senders, in turn: each poller follows one's newest job
 PAGE_SECONDS = 1.0  # the member opens a list page this often
 STARTUP_SECONDS = 60
 WARM_UPS = 4
@@ -425,16 +426,26 @@ def uploader(port: int, token: str, load: Load, *, per_minute: float, until: flo
 
 def poller(port: int, token: str, load: Load, index: int, *, start: float, half: float, until: float,
            stop: threading.Event) -> None:
-    """Asks about one of the newest jobs once a second, with the ETag of its last answer."""
+    """A client waiting for its jobs, once a second, with the ETag of its last answer. The uploads
+    come from ``NEWEST`` senders in turn; the poller is one of its sender's clients and follows that
+    sender's newest job (before its first, one of those uploaded before the load). So an upload moves
+    one sender's pollers to a job they never asked about, not every poller at once: jumping all of
+    them at each upload made them 200 first reads in the same second, which clients waiting each
+    for its own job never do."""
     client = Client(port, {"Authorization": f"Bearer {token}", "Accept": "application/json"})
     tags: dict[str, str] = {}
+    sender, path = index % NEWEST, ""
     tick = start
     while tick < until and not stop.is_set():
         stop.wait(max(tick - time.monotonic(), 0))
         with load.lock:
-            newest = load.jobs[-NEWEST:]
-        if newest:
-            path = f"/jobs/{newest[index % len(newest)][0]}"
+            uploads = [job_id for job_id, kind in load.jobs if kind != "warm-up"]
+            before = [job_id for job_id, kind in load.jobs if kind == "warm-up"] or uploads
+        if uploads[sender::NEWEST]:
+            path = f"/jobs/{uploads[sender::NEWEST][-1]}"
+        elif not path and before:
+            path = f"/jobs/{before[index % len(before)]}"
+        if path:
             began, connects = time.perf_counter(), client.connects
             try:
                 status, headers, _ = client.request("GET", path, headers={"If-None-Match": tags[path]}
