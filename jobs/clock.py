@@ -21,6 +21,7 @@ from typing import Protocol
 
 from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
 
+from . import forks
 from .logs import Repeats
 
 log = getLogger("jobs.clock")
@@ -155,7 +156,8 @@ class DatabaseClock:
 
     def _read_then_release(self) -> None:
         try:
-            self._take_reading()
+            with forks.database_work():  # its own thread: never inside the database at a fork
+                self._take_reading()
         finally:
             self._reading.release()
 

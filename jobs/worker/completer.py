@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from django.db import DatabaseError, connection
 
-from .. import kinds, queue
+from .. import forks, kinds, queue
 from ..clock import Clock
 from ..logs import Repeats
 from . import testing
@@ -150,14 +150,15 @@ class Completer:
             if wait > 0 or self.between_jobs:  # not due yet, or the worker flushes it before its next handler
                 self._closed.wait(wait if wait > 0 else self.interval)
                 continue
-            try:
-                self.flush_if_due()
-                _errors.settle()
-            except DatabaseError as exc:  # tried again after the backoff (or by the worker's next flush)
-                _errors.event(WARNING, "completion_error", error=type(exc).__name__, detail=str(exc)[:200],
-                              retry_in_s=round(max(self._retry_at - time.monotonic(), 0), 3))
-            finally:
-                connection.close()
+            with forks.database_work():
+                try:
+                    self.flush_if_due()
+                    _errors.settle()
+                except DatabaseError as exc:  # tried again after the backoff (or by the worker's next flush)
+                    _errors.event(WARNING, "completion_error", error=type(exc).__name__, detail=str(exc)[:200],
+                                  retry_in_s=round(max(self._retry_at - time.monotonic(), 0), 3))
+                finally:
+                    connection.close()
 
     def close(self) -> None:
         self._closed.set()

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 from django.db import DatabaseError, connection
 
-from .. import queue
+from .. import forks, queue
 from ..clock import Clock
 from ..context import JobContext
 from ..logs import Repeats, event
@@ -270,20 +270,21 @@ class Heartbeat:
             if wait > 0:
                 self._closed.wait(min(wait, self.idle_wait))
                 continue
-            try:
-                keep_beating = beat.beat(now, self.held())
-                beat.due = now + beat.interval if keep_beating else None
-                _errors.settle()
-            except DatabaseError as exc:  # try again shortly, while the lease has slack
-                _errors.event(WARNING, "renewal_error", job=beat.claim.job_id, epoch=beat.claim.epoch,
-                              error=type(exc).__name__, detail=str(exc)[:200])
-                now = self.clock.now()
-                if beat.fence_due(now):
-                    self._fence(beat, f"lease not renewed since {beat.expires - beat.lease:%H:%M:%S} "
-                                      f"({type(exc).__name__})")
-                beat.due = now + min(timedelta(seconds=1), beat.interval)
-            finally:
-                connection.close()
+            with forks.database_work():
+                try:
+                    keep_beating = beat.beat(now, self.held())
+                    beat.due = now + beat.interval if keep_beating else None
+                    _errors.settle()
+                except DatabaseError as exc:  # try again shortly, while the lease has slack
+                    _errors.event(WARNING, "renewal_error", job=beat.claim.job_id, epoch=beat.claim.epoch,
+                                  error=type(exc).__name__, detail=str(exc)[:200])
+                    now = self.clock.now()
+                    if beat.fence_due(now):
+                        self._fence(beat, f"lease not renewed since {beat.expires - beat.lease:%H:%M:%S} "
+                                          f"({type(exc).__name__})")
+                    beat.due = now + min(timedelta(seconds=1), beat.interval)
+                finally:
+                    connection.close()
 
     def _watch_fence(self) -> None:
         while not self._closed.is_set():

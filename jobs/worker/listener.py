@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db import DatabaseError, connection
 
-from .. import queue
+from .. import forks, queue
 from ..logs import Repeats, event
 
 log = logging.getLogger("jobs.worker")
@@ -128,14 +128,15 @@ class CancelWatch:
             claims = self._held()
             if not claims:
                 continue
-            try:
-                for job_id, epoch in queue.cancels_requested(claims=claims):
-                    self._cancelled(job_id, epoch)
-                _errors.settle()
-            except DatabaseError as exc:  # the renewal tells the worker all the same
-                _errors.event(WARNING, "cancel_check_error", error=type(exc).__name__, detail=str(exc)[:200])
-            finally:
-                connection.close()
+            with forks.database_work():
+                try:
+                    for job_id, epoch in queue.cancels_requested(claims=claims):
+                        self._cancelled(job_id, epoch)
+                    _errors.settle()
+                except DatabaseError as exc:  # the renewal tells the worker all the same
+                    _errors.event(WARNING, "cancel_check_error", error=type(exc).__name__, detail=str(exc)[:200])
+                finally:
+                    connection.close()
 
     def close(self) -> None:
         self._closed.set()

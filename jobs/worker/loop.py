@@ -28,7 +28,7 @@ from typing import Any
 
 from django.db import DatabaseError, close_old_connections, connection
 
-from .. import kinds, queue
+from .. import forks, kinds, queue
 from ..clock import Clock, queue_clock, statement_time
 from ..conf import queue_settings
 from ..context import JobContext
@@ -127,8 +127,7 @@ class Worker:
         self._grace_timer.daemon = True
         self._grace_timer.start()
         if self._heartbeat.held():  # unstarted prefetched jobs go back now, not after the running one
-            threading.Thread(target=self._give_back_held, kwargs={"own_connection": True}, name="give-back",
-                             daemon=True).start()
+            threading.Thread(target=self._give_back_apart, name="give-back", daemon=True).start()
 
     @property
     def stopping(self) -> bool:
@@ -458,6 +457,11 @@ class Worker:
         except DatabaseError as exc:  # its beat tries again, and fences it in time if it must
             event(log, WARNING, "renewal_error", job=held.claim.job_id, epoch=held.claim.epoch,
                   error=type(exc).__name__, detail=str(exc)[:200])
+
+    def _give_back_apart(self) -> None:
+        """``_give_back_held`` from a thread of its own, on its own connection."""
+        with forks.database_work():
+            self._give_back_held(own_connection=True)
 
     def _give_back_held(self, own_connection: bool = False) -> None:
         """Hand every unstarted prefetched job back at once, attempts not spent (stopping)."""

@@ -50,7 +50,7 @@ from typing import Any, Protocol
 
 from django.db import close_old_connections, connections
 
-from .. import bounded, kinds
+from .. import bounded, forks, kinds
 from ..clock import Clock, queue_clock
 from ..conf import queue_settings
 from ..context import JobContext
@@ -171,9 +171,11 @@ class Sandbox:
             target=_child_main, args=(child_end, os.getpid()), name="handler-sandbox", daemon=True)
         # SIGUSR1 stays blocked across the fork until the child has its handler: an early stop
         # request must not kill it with the signal's default action.
+        # No other thread of the worker inside the database as it forks (``jobs.forks``).
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
         try:
-            process.start()
+            with forks.quiet():
+                process.start()
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         child_end.close()

@@ -156,6 +156,43 @@ def test_a_handler_yields_to_other_sessions_too_where_the_kernel_groups_processe
     assert own[-1:] != ["7"]  # the worker's own group is not niced
 
 
+def counts_jobs(ctx):
+    return {"jobs": Job.objects.count()}
+
+
+def test_the_sandbox_is_forked_only_once_the_workers_other_threads_are_out_of_the_database(
+        isolated, worker, monkeypatch):
+    """A renewal in flight in the heartbeat's thread as the first job starts: the child is forked
+    after it, not inside it (a lock of the driver held at the fork stays held in the child)."""
+    from jobs import forks
+
+    moments: dict[str, float] = {}
+    inside, leave = threading.Event(), threading.Event()
+
+    def renewal():
+        with forks.database_work():
+            inside.set()
+            leave.wait(10)
+            moments["left"] = time.monotonic()
+
+    fork = sandbox.Sandbox._ensure_child
+
+    def forked(self):
+        threading.Timer(0.3, leave.set).start()  # the renewal ends while the fork waits for it
+        fork(self)
+        moments["forked"] = time.monotonic()
+
+    monkeypatch.setattr(sandbox.Sandbox, "_ensure_child", forked)
+    job = isolated("test.reads", counts_jobs)
+    thread = threading.Thread(target=renewal)
+    thread.start()
+    inside.wait(10)
+    assert worker.run_one()
+    thread.join()
+    assert moments["left"] <= moments["forked"]
+    assert (row(job).state, row(job).result) == ("completed", {"jobs": Job.objects.count()})
+
+
 def test_memory_past_the_limit_ends_the_job_not_retried_and_the_worker_does_not_grow(isolated, worker, accept):
     job = isolated("test.hog", hog, limits=Limits(memory_mb=64))
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
