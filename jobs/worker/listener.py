@@ -51,10 +51,13 @@ class Listener:
         self._thread.start()
 
     def _connect(self) -> Any:
-        conn = connection.get_new_connection(connection.get_connection_params())
-        conn.autocommit = True
-        conn.execute(f"LISTEN {queue.CANCEL_CHANNEL}")
-        conn.execute(f"LISTEN {NOTIFY_CHANNEL}")  # last: what pg_stat_activity shows of the session
+        # Opening a connection takes the resolver's and the TLS library's locks: never under a fork
+        # (``jobs.forks``). Waiting for notices holds none of them; it runs outside.
+        with forks.database_work():
+            conn = connection.get_new_connection(connection.get_connection_params())
+            conn.autocommit = True
+            conn.execute(f"LISTEN {queue.CANCEL_CHANNEL}")
+            conn.execute(f"LISTEN {NOTIFY_CHANNEL}")  # last: what pg_stat_activity shows of the session
         return conn
 
     def _run(self) -> None:
