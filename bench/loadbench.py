@@ -441,8 +441,9 @@ def poller(port: int, token: str, load: Load, index: int, *, start: float, half:
         with load.lock:
             uploads = [job_id for job_id, kind in load.jobs if kind != "warm-up"]
             before = [job_id for job_id, kind in load.jobs if kind == "warm-up"] or uploads
-        if uploads[sender::NEWEST]:
-            path = f"/jobs/{uploads[sender::NEWEST][-1]}"
+        ours = uploads[sender::NEWEST]
+        if ours:
+            path = f"/jobs/{ours[-1]}"
         elif not path and before:
             path = f"/jobs/{before[index % len(before)]}"
         if path:

@@ -179,7 +179,7 @@ class ResultPages(Protocol):
         """SQL expressions beside a job's row (``job``: its id column) whose values change whenever
         what the kind adds to the job's answer does without a write to the row (its work state, the
         earlier job it repeats): a poll's validator reads them in the job's own query
-        (``web.status.job_version``). None when the kind adds nothing of its own."""
+        (``web.status.job_version``). Empty when the kind adds nothing of its own."""
         ...
 
 

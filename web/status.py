@@ -61,20 +61,20 @@ class JobStatus:
     events: list[JobEvent]
     duplicate: Duplicate | None = None  # the earlier job it possibly repeats (once completed)
 
-    tag: str = ""  # ``job_version``'s tag of the job as this read found it (the version's columns)
+    tag: str = ""  # ``job_version``'s tag of the job as this read found it (``tagged`` reads only)
 
 
-def job_status(*, tenant_id: int | None, job_id: int) -> JobStatus:
-    """The job if it belongs to the tenant, with its version (``job_version``'s columns) in the
-    same query. Unknown and foreign ids raise the same Http404. A completed job's kind is asked
-    whether it repeats an earlier one (a third query, once)."""
-    columns = _version_columns(connection.ops.quote_name(Job._meta.db_table))
+def job_status(*, tenant_id: int | None, job_id: int, tagged: bool = False) -> JobStatus:
+    """The job if it belongs to the tenant; ``tagged``: with its version (``job_version``'s columns)
+    in the same query, for an answer that carries its ETag. Unknown and foreign ids raise the same
+    Http404. A completed job's kind is asked whether it repeats an earlier one (a third query, once)."""
+    columns = _version_columns(connection.ops.quote_name(Job._meta.db_table)) if tagged else ()
     job = (job_query(tenant_id=tenant_id, job_id=job_id)
            .annotate(**{name: RawSQL(sql, ()) for name, sql in columns}).first())  # noqa: S611  the kinds' own SQL, no input
     if job is None:
         raise Http404("no such job")
     return JobStatus(job, list(events_query(job_id=job.pk)), duplicates_of([job]).get(job.pk),
-                     tag=_tag(job, columns))
+                     tag=_tag(job, columns) if tagged else "")
 
 
 # ``needs_action`` too: a kind's work state defaults from it (a deferred field would be a query more).

@@ -283,7 +283,7 @@ def job_json(asked: EdgeRequest, job_id: int) -> HttpResponse:
     if version is not None and polling.still_current(sent_tag, version.tag):
         response, job, tag = HttpResponseNotModified(), version.job, version.tag
     else:
-        found = status.job_status(tenant_id=asked.tenant_id, job_id=job_id)
+        found = status.job_status(tenant_id=asked.tenant_id, job_id=job_id, tagged=version is None)
         job, tag = found.job, version.tag if version is not None else found.tag
         response = asked.json(schemas.Job.of(job, found.events, found.duplicate, result=status.shown_result(job),
                                             work=status.work_of([job]).get(job.pk)))
