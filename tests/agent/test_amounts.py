@@ -141,6 +141,48 @@ def test_per_rate_vat_lines_add_up_to_the_vat_amount():
     assert read(text)["vat_amount"]["value"] == "45.00"
 
 
+def test_a_vat_line_that_prints_the_net_gives_the_net_not_the_vat():
+    text = ("The Quill & Ferret\nAle x2        7.20\nVAT 20% Net        6.00\nVAT 20%        1.20\n"
+            "VAT 20% Total        7.20\nTotal        GBP 7.20\n")
+    found = read(text)
+    assert (found["net_amount"]["value"], found["vat_amount"]["value"]) == ("6.00", "1.20")
+    assert found["vat_amount"]["evidence"]["text"].startswith("VAT 20%   1.20")
+
+
+def test_a_vat_amount_as_large_as_the_total_is_never_the_vat():
+    text = "Bistro Lumen\nIVA inclusa        18,30\nTotale IVA        18,30\nTotale        18,30\n"
+    assert read(text)["vat_amount"]["status"] == "missing"
+
+
+def test_an_unlabelled_net_is_the_printed_amount_the_total_less_its_vat_makes():
+    text = ("Bäckerei Kornfeld\nBrezel        1,90\nKaffee        2,60\nUMSATZ A        3,78\n"
+            "MWST A 19%        0,72\nSUMME        EUR 4,50\n")
+    found = read(text)
+    assert (found["net_amount"]["value"], found["vat_amount"]["value"]) == ("3.78", "0.72")
+    assert found["net_amount"]["evidence"]["text"].startswith("UMSATZ A")
+
+
+def test_a_total_with_no_vat_on_it_is_all_net():
+    text = ("Harbour Freight Forwarding\nInvoice 7781\nOcean freight        1,240.00\n"
+            "Tax        0.00\nInvoice total        USD 1,240.00\n")
+    found = read(text)
+    assert (found["net_amount"]["value"], found["vat_amount"]["value"]) == ("1240.00", "0.00")
+    assert found["net_amount"]["status"] == "present"
+
+
+def test_a_vat_behind_a_tax_class_and_rate_is_the_total_less_the_subtotal_on_a_tax_line():
+    text = ("Corner Drugstore\nSUBTOTAL        41.10\nSALES TAX B=8.875%        3.65\n"
+            "CASHIER 4\nTOTAL        44.75\n")
+    found = read(text)
+    assert (found["net_amount"]["value"], found["vat_amount"]["value"]) == ("41.10", "3.65")
+    assert found["vat_amount"]["detail"] == "net + VAT = the total"
+
+
+def test_a_printed_amount_on_no_tax_line_is_never_taken_for_the_vat():
+    text = "Corner Drugstore\nSUBTOTAL        41.10\nCASHIER 3.65\nTOTAL        44.75\n"
+    assert read(text)["vat_amount"]["status"] == "missing"
+
+
 def test_a_vat_id_label_is_never_a_vat_amount():
     text = "Acme Ltd\nVAT Reg No 980 7806 84\nInvoice 4\nTotal        120.00\n"
     assert read(text)["vat_amount"]["status"] == "missing"

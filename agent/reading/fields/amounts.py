@@ -322,8 +322,8 @@ def _vat_amounts(page: Page) -> list[Decimal]:
     return [Decimal(f.value) for f in labelled_amounts(page, VAT_AMOUNT)]
 
 
-# A rate after a VAT label ("DPH 21 %", "MVA (25%)").
-_RATE = re.compile(r"\s*\(?\s*\d{1,2}(?:[.,]\d{1,2})?\s?%\s*\)?\s*:?")
+# A rate after a VAT label ("DPH 21 %", "MVA (25%)"), after a till's tax class too ("MWST A 19%", "TAX B=8.875%").
+_RATE = re.compile(r"\s*(?:[A-Z]\s*=?\s*(?=\d))?\(?\s*\d{1,2}(?:[.,]\d{1,3})?\s?%\s*\)?\s*:?")
 
 
 def labelled_amounts(page: Page, pattern: re.Pattern[str], *, near: bool = False) -> list[Found]:

@@ -77,24 +77,30 @@ def _check_amount(value: str | None, what: str) -> Field:
 def _net_and_vat(page: Page, total: Found | None) -> tuple[Found | None, Found | None, bool, str]:
     """The net amount and the VAT amount, chosen so that they make the total; whether they do, and a detail."""
     gross = _decimal(total.value) if total is not None else None
-    # Parts of the total are no larger than it and not negative.
+    # Parts of the total are no larger than it and not negative; the VAT is smaller than it ("VAT Total 10.20").
     nets = [n for n in labelled_amounts(page, NET, near=True) if _part(n, gross)]
     vats = [v for v in labelled_amounts(page, VAT_AMOUNT, near=True)
-            if not _VAT_ID_LABEL.search(page.layout.lines[v.column.line].text) and _part(v, gross)]
+            if not _VAT_ID_LABEL.search(page.layout.lines[v.column.line].text) and _part(v, gross, whole=False)]
     if gross is not None and total is not None:
         row = _row_parts(page, total, gross)
         if row is not None:
             return row[0], row[1], True, "net + VAT = the total"
-        for net in nets:
-            for vat in vats:
-                if abs(Decimal(net.value) + Decimal(vat.value) - gross) <= ROUNDING:
-                    return net, vat, True, "net + VAT = the total"
+        # A VAT line may print the net too ("20% VAT Net 8.50", "MwSt-Basis"): of two VAT-labelled amounts that
+        # make the total, the larger is the net, since no VAT rate reaches a hundred per cent.
+        pairs = [*((net, vat) for net in nets for vat in vats),
+                 *((net, vat) for net in vats for vat in vats if Decimal(vat.value) < Decimal(net.value))]
+        for net, vat in pairs:
+            if abs(Decimal(net.value) + Decimal(vat.value) - gross) <= ROUNDING:
+                return net, vat, True, "net + VAT = the total"
         rates = list({Decimal(v.value): v for v in vats}.values())
         added = sum((Decimal(v.value) for v in rates), Decimal(0))
         if nets and len(rates) > 1 and abs(Decimal(nets[0].value) + added - gross) <= ROUNDING:
             first = rates[0]
             return (nets[0], Found(str(added), first.column, first.start, first.end), True,
                     "the VAT amounts of each rate added up; net + VAT = the total")
+        rest = _rest_printed(page, total, gross, nets, vats)
+        if rest is not None:
+            return rest
     first_net = nets[0] if nets else None
     first_vat = vats[0] if vats else None
     if gross is not None and first_net is not None and first_vat is not None:
@@ -132,9 +138,43 @@ def _row_values(column: Column) -> list[str]:
     return [found.value for found in _row_amounts(column)] if re.search(r"\d[.,]\d", column.text) else []
 
 
-def _part(item: Found, gross: Decimal | None) -> bool:
+def _part(item: Found, gross: Decimal | None, *, whole: bool = True) -> bool:
+    """Whether ``item`` can be a part of the total: not negative, no larger than it (and smaller unless ``whole``)."""
     amount = Decimal(item.value)
-    return amount >= 0 and (gross is None or amount <= gross)
+    return amount >= 0 and (gross is None or (amount <= gross and (whole or amount < gross or not amount)))
+
+
+def _rest_printed(page: Page, total: Found, gross: Decimal, nets: list[Found],
+                  vats: list[Found]) -> tuple[Found, Found, bool, str] | None:
+    """The net as the total less a VAT amount, or the VAT as the total less a net, when the page prints that
+    rest: "Umsatz 2,77 / MwSt 19% 0,53 / Total 3,30" labels no net, "Sales tax 0.00" under a total is all net,
+    "Subtotal 27.60 / Sales tax A=9.625% 1.93" puts its VAT behind a rate. A VAT so found stands on a VAT line."""
+    for vat in vats:
+        rest = _printed_amount(page, gross - Decimal(vat.value), near=vat.column.line, total=total)
+        if rest is not None:
+            return rest, vat, True, "net + VAT = the total"
+    tax_lines = [line for line, text in enumerate(line.text for line in page.layout.lines[:_MAX_ROW_LINES])
+                 if VAT_AMOUNT.search(text) and not _VAT_ID_LABEL.search(text)]
+    for net in nets:
+        rest = _printed_amount(page, gross - Decimal(net.value), near=net.column.line, total=total,
+                               lines=[line for line in tax_lines if line != net.column.line])
+        if rest is not None:
+            return net, rest, True, "net + VAT = the total"
+    return None
+
+
+def _printed_amount(page: Page, amount: Decimal, *, near: int, total: Found,
+                    lines: list[int] | None = None) -> Found | None:
+    """``amount`` as printed on the line nearest line ``near`` (of ``lines``), the total's own line last."""
+    chosen: tuple[tuple[bool, int, int], Found] | None = None
+    for line in range(min(len(page.by_line), _MAX_ROW_LINES)) if lines is None else lines:
+        for column in page.by_line[line]:
+            for found in _row_amounts(column):
+                if Decimal(found.value) == amount:
+                    rank = (line == total.column.line, abs(line - near), -line if line < near else line)
+                    if chosen is None or rank < chosen[0]:
+                        chosen = (rank, found)
+    return chosen[1] if chosen is not None else None
 
 
 def _decimal(value: str) -> Decimal | None:
