@@ -156,6 +156,23 @@ def test_a_scan_goes_through_the_review_and_its_note_says_it_was_read_from_a_sca
     assert (summary.outcome, summary.reference) == ("ok", "Nordlicht Bürobedarf GmbH · INV-2026-0142")
 
 
+def test_leptonica_says_nothing_on_the_workers_stderr_once_ocr_is_up(needs_ocr, capfd):
+    """Tesseract's image library prints its own errors ("box outside rectangle", which a small image in a text
+    PDF's page gave) straight to file descriptor 2, the worker's log."""
+    import ctypes
+    import ctypes.util
+
+    ocr.engine()
+    lept = ctypes.CDLL(ctypes.util.find_library("lept"))
+    lept.boxCreate.restype = ctypes.c_void_p
+    lept.boxClipToRectangle.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+    lept.boxClipToRectangle.restype = ctypes.c_void_p
+    box = lept.boxCreate(50, 50, 10, 10)
+    assert lept.boxClipToRectangle(box, 20, 20) is None  # outside: the call that complains
+    lept.boxDestroy(ctypes.byref(ctypes.c_void_p(box)))
+    assert "Error in" not in capfd.readouterr().err
+
+
 def test_a_text_pdf_with_a_blank_page_is_not_read_as_a_scan():
     from fpdf import FPDF
 

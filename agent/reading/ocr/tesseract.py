@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import ctypes.util
 import os
@@ -25,6 +26,20 @@ PAGE_SEGMENTATION = 4
 MAX_READERS = 3
 
 NOT_INSTALLED = "OCR is not installed on this server (Debian's tesseract-ocr), so a scan cannot be read"
+
+
+# Leptonica, which Tesseract holds its images in, prints its own errors on stderr ("Error in
+# boxClipToRectangle: box outside rectangle" for a box at the edge of a small image): nothing a
+# review acts on, and a worker's stderr is its log. Its levels run from 1 (all) to 6 (none).
+LEPTONICA = "lept"
+LEPTONICA_SILENT = 6
+
+
+def _quiet_leptonica() -> None:
+    path = ctypes.util.find_library(LEPTONICA)
+    if path:
+        with contextlib.suppress(OSError, AttributeError):  # another build of it: its messages stay
+            ctypes.CDLL(path).setMsgSeverity(LEPTONICA_SILENT)
 
 
 class Unavailable(Exception):
@@ -74,6 +89,7 @@ class Engine:
         lib.TessBaseAPIGetTsvText.restype = ctypes.c_void_p  # freed with TessDeleteText
         lib.TessDeleteText.argtypes = [ctypes.c_void_p]
         lib.TessBaseAPIClear.argtypes = [ctypes.c_void_p]
+        _quiet_leptonica()
         self.lib = lib
         self.library = library
         self.detector = self._api("eng")
