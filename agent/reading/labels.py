@@ -167,6 +167,8 @@ YOUR_INVOICE = rf"\b(?:{_any('YOUR_INVOICE')})\b"
 DATE_BEFORE = rf"(?<![^\W\d_])(?:{_any('DATE_BEFORE')})\s+"
 # The second line of a label split over two ("Invoice" over "number: 7").
 SPLIT_NUMBER = rf"\W*(?:{_any('SPLIT_NUMBER')})\b"
+# The point of sale an invoice number is counted at, printed apart from it ("Punto de Venta: 00003").
+POINT_OF_SALE = _any("POINT_OF_SALE")
 
 # --- months ----------------------------------------------------------------------------------
 MONTHS = {name: number for number, names in languages.months().items() for name in names.split()}

@@ -183,6 +183,53 @@ def test_a_printed_amount_on_no_tax_line_is_never_taken_for_the_vat():
     assert read(text)["vat_amount"]["status"] == "missing"
 
 
+def pdf_read(items: list[tuple[float, float, str]], size: float = 9) -> dict:
+    """The fields read off a one-page PDF with each text at (x, y) in points."""
+    from fpdf import FPDF
+
+    from agent.reading import layout
+
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=size)
+    for x, y, text in items:
+        pdf.text(x, y, text)
+    return fields.read_fields(layout.read_layout(bytes(pdf.output()), "application/pdf"), today=TODAY)
+
+
+def test_a_breakdown_by_rate_is_no_total_though_its_column_is_headed_gross():
+    found = pdf_read([(60, 60, "Rechnung 4411"), (60, 120, "Roggenbrot"), (300, 120, "1"), (440, 120, "2,99 EUR"),
+                      (60, 134, "Kaffee 500 g"), (300, 134, "1"), (440, 134, "6,43 EUR"),
+                      (360, 160, "Summe:"), (440, 160, "9,42 EUR"),
+                      (60, 200, "Steuersatz"), (180, 200, "Nettobetrag"), (300, 200, "MwSt. Betrag"),
+                      (440, 200, "Gesamtbetrag"),
+                      (60, 214, "A = 19%"), (180, 214, "2,51 EUR"), (300, 214, "0,48 EUR"), (440, 214, "2,99 EUR"),
+                      (60, 228, "B = 7%"), (180, 228, "5,99 EUR"), (300, 228, "0,44 EUR"), (440, 228, "6,43 EUR")])
+    assert found["total_amount"]["value"] == "9.42"
+
+
+def test_a_totals_row_in_whole_units_gives_the_net_and_a_vat_of_nothing():
+    found = pdf_read([(60, 60, "Invoice 9041"), (60, 200, "Excl. VAT"), (250, 200, "VAT SEK"), (440, 200, "TO PAY"),
+                      (60, 214, "12400"), (250, 214, "0"), (440, 214, "12400 SEK")])
+    assert found["total_amount"]["value"] == "12400.00"
+    assert (found["net_amount"]["value"], found["vat_amount"]["value"]) == ("12400.00", "0.00")
+
+
+def test_a_totals_row_may_print_another_tax_between_the_vat_and_the_gross():
+    text = ("Factura 88\nSUBTOTAL        NETO        IVA        PERCEPCIONES        TOTAL\n"
+            "4.200,00        4.200,00        882,00        0,00        5.082,00\n")
+    found = read(text)
+    assert (found["total_amount"]["value"], found["net_amount"]["value"], found["vat_amount"]["value"]) == (
+        "5082.00", "4200.00", "882.00")
+
+
+def test_a_vat_line_with_a_currency_sign_after_its_rate_reads_its_amount_not_its_rate():
+    text = ("Factura 12\nImporte Neto Gravado: $        1000,00\nIVA 10.5%: $        0,00\n"
+            "IVA 21%: $        210,00\nImporte Total: $        1210,00\n")
+    found = read(text)
+    assert (found["net_amount"]["value"], found["vat_amount"]["value"]) == ("1000.00", "210.00")
+
+
 def test_a_vat_id_label_is_never_a_vat_amount():
     text = "Acme Ltd\nVAT Reg No 980 7806 84\nInvoice 4\nTotal        120.00\n"
     assert read(text)["vat_amount"]["status"] == "missing"
@@ -210,6 +257,15 @@ def test_fields_read_only_when_printed_are_never_counted_as_not_found():
 
 
 # --- numbers and dates ranked by their labels ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("line, number", [
+    ("Punto de Venta: 00012        Comp. Nro: 00000417", "00012-00000417"),
+    ("NUMERO:        00012 - 00000417", "00012-00000417"),
+])
+def test_an_argentine_invoice_is_numbered_at_its_point_of_sale(line, number):
+    found = read(f"FACTURA\nA\n{line}\nFecha de Emisión: 03/05/2024\n")["invoice_number"]
+    assert found["value"] == number
 
 
 @pytest.mark.parametrize("line, number", [

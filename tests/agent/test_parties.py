@@ -315,6 +315,26 @@ def test_more_schemes_and_a_generic_tax_label(text, printed, country):
     assert (found["status"], found["value"], found["country"]) == ("present", printed, country), found
 
 
+@pytest.mark.parametrize("footer, printed", [
+    ("Björkdal Snickeri AB · Organisationsnr: 556036-0793 · Momsregnr: SE556036079301", "SE556036079301"),
+    ("Holm & Bach ApS · CVR-nr. 29184739 · Momsnr. DK29184739", "DK29184739"),
+])
+def test_a_vat_id_printed_beside_its_companys_register_number_is_the_one_read(footer, printed):
+    found = read(f"Faktura 771\nAtt betala 4 500,00 kr\n{footer}\n")["vat_id"]
+    assert (found["status"], found["value"]) == ("present", printed)
+
+
+def test_a_label_s_value_beside_it_is_no_supplier_nor_is_a_vat_standing():
+    found = pdf_fields([
+        (50, 60, "QUIROGA MARTA INES", 9),
+        (50, 90, "Condición frente al IVA:", 8), (170, 90, "IVA Responsable Inscripto", 8),
+        (50, 102, "Condición de venta:", 8), (170, 102, "Cuenta Corriente", 8),
+        (360, 60, "FACTURA", 12), (360, 80, "Fecha de Emisión: 03/05/2024", 8),
+    ])
+    # Not "to check" between the name and the standing beside "Condición frente al IVA:".
+    assert (found["supplier_name"]["status"], found["supplier_name"]["value"]) == ("present", "QUIROGA MARTA INES")
+
+
 def test_the_foot_of_the_page_is_read_below_a_long_list_of_items():
     items = [(50, 40, "INVOICE 2026-31", 14)]
     items += [(50, 90 + 10 * row, f"Garden Hose Connector Type {chr(65 + row % 26)}", 8) for row in range(68)]
@@ -341,6 +361,17 @@ def test_without_a_heading_the_buyer_is_the_name_in_the_envelopes_window():
         (360, 150, "Rechnung Nr. 2026-118", 10),
     ])
     assert found["buyer_name"]["value"] == "Kessler Bau AG"
+
+
+def test_an_items_table_in_the_window_band_is_no_address_though_its_article_codes_look_like_postcodes():
+    found = pdf_fields([
+        (60, 40, "Drogaria Ventura Lda", 12), (60, 56, "Rua do Carmo 12, Lisboa", 8),
+        (60, 150, "ARTIGO DESIGNACAO", 9), (330, 150, "QTD. VALOR", 9),
+        (60, 162, "20417 SABONETE NEUTRO", 9), (330, 162, "2.00", 9), (400, 162, "3.80", 9),
+        (60, 174, "31188 PASTA DENTIFRICA", 9), (330, 174, "1.00", 9), (400, 174, "2.45", 9),
+        (60, 200, "TOTAL", 10), (400, 200, "6.25", 10),
+    ])
+    assert found["buyer_name"]["value"] is None
 
 
 @pytest.mark.parametrize("text", [

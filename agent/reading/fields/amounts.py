@@ -124,6 +124,8 @@ def _total_candidates(page: Page) -> list[Found]:
             if _items_header(page, column) and _items_under(page, found):
                 continue  # an items table's "Total" column: each item's amount, none of them the invoice's
             found, sure = _column_total(page, found)
+            if not sure and _rate_row(page, found):
+                continue  # a VAT breakdown's gross column ("A = 19%  26,25  4,99  31,24"): a rate's, not the invoice's
             found.rank = _KIND * rank + (1 if sure else 2)
         elif how == "stack":
             found.rank = _KIND * rank
@@ -273,9 +275,9 @@ def _column_total(page: Page, first: Found) -> tuple[Found, bool]:
     rows = [first]
     while len(rows) < _MAX_COLUMN_ROWS:
         under = [c for c in page.below(rows[-1].column)[:1] if c.x1 > first.column.x0 and c.x0 < first.column.x1]
-        if under and any(re.search(r"[^\W\d_]{3}", c.text) and not CURRENCY_CODE.fullmatch(c.text)
+        if under and any(re.search(r"[^\W\d_]{3}", CURRENCY_CODE.sub("", c.text))
                          for c in page.by_line[under[0].line] if c.x1 <= under[0].x0):
-            break  # a labelled line ("Acompte : 10,00"), not the next row of the column
+            break  # a labelled line ("Acompte : 10,00"), not the next row of the column ("5,99 EUR" is one)
         parsed = parse_at(under[0], 0, parse_amount) if under else None
         if parsed is None:
             break
@@ -286,6 +288,16 @@ def _column_total(page: Page, first: Found) -> tuple[Found, bool]:
     if amounts[-1] == sum(amounts[:-1]):
         return rows[-1], True
     return first, False
+
+
+# A VAT rate printed as a cell of its own, or after a rate's letter ("19%", "A = 19 %", "7,0%").
+_RATE_CELL = re.compile(r"(?<![\d.,])\d{1,2}(?:[.,]\d{1,2})?\s?%")
+
+
+def _rate_row(page: Page, found: Found) -> bool:
+    """Whether an amount's row starts with a VAT rate: a row of a breakdown by rate."""
+    left = [c for c in page.by_line[found.column.line] if c.x1 <= found.column.x0]
+    return bool(left) and _RATE_CELL.search(left[0].text) is not None
 
 
 def _largest_on_row(page: Page, found: Found) -> Found:
@@ -322,8 +334,9 @@ def _vat_amounts(page: Page) -> list[Decimal]:
     return [Decimal(f.value) for f in labelled_amounts(page, VAT_AMOUNT)]
 
 
-# A rate after a VAT label ("DPH 21 %", "MVA (25%)"), after a till's tax class too ("MWST A 19%", "TAX B=8.875%").
-_RATE = re.compile(r"\s*(?:[A-Z]\s*=?\s*(?=\d))?\(?\s*\d{1,2}(?:[.,]\d{1,3})?\s?%\s*\)?\s*:?")
+# A rate after a VAT label ("DPH 21 %", "MVA (25%)"), after a till's tax class too ("MWST A 19%", "TAX B=8.875%"),
+# and the currency sign its amount's column starts with ("IVA 10.5%: $   0,00").
+_RATE = re.compile(r"\s*(?:[A-Z]\s*=?\s*(?=\d))?\(?\s*\d{1,2}(?:[.,]\d{1,3})?\s?%\s*\)?\s*:?(?:\s*[$€£])?")
 
 
 def labelled_amounts(page: Page, pattern: re.Pattern[str], *, near: bool = False) -> list[Found]:

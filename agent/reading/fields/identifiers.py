@@ -9,7 +9,7 @@ from .. import labels
 from . import taxids
 from .page import Column, Found, Page, labelled_value
 from .patterns import ANY_VAT_LABEL, IBAN_LABEL, IBAN_SHAPE, SWISS_VAT, VAT_LABELS, VAT_SHAPE
-from .values import iban_valid, inside, parse_iban, parse_vat, spans_of, valid_prefix, vat_valid
+from .values import iban_valid, parse_iban, parse_vat, spans_of, valid_prefix, vat_valid
 
 # Identifiers tried against their check digits per document (bounds hostile text).
 _MAX_IDENTIFIERS = 100
@@ -81,14 +81,12 @@ def find_vat_id(page: Page) -> Found | None:
         ibans: list[tuple[int, int]] | None = None  # looked for only once a VAT shape turns up
         for match in VAT_SHAPE.finditer(column.text):
             ibans = spans_of(column.text, IBAN_SHAPE) if ibans is None else ibans
-            if inside(match.start(), ibans):
-                continue  # an IBAN's first digits are no VAT id ("PL89 6269 2554 ...")
             tried += 1
             if tried > _MAX_IDENTIFIERS:
                 break
             swiss = SWISS_VAT.match(column.text, match.start())
             token = swiss.group() if swiss and vat_valid(swiss.group()) else valid_prefix(match.group(), vat_valid)
-            if token is None:
+            if token is None or _in_iban(match.start(), len(token), ibans):
                 continue
             item = Found(token, column, match.start(), match.start() + len(token), rank=1)
             before = column.text[:match.start()]
@@ -100,6 +98,16 @@ def find_vat_id(page: Page) -> Found | None:
             item.role = "buyer" if buyer else ("third" if _whose(page, item, "") == "third" else "")
             found.append(item)
     return _best_identifier(page, found)
+
+
+def _in_iban(at: int, length: int, ibans: list[tuple[int, int]]) -> bool:
+    """Whether a VAT id's digits are an IBAN's first ("PL89 6269 2554 ..."): its run goes on past them. A VAT id
+    the IBAN's shape merely fits, and no more ("SE556036079301"), is the VAT id."""
+    return any(start <= at < end and end - at > length + _IBAN_TAIL for start, end in ibans)
+
+
+# Characters an IBAN runs on past a VAT id's shape at its start, at least (its shortest, Norway's, has 15).
+_IBAN_TAIL = 3
 
 
 def _world_labelled(page: Page, column: Column, found: list[Found]) -> None:
@@ -156,11 +164,18 @@ def _best_identifier(page: Page, found: list[Found]) -> Found | None:
         block = page.role(item.column)
         region = page.region(item.column)  # a footer is the issuer's; a header may hold the buyer's window
         place = 0 if block == "seller" else 1 if region == "footer" else 2 if region == "header" else 3
-        # A national tax number (a Steuernummer) only when no VAT id is printed.
-        secondary = isinstance(item, TaxFound) and bool(item.schemes) and set(item.schemes) <= taxids.SECONDARY
+        # A national tax or register number (a Steuernummer, an organisationsnummer) only when no VAT id is printed.
+        secondary = isinstance(item, TaxFound) and _secondary(item)
         return (int(secondary), place, 0 if item.rank < 2 else 1, item.rank)
 
     return min(own, key=strength)
+
+
+def _secondary(item: TaxFound) -> bool:
+    """Whether a tax id is a national number of the kind a VAT id outranks: by the schemes its check digits pass
+    (a label may name several: "Org.nr" a Norwegian MVA number or a Swedish organisationsnummer)."""
+    passed = [key for key in item.schemes if taxids.validate(item.value, key) is not None]
+    return bool(item.schemes) and set(passed or item.schemes) <= taxids.SECONDARY
 
 
 def find_iban(page: Page) -> Found | None:

@@ -13,6 +13,7 @@ from .patterns import (
     INVOICE_TITLE,
     INVOICE_TITLE_NUMBER,
     NUMBER_SIGN_FIRST,
+    POINT_OF_SALE,
     RECEIPT_NUMBER,
     SPLIT_LABEL,
     TITLE_ALONE,
@@ -30,12 +31,23 @@ def find_invoice_number(page: Page) -> Found | None:
              or find_labelled(page, RECEIPT_NUMBER, _parse_labelled_number)
              or _beside_bare_sign(page))
     if found is not None:
-        return found
+        return _at_point_of_sale(page, found)
     titles = [c for c in page.columns[:80] if len(c.text) < 30 and TITLE_ALONE.fullmatch(c.text)]
     return (_near_bare_sign(page, titles) or _under_word_nr(page, titles) or _under_title(page, titles)
             or _after_title(page) or _document_reference(page)
             # a transaction's, terminal's or card's id: the receipt's number only when nothing else is one
             or find_labelled(page, TRANSACTION_NUMBER, _parse_labelled_number, below=False))
+
+
+def _at_point_of_sale(page: Page, found: Found) -> Found:
+    """The number with its point of sale before it, when its line prints that apart ("Punto de Venta: 00003
+    Comp. Nro: 00001360" is 00003-00001360)."""
+    if not found.value.isdigit():
+        return found
+    point = POINT_OF_SALE.search(page.layout.lines[found.column.line].text)
+    if point is not None and point.group("number") != found.value:
+        found.value = f"{point.group('number')}-{found.value}"
+    return found
 
 
 # A receipt's or a refund's title alone on its line ("Receipt", "Refund", "Kassenbon", "Paragon fiskalny").
@@ -71,7 +83,7 @@ def _beside_bare_sign(page: Page) -> Found | None:
     """A bare "Nº" / "No." next to its number, on a page titled as an invoice."""
     for column in page.columns:
         if BARE_NUMBER.fullmatch(column.head) and any(INVOICE_TITLE.search(c.head) for c in page.columns[:40]):
-            value = labelled_value(page, column, len(column.text), parse_identifier, below=False)
+            value = labelled_value(page, column, len(column.text), _parse_labelled_number, below=False)
             if value is not None:
                 return value[0]
     return None
@@ -83,7 +95,7 @@ def _near_bare_sign(page: Page, titles: list[Column]) -> Found | None:
         bare = BARE_NUMBER.match(column.head)
         if (bare is not None and column.head[:1].isalpha() and not SPLIT_LABEL.match(column.head)
                 and any(_near_title(page, t, column) for t in titles)):
-            value = labelled_value(page, column, bare.end(), parse_identifier)
+            value = labelled_value(page, column, bare.end(), _parse_labelled_number)
             if value is not None:
                 return value[0]
     return None

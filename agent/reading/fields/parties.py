@@ -526,6 +526,8 @@ def _acceptable(page: Page, column: Column, name: str) -> bool:
     left = [c for c in page.by_line[column.line] if c.x1 <= column.x0 + 0.5][-1:]
     if left and len(left[0].text.split()) <= 3 and BUYER_HEADING.match(left[0].text):
         return False  # the value of a buyer's label beside it ("Buyer Name   Acme LLC")
+    if left and left[0].text.endswith((":", "\uff1a")) and not _legal(name) and not _names_a_party(left[0].text):
+        return False  # another label's value beside it ("Condición de venta:   Cuenta Corriente")
     if not _legal(name) and (SELLER_HEADING.match(name) or BUYER_HEADING.match(name) or PAYEE_LABEL.fullmatch(name)):
         return False  # a party's label ("Supplier name", "Beneficiary")
     if not _legal(name) and (POSTCODE.search(name) or _ZIP.search(name) or STREET.search(name)):
@@ -542,6 +544,12 @@ def _acceptable(page: Page, column: Column, name: str) -> bool:
     if len(column.text) <= _MAX_NAME and _SIGNATURE.match(column.text) and _signer(column.text) is None:
         return False  # a party's signature line ("Authorised Signature")
     return not _table_header(page, column)
+
+
+def _names_a_party(label: str) -> bool:
+    """Whether a label asks for a party's name ("Razón social:", "Supplier:", "Nazwa:")."""
+    return bool(NAME_LABEL.match(label) or _NAME_HEADING.match(label) or SELLER_HEADING.match(label)
+                or BUYER_HEADING.match(label) or PAYEE_LABEL.match(label))
 
 
 def _table_header(page: Page, column: Column) -> bool:
@@ -652,8 +660,14 @@ def _in_window(page: Page, column: Column) -> bool:
     if column.x0 > width / 2 or not height / 7 <= column.top <= height / 3:
         return False
     under = [c for index in range(column.line + 1, min(column.line + 5, len(page.by_line)))
-             for c in page.by_line[index] if abs(c.x0 - column.x0) < 2 * column.height]
+             for c in page.by_line[index] if abs(c.x0 - column.x0) < 2 * column.height
+             and not any(_AMOUNT_CELL.match(other.text) for other in page.by_line[index])]
     return any(POSTCODE.search(c.text) or _ZIP.search(c.text) for c in under)
+
+
+# A cell that is an amount alone ("1.00", "1.234,56"): its row is an item's or a total's, no address line, even
+# when its article code looks like a postcode ("004957 DETERGENTE").
+_AMOUNT_CELL = re.compile(r"-?\d{1,3}(?:[.,' ]\d{3})*[.,]\d{2}$")
 
 
 def _near(column: Column, anchor: Column) -> bool:

@@ -28,6 +28,7 @@ LETTER_DATE = _compile(labels.LETTER_DATE)
 BARE_NUMBER = _compile(rf"{labels.NUMBER_SIGN}(?:\s?/\s?{labels.NUMBER_SIGN})?\s*:?")  # "NR / NO.:"
 # "Invoice" over "number: 7": one label split over two lines, not a title over a bare label.
 SPLIT_LABEL = re.compile(labels.SPLIT_NUMBER, re.IGNORECASE)
+POINT_OF_SALE = re.compile(rf"\b(?:{labels.POINT_OF_SALE})\s*:?\s*(?P<number>\d{{1,5}})\b", re.IGNORECASE)
 TITLE_ALONE = re.compile(labels.INVOICE_TITLE_ALONE, re.IGNORECASE)
 WORD_NR = re.compile(labels.WORD_NR, re.IGNORECASE)
 NUMBER_SIGN_FIRST = re.compile(rf"\W{{0,2}}{labels.NUMBER_SIGN}\s*:?\s*", re.IGNORECASE)

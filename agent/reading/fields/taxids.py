@@ -140,8 +140,10 @@ _SHORTEST = 8  # characters (letters and digits) of the shortest tax id read
 _PLACEHOLDER = re.compile(r"(\d)\1{6}")
 
 
-# National tax or register numbers an invoice may print beside its VAT id: the VAT id is the one read.
-SECONDARY = frozenset({"DE-STNR", "NO-ORG", "BR-CPF"})
+# National tax or register numbers an invoice may print beside its VAT id: the VAT id is the one read. A
+# Swedish organisationsnummer, a Danish CVR and a Finnish Y-tunnus are the digits of the VAT id
+# ("Org.nr 556251-6806 · Momsregnr SE556251680601"): read alone when no VAT id is printed.
+SECONDARY = frozenset({"DE-STNR", "NO-ORG", "BR-CPF", "SE-ORG", "DK", "FI"})
 
 
 @dataclass(frozen=True)

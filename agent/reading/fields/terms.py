@@ -113,14 +113,21 @@ def _net_and_vat(page: Page, total: Found | None) -> tuple[Found | None, Found |
 def _row_parts(page: Page, total: Found, gross: Decimal) -> tuple[Found, Found] | None:
     """A totals row that prints net, VAT and gross side by side ("Sum  35 311,41  8 827,85  44 139,26"): the
     total's own line first, then any line that prints the total (a summary table under its headers)."""
+    whole = not re.search(r"\d[.,]\d", total.column.text[total.start:total.end])  # "ATT BETALA 38290"
     lines = [total.column.line, *(line for line, columns in enumerate(page.by_line[:_MAX_ROW_LINES])
-                                  if line != total.column.line and any(total.value in _row_values(c) for c in columns))]
+                                  if line != total.column.line
+                                  and any(total.value in _row_values(c, whole) for c in columns))]
     for line in lines[:_MAX_ROWS]:
-        row = [found for column in page.by_line[line] for found in _row_amounts(column)]
+        row = [found for column in page.by_line[line] for found in _row_amounts(column, whole)]
         values = [Decimal(f.value) for f in row]
-        for index in range(len(values) - 2):
-            if values[index + 2] == gross and abs(values[index] + values[index + 1] - gross) <= ROUNDING:
-                return row[index], row[index + 1]
+        # The net and the VAT before the gross, the nearest it first; a column between them ("Percepciones
+        # 0,00") may part them. The VAT is the smaller.
+        for at in (k for k, value in enumerate(values) if value == gross):
+            for vat_at in range(at - 1, 0, -1):
+                for net_at in range(vat_at - 1, -1, -1):
+                    net, vat = values[net_at], values[vat_at]
+                    if vat < net and abs(net + vat - gross) <= ROUNDING:
+                        return row[net_at], row[vat_at]
     return None
 
 
@@ -129,13 +136,15 @@ _MAX_ROW_LINES = 2000
 _MAX_ROWS = 10
 
 
-def _row_amounts(column: Column) -> list[Found]:
+def _row_amounts(column: Column, whole: bool = False) -> list[Found]:
+    """The amounts in a column, with decimals (or without, ``whole``, on a page that prints its total so)."""
     return [Found(str(amount), column, match.start(), match.end())
-            for match, amount in amounts_in(column.text[:200]) if match.group("dec")]
+            for match, amount in amounts_in(column.text[:200]) if match.group("dec") or whole]
 
 
-def _row_values(column: Column) -> list[str]:
-    return [found.value for found in _row_amounts(column)] if re.search(r"\d[.,]\d", column.text) else []
+def _row_values(column: Column, whole: bool = False) -> list[str]:
+    return [found.value for found in _row_amounts(column, whole)] if whole or re.search(r"\d[.,]\d", column.text) \
+        else []
 
 
 def _part(item: Found, gross: Decimal | None, *, whole: bool = True) -> bool:

@@ -44,6 +44,7 @@ ENTRIES = ("ORDER", "INVOICE_NUMBER", "RECEIPT_NUMBER", "TRANSACTION_NUMBER", "I
            "VAT_ID", "VAT_ID_ORDER",
            # words the field readers look for beside the labels (``agent.reading.fields``)
            "HEADING_END", "NAME_LABEL", "PARTY_NAME", "PERIOD", "YOUR_INVOICE", "DATE_BEFORE", "SPLIT_NUMBER",
+           "POINT_OF_SALE",
            # ...a written date's ordinals and small words ("1er mars", "5 de mayo de 2020", "March 3rd"), a company
            # register's name, a street's ("Rue", "Via", "-straße"), a written currency ("Schweizer Franken") and
            # country ("Deutschland"), each with its code (``named``), the words of a VAT id's label, a receipt's

@@ -10,7 +10,7 @@ TOTAL_GROSS = [r"\bimporte\s*total\b", r"\btotal\s*(?:de\s+la\s+)?factura\b", r"
 TOTAL_DUE = [r"\b(?:total|importe)\s*a\s*pagar\b"]
 TOTAL_PLAIN = [r"\bimporte\b"]
 NOT_TOTAL = [r"\bsin\b", "descuento", r"\biva\b", "imponible", "mercanc", r"\bantes\b", r"\bprecio\b"]
-NET = [r"\bbase\s*imponible\b"]
+NET = [r"\bbase\s*imponible\b", r"\b(?:importe\s+)?neto\s+gravado\b", r"\bimporte\s+neto\b"]
 VAT_AMOUNT = [r"\b(?:total\s*|importe\s*|cuota\s*)?iva\b"]
 DEPOSIT = [r"\banticipo\b"]
 # Its invoice titles ("<title> 2041" numbers the invoice), spliced into one pattern with every language's.
@@ -33,6 +33,7 @@ INVOICE_NUMBER = [
     r"\bdocumento\s*<number>",
     r"(?:\bn[úu]mero|\bn[°º]\.?|\bn[úu]m\.?|\bno\b\.?)\s*(?:de\s+)?(?:la\s+)?factura\b",
     r"\bfactura\s*(?:n[°º]\.?|n[úu]m(?:ero|\.)?|no\b\.?|#)",
+    r"\bcomp(?:robante)?\.?\s*(?:n[°º]\.?|nro\b\.?|n[úu]mero)",
 ]
 DATE_WORD = ["fecha"]
 LETTER_DATE = ["el"]
@@ -77,7 +78,10 @@ THIRD_PARTY = [r"en\s+nombre\s+de", r"por\s+cuenta\s+de"]
 # Words the field readers look for beside the labels: a heading's second word ("Dirección de entrega"), a name's
 # label, a period of days, a letter's own invoice ("Su factura"), the word before a date ("del").
 HEADING_END = [r"direcci[óo]n", "datos"]
-NAME_LABEL = ["nombre"]
+NAME_LABEL = ["nombre", r"raz[óo]n\s+social"]
+# An Argentine invoice counts its numbers per point of sale: "Punto de Venta: 00003  Comp. Nro: 00001360" is
+# invoice 00003-00001360, as its "Número: 00003 - 00001360" prints it.
+POINT_OF_SALE = [r"punto\s+de\s+venta"]
 PERIOD = [r"d[ií]as", "semanas", "meses"]
 YOUR_INVOICE = [r"su\s+factura"]
 DATE_BEFORE = ["del"]
@@ -101,7 +105,10 @@ NAMES_A_NUMBER = ["n[úu]mero"]
 NOT_A_BUYER = [r"sr\.?", r"sra\.?"]
 BANK_WORD = ["banco"]
 NAME_HEADING = ["nombre", r"denominaci[óo]n(?:\s+social)?"]
-NOT_A_PARTY = ["duplicado", "triplicado", "gracias", r"para\s+llevar", "descripci[óo]n", "pago", "tarjeta"]
+# A seller's VAT standing printed beside its name ("Condición frente al IVA: IVA Responsable Inscripto"): no name.
+NOT_A_PARTY = ["duplicado", "triplicado", "gracias", r"para\s+llevar", "descripci[óo]n", "pago", "tarjeta",
+               r"(?:iva\s+)?responsable\s+(?:inscripto|monotributo)", r"(?:iva\s+)?exento", r"consumidor\s+final",
+               "monotributista"]
 PUBLIC_BODY = ["ayuntamiento", "municipio"]
 PUBLIC_BODY_OF = ["de", "del"]
 PLACE_WORD = ["plaza"]
