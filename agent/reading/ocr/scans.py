@@ -12,7 +12,6 @@ from typing import Any
 from documents.errors import DamagedDocument, DocumentUnpacksTooLarge
 
 from .. import documents
-from . import sheet
 
 log = logging.getLogger("agent.ocr")
 
@@ -81,9 +80,8 @@ def _prepared(image: Any, dpi: float | None, drafted: tuple[int, int] | None) ->
     from PIL import Image
 
     grey = _grey(image)
-    if dpi is None:  # a photo: its width as an A4 page's, and a sheet seen at a slant squared at that scale
+    if dpi is None:  # a photo: its width as an A4 page's
         dpi = grey.width / PHOTO_WIDTH_INCHES
-        grey = sheet.squared(grey)
     elif drafted is not None:  # a JPEG decoded at a fraction of its declared size: its resolution fell with it
         dpi = dpi * max(grey.width, grey.height) / max(*drafted, 1)
     # Never blown up more than MAX_UPSCALE: a sliver of a picture (1 x 44 pixels, say) taken
