@@ -358,6 +358,25 @@ def test_a_portuguese_invoice():
         "FT 2026/318", "2026-04-09", "2026-05-09", "307.50", "EUR", "250.00", "57.50"]
 
 
+def test_a_brazilian_utility_bill_is_numbered_after_its_title_and_its_street_is_no_supplier():
+    found = pdf_read([(60, 50, "Rua Tenente Coronel Cardoso, 214"), (60, 62, "Águas do Vale Saneamento S.A."),
+                      (330, 50, "NOTA FISCAL Nº 48 - SÉRIE 3"), (330, 62, "Data de emissão: 11/09/2024"),
+                      (60, 120, "MARIA DAS DORES LIMA"), (60, 132, "Av. Brasil 77, Centro"),
+                      (60, 144, "37200-000 LAVRAS, MG"),
+                      (60, 190, "Nº DO CLIENTE"), (240, 190, "Nº DA LIGAÇÃO"),
+                      (60, 202, "7781203"), (240, 202, "2204519"),
+                      (330, 240, "Total a pagar"), (460, 240, "R$ 63,18")])
+    assert found["invoice_number"]["value"] == "48"
+    assert found["supplier_name"]["value"] == "Águas do Vale Saneamento S.A."
+    assert found["buyer_name"]["value"] != "Nº DA LIGAÇÃO"
+
+
+def test_a_portuguese_street_line_is_never_the_supplier():
+    found = pdf_read([(60, 50, "Rua Tenente Coronel Cardoso"), (330, 50, "NOTA FISCAL Nº 48 - SÉRIE 3"),
+                      (330, 62, "Data de emissão: 11/09/2024"), (330, 240, "Total a pagar"), (460, 240, "R$ 63,18")])
+    assert found["supplier_name"]["value"] != "Rua Tenente Coronel Cardoso"
+
+
 def test_a_brazilian_nota_fiscal_is_numbered_by_the_bare_sign_under_its_title():
     text = ("Serralheria Boa Vista Ltda        NF-e\n"
             "Rua das Acácias, 91        Nº 000.004.517\n"

@@ -138,6 +138,8 @@ def _buyer_name(text: str) -> str | None:
     text = text[named.end() if named else 0:].strip().rstrip(",;")
     if _NOT_A_BUYER.match(text) or _NAME_HEADING.match(text) or _NOT_A_PARTY.match(text) or len(text) > _MAX_NAME:
         return None
+    if _NUMBER_FIRST.match(text):
+        return None  # a number's label ("Nº DA INSTALAÇÃO", "# of items")
     if _labelled(text, party=False):
         return None
     if _legal(text) and re.search(r"[^\W\d_]{2}", text) and not re.search(r"@|www\.|https?:", text):
@@ -148,6 +150,8 @@ def _buyer_name(text: str) -> str | None:
     return None if _HOUSE_NUMBER.search(parsed[0]) else parsed[0]
 
 
+# A number's sign opening a line: a label's ("Nº do cliente"), never a name's.
+_NUMBER_FIRST = re.compile(r"\W{0,2}(?:n[°º]|#)", re.IGNORECASE)
 # A street and its house number ("Czyżewska 10", "Main St 4b", "Kungsgatan 12/3").
 _HOUSE_NUMBER = re.compile(r"[^\W\d_]{2,}\.? \d{1,5}[a-zA-Z]?(?:[/-]\d{1,4})?$")
 # A label naming a number rather than a name.

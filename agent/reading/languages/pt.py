@@ -10,6 +10,8 @@ INVOICE_NUMBER = [r"\bfatura(?:[\s-]*recibo)?\s*(?:n\.?\s?[°º]\.?|n[úu]m(?:er
 INVOICE_TITLE = [r"fatura\s+simplificada", r"fatura(?:[\s-]*recibo)?",
                  r"nota\s+fiscal(?:\s+(?:eletr[ôo]nica|de\s+servi[çc]os?))?(?![^\W\d_])",
                  r"danfse?(?![^\W\d_])", r"nfs?-e(?![^\W\d_])"]
+# "NOTA FISCAL Nº 05 - SÉRIE 457", "Fatura nº 2024/118": the title before the number's sign.
+TITLE_BEFORE_NUMBER = ["fatura", r"nota\s+fiscal(?:\s+eletr[ôo]nica)?", r"nfs?-e"]
 INVOICE_DATE = [r"\bdata\s*(?:d[ae]\s+)?(?:fatura|emiss[ãa]o)\b"]
 DUE_DATE = [r"\bdata\s+(?:de\s+)?vencimento\b", r"\bvencimento\b"]
 OTHER_DATE = ["vencimento"]
@@ -56,5 +58,8 @@ NAME_HEADING = [r"nome(?:\s+empresarial)?", r"raz[ãa]o\s+social"]
 BANK_WORD = ["banco"]
 NOT_A_PARTY = ["duplicata", "pagamento"]
 PLACE_WORD = ["pra[çc]a", "largo"]
+# A street's kind before its name ("Rua Jorge de Figueiredo Correa", "Av. Barbacena, 1200"): an address line.
+STREET_TYPE = ["rua", "avenida", "av", "travessa", "rodovia", "estrada", "alameda", "pra[çc]a"]
+STREET_BEFORE_NAME = ["rua", "avenida", "travessa", "rodovia", "alameda"]
 CONNECTOR = ["e", "da", "do", "dos", "das"]
 PHONE = ["telefone"]
