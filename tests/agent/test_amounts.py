@@ -106,9 +106,18 @@ def test_a_dollar_code_printed_on_the_page_decides_over_the_country():
     ("Fatura 5\nSão quinhentos reais.\n", "BRL"),
     ("Faktura 5\nBeløpet betales i norske kroner.\n", "NOK"),
     ("Invoice 5\nPayable in Canadian dollars.\nTotal        1,200.00\n", "CAD"),
+    ("Arve 5\nSumma sõnadega: kakssada eurot ja 10 senti.\nKokku        200,10\n", "EUR"),  # an Estonian word
 ])
 def test_the_currency_from_codes_glued_to_amounts_and_from_words(text, code):
     assert read(text)["currency"]["value"] == code
+
+
+def test_a_tills_capital_kr_is_the_crown_and_a_card_named_euro_something_no_currency():
+    text = ("Sjöbris Kiosk\nHamngatan 2, 211 22 Malmö\nOrg.nr 556036-0793\nTOTALT        64,00 KR\n"
+            "Betalt med Eurocard        64,00\n")
+    assert read(text)["currency"]["value"] == "SEK"
+    paid_by_card = "Kiosk\nTotalt        64,00\nBetalt med Eurocard        64,00\n"
+    assert read(paid_by_card)["currency"]["value"] is None
 
 
 def test_kroner_signs_take_the_country_of_the_seller():
@@ -266,6 +275,13 @@ def test_fields_read_only_when_printed_are_never_counted_as_not_found():
 def test_an_argentine_invoice_is_numbered_at_its_point_of_sale(line, number):
     found = read(f"FACTURA\nA\n{line}\nFecha de Emisión: 03/05/2024\n")["invoice_number"]
     assert found["value"] == number
+
+
+def test_a_till_slips_number_after_a_bare_sign_in_its_header_wins_over_its_terminal_id():
+    text = ("Sjöbris Kiosk\nHamngatan 2, 211 22 Malmö\nSälj: 221        Kassa: 3        Nr: 4187\n"
+            "Datum: 2026-02-11\nTOTALT        64,00 kr\nTerminal-ID 7731-0042-9912\n")
+    assert read(text)["invoice_number"]["value"] == "4187"
+    assert read(text.replace("Nr: 4187", "Nr: 7"))["invoice_number"]["value"] != "7"  # a till's, not a slip's
 
 
 @pytest.mark.parametrize("line, number", [

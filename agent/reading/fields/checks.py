@@ -20,7 +20,8 @@ MAX_TOTAL_DIGITS = 13
 CURRENCIES = frozenset({"EUR", "USD", "GBP", "CHF", "SEK", "DKK", "NOK", "PLN", "CZK", "HUF", "JPY", "CAD", "AUD"})
 SYMBOLS = {"€": "EUR", "US$": "USD", "£": "GBP", "Fr.": "CHF", "zł": "PLN", "₹": "INR", "Rs": "INR", "Rs.": "INR",
            "Kč": "CZK", "Ft": "HUF", "R$": "BRL", "A$": "AUD", "AU$": "AUD", "C$": "CAD", "CA$": "CAD", "NZ$": "NZD",
-           "HK$": "HKD", "S$": "SGD", "MX$": "MXN", "元": "CNY", "RMB": "CNY", "円": "JPY"}
+           "HK$": "HKD", "S$": "SGD", "MX$": "MXN", "元": "CNY", "RMB": "CNY", "円": "JPY",
+           "Kr": "kr", "KR": "kr"}  # a till's "Kr": the crown several countries print, as "kr"
 # Symbols several countries print for their own currency: "$" alone never means USD, the supplier's country
 # decides (else the currency is to check).
 SHARED_SYMBOLS = {

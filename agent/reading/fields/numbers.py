@@ -34,9 +34,31 @@ def find_invoice_number(page: Page) -> Found | None:
         return _at_point_of_sale(page, found)
     titles = [c for c in page.columns[:80] if len(c.text) < 30 and TITLE_ALONE.fullmatch(c.text)]
     return (_near_bare_sign(page, titles) or _under_word_nr(page, titles) or _under_title(page, titles)
-            or _after_title(page) or _document_reference(page)
+            or _after_title(page) or _document_reference(page) or _bare_sign_in_header(page)
             # a transaction's, terminal's or card's id: the receipt's number only when nothing else is one
             or find_labelled(page, TRANSACTION_NUMBER, _parse_labelled_number, below=False))
+
+
+# Lines at the top of a page a till slip prints its own number in.
+_HEADER_LINES = 25
+
+
+def _bare_sign_in_header(page: Page) -> Found | None:
+    """A till slip's own number after a bare sign in its header, a column of its own ("Förs: 14129   Nr: 1011"):
+    read only where nothing names a number, before a terminal's or a card's id."""
+    for column in page.columns:
+        if column.line >= _HEADER_LINES:
+            break
+        bare = BARE_NUMBER.match(column.head)
+        if bare is not None and column.head[:1].isalpha() and not SPLIT_LABEL.match(column.head):
+            value = labelled_value(page, column, bare.end(), _parse_labelled_number, below=False)
+            if value is not None and sum(ch.isdigit() for ch in value[0].value) >= _RECEIPT_DIGITS:
+                return value[0]
+    return None
+
+
+# Digits a till slip's number has at least (a bare "Nr: 6" is a till's or a table's).
+_RECEIPT_DIGITS = 3
 
 
 def _at_point_of_sale(page: Page, found: Found) -> Found:

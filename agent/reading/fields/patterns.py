@@ -72,10 +72,11 @@ _CODES = "|".join(sorted(PRINTED_CURRENCIES))
 CURRENCY_CODE = re.compile(rf"(?<![A-Za-z])(?:{_CODES})(?![A-Za-z])")
 # A currency written out after its label ("Devise : Euro", "Währung: Schweizer Franken"), each language's.
 CURRENCY_NAMES = labels.CURRENCY_NAMES
-CURRENCY_NAME = re.compile("|".join(sorted((re.escape(n) + "s?" for n in CURRENCY_NAMES), key=len, reverse=True))
-                            + r"(?![^\W\d_])", re.IGNORECASE)
+# A currency's name as a whole word: "Euro", "euros", never the start of "Euroline" (a card's brand).
+CURRENCY_NAME = re.compile("(?:" + "|".join(sorted((re.escape(n) + "s?" for n in CURRENCY_NAMES), key=len,
+                                                   reverse=True)) + r")(?![^\W\d_])", re.IGNORECASE)
 CURRENCY_SIGN = re.compile(r"(?<![A-Za-z])(?:US|AU|CA|NZ|HK|MX|[RACS])\$|€|\$|£|¥|₹|zł|元|円|"
-                            r"(?<![A-Za-z])(?:Fr\.|CHF|kr|Rs\.?|Kč|Ft|RMB)(?![A-Za-z])")
+                            r"(?<![A-Za-z])(?:Fr\.|CHF|kr|Kr|KR|Rs\.?|Kč|Ft|RMB)(?![A-Za-z])")
 # Dates: numeric day-first (or ISO), and with a month name in any of the seven languages.
 # ISO, day-first with one separator, and the Chinese and Japanese "2018年03月23日".
 # A date stands on its own: not the middle of a longer number of groups ("NIP 526-03-09-174" holds

@@ -35,3 +35,5 @@ BUYER_HEADING = ["maksja", "ostja"]
 
 # Words the field readers match on their own, beside the labels (``agent.reading.fields``): see ``languages.ENTRIES``.
 BANK_WORD = ["pank"]
+# The amount in words ("... kaheksa eurot ja 79 senti").
+CURRENCY_NAME = {"eurot": "EUR"}

@@ -42,6 +42,8 @@ RECEIPT_TITLE = ["kuitti"]
 RECEIPT_WORD = ["kuitti"]
 CONNECTOR = ["ja"]
 PHONE = ["puh"]
+# The amount in words ("... euroa ja 40 senttiä").
+CURRENCY_NAME = {"euroa": "EUR"}
 # A till slip's title and its greeting over the shop's name: never the shop's name.
 SLIP_TITLE = ["kuitti", "myyntikuitti"]
 GREETING = ["tervetuloa"]
