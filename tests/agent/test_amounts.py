@@ -282,6 +282,8 @@ def test_a_till_slips_number_after_a_bare_sign_in_its_header_wins_over_its_termi
             "Datum: 2026-02-11\nTOTALT        64,00 kr\nTerminal-ID 7731-0042-9912\n")
     assert read(text)["invoice_number"]["value"] == "4187"
     assert read(text.replace("Nr: 4187", "Nr: 7"))["invoice_number"]["value"] != "7"  # a till's, not a slip's
+    register = "Sklep Pod Lipą\nNr BDO 000041177\nNIP 526-030-09-17\nSUMA PLN        29,12\n"
+    assert read(register)["invoice_number"]["value"] is None  # the waste register's number, not the slip's
 
 
 @pytest.mark.parametrize("line, number", [

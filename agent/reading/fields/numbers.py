@@ -50,11 +50,18 @@ def _bare_sign_in_header(page: Page) -> Found | None:
         if column.line >= _HEADER_LINES:
             break
         bare = BARE_NUMBER.match(column.head)
-        if bare is not None and column.head[:1].isalpha() and not SPLIT_LABEL.match(column.head):
-            value = labelled_value(page, column, bare.end(), _parse_labelled_number, below=False)
-            if value is not None and sum(ch.isdigit() for ch in value[0].value) >= _RECEIPT_DIGITS:
-                return value[0]
+        if bare is None or not column.head[:1].isalpha() or SPLIT_LABEL.match(column.head):
+            continue
+        if _NAMED_REGISTER.match(column.text, bare.end()):
+            continue  # "Nr BDO 000013346": the number of the register it names, not the slip's
+        value = labelled_value(page, column, bare.end(), _parse_labelled_number, below=False)
+        if value is not None and sum(ch.isdigit() for ch in value[0].value) >= _RECEIPT_DIGITS:
+            return value[0]
     return None
+
+
+# A word of letters alone after a number's sign: what the number is of ("Nr BDO", "No. KRS", "Nr rej.").
+_NAMED_REGISTER = re.compile(r"\s*[^\W\d_]{2,}\.?\s+\S*\d")
 
 
 # Digits a till slip's number has at least (a bare "Nr: 6" is a till's or a table's).
