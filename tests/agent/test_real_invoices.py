@@ -51,13 +51,14 @@ def test_net_and_vat_amounts_are_read_at_least_as_well_as_pinned(report):
     assert all(right[name] >= floor for name, floor in NET_AND_VAT.items()), right
 
 
-# What the reader reaches on this set (right %: 90.8 and 90.9 when measured, from 87.9 and 84.8
+# What the reader reaches on this set (right %: 91.4 and 90.9 when measured, from 90.8 before a till slip's
+# number after a bare sign in its header, and 90.8 and 90.9 from 87.9 and 84.8
 # before a page not in Latin script was read in its script's pack, Chinese labels and side-labelled
 # party blocks, and a PDF page's colours read toward their darkest channel; 82.8 and 75.8 before web
 # addresses without www, centred receipt headers, signature lines, items tables' Total columns,
 # OCR-misread years, Canadian and North American signs, Estonian and Brazilian labels; 58.6 and 36.4
 # before the round before), as a floor no change may go under by more than two values.
-OVERALL = 89.6
+OVERALL = 90.2
 SUPPLIERS = 84.8
 # Net and VAT amounts right of 24 and 23 (18 and 19 when measured, from 13 and 17 before the net was read as
 # the total less a printed VAT and the VAT as the total less a net on a tax line), two values under.
