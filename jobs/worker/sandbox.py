@@ -18,7 +18,10 @@ any limit ended one, or when it died. For each job the child gets:
   ``cpu_seconds``; past it the kernel kills the child with ``SIGXCPU``;
 - wall-clock limits, enforced here by the worker: the job's deadline (the child is killed
   just before it, so the failure can still be written), and inside it each
-  ``JobContext.time_limit()`` section the handler declares.
+  ``JobContext.time_limit()`` section the handler declares. A section is not charged the time
+  its process waited for a CPU the machine gave to others (the kernel's run-queue wait,
+  ``/proc/<pid>/task/*/schedstat``), up to ``MAX_STRETCH`` times its length: a niced review on a
+  busy machine is slow, not too complex. Sleeping or waiting on the network is charged.
 
 A child killed for a limit ends its job with a reason in plain words, not retryable: the
 input caused it and would cause it again. The queue turns that failure into ``unknown`` when
@@ -65,6 +68,37 @@ POLL = 0.1  # seconds between looks at the stop flag while the handler runs
 DEADLINE_MARGIN = 0.25  # kill this long before the deadline, so the failure can be written
 STOP_GRACE = 2.0  # seconds a handler asked to stop may take before it is killed
 NEAR_LIMIT = 4 * 1024 * 1024  # bytes under the memory limit within which a SystemError is memory
+MAX_STRETCH = 3.0  # a time_limit section runs at most this many times its seconds, however long it waited for a CPU
+
+
+@dataclass
+class _Section:
+    """A ``time_limit`` section the child is in: when it began (monotonic), its seconds, why it would end, and the
+    run-queue wait its process had when it began."""
+
+    began: float
+    seconds: float
+    reason: str
+    waited: float
+
+    def ends(self, waited_now: float) -> float:
+        """When it ends: its seconds after it began, plus the time its process has since waited for a CPU."""
+        stretch = min(max(waited_now - self.waited, 0.0), (MAX_STRETCH - 1) * self.seconds)
+        return self.began + self.seconds + stretch
+
+
+def _waited(pid: int | None) -> float:
+    """Seconds the process's threads have waited on the run queue so far; 0 where the kernel does not say."""
+    if pid is None:
+        return 0.0
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError, ValueError, IndexError), open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[1])
+    except OSError:
+        return 0.0
+    return total / 1e9
 
 
 class Lease(Protocol):
@@ -111,7 +145,8 @@ class Sandbox:
         self._conn.send(Task(claim, kind.name, limits))
         to_deadline = (claim.deadline - clock.now()).total_seconds() - DEADLINE_MARGIN
         deadline_at = time.monotonic() + to_deadline
-        section: tuple[float, str] | None = None  # (kill at, reason) of a time_limit section
+        section: _Section | None = None  # the time_limit section the handler is in
+        section_end = math.inf
         stop_at = math.inf
         while True:
             now = time.monotonic()
@@ -122,7 +157,9 @@ class Sandbox:
                 if lease is not None and lease.fenced:  # never past the lease
                     stop_at = min(stop_at, now + (lease.expires - clock.now()).total_seconds())
                 self._signal(signal.SIGUSR1)
-            kill_at, why = _first_kill(deadline_at, section, stop_at)
+            if section is not None and now >= section_end:
+                section_end = section.ends(_waited(self.pid))  # what it waited for a CPU is not its own time
+            kill_at, why = _first_kill(deadline_at, (section_end, section.reason) if section else None, stop_at)
             if now >= kill_at:
                 self._kill()
                 event(log, logging.WARNING, "handler_killed", job=claim.job_id, epoch=claim.epoch, reason=why.code)
@@ -135,9 +172,10 @@ class Sandbox:
                 return self._died(claim, kind)
             if message[0] == "limit":
                 _, seconds, reason = message
-                section = (time.monotonic() + seconds, reason)
+                section = _Section(time.monotonic(), seconds, reason, _waited(self.pid))
+                section_end = section.began + seconds
             elif message[0] == "unlimit":
-                section = None
+                section, section_end = None, math.inf
             else:  # ("verdict", verdict, retire)
                 verdict: Verdict
                 _, verdict, retire = message

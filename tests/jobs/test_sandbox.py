@@ -67,6 +67,31 @@ def spin_within(seconds):
     return spin
 
 
+def busy_within(seconds, wall):
+    """Busy for ``wall`` seconds of the clock inside a ``seconds`` section."""
+    def busy(ctx):
+        with ctx.time_limit(seconds, f"the document is too complex to read within {seconds:g} s"):
+            end = time.monotonic() + wall
+            while time.monotonic() < end:
+                pass
+        return {"done": True}
+    return busy
+
+
+def asleep_within(seconds, wall):
+    def asleep(ctx):
+        with ctx.time_limit(seconds, f"the provider did not answer within {seconds:g} s"):
+            time.sleep(wall)
+        return {"done": True}
+    return asleep
+
+
+def waiting_for_a_cpu(share):
+    """A stand-in for the kernel's run-queue account: the process waits ``share`` of every second for a CPU."""
+    began = time.monotonic()
+    return lambda pid: (time.monotonic() - began) * share
+
+
 def burn(ctx):
     while True:
         pass
@@ -265,6 +290,29 @@ def test_a_time_limit_section_past_its_budget_is_killed_with_its_reason(isolated
     after = isolated("test.pid", child_pid)
     worker.run_one()
     assert row(after).result["pid"] not in (killed_pid, os.getpid())  # the killed child was replaced
+
+
+def test_a_section_is_not_charged_the_time_its_process_waited_for_a_cpu(isolated, worker, monkeypatch):
+    # Busy 1 s inside a 0.5 s section, but 0.8 of each second waiting for a CPU others held: slow, not too long.
+    job = isolated("test.starved", busy_within(0.5, 1.0))
+    monkeypatch.setattr(sandbox, "_waited", waiting_for_a_cpu(0.8))
+    assert worker.run_one()
+    assert (row(job).state, row(job).result) == ("completed", {"done": True})
+
+
+def test_however_long_it_waits_for_a_cpu_a_section_ends_at_three_times_its_length(isolated, worker, monkeypatch):
+    job = isolated("test.spin", spin_within(0.5))
+    monkeypatch.setattr(sandbox, "_waited", waiting_for_a_cpu(10.0))
+    started = time.monotonic()
+    assert worker.run_one()
+    assert 0.5 * sandbox.MAX_STRETCH <= time.monotonic() - started < 5
+    assert row(job).failure_code == "time_limit"
+
+
+def test_a_section_is_charged_its_sleep_and_its_waits_on_the_network(isolated, worker):
+    job = isolated("test.asleep", asleep_within(0.5, 1.2))  # the kernel's own account: sleeping is no run-queue wait
+    assert worker.run_one()
+    assert (row(job).state, row(job).failure_code) == ("dead", "time_limit")
 
 
 def test_cpu_time_past_the_limit_kills_the_child(isolated, worker, accept):
