@@ -20,8 +20,8 @@ any limit ended one, or when it died. For each job the child gets:
   just before it, so the failure can still be written), and inside it each
   ``JobContext.time_limit()`` section the handler declares. A section is not charged the time
   its process waited for a CPU the machine gave to others (the kernel's run-queue wait,
-  ``/proc/<pid>/task/*/schedstat``), up to ``MAX_STRETCH`` times its length: a niced review on a
-  busy machine is slow, not too complex. Sleeping or waiting on the network is charged.
+  ``/proc/<pid>/task/*/schedstat``), up to ``MAX_STRETCH`` times its length: a niced handler on a
+  busy machine is slow, not its input too complex. Sleeping or waiting on the network is charged.
 
 A child killed for a limit ends its job with a reason in plain words, not retryable: the
 input caused it and would cause it again. The queue turns that failure into ``unknown`` when

@@ -175,15 +175,29 @@ def _rest_printed(page: Page, total: Found, gross: Decimal, nets: list[Found],
 def _printed_amount(page: Page, amount: Decimal, *, near: int, total: Found,
                     lines: list[int] | None = None) -> Found | None:
     """``amount`` as printed on the line nearest line ``near`` (of ``lines``), the total's own line last."""
-    chosen: tuple[tuple[bool, int, int], Found] | None = None
-    for line in range(min(len(page.by_line), _MAX_ROW_LINES)) if lines is None else lines:
-        for column in page.by_line[line]:
-            for found in _row_amounts(column):
-                if Decimal(found.value) == amount:
-                    rank = (line == total.column.line, abs(line - near), -line if line < near else line)
-                    if chosen is None or rank < chosen[0]:
-                        chosen = (rank, found)
-    return chosen[1] if chosen is not None else None
+    allowed = set(lines) if lines is not None else None
+    printed = [f for f in _amounts_printed(page).get(amount, ()) if allowed is None or f.column.line in allowed]
+    if not printed:
+        return None
+
+    def rank(found: Found) -> tuple[bool, int, int]:
+        line = found.column.line
+        return line == total.column.line, abs(line - near), -line if line < near else line
+
+    return min(printed, key=rank)
+
+
+def _amounts_printed(page: Page) -> dict[Decimal, list[Found]]:
+    """Every amount with decimals the page prints, by value (read once per page)."""
+    if "amounts_printed" not in page.memo:
+        found: dict[Decimal, list[Found]] = {}
+        for columns in page.by_line[:_MAX_ROW_LINES]:
+            for column in columns:
+                for item in _row_amounts(column):
+                    found.setdefault(Decimal(item.value), []).append(item)
+        page.memo["amounts_printed"] = found
+    printed: dict[Decimal, list[Found]] = page.memo["amounts_printed"]
+    return printed
 
 
 def _decimal(value: str) -> Decimal | None:
