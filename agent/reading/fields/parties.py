@@ -663,9 +663,9 @@ def _in_window(page: Page, column: Column) -> bool:
     width, height = sizes[0]
     if column.x0 > width / 2 or not height / 7 <= column.top <= height / 3:
         return False
-    under = [c for index in range(column.line + 1, min(column.line + 5, len(page.by_line)))
-             for c in page.by_line[index] if abs(c.x0 - column.x0) < 2 * column.height
-             and not any(_AMOUNT_CELL.match(other.text) for other in page.by_line[index])]
+    rows = [page.by_line[index] for index in range(column.line + 1, min(column.line + 5, len(page.by_line)))]
+    under = [c for row in rows if not any(_AMOUNT_CELL.match(cell.text) for cell in row)
+             for c in row if abs(c.x0 - column.x0) < 2 * column.height]
     return any(POSTCODE.search(c.text) or _ZIP.search(c.text) for c in under)
 
 

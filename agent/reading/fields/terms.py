@@ -120,20 +120,22 @@ def _row_parts(page: Page, total: Found, gross: Decimal) -> tuple[Found, Found] 
     for line in lines[:_MAX_ROWS]:
         row = [found for column in page.by_line[line] for found in _row_amounts(column, whole)]
         values = [Decimal(f.value) for f in row]
-        # The net and the VAT before the gross, the nearest it first; a column between them ("Percepciones
-        # 0,00") may part them. The VAT is the smaller.
-        for at in (k for k, value in enumerate(values) if value == gross):
-            for vat_at in range(at - 1, 0, -1):
-                for net_at in range(vat_at - 1, -1, -1):
+        # The net and the VAT among the few cells before the gross, the nearest it first; a column between
+        # them ("Percepciones 0,00") may part them. The VAT is the smaller.
+        for at in [k for k, value in enumerate(values) if value == gross][:_ROW_REACH]:
+            for vat_at in range(at - 1, max(at - _ROW_REACH, 0), -1):
+                for net_at in range(vat_at - 1, max(at - _ROW_REACH, 0) - 1, -1):
                     net, vat = values[net_at], values[vat_at]
                     if vat < net and abs(net + vat - gross) <= ROUNDING:
                         return row[net_at], row[vat_at]
     return None
 
 
-# Lines looked at for a row that prints the total, and such rows tried.
+# Lines looked at for a row that prints the total, and such rows tried; the cells before a row's gross (and its
+# copies) looked at for its net and VAT: a summary row has a handful, a hostile one thousands.
 _MAX_ROW_LINES = 2000
 _MAX_ROWS = 10
+_ROW_REACH = 6
 
 
 def _row_amounts(column: Column, whole: bool = False) -> list[Found]:
@@ -163,7 +165,7 @@ def _rest_printed(page: Page, total: Found, gross: Decimal, nets: list[Found],
         if rest is not None:
             return rest, vat, True, "net + VAT = the total"
     tax_lines = [line for line, text in enumerate(line.text for line in page.layout.lines[:_MAX_ROW_LINES])
-                 if VAT_AMOUNT.search(text) and not _VAT_ID_LABEL.search(text)]
+                 if VAT_AMOUNT.search(text) and not _VAT_ID_LABEL.search(text)] if nets else []
     for net in nets:
         rest = _printed_amount(page, gross - Decimal(net.value), near=net.column.line, total=total,
                                lines=[line for line in tax_lines if line != net.column.line])
