@@ -193,17 +193,10 @@ def test_a_printed_amount_on_no_tax_line_is_never_taken_for_the_vat():
 
 
 def pdf_read(items: list[tuple[float, float, str]], size: float = 9) -> dict:
-    """The fields read off a one-page PDF with each text at (x, y) in points."""
-    from fpdf import FPDF
+    """The fields read off a one-page PDF with each text at (x, y) in points, all in one size."""
+    from .test_parties import pdf_fields
 
-    from agent.reading import layout
-
-    pdf = FPDF(unit="pt", format="A4")
-    pdf.add_page()
-    pdf.set_font("Helvetica", size=size)
-    for x, y, text in items:
-        pdf.text(x, y, text)
-    return fields.read_fields(layout.read_layout(bytes(pdf.output()), "application/pdf"), today=TODAY)
+    return pdf_fields([(x, y, text, size) for x, y, text in items])
 
 
 def test_a_breakdown_by_rate_is_no_total_though_its_column_is_headed_gross():
