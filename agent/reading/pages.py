@@ -22,6 +22,7 @@ import io
 import logging
 import math
 import time
+from collections.abc import Collection
 from typing import Any
 
 from documents import handling
@@ -43,13 +44,14 @@ IMAGE_TYPES = ("image/png", "image/jpeg", "image/tiff")
 Drawn = tuple[bytes, int, int]  # PNG bytes, width, height
 
 
-def keep(ctx: JobContext, content: bytes, media_type: str, turns: dict[int, int] | None = None) -> None:
+def keep(ctx: JobContext, content: bytes, media_type: str, ocr: dict[str, Any] | None = None) -> None:
     """Draw this job's document's pages and keep them beside it, unless they are kept already;
-    ``turns``: the pages OCR read turned a quarter (number: degrees counter-clockwise), drawn so."""
+    ``ocr``: the reading's OCR section (``agent.reading.ocr.Reading``), whose turned and squared
+    pages are drawn as they were read."""
     if not drawable(media_type) or handling.pages_kept(ctx):
         return
     try:
-        images = render(content, media_type, turns=turns)
+        images = render(content, media_type, ocr=ocr)
     except MemoryError:
         images = []
         log.warning("job %s: page images skipped: over the memory limit", ctx.job_id)
@@ -65,14 +67,15 @@ def drawable(media_type: str) -> bool:
 
 
 def render(content: bytes, media_type: str, *, started: float | None = None,
-           turns: dict[int, int] | None = None) -> list[Drawn]:
-    """The document's page images, each page OCR read on its side turned as it was read (the
-    evidence boxes were measured on the turned page); [] for a type without pages."""
+           ocr: dict[str, Any] | None = None) -> list[Drawn]:
+    """The document's page images, each page OCR read on its side turned and each photo it read
+    squared drawn so (the evidence boxes were measured on the page as read); [] for a type without
+    pages. ``ocr``: the reading's OCR section."""
     started = time.monotonic() if started is None else started
     if media_type == documents.PDF:
-        return _pdf_pages(content, started, turns or {})
+        return _pdf_pages(content, started, turns_of(ocr))
     if media_type in IMAGE_TYPES:
-        return _image_pages(content, started, turns or {})
+        return _image_pages(content, started, turns_of(ocr), (ocr or {}).get("squared") or ())
     return []
 
 
@@ -107,10 +110,10 @@ def _pdf_pages(content: bytes, started: float, turns: dict[int, int]) -> list[Dr
     return images
 
 
-def _image_pages(content: bytes, started: float, turns: dict[int, int]) -> list[Drawn]:
-    """A scan or photo's pages as OCR read them (upright, straightened and turned: the evidence
-    boxes were measured on those)."""
-    frames = pages_of(content)
+def _image_pages(content: bytes, started: float, turns: dict[int, int], squared: Collection[int]) -> list[Drawn]:
+    """A scan or photo's pages as OCR read them (upright, straightened, squared and turned: the
+    evidence boxes were measured on those)."""
+    frames = pages_of(content, square=squared)
     images: list[Drawn] = []
     try:
         for frame, _dpi in frames:

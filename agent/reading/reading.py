@@ -66,7 +66,7 @@ def extract(content: bytes | None, media_type: str, inline_text: str | None = No
         read = layout.Layout.from_text("")  # an XML has no visible page
     elif media_type in documents.IMAGES:
         try:
-            read, scanned = ocr.read_image(content, **limit)
+            read, scanned = ocr.read_image(content, judge=lambda read: _fields_read(read, today=today), **limit)
         except ocr.Unavailable as exc:
             read = layout.Layout(pages=len(documents.check_image(content)), lines=[])
             warnings.append(str(exc))
@@ -98,6 +98,11 @@ def extract(content: bytes | None, media_type: str, inline_text: str | None = No
 # What a letterhead, a footer or a stamp prints: before the review calls one of them missing on a
 # text PDF, its first and last pages are read whole by OCR (``ocr.read_whole_pages``).
 PRINTED_ELSEWHERE = ("supplier_name", "vat_id", "iban")
+
+
+def _fields_read(read: layout.Layout, *, today: date | None) -> tuple[int, ...]:
+    """How many fields a layout gives, valid: what decides between two OCR readings of one photo."""
+    return (sum(field["status"] == "present" for field in fields.read_fields(read, today=today).values()),)
 
 
 def _has_einvoice(content: bytes, media_type: str) -> bool:

@@ -21,7 +21,6 @@ from typing import Any, NamedTuple
 from agent.reading import documents, fields, reading
 from agent.reading import findings as findings_
 from agent.reading.pages import keep as keep_page_images
-from agent.reading.pages import turns_of as pages_turned
 from documents import handling
 from jobs.context import JobContext
 from jobs.errors import AcceptanceError
@@ -78,7 +77,7 @@ def extract(ctx: JobContext, arguments: dict[str, Any], previous: dict[str, Any]
             read = reading.extract(content, media_type, today=ctx.now().date(), ocr_page_limit=page_limit)
             extracted = time.perf_counter()
             # the page images Alice reads the review beside, each as OCR read it
-            keep_page_images(ctx, content, media_type, turns=pages_turned(read.get("ocr")))
+            keep_page_images(ctx, content, media_type, ocr=read.get("ocr"))
             event(log, logging.INFO, "review_read", job=ctx.job_id, media_type=media_type, pages=read["pages"],
                   ocr_pages=len((read.get("ocr") or {}).get("pages") or []),
                   fetch_ms=_ms(fetched - started), read_ms=_ms(extracted - fetched - ocr_seconds[0]),

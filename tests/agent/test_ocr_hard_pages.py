@@ -88,7 +88,7 @@ def test_the_preview_of_a_page_read_on_its_side_is_turned_as_it_was_read(needs_o
         extracted = reading.extract(content, media_type)
         turns = pages.turns_of(extracted["ocr"])
         assert turns == {1: 270}, media_type  # a quarter turn back upright
-        [(_image, width, height)] = pages.render(content, media_type, turns=turns)
+        [(_image, width, height)] = pages.render(content, media_type, ocr=extracted["ocr"])
         assert height > width, media_type  # as tall as the receipt, as the evidence boxes' page is
         [(_image, width, height)] = pages.render(content, media_type)  # the same page as it was sent
         assert width > height, media_type

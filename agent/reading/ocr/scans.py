@@ -6,12 +6,13 @@ import io
 import itertools
 import logging
 import struct
-from collections.abc import Generator
+from collections.abc import Collection, Generator
 from typing import Any
 
 from documents.errors import DamagedDocument, DocumentUnpacksTooLarge
 
 from .. import documents
+from . import sheet
 
 log = logging.getLogger("agent.ocr")
 
@@ -45,9 +46,30 @@ def dpi_for(width_in: float, height_in: float) -> float:
     return min(float(DPI), float((MAX_PAGE_PIXELS / area) ** 0.5))
 
 
-def pages_of(content: bytes) -> Generator[tuple[Any, float], None, None]:
+def pages_of(content: bytes, square: Collection[int] = ()) -> Generator[tuple[Any, float], None, None]:
     """Each frame of the image as OCR reads it (8-bit grey, upright, straightened, about DPI) and
-    its resolution: also what a preview shows, so the evidence boxes (points at 72/dpi) fit it."""
+    its resolution: also what a preview shows, so the evidence boxes (points at 72/dpi) fit it.
+    The photos among the pages numbered in ``square`` have their slanted sheet squared (``sheet``)."""
+    frames = _frames(content, square)
+    try:
+        for image, dpi, _squared in frames:
+            yield image, dpi
+    finally:
+        frames.close()  # the image file is closed with its generator
+
+
+def slanted_pages(content: bytes) -> Generator[tuple[int, Any, float], None, None]:
+    """The photos among the frames that show a sheet at a slant: each one's number, squared, and its resolution."""
+    frames = _frames(content, range(1, len(documents.check_image(content)) + 1))
+    try:
+        for number, (image, dpi, squared) in enumerate(frames, start=1):
+            if squared:
+                yield number, image, dpi
+    finally:
+        frames.close()
+
+
+def _frames(content: bytes, square: Collection[int]) -> Generator[tuple[Any, float, bool], None, None]:
     from PIL import Image, ImageOps, UnidentifiedImageError
 
     declared = documents.check_image(content)  # the declared sizes again, before any pixel is decoded
@@ -66,7 +88,8 @@ def pages_of(content: bytes) -> Generator[tuple[Any, float], None, None]:
                     wanted = DPI / (dpi or image.width / PHOTO_WIDTH_INCHES)
                     image.draft("L", (max(1, round(image.width * wanted)), max(1, round(image.height * wanted))))
                 frame = ImageOps.exif_transpose(image) if index == 0 else image.copy()
-                yield _prepared(frame, dpi, original if image.format in ("JPEG", "MPO") else None)
+                yield _prepared(frame, dpi, original if image.format in ("JPEG", "MPO") else None,
+                                square=index + 1 in square)
     except Image.DecompressionBombError:  # a size the headers' check did not see: the document's, in words
         raise DocumentUnpacksTooLarge(documents.TOO_MANY_PIXELS, field="document") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError, struct.error) as exc:
@@ -75,13 +98,19 @@ def pages_of(content: bytes) -> Generator[tuple[Any, float], None, None]:
             from None
 
 
-def _prepared(image: Any, dpi: float | None, drafted: tuple[int, int] | None) -> tuple[Any, float]:
-    """Grey, scaled to about DPI (a photo without a resolution: as wide as an A4 page), straightened."""
+def _prepared(image: Any, dpi: float | None, drafted: tuple[int, int] | None, *,
+              square: bool = False) -> tuple[Any, float, bool]:
+    """Grey, scaled to about DPI (a photo without a resolution: as wide as an A4 page), straightened;
+    with ``square``, a photo's slanted sheet squared at the photo's scale. True when it was."""
     from PIL import Image
 
     grey = _grey(image)
+    squared = False
     if dpi is None:  # a photo: its width as an A4 page's
         dpi = grey.width / PHOTO_WIDTH_INCHES
+        if square:
+            unsquared, grey = grey, sheet.squared(grey)
+            squared = grey is not unsquared
     elif drafted is not None:  # a JPEG decoded at a fraction of its declared size: its resolution fell with it
         dpi = dpi * max(grey.width, grey.height) / max(*drafted, 1)
     # Never blown up more than MAX_UPSCALE: a sliver of a picture (1 x 44 pixels, say) taken
@@ -97,7 +126,7 @@ def _prepared(image: Any, dpi: float | None, drafted: tuple[int, int] | None) ->
     angle = skew(grey)
     if abs(angle) >= 0.3:
         grey = grey.rotate(angle, resample=Image.Resampling.BICUBIC, expand=True, fillcolor=255)
-    return grey, dpi
+    return grey, dpi, squared
 
 
 def flattened(grey: Any) -> Any:
