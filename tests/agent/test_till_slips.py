@@ -72,6 +72,9 @@ def test_a_polish_slips_abbreviated_number_label(text, expected):
      "0412-0007"),
     ("Edicola Centrale\nCassa 1\nN. DOC. 2291\nTOTALE 3,20\n", "2291"),
     ("Panificio Aurora\nDoc. n. 0077\nTOTALE COMPLESSIVO 2,40\n", "0077"),
+    # A fiscal slip's number beside its date and time ("SF." for scontrino fiscale).
+    ("Caffetteria Il Portico\nTOTALE EURO 5,60\nCONTANTE 10,00\nRESTO 4,40\n14-03-19  08:12   SF.  1187\n", "1187"),
+    ("Osteria Tre Archi\nTOTALE 31,50\n02/11/18 21:40 S.F. 0093 CASSA 1\n", "0093"),
 ])
 def test_an_italian_slips_number_under_its_document_label(text, expected):
     assert number(text) == expected

@@ -51,8 +51,10 @@ RECEIPT_AFTER_SIGN = ["scontrino"]
 TRANSACTION = ["cassa", "transazione"]
 RECEIPT_PAYMENT = [r"\bresto\b", r"contant[ei]\b", "elettronico", "mancia"]
 RECEIPT_SUM = ["totale"]
-# "N. DOC. 0042", "Doc. n. 0042"; a receipt's title and greeting: never the shop's name.
-RECEIPT_NUMBER = [r"\bn\.\s*doc\b\.?", r"\bdoc\.\s*n\.", r"\bscontrino\s*:(?=\s*\d)"]
+# "N. DOC. 0042", "Doc. n. 0042", a fiscal slip's "SF. 402" (scontrino fiscale) after its date; a receipt's
+# title and greeting: never the shop's name.
+RECEIPT_NUMBER = [r"\bn\.\s*doc\b\.?", r"\bdoc\.\s*n\.", r"\bscontrino\s*:(?=\s*\d)",
+                  r"(?<![^\W\d_])S\.?\s?F\.(?=\s*\d|\s*$)"]
 SLIP_TITLE = [r"scontrino(?:\s+fiscale)?", r"documento\s+commerciale", r"ricevuta(?:\s+fiscale)?"]
 GREETING = [r"benvenut[io]"]
 
