@@ -288,6 +288,9 @@ def test_a_till_slips_number_after_a_bare_sign_in_its_header_wins_over_its_termi
     ("Rechnung Nr. 2026 / 118", "2026/118"),  # a series and its number, a spaced slash between them
     ("Factura nº B7 / 2210 de 15/05/2026", "B7/2210"),
     ("Invoice No. 4471 / Page 1 of 2", "4471"),  # a word after the slash: no group
+    # A space printed after a separator inside the number: no number ends on its separator.
+    ("Faktura VAT 0311/24/ 5520-7781", "0311/24/5520-7781"),
+    ("Rechnung RE-2026- 00417 vom 05.03.2026", "RE-2026-00417"),
 ])
 def test_an_invoice_number_keeps_the_groups_its_label_says_are_one_number(line, number):
     assert read(f"{line}\nTotal 10,00 €\n")["invoice_number"]["value"] == number

@@ -54,13 +54,23 @@ def is_heading(text: str) -> bool:
 
 
 def parse_identifier(text: str) -> tuple[str, int, int] | None:
+    """The identifier that starts ``text``; one printed with a space after a slash or hyphen inside it
+    ("0549/21/ 0786-28186123") is read whole: no number ends on its separator."""
     match = SERIES_ID.match(text) or ID_TOKEN.match(text)
     if match is None:
         return None
-    token = match.group().rstrip("._-/")
+    raw, end = match.group(), match.end()
+    more = _CONTINUED.match(text, end) if raw.endswith(("/", "-")) else None
+    if more is not None and re.search(r"\d", more.group(1)):
+        raw, end = raw + more.group(1), more.end()
+    token = raw.rstrip("._-/")
     if not re.search(r"\d", token) or date_in_text(token, whole=True) or (AMOUNT.fullmatch(token) and "," in token):
         return None
-    return token, 0, len(token)
+    return token, 0, end - (len(raw) - len(token))
+
+
+# The rest of an identifier after a space that follows its separator.
+_CONTINUED = re.compile(r" ([A-Za-z0-9][A-Za-z0-9\-/._]{0,39})")
 
 
 def date_in_text(text: str, *, whole: bool = False, month_first: bool = False) -> tuple[str, int, int] | None:
