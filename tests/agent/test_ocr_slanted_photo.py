@@ -71,8 +71,13 @@ def test_a_squared_reading_that_gives_fewer_fields_is_not_kept(needs_ocr, monkey
     content = jpeg(on_a_table(receipt(), keystone=0.12))
     assert fields_of(content)["total_amount"] == "48.35"  # read as it is: slanted, but little
     squared = sheet.squared
-    # A squaring whose crop cut the sheet's lower half off (the total and the date with it).
-    monkeypatch.setattr(sheet, "squared", lambda grey: (lambda s: s.crop((0, 0, s.width, s.height // 2)))(squared(grey)))
+
+    def cut_in_half(grey):
+        """A squaring whose crop cut the sheet's lower half off (the total and the date with it)."""
+        whole = squared(grey)
+        return whole.crop((0, 0, whole.width, whole.height // 2))
+
+    monkeypatch.setattr(sheet, "squared", cut_in_half)
     extracted = reading.extract(content, documents.JPEG)
     assert "squared" not in extracted["ocr"]
     checked = reading.validate(extracted)
