@@ -395,6 +395,7 @@ def _squared_where_read_better(tesseract: Engine, content: bytes, judge: Callabl
     page, not the sheet's shape alone. OCR's own confidence cannot: it rated a slanted receipt's reading
     that lost its total line above the squared one that read it."""
     slanted = slanted_pages(content)
+    as_read: tuple[int, ...] | None = None  # the judge's score of the reading kept so far
     try:
         for number, squared, squared_dpi in slanted:
             if number > len(sizes) or number in result.turned or not result.languages:
@@ -408,9 +409,12 @@ def _squared_where_read_better(tesseract: Engine, content: bytes, judge: Callabl
             squared_layout = Layout(pages=len(sizes), lines=_bounded(sorted(others + squared_lines,
                                                                             key=lambda line: line.page)),
                                     sizes=squared_sizes)
-            if judge(squared_layout) <= judge(Layout(pages=len(sizes), lines=_bounded(lines), sizes=sizes)):
+            if as_read is None:
+                as_read = judge(Layout(pages=len(sizes), lines=_bounded(lines), sizes=sizes))
+            score = judge(squared_layout)
+            if score <= as_read:
                 continue
-            lines, sizes[:] = list(squared_layout.lines), squared_sizes
+            lines, sizes[:], as_read = list(squared_layout.lines), squared_sizes, score
             result.confidences[index] = _confidence(squared_lines)
             result.squared.append(number)
     finally:

@@ -60,7 +60,7 @@ def pages_of(content: bytes, square: Collection[int] = ()) -> Generator[tuple[An
 
 def slanted_pages(content: bytes) -> Generator[tuple[int, Any, float], None, None]:
     """The photos among the frames that show a sheet at a slant: each one's number, squared, and its resolution."""
-    frames = _frames(content, range(1, len(documents.check_image(content)) + 1))
+    frames = _frames(content, range(1, len(documents.check_image(content)) + 1), squared_only=True)
     try:
         for number, (image, dpi, squared) in enumerate(frames, start=1):
             if squared:
@@ -69,7 +69,10 @@ def slanted_pages(content: bytes) -> Generator[tuple[int, Any, float], None, Non
         frames.close()
 
 
-def _frames(content: bytes, square: Collection[int]) -> Generator[tuple[Any, float, bool], None, None]:
+def _frames(content: bytes, square: Collection[int], *,
+            squared_only: bool = False) -> Generator[tuple[Any, float, bool], None, None]:
+    """Each frame prepared (``_prepared``); with ``squared_only``, a frame with no sheet to square is
+    yielded unprepared (None): it is not scaled, flattened and straightened for nothing."""
     from PIL import Image, ImageOps, UnidentifiedImageError
 
     declared = documents.check_image(content)  # the declared sizes again, before any pixel is decoded
@@ -89,7 +92,7 @@ def _frames(content: bytes, square: Collection[int]) -> Generator[tuple[Any, flo
                     image.draft("L", (max(1, round(image.width * wanted)), max(1, round(image.height * wanted))))
                 frame = ImageOps.exif_transpose(image) if index == 0 else image.copy()
                 yield _prepared(frame, dpi, original if image.format in ("JPEG", "MPO") else None,
-                                square=index + 1 in square)
+                                square=index + 1 in square, squared_only=squared_only)
     except Image.DecompressionBombError:  # a size the headers' check did not see: the document's, in words
         raise DocumentUnpacksTooLarge(documents.TOO_MANY_PIXELS, field="document") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, EOFError, struct.error) as exc:
@@ -99,9 +102,10 @@ def _frames(content: bytes, square: Collection[int]) -> Generator[tuple[Any, flo
 
 
 def _prepared(image: Any, dpi: float | None, drafted: tuple[int, int] | None, *,
-              square: bool = False) -> tuple[Any, float, bool]:
+              square: bool = False, squared_only: bool = False) -> tuple[Any, float, bool]:
     """Grey, scaled to about DPI (a photo without a resolution: as wide as an A4 page), straightened;
-    with ``square``, a photo's slanted sheet squared at the photo's scale. True when it was."""
+    with ``square``, a photo's slanted sheet squared at the photo's scale. True when it was (with
+    ``squared_only``, a frame that was not is returned grey and nothing more, its image None)."""
     from PIL import Image
 
     grey = _grey(image)
@@ -111,6 +115,8 @@ def _prepared(image: Any, dpi: float | None, drafted: tuple[int, int] | None, *,
         if square:
             unsquared, grey = grey, sheet.squared(grey)
             squared = grey is not unsquared
+    if squared_only and not squared:
+        return None, dpi, False
     elif drafted is not None:  # a JPEG decoded at a fraction of its declared size: its resolution fell with it
         dpi = dpi * max(grey.width, grey.height) / max(*drafted, 1)
     # Never blown up more than MAX_UPSCALE: a sliver of a picture (1 x 44 pixels, say) taken
