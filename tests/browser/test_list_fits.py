@@ -212,7 +212,11 @@ def the_evidence_and_the_way_back_on_a_phone(page, preview) -> None:
     tall_enough(page, [".crumbs a", ".evidence a", "#back-to-field", ".page-pager a", "#download-document",
                        "figure.page:not([hidden]) figcaption a"])
     back.click()
-    page.wait_for_function("document.activeElement && document.activeElement.closest('#field-total_amount')")
+    from playwright.sync_api import expect
+
+    # Playwright's own wait, not wait_for_function: a predicate polled in the page is an eval, which the
+    # Content Security Policy refuses (it passed only when the focus had already moved at the first look).
+    expect(page.locator("#field-total_amount:focus-within")).to_have_count(1)
     assert in_window(page, link.bounding_box()) and page.is_hidden("#back-to-field")
     audit(page, "job-long-name")
 
