@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -9,6 +10,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from jobs import kinds, sql
+from jobs.models import Job
 from jobs.writelock import write_transaction
 
 from ..conf import queue_settings
@@ -56,12 +58,25 @@ def completion_outcomes(completions: Sequence[Completion], applied: Collection[t
     """Each completion's outcome, once its batch committed (``applied``: the (id, epoch) that
     did); the refused ones' rejections recorded, each for its job alone."""
     refused = [(c.job_id, c.epoch) for c in completions if (c.job_id, c.epoch) not in applied]
+    if refused:
+        applied = {*applied, *_committed_before([c for c in completions if (c.job_id, c.epoch) in set(refused)])}
+        refused = [claim for claim in refused if claim not in applied]
     reasons: dict[tuple[int, int], str] = {}
     if refused:
         with write_transaction():
             reasons = rejections(refused, now, actor=actor, write="stale completion")
     return [Outcome(True, COMPLETED) if (c.job_id, c.epoch) in applied
             else Outcome(False, None, reasons[c.job_id, c.epoch]) for c in completions]
+
+
+def _committed_before(completions: Sequence[Completion]) -> set[tuple[int, int]]:
+    """The completions already saved: their job completed at their epoch, with their very result. Their
+    batch committed before and the database went away with its answer, so the worker tried it again; the
+    fence refusing it now is that commit, not a stale claim's (only the claim holding the epoch completes it)."""
+    mine = {(c.job_id, c.epoch): json.loads(json.dumps(c.result)) for c in completions}
+    saved = Job.objects.filter(pk__in={job_id for job_id, _ in mine}, state=COMPLETED).values_list("pk", "epoch",
+                                                                                                     "result")
+    return {(pk, epoch) for pk, epoch, result in saved if (pk, epoch) in mine and mine[pk, epoch] == result}
 
 
 def give_back_unstarted(*, claims: Sequence[Claim], now: datetime, actor: str = "worker",

@@ -80,6 +80,24 @@ def test_a_stale_row_in_a_completion_batch_is_rejected_alone(clock, accept, memb
     assert Tenant.objects.get(pk=limited.tenant_id).running == 1  # the two completed ones left
 
 
+def test_a_batch_tried_again_after_its_commits_answer_was_lost_is_the_workers_own_completion(clock, accept, member):
+    """The database went away with a committed batch's answer: the worker tries the batch again, and the
+    fence, which refuses it now, is refusing that very commit (its epoch, its result), not a stale claim."""
+    noops(accept, member("acme"), 2)
+    c1, c2 = queue.claim_many(now=clock.now(), worker="w", lease=LEASE, limit=2)
+    batch = [queue.Completion(c.job_id, c.epoch, {"n": c.job_id, "pages": (1, 2)}) for c in (c1, c2)]
+    assert all(queue.complete_many(completions=batch, now=clock.now()))  # committed; say its answer never came
+
+    again = queue.complete_many(completions=batch, now=clock.now())
+
+    assert [(bool(o), o.state) for o in again] == [(True, "completed"), (True, "completed")]
+    assert not JobEvent.objects.filter(reason__contains="rejected").exists()
+    assert JobEvent.objects.filter(to_state="completed").count() == 2  # completed once each
+    # Another result at that epoch is no completion of this claim's: refused as ever.
+    other = queue.complete_many(completions=[queue.Completion(c1.job_id, c1.epoch, {"n": 0})], now=clock.now())
+    assert not other[0] and other[0].reason == "job is completed"
+
+
 def test_a_finished_batch_commits_in_the_next_claims_transaction_each_row_fenced(clock, accept, member):
     """One commit for a worker's finished batch and its next claim: the claim sees them done
     (their tenant's places free again), a stale row is refused alone, every event written."""
